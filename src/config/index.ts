@@ -1,0 +1,241 @@
+/**
+ * Settings: every `DOCVERIFY_*` variable of decisions §8, parsed once into a frozen object.
+ * Nothing else in the product reads `process.env`; everything that needs a setting is handed
+ * this object (or the part of it it needs) by the composition root.
+ *
+ * A bad value is never guessed at or clamped: `parseConfig` throws a `ConfigError` naming the
+ * setting and what is allowed, and `serve` refuses to start with that message.
+ */
+import { join, resolve } from "node:path";
+import { parseCidrList, type Cidr } from "../lib/cidr.ts";
+
+export type LedgerNetwork = "local" | "testnet" | "previewnet" | "mainnet";
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** Base of `verifyUrl`, without a trailing slash. */
+  readonly publicUrl: string;
+  /** Absolute path of the data folder. */
+  readonly dataDir: string;
+  /** Absolute path of the master key file. */
+  readonly masterKeyFile: string;
+  /** True when the master key file is the default inside the data folder, which we may create. */
+  readonly masterKeyFileIsDefault: boolean;
+  readonly ledger: {
+    readonly network: LedgerNetwork;
+    readonly operatorId: string | null;
+    readonly operatorKeyFile: string | null;
+    /** Mirror REST base URL of a local ledger started elsewhere; null means embedded. */
+    readonly localLedgerUrl: string | null;
+    readonly localConsensusMs: number;
+    readonly anchorValidSeconds: number;
+  };
+  readonly rateLimit: {
+    readonly anonymous: number;
+    readonly key: number;
+    readonly org: number;
+  };
+  readonly trustedProxies: readonly Cidr[];
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
+  readonly metricsAllow: readonly Cidr[];
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`${setting}: ${message}`);
+  }
+}
+
+/** Every setting the product knows, so a misspelt `DOCVERIFY_*` variable is reported, not ignored. */
+export const SETTINGS = [
+  "DOCVERIFY_HOST",
+  "DOCVERIFY_PORT",
+  "DOCVERIFY_PUBLIC_URL",
+  "DOCVERIFY_DATA_DIR",
+  "DOCVERIFY_MASTER_KEY_FILE",
+  "DOCVERIFY_LEDGER_NETWORK",
+  "DOCVERIFY_LEDGER_OPERATOR_ID",
+  "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE",
+  "DOCVERIFY_LOCAL_LEDGER_URL",
+  "DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS",
+  "DOCVERIFY_ANCHOR_VALID_SECONDS",
+  "DOCVERIFY_RATE_LIMIT_ANONYMOUS",
+  "DOCVERIFY_RATE_LIMIT_KEY",
+  "DOCVERIFY_RATE_LIMIT_ORG",
+  "DOCVERIFY_TRUSTED_PROXIES",
+  "DOCVERIFY_TLS_CERT_FILE",
+  "DOCVERIFY_TLS_KEY_FILE",
+  "DOCVERIFY_METRICS_ALLOW",
+  "DOCVERIFY_LOG_LEVEL",
+] as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ParseOptions {
+  /** Folder relative paths are resolved against; the process's working directory by default. */
+  readonly cwd?: string;
+  /** Overrides from the command line (`--data DIR`), applied over the environment. */
+  readonly dataDir?: string;
+}
+
+export function parseConfig(env: Env, options: ParseOptions = {}): Config {
+  const cwd = options.cwd ?? process.cwd();
+  for (const name of Object.keys(env)) {
+    if (name.startsWith("DOCVERIFY_") && !(SETTINGS as readonly string[]).includes(name)) {
+      throw new ConfigError(name, `unknown setting; known settings are ${SETTINGS.join(", ")}`);
+    }
+  }
+  // An empty value is treated as unset, as systemd EnvironmentFile and shells commonly produce them.
+  const get = (name: (typeof SETTINGS)[number]): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === "" ? undefined : v.trim();
+  };
+
+  const host = get("DOCVERIFY_HOST") ?? "127.0.0.1";
+  if (!/^[A-Za-z0-9.:_-]+$/.test(host) || host.length > 253) {
+    throw new ConfigError("DOCVERIFY_HOST", `"${host}" is not a host name or IP address`);
+  }
+  const port = integer(get("DOCVERIFY_PORT"), "DOCVERIFY_PORT", 8080, 0, 65535);
+
+  const publicUrlRaw = get("DOCVERIFY_PUBLIC_URL");
+  let publicUrl: string;
+  if (publicUrlRaw === undefined) {
+    const h = host.includes(":") ? `[${host}]` : host;
+    publicUrl = `http://${h}:${port}`;
+  } else {
+    publicUrl = httpUrl(publicUrlRaw, "DOCVERIFY_PUBLIC_URL");
+  }
+
+  const dataDir = resolve(cwd, options.dataDir ?? get("DOCVERIFY_DATA_DIR") ?? "./data");
+
+  const credentialsDir = env.CREDENTIALS_DIRECTORY?.trim() || undefined;
+  const masterKeyRaw = get("DOCVERIFY_MASTER_KEY_FILE");
+  let masterKeyFile: string;
+  let masterKeyFileIsDefault = false;
+  if (masterKeyRaw !== undefined) masterKeyFile = resolve(cwd, masterKeyRaw);
+  else if (credentialsDir !== undefined) masterKeyFile = join(credentialsDir, "master-key");
+  else {
+    masterKeyFile = join(dataDir, "master.key");
+    masterKeyFileIsDefault = true;
+  }
+
+  const network = oneOf(get("DOCVERIFY_LEDGER_NETWORK") ?? "local", "DOCVERIFY_LEDGER_NETWORK", [
+    "local",
+    "testnet",
+    "previewnet",
+    "mainnet",
+  ] as const);
+  const operatorId = get("DOCVERIFY_LEDGER_OPERATOR_ID") ?? null;
+  if (operatorId !== null && !/^0\.0\.\d{1,19}$/.test(operatorId)) {
+    throw new ConfigError("DOCVERIFY_LEDGER_OPERATOR_ID", `"${operatorId}" is not an account id of the form 0.0.N`);
+  }
+  const operatorKeyRaw = get("DOCVERIFY_LEDGER_OPERATOR_KEY_FILE");
+  const operatorKeyFile =
+    operatorKeyRaw !== undefined
+      ? resolve(cwd, operatorKeyRaw)
+      : credentialsDir !== undefined
+        ? join(credentialsDir, "ledger-operator-key")
+        : null;
+  const localLedgerRaw = get("DOCVERIFY_LOCAL_LEDGER_URL");
+  const localLedgerUrl = localLedgerRaw === undefined ? null : httpUrl(localLedgerRaw, "DOCVERIFY_LOCAL_LEDGER_URL");
+  if (network !== "local") {
+    if (operatorId === null) {
+      throw new ConfigError("DOCVERIFY_LEDGER_OPERATOR_ID", `required when DOCVERIFY_LEDGER_NETWORK is ${network}`);
+    }
+    if (operatorKeyFile === null) {
+      throw new ConfigError(
+        "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE",
+        `required when DOCVERIFY_LEDGER_NETWORK is ${network} (or run under systemd with LoadCredential=ledger-operator-key)`,
+      );
+    }
+    if (localLedgerUrl !== null) {
+      throw new ConfigError("DOCVERIFY_LOCAL_LEDGER_URL", `only allowed when DOCVERIFY_LEDGER_NETWORK is local, not ${network}`);
+    }
+  }
+  const localConsensusMs = integer(get("DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS"), "DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS", 3000, 0, 60_000);
+  const anchorValidSeconds = integer(get("DOCVERIFY_ANCHOR_VALID_SECONDS"), "DOCVERIFY_ANCHOR_VALID_SECONDS", 180, 15, 180);
+
+  const rateLimit = {
+    anonymous: integer(get("DOCVERIFY_RATE_LIMIT_ANONYMOUS"), "DOCVERIFY_RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000_000),
+    key: integer(get("DOCVERIFY_RATE_LIMIT_KEY"), "DOCVERIFY_RATE_LIMIT_KEY", 600, 1, 1_000_000_000),
+    org: integer(get("DOCVERIFY_RATE_LIMIT_ORG"), "DOCVERIFY_RATE_LIMIT_ORG", 1200, 1, 1_000_000_000),
+  };
+
+  const trustedProxies = cidrs(get("DOCVERIFY_TRUSTED_PROXIES") ?? "", "DOCVERIFY_TRUSTED_PROXIES");
+  const metricsAllow = cidrs(get("DOCVERIFY_METRICS_ALLOW") ?? "127.0.0.1/32,::1/128", "DOCVERIFY_METRICS_ALLOW");
+
+  const certFile = get("DOCVERIFY_TLS_CERT_FILE");
+  const keyFile = get("DOCVERIFY_TLS_KEY_FILE");
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    const missing = certFile === undefined ? "DOCVERIFY_TLS_CERT_FILE" : "DOCVERIFY_TLS_KEY_FILE";
+    throw new ConfigError(missing, "DOCVERIFY_TLS_CERT_FILE and DOCVERIFY_TLS_KEY_FILE must be set together");
+  }
+  const tls = certFile !== undefined && keyFile !== undefined ? { certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) } : null;
+
+  const logLevel = oneOf(get("DOCVERIFY_LOG_LEVEL") ?? "info", "DOCVERIFY_LOG_LEVEL", ["debug", "info", "warn", "error"] as const);
+
+  return deepFreeze({
+    host,
+    port,
+    publicUrl,
+    dataDir,
+    masterKeyFile,
+    masterKeyFileIsDefault,
+    ledger: { network, operatorId, operatorKeyFile, localLedgerUrl, localConsensusMs, anchorValidSeconds },
+    rateLimit,
+    trustedProxies,
+    tls,
+    metricsAllow,
+    logLevel,
+  });
+}
+
+function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `"${raw}" is not a whole number; allowed: ${min} to ${max}`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ConfigError(name, `${raw} is out of range; allowed: ${min} to ${max}`);
+  return n;
+}
+
+function oneOf<T extends string>(raw: string, name: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `"${raw}" is not allowed; allowed: ${allowed.join(", ")}`);
+  return raw as T;
+}
+
+function httpUrl(raw: string, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `"${raw}" is not an absolute URL; allowed: http:// or https:// URLs`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(name, `"${raw}" must use http:// or https://`);
+  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+    throw new ConfigError(name, `"${raw}" must not carry a query, fragment or credentials`);
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+function cidrs(raw: string, name: string): Cidr[] {
+  try {
+    return parseCidrList(raw);
+  } catch (e) {
+    throw new ConfigError(name, `${(e as Error).message}; allowed: comma-separated CIDRs such as 10.0.0.0/8,::1/128`);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

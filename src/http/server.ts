@@ -1,0 +1,131 @@
+/**
+ * The HTTP surface: the only module tree that imports Elysia. `createHttp` assembles the
+ * routes and wraps Elysia's `handle` with what every response needs: a request id header
+ * (also in the log line), one JSON log line per request, the error envelope for anything that
+ * escapes a route, 404/405 for unknown routes and methods, and 503 while shutting down.
+ */
+import { Elysia } from "elysia";
+import { DomainError } from "../lib/errors.ts";
+import type { Logger } from "../lib/log.ts";
+import { errorResponse, internalError } from "./errors.ts";
+import { docsRoutes } from "./docs.ts";
+import { healthRoutes, type HealthDeps } from "./routes/health.ts";
+
+export interface HttpDeps extends HealthDeps {
+  readonly log: Logger;
+  readonly version: string;
+  /** Extra route plugins (later capabilities, and tests of the shared machinery). */
+  readonly plugins?: readonly AnyElysia[];
+}
+
+// Elysia's generic parameters are not useful across plugin boundaries here.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyElysia = Elysia<any, any, any, any, any, any, any>;
+
+export interface Http {
+  /** Answers one request. `peer` is the direct peer's IP address, when known. */
+  handle(request: Request, peer?: string): Promise<Response>;
+  /** Makes every new request answer 503 while in-flight ones finish. */
+  beginDrain(): void;
+  /** `METHOD path` of every route, for the 405 `Allow` header and tests. */
+  readonly routes: readonly { method: string; path: string }[];
+}
+
+/** Per-request facts shared with route code without widening Elysia's context types. */
+export interface RequestMeta {
+  readonly id: string;
+  readonly peer: string | undefined;
+}
+const metaByRequest = new WeakMap<Request, RequestMeta>();
+export function requestMeta(request: Request): RequestMeta {
+  return metaByRequest.get(request) ?? { id: "unknown", peer: undefined };
+}
+
+export function createHttp(deps: HttpDeps): Http {
+  let app: AnyElysia = new Elysia({ normalize: false })
+    .onError(({ error, request }) => {
+      if (error instanceof DomainError) return errorResponse(error);
+      const code = (error as { code?: unknown }).code;
+      if (code === "NOT_FOUND") return notFoundOrNotAllowed(request);
+      // Malformed bodies Elysia itself parses (none of ours: our routes read their own bodies).
+      if (code === "PARSE" || code === "VALIDATION") {
+        return errorResponse(new DomainError("VALIDATION_FAILED", "The request is malformed.", { body: "malformed request" }));
+      }
+      deps.log.error("unhandled error", { requestId: requestMeta(request).id, error });
+      return errorResponse(internalError());
+    })
+    .use(healthRoutes(deps))
+    .use(docsRoutes({ version: deps.version }));
+  for (const plugin of deps.plugins ?? []) app = app.use(plugin);
+  app.compile();
+
+  const routes = app.routes.map((r: { method: string; path: string }) => ({ method: r.method, path: r.path }));
+  const matchers = routes.map((r) => ({
+    method: r.method,
+    path: r.path,
+    re: new RegExp("^" + r.path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : escapeRe(seg))).join("/") + "$"),
+  }));
+
+  function notFoundOrNotAllowed(request: Request): Response {
+    const path = new URL(request.url).pathname;
+    const allowed = new Set(matchers.filter((m) => m.re.test(path)).map((m) => m.method));
+    if (allowed.size === 0) {
+      return errorResponse(new DomainError("NOT_FOUND", `No route ${path}.`));
+    }
+    if (allowed.has("GET")) allowed.add("HEAD");
+    const allow = [...allowed].sort().join(", ");
+    return errorResponse(new DomainError("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}; allowed: ${allow}.`), { allow });
+  }
+
+  /** The route pattern a request matched (never the raw path, which may carry ids). */
+  function routeOf(request: Request): string {
+    const path = new URL(request.url).pathname;
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    return matchers.find((m) => m.method === method && m.re.test(path))?.path ?? "(unmatched)";
+  }
+
+  let draining = false;
+
+  return {
+    routes,
+    beginDrain() {
+      draining = true;
+    },
+    async handle(request, peer) {
+      const started = performance.now();
+      const meta: RequestMeta = { id: Bun.randomUUIDv7(), peer };
+      metaByRequest.set(request, meta);
+      let response: Response;
+      try {
+        if (draining) {
+          response = errorResponse(new DomainError("SERVICE_UNAVAILABLE", "The service is shutting down; retry shortly.", undefined, 5), {
+            connection: "close",
+          });
+        } else {
+          response = await app.handle(request);
+        }
+      } catch (error) {
+        deps.log.error("unhandled error", { requestId: meta.id, error });
+        response = errorResponse(internalError());
+      }
+      if (response.status === 500 && !(response.headers.get("content-type") ?? "").includes("json")) {
+        // Elysia's own last-resort 500 is plain text; keep the spec's envelope on every error.
+        response = errorResponse(internalError());
+      }
+      response.headers.set("x-request-id", meta.id);
+      deps.log.info("request", {
+        requestId: meta.id,
+        method: request.method,
+        route: routeOf(request),
+        status: response.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        ...(meta.peer !== undefined ? { peer: meta.peer } : {}),
+      });
+      return response;
+    },
+  };
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

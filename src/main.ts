@@ -1,0 +1,90 @@
+/**
+ * The `docverify` executable: argv → subcommand, and signals. Each subcommand parses its own
+ * flags strictly (an unknown flag is an error, never ignored), reads settings once through
+ * `parseConfig`, and reports failures on stderr with a non-zero exit.
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, parseConfig } from "./config/index.ts";
+import { createLogger } from "./lib/log.ts";
+import { SchemaTooNewError } from "./storage/migrate.ts";
+import { startServer } from "./serve.ts";
+import { VERSION, COMMIT } from "./version.ts";
+
+const USAGE = `docverify ${VERSION}: document authenticity service
+
+Usage:
+  docverify serve [--data DIR]     the API, on DOCVERIFY_HOST:DOCVERIFY_PORT (default 127.0.0.1:8080)
+  docverify --version              version and commit
+  docverify help                   this text
+
+Settings come from DOCVERIFY_* environment variables; see the README.
+`;
+
+/** Exit codes: 0 success, 1 failure at run time, 2 bad usage or settings. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === "--version" || command === "-v" || command === "version") {
+    process.stdout.write(`docverify ${VERSION} (commit ${COMMIT})\n`);
+    return 0;
+  }
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    switch (command) {
+      case "serve":
+        return await serve(rest);
+      default:
+        process.stderr.write(`docverify: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof ConfigError) {
+      process.stderr.write(`docverify: ${e.message}\n`);
+      return 2;
+    }
+    if (e instanceof SchemaTooNewError) {
+      process.stderr.write(`docverify: ${e.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`docverify: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+class UsageError extends Error {}
+
+function flags<T extends Record<string, { type: "string" | "boolean" }>>(args: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...args], options, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+async function serve(args: readonly string[]): Promise<number> {
+  const values = flags(args, { data: { type: "string" } });
+  const config = parseConfig(process.env, { dataDir: values.data });
+  const log = createLogger({ level: config.logLevel });
+  const running = await startServer(config, log);
+  return await new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info("shutdown requested", { signal });
+      running.stop().then(
+        () => resolve(0),
+        (e: unknown) => {
+          log.error("shutdown failed", { error: e });
+          resolve(1);
+        },
+      );
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2));
+  process.exit(code);
+}

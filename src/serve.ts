@@ -1,0 +1,98 @@
+/**
+ * `docverify serve`: the API on Bun.serve, with a drain on SIGTERM/SIGINT. The shutdown
+ * order matters: stop taking requests (new ones on kept-alive connections get 503), let
+ * in-flight ones finish within DRAIN_MS, then stop background loops and close storage, so
+ * nothing acknowledged is cut off half-written.
+ */
+import { existsSync } from "node:fs";
+import { createApp, type App } from "./app.ts";
+import { ConfigError, type Config } from "./config/index.ts";
+import type { Logger } from "./lib/log.ts";
+import { VERSION, COMMIT } from "./version.ts";
+
+/** Longest wait for in-flight requests at shutdown; the systemd unit's stop timeout is longer. */
+export const DRAIN_MS = 10_000;
+
+export interface Running {
+  readonly app: App;
+  readonly url: string;
+  readonly port: number;
+  /** Drains and closes; resolves once everything is closed. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, log: Logger): Promise<Running> {
+  let tls: { cert: ReturnType<typeof Bun.file>; key: ReturnType<typeof Bun.file> } | undefined;
+  if (config.tls !== null) {
+    for (const [setting, file] of [["DOCVERIFY_TLS_CERT_FILE", config.tls.certFile], ["DOCVERIFY_TLS_KEY_FILE", config.tls.keyFile]] as const) {
+      if (!existsSync(file)) throw new ConfigError(setting, `file ${file} does not exist`);
+    }
+    tls = { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) };
+  }
+
+  const app = await createApp({ config, log });
+  let inFlight = 0;
+  let idle: (() => void) | null = null;
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      development: false,
+      // A hard ceiling far above any operation's own limit (8 KiB); the routes enforce theirs.
+      maxRequestBodySize: 1 << 20,
+      ...(tls !== undefined ? { tls } : {}),
+      async fetch(request, srv) {
+        inFlight++;
+        try {
+          return await app.http.handle(request, srv.requestIP(request)?.address);
+        } finally {
+          if (--inFlight === 0 && idle !== null) idle();
+        }
+      },
+    });
+  } catch (e) {
+    await app.close();
+    throw e;
+  }
+  const scheme = tls !== undefined ? "https" : "http";
+  const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const url = `${scheme}://${hostForUrl}:${server.port}`;
+  log.info("docverify started", {
+    version: VERSION,
+    commit: COMMIT,
+    url,
+    publicUrl: config.publicUrl,
+    dataDir: config.dataDir,
+    instanceId: app.instanceId,
+    ledgerNetwork: config.ledger.network,
+    ...(config.ledger.network === "local"
+      ? { notice: "ledger network is local: anchors go to a ledger on this machine and nothing is public" }
+      : {}),
+  });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    app,
+    url,
+    port: server.port ?? config.port,
+    stop() {
+      stopping ??= (async () => {
+        const started = Date.now();
+        app.http.beginDrain();
+        void server.stop(false);
+        if (inFlight > 0) {
+          await Promise.race([
+            new Promise<void>((resolve) => (idle = resolve)),
+            Bun.sleep(DRAIN_MS),
+          ]);
+        }
+        const abandoned = inFlight;
+        await server.stop(true);
+        await app.close();
+        log.info("docverify stopped", { drainMs: Date.now() - started, ...(abandoned > 0 ? { abandonedRequests: abandoned } : {}) });
+      })();
+      return stopping;
+    },
+  };
+}

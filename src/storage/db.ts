@@ -1,0 +1,51 @@
+/**
+ * Opening the product's SQLite database. The pragmas are set in this order on purpose:
+ *
+ * 1. `busy_timeout` first: every later statement, even `journal_mode`, may need a lock that a
+ *    concurrent process holds (the admin command line works on the same file while `serve`
+ *    runs), and without a timeout it would fail at once with SQLITE_BUSY.
+ * 2. `journal_mode=WAL`: readers never block the writer and the writer never blocks readers,
+ *    so verification reads keep flowing while records are written. It is persistent in the file.
+ * 3. `foreign_keys=ON`: off by default in SQLite and per connection; without it the schema's
+ *    references are decoration.
+ * 4. `synchronous=FULL`: in WAL mode, NORMAL may lose the last commits on power loss (they are
+ *    durable only once checkpointed). We promise that an acknowledged 201 is never lost, so
+ *    every commit syncs the WAL. Throughput comes from grouping writes, not from weaker sync.
+ */
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import * as schema from "./schema.ts";
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+export const BUSY_TIMEOUT_MS = 5000;
+
+export const PRAGMAS = [
+  `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`,
+  "PRAGMA journal_mode = WAL",
+  "PRAGMA foreign_keys = ON",
+  "PRAGMA synchronous = FULL",
+] as const;
+
+export interface OpenOptions {
+  /** Path of the database file; `:memory:` for a throwaway database. */
+  readonly path: string;
+  readonly readonly?: boolean;
+}
+
+export function openDatabase(options: OpenOptions): Db {
+  const onDisk = options.path !== ":memory:";
+  const isNew = onDisk && !existsSync(options.path);
+  if (onDisk) mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+  const sqlite = new Database(options.path, options.readonly ? { readonly: true } : { create: true, readwrite: true, strict: true });
+  for (const pragma of PRAGMAS) {
+    if (options.readonly && pragma.includes("journal_mode")) continue;
+    sqlite.run(pragma);
+  }
+  // The database holds key digests and encrypted private keys: owner-only, whatever the umask.
+  // SQLite gives the -wal and -shm files the database file's permissions.
+  if (isNew && !options.readonly) chmodSync(options.path, 0o600);
+  return drizzle(sqlite, { schema }) as Db;
+}
