@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { createApp, type App } from "./app.ts";
 import { ConfigError, type Config } from "./config/index.ts";
+import type { AnyElysia } from "./http/server.ts";
 import type { Logger } from "./lib/log.ts";
 import { VERSION, COMMIT } from "./version.ts";
 
@@ -21,7 +22,7 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, log: Logger): Promise<Running> {
+export async function startServer(config: Config, log: Logger, extra: { plugins?: readonly AnyElysia[] } = {}): Promise<Running> {
   let tls: { cert: ReturnType<typeof Bun.file>; key: ReturnType<typeof Bun.file> } | undefined;
   if (config.tls !== null) {
     for (const [setting, file] of [["DOCVERIFY_TLS_CERT_FILE", config.tls.certFile], ["DOCVERIFY_TLS_KEY_FILE", config.tls.keyFile]] as const) {
@@ -30,7 +31,7 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
     tls = { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) };
   }
 
-  const app = await createApp({ config, log });
+  const app = await createApp({ config, log, plugins: extra.plugins });
   let inFlight = 0;
   let idle: (() => void) | null = null;
   let server: ReturnType<typeof Bun.serve>;
@@ -39,6 +40,8 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
       hostname: config.host,
       port: config.port,
       development: false,
+      // Two services on one port would split requests between two data folders: refuse instead.
+      reusePort: false,
       // A hard ceiling far above any operation's own limit (8 KiB); the routes enforce theirs.
       maxRequestBodySize: 1 << 20,
       ...(tls !== undefined ? { tls } : {}),

@@ -8,6 +8,8 @@ import { DomainError } from "../lib/errors.ts";
 
 export async function readJsonObject(request: Request, limit: number): Promise<Record<string, unknown>> {
   const tooLarge = () => new DomainError("PAYLOAD_TOO_LARGE", `The request body is larger than this operation's limit of ${limit} bytes.`);
+  // The rest of an oversized body is never read, so the connection cannot carry another
+  // request: the 413 closes it (see http/server.ts).
   const declared = request.headers.get("content-length");
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge();
 

@@ -113,6 +113,9 @@ export function createHttp(deps: HttpDeps): Http {
         response = errorResponse(internalError());
       }
       response.headers.set("x-request-id", meta.id);
+      // A 413 leaves the unread rest of the body on the connection; closing it keeps those
+      // bytes from being parsed as a next request.
+      if (response.status === 413) response.headers.set("connection", "close");
       deps.log.info("request", {
         requestId: meta.id,
         method: request.method,

@@ -1,0 +1,65 @@
+/**
+ * The product as shipped: `npm run build` makes one executable, which runs from an empty
+ * folder with nothing beside it (migrations, docs UI and OpenAPI document are inside it).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { copyFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, ROOT, cleanup, startService, tempDir } from "./support/env.ts";
+
+afterAll(cleanup);
+
+const buildDir = tempDir("docverify-build-");
+const binary = join(buildDir, "docverify");
+
+test(
+  "npm run build produces one executable",
+  () => {
+    const build = Bun.spawnSync([BUN, join(ROOT, "scripts", "build.ts"), binary], { cwd: ROOT });
+    expect(build.exitCode, build.stderr.toString()).toBe(0);
+    expect(statSync(binary).mode & 0o111).not.toBe(0);
+  },
+  120_000,
+);
+
+test("the binary prints its version and commit", () => {
+  const out = Bun.spawnSync([binary, "--version"], { cwd: tempDir() });
+  expect(out.exitCode).toBe(0);
+  const pkg = require(join(ROOT, "package.json")) as { version: string };
+  expect(out.stdout.toString()).toMatch(new RegExp(`^docverify ${pkg.version.replace(/\./g, "\\.")} \\(commit [0-9a-f]{7,}(-dirty)?\\)\\n$`));
+});
+
+test("the binary runs from an empty folder with nothing beside it, serves everything, and exits 0 on SIGTERM", async () => {
+  const alone = tempDir("docverify-alone-");
+  const copy = join(alone, "docverify");
+  copyFileSync(binary, copy);
+  Bun.spawnSync(["chmod", "+x", copy]);
+  const cwd = tempDir("docverify-cwd-");
+  const svc = await startService({ cmd: [copy], cwd });
+  expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+  expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
+  const doc = await fetch(`${svc.url}/v1/openapi.json`);
+  expect(doc.status).toBe(200);
+  expect(((await doc.json()) as { openapi: string }).openapi).toStartWith("3.1");
+  const page = await (await fetch(`${svc.url}/docs`)).text();
+  expect(page).toContain("/docs/assets/swagger-ui-bundle.js");
+  const js = await fetch(`${svc.url}/docs/assets/swagger-ui-bundle.js`);
+  expect(js.status).toBe(200);
+  expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  expect(await svc.stop()).toBe(0);
+  // the migrated database landed in ./data of the working folder, and nothing else appeared
+  expect(readdirSync(cwd)).toEqual(["data"]);
+  expect(readdirSync(alone)).toEqual(["docverify"]);
+  expect(readdirSync(join(cwd, "data"))).toContain("docverify.db");
+}, 30_000);
+
+test("stray .env and bunfig.toml files beside the binary change nothing", async () => {
+  const cwd = tempDir("docverify-stray-");
+  await Bun.write(join(cwd, ".env"), "DOCVERIFY_PORT=notaport\nDOCVERIFY_LOG_LEVEL=nonsense\n");
+  await Bun.write(join(cwd, "bunfig.toml"), 'preload = ["./evil.ts"]\n');
+  await Bun.write(join(cwd, "evil.ts"), 'console.log("EVIL"); process.exit(9);\n');
+  const svc = await startService({ cmd: [binary], cwd });
+  expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+  expect(await svc.stop()).toBe(0);
+  expect(svc.logLines().length).toBeGreaterThan(0);
+}, 30_000);

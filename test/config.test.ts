@@ -1,0 +1,165 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, parseConfig, SETTINGS } from "../src/config/index.ts";
+
+const cwd = "/srv/dv";
+const parse = (env: Record<string, string>) => parseConfig(env, { cwd });
+
+function refusal(env: Record<string, string>): ConfigError {
+  try {
+    parse(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("settings", () => {
+  test("embedded defaults", () => {
+    const c = parse({});
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.port).toBe(8080);
+    expect(c.publicUrl).toBe("http://127.0.0.1:8080");
+    expect(c.dataDir).toBe("/srv/dv/data");
+    expect(c.masterKeyFile).toBe("/srv/dv/data/master.key");
+    expect(c.masterKeyFileIsDefault).toBe(true);
+    expect(c.ledger).toEqual({
+      network: "local",
+      operatorId: null,
+      operatorKeyFile: null,
+      localLedgerUrl: null,
+      localConsensusMs: 3000,
+      anchorValidSeconds: 180,
+    });
+    expect(c.rateLimit).toEqual({ anonymous: 60, key: 600, org: 1200 });
+    expect(c.trustedProxies).toEqual([]);
+    expect(c.metricsAllow.map((x) => x.text)).toEqual(["127.0.0.1/32", "::1/128"]);
+    expect(c.tls).toBeNull();
+    expect(c.logLevel).toBe("info");
+  });
+
+  test("the parsed object is frozen all the way down", () => {
+    const c = parse({});
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.ledger)).toBe(true);
+    expect(Object.isFrozen(c.rateLimit)).toBe(true);
+    expect(Object.isFrozen(c.metricsAllow)).toBe(true);
+    expect(() => {
+      (c as { port: number }).port = 1;
+    }).toThrow();
+  });
+
+  test("every setting is read", () => {
+    const c = parse({
+      DOCVERIFY_HOST: "0.0.0.0",
+      DOCVERIFY_PORT: "9000",
+      DOCVERIFY_PUBLIC_URL: "https://verify.example.org/",
+      DOCVERIFY_DATA_DIR: "/var/lib/docverify",
+      DOCVERIFY_MASTER_KEY_FILE: "keys/master",
+      DOCVERIFY_LEDGER_NETWORK: "testnet",
+      DOCVERIFY_LEDGER_OPERATOR_ID: "0.0.1234",
+      DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: "/etc/op.key",
+      DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100",
+      DOCVERIFY_ANCHOR_VALID_SECONDS: "15",
+      DOCVERIFY_RATE_LIMIT_ANONYMOUS: "5",
+      DOCVERIFY_RATE_LIMIT_KEY: "50",
+      DOCVERIFY_RATE_LIMIT_ORG: "500",
+      DOCVERIFY_TRUSTED_PROXIES: "10.0.0.0/8, fd00::/8",
+      DOCVERIFY_TLS_CERT_FILE: "tls/cert.pem",
+      DOCVERIFY_TLS_KEY_FILE: "tls/key.pem",
+      DOCVERIFY_METRICS_ALLOW: "192.168.1.0/24",
+      DOCVERIFY_LOG_LEVEL: "debug",
+    });
+    expect(c.host).toBe("0.0.0.0");
+    expect(c.port).toBe(9000);
+    expect(c.publicUrl).toBe("https://verify.example.org");
+    expect(c.dataDir).toBe("/var/lib/docverify");
+    expect(c.masterKeyFile).toBe("/srv/dv/keys/master");
+    expect(c.masterKeyFileIsDefault).toBe(false);
+    expect(c.ledger.network).toBe("testnet");
+    expect(c.ledger.operatorId).toBe("0.0.1234");
+    expect(c.ledger.operatorKeyFile).toBe("/etc/op.key");
+    expect(c.ledger.localConsensusMs).toBe(100);
+    expect(c.ledger.anchorValidSeconds).toBe(15);
+    expect(c.rateLimit).toEqual({ anonymous: 5, key: 50, org: 500 });
+    expect(c.trustedProxies.map((x) => x.text)).toEqual(["10.0.0.0/8", "fd00::/8"]);
+    expect(c.tls).toEqual({ certFile: "/srv/dv/tls/cert.pem", keyFile: "/srv/dv/tls/key.pem" });
+    expect(c.metricsAllow.map((x) => x.text)).toEqual(["192.168.1.0/24"]);
+    expect(c.logLevel).toBe("debug");
+    expect(SETTINGS.length).toBe(19);
+  });
+
+  test("systemd credentials directory supplies the key files", () => {
+    const c = parse({ CREDENTIALS_DIRECTORY: "/run/credentials/docverify.service" });
+    expect(c.masterKeyFile).toBe("/run/credentials/docverify.service/master-key");
+    expect(c.masterKeyFileIsDefault).toBe(false);
+    expect(c.ledger.operatorKeyFile).toBe("/run/credentials/docverify.service/ledger-operator-key");
+  });
+
+  test("--data overrides DOCVERIFY_DATA_DIR", () => {
+    expect(parseConfig({ DOCVERIFY_DATA_DIR: "/a" }, { cwd, dataDir: "b" }).dataDir).toBe("/srv/dv/b");
+  });
+
+  test("an IPv6 listen address makes a bracketed public URL", () => {
+    expect(parse({ DOCVERIFY_HOST: "::1", DOCVERIFY_PORT: "81" }).publicUrl).toBe("http://[::1]:81");
+  });
+
+  const bad: [string, Record<string, string>, RegExp][] = [
+    ["DOCVERIFY_PORT", { DOCVERIFY_PORT: "eighty" }, /not a whole number; allowed: 0 to 65535/],
+    ["DOCVERIFY_PORT", { DOCVERIFY_PORT: "70000" }, /out of range; allowed: 0 to 65535/],
+    ["DOCVERIFY_PORT", { DOCVERIFY_PORT: "-1" }, /not a whole number/],
+    ["DOCVERIFY_HOST", { DOCVERIFY_HOST: "exa mple" }, /not a host name/],
+    ["DOCVERIFY_PUBLIC_URL", { DOCVERIFY_PUBLIC_URL: "verify.example.org" }, /not an absolute URL/],
+    ["DOCVERIFY_PUBLIC_URL", { DOCVERIFY_PUBLIC_URL: "ftp://x.org" }, /http:\/\/ or https:\/\//],
+    ["DOCVERIFY_PUBLIC_URL", { DOCVERIFY_PUBLIC_URL: "https://x.org/?a=1" }, /query/],
+    ["DOCVERIFY_LEDGER_NETWORK", { DOCVERIFY_LEDGER_NETWORK: "devnet" }, /allowed: local, testnet, previewnet, mainnet/],
+    ["DOCVERIFY_LEDGER_OPERATOR_ID", { DOCVERIFY_LEDGER_NETWORK: "mainnet" }, /required when DOCVERIFY_LEDGER_NETWORK is mainnet/],
+    ["DOCVERIFY_LEDGER_OPERATOR_ID", { DOCVERIFY_LEDGER_OPERATOR_ID: "1234" }, /0\.0\.N/],
+    [
+      "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE",
+      { DOCVERIFY_LEDGER_NETWORK: "testnet", DOCVERIFY_LEDGER_OPERATOR_ID: "0.0.5" },
+      /required when DOCVERIFY_LEDGER_NETWORK is testnet/,
+    ],
+    [
+      "DOCVERIFY_LOCAL_LEDGER_URL",
+      { DOCVERIFY_LEDGER_NETWORK: "testnet", DOCVERIFY_LEDGER_OPERATOR_ID: "0.0.5", DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: "/k", DOCVERIFY_LOCAL_LEDGER_URL: "http://127.0.0.1:5551" },
+      /only allowed when DOCVERIFY_LEDGER_NETWORK is local/,
+    ],
+    ["DOCVERIFY_LOCAL_LEDGER_URL", { DOCVERIFY_LOCAL_LEDGER_URL: "127.0.0.1:5551" }, /not an absolute URL/],
+    ["DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS", { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "1.5" }, /not a whole number; allowed: 0 to 60000/],
+    ["DOCVERIFY_ANCHOR_VALID_SECONDS", { DOCVERIFY_ANCHOR_VALID_SECONDS: "14" }, /allowed: 15 to 180/],
+    ["DOCVERIFY_ANCHOR_VALID_SECONDS", { DOCVERIFY_ANCHOR_VALID_SECONDS: "181" }, /allowed: 15 to 180/],
+    ["DOCVERIFY_RATE_LIMIT_ANONYMOUS", { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "0" }, /allowed: 1 to/],
+    ["DOCVERIFY_RATE_LIMIT_KEY", { DOCVERIFY_RATE_LIMIT_KEY: "lots" }, /not a whole number/],
+    ["DOCVERIFY_RATE_LIMIT_ORG", { DOCVERIFY_RATE_LIMIT_ORG: "1e3" }, /not a whole number/],
+    ["DOCVERIFY_TRUSTED_PROXIES", { DOCVERIFY_TRUSTED_PROXIES: "10.0.0.0/33" }, /prefix length/],
+    ["DOCVERIFY_TRUSTED_PROXIES", { DOCVERIFY_TRUSTED_PROXIES: "proxy.local" }, /not an IP address or CIDR block/],
+    ["DOCVERIFY_METRICS_ALLOW", { DOCVERIFY_METRICS_ALLOW: "256.0.0.1" }, /not an IP address/],
+    ["DOCVERIFY_TLS_KEY_FILE", { DOCVERIFY_TLS_CERT_FILE: "/c.pem" }, /must be set together/],
+    ["DOCVERIFY_TLS_CERT_FILE", { DOCVERIFY_TLS_KEY_FILE: "/k.pem" }, /must be set together/],
+    ["DOCVERIFY_LOG_LEVEL", { DOCVERIFY_LOG_LEVEL: "verbose" }, /allowed: debug, info, warn, error/],
+    ["DOCVERIFY_DATABASE", { DOCVERIFY_DATABASE: "x" }, /unknown setting/],
+  ];
+  for (const [setting, env, message] of bad) {
+    test(`refuses ${JSON.stringify(env)} naming ${setting}`, () => {
+      const e = refusal(env);
+      expect(e.setting).toBe(setting);
+      expect(e.message.startsWith(`${setting}: `)).toBe(true);
+      expect(e.message).toMatch(message);
+    });
+  }
+
+  test("empty values count as unset", () => {
+    expect(parse({ DOCVERIFY_PORT: "", DOCVERIFY_LOG_LEVEL: " " }).port).toBe(8080);
+  });
+
+  test("nothing outside src/config reads process.env", async () => {
+    const offenders: string[] = [];
+    for await (const file of new Bun.Glob("src/**/*.ts").scan({ cwd: `${import.meta.dir}/..` })) {
+      if (file.startsWith("src/config/") || file === "src/main.ts") continue;
+      const text = await Bun.file(`${import.meta.dir}/../${file}`).text();
+      if (/process\.env|Bun\.env|import\.meta\.env/.test(text)) offenders.push(file);
+    }
+    expect(offenders).toEqual([]);
+  });
+});

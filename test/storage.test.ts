@@ -1,0 +1,105 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
+import { openDatabase, PRAGMAS } from "../src/storage/db.ts";
+import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/migrate.ts";
+import { metaValue } from "../src/storage/meta.ts";
+import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
+
+afterAll(cleanup);
+
+const rows = (db: ReturnType<typeof openDatabase>, sql: string) => db.$client.query(sql).all();
+
+describe("storage", () => {
+  test("pragmas are set in the documented order with durable settings", () => {
+    expect(PRAGMAS.map((p) => p.split(" ")[1])).toEqual(["busy_timeout", "journal_mode", "foreign_keys", "synchronous"]);
+    const db = openDatabase({ path: join(tempDir(), "a.db") });
+    const one = (p: string) => Object.values(db.$client.query(`PRAGMA ${p}`).get() as object)[0];
+    expect(one("busy_timeout")).toBe(5000);
+    expect(one("journal_mode")).toBe("wal");
+    expect(one("foreign_keys")).toBe(1);
+    expect(one("synchronous")).toBe(2); // FULL
+    db.$client.close();
+  });
+
+  test("a new database file is readable by its owner only", () => {
+    const dir = tempDir();
+    const db = openDatabase({ path: join(dir, "sub", "x.db") });
+    db.$client.close();
+    expect(statSync(join(dir, "sub", "x.db")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, "sub")).mode & 0o777).toBe(0o700);
+  });
+
+  test("embedded migrations are recorded exactly as drizzle's stock migrator records them", () => {
+    const ours = openDatabase({ path: join(tempDir(), "ours.db") });
+    const stock = openDatabase({ path: join(tempDir(), "stock.db") });
+    expect(migrate(ours).applied).toBe(embeddedMigrations().length);
+    stockMigrate(stock, { migrationsFolder: join(ROOT, "migrations") });
+    const q = "SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at";
+    expect(rows(ours, q)).toEqual(rows(stock, q));
+    const schema = "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+    expect(rows(ours, schema)).toEqual(rows(stock, schema));
+    // and the stock migrator finds nothing left to do on our database, and we on its
+    stockMigrate(ours, { migrationsFolder: join(ROOT, "migrations") });
+    expect(migrate(stock).applied).toBe(0);
+    expect(rows(ours, q)).toEqual(rows(stock, q));
+  });
+
+  test("migrating twice applies nothing the second time", () => {
+    const path = join(tempDir(), "twice.db");
+    const db = openDatabase({ path });
+    migrate(db);
+    expect(migrate(db).applied).toBe(0);
+    db.$client.close();
+    const again = openDatabase({ path });
+    expect(migrate(again).applied).toBe(0);
+    again.$client.close();
+  });
+
+  test("a database written by a newer binary is refused", () => {
+    const db = openDatabase({ path: join(tempDir(), "newer.db") });
+    migrate(db);
+    db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('f00d', 99999999999999)");
+    expect(() => migrate(db)).toThrow(SchemaTooNewError);
+  });
+
+  test("service_meta values are created once", () => {
+    const db = openDatabase({ path: join(tempDir(), "meta.db") });
+    migrate(db);
+    const a = metaValue(db, "k", () => "first");
+    const b = metaValue(db, "k", () => "second");
+    expect([a, b]).toEqual(["first", "first"]);
+  });
+
+  test("migrations/index.ts embeds every migration in the journal", async () => {
+    const proc = Bun.spawnSync([BUN, join(ROOT, "scripts", "gen-migrations.ts"), "--check"], { cwd: ROOT });
+    expect(proc.stderr.toString()).toBe("");
+    expect(proc.exitCode).toBe(0);
+    const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: unknown[] };
+    expect(embeddedMigrations().length).toBe(journal.entries.length);
+  });
+
+  test(
+    "schema and migrations are in step: drizzle-kit generate finds nothing to do",
+    () => {
+      const dir = tempDir();
+      const out = join(dir, "migrations");
+      cpSync(join(ROOT, "migrations"), out, { recursive: true });
+      const before = readdirSync(out).sort();
+      mkdirSync(join(dir, "cfg"));
+      const configFile = join(dir, "cfg", "drizzle.config.json");
+      // drizzle-kit resolves these relative to its working directory, the repository root.
+      writeFileSync(configFile, JSON.stringify({ dialect: "sqlite", schema: "./src/storage/schema.ts", out: relative(ROOT, out) }));
+      const kit = Bun.spawnSync([join(ROOT, "node_modules", ".bin", "drizzle-kit"), "generate", `--config=${configFile}`], {
+        cwd: ROOT,
+        env: { ...process.env, PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}` },
+      });
+      const said = kit.stdout.toString() + kit.stderr.toString();
+      expect(kit.exitCode, said).toBe(0);
+      expect(readdirSync(out).sort(), `drizzle-kit generated a migration: run npm run db:generate\n${said}`).toEqual(before);
+      expect(said).toContain("No schema changes");
+    },
+    60_000,
+  );
+});
