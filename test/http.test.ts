@@ -31,7 +31,7 @@ async function expectError(res: Response, status: number, code: string) {
   return body.error;
 }
 
-const post = (body: BodyInit | null, headers: Record<string, string> = { "content-type": "application/json" }) =>
+const post = (body: RequestInit["body"] | null, headers: Record<string, string> = { "content-type": "application/json" }) =>
   request("/probe/body", { method: "POST", body, headers });
 
 describe("routing", () => {
@@ -103,7 +103,7 @@ describe("request bodies", () => {
     expect(res.status).toBe(200);
   });
 
-  const refused: [string, BodyInit | null, string][] = [
+  const refused: [string, RequestInit["body"] | null, string][] = [
     ["malformed JSON", '{"a":', "not valid JSON"],
     ["an array", "[1,2]", "must be a JSON object, not an array"],
     ["null", "null", "must be a JSON object, not null"],
@@ -137,7 +137,6 @@ describe("request bodies", () => {
       method: "POST",
       body,
       headers: { "content-type": "application/json", "content-length": String(LIMIT + 1) },
-      // @ts-expect-error Bun accepts duplex for streaming request bodies
       duplex: "half",
     });
     await expectError(res, 413, "PAYLOAD_TOO_LARGE");
