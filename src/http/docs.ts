@@ -30,6 +30,8 @@ export function docsRoutes(options: { version: string }) {
           cdn: "/docs/assets/swagger-ui-bundle.js",
           theme: "/docs/assets/swagger-ui.css",
           autoDarkMode: false,
+          // Swagger UI's default validator badge fetches validator.swagger.io; air-gapped, it must not.
+          validatorUrl: "none",
         },
         exclude: { paths: ["/docs", "/docs/assets/:name", OPENAPI_PATH] },
         documentation: {

@@ -1,0 +1,78 @@
+/**
+ * The documentation is true to the product: the docs UI loads nothing from outside the
+ * binary (checked in a real browser), the OpenAPI document describes the routes, and the
+ * README's commands and settings are the ones the code has.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { SETTINGS } from "../src/config/index.ts";
+import { CHROMIUM_ARGS, ensureChromium } from "./support/programs.ts";
+import { ROOT, cleanup, startService, testApp } from "./support/env.ts";
+
+afterAll(cleanup);
+
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+
+describe("README", () => {
+  test("the quick start is the two commands, and CI runs exactly the test one", () => {
+    const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
+    expect(blocks[0]).toBe("npm ci && npm start");
+    expect(blocks[1]).toBe("npm ci && npm test");
+    const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8").trim().split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+    expect(ci.at(-1)).toBe("npm ci && npm test");
+    expect(pkg.scripts.start).toBe("bun src/main.ts serve");
+    expect(pkg.scripts.test).toContain("bun test");
+  });
+
+  test("every npm script the README names exists", () => {
+    for (const m of readme.matchAll(/npm run ([\w:-]+)/g)) expect(Object.keys(pkg.scripts)).toContain(m[1]!);
+  });
+
+  test("the settings table lists exactly the settings the code reads", () => {
+    const listed = new Set([...readme.matchAll(/`(DOCVERIFY_[A-Z_]+)`/g)].map((m) => m[1]!));
+    expect([...listed].sort()).toEqual([...SETTINGS].sort());
+  });
+});
+
+describe("OpenAPI document", () => {
+  test("is OpenAPI 3.1 with every route but the docs themselves", async () => {
+    const { request, app } = await testApp();
+    const res = await request("/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toStartWith("3.1");
+    expect(doc.info).toMatchObject({ title: "docverify", version: "1.0.0-draft" });
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`));
+    const served = app.http.routes.map((r) => `${r.method} ${r.path}`).filter((r) => !r.includes("/docs") && !r.endsWith("/openapi.json"));
+    expect(documented.sort()).toEqual(served.sort());
+  });
+});
+
+describe("documentation UI", () => {
+  test(
+    "renders in Chromium with every request served by docverify itself",
+    async () => {
+      const executablePath = ensureChromium();
+      const svc = await startService();
+      const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+      try {
+        const page = await browser.newPage();
+        const requested: string[] = [];
+        page.on("request", (r) => requested.push(r.url()));
+        await page.goto(`${svc.url}/docs`);
+        await page.waitForSelector(".swagger-ui .info .title", { timeout: 15_000 });
+        expect(await page.textContent(".swagger-ui .info .title")).toContain("docverify");
+        expect(requested.length).toBeGreaterThan(2);
+        const foreign = requested.filter((u) => !u.startsWith(svc.url) && !u.startsWith("data:"));
+        expect(foreign).toEqual([]);
+      } finally {
+        await browser.close();
+        await svc.stop();
+      }
+    },
+    120_000,
+  );
+});
