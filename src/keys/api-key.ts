@@ -1,0 +1,71 @@
+/**
+ * The API key format of decisions §2: `dv_{live|test}_<keyId:16><secret:32><crc:6>`, 62
+ * characters. `keyId` and `secret` are base62 from a CSPRNG; `crc` is the CRC-32 (IEEE) of
+ * every character before it, in base62, left-padded with `0` to 6 characters.
+ *
+ * The checksum lets a typo or a truncated paste be refused without touching storage, and
+ * lets secret scanners recognise a real key. Only `keyId` is stored in clear; the secret is
+ * stored as a SHA-256 digest and compared in constant time.
+ */
+import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+
+export type Environment = "live" | "test";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+export const KEY_LENGTH = 62;
+const KEY_RE = /^dv_(live|test)_([0-9A-Za-z]{16})([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
+
+export interface ParsedKey {
+  readonly environment: Environment;
+  readonly keyId: string;
+  readonly secret: string;
+}
+
+function randomBase62(n: number): string {
+  // randomInt draws without modulo bias.
+  let s = "";
+  for (let i = 0; i < n; i++) s += BASE62[randomInt(62)];
+  return s;
+}
+
+export function crcBase62(text: string): string {
+  let v = Bun.hash.crc32(text);
+  let s = "";
+  do {
+    s = BASE62[v % 62] + s;
+    v = Math.floor(v / 62);
+  } while (v > 0);
+  return s.padStart(6, "0");
+}
+
+/** A new key. The caller shows `key` once and stores only `keyId` and `secretDigest(secret)`. */
+export function generateKey(environment: Environment): ParsedKey & { key: string } {
+  const keyId = randomBase62(16);
+  const secret = randomBase62(32);
+  const body = `dv_${environment}_${keyId}${secret}`;
+  return { key: body + crcBase62(body), environment, keyId, secret };
+}
+
+/** Parses a presented key; null when it is malformed or its checksum does not match. */
+export function parseKey(presented: string): ParsedKey | null {
+  if (presented.length !== KEY_LENGTH) return null;
+  const m = KEY_RE.exec(presented);
+  if (m === null) return null;
+  if (crcBase62(presented.slice(0, KEY_LENGTH - 6)) !== m[4]) return null;
+  return { environment: m[1] as Environment, keyId: m[2]!, secret: m[3]! };
+}
+
+export function secretDigest(secret: string): Buffer {
+  return createHash("sha256").update(secret, "utf8").digest();
+}
+
+/** Constant-time comparison of a presented secret with a stored digest. */
+export function secretMatches(secret: string, storedDigest: Uint8Array): boolean {
+  const d = secretDigest(secret);
+  return d.length === storedDigest.length && timingSafeEqual(d, storedDigest);
+}
+
+/** What may be logged or shown about a key: its environment and id, never the secret. */
+export function keyPrefix(k: { environment: Environment; keyId: string }): string {
+  return `dv_${k.environment}_${k.keyId}`;
+}
