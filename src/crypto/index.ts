@@ -1,0 +1,30 @@
+/**
+ * docverify's cryptography: the only module that imports @noble/* or node:crypto's signing
+ * APIs. See docs/signing.md for the algorithms, key handling and the exact signed bytes.
+ */
+export { ALGORITHMS, DEFAULT_ALGORITHM, algorithmSpec, isAlgorithm, type Algorithm, type AlgorithmSpec } from "./algorithms.ts";
+export { KeyDecryptionError, MasterKeyFileError, MasterKeyMissingError, UnsupportedAlgorithmError, type KeyDecryptionFailure } from "./errors.ts";
+export { FINGERPRINT_LENGTH, PUBLIC_KEY_DOMAIN, encodeTaggedPublicKey, keyFingerprint, type TaggedPublicKey } from "./keys.ts";
+export { loadOrCreateMasterKey, parseMasterKey, type LoadedMasterKey, type MasterKeyFormat, type MasterKeyOptions } from "./master-key.ts";
+export { VERIFY_MEMO_DOMAIN, createVerificationMemo, verificationMemoKey, type VerificationMemo, type VerificationMemoOptions, type VerifyFn } from "./memo.ts";
+export { publicKeyFromSeedWithNoble, signWithNoble, verifyWithNoble, type NobleSignOptions } from "./noble.ts";
+export {
+  RECORD_DOMAIN,
+  RECORD_PAYLOAD_LENGTH,
+  SEAL_DOMAIN,
+  docHashToBytes,
+  encodeRecordPayload,
+  encodeSealPayload,
+  uuidToBytes,
+  type RecordPayloadFields,
+} from "./payload.ts";
+export {
+  ENVELOPE_MAGIC,
+  ENVELOPE_VERSION,
+  MASTER_KEY_LENGTH,
+  deriveSeedEncryptionKey,
+  openSeed,
+  sealSeed,
+  type SeedBinding,
+} from "./sealed-seed.ts";
+export { createSigner, type GeneratedKey, type SealedKey, type Signer, type SignerOptions } from "./signer.ts";

@@ -1,0 +1,84 @@
+/**
+ * Memoised verification. Decisions §4 counts "memoising a pure verification on the exact bytes
+ * of its inputs" as recomputing, so verification may answer from here; what makes that true:
+ * - the key is SHA-256 over every input byte (algorithm, public key, message, signature), each
+ *   length-prefixed so no two different input tuples share an encoding;
+ * - only the boolean result of a completed verification is stored; a throw is never stored;
+ * - the memo is bounded (least recently used entries go first), so a flood of distinct inputs
+ *   costs recomputation, never unbounded memory.
+ *
+ * Memo key, exactly: SHA-256( "docverify/verify-memo/v1" 0x00
+ *   || u32be(len) || algorithm || u32be(len) || publicKey || u32be(len) || message
+ *   || u32be(len) || signature ), as lowercase hex.
+ */
+import { createHash } from "node:crypto";
+import type { Algorithm } from "./algorithms.ts";
+import { ascii, assertBytes, checkOptions, domainTag, u32be } from "./bytes.ts";
+import { Lru } from "./lru.ts";
+
+export type VerifyFn = (algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
+
+export const VERIFY_MEMO_DOMAIN = "docverify/verify-memo/v1";
+
+export function verificationMemoKey(algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): string {
+  assertBytes(publicKey, "publicKey");
+  assertBytes(message, "message");
+  assertBytes(signature, "signature");
+  const h = createHash("sha256").update(domainTag(VERIFY_MEMO_DOMAIN));
+  const alg = ascii(algorithm);
+  // Hashed field by field rather than concatenated: a signature and public key are ~5 KB together.
+  for (const field of [alg, publicKey, message, signature]) h.update(u32be(field.length)).update(field);
+  return h.digest("hex");
+}
+
+export interface VerificationMemo {
+  /** Same contract as the wrapped verify; answers repeated identical inputs from memory. */
+  readonly verify: VerifyFn;
+  readonly size: number;
+  readonly hits: number;
+  readonly misses: number;
+  clear(): void;
+}
+
+export interface VerificationMemoOptions {
+  /** The real verification, e.g. `signer.verify`. */
+  readonly verify: VerifyFn;
+  /** Upper bound on remembered results (each costs ~100 bytes). */
+  readonly maxEntries: number;
+}
+
+export function createVerificationMemo(options: VerificationMemoOptions): VerificationMemo {
+  checkOptions(options, "createVerificationMemo options", ["verify", "maxEntries"]);
+  const inner = options.verify;
+  if (typeof inner !== "function") throw new TypeError("verify must be a function");
+  const cache = new Lru<string, boolean>(options.maxEntries);
+  let hits = 0;
+  let misses = 0;
+  return {
+    verify(algorithm, publicKey, message, signature) {
+      const key = verificationMemoKey(algorithm, publicKey, message, signature);
+      const known = cache.get(key);
+      if (known !== undefined) {
+        hits++;
+        return known;
+      }
+      misses++;
+      const result = inner(algorithm, publicKey, message, signature);
+      if (typeof result !== "boolean") throw new TypeError("verify must return a boolean");
+      cache.set(key, result);
+      return result;
+    },
+    get size() {
+      return cache.size;
+    },
+    get hits() {
+      return hits;
+    },
+    get misses() {
+      return misses;
+    },
+    clear() {
+      cache.clear();
+    },
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * The signer: creates algorithm-tagged key pairs whose seeds are sealed under the master key,
+ * signs with them, and verifies. A factory, so each composition root (and each test) owns its
+ * own instance and cache; nothing here is module-level state.
+ *
+ * Guarantees:
+ * - A seed is in memory only while a key is generated or opened; the long-lived form is the
+ *   native private key object, cached per sealed key (fingerprint + purpose + exact envelope
+ *   bytes) in a bounded LRU, so signing does not pay AES-GCM plus key expansion every time.
+ *   `clearCache()` drops them.
+ * - An opened seed must derive the stored public key, and a stored fingerprint must be the key's
+ *   own, or `KeyDecryptionError("key_mismatch")`: a row can't sign under another key's name.
+ * - Every signature is verified natively before it is returned (about a fifth of the cost of signing),
+ *   so a faulty signing computation is an error, not a bad record on a permanent ledger.
+ * - Without a master key, `generateKey` and `sign` throw `MasterKeyMissingError` (503);
+ *   `verify` still works: verification needs public keys only.
+ * - `verify` returns false, never throws, for bytes of the wrong length or content; it throws
+ *   only for an algorithm name this build does not know, or arguments that are not bytes.
+ */
+import { randomBytes, type KeyObject } from "node:crypto";
+import { algorithmSpec, DEFAULT_ALGORITHM, isAlgorithm, type Algorithm } from "./algorithms.ts";
+import { assertBytes, bytesEqual, checkOptions, toHex } from "./bytes.ts";
+import { KeyDecryptionError, MasterKeyMissingError, UnsupportedAlgorithmError } from "./errors.ts";
+import { keyFingerprint } from "./keys.ts";
+import { Lru } from "./lru.ts";
+import { assertPurpose, deriveSeedEncryptionKey, openSeed, sealSeed } from "./sealed-seed.ts";
+
+/** A private key as stored: everything needed to open and use it, nothing secret in clear. */
+export interface SealedKey {
+  readonly algorithm: Algorithm;
+  readonly publicKey: Uint8Array;
+  /** What the key is for, bound into the sealed seed, e.g. `org:<orgId>` or `service-seal`. */
+  readonly purpose: string;
+  /** The seed envelope (sealed-seed.ts). */
+  readonly sealedSeed: Uint8Array;
+  /** Optional: when present it must equal the fingerprint of `{ algorithm, publicKey }`. */
+  readonly fingerprint?: Uint8Array;
+}
+
+export interface GeneratedKey extends SealedKey {
+  readonly fingerprint: Uint8Array;
+}
+
+export interface Signer {
+  /** True when a master key is configured, i.e. `generateKey` and `sign` can work. */
+  readonly canSign: boolean;
+  generateKey(purpose: string, algorithm?: Algorithm): GeneratedKey;
+  sign(key: SealedKey, message: Uint8Array): Uint8Array;
+  verify(algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
+  /** Forgets cached private keys (for example after the master key is rotated). */
+  clearCache(): void;
+}
+
+export interface SignerOptions {
+  /** The 32-byte master key, or null when none is configured (signing then answers 503). */
+  readonly masterKey: Uint8Array | null;
+  /** Opened private keys kept in memory; default 1024. */
+  readonly cacheSize?: number;
+}
+
+interface OpenedKey {
+  readonly privateKey: KeyObject;
+  readonly publicKey: KeyObject;
+}
+
+const SEALED_KEY_FIELDS = ["algorithm", "publicKey", "purpose", "sealedSeed", "fingerprint"] as const;
+
+export function createSigner(options: SignerOptions): Signer {
+  checkOptions(options, "createSigner options", ["masterKey", "cacheSize"]);
+  const { masterKey, cacheSize = 1024 } = options;
+  if (masterKey !== null) assertBytes(masterKey, "masterKey", 32);
+  // Derived once; the master key itself is not retained.
+  const encryptionKey = masterKey === null ? null : deriveSeedEncryptionKey(masterKey);
+  const opened = new Lru<string, OpenedKey>(cacheSize);
+
+  function requireEncryptionKey(): Uint8Array {
+    if (encryptionKey === null) throw new MasterKeyMissingError(null);
+    return encryptionKey;
+  }
+
+  function cacheKey(fingerprint: Uint8Array, purpose: string, sealedSeed: Uint8Array): string {
+    return `${toHex(fingerprint)}|${purpose}|${toHex(sealedSeed)}`;
+  }
+
+  return {
+    canSign: encryptionKey !== null,
+
+    generateKey(purpose, algorithm = DEFAULT_ALGORITHM) {
+      const encKey = requireEncryptionKey();
+      assertPurpose(purpose);
+      const spec = algorithmSpec(algorithm);
+      const seed = new Uint8Array(randomBytes(spec.seedLength));
+      try {
+        const { privateKey, publicKey } = spec.importSeed(seed);
+        const fingerprint = keyFingerprint({ algorithm: spec.name, publicKey });
+        const sealedSeed = sealSeed(encKey, seed, { algorithm: spec.name, fingerprint, purpose });
+        opened.set(cacheKey(fingerprint, purpose, sealedSeed), { privateKey, publicKey: spec.importPublicKey(publicKey) });
+        return { algorithm: spec.name, publicKey, fingerprint, purpose, sealedSeed };
+      } finally {
+        seed.fill(0);
+      }
+    },
+
+    sign(key, message) {
+      checkOptions(key, "sealed key", SEALED_KEY_FIELDS);
+      const encKey = requireEncryptionKey();
+      const spec = algorithmSpec(key.algorithm);
+      assertBytes(key.publicKey, "publicKey", spec.publicKeyLength);
+      assertBytes(key.sealedSeed, "sealedSeed");
+      assertPurpose(key.purpose);
+      assertBytes(message, "message");
+      const fingerprint = keyFingerprint({ algorithm: spec.name, publicKey: key.publicKey });
+      if (key.fingerprint !== undefined) {
+        assertBytes(key.fingerprint, "fingerprint");
+        if (!bytesEqual(key.fingerprint, fingerprint)) throw new KeyDecryptionError("key_mismatch", toHex(key.fingerprint));
+      }
+      const id = cacheKey(fingerprint, key.purpose, key.sealedSeed);
+      let entry = opened.get(id);
+      if (entry === undefined) {
+        const seed = openSeed(encKey, key.sealedSeed, { algorithm: spec.name, fingerprint, purpose: key.purpose });
+        try {
+          const { privateKey, publicKey } = spec.importSeed(seed);
+          if (!bytesEqual(publicKey, key.publicKey)) throw new KeyDecryptionError("key_mismatch", toHex(fingerprint));
+          entry = { privateKey, publicKey: spec.importPublicKey(publicKey) };
+          opened.set(id, entry);
+        } finally {
+          seed.fill(0);
+        }
+      }
+      const signature = spec.sign(entry.privateKey, message);
+      if (!spec.verify(entry.publicKey, message, signature)) {
+        throw new Error(`${spec.name}: a fresh signature did not verify (key ${toHex(fingerprint)})`);
+      }
+      return signature;
+    },
+
+    verify(algorithm, publicKey, message, signature) {
+      if (!isAlgorithm(algorithm)) throw new UnsupportedAlgorithmError(String(algorithm));
+      const spec = algorithmSpec(algorithm);
+      assertBytes(publicKey, "publicKey");
+      assertBytes(message, "message");
+      assertBytes(signature, "signature");
+      if (publicKey.length !== spec.publicKeyLength || signature.length !== spec.signatureLength) return false;
+      let nativeKey: KeyObject;
+      try {
+        nativeKey = spec.importPublicKey(publicKey);
+      } catch {
+        return false;
+      }
+      return spec.verify(nativeKey, message, signature);
+    },
+
+    clearCache() {
+      opened.clear();
+    },
+  };
+}
