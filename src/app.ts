@@ -3,6 +3,7 @@
  * returns one `close()` that undoes it all in reverse. Nothing here is a module-level
  * singleton; tests build as many apps as they like, each on its own data folder.
  */
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config/index.ts";
@@ -13,6 +14,7 @@ import { openDatabase, type Db } from "./storage/db.ts";
 import { metaValue } from "./storage/meta.ts";
 import { migrate } from "./storage/migrate.ts";
 import { VERSION, COMMIT } from "./version.ts";
+import { createSigner, loadOrCreateMasterKey, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
 
 export interface App {
   readonly config: Config;
@@ -20,6 +22,8 @@ export interface App {
   readonly http: Http;
   readonly instanceId: string;
   readonly clock: Clock;
+  /** Signs with sealed keys; `canSign` is false while the key store is sealed (no master key). */
+  readonly signer: Signer;
   /** Stops background work and closes storage. Idempotent. */
   close(): Promise<void>;
 }
@@ -47,6 +51,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     throw e;
   }
   const instanceId = metaValue(db, "instance_id", () => Bun.randomUUIDv7());
+  const signer = createSigner({ masterKey: openKeyStore(db, config, log) });
 
   const http = createHttp({
     log,
@@ -62,6 +67,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     http,
     instanceId,
     clock,
+    signer,
     async close() {
       if (closed) return;
       closed = true;
@@ -74,6 +80,42 @@ export async function createApp(options: AppOptions): Promise<App> {
       db.$client.close();
     },
   };
+}
+
+/**
+ * The master key, or null when the key store must stay sealed (signing then answers 503).
+ *
+ * A new master key is created only in the default place inside the data folder, and only on
+ * a database that has never had one: the database remembers a check value of the first master
+ * key, so a lost or swapped key file is reported instead of silently replaced by a new key
+ * that could not open anything sealed under the old one.
+ */
+function openKeyStore(db: Db, config: Config, log: Logger): Uint8Array | null {
+  const rememberedRow = db.$client.query("SELECT value FROM service_meta WHERE key = 'master_key_check'").get() as { value: string } | null;
+  const remembered = rememberedRow?.value ?? null;
+  let loaded;
+  try {
+    loaded = loadOrCreateMasterKey({ file: config.masterKeyFile, create: config.masterKeyFileIsDefault && remembered === null });
+  } catch (e) {
+    if (!(e instanceof MasterKeyMissingError)) throw e;
+    log.error("master key missing: the key store is sealed and signing answers 503", {
+      file: config.masterKeyFile,
+      hint: remembered === null ? "set DOCVERIFY_MASTER_KEY_FILE or provide the systemd credential master-key" : "restore the master key file this data folder was created with",
+    });
+    return null;
+  }
+  for (const warning of loaded.warnings) log.warn("master key file", { file: loaded.file, warning });
+  const check = createHash("sha256").update("docverify/master-key-check/v1\0").update(loaded.key).digest("hex");
+  if (remembered === null) {
+    metaValue(db, "master_key_check", () => check);
+  } else if (remembered !== check) {
+    log.error("master key does not match this data folder: the key store is sealed and signing answers 503", { file: loaded.file });
+    return null;
+  }
+  if (loaded.created) {
+    log.warn("master key created; back it up apart from the data folder: without it no private key can be opened", { file: loaded.file });
+  }
+  return loaded.key;
 }
 
 /**

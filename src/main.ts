@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "./config/index.ts";
 import { createLogger } from "./lib/log.ts";
+import { MasterKeyFileError } from "./crypto/index.ts";
 import { SchemaTooNewError } from "./storage/migrate.ts";
 import { startServer } from "./serve.ts";
 import { VERSION, COMMIT } from "./version.ts";
@@ -44,7 +45,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 2;
     }
-    if (e instanceof SchemaTooNewError) {
+    if (e instanceof SchemaTooNewError || e instanceof MasterKeyFileError) {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 1;
     }
