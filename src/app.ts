@@ -13,19 +13,27 @@ import type { Logger } from "./lib/log.ts";
 import { openDatabase, type Db } from "./storage/db.ts";
 import { metaValue } from "./storage/meta.ts";
 import { migrate } from "./storage/migrate.ts";
+import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
+import { createOrganisations, type Organisations } from "./keys/organisations.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import { createSigner, loadOrCreateMasterKey, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
 
-export interface App {
+/** Storage and services, without HTTP: what `serve` and the admin command line share. */
+export interface Core {
   readonly config: Config;
   readonly db: Db;
-  readonly http: Http;
   readonly instanceId: string;
   readonly clock: Clock;
   /** Signs with sealed keys; `canSign` is false while the key store is sealed (no master key). */
   readonly signer: Signer;
-  /** Stops background work and closes storage. Idempotent. */
+  readonly organisations: Organisations;
+  readonly apiKeys: ApiKeys;
+  /** Closes storage. Idempotent. */
   close(): Promise<void>;
+}
+
+export interface App extends Core {
+  readonly http: Http;
 }
 
 export interface AppOptions {
@@ -38,7 +46,8 @@ export interface AppOptions {
 
 export const DATABASE_FILE = "docverify.db";
 
-export async function createApp(options: AppOptions): Promise<App> {
+/** Opens (and migrates) the data folder and builds the services over it. */
+export function openCore(options: Omit<AppOptions, "plugins">): Core {
   const { config, log } = options;
   const clock = options.clock ?? systemClock;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -53,21 +62,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   const instanceId = metaValue(db, "instance_id", () => Bun.randomUUIDv7());
   const signer = createSigner({ masterKey: openKeyStore(db, config, log) });
 
-  const http = createHttp({
-    log,
-    version: `${VERSION} (${COMMIT})`,
-    readiness: { storage: () => storageWritable(db) },
-    plugins: options.plugins,
-  });
-
   let closed = false;
   return {
     config,
     db,
-    http,
     instanceId,
     clock,
     signer,
+    organisations: createOrganisations({ db, signer, clock }),
+    apiKeys: createApiKeys({ db, clock }),
     async close() {
       if (closed) return;
       closed = true;
@@ -80,6 +83,17 @@ export async function createApp(options: AppOptions): Promise<App> {
       db.$client.close();
     },
   };
+}
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const core = openCore(options);
+  const http = createHttp({
+    log: options.log,
+    version: `${VERSION} (${COMMIT})`,
+    readiness: { storage: () => storageWritable(core.db) },
+    plugins: options.plugins,
+  });
+  return { ...core, http };
 }
 
 /**

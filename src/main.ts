@@ -6,7 +6,9 @@
 import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "./config/index.ts";
 import { createLogger } from "./lib/log.ts";
+import { describeRefusal, runKey, runOrg, UsageError as CliUsageError } from "./admin/cli.ts";
 import { MasterKeyFileError } from "./crypto/index.ts";
+import { DomainError } from "./lib/errors.ts";
 import { SchemaTooNewError } from "./storage/migrate.ts";
 import { startServer } from "./serve.ts";
 import { VERSION, COMMIT } from "./version.ts";
@@ -15,6 +17,14 @@ const USAGE = `docverify ${VERSION}: document authenticity service
 
 Usage:
   docverify serve [--data DIR]     the API, on DOCVERIFY_HOST:DOCVERIFY_PORT (default 127.0.0.1:8080)
+  docverify org create --name NAME [--api-access] [--addon] [--validated]
+  docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]
+  docverify org list
+  docverify key mint --org ORG --env live|test [--revoke]
+  docverify key list [--org ORG]
+  docverify key revoke KEYID
+
+  Every command takes --json (one JSON document on stdout) and --data DIR.
   docverify --version              version and commit
   docverify help                   this text
 
@@ -36,12 +46,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     switch (command) {
       case "serve":
         return await serve(rest);
+      case "org":
+        return runOrg(rest, process.env, process.stdout);
+      case "key":
+        return runKey(rest, process.env, process.stdout);
       default:
         process.stderr.write(`docverify: unknown command "${command}"\n\n${USAGE}`);
         return 2;
     }
   } catch (e) {
-    if (e instanceof UsageError || e instanceof ConfigError) {
+    if (e instanceof DomainError) {
+      process.stderr.write(`docverify: ${describeRefusal(e)}\n`);
+      return 1;
+    }
+    if (e instanceof UsageError || e instanceof CliUsageError || e instanceof ConfigError) {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 2;
     }

@@ -157,7 +157,7 @@ describe("settings", () => {
     const offenders: string[] = [];
     for await (const file of new Bun.Glob("src/**/*.ts").scan({ cwd: `${import.meta.dir}/..` })) {
       if (file.startsWith("src/config/") || file === "src/main.ts") continue;
-      const text = await Bun.file(`${import.meta.dir}/../${file}`).text();
+      const text = (await Bun.file(`${import.meta.dir}/../${file}`).text()).replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
       if (/process\.env|Bun\.env|import\.meta\.env/.test(text)) offenders.push(file);
     }
     expect(offenders).toEqual([]);

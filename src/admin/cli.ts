@@ -1,0 +1,173 @@
+/**
+ * The administration command line of decisions §8: `org create|set|list` and
+ * `key mint|list|revoke`. It works on the data folder directly (no network API), also while
+ * `serve` runs on it: SQLite's locking and the services' IMMEDIATE transactions make the two
+ * safe side by side. Every flag is checked strictly; refusals change nothing.
+ */
+import { userInfo } from "node:os";
+import { parseArgs } from "node:util";
+import { openCore, type Core } from "../app.ts";
+import { parseConfig } from "../config/index.ts";
+import { keyPrefix } from "../keys/api-key.ts";
+import type { ApiKeyInfo } from "../keys/api-keys.ts";
+import type { Organisation } from "../keys/organisations.ts";
+import { DomainError } from "../lib/errors.ts";
+import { createLogger } from "../lib/log.ts";
+
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+type Out = { write(s: string): void };
+type FlagSpec = Record<string, { type: "string" | "boolean" }>;
+
+const COMMON: FlagSpec = { json: { type: "boolean" }, data: { type: "string" } };
+
+function parse<T extends FlagSpec>(args: readonly string[], options: T, positionals = 0) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options: { ...COMMON, ...options }, strict: true, allowPositionals: positionals > 0 });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (parsed.positionals.length !== positionals) {
+    throw new UsageError(positionals === 0 ? `unexpected argument ${parsed.positionals[0]}` : `expected ${positionals} argument(s), got ${parsed.positionals.length}`);
+  }
+  return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals };
+}
+
+function onOff(value: string | boolean | undefined, flag: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === "on") return true;
+  if (value === "off") return false;
+  throw new UsageError(`--${flag} must be on or off, not ${JSON.stringify(value)}`);
+}
+
+/**
+ * The OS user making the change, for the audit trail: the login name (the invoking user under
+ * sudo) and the effective uid, which cannot be set from the environment.
+ */
+function actor(env: Readonly<Record<string, string | undefined>>): string {
+  let name = env.SUDO_USER ?? env.USER ?? env.LOGNAME;
+  if (name === undefined || name === "") {
+    try {
+      name = userInfo().username;
+    } catch {
+      name = "unknown";
+    }
+  }
+  return `os:${name} (uid ${process.geteuid?.() ?? "?"})`;
+}
+
+function withCore<T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: Core) => T): T {
+  const config = parseConfig(env, { dataDir: typeof data === "string" ? data : undefined });
+  // Administrative commands keep stdout for their answer; the core's own log lines go to stderr.
+  const log = createLogger({ level: "warn", write: (l) => process.stderr.write(l + "\n") });
+  const core = openCore({ config, log });
+  try {
+    return fn(core);
+  } finally {
+    void core.close();
+  }
+}
+
+const yes = (b: boolean) => (b ? "on" : "off");
+const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString());
+
+function orgLine(o: Organisation): string {
+  return `${o.id}  ${JSON.stringify(o.name)}  api-access=${yes(o.apiAccess)} addon=${yes(o.addon)} validated=${yes(o.validated)} suspended=${yes(o.suspended)}  topic=${o.topicId ?? "-"}  created=${time(o.createdAt)}`;
+}
+
+function keyJson(k: ApiKeyInfo) {
+  return { ...k, createdAt: time(k.createdAt), lastUsedAt: k.lastUsedAt === null ? null : time(k.lastUsedAt), revokedAt: k.revokedAt === null ? null : time(k.revokedAt) };
+}
+
+export function runOrg(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): number {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case "create": {
+      const { values } = parse(rest, { name: { type: "string" }, "api-access": { type: "boolean" }, addon: { type: "boolean" }, validated: { type: "boolean" } });
+      if (typeof values.name !== "string") throw new UsageError("--name is required");
+      const name = values.name;
+      const org = withCore(env, values.data, (c) =>
+        c.organisations.create({ name, apiAccess: values["api-access"] === true, addon: values.addon === true, validated: values.validated === true }, actor(env)),
+      );
+      out.write(values.json ? JSON.stringify({ id: org.id }) + "\n" : `${org.id}\n`);
+      return 0;
+    }
+    case "set": {
+      const { values, positionals } = parse(rest, { "api-access": { type: "string" }, addon: { type: "string" }, validated: { type: "string" }, suspended: { type: "string" } }, 1);
+      const changes = Object.fromEntries(
+        (
+          [
+            ["apiAccess", onOff(values["api-access"], "api-access")],
+            ["addon", onOff(values.addon, "addon")],
+            ["validated", onOff(values.validated, "validated")],
+            ["suspended", onOff(values.suspended, "suspended")],
+          ] as const
+        ).filter(([, v]) => v !== undefined),
+      );
+      if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off");
+      const org = withCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, actor(env)));
+      out.write(values.json ? JSON.stringify(org) + "\n" : orgLine(org) + "\n");
+      return 0;
+    }
+    case "list": {
+      const { values } = parse(rest, {});
+      const orgs = withCore(env, values.data, (c) => c.organisations.list());
+      out.write(values.json ? JSON.stringify(orgs.map((o) => ({ ...o, createdAt: time(o.createdAt) }))) + "\n" : orgs.map((o) => orgLine(o) + "\n").join(""));
+      return 0;
+    }
+    default:
+      throw new UsageError(sub === undefined ? "org needs a subcommand: create, set or list" : `unknown org subcommand "${sub}": use create, set or list`);
+  }
+}
+
+export function runKey(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): number {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case "mint": {
+      const { values } = parse(rest, { org: { type: "string" }, env: { type: "string" }, revoke: { type: "boolean" } });
+      if (typeof values.org !== "string") throw new UsageError("--org is required");
+      if (values.env !== "live" && values.env !== "test") throw new UsageError("--env is required and must be live or test");
+      const orgId = values.org;
+      const environment = values.env;
+      const k = withCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, actor(env)));
+      if (values.json) {
+        out.write(JSON.stringify({ key: k.key, keyId: k.keyId, environment: k.environment, scopes: k.scopes }) + "\n");
+      } else {
+        out.write(`${k.key}\n`);
+        process.stderr.write(`This key is shown once; copy it now. Key id ${k.keyId}, ${k.environment}, scopes: ${k.scopes.join(" ")}\n`);
+      }
+      return 0;
+    }
+    case "list": {
+      const { values } = parse(rest, { org: { type: "string" } });
+      const keys = withCore(env, values.data, (c) => {
+        if (typeof values.org === "string") c.organisations.get(values.org);
+        return c.apiKeys.list(typeof values.org === "string" ? { orgId: values.org } : {});
+      });
+      out.write(
+        values.json
+          ? JSON.stringify(keys.map(keyJson)) + "\n"
+          : keys
+              .map((k) => `${keyPrefix(k)}  org=${k.orgId}  ${k.environment}  scopes=${k.scopes.join(",")}  created=${time(k.createdAt)}  last-used=${time(k.lastUsedAt)}  revoked=${time(k.revokedAt)}\n`)
+              .join(""),
+      );
+      return 0;
+    }
+    case "revoke": {
+      const { values, positionals } = parse(rest, {}, 1);
+      const k = withCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, actor(env)));
+      out.write(values.json ? JSON.stringify(keyJson(k)) + "\n" : `revoked ${keyPrefix(k)}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(sub === undefined ? "key needs a subcommand: mint, list or revoke" : `unknown key subcommand "${sub}": use mint, list or revoke`);
+  }
+}
+
+/** Message for a refusal from the services, for stderr (the message already names the field). */
+export function describeRefusal(e: DomainError): string {
+  return e.message;
+}
