@@ -1,0 +1,314 @@
+/**
+ * The local ledger: a single-node Hedera network on loopback for machines with no route to a
+ * real one. It speaks the Hedera gRPC API (what `@hashgraph/sdk` talks to) and the mirror-node
+ * REST API, so the product's real SDK code path runs against it, in tests and in the embedded
+ * default. See docs/local-ledger.md for what it implements and how faithfully.
+ *
+ * Contract of `startLocalLedger`:
+ * - Resolves once both listeners are up; `grpcAddress` and `mirrorUrl` carry the real ports
+ *   (ports 0 pick free ones).
+ * - The data folder holds the ledger's SQLite file and a lock file; one ledger at a time may use
+ *   a folder. Everything (accounts, topics, messages, seen transaction ids, pending
+ *   transactions, the genesis key) survives a restart, and pending transactions reach consensus
+ *   after it.
+ * - `operator` is the genesis account 0.0.2; its ED25519 key is created on first start.
+ * - `close()` stops listening, waits for work in flight and closes the database; a pending
+ *   transaction stays pending for the next start.
+ * - Nothing here reads process.env: the caller passes every setting.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { systemClock, type Clock } from "../../lib/clock.ts";
+import { createLogger, type Logger } from "../../lib/log.ts";
+import { createFaultState, type LocalLedgerFaults } from "./faults.ts";
+import { hostPort, startGrpcEndpoint } from "./grpc.ts";
+import { entityId, hex, mirrorTransactionId } from "./ids.ts";
+import { createEd25519Verifier, ED25519_SPKI_PREFIX, encodeKey } from "./keys.ts";
+import { createMirrorHandler } from "./mirror.ts";
+import { createLedgerNode, FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT, type LedgerNode } from "./node.ts";
+import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
+
+export type { LocalLedgerFaults } from "./faults.ts";
+
+export interface LocalLedgerOptions {
+  /** Folder for the ledger's SQLite file (created if missing). */
+  readonly dataDir: string;
+  /** Listen address of both servers. Default 127.0.0.1. */
+  readonly host?: string;
+  /** gRPC port; 0 (default) picks a free one. */
+  readonly grpcPort?: number;
+  /** Mirror REST port; 0 (default) picks a free one. */
+  readonly mirrorPort?: number;
+  /** Delay from acceptance to consensus. Default 3000. */
+  readonly consensusMs?: number;
+  /** How long receipts (and records) stay queryable after consensus, as on Hedera. Default 180000. */
+  readonly receiptTtlMs?: number;
+  /** Time source for validity windows, consensus timestamps and due times. Default the system clock. */
+  readonly clock?: Clock;
+  readonly log?: Logger;
+}
+
+export interface LocalLedger {
+  /** `host:port` of the consensus node, for `Client.forNetwork({ [grpcAddress]: nodeAccountId })`. */
+  readonly grpcAddress: string;
+  readonly nodeAccountId: "0.0.3";
+  /** `http://host:port`, the mirror node's base URL (REST under /api/v1). */
+  readonly mirrorUrl: string;
+  /** The genesis account, funded with 50,000,000 hbar. Keys are hex DER (PKCS#8 / SPKI). */
+  readonly operator: { readonly accountId: string; readonly privateKeyDer: string; readonly publicKeyDer: string };
+  /** Test hooks; all off until asked for. */
+  readonly faults: LocalLedgerFaults;
+  /**
+   * Brings every transaction that is due (per the injected clock) to consensus now and returns how
+   * many did. The ledger does this on its own timer; tests driving a manual clock call it.
+   */
+  runConsensus(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The page a local record's explorer link points to. */
+export function transactionPageUrl(mirrorUrl: string, transactionId: string): string {
+  return `${mirrorUrl.replace(/\/+$/, "")}/transaction/${encodeURIComponent(transactionId)}`;
+}
+
+export { mirrorTransactionId };
+
+const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "consensusMs", "receiptTtlMs", "clock", "log"];
+const GENESIS_BALANCE = 5_000_000_000_000_000; // 50,000,000 hbar in tinybars
+/** How often the scheduler looks for due work besides its precise wake-ups (manual clocks, resumes). */
+const POLL_MS = 250;
+
+function checkOptions(options: LocalLedgerOptions): void {
+  for (const key of Object.keys(options)) if (!OPTION_NAMES.includes(key)) throw new TypeError(`startLocalLedger: unknown option ${key}`);
+  if (typeof options.dataDir !== "string" || options.dataDir === "") throw new TypeError("startLocalLedger: dataDir is required");
+  const port = (name: string, v: number | undefined): void => {
+    if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 65535)) throw new TypeError(`startLocalLedger: ${name} must be a port number, got ${v}`);
+  };
+  port("grpcPort", options.grpcPort);
+  port("mirrorPort", options.mirrorPort);
+  const ms = (name: string, v: number | undefined): void => {
+    if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 86_400_000)) throw new TypeError(`startLocalLedger: ${name} must be 0 to 86400000 ms, got ${v}`);
+  };
+  ms("consensusMs", options.consensusMs);
+  ms("receiptTtlMs", options.receiptTtlMs);
+  if (options.host !== undefined && (typeof options.host !== "string" || options.host === "")) throw new TypeError("startLocalLedger: host must be a non-empty string");
+}
+
+/**
+ * One ledger per data folder: two would both run consensus on the same topics. The lock file
+ * names the owning process; a lock left by a process that no longer exists (killed) is taken over.
+ */
+function acquireLock(path: string): () => void {
+  const mine = String(process.pid);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, mine, { flag: "wx", mode: 0o600 });
+      return () => rmSync(path, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const owner = Number(readFileSync(path, "utf8").trim());
+      let alive = owner === process.pid;
+      if (!alive && Number.isInteger(owner) && owner > 0) {
+        try {
+          process.kill(owner, 0);
+          alive = true;
+        } catch (e) {
+          alive = (e as NodeJS.ErrnoException).code === "EPERM";
+        }
+      }
+      if (alive) throw new Error(`local ledger data folder is in use by process ${owner} (lock file ${path})`);
+      rmSync(path, { force: true });
+    }
+  }
+  throw new Error(`could not take the local ledger lock ${path}`);
+}
+
+/** Creates the genesis state on first start; returns the operator's keys. */
+async function ensureGenesis(store: LedgerStore): Promise<{ privateKeyDer: string; publicKeyDer: string }> {
+  const existing = store.getMeta("operator_private_key_der");
+  const existingPublic = store.getMeta("operator_public_key_der");
+  if (existing && existingPublic) return { privateKeyDer: existing, publicKeyDer: existingPublic };
+
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as unknown as CryptoKeyPair;
+  const privateKeyDer = hex(new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey)));
+  const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+  const publicKeyDer = hex(ED25519_SPKI_PREFIX) + hex(raw);
+  const key = encodeKey({ ed25519: raw });
+  store.atomically(() => {
+    // Like a fresh local Hedera network, the system accounts share the genesis key.
+    store.insertAccount({ num: GENESIS_ACCOUNT, key, balance: GENESIS_BALANCE });
+    store.insertAccount({ num: NODE_ACCOUNT, key, balance: 0 });
+    store.insertAccount({ num: FEE_COLLECTION_ACCOUNT, key, balance: 0 });
+    store.setMeta("next_entity_num", String(FIRST_ENTITY_NUM));
+    store.setMeta("operator_private_key_der", privateKeyDer);
+    store.setMeta("operator_public_key_der", publicKeyDer);
+  });
+  return { privateKeyDer, publicKeyDer };
+}
+
+export async function startLocalLedger(options: LocalLedgerOptions): Promise<LocalLedger> {
+  checkOptions(options);
+  const host = options.host ?? "127.0.0.1";
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? createLogger({ level: "warn" });
+  const consensusMs = options.consensusMs ?? 3000;
+
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const releaseLock = acquireLock(join(options.dataDir, "ledger.lock"));
+  let store: LedgerStore;
+  try {
+    store = openLedgerStore(join(options.dataDir, "ledger.sqlite"));
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+
+  let closed = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let timerAt = Number.POSITIVE_INFINITY;
+  const inFlight = new Set<Promise<unknown>>();
+  let node: LedgerNode;
+
+  const runConsensus = async (): Promise<number> => {
+    if (closed) return 0;
+    try {
+      return await node.runConsensus();
+    } catch (err) {
+      log.error("local ledger: consensus failed", { err });
+      return 0;
+    }
+  };
+
+  /** Wakes the scheduler at `dueMs` (per the injected clock), unless it already wakes earlier. */
+  const arm = (dueMs: number): void => {
+    if (closed || (timer && timerAt <= dueMs)) return;
+    if (timer) clearTimeout(timer);
+    timerAt = dueMs;
+    timer = setTimeout(
+      () => {
+        timer = null;
+        timerAt = Number.POSITIVE_INFINITY;
+        void runConsensus().then(() => {
+          const next = closed ? null : node.nextDueMs();
+          // A manual clock that has not reached `next` yet is left to the poll.
+          if (next != null && next > clock.now() - 1) arm(Math.max(next, clock.now() + 1));
+        });
+      },
+      Math.max(0, dueMs - clock.now()),
+    );
+    timer.unref?.();
+  };
+
+  let setUnreachable: (on: boolean) => Promise<void> = async () => undefined;
+  const { state: faultState, hooks: faults } = createFaultState({
+    setUnreachable: (on) => setUnreachable(on),
+    wake: () => void runConsensus(),
+  });
+
+  try {
+    const operatorKeys = await ensureGenesis(store);
+    node = createLedgerNode({
+      store,
+      clock,
+      consensusMs,
+      receiptTtlMs: options.receiptTtlMs ?? 180_000,
+      faults: faultState,
+      verifyEd25519: createEd25519Verifier(),
+      onAccepted: arm,
+    });
+    const track = <T>(p: Promise<T>): Promise<T> => {
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p)).catch(() => undefined);
+      return p;
+    };
+    const tracked: LedgerNode = { ...node, submit: (r) => track(node.submit(r)), query: (r) => track(node.query(r)) };
+
+    const grpcEndpoint = await startGrpcEndpoint({ host, port: options.grpcPort ?? 0, node: tracked, log });
+
+    const fetch = createMirrorHandler({ store, grpcEndpoint: () => ({ host, port: grpcEndpoint.port }) });
+    const serveMirror = (port: number) =>
+      Bun.serve({
+        hostname: host,
+        port,
+        fetch,
+        error(err) {
+          log.error("local ledger: mirror handler failed", { err });
+          return new Response(JSON.stringify({ _status: { messages: [{ message: "Internal error" }] } }), {
+            status: 500,
+            headers: { "content-type": "application/json; charset=utf-8" },
+          });
+        },
+      });
+    let mirror: ReturnType<typeof Bun.serve> | null;
+    try {
+      mirror = serveMirror(options.mirrorPort ?? 0);
+    } catch (err) {
+      await grpcEndpoint.stop();
+      throw err;
+    }
+    const mirrorPort = mirror.port ?? 0;
+
+    let unreachable = false;
+    let reachability = Promise.resolve();
+    // Serialised, so quick on/off/on calls from a test land in order.
+    setUnreachable = (on) => {
+      reachability = reachability.then(async () => {
+        if (closed || on === unreachable) return;
+        unreachable = on;
+        if (on) {
+          await grpcEndpoint.stop();
+          await mirror?.stop(true);
+          mirror = null;
+        } else {
+          await grpcEndpoint.restart();
+          for (let attempt = 0; !mirror; attempt++) {
+            try {
+              mirror = serveMirror(mirrorPort);
+            } catch (err) {
+              if (attempt >= 50) throw err;
+              await new Promise((r) => setTimeout(r, 20));
+            }
+          }
+        }
+      });
+      return reachability;
+    };
+
+    const poll = setInterval(() => {
+      const next = node.nextDueMs();
+      if (next != null && next <= clock.now()) void runConsensus();
+    }, POLL_MS);
+    poll.unref?.();
+    // Transactions accepted before a restart.
+    const pending = node.nextDueMs();
+    if (pending != null) arm(pending);
+
+    const mirrorHost = host.includes(":") ? `[${host}]` : host;
+    return {
+      grpcAddress: hostPort(host, grpcEndpoint.port),
+      nodeAccountId: entityId(NODE_ACCOUNT) as "0.0.3",
+      mirrorUrl: `http://${mirrorHost}:${mirrorPort}`,
+      operator: { accountId: entityId(GENESIS_ACCOUNT), ...operatorKeys },
+      faults,
+      runConsensus,
+      async close() {
+        if (closed) return;
+        await reachability.catch(() => undefined);
+        closed = true;
+        clearInterval(poll);
+        if (timer) clearTimeout(timer);
+        await grpcEndpoint.stop();
+        await mirror?.stop(true);
+        await Promise.allSettled([...inFlight]);
+        await node.whenIdle();
+        store.close();
+        releaseLock();
+      },
+    };
+  } catch (err) {
+    closed = true;
+    store.close();
+    releaseLock();
+    throw err;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Hedera keys and signature maps: which keys a transaction's signatures satisfy.
+ *
+ * Supported key kinds: ED25519, ECDSA secp256k1 (compressed), KeyList (every member must sign)
+ * and ThresholdKey (at least `threshold` members). Contract ids, delegatable contract ids, RSA and
+ * ECDSA P-384 keys are refused when a topic is created (BAD_ENCODING) and never satisfied: no
+ * contract can run on this ledger.
+ *
+ * Matching follows the nodes: a signature pair applies to a primitive key when its
+ * `pubKeyPrefix` is a prefix of the key's bytes and its kind matches (the SDK sends full keys as
+ * prefixes). A key is satisfied when one applicable pair verifies over the body bytes.
+ *
+ * ED25519 is verified with WebCrypto (`crypto.subtle`), which is asynchronous; hence the two
+ * steps: `prepare` verifies every signature that could matter for the given keys, then
+ * `satisfies` answers synchronously, so the consensus step can decide inside a synchronous
+ * SQLite transaction. WebCrypto rather than node:crypto's `verify` because the architecture keeps
+ * node:crypto's signing API inside src/crypto/ (test/architecture.test.ts).
+ */
+import { proto } from "@hashgraph/proto";
+import { hex } from "./ids.ts";
+import { verifySecp256k1 } from "./secp256k1.ts";
+
+export const ED25519_SPKI_PREFIX = Uint8Array.of(0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00);
+
+/** A bound on key nesting, so a hostile key cannot exhaust the stack. */
+const MAX_KEY_DEPTH = 15;
+
+type Primitive = { kind: "ed25519" | "ecdsa"; bytes: Uint8Array };
+
+function primitiveOf(key: proto.IKey): Primitive | null {
+  if (key.ed25519 != null && key.ed25519.length > 0) return { kind: "ed25519", bytes: key.ed25519 };
+  if (key.ECDSASecp256k1 != null && key.ECDSASecp256k1.length > 0) return { kind: "ecdsa", bytes: key.ECDSASecp256k1 };
+  return null;
+}
+
+/** The empty KeyList: an "immutable" admin key, meaning no admin key at all. */
+export function isEmptyKeyList(key: proto.IKey): boolean {
+  return key.keyList != null && (key.keyList.keys ?? []).length === 0 && primitiveOf(key) === null && key.thresholdKey == null;
+}
+
+/**
+ * Whether `key` is well formed and of a supported kind: ED25519 keys of 32 bytes, ECDSA keys of
+ * 33 bytes (compressed), non-empty key lists, thresholds between 1 and the list's size.
+ */
+export function isValidKey(key: proto.IKey | null | undefined, depth = 0): boolean {
+  if (key == null || depth > MAX_KEY_DEPTH) return false;
+  if (key.ed25519 != null && key.ed25519.length > 0) return key.ed25519.length === 32;
+  if (key.ECDSASecp256k1 != null && key.ECDSASecp256k1.length > 0) {
+    const k = key.ECDSASecp256k1;
+    return k.length === 33 && (k[0] === 0x02 || k[0] === 0x03);
+  }
+  if (key.keyList != null) {
+    const keys = key.keyList.keys ?? [];
+    return keys.length > 0 && keys.every((k) => isValidKey(k, depth + 1));
+  }
+  if (key.thresholdKey != null) {
+    const keys = key.thresholdKey.keys?.keys ?? [];
+    const threshold = key.thresholdKey.threshold ?? 0;
+    return threshold >= 1 && threshold <= keys.length && keys.every((k) => isValidKey(k, depth + 1));
+  }
+  return false;
+}
+
+function primitivesIn(key: proto.IKey | null | undefined, out: Primitive[], depth = 0): void {
+  if (key == null || depth > MAX_KEY_DEPTH) return;
+  const p = primitiveOf(key);
+  if (p) out.push(p);
+  for (const k of key.keyList?.keys ?? []) primitivesIn(k, out, depth + 1);
+  for (const k of key.thresholdKey?.keys?.keys ?? []) primitivesIn(k, out, depth + 1);
+}
+
+function isPrefix(prefix: Uint8Array, bytes: Uint8Array): boolean {
+  if (prefix.length > bytes.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (prefix[i] !== bytes[i]) return false;
+  return true;
+}
+
+/** Verifies an ED25519 signature; asynchronous because WebCrypto is. */
+export type Ed25519Verifier = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => Promise<boolean>;
+
+/**
+ * A WebCrypto ED25519 verifier that keeps imported keys in a bounded cache: the same few keys
+ * (the operator's, each topic's submit key) sign nearly everything.
+ */
+export function createEd25519Verifier(maxCachedKeys = 1024): Ed25519Verifier {
+  const cache = new Map<string, Promise<CryptoKey>>();
+  return async (publicKey, message, signature) => {
+    if (publicKey.length !== 32 || signature.length !== 64) return false;
+    const id = hex(publicKey);
+    let key = cache.get(id);
+    if (!key) {
+      if (cache.size >= maxCachedKeys) cache.clear();
+      key = crypto.subtle.importKey("raw", new Uint8Array(publicKey), { name: "Ed25519" }, false, ["verify"]);
+      cache.set(id, key);
+    }
+    try {
+      return await crypto.subtle.verify({ name: "Ed25519" }, await key, new Uint8Array(signature), new Uint8Array(message));
+    } catch {
+      // A key WebCrypto refuses to import is not a key that signed anything.
+      cache.delete(id);
+      return false;
+    }
+  };
+}
+
+/**
+ * What a transaction's signatures can satisfy. MUST call `prepare` with every key that will be
+ * asked about before calling `satisfies`; a primitive key not prepared is never satisfied.
+ */
+export interface SignatureCheck {
+  prepare(keys: readonly (proto.IKey | null | undefined)[]): Promise<void>;
+  satisfies(key: proto.IKey | null | undefined): boolean;
+}
+
+export function createSignatureCheck(bodyBytes: Uint8Array, sigMap: proto.ISignatureMap | null | undefined, verifyEd25519: Ed25519Verifier): SignatureCheck {
+  const pairs = sigMap?.sigPair ?? [];
+  const verified = new Map<string, boolean>();
+  const idOf = (p: Primitive): string => `${p.kind}:${hex(p.bytes)}`;
+
+  async function verifyPrimitive(p: Primitive): Promise<boolean> {
+    for (const pair of pairs) {
+      if (!isPrefix(pair.pubKeyPrefix ?? new Uint8Array(), p.bytes)) continue;
+      if (p.kind === "ed25519" && pair.ed25519 != null && pair.ed25519.length > 0) {
+        if (await verifyEd25519(p.bytes, bodyBytes, pair.ed25519)) return true;
+      } else if (p.kind === "ecdsa" && pair.ECDSASecp256k1 != null && pair.ECDSASecp256k1.length > 0) {
+        if (verifySecp256k1(p.bytes, bodyBytes, pair.ECDSASecp256k1)) return true;
+      }
+    }
+    return false;
+  }
+
+  function satisfiesAt(key: proto.IKey | null | undefined, depth: number): boolean {
+    if (key == null || depth > MAX_KEY_DEPTH) return false;
+    const p = primitiveOf(key);
+    if (p) return verified.get(idOf(p)) === true;
+    if (key.keyList != null) {
+      const keys = key.keyList.keys ?? [];
+      return keys.length > 0 && keys.every((k) => satisfiesAt(k, depth + 1));
+    }
+    if (key.thresholdKey != null) {
+      const keys = key.thresholdKey.keys?.keys ?? [];
+      const threshold = key.thresholdKey.threshold ?? 0;
+      return threshold >= 1 && keys.filter((k) => satisfiesAt(k, depth + 1)).length >= threshold;
+    }
+    return false;
+  }
+
+  return {
+    async prepare(keys) {
+      const wanted: Primitive[] = [];
+      for (const k of keys) primitivesIn(k, wanted);
+      for (const p of wanted) {
+        const id = idOf(p);
+        if (!verified.has(id)) verified.set(id, await verifyPrimitive(p));
+      }
+    },
+    satisfies: (key) => satisfiesAt(key, 0),
+  };
+}
+
+/** Protobuf bytes of a key, as stored. */
+export function encodeKey(key: proto.IKey): Uint8Array {
+  return proto.Key.encode(key).finish();
+}
+
+export function decodeKey(bytes: Uint8Array): proto.Key {
+  return proto.Key.decode(bytes);
+}
+
+/** The mirror node's rendering of a key: `{_type, key}` with hex, or null. */
+export function mirrorKey(bytes: Uint8Array | null): { _type: string; key: string } | null {
+  if (bytes == null) return null;
+  const key = decodeKey(bytes);
+  // Like the mirror node, a list or 1-of-1 threshold around a single key shows as that key.
+  const single = key.keyList?.keys?.length === 1 ? key.keyList.keys[0] : key.thresholdKey?.threshold === 1 && key.thresholdKey.keys?.keys?.length === 1 ? key.thresholdKey.keys.keys[0] : key;
+  const p = single ? primitiveOf(single) : null;
+  if (p?.kind === "ed25519") return { _type: "ED25519", key: hex(p.bytes) };
+  if (p?.kind === "ecdsa") return { _type: "ECDSA_SECP256K1", key: hex(p.bytes) };
+  return { _type: "ProtobufEncoded", key: hex(bytes) };
+}
