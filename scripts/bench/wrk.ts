@@ -1,0 +1,156 @@
+/**
+ * wrk, Debian's package, as the load generator: it is written in C and runs outside Bun, so
+ * the harness's own costs never count against the servers. Results come from a Lua `done()`
+ * hook that prints exact figures as JSON, rather than from wrk's rounded text summary.
+ */
+import { join } from "node:path";
+import type { Scenario } from "./scenarios.ts";
+
+export const INSTALL_COMMAND = "apt-get update && apt-get install -y wrk";
+
+/**
+ * Returns wrk's path, installing the Debian package first when it is missing and we are root
+ * (as in CI); anywhere else it stops with the command to run.
+ */
+export async function ensureWrk(): Promise<string> {
+  const found = Bun.which("wrk");
+  if (found !== null) return found;
+  if (process.getuid?.() !== 0) {
+    throw new Error(`wrk is not installed; install it with: sudo sh -c '${INSTALL_COMMAND}'`);
+  }
+  process.stderr.write(`wrk is missing; running: ${INSTALL_COMMAND}\n`);
+  for (const cmd of [["apt-get", "update"], ["apt-get", "install", "-y", "wrk"]]) {
+    const proc = Bun.spawn(cmd, {
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+      stdin: "ignore",
+      // apt's chatter goes to stderr, leaving stdout to the report.
+      stdout: 2,
+      stderr: "inherit",
+    });
+    if ((await proc.exited) !== 0) throw new Error(`"${cmd.join(" ")}" failed; install wrk with: ${INSTALL_COMMAND}`);
+  }
+  const installed = Bun.which("wrk");
+  if (installed === null) throw new Error(`wrk is still not on PATH after installing it; install it with: ${INSTALL_COMMAND}`);
+  return installed;
+}
+
+/** wrk's version banner, e.g. "wrk debian/4.1.0-3+b2". */
+export async function wrkVersion(wrk: string): Promise<string> {
+  // `wrk -v` prints its banner and usage, then exits 1: only the banner's start is wanted.
+  const out = await new Response(Bun.spawn([wrk, "-v"], { stdout: "pipe", stderr: "pipe" }).stdout).text();
+  return out.split("\n")[0]?.replace(/\s*\[.*$/, "").trim() ?? "wrk";
+}
+
+export interface WrkResult {
+  readonly requests: number;
+  readonly durationS: number;
+  readonly requestsPerSecond: number;
+  readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
+  /** wrk counts a status of 400 or more as "Non-2xx or 3xx"; the others are socket errors. */
+  readonly errors: {
+    readonly non2xx: number;
+    readonly connect: number;
+    readonly read: number;
+    readonly write: number;
+    readonly timeout: number;
+  };
+}
+
+export interface WrkRun {
+  readonly wrk: string;
+  /** Base URL of the server, without a path. */
+  readonly url: string;
+  readonly scenario: Scenario;
+  readonly threads: number;
+  readonly durationS: number;
+  /** Folder for the generated Lua script. */
+  readonly workDir: string;
+}
+
+const RESULT_MARK = "BENCH_RESULT ";
+
+export async function runWrk(run: WrkRun): Promise<WrkResult> {
+  const { scenario } = run;
+  const script = join(run.workDir, `wrk-${scenario.name}.lua`);
+  await Bun.write(script, luaScript(scenario));
+  const args = [
+    run.wrk,
+    `--threads=${Math.min(run.threads, scenario.connections)}`,
+    `--connections=${scenario.connections}`,
+    `--duration=${run.durationS}s`,
+    `--script=${script}`,
+    run.url + scenario.path,
+  ];
+  const proc = Bun.spawn(args, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const line = out.split("\n").find((l) => l.startsWith(RESULT_MARK));
+  if (code !== 0 || line === undefined) {
+    throw new Error(`wrk failed (exit ${code}) on ${scenario.method} ${run.url}${scenario.path}:\n${out}${err}`);
+  }
+  const raw = JSON.parse(line.slice(RESULT_MARK.length)) as {
+    requests: number;
+    durationUs: number;
+    errors: { connect: number; read: number; write: number; status: number; timeout: number };
+    latencyUs: { p50: number; p90: number; p99: number; max: number };
+  };
+  const durationS = raw.durationUs / 1e6;
+  return {
+    requests: raw.requests,
+    durationS,
+    requestsPerSecond: raw.requests / durationS,
+    latencyMs: {
+      p50: raw.latencyUs.p50 / 1000,
+      p90: raw.latencyUs.p90 / 1000,
+      p99: raw.latencyUs.p99 / 1000,
+      max: raw.latencyUs.max / 1000,
+    },
+    errors: {
+      non2xx: raw.errors.status,
+      connect: raw.errors.connect,
+      read: raw.errors.read,
+      write: raw.errors.write,
+      timeout: raw.errors.timeout,
+    },
+  };
+}
+
+/** Describes what went wrong in a run, or returns null when every request got a good answer. */
+export function wrkProblem(result: WrkResult): string | null {
+  const e = result.errors;
+  const socket = e.connect + e.read + e.write + e.timeout;
+  if (result.requests === 0) return "no request completed";
+  if (e.non2xx === 0 && socket === 0) return null;
+  return `${e.non2xx} non-2xx responses; socket errors: connect ${e.connect}, read ${e.read}, write ${e.write}, timeout ${e.timeout}`;
+}
+
+/**
+ * The request is fixed at load time (wrk.format caches it per connection), so a scenario's
+ * method, headers and body cost nothing per request; `done()` runs once, after all threads.
+ */
+function luaScript(scenario: Scenario): string {
+  const lines = [`wrk.method = ${luaString(scenario.method)}`];
+  for (const [name, value] of Object.entries(scenario.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  if (scenario.body !== undefined) lines.push(`wrk.body = ${luaString(scenario.body)}`);
+  lines.push(
+    "function done(summary, latency, requests)",
+    "  local e = summary.errors",
+    "  io.write(string.format(",
+    `    '${RESULT_MARK}{"requests":%d,"durationUs":%d,"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..`,
+    `    '"latencyUs":{"p50":%d,"p90":%d,"p99":%d,"max":%d}}\\n',`,
+    "    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,",
+    "    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))",
+    "end",
+    "",
+  );
+  return lines.join("\n");
+}
+
+/** A Lua 5.1 string literal for any UTF-8 text: bytes outside plain ASCII become \ddd escapes. */
+function luaString(text: string): string {
+  let out = '"';
+  for (const byte of new TextEncoder().encode(text)) {
+    const plain = byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c;
+    out += plain ? String.fromCharCode(byte) : "\\" + String(byte).padStart(3, "0");
+  }
+  return out + '"';
+}
