@@ -24,12 +24,14 @@ import {
 } from "@hashgraph/sdk";
 import { proto } from "@hashgraph/proto";
 import * as grpc from "@grpc/grpc-js";
-import { mkdtempSync, rmSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { manualClock } from "../../src/lib/clock.ts";
 import { startLocalLedger, transactionPageUrl, type LocalLedger, type LocalLedgerOptions } from "../../src/anchoring/local-ledger/index.ts";
 import { nextRunningHash } from "../../src/anchoring/local-ledger/running-hash.ts";
+import { LEDGER_PRAGMAS } from "../../src/anchoring/local-ledger/store.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
@@ -421,6 +423,29 @@ describe("restart", () => {
     expect((dup as PrecheckStatusError).status).toBe(Status.DuplicateTransaction);
     const next = await (await submit(client2, topicId, "after", submitKey)).getReceipt(client2);
     expect(next.topicSequenceNumber?.toNumber()).toBe(3);
+  });
+});
+
+describe("data folder and options", () => {
+  test("the database and the operator key file are owner-only; pragmas in the documented order", async () => {
+    const dir = tempDir();
+    const ledger = await ledgerAt(dir);
+    expect(LEDGER_PRAGMAS.map((p) => p.split(" ")[1])).toEqual(["busy_timeout", "journal_mode", "foreign_keys", "synchronous"]);
+    expect(LEDGER_PRAGMAS).toContain("PRAGMA synchronous = FULL");
+    expect(statSync(join(dir, "ledger.sqlite")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, "operator.key")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, "operator.key"), "utf8").trim()).toBe(ledger.operator.privateKeyDer);
+    expect(PrivateKey.fromStringDer(ledger.operator.privateKeyDer).publicKey.toStringDer()).toBe(ledger.operator.publicKeyDer);
+    const db = new Database(join(dir, "ledger.sqlite"), { readonly: true });
+    expect(db.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+    db.close();
+  });
+
+  test("options are checked strictly", async () => {
+    const dataDir = tempDir();
+    await expect(startLocalLedger({ dataDir, grpcPort: 70000 })).rejects.toThrow(TypeError);
+    await expect(startLocalLedger({ dataDir, consensusMs: -1 })).rejects.toThrow(TypeError);
+    await expect(startLocalLedger({ dataDir, consensusMS: 5 } as unknown as LocalLedgerOptions)).rejects.toThrow(/unknown option consensusMS/);
   });
 });
 

@@ -16,7 +16,7 @@
  *   transaction stays pending for the next start.
  * - Nothing here reads process.env: the caller passes every setting.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import { createLogger, type Logger } from "../../lib/log.ts";
@@ -73,6 +73,14 @@ export function transactionPageUrl(mirrorUrl: string, transactionId: string): st
 
 export { mirrorTransactionId };
 
+/** What the ledger keeps in its data folder. */
+export const LOCAL_LEDGER_FILES = {
+  database: "ledger.sqlite",
+  lock: "ledger.lock",
+  /** The genesis operator's private key, hex DER (PKCS#8), owner-only. */
+  operatorKey: "operator.key",
+} as const;
+
 const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "consensusMs", "receiptTtlMs", "clock", "log"];
 const GENESIS_BALANCE = 5_000_000_000_000_000; // 50,000,000 hbar in tinybars
 /** How often the scheduler looks for due work besides its precise wake-ups (manual clocks, resumes). */
@@ -123,11 +131,21 @@ function acquireLock(path: string): () => void {
   throw new Error(`could not take the local ledger lock ${path}`);
 }
 
-/** Creates the genesis state on first start; returns the operator's keys. */
-async function ensureGenesis(store: LedgerStore): Promise<{ privateKeyDer: string; publicKeyDer: string }> {
+/**
+ * Creates the genesis state on first start; returns the operator's keys. The database is the
+ * authority; `operator.key` beside it (hex DER, owner-only) is a copy for a process that uses
+ * this ledger without starting it, rewritten if missing.
+ */
+async function ensureGenesis(store: LedgerStore, keyFile: string): Promise<{ privateKeyDer: string; publicKeyDer: string }> {
+  const writeKeyFile = (privateKeyDer: string): void => {
+    if (!existsSync(keyFile)) writeFileSync(keyFile, `${privateKeyDer}\n`, { mode: 0o600 });
+  };
   const existing = store.getMeta("operator_private_key_der");
   const existingPublic = store.getMeta("operator_public_key_der");
-  if (existing && existingPublic) return { privateKeyDer: existing, publicKeyDer: existingPublic };
+  if (existing && existingPublic) {
+    writeKeyFile(existing);
+    return { privateKeyDer: existing, publicKeyDer: existingPublic };
+  }
 
   const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as unknown as CryptoKeyPair;
   const privateKeyDer = hex(new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey)));
@@ -143,6 +161,7 @@ async function ensureGenesis(store: LedgerStore): Promise<{ privateKeyDer: strin
     store.setMeta("operator_private_key_der", privateKeyDer);
     store.setMeta("operator_public_key_der", publicKeyDer);
   });
+  writeKeyFile(privateKeyDer);
   return { privateKeyDer, publicKeyDer };
 }
 
@@ -154,10 +173,10 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
   const consensusMs = options.consensusMs ?? 3000;
 
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  const releaseLock = acquireLock(join(options.dataDir, "ledger.lock"));
+  const releaseLock = acquireLock(join(options.dataDir, LOCAL_LEDGER_FILES.lock));
   let store: LedgerStore;
   try {
-    store = openLedgerStore(join(options.dataDir, "ledger.sqlite"));
+    store = openLedgerStore(join(options.dataDir, LOCAL_LEDGER_FILES.database));
   } catch (err) {
     releaseLock();
     throw err;
@@ -169,12 +188,23 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
   const inFlight = new Set<Promise<unknown>>();
   let node: LedgerNode;
 
+  // A consensus failure is a bug, and the poll would repeat it four times a second: log the
+  // first, then at most one a minute with a count of those not logged.
+  let lastErrorLogMs = Number.NEGATIVE_INFINITY;
+  let suppressed = 0;
   const runConsensus = async (): Promise<number> => {
     if (closed) return 0;
     try {
       return await node.runConsensus();
     } catch (err) {
-      log.error("local ledger: consensus failed", { err });
+      const now = clock.now();
+      if (now - lastErrorLogMs >= 60_000) {
+        log.error("local ledger: consensus failed; pending transactions stay pending", { err, suppressed });
+        lastErrorLogMs = now;
+        suppressed = 0;
+      } else {
+        suppressed++;
+      }
       return 0;
     }
   };
@@ -190,8 +220,8 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
         timerAt = Number.POSITIVE_INFINITY;
         void runConsensus().then(() => {
           const next = closed ? null : node.nextDueMs();
-          // A manual clock that has not reached `next` yet is left to the poll.
-          if (next != null && next > clock.now() - 1) arm(Math.max(next, clock.now() + 1));
+          // Work already due but not done (consensus paused) is left to the poll.
+          if (next != null && next > clock.now()) arm(next);
         });
       },
       Math.max(0, dueMs - clock.now()),
@@ -206,7 +236,7 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
   });
 
   try {
-    const operatorKeys = await ensureGenesis(store);
+    const operatorKeys = await ensureGenesis(store, join(options.dataDir, LOCAL_LEDGER_FILES.operatorKey));
     node = createLedgerNode({
       store,
       clock,
@@ -252,7 +282,7 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
     let reachability = Promise.resolve();
     // Serialised, so quick on/off/on calls from a test land in order.
     setUnreachable = (on) => {
-      reachability = reachability.then(async () => {
+      reachability = reachability.catch(() => undefined).then(async () => {
         if (closed || on === unreachable) return;
         unreachable = on;
         if (on) {

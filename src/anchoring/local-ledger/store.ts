@@ -22,7 +22,7 @@ import type { Timestamp } from "./ids.ts";
  *    product relies on that promise across crashes; in WAL mode NORMAL may lose the last commits
  *    on power loss, FULL syncs the WAL on every commit.
  */
-const PRAGMAS = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"];
+export const LEDGER_PRAGMAS = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"];
 
 const SCHEMA_VERSION = 1;
 
@@ -341,7 +341,7 @@ export function openLedgerStore(path: string): LedgerStore {
   const isNew = !existsSync(path);
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new Database(path, { create: true, readwrite: true });
-  for (const pragma of PRAGMAS) db.run(pragma);
+  for (const pragma of LEDGER_PRAGMAS) db.run(pragma);
   // The file holds the genesis account's private key: owner-only, whatever the umask.
   if (isNew) chmodSync(path, 0o600);
 
