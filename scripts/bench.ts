@@ -22,6 +22,8 @@ const TARGETS = { coldStartMs: 100, idleRssBytes: 80e6 };
 const WRK_THREADS = 2;
 const IDLE_REQUESTS = 20;
 const IDLE_WAIT_MS = 2_000;
+/** Above this share of busy CPU before the run, the figures are not comparable with a quiet run's. */
+const BUSY_WARNING = 0.2;
 
 interface Mode {
   readonly name: "full" | "quick";
@@ -85,6 +87,9 @@ async function main(argv: string[]): Promise<number> {
   console.log(`docverify benchmark, ${mode.name} run, ${date}`);
   console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, Linux ${machine.kernel}, Bun ${machine.bun}, ${machine.wrk}`);
   console.log(`CPU busy with other work just before the run: ${Math.round(machine.busyBeforeRun * 100)}%`);
+  if (machine.busyBeforeRun > BUSY_WARNING) {
+    console.log("  the machine is busy: the servers will get fewer cores than usual, and the floor loses most, so ratios read high");
+  }
 
   const work = mkdtempSync(join(tmpdir(), "docverify-bench-"));
   const broken: string[] = [];
@@ -125,8 +130,8 @@ async function main(argv: string[]): Promise<number> {
     // The first start reads the binary from disk; the measured ones find it in the page cache,
     // as a service restarted by its supervisor does.
     for (let i = 0; i <= mode.coldStartRuns; i++) {
-      const ms = await coldStart(binary, join(work, `cold-${i}`));
-      if (i > 0) startMs.push(ms);
+      const elapsed = await coldStart(binary, join(work, `cold-${i}`));
+      if (i > 0) startMs.push(elapsed);
     }
     const startMedian = median(startMs);
     const startVerdict: Verdict = startMedian <= TARGETS.coldStartMs ? "PASS" : "MISS";
