@@ -25,9 +25,9 @@ import {
 import { proto } from "@hashgraph/proto";
 import * as grpc from "@grpc/grpc-js";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { manualClock } from "../../src/lib/clock.ts";
 import { startLocalLedger, transactionPageUrl, type LocalLedger, type LocalLedgerOptions } from "../../src/anchoring/local-ledger/index.ts";
 import { nextRunningHash } from "../../src/anchoring/local-ledger/running-hash.ts";
@@ -439,6 +439,19 @@ describe("data folder and options", () => {
     const db = new Database(join(dir, "ledger.sqlite"), { readonly: true });
     expect(db.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     db.close();
+  });
+
+  test("the example in docs/local-ledger.md runs as written", async () => {
+    const root = resolve(import.meta.dir, "..", "..");
+    const snippet = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(root, "docs", "local-ledger.md"), "utf8"))![1]!;
+    const dir = tempDir();
+    symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+    const code = snippet.replace('"./src/', `"${root}/src/`).replace('"./data/local-ledger"', JSON.stringify(join(dir, "ledger")));
+    writeFileSync(join(dir, "example.ts"), `${code}\nconsole.log(String(topicId), page);\n`);
+    const proc = Bun.spawn([process.execPath, join(dir, "example.ts")], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code_] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ code: code_, err }).toEqual({ code: 0, err: "" });
+    expect(out).toMatch(/^0\.0\.1001 http:\/\/127\.0\.0\.1:\d+\/transaction\/0\.0\.2-1700000000-000000000\n$/);
   });
 
   test("options are checked strictly", async () => {
