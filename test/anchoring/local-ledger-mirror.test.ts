@@ -35,7 +35,7 @@ beforeAll(async () => {
   }
   const all = (await (await fetch(`${ledger.mirrorUrl}/api/v1/topics/${topic}/messages`)).json()) as { messages: { consensus_timestamp: string }[] };
   ts.push("", ...all.messages.map((m) => m.consensus_timestamp));
-});
+}, 20_000);
 
 afterAll(async () => {
   client.close();

@@ -67,11 +67,6 @@ export function mirrorTransactionId(payer: number, validStart: Timestamp): strin
   return `${entityId(payer)}-${validStart.seconds}-${String(validStart.nanos).padStart(9, "0")}`;
 }
 
-/** The SDK's form: `0.0.2@1700000000.000000000`. */
-export function sdkTransactionId(payer: number, validStart: Timestamp): string {
-  return `${entityId(payer)}@${formatTimestamp(validStart)}`;
-}
-
 /**
  * Parses a transaction id in the mirror form (`0.0.2-1700000000-000000000`) or, when allowed, the
  * SDK form (`0.0.2@1700000000.000000000`). Null when malformed.

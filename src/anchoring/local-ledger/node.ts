@@ -131,7 +131,7 @@ export interface Received<T> {
   readonly message: T | null;
 }
 
-/** Which services and methods are transaction RPCs and which are queries is the proto's business. */
+/** Whether an RPC carries a Transaction (answered by a TransactionResponse) or a Query (a Response). */
 export type RpcKind = "transaction" | "query";
 
 export interface LedgerNode {
