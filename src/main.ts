@@ -3,11 +3,11 @@
  * flags strictly (an unknown flag is an error, never ignored), reads settings once through
  * `parseConfig`, and reports failures on stderr with a non-zero exit.
  */
-import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "./config/index.ts";
 import { createLogger } from "./lib/log.ts";
-import { describeRefusal, runKey, runOrg, UsageError as CliUsageError } from "./admin/cli.ts";
+import { runKey, runOrg } from "./admin/cli.ts";
 import { MasterKeyFileError } from "./crypto/index.ts";
+import { parseFlags, UsageError } from "./lib/args.ts";
 import { DomainError } from "./lib/errors.ts";
 import { SchemaTooNewError } from "./storage/migrate.ts";
 import { startServer } from "./serve.ts";
@@ -56,10 +56,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
   } catch (e) {
     if (e instanceof DomainError) {
-      process.stderr.write(`docverify: ${describeRefusal(e)}\n`);
+      process.stderr.write(`docverify: ${e.message}\n`);
       return 1;
     }
-    if (e instanceof UsageError || e instanceof CliUsageError || e instanceof ConfigError) {
+    if (e instanceof UsageError || e instanceof ConfigError) {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 2;
     }
@@ -72,19 +72,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-class UsageError extends Error {}
-
-function flags<T extends Record<string, { type: "string" | "boolean" }>>(args: readonly string[], options: T) {
-  try {
-    return parseArgs({ args: [...args], options, strict: true, allowPositionals: false }).values;
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
-
 async function serve(args: readonly string[]): Promise<number> {
-  const values = flags(args, { data: { type: "string" } });
-  const config = parseConfig(process.env, { dataDir: values.data });
+  const { values } = parseFlags(args, { data: { type: "string" } });
+  const config = parseConfig(process.env, { dataDir: typeof values.data === "string" ? values.data : undefined });
   const log = createLogger({ level: config.logLevel });
   const running = await startServer(config, log);
   return await new Promise<number>((resolve) => {

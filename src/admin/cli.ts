@@ -5,35 +5,20 @@
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
 import { userInfo } from "node:os";
-import { parseArgs } from "node:util";
 import { openCore, type Core } from "../app.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";
 import type { Organisation } from "../keys/organisations.ts";
-import { DomainError } from "../lib/errors.ts";
+import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";
 
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
-
 type Out = { write(s: string): void };
-type FlagSpec = Record<string, { type: "string" | "boolean" }>;
 
 const COMMON: FlagSpec = { json: { type: "boolean" }, data: { type: "string" } };
 
-function parse<T extends FlagSpec>(args: readonly string[], options: T, positionals = 0) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options: { ...COMMON, ...options }, strict: true, allowPositionals: positionals > 0 });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (parsed.positionals.length !== positionals) {
-    throw new UsageError(positionals === 0 ? `unexpected argument ${parsed.positionals[0]}` : `expected ${positionals} argument(s), got ${parsed.positionals.length}`);
-  }
-  return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals };
+function parse(args: readonly string[], options: FlagSpec, positionals = 0) {
+  return parseFlags(args, { ...COMMON, ...options }, positionals);
 }
 
 function onOff(value: string | boolean | undefined, flag: string): boolean | undefined {
@@ -165,9 +150,4 @@ export function runKey(args: readonly string[], env: Readonly<Record<string, str
     default:
       throw new UsageError(sub === undefined ? "key needs a subcommand: mint, list or revoke" : `unknown key subcommand "${sub}": use mint, list or revoke`);
   }
-}
-
-/** Message for a refusal from the services, for stderr (the message already names the field). */
-export function describeRefusal(e: DomainError): string {
-  return e.message;
 }
