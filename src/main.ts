@@ -76,9 +76,16 @@ async function serve(args: readonly string[]): Promise<number> {
   const { values } = parseFlags(args, { data: { type: "string" } });
   const config = parseConfig(process.env, { dataDir: typeof values.data === "string" ? values.data : undefined });
   const log = createLogger({ level: config.logLevel });
+  // Handlers go in before the server starts: a signal that arrives just after the "started"
+  // log line must drain like any other, not kill the process with the default action.
+  let signalled: NodeJS.Signals | null = null;
+  let onSignal: (signal: NodeJS.Signals) => void = (signal) => (signalled = signal);
+  const handler = (signal: NodeJS.Signals) => onSignal(signal);
+  process.once("SIGTERM", handler);
+  process.once("SIGINT", handler);
   const running = await startServer(config, log);
   return await new Promise<number>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
+    onSignal = (signal) => {
       log.info("shutdown requested", { signal });
       running.stop().then(
         () => resolve(0),
@@ -88,8 +95,7 @@ async function serve(args: readonly string[]): Promise<number> {
         },
       );
     };
-    process.once("SIGTERM", onSignal);
-    process.once("SIGINT", onSignal);
+    if (signalled !== null) onSignal(signalled);
   });
 }
 
