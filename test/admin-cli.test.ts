@@ -106,10 +106,11 @@ describe("org and key commands", () => {
   test("each organisation gets its own ML-DSA-65 system key, sealed at rest", () => {
     const db = new Database(join(data, "docverify.db"), { readonly: true });
     try {
-      const rows = db.query("SELECT system_key_algorithm AS alg, system_public_key AS pk, system_key_sealed AS sealed FROM organisations").all() as { alg: string; pk: Uint8Array; sealed: Uint8Array }[];
+      const rows = db.query("SELECT k.algorithm AS alg, k.public_key AS pk, k.sealed_seed AS sealed, k.purpose AS purpose, o.id AS id FROM organisations o JOIN signing_keys k ON k.fingerprint = o.system_key_fingerprint").all() as { alg: string; pk: Uint8Array; sealed: Uint8Array; purpose: string; id: string }[];
       expect(rows.length).toBeGreaterThanOrEqual(2);
       for (const r of rows) {
         expect(r.alg).toBe("ML-DSA-65");
+        expect(r.purpose).toBe(`org:${r.id}`);
         expect(r.pk.byteLength).toBe(1952);
         expect(Buffer.from(r.sealed.subarray(0, 4)).toString()).toBe("DVSS");
       }

@@ -102,4 +102,35 @@ describe("storage", () => {
     },
     60_000,
   );
+
+  test("0002 moves each organisation's system key into the key registry and keeps its API keys", () => {
+    // A database as the previous release left it: migrations 0000 and 0001, one organisation, one key.
+    const dir = tempDir();
+    const old = join(dir, "migrations");
+    cpSync(join(ROOT, "migrations"), old, { recursive: true });
+    const journalFile = join(old, "meta", "_journal.json");
+    const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
+    journal.entries = journal.entries.filter((e) => e.tag < "0002");
+    writeFileSync(journalFile, JSON.stringify(journal));
+    const db = openDatabase({ path: join(dir, "old.db") });
+    stockMigrate(db, { migrationsFolder: old });
+    const pk = new Uint8Array(1952).fill(7);
+    const fp = new Uint8Array(32).fill(9);
+    const sealed = new Uint8Array(65).fill(1);
+    db.$client
+      .query("INSERT INTO organisations (id, name, created_at, system_key_algorithm, system_public_key, system_key_fingerprint, system_key_sealed) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run("org-1", "Acme", 1000, "ML-DSA-65", pk, fp, sealed);
+    db.$client.query("INSERT INTO api_keys (key_id, org_id, environment, scopes, secret_digest, created_at) VALUES ('k1', 'org-1', 'live', 'verifications:read', x'00', 1)").run();
+
+    expect(migrate(db).applied).toBe(1);
+    const key = db.$client.query("SELECT algorithm, public_key, purpose, sealed_seed, created_at FROM signing_keys WHERE fingerprint = ?").get(fp) as Record<string, unknown>;
+    expect(key).toMatchObject({ algorithm: "ML-DSA-65", purpose: "org:org-1", created_at: 1000 });
+    expect(Buffer.from(key.public_key as Uint8Array).equals(Buffer.from(pk))).toBe(true);
+    expect(Buffer.from(key.sealed_seed as Uint8Array).equals(Buffer.from(sealed))).toBe(true);
+    expect(rows(db, "SELECT id, name FROM organisations")).toEqual([{ id: "org-1", name: "Acme" }]);
+    expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
+    // the api_keys foreign key still points at the rebuilt table
+    expect(() => db.$client.run("INSERT INTO api_keys (key_id, org_id, environment, scopes, secret_digest, created_at) VALUES ('k2', 'nope', 'live', '', x'00', 1)")).toThrow();
+    db.$client.close();
+  });
 });

@@ -8,7 +8,7 @@ import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
-import { organisations } from "../storage/schema.ts";
+import { organisations, signingKeys } from "../storage/schema.ts";
 import { writeAudit } from "./audit.ts";
 
 export interface OrgFlags {
@@ -79,13 +79,20 @@ export function createOrganisations(deps: { db: Db; signer: Signer; clock: Clock
         validated: input.validated ?? false,
         suspended: input.suspended ?? false,
         createdAt: clock.now(),
-        systemKeyAlgorithm: key.algorithm,
-        systemPublicKey: Buffer.from(key.publicKey),
         systemKeyFingerprint: Buffer.from(key.fingerprint),
-        systemKeySealed: Buffer.from(key.sealedSeed),
         topicId: null,
       };
       db.transaction((tx) => {
+        tx.insert(signingKeys)
+          .values({
+            fingerprint: row.systemKeyFingerprint,
+            algorithm: key.algorithm,
+            publicKey: Buffer.from(key.publicKey),
+            purpose: key.purpose,
+            sealedSeed: Buffer.from(key.sealedSeed),
+            createdAt: row.createdAt,
+          })
+          .run();
         tx.insert(organisations).values(row).run();
         writeAudit(tx, row.createdAt, { actor, action: "organisation.create", subjectType: "organisation", subjectId: id, before: null, after: view(row) });
       }, { behavior: "immediate" });

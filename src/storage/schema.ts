@@ -3,7 +3,8 @@
  * migrations under `migrations/`; `npm run db:generate` also refreshes `migrations/index.ts`,
  * the module that embeds them in the binary. A test fails when the two are out of step.
  */
-import { blob, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Facts about this installation that must survive restarts: its instance id and the
@@ -16,9 +17,25 @@ export const serviceMeta = sqliteTable("service_meta", {
 });
 
 /**
- * Organisations. Flags are 0/1 integers; `system_key_*` hold the organisation's own ML-DSA key
- * (public key in clear, seed sealed under the master key, see src/crypto/sealed-seed.ts).
- * `topic_id` is set once the running service has created the organisation's ledger topic.
+ * Every public key that has signed anything, and the sealed private half of the keys this
+ * service holds. Append-only in practice: a record names its signer and seal keys by
+ * fingerprint, so a key row must outlive every record it signed. `purpose` is bound into the
+ * sealed seed (`org:<orgId>`, `service-seal`, `person:<id>`); `sealed_seed` is null for keys
+ * whose private half the service never holds (a person's key).
+ */
+export const signingKeys = sqliteTable("signing_keys", {
+  fingerprint: blob("fingerprint", { mode: "buffer" }).primaryKey(),
+  algorithm: text("algorithm").notNull(),
+  publicKey: blob("public_key", { mode: "buffer" }).notNull(),
+  purpose: text("purpose").notNull(),
+  sealedSeed: blob("sealed_seed", { mode: "buffer" }),
+  createdAt: integer("created_at").notNull(),
+});
+
+/**
+ * Organisations. Flags are 0/1 integers. `system_key_fingerprint` names the organisation's own
+ * ML-DSA key in `signing_keys`. `topic_id` is set once the running service has created the
+ * organisation's ledger topic.
  */
 export const organisations = sqliteTable("organisations", {
   id: text("id").primaryKey(),
@@ -28,10 +45,10 @@ export const organisations = sqliteTable("organisations", {
   validated: integer("validated", { mode: "boolean" }).notNull().default(false),
   suspended: integer("suspended", { mode: "boolean" }).notNull().default(false),
   createdAt: integer("created_at").notNull(),
-  systemKeyAlgorithm: text("system_key_algorithm").notNull(),
-  systemPublicKey: blob("system_public_key", { mode: "buffer" }).notNull(),
+  // No foreign key: SQLite cannot add one to an existing table without rebuilding it, and a
+  // rebuild under api_keys' foreign key cannot be done inside the migration transaction.
+  // Organisation creation writes both rows in one transaction.
   systemKeyFingerprint: blob("system_key_fingerprint", { mode: "buffer" }).notNull(),
-  systemKeySealed: blob("system_key_sealed", { mode: "buffer" }).notNull(),
   topicId: text("topic_id"),
 });
 
@@ -71,3 +88,122 @@ export const auditLog = sqliteTable("audit_log", {
   before: text("before"),
   after: text("after"),
 });
+
+/**
+ * Every transaction docverify submits to the ledger: topic creations and record / revocation
+ * messages. The anchor loop's work queue and its crash journal (docs/anchoring.md): the
+ * transaction id is chosen and stored before anything is submitted, `signed_bytes` is stored
+ * before the first submission, and a restart re-submits those same bytes or asks for their
+ * receipt, never a second transaction for the same purpose.
+ *
+ * `state`: `pending` (stored, not yet accepted by the ledger) → `accepted` (precheck passed) →
+ * `anchored` (consensus; final), or `abandoned` (cannot reach consensus within its validity
+ * window). Times are ms since the epoch; `consensus_at` is the ledger's `seconds.nanoseconds`
+ * text with nanoseconds zero-padded to 9 digits, so it sorts as text.
+ */
+export const ledgerTransactions = sqliteTable(
+  "ledger_transactions",
+  {
+    transactionId: text("transaction_id").primaryKey(),
+    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message"] }).notNull(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organisations.id),
+    recordId: text("record_id"),
+    /** Null for a topic creation until its receipt names the new topic. */
+    topicId: text("topic_id"),
+    /** The message submitted (record and revocation messages). */
+    message: blob("message", { mode: "buffer" }),
+    /** The signed transaction as submitted; stored before the first submission. */
+    signedBytes: blob("signed_bytes", { mode: "buffer" }),
+    validStartMs: integer("valid_start_ms").notNull(),
+    validSeconds: integer("valid_seconds").notNull(),
+    state: text("state", { enum: ["pending", "accepted", "anchored", "abandoned"] }).notNull(),
+    sequenceNumber: integer("sequence_number"),
+    consensusAt: text("consensus_at"),
+    runningHash: blob("running_hash", { mode: "buffer" }),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("ledger_transactions_work").on(t.state, t.nextAttemptAt),
+    index("ledger_transactions_record").on(t.recordId),
+    // One topic per organisation: a second topic creation can never be queued while one is live.
+    uniqueIndex("ledger_transactions_one_topic").on(t.orgId).where(sql`kind = 'topic_create' AND state <> 'abandoned'`),
+  ],
+);
+
+/**
+ * Authenticated documents. Organisation-signed records (`signer_type` `org`, kind
+ * `record_only`) are created by POST /v1/records; person-signed ones (`user`, `pdf_embedded`)
+ * come from the application and carry `signer_hint`. The signed bytes are never stored: they are
+ * rebuilt from `id`, `doc_hash`, `signed_at_ms` and `signer_fingerprint` on every verification
+ * (docs/signing.md §3).
+ *
+ * The anchor columns mirror the record's creation message in `ledger_transactions`
+ * (`transaction_id`), written in the same transaction as that row's state. At most one
+ * non-abandoned record per organisation and hash: the unique index is what makes two concurrent
+ * first calls create exactly one record.
+ */
+export const records = sqliteTable(
+  "records",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").references(() => organisations.id),
+    signerType: text("signer_type", { enum: ["org", "user"] }).notNull(),
+    kind: text("kind").notNull(),
+    signerHint: text("signer_hint"),
+    docHash: text("doc_hash").notNull(),
+    filename: text("filename"),
+    signedAtMs: integer("signed_at_ms").notNull(),
+    signerFingerprint: blob("signer_fingerprint", { mode: "buffer" })
+      .notNull()
+      .references(() => signingKeys.fingerprint),
+    signature: blob("signature", { mode: "buffer" }).notNull(),
+    sealFingerprint: blob("seal_fingerprint", { mode: "buffer" })
+      .notNull()
+      .references(() => signingKeys.fingerprint),
+    sealSignature: blob("seal_signature", { mode: "buffer" }).notNull(),
+    anchorState: text("anchor_state", { enum: ["pending", "accepted", "anchored", "abandoned"] }).notNull(),
+    topicId: text("topic_id").notNull(),
+    transactionId: text("transaction_id").notNull(),
+    sequenceNumber: integer("sequence_number"),
+    consensusAt: text("consensus_at"),
+    revokedAt: integer("revoked_at"),
+    revocationReason: text("revocation_reason"),
+    revocationTransactionId: text("revocation_transaction_id"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    index("records_doc_hash").on(t.docHash),
+    uniqueIndex("records_one_active").on(t.orgId, t.docHash).where(sql`anchor_state <> 'abandoned'`),
+  ],
+);
+
+/**
+ * The verification log (spec §4.2, decisions §6): one row per successful credentialed
+ * POST /v1/verifications, kept per organisation and environment. `id` is a UUIDv7, so ordering
+ * by id is ordering by time; pages are read newest first.
+ */
+export const verifications = sqliteTable(
+  "verifications",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organisations.id),
+    environment: text("environment", { enum: ["live", "test"] }).notNull(),
+    keyId: text("key_id").notNull(),
+    verdict: text("verdict").notNull(),
+    docHash: text("doc_hash").notNull(),
+    reference: text("reference"),
+    verifiedAtMs: integer("verified_at_ms").notNull(),
+  },
+  (t) => [
+    index("verifications_scope").on(t.orgId, t.environment, t.id),
+    index("verifications_scope_hash").on(t.orgId, t.environment, t.docHash, t.id),
+  ],
+);
