@@ -35,10 +35,19 @@ export interface Http {
 export interface RequestMeta {
   readonly id: string;
   readonly peer: string | undefined;
+  /** Headers for whatever response this request ends with (the rate-limit headers). */
+  headers?: Record<string, string>;
+  /** The authenticated key's prefix, for the log line (never the key). */
+  keyPrefix?: string;
 }
 const metaByRequest = new WeakMap<Request, RequestMeta>();
 export function requestMeta(request: Request): RequestMeta {
   return metaByRequest.get(request) ?? { id: "unknown", peer: undefined };
+}
+/** Adds headers to the response this request ends with, whether a success or an error. */
+export function setResponseHeaders(request: Request, headers: Record<string, string>): void {
+  const meta = metaByRequest.get(request);
+  if (meta !== undefined) meta.headers = { ...meta.headers, ...headers };
 }
 
 export function createHttp(deps: HttpDeps): Http {
@@ -113,6 +122,7 @@ export function createHttp(deps: HttpDeps): Http {
         response = errorResponse(internalError());
       }
       response.headers.set("x-request-id", meta.id);
+      if (meta.headers !== undefined) for (const [k, v] of Object.entries(meta.headers)) response.headers.set(k, v);
       // A 413 leaves the unread rest of the body on the connection; closing it keeps those
       // bytes from being parsed as a next request.
       if (response.status === 413) response.headers.set("connection", "close");
@@ -123,6 +133,7 @@ export function createHttp(deps: HttpDeps): Http {
         status: response.status,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         ...(meta.peer !== undefined ? { peer: meta.peer } : {}),
+        ...(meta.keyPrefix !== undefined ? { key: meta.keyPrefix } : {}),
       });
       return response;
     },

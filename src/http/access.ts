@@ -1,0 +1,161 @@
+/**
+ * Who is calling, and may they? Every /v1 route calls `access.admit(request, operation)` first
+ * thing, before reading its body: it applies decisions §3's precedence from `Origin` through
+ * credentials, rate limits, API access, scopes, environment and the add-on, and either returns
+ * the caller or throws the DomainError that answers. The rate-limit headers it decides are
+ * attached to whatever response the request ends with (success or error) by http/server.ts.
+ */
+import type { Config } from "../config/index.ts";
+import { anyContains, parseIp } from "../lib/cidr.ts";
+import { DomainError } from "../lib/errors.ts";
+import { keyPrefix } from "../keys/api-key.ts";
+import type { Credentials } from "../keys/credentials.ts";
+import type { Limit, RateDecision, RateLimiter } from "../keys/rate-limit.ts";
+import { requestMeta, setResponseHeaders } from "./server.ts";
+import type { Organisation } from "../keys/organisations.ts";
+
+/** Every /v1 operation, as the access rules know it. */
+export type Operation = "verifications.create" | "verifications.list" | "verifications.get" | "records.create" | "records.revoke";
+
+export interface CallerKey {
+  readonly keyId: string;
+  readonly environment: "live" | "test";
+  readonly scopes: readonly string[];
+}
+
+export type Caller =
+  | { readonly tier: "public"; readonly clientIp: string }
+  | { readonly tier: "organisation"; readonly clientIp: string; readonly key: CallerKey; readonly org: Organisation };
+
+export interface Access {
+  /**
+   * Admits the request to `operation` or throws the DomainError that answers it. Synchronous:
+   * call it before reading the body, so refusals never wait for (or spend memory on) a body.
+   */
+  admit(request: Request, operation: Operation): Caller;
+}
+
+
+interface Rule {
+  /** May the operation be called without a credential (the public tier)? */
+  readonly anonymous: boolean;
+  /** A record operation: live keys only, the add-on, and this scope. */
+  readonly recordScope?: "records:write" | "records:revoke";
+}
+
+export const RULES: Readonly<Record<Operation, Rule>> = {
+  "verifications.create": { anonymous: true },
+  "verifications.list": { anonymous: false },
+  "verifications.get": { anonymous: false },
+  "records.create": { anonymous: false, recordScope: "records:write" },
+  "records.revoke": { anonymous: false, recordScope: "records:revoke" },
+};
+
+const unauthenticated = () =>
+  new DomainError("UNAUTHENTICATED", "The credential is missing or unusable. Send exactly one header: Authorization: Bearer <API key>.");
+
+/**
+ * The client's address: the direct peer, or, when the peer is a trusted proxy, the nearest
+ * address in `X-Forwarded-For` that is not itself a trusted proxy (read right to left: each
+ * proxy appends the address it saw, so only the entries added by trusted proxies are believed).
+ */
+export function clientIp(request: Request, peer: string | undefined, trustedProxies: Config["trustedProxies"]): string {
+  const direct = peer ?? "unknown";
+  if (peer === undefined || trustedProxies.length === 0 || !anyContains(trustedProxies, peer)) return direct;
+  const header = request.headers.get("x-forwarded-for");
+  if (header === null) return direct;
+  const hops = header.split(",").map((h) => h.trim());
+  let client = direct;
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i]!;
+    if (parseIp(hop) === null) break; // a garbled entry: believe nothing further left
+    client = hop;
+    if (!anyContains(trustedProxies, hop)) break;
+  }
+  return client;
+}
+
+export function createAccess(deps: { config: Pick<Config, "rateLimit" | "trustedProxies">; credentials: Credentials; limiter: RateLimiter }): Access {
+  const { config, credentials, limiter } = deps;
+  const { rateLimit } = config;
+
+  function report(request: Request, decision: RateDecision): void {
+    setResponseHeaders(request, {
+      "x-ratelimit-limit": String(decision.limit),
+      "x-ratelimit-remaining": String(decision.remaining),
+    });
+  }
+
+  function rateLimited(decision: RateDecision & { allowed: false }): DomainError {
+    return new DomainError("RATE_LIMITED", `Too many requests; retry in ${decision.retryAfterSeconds} s.`, undefined, decision.retryAfterSeconds);
+  }
+
+  /** A refusal before any credential is accepted: spends the client IP's budget (or 429s). */
+  function refuseUnauthenticated(request: Request, ipLimit: Limit): never {
+    const decision = limiter.take([ipLimit]);
+    report(request, decision);
+    if (!decision.allowed) throw rateLimited(decision);
+    throw unauthenticated();
+  }
+
+  return {
+    admit(request, operation) {
+      const rule = RULES[operation];
+      const ip = clientIp(request, requestMeta(request).peer, config.trustedProxies);
+      const ipLimit: Limit = { bucket: `ip:${ip}`, perMinute: rateLimit.anonymous };
+
+      // Calls are to come from a server, not a browser (spec §5.9). Spends nothing.
+      if (request.headers.has("origin")) {
+        report(request, limiter.peek([ipLimit]));
+        throw new DomainError("FORBIDDEN", "Requests carrying an Origin header are refused: call this API from a server, not a browser.");
+      }
+
+      const authorization = request.headers.get("authorization");
+      if (authorization === null) {
+        if (!rule.anonymous) refuseUnauthenticated(request, ipLimit);
+        const decision = limiter.take([ipLimit]);
+        report(request, decision);
+        if (!decision.allowed) throw rateLimited(decision);
+        return { tier: "public", clientIp: ip };
+      }
+
+      // Bun joins repeated headers with ", ": a comma means more than one Authorization header
+      // (a key never contains one). Only the Bearer scheme (case-insensitive, RFC 9110) is accepted.
+      const m = /^bearer +([^\s,]+) *$/i.exec(authorization);
+      const key = m === null ? null : credentials.authenticate(m[1]!);
+      if (key === null) refuseUnauthenticated(request, ipLimit);
+
+      requestMeta(request).keyPrefix = keyPrefix(key);
+      const org = key.org;
+      // Keys of unvalidated organisations are served at the anonymous limit, per key.
+      const limits: Limit[] = org.validated
+        ? [
+            { bucket: `key:${key.keyId}`, perMinute: rateLimit.key },
+            { bucket: `org:${org.id}`, perMinute: rateLimit.org },
+          ]
+        : [{ bucket: `key:${key.keyId}`, perMinute: rateLimit.anonymous }];
+      const decision = limiter.take(limits);
+      report(request, decision);
+      if (!decision.allowed) throw rateLimited(decision);
+
+      if (!org.apiAccess) {
+        throw new DomainError("PAYMENT_REQUIRED", "API access is not enabled for this organisation." + (rule.anonymous ? " Drop the Authorization header to verify at the public tier." : ""));
+      }
+      if (!key.scopes.includes("verifications:read")) {
+        throw new DomainError("FORBIDDEN", "This key lacks the verifications:read scope.");
+      }
+      if (rule.recordScope !== undefined) {
+        if (key.environment !== "live") {
+          throw new DomainError("TEST_ENVIRONMENT", "A test key cannot create or revoke records: there is no test ledger. Use a live key.");
+        }
+        if (!org.addon) {
+          throw new DomainError("ADDON_REQUIRED", "This organisation does not hold the organisation-issued authentication add-on.");
+        }
+        if (!key.scopes.includes(rule.recordScope)) {
+          throw new DomainError("SCOPE_REQUIRED", `This key lacks the ${rule.recordScope} scope; mint a key with it.`);
+        }
+      }
+      return { tier: "organisation", clientIp: ip, key: { keyId: key.keyId, environment: key.environment, scopes: key.scopes }, org };
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * Authenticating a presented API key (decisions §2, spec §5).
+ *
+ * Guarantees:
+ * - A key that is malformed or whose CRC does not match is refused before storage is touched.
+ * - Every other cause of an unusable key (unknown key id, wrong secret, revoked key, key of an
+ *   environment other than the one its id was minted for) does the same work: one indexed read
+ *   and one constant-time comparison of SHA-256 digests (against a fixed dummy digest when the
+ *   id is unknown), and gives the same answer, `null`. Callers turn `null` into one 401.
+ * - Revocation is seen by the next request, also when another process (the admin command line)
+ *   revoked the key: nothing about a key is cached across requests.
+ * - Last-used times are kept without a write per request: the row read for authentication
+ *   tells whether the stored time is older than `LAST_USED_RESOLUTION_MS`; only then is the key
+ *   queued, and queued keys are written together, in one transaction, every few seconds and at
+ *   `close()`. So each key costs at most one write a minute, however busy it is.
+ */
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import type { Db } from "../storage/db.ts";
+import { parseKey, secretDigest, secretMatches, type Environment } from "./api-key.ts";
+import type { Scope } from "./api-keys.ts";
+import type { Organisation } from "./organisations.ts";
+
+export const LAST_USED_RESOLUTION_MS = 60_000;
+const FLUSH_EVERY_MS = 5_000;
+
+export interface AuthenticatedKey {
+  readonly keyId: string;
+  readonly environment: Environment;
+  readonly scopes: readonly Scope[];
+  readonly org: Organisation;
+}
+
+interface Row {
+  key_id: string;
+  environment: Environment;
+  scopes: string;
+  secret_digest: Uint8Array;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  org_id: string;
+  name: string;
+  api_access: number;
+  addon: number;
+  validated: number;
+  suspended: number;
+  created_at: number;
+  topic_id: string | null;
+}
+
+// Compared against when the key id is unknown, so that case costs what a wrong secret costs.
+const DUMMY_DIGEST = secretDigest("docverify/unknown-key");
+
+export function createCredentials(deps: { db: Db; clock: Clock; log: Logger }) {
+  const { db, clock, log } = deps;
+  const lookup = db.$client.query<Row, [string]>(
+    `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at, k.revoked_at,
+            o.id AS org_id, o.name, o.api_access, o.addon, o.validated, o.suspended, o.created_at, o.topic_id
+       FROM api_keys k JOIN organisations o ON o.id = k.org_id
+      WHERE k.key_id = ?`,
+  );
+  const touch = db.$client.query<unknown, [number, string, number]>(
+    "UPDATE api_keys SET last_used_at = ?1 WHERE key_id = ?2 AND (last_used_at IS NULL OR last_used_at < ?3)",
+  );
+  const pending = new Map<string, number>();
+  let timer: ReturnType<typeof setInterval> | null = null;
+
+  function flush(): void {
+    if (pending.size === 0) return;
+    const batch = [...pending];
+    pending.clear();
+    try {
+      db.$client.transaction(() => {
+        for (const [keyId, at] of batch) touch.run(at, keyId, at - LAST_USED_RESOLUTION_MS + 1);
+      }).immediate();
+    } catch (error) {
+      // Last-used is informational: losing one minute's update is better than failing requests.
+      log.warn("could not record API keys' last use", { keys: batch.length, error });
+    }
+  }
+
+  return {
+    /**
+     * The key and its organisation, or null for any unusable key. `presented` is the token
+     * after `Bearer `.
+     */
+    authenticate(presented: string): AuthenticatedKey | null {
+      const parsed = parseKey(presented);
+      if (parsed === null) return null;
+      const row = lookup.get(parsed.keyId);
+      const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
+      if (row === null || !matches || row.revoked_at !== null || row.environment !== parsed.environment) return null;
+      const now = clock.now();
+      if ((row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) && !pending.has(row.key_id)) {
+        pending.set(row.key_id, now);
+        timer ??= setInterval(flush, FLUSH_EVERY_MS);
+        timer.unref?.();
+      }
+      return {
+        keyId: row.key_id,
+        environment: row.environment,
+        scopes: row.scopes.split(" ") as Scope[],
+        org: {
+          id: row.org_id,
+          name: row.name,
+          apiAccess: row.api_access === 1,
+          addon: row.addon === 1,
+          validated: row.validated === 1,
+          suspended: row.suspended === 1,
+          createdAt: row.created_at,
+          topicId: row.topic_id,
+        },
+      };
+    },
+    /** Writes queued last-used times now. */
+    flush,
+    /** Writes what is queued and stops the timer. */
+    close(): void {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      flush();
+    },
+  };
+}
+
+export type Credentials = ReturnType<typeof createCredentials>;
