@@ -3,7 +3,7 @@
  * returns one `close()` that undoes it all in reverse. Nothing here is a module-level
  * singleton; tests build as many apps as they like, each on its own data folder.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config/index.ts";
@@ -15,8 +15,19 @@ import { metaValue } from "./storage/meta.ts";
 import { migrate } from "./storage/migrate.ts";
 import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
 import { createOrganisations, type Organisations } from "./keys/organisations.ts";
+import { createCredentials, type Credentials } from "./keys/credentials.ts";
+import { createRateLimiter } from "./keys/rate-limit.ts";
+import { createAccess, type Access } from "./http/access.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import { createSigner, loadOrCreateMasterKey, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
+import { startAnchoring, type AppAnchoring } from "./anchoring/index.ts";
+import { createRecords, type Records } from "./records/service.ts";
+import { recordLedgerOf } from "./records/ledger.ts";
+import { recordsRoutes } from "./http/routes/v1-records.ts";
+import { verifyPages } from "./http/pages/verify.ts";
+import { verificationRoutes } from "./http/routes/v1-verifications.ts";
+import { createVerifier, type Verifier } from "./verification/verify.ts";
+import { createVerificationLog, type VerificationLog } from "./verification/log.ts";
 
 /** Storage and services, without HTTP: what `serve` and the admin command line share. */
 export interface Core {
@@ -28,12 +39,24 @@ export interface Core {
   readonly signer: Signer;
   readonly organisations: Organisations;
   readonly apiKeys: ApiKeys;
+  /** Authenticates presented API keys; records last use in batches. */
+  readonly credentials: Credentials;
+  /** The ledger queue, its links and the anchor loop: only in `serve` (createApp); null in the admin command line. */
+  readonly anchoring: AppAnchoring | null;
   /** Closes storage. Idempotent. */
   close(): Promise<void>;
 }
 
 export interface App extends Core {
   readonly http: Http;
+  /** Who may call which /v1 operation: credentials, rate limits, scopes (decisions §3). */
+  readonly access: Access;
+  readonly anchoring: AppAnchoring;
+  /** Authenticating and revoking documents (POST /v1/records…, the verify page). */
+  readonly records: Records;
+  /** Verdicts recomputed per request, and the verification log. */
+  readonly verifier: Verifier;
+  readonly verificationLog: VerificationLog;
 }
 
 export interface AppOptions {
@@ -60,10 +83,12 @@ export function openCore(options: Omit<AppOptions, "plugins">): Core {
     throw e;
   }
   const instanceId = metaValue(db, "instance_id", () => Bun.randomUUIDv7());
-  const signer = createSigner({ masterKey: openKeyStore(db, config, log) });
+  const masterKey = openKeyStore(db, config, log);
+  const signer = createSigner({ masterKey });
 
+  const credentials = createCredentials({ db, clock, log });
   let closed = false;
-  return {
+  const core: Core = {
     config,
     db,
     instanceId,
@@ -71,9 +96,12 @@ export function openCore(options: Omit<AppOptions, "plugins">): Core {
     signer,
     organisations: createOrganisations({ db, signer, clock }),
     apiKeys: createApiKeys({ db, clock }),
+    credentials,
+    anchoring: null,
     async close() {
       if (closed) return;
       closed = true;
+      credentials.close();
       // Checkpoint so the WAL does not linger beside a stopped service's database.
       try {
         db.$client.run("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -83,17 +111,54 @@ export function openCore(options: Omit<AppOptions, "plugins">): Core {
       db.$client.close();
     },
   };
+  masterKeys.set(core, masterKey);
+  return core;
 }
+
+/** The master key of each open core, for createApp's anchoring (the ledger submit key is sealed under it). */
+const masterKeys = new WeakMap<Core, Uint8Array | null>();
 
 export async function createApp(options: AppOptions): Promise<App> {
   const core = openCore(options);
+  let anchoring: AppAnchoring;
+  try {
+    anchoring = await startAnchoring({ config: core.config, db: core.db, clock: core.clock, log: options.log, masterKey: masterKeys.get(core) ?? null });
+  } catch (e) {
+    await core.close();
+    throw e;
+  }
+  const access = createAccess({ config: core.config, credentials: core.credentials, limiter: createRateLimiter({ clock: core.clock }) });
+  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger: recordLedgerOf(anchoring), publicUrl: core.config.publicUrl });
+  const verifier = createVerifier({ db: core.db, signer: core.signer, clock: core.clock, links: anchoring.links });
+  // Authenticates verification-log cursors; made once per installation, never leaves the database.
+  const cursorKey = Buffer.from(metaValue(core.db, "cursor_key", () => randomBytes(32).toString("hex")), "hex");
+  const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey });
+  const routePlugins: AnyElysia[] = [
+    verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock }),
+    recordsRoutes({ access, records }),
+    verifyPages({ records }),
+  ];
   const http = createHttp({
     log: options.log,
     version: `${VERSION} (${COMMIT})`,
-    readiness: { storage: () => storageWritable(core.db) },
-    plugins: options.plugins,
+    readiness: { storage: () => storageWritable(core.db), ledger: () => anchoring.readiness() },
+    plugins: [...routePlugins, ...(options.plugins ?? [])],
   });
-  return { ...core, http };
+  return {
+    ...core,
+    http,
+    access,
+    anchoring,
+    records,
+    verifier,
+    verificationLog,
+    async close() {
+      // Queued log rows first, then the loop (it may still store an answer), then the ledger, then storage.
+      verificationLog.flush();
+      await anchoring.close();
+      await core.close();
+    },
+  };
 }
 
 /**

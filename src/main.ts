@@ -6,6 +6,8 @@
 import { ConfigError, parseConfig } from "./config/index.ts";
 import { createLogger } from "./lib/log.ts";
 import { runKey, runOrg } from "./admin/cli.ts";
+import { runLocalLedger } from "./admin/local-ledger.ts";
+import { runStatus } from "./admin/status.ts";
 import { MasterKeyFileError } from "./crypto/index.ts";
 import { parseFlags, UsageError } from "./lib/args.ts";
 import { DomainError } from "./lib/errors.ts";
@@ -23,6 +25,9 @@ Usage:
   docverify key mint --org ORG --env live|test [--revoke]
   docverify key list [--org ORG]
   docverify key revoke KEYID
+  docverify status                 records by anchor state, the ledger and its health, the anchor queue
+  docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--consensus-ms N]
+                                   the local ledger alone, until SIGTERM/SIGINT
 
   Every command takes --json (one JSON document on stdout) and --data DIR.
   docverify --version              version and commit
@@ -50,6 +55,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return runOrg(rest, process.env, process.stdout);
       case "key":
         return runKey(rest, process.env, process.stdout);
+      case "status":
+        return await runStatus(rest, process.env, process.stdout);
+      case "local-ledger":
+        return await runLocalLedger(rest, process.env, process.stdout, untilSignal());
       default:
         process.stderr.write(`docverify: unknown command "${command}"\n\n${USAGE}`);
         return 2;
@@ -70,6 +79,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`docverify: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
+}
+
+/** Resolves on the first SIGTERM or SIGINT (handlers are installed at once). */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
 }
 
 async function serve(args: readonly string[]): Promise<number> {

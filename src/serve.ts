@@ -69,6 +69,7 @@ export async function startServer(config: Config, log: Logger, extra: { plugins?
     dataDir: config.dataDir,
     instanceId: app.instanceId,
     ledgerNetwork: config.ledger.network,
+    ...app.anchoring.describe,
     ...(config.ledger.network === "local"
       ? { notice: "ledger network is local: anchors go to a ledger on this machine and nothing is public" }
       : {}),

@@ -122,7 +122,7 @@ describe("storage", () => {
       .run("org-1", "Acme", 1000, "ML-DSA-65", pk, fp, sealed);
     db.$client.query("INSERT INTO api_keys (key_id, org_id, environment, scopes, secret_digest, created_at) VALUES ('k1', 'org-1', 'live', 'verifications:read', x'00', 1)").run();
 
-    expect(migrate(db).applied).toBe(1);
+    expect(migrate(db).applied).toBe(embeddedMigrations().length - 2);
     const key = db.$client.query("SELECT algorithm, public_key, purpose, sealed_seed, created_at FROM signing_keys WHERE fingerprint = ?").get(fp) as Record<string, unknown>;
     expect(key).toMatchObject({ algorithm: "ML-DSA-65", purpose: "org:org-1", created_at: 1000 });
     expect(Buffer.from(key.public_key as Uint8Array).equals(Buffer.from(pk))).toBe(true);

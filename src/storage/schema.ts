@@ -201,9 +201,12 @@ export const verifications = sqliteTable(
     docHash: text("doc_hash").notNull(),
     reference: text("reference"),
     verifiedAtMs: integer("verified_at_ms").notNull(),
+    /** With verdict `pending_anchor`: the `retryAfterSeconds` the caller was given. */
+    retryAfterSeconds: integer("retry_after_seconds"),
   },
   (t) => [
     index("verifications_scope").on(t.orgId, t.environment, t.id),
+    index("verifications_scope_verdict").on(t.orgId, t.environment, t.verdict, t.id),
     index("verifications_scope_hash").on(t.orgId, t.environment, t.docHash, t.id),
   ],
 );

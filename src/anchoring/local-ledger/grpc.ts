@@ -45,11 +45,12 @@ export function methodsOf(service: string): { name: string; kind: RpcKind }[] {
     if (name === "constructor" || typeof fn !== "function") continue;
     let kind: RpcKind | null = null;
     (fn as (req: object, cb: (err: Error | null, res: unknown) => void) => void).call(stub, {}, (_err, res) => {
-      // By class name, not instanceof: @hashgraph/proto and the SDK's copy of it share one
-      // protobufjs root, so the class that decodes may be the other copy's twin.
-      const cls = (res as { constructor?: { name?: string } } | null)?.constructor?.name;
-      if (cls === "TransactionResponse") kind = "transaction";
-      else if (cls === "Response") kind = "query";
+      // By shape, not instanceof: @hashgraph/proto and the SDK's copy of it share one
+      // protobufjs root, so the class that decodes may be the other copy's twin. Not by class
+      // name either: the compiled executable is minified, which renames classes.
+      if (res === null || typeof res !== "object") return;
+      if ("nodeTransactionPrecheckCode" in res && "cost" in res) kind = "transaction";
+      else if ("cryptogetAccountBalance" in res || "transactionGetReceipt" in res || "consensusGetTopicInfo" in res || "response" in res) kind = "query";
     });
     if (kind) methods.push({ name, kind });
   }

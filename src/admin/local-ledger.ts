@@ -1,0 +1,61 @@
+/**
+ * `docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--data DIR] [--consensus-ms N] [--json]`:
+ * the local ledger alone, in `<DIR>/ledger/` (the folder the embedded one uses), until SIGTERM
+ * or SIGINT. Prints the two addresses it listens on; a `serve` is pointed at the mirror address
+ * with DOCVERIFY_LOCAL_LEDGER_URL and finds the operator key in `<DIR>/ledger/operator.key`.
+ * Without port flags it reuses the ports remembered in that folder (or picks free ones and
+ * remembers them), like the embedded ledger.
+ */
+import { join } from "node:path";
+import { parseConfig } from "../config/index.ts";
+import { ledgerDir, startRememberedLedger } from "../anchoring/setup.ts";
+import { LOCAL_LEDGER_FILES } from "../anchoring/local-ledger/index.ts";
+import { parseFlags, UsageError } from "../lib/args.ts";
+import { createLogger } from "../lib/log.ts";
+
+type Out = { write(s: string): void };
+
+function port(v: string | boolean | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "string" || !/^\d+$/.test(v) || Number(v) > 65535) throw new UsageError(`--${flag} must be a port number 0 to 65535`);
+  return Number(v);
+}
+
+/** Runs until `until` resolves (the signal), then closes the ledger. */
+export async function runLocalLedger(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out, until: Promise<unknown>): Promise<number> {
+  const { values } = parseFlags(args, {
+    json: { type: "boolean" },
+    data: { type: "string" },
+    host: { type: "string" },
+    "mirror-port": { type: "string" },
+    "grpc-port": { type: "string" },
+    "consensus-ms": { type: "string" },
+  });
+  const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
+  const mirrorPort = port(values["mirror-port"], "mirror-port");
+  const grpcPort = port(values["grpc-port"], "grpc-port");
+  let consensusMs = config.ledger.localConsensusMs;
+  if (values["consensus-ms"] !== undefined) {
+    const v = values["consensus-ms"];
+    if (typeof v !== "string" || !/^\d+$/.test(v) || Number(v) > 60_000) throw new UsageError("--consensus-ms must be 0 to 60000");
+    consensusMs = Number(v);
+  }
+  const host = typeof values.host === "string" ? values.host : undefined;
+  if (host !== undefined && !/^[A-Za-z0-9.:_-]+$/.test(host)) throw new UsageError(`--host ${JSON.stringify(host)} is not a host name or IP address`);
+  const log = createLogger({ level: config.logLevel, write: (l) => process.stderr.write(l + "\n") });
+  const dir = ledgerDir(config.dataDir);
+  const ledger = await startRememberedLedger({ dir, host, grpcPort, mirrorPort, consensusMs, log });
+  const operatorKeyFile = join(dir, LOCAL_LEDGER_FILES.operatorKey);
+  if (values.json) {
+    out.write(JSON.stringify({ grpcAddress: ledger.grpcAddress, mirrorUrl: ledger.mirrorUrl, operatorAccountId: ledger.operator.accountId, operatorKeyFile, dataDir: dir }) + "\n");
+  } else {
+    out.write(`grpc    ${ledger.grpcAddress}\nmirror  ${ledger.mirrorUrl}\n`);
+    process.stderr.write(
+      `Local ledger in ${dir}: nothing on it is public. Operator ${ledger.operator.accountId}, key in ${operatorKeyFile}.\n` +
+        `Point a service at it with DOCVERIFY_LOCAL_LEDGER_URL=${ledger.mirrorUrl}\n`,
+    );
+  }
+  await until;
+  await ledger.close();
+  return 0;
+}

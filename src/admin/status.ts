@@ -1,0 +1,120 @@
+/**
+ * `docverify status [--json] [--data DIR]`: records by anchor state, the ledger network and
+ * whether it answers, and the anchor queue (unfinished counts, the oldest unfinished item, the
+ * last error). Reads the data folder directly, also while `serve` runs on it; it never starts a
+ * ledger and never submits anything.
+ */
+import { existsSync } from "node:fs";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { DATABASE_FILE, openCore } from "../app.ts";
+import { parseConfig, type Config } from "../config/index.ts";
+import { queueSummary } from "../anchoring/index.ts";
+import { PUBLIC_MIRRORS } from "../anchoring/hedera-ledger.ts";
+import { ledgerDir, readRememberedAddress } from "../anchoring/setup.ts";
+import { parseFlags } from "../lib/args.ts";
+import { createLogger } from "../lib/log.ts";
+
+type Out = { write(s: string): void };
+
+const PROBE_MS = 2000;
+
+async function httpAnswers(url: string): Promise<true | string> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(PROBE_MS) });
+    await res.body?.cancel();
+    return res.ok ? true : `answered ${res.status}`;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function tcpAnswers(host: string, port: number): Promise<true | string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (r: true | string) => {
+      socket.destroy();
+      resolve(r);
+    };
+    socket.setTimeout(PROBE_MS, () => done("timed out"));
+    socket.once("connect", () => done(true));
+    socket.once("error", (e) => done(e.message));
+  });
+}
+
+export interface LedgerStatus {
+  readonly network: string;
+  readonly mode: "embedded" | "external" | "public";
+  readonly mirrorUrl: string | null;
+  readonly grpcAddress: string | null;
+  readonly reachable: boolean;
+  readonly detail: string;
+}
+
+async function ledgerStatus(config: Config): Promise<LedgerStatus> {
+  const l = config.ledger;
+  if (l.network === "local" && l.localLedgerUrl === null) {
+    const remembered = readRememberedAddress(ledgerDir(config.dataDir));
+    if (remembered === null) return { network: "local", mode: "embedded", mirrorUrl: null, grpcAddress: null, reachable: false, detail: "the embedded ledger has not been started on this data folder yet" };
+    const host = remembered.host.includes(":") ? `[${remembered.host}]` : remembered.host;
+    const mirrorUrl = `http://${host}:${remembered.mirrorPort}`;
+    const grpcAddress = `${host}:${remembered.grpcPort}`;
+    const [mirror, grpc] = await Promise.all([httpAnswers(`${mirrorUrl}/api/v1/network/nodes`), tcpAnswers(remembered.host, remembered.grpcPort)]);
+    const reachable = mirror === true && grpc === true;
+    return {
+      network: "local",
+      mode: "embedded",
+      mirrorUrl,
+      grpcAddress,
+      reachable,
+      detail: reachable ? "the local ledger answers (nothing on it is public)" : `no local ledger answers at the remembered address (is serve running?): ${mirror === true ? grpc : mirror}`,
+    };
+  }
+  if (l.network === "local") {
+    const mirror = await httpAnswers(`${l.localLedgerUrl}/api/v1/network/nodes`);
+    return { network: "local", mode: "external", mirrorUrl: l.localLedgerUrl, grpcAddress: null, reachable: mirror === true, detail: mirror === true ? "the local ledger's mirror answers" : `the local ledger's mirror does not answer: ${mirror}` };
+  }
+  const mirrorUrl = PUBLIC_MIRRORS[l.network];
+  const mirror = await httpAnswers(`${mirrorUrl}/api/v1/network/nodes?limit=1`);
+  return { network: l.network, mode: "public", mirrorUrl, grpcAddress: null, reachable: mirror === true, detail: mirror === true ? "the public mirror node answers" : `the public mirror node does not answer: ${mirror}` };
+}
+
+export async function runStatus(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
+  const { values } = parseFlags(args, { json: { type: "boolean" }, data: { type: "string" } });
+  const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
+  if (!existsSync(join(config.dataDir, DATABASE_FILE))) {
+    process.stderr.write(`docverify: no docverify data folder at ${config.dataDir} (no ${DATABASE_FILE})\n`);
+    return 1;
+  }
+  const log = createLogger({ level: "error", write: (l) => process.stderr.write(l + "\n") });
+  const core = openCore({ config, log });
+  let report;
+  try {
+    const now = core.clock.now();
+    const rows = core.db.$client.query("SELECT anchor_state AS state, count(*) AS n FROM records GROUP BY anchor_state").all() as { state: string; n: number }[];
+    const recordsByState: Record<string, number> = { pending: 0, accepted: 0, anchored: 0, abandoned: 0 };
+    for (const r of rows) recordsByState[r.state] = r.n;
+    const orgs = core.db.$client.query("SELECT count(*) AS n FROM organisations WHERE addon = 1 AND topic_id IS NULL").get() as { n: number };
+    report = { records: recordsByState, queue: { ...queueSummary(core.db, now), organisationsAwaitingTopic: orgs.n } };
+  } finally {
+    await core.close();
+  }
+  const ledger = await ledgerStatus(config);
+  const full = { dataDir: config.dataDir, ledger, ...report };
+  if (values.json) {
+    out.write(JSON.stringify(full) + "\n");
+  } else {
+    const q = full.queue;
+    const lines = [
+      `data folder   ${full.dataDir}`,
+      `ledger        ${ledger.network} (${ledger.mode})${ledger.mirrorUrl ? `  mirror ${ledger.mirrorUrl}` : ""}${ledger.grpcAddress ? `  grpc ${ledger.grpcAddress}` : ""}`,
+      `              ${ledger.reachable ? "reachable" : "NOT reachable"}: ${ledger.detail}`,
+      `records       ${Object.entries(full.records).map(([s, n]) => `${s}=${n}`).join(" ")}`,
+      `anchor queue  pending=${q.pending} accepted=${q.accepted} anchored=${q.anchored} abandoned=${q.abandoned} organisations-awaiting-topic=${q.organisationsAwaitingTopic}`,
+      `oldest        ${q.oldestUnfinished ? `${q.oldestUnfinished.kind} ${q.oldestUnfinished.transactionId} ${q.oldestUnfinished.state}, ${q.oldestUnfinished.ageSeconds} s old` : "-"}`,
+      `last error    ${q.lastError ? `${q.lastError.at} ${q.lastError.transactionId} (${q.lastError.state}): ${q.lastError.error}` : "-"}`,
+    ];
+    out.write(lines.join("\n") + "\n");
+  }
+  return 0;
+}

@@ -1,0 +1,377 @@
+/**
+ * The `Ledger` (ledger.ts) over Hedera Consensus Service, through `@hashgraph/sdk`: the only
+ * module that imports the SDK. The same code serves `mainnet`, `testnet`, `previewnet` and the
+ * local ledger (which speaks the same gRPC and mirror REST interfaces).
+ *
+ * How the SDK is driven, and why:
+ * - Every request runs with `maxAttempts = 1`: the anchor loop owns retries (its backoff is
+ *   capped, jittered and follows the injected clock), so the SDK must report BUSY, UNKNOWN and
+ *   RECEIPT_NOT_FOUND instead of sleeping on them.
+ * - After a gRPC failure the SDK marks the node unhealthy for 8 s and more (doubling), and with
+ *   few nodes every request through that `Client` then fails at once. A failure of that kind
+ *   therefore throws the `Client` away; the next request gets a fresh one.
+ * - Transactions are frozen with explicit node account ids, never from the client's health
+ *   view, so preparing never depends on the network being reachable.
+ * - The SDK signs with the ED25519 keys itself (operator and topic submit keys): these are ledger
+ *   keys, not docverify's own signing keys, which stay in src/crypto.
+ */
+import "./protobuf-long.ts"; // first: see the file
+import {
+  AccountBalanceQuery,
+  AccountId,
+  Client,
+  Hbar,
+  MaxAttemptsOrTimeoutError,
+  PrecheckStatusError,
+  PrivateKey,
+  PublicKey,
+  Timestamp,
+  TopicCreateTransaction,
+  TopicId,
+  TopicMessageSubmitTransaction,
+  Transaction,
+  TransactionId,
+  TransactionReceiptQuery,
+} from "@hashgraph/sdk";
+import type { Logger } from "../lib/log.ts";
+import {
+  mirrorFormTransactionId,
+  parseTransactionId,
+  type ConfirmOutcome,
+  type ExpectedMessage,
+  type Ledger,
+  type LedgerNetwork,
+  type MessageRequest,
+  type MirrorLookup,
+  type MirrorTransaction,
+  type ReceiptOutcome,
+  type SubmitKeyPair,
+  type SubmitOutcome,
+  type TopicCreateRequest,
+} from "./ledger.ts";
+
+/** The public mirror nodes. */
+export const PUBLIC_MIRRORS: Readonly<Record<Exclude<LedgerNetwork, "local">, string>> = {
+  mainnet: "https://mainnet-public.mirrornode.hedera.com",
+  testnet: "https://testnet.mirrornode.hedera.com",
+  previewnet: "https://previewnet.mirrornode.hedera.com",
+};
+
+export interface HederaLedgerOptions {
+  readonly network: LedgerNetwork;
+  readonly operatorAccountId: string;
+  /** The operator's private key as text (see `parseLedgerPrivateKey`). */
+  readonly operatorPrivateKey: string;
+  /** Consensus nodes `{ "host:port": "0.0.3" }`. Required for `local`; public networks use the SDK's address book. */
+  readonly nodes?: Readonly<Record<string, string>>;
+  /** Mirror REST base URL; defaults to the public mirror of a public network. Required for `local`. */
+  readonly mirrorUrl?: string;
+  /** gRPC deadline per request. Default 5000. */
+  readonly grpcDeadlineMs?: number;
+  /** Mirror REST timeout per request. Default 5000. */
+  readonly mirrorTimeoutMs?: number;
+  /** How many nodes a transaction is signed for on a public network (failover). Default 3. */
+  readonly nodesPerTransaction?: number;
+  readonly log?: Logger;
+}
+
+const RETRYABLE_PRECHECK = new Set([
+  "BUSY",
+  "PLATFORM_NOT_ACTIVE",
+  "PLATFORM_TRANSACTION_NOT_CREATED",
+  "UNKNOWN",
+  "INVALID_TRANSACTION_START",
+  "THROTTLED_AT_CONSENSUS",
+  "INVALID_NODE_ACCOUNT",
+]);
+const OPTION_NAMES = ["network", "operatorAccountId", "operatorPrivateKey", "nodes", "mirrorUrl", "grpcDeadlineMs", "mirrorTimeoutMs", "nodesPerTransaction", "log"];
+
+/**
+ * Reads a ledger private key written as hex DER (PKCS#8, as the Hedera portal's "DER encoded"
+ * key and the local ledger's `operator.key`), with or without `0x`. ED25519 or ECDSA secp256k1.
+ * A bare 32-byte hex key is refused: it does not say which algorithm it is for.
+ */
+export function parseLedgerPrivateKey(text: string): PrivateKey {
+  const t = text.trim().replace(/^0x/i, "");
+  if (!/^[0-9a-fA-F]+$/.test(t) || !t.startsWith("30")) {
+    throw new Error("the ledger private key must be hex DER (PKCS#8, starting 30...), ED25519 or ECDSA secp256k1");
+  }
+  return PrivateKey.fromStringDer(t);
+}
+
+function toSdkTransactionId(id: string): TransactionId {
+  const { account, seconds, nanos } = parseTransactionId(id);
+  return TransactionId.withValidStart(AccountId.fromString(account), new Timestamp(seconds, nanos));
+}
+
+function statusName(status: unknown): string {
+  return String(status);
+}
+
+/** The status at the end of the SDK's "max attempts" message, e.g. `BUSY`, or null for a gRPC failure. */
+function lastStatus(e: MaxAttemptsOrTimeoutError): string | null {
+  const m = /last error being: ([A-Z_]+)\s*$/.exec(e.message);
+  return m === null ? null : m[1]!;
+}
+
+function classifyPrecheck(status: string): SubmitOutcome {
+  if (status === "OK") return { kind: "accepted", duplicate: false };
+  if (status === "DUPLICATE_TRANSACTION") return { kind: "accepted", duplicate: true };
+  if (status === "TRANSACTION_EXPIRED") return { kind: "expired", status };
+  if (RETRYABLE_PRECHECK.has(status)) return { kind: "retryable", status };
+  return { kind: "permanent", status };
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function createHederaLedger(options: HederaLedgerOptions): Ledger {
+  for (const key of Object.keys(options)) if (!OPTION_NAMES.includes(key)) throw new TypeError(`createHederaLedger: unknown option ${key}`);
+  const { network, operatorAccountId } = options;
+  if (!/^\d+\.\d+\.\d+$/.test(operatorAccountId)) throw new TypeError(`createHederaLedger: operatorAccountId ${operatorAccountId} is not 0.0.N`);
+  const operatorKey = parseLedgerPrivateKey(options.operatorPrivateKey);
+  const grpcDeadlineMs = options.grpcDeadlineMs ?? 5000;
+  const mirrorTimeoutMs = options.mirrorTimeoutMs ?? 5000;
+  const nodesPerTransaction = options.nodesPerTransaction ?? 3;
+  let mirrorUrl: string;
+  if (network === "local") {
+    if (options.nodes === undefined || Object.keys(options.nodes).length === 0) throw new TypeError("createHederaLedger: nodes are required for the local network");
+    if (options.mirrorUrl === undefined) throw new TypeError("createHederaLedger: mirrorUrl is required for the local network");
+    mirrorUrl = options.mirrorUrl;
+  } else {
+    mirrorUrl = options.mirrorUrl ?? PUBLIC_MIRRORS[network];
+  }
+  mirrorUrl = mirrorUrl.replace(/\/+$/, "");
+
+  let client: Client | null = null;
+  let closed = false;
+  const newClient = (): Client => {
+    const c =
+      network === "local"
+        ? Client.forNetwork({ ...options.nodes }, { scheduleNetworkUpdate: false })
+        : Client.forName(network, { scheduleNetworkUpdate: false });
+    c.setOperator(AccountId.fromString(operatorAccountId), operatorKey);
+    c.setMaxAttempts(1);
+    // With one attempt, the SDK's pause before the next attempt (250 ms and up) is pure waste.
+    c.setMinBackoff(0);
+    c.setGrpcDeadline(grpcDeadlineMs);
+    c.setRequestTimeout(grpcDeadlineMs * 2);
+    return c;
+  };
+  const getClient = (): Client => {
+    if (closed) throw new Error("ledger closed");
+    client ??= newClient();
+    return client;
+  };
+  /** Forget a client whose node the SDK has put on backoff; see the header comment. */
+  const discardClient = (c: Client): void => {
+    if (client !== c) return;
+    client = null;
+    try {
+      c.close();
+    } catch {
+      /* closing a broken client */
+    }
+  };
+
+  /** The node account ids a transaction is signed for. */
+  const nodeIdsForTransaction = (): AccountId[] => {
+    const all = [...new Set(Object.values(getClient().network).map((id) => id.toString()))];
+    for (let i = all.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [all[i], all[j]] = [all[j]!, all[i]!];
+    }
+    return all.slice(0, Math.max(1, nodesPerTransaction)).map((id) => AccountId.fromString(id));
+  };
+
+  const mirrorGet = async (path: string): Promise<MirrorLookup<Record<string, unknown>>> => {
+    let res: Response;
+    try {
+      res = await fetch(`${mirrorUrl}${path}`, { signal: AbortSignal.timeout(mirrorTimeoutMs), headers: { accept: "application/json" } });
+    } catch (e) {
+      return { kind: "unreachable", error: `mirror node: ${message(e)}` };
+    }
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return { kind: "not_found" };
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      return { kind: "unreachable", error: `mirror node answered ${res.status} for ${path}` };
+    }
+    try {
+      return { kind: "found", value: (await res.json()) as Record<string, unknown> };
+    } catch (e) {
+      return { kind: "unreachable", error: `mirror node: unreadable answer: ${message(e)}` };
+    }
+  };
+
+  return {
+    network,
+    operatorAccountId,
+    mirrorUrl,
+
+    generateSubmitKey(): SubmitKeyPair {
+      const key = PrivateKey.generateED25519();
+      return { privateKey: key.toBytesRaw(), publicKey: key.publicKey.toBytesRaw() };
+    },
+
+    async prepareTopicCreate(request: TopicCreateRequest): Promise<Uint8Array> {
+      if (new TextEncoder().encode(request.memo).length > 100) throw new TypeError("topic memo over 100 bytes");
+      const tx = new TopicCreateTransaction()
+        .setTransactionId(toSdkTransactionId(request.transactionId))
+        .setTransactionValidDuration(request.validSeconds)
+        .setNodeAccountIds(nodeIdsForTransaction())
+        .setMaxTransactionFee(new Hbar(5))
+        .setSubmitKey(PublicKey.fromBytesED25519(request.submitPublicKey))
+        .setAutoRenewAccountId(AccountId.fromString(operatorAccountId))
+        .setTopicMemo(request.memo)
+        .freeze();
+      await tx.sign(operatorKey);
+      return tx.toBytes();
+    },
+
+    async prepareMessage(request: MessageRequest): Promise<Uint8Array> {
+      if (request.message.length === 0 || request.message.length > 1024) throw new TypeError("a message must be 1 to 1024 bytes (one chunk)");
+      const submitKey = PrivateKey.fromBytesED25519(request.submitPrivateKey);
+      const tx = new TopicMessageSubmitTransaction()
+        .setTransactionId(toSdkTransactionId(request.transactionId))
+        .setTransactionValidDuration(request.validSeconds)
+        .setNodeAccountIds(nodeIdsForTransaction())
+        .setMaxTransactionFee(new Hbar(1))
+        .setTopicId(TopicId.fromString(request.topicId))
+        .setMessage(request.message)
+        .setMaxChunks(1)
+        .freeze();
+      await tx.sign(submitKey);
+      await tx.sign(operatorKey);
+      return tx.toBytes();
+    },
+
+    async submit(signedBytes: Uint8Array): Promise<SubmitOutcome> {
+      const tx = Transaction.fromBytes(signedBytes);
+      let c: Client;
+      try {
+        c = getClient();
+      } catch (e) {
+        return { kind: "unknown", error: message(e) };
+      }
+      try {
+        await tx.execute(c);
+        return { kind: "accepted", duplicate: false };
+      } catch (e) {
+        if (e instanceof PrecheckStatusError) return classifyPrecheck(statusName(e.status));
+        if (e instanceof MaxAttemptsOrTimeoutError) {
+          const status = lastStatus(e);
+          if (status !== null) return classifyPrecheck(status);
+        }
+        discardClient(c);
+        return { kind: "unknown", error: message(e) };
+      }
+    },
+
+    async receipt(transactionId: string): Promise<ReceiptOutcome> {
+      let c: Client;
+      try {
+        c = getClient();
+      } catch (e) {
+        return { kind: "unreachable", error: message(e) };
+      }
+      try {
+        const r = await new TransactionReceiptQuery().setTransactionId(toSdkTransactionId(transactionId)).setValidateStatus(false).setMaxAttempts(1).execute(c);
+        const status = statusName(r.status);
+        if (status !== "SUCCESS") return { kind: "failed", status };
+        return {
+          kind: "success",
+          topicId: r.topicId?.toString() ?? null,
+          sequenceNumber: r.topicSequenceNumber == null ? null : Number(r.topicSequenceNumber.toString()),
+          runningHash: r.topicRunningHash ?? null,
+        };
+      } catch (e) {
+        if (e instanceof MaxAttemptsOrTimeoutError) {
+          const status = lastStatus(e);
+          if (status === "UNKNOWN") return { kind: "pending" };
+          if (status === "RECEIPT_NOT_FOUND") return { kind: "not_found" };
+          if (status !== null) return { kind: "unreachable", error: `receipt query answered ${status}` };
+        }
+        if (e instanceof PrecheckStatusError) return { kind: "unreachable", error: `receipt query answered ${statusName(e.status)}` };
+        discardClient(c);
+        return { kind: "unreachable", error: message(e) };
+      }
+    },
+
+    async lookupTransaction(transactionId: string): Promise<MirrorLookup<MirrorTransaction>> {
+      const got = await mirrorGet(`/api/v1/transactions/${mirrorFormTransactionId(transactionId)}`);
+      if (got.kind !== "found") return got;
+      const list = Array.isArray(got.value.transactions) ? (got.value.transactions as Record<string, unknown>[]) : [];
+      // The parent transaction (not a child or scheduled one). The public mirror also lists
+      // DUPLICATE_TRANSACTION entries when a transaction reached several nodes: prefer the one that counted.
+      const own = list.filter((t) => (t.nonce ?? 0) === 0 && t.scheduled !== true && t.result !== "DUPLICATE_TRANSACTION");
+      const pick = own.find((t) => t.result === "SUCCESS") ?? own[0];
+      if (pick === undefined) return { kind: "not_found" };
+      return {
+        kind: "found",
+        value: { result: String(pick.result), consensusAt: String(pick.consensus_timestamp), entityId: typeof pick.entity_id === "string" ? pick.entity_id : null },
+      };
+    },
+
+    async confirmMessage(expected: ExpectedMessage): Promise<ConfirmOutcome> {
+      const path =
+        expected.sequenceNumber !== undefined
+          ? `/api/v1/topics/${encodeURIComponent(expected.topicId)}/messages/${expected.sequenceNumber}`
+          : expected.consensusAt !== undefined
+            ? `/api/v1/topics/messages/${encodeURIComponent(expected.consensusAt)}`
+            : null;
+      if (path === null) throw new TypeError("confirmMessage needs a sequence number or a consensus timestamp");
+      const got = await mirrorGet(path);
+      if (got.kind !== "found") return got;
+      const m = got.value;
+      const tx = parseTransactionId(expected.transactionId);
+      const mismatch = (reason: string): ConfirmOutcome => ({ kind: "mismatch", reason });
+      if (m.topic_id !== expected.topicId) return mismatch(`topic ${String(m.topic_id)} instead of ${expected.topicId}`);
+      if (typeof m.sequence_number !== "number") return mismatch("no sequence number");
+      if (expected.sequenceNumber !== undefined && m.sequence_number !== expected.sequenceNumber) return mismatch(`sequence number ${m.sequence_number} instead of ${expected.sequenceNumber}`);
+      if (expected.consensusAt !== undefined && m.consensus_timestamp !== expected.consensusAt) return mismatch(`consensus timestamp ${String(m.consensus_timestamp)} instead of ${expected.consensusAt}`);
+      if (m.payer_account_id !== tx.account) return mismatch(`payer ${String(m.payer_account_id)} instead of ${tx.account}`);
+      const chunk = m.chunk_info as { initial_transaction_id?: { account_id?: string; transaction_valid_start?: string; nonce?: number } } | null | undefined;
+      if (chunk?.initial_transaction_id != null) {
+        const i = chunk.initial_transaction_id;
+        const start = `${tx.seconds}.${String(tx.nanos).padStart(9, "0")}`;
+        if (i.account_id !== tx.account || i.transaction_valid_start !== start || (i.nonce ?? 0) !== 0) {
+          return mismatch(`carried by ${String(i.account_id)}@${String(i.transaction_valid_start)}, not ${expected.transactionId}`);
+        }
+      }
+      const bytes = typeof m.message === "string" ? Buffer.from(m.message, "base64") : null;
+      if (bytes === null || !Buffer.from(expected.message).equals(bytes)) return mismatch("the message bytes differ");
+      if (typeof m.consensus_timestamp !== "string" || !/^\d+\.\d{9}$/.test(m.consensus_timestamp)) return mismatch("no consensus timestamp");
+      const runningHash = typeof m.running_hash === "string" ? new Uint8Array(Buffer.from(m.running_hash, "base64")) : new Uint8Array(0);
+      return { kind: "confirmed", value: { sequenceNumber: m.sequence_number, consensusAt: m.consensus_timestamp, runningHash } };
+    },
+
+    async ping(): Promise<true | string> {
+      let c: Client;
+      try {
+        c = getClient();
+      } catch (e) {
+        return message(e);
+      }
+      try {
+        await new AccountBalanceQuery().setAccountId(AccountId.fromString(operatorAccountId)).setMaxAttempts(1).execute(c);
+        return true;
+      } catch (e) {
+        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) return `consensus node answered ${lastStatus(e)}`;
+        if (e instanceof PrecheckStatusError) return `consensus node answered ${statusName(e.status)}`;
+        discardClient(c);
+        return `consensus node unreachable: ${message(e)}`;
+      }
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      const c = client;
+      client = null;
+      c?.close();
+    },
+  };
+}

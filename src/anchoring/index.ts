@@ -1,0 +1,59 @@
+/**
+ * Anchoring as the composition root wires it: the ledger for the configured network (the
+ * embedded local ledger included) and the anchor loop over the data folder's queue.
+ * `close()` stops the loop quietly, then closes the ledger client, then the embedded ledger;
+ * storage is the caller's and is closed after.
+ */
+import "./protobuf-long.ts"; // first: see the file
+import type { Config } from "../config/index.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import type { Db } from "../storage/db.ts";
+import { createAnchoring, type Anchoring } from "./anchorer.ts";
+import { openLedger } from "./setup.ts";
+
+export { insertPendingMessage, queueSummary, type AnchorQueue, type Anchoring, type LedgerLinks } from "./anchorer.ts";
+
+export interface AppAnchoring extends Anchoring {
+  /** Where the ledger is, for the startup line. */
+  readonly describe: Readonly<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+export async function startAnchoring(options: {
+  readonly config: Config;
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly masterKey: Uint8Array | null;
+  /** Start the background loop (default true). */
+  readonly start?: boolean;
+}): Promise<AppAnchoring> {
+  const { config, log } = options;
+  const setup = await openLedger({ config, log, clock: options.clock });
+  const anchoring = createAnchoring({
+    db: options.db,
+    clock: options.clock,
+    log,
+    ledger: setup.ledger,
+    links: setup.links,
+    masterKey: options.masterKey,
+    validSeconds: config.ledger.anchorValidSeconds,
+    // Public nodes refuse a valid start in their future; ours may run a little ahead.
+    validStartBackdateMs: config.ledger.network === "local" ? 0 : 5000,
+    // The local mirror has no ingestion lag; a public one trails consensus by seconds.
+    settleGraceMs: config.ledger.network === "local" ? 2000 : 30_000,
+  });
+  if (options.start !== false) anchoring.start();
+  let closed = false;
+  return {
+    ...anchoring,
+    describe: setup.describe,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await anchoring.stop();
+      await setup.close();
+    },
+  };
+}

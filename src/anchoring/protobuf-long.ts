@@ -1,0 +1,16 @@
+/**
+ * Imported before anything that loads `@hashgraph/proto` or the SDK's `@hiero-ledger/proto`.
+ * protobufjs finds its 64-bit integer class `long` through a dynamic `require` that a bundle
+ * (the compiled executable) does not have; both proto packages then patch it in themselves and
+ * announce it with `console.log` on stdout, which would corrupt `--json` answers and the
+ * JSON-lines log. Setting it first, the way they do, keeps stdout clean.
+ */
+import Long from "long";
+import * as protobuf from "protobufjs/minimal.js";
+
+const util = (protobuf as unknown as { util: { Long: unknown }; configure?: () => void; default?: { util: { Long: unknown }; configure?: () => void } });
+const root = util.util !== undefined ? util : util.default!;
+if (root.util.Long == null) {
+  root.util.Long = Long;
+  root.configure?.();
+}

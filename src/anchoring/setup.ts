@@ -1,0 +1,232 @@
+/**
+ * From settings to a working `Ledger` and its links: the embedded local ledger (network
+ * `local`, no DOCVERIFY_LOCAL_LEDGER_URL), a local ledger started elsewhere, or a public
+ * network. docs/anchoring.md explains the choices; in short:
+ *
+ * - The embedded ledger lives in `<dataDir>/ledger/` on 127.0.0.1. Its ports are chosen once
+ *   (free ports) and remembered in `<dataDir>/ledger/ports.json`, so the `hashscanUrl` and
+ *   `mirrorNodeUrl` links already handed out keep working across restarts. When a remembered
+ *   port is taken by something else, the ledger starts on fresh ports (logged as a warning)
+ *   rather than not at all, and remembers those.
+ * - A local ledger started elsewhere is found through its mirror URL: the consensus node's gRPC
+ *   address comes from `/api/v1/network/nodes`, as from a public mirror node. The operator is
+ *   DOCVERIFY_LEDGER_OPERATOR_ID (default 0.0.2, the local ledger's genesis account) with the key
+ *   in DOCVERIFY_LEDGER_OPERATOR_KEY_FILE (default `<dataDir>/ledger/operator.key`, where
+ *   `docverify local-ledger --data <dataDir>` writes it).
+ * - Public networks: operator id and key file from the settings (required), the SDK's address
+ *   book, the public mirror node, HashScan links.
+ */
+import "./protobuf-long.ts"; // first: see the file
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../config/index.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import type { LedgerLinks } from "./anchorer.ts";
+import { createHederaLedger, PUBLIC_MIRRORS } from "./hedera-ledger.ts";
+import { mirrorFormTransactionId, type Ledger } from "./ledger.ts";
+import { LOCAL_LEDGER_FILES, startLocalLedger, transactionPageUrl, type LocalLedger } from "./local-ledger/index.ts";
+
+/** The embedded ledger's folder inside the data folder. */
+export const LEDGER_DIR = "ledger";
+/** Where the embedded ledger remembers its address. */
+export const PORTS_FILE = "ports.json";
+
+export interface RememberedAddress {
+  readonly host: string;
+  readonly grpcPort: number;
+  readonly mirrorPort: number;
+}
+
+export function ledgerDir(dataDir: string): string {
+  return join(dataDir, LEDGER_DIR);
+}
+
+export function readRememberedAddress(dir: string): RememberedAddress | null {
+  const file = join(dir, PORTS_FILE);
+  if (!existsSync(file)) return null;
+  try {
+    const v = JSON.parse(readFileSync(file, "utf8")) as Partial<RememberedAddress>;
+    const port = (p: unknown) => typeof p === "number" && Number.isInteger(p) && p > 0 && p < 65536;
+    if (typeof v.host === "string" && port(v.grpcPort) && port(v.mirrorPort)) return { host: v.host, grpcPort: v.grpcPort!, mirrorPort: v.mirrorPort! };
+  } catch {
+    /* unreadable: choose again */
+  }
+  return null;
+}
+
+function remember(dir: string, address: RememberedAddress): void {
+  const file = join(dir, PORTS_FILE);
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, JSON.stringify(address) + "\n", { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+function portOf(hostPort: string): number {
+  return Number(hostPort.slice(hostPort.lastIndexOf(":") + 1));
+}
+
+/**
+ * Starts a local ledger in `dir`, on the remembered ports unless ports are given, and remembers
+ * the ports it got. Used by `serve` (embedded) and by `docverify local-ledger`.
+ */
+export async function startRememberedLedger(options: {
+  dir: string;
+  host?: string;
+  grpcPort?: number;
+  mirrorPort?: number;
+  consensusMs: number;
+  clock?: Clock;
+  log: Logger;
+}): Promise<LocalLedger> {
+  mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+  const remembered = readRememberedAddress(options.dir);
+  const host = options.host ?? remembered?.host ?? "127.0.0.1";
+  const sameHost = remembered !== null && remembered.host === host;
+  const grpcPort = options.grpcPort ?? (sameHost ? remembered.grpcPort : 0);
+  const mirrorPort = options.mirrorPort ?? (sameHost ? remembered.mirrorPort : 0);
+  const start = (g: number, m: number) =>
+    startLocalLedger({ dataDir: options.dir, host, grpcPort: g, mirrorPort: m, consensusMs: options.consensusMs, log: options.log, ...(options.clock ? { clock: options.clock } : {}) });
+  let ledger: LocalLedger;
+  try {
+    ledger = await start(grpcPort, mirrorPort);
+  } catch (e) {
+    const explicit = options.grpcPort !== undefined || options.mirrorPort !== undefined;
+    const usedRemembered = (grpcPort !== 0 || mirrorPort !== 0) && !explicit;
+    if (!usedRemembered || /in use by process|lock/i.test((e as Error).message)) throw e;
+    options.log.warn("local ledger: its remembered ports are taken; starting on new ports, so ledger links handed out before point at the old address", {
+      host,
+      grpcPort,
+      mirrorPort,
+      error: (e as Error).message,
+    });
+    ledger = await start(0, 0);
+  }
+  remember(options.dir, { host, grpcPort: portOf(ledger.grpcAddress), mirrorPort: Number(new URL(ledger.mirrorUrl).port) });
+  return ledger;
+}
+
+export function localLinks(mirrorUrl: string): LedgerLinks {
+  const base = mirrorUrl.replace(/\/+$/, "");
+  return {
+    transactionUrl: (id) => transactionPageUrl(base, id),
+    topicMessageUrl: (topicId, sequenceNumber) => `${base}/api/v1/topics/${topicId}/messages/${sequenceNumber}`,
+  };
+}
+
+export function publicLinks(network: "mainnet" | "testnet" | "previewnet", mirrorUrl: string = PUBLIC_MIRRORS[network]): LedgerLinks {
+  const base = mirrorUrl.replace(/\/+$/, "");
+  return {
+    transactionUrl: (id) => `https://hashscan.io/${network}/transaction/${mirrorFormTransactionId(id)}`,
+    topicMessageUrl: (topicId, sequenceNumber) => `${base}/api/v1/topics/${topicId}/messages/${sequenceNumber}`,
+  };
+}
+
+/** The consensus nodes a mirror node lists: `{ "host:port": "0.0.3" }`. */
+export async function discoverNodes(mirrorUrl: string, timeoutMs = 5000): Promise<Record<string, string>> {
+  const res = await fetch(`${mirrorUrl.replace(/\/+$/, "")}/api/v1/network/nodes`, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!res.ok) throw new Error(`${mirrorUrl}/api/v1/network/nodes answered ${res.status}`);
+  const body = (await res.json()) as { nodes?: { node_account_id?: string; service_endpoints?: { ip_address_v4?: string; domain_name?: string; port?: number }[] }[] };
+  const nodes: Record<string, string> = {};
+  for (const n of body.nodes ?? []) {
+    for (const e of n.service_endpoints ?? []) {
+      const host = e.domain_name || e.ip_address_v4;
+      if (host && e.port && n.node_account_id) nodes[`${host.includes(":") ? `[${host}]` : host}:${e.port}`] = n.node_account_id;
+    }
+  }
+  if (Object.keys(nodes).length === 0) throw new Error(`${mirrorUrl}/api/v1/network/nodes lists no consensus node`);
+  return nodes;
+}
+
+export interface LedgerSetup {
+  readonly ledger: Ledger;
+  readonly links: LedgerLinks;
+  /** The embedded local ledger, when this process runs it. */
+  readonly embedded: LocalLedger | null;
+  /** For the startup line: where the ledger is. */
+  readonly describe: Readonly<Record<string, string>>;
+  /** Closes the SDK client, then the embedded ledger. */
+  close(): Promise<void>;
+}
+
+export interface OpenLedgerOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly clock?: Clock;
+  /** gRPC deadline per request; default 5000. */
+  readonly grpcDeadlineMs?: number;
+}
+
+function readKeyFile(file: string, setting: string): string {
+  if (!existsSync(file)) throw new Error(`${setting}: ledger operator key file ${file} does not exist`);
+  return readFileSync(file, "utf8").trim();
+}
+
+export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetup> {
+  const { config, log } = options;
+  const l = config.ledger;
+  const grpcDeadlineMs = options.grpcDeadlineMs ?? 5000;
+  if (l.network === "local" && l.localLedgerUrl === null) {
+    const embedded = await startRememberedLedger({ dir: ledgerDir(config.dataDir), consensusMs: l.localConsensusMs, log, ...(options.clock ? { clock: options.clock } : {}) });
+    let ledger: Ledger;
+    try {
+      ledger = createHederaLedger({
+        network: "local",
+        operatorAccountId: embedded.operator.accountId,
+        operatorPrivateKey: embedded.operator.privateKeyDer,
+        nodes: { [embedded.grpcAddress]: embedded.nodeAccountId },
+        mirrorUrl: embedded.mirrorUrl,
+        grpcDeadlineMs,
+        log,
+      });
+    } catch (e) {
+      await embedded.close();
+      throw e;
+    }
+    return {
+      ledger,
+      links: localLinks(embedded.mirrorUrl),
+      embedded,
+      describe: { ledgerMirrorUrl: embedded.mirrorUrl, ledgerGrpcAddress: embedded.grpcAddress, ledgerOperator: embedded.operator.accountId },
+      async close() {
+        await ledger.close();
+        await embedded.close();
+      },
+    };
+  }
+  if (l.network === "local") {
+    const mirrorUrl = l.localLedgerUrl!;
+    const operatorAccountId = l.operatorId ?? "0.0.2";
+    const keyFile = l.operatorKeyFile ?? join(ledgerDir(config.dataDir), LOCAL_LEDGER_FILES.operatorKey);
+    const operatorPrivateKey = readKeyFile(keyFile, "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE");
+    let nodes: Record<string, string>;
+    try {
+      nodes = await discoverNodes(mirrorUrl);
+    } catch (e) {
+      throw new Error(`DOCVERIFY_LOCAL_LEDGER_URL: cannot reach the local ledger's mirror at ${mirrorUrl}: ${(e as Error).message}`);
+    }
+    const ledger = createHederaLedger({ network: "local", operatorAccountId, operatorPrivateKey, nodes, mirrorUrl, grpcDeadlineMs, log });
+    return {
+      ledger,
+      links: localLinks(mirrorUrl),
+      embedded: null,
+      describe: { ledgerMirrorUrl: mirrorUrl, ledgerGrpcAddress: Object.keys(nodes).join(","), ledgerOperator: operatorAccountId },
+      close: () => ledger.close(),
+    };
+  }
+  const network = l.network;
+  const ledger = createHederaLedger({
+    network,
+    operatorAccountId: l.operatorId!,
+    operatorPrivateKey: readKeyFile(l.operatorKeyFile!, "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE"),
+    grpcDeadlineMs,
+    log,
+  });
+  return {
+    ledger,
+    links: publicLinks(network),
+    embedded: null,
+    describe: { ledgerMirrorUrl: PUBLIC_MIRRORS[network], ledgerOperator: l.operatorId! },
+    close: () => ledger.close(),
+  };
+}

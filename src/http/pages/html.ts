@@ -1,0 +1,48 @@
+/**
+ * Server-rendered HTML pieces shared by the public pages. Every piece of text that did not come
+ * from this file goes through `escapeHtml`; attributes are always double-quoted, so escaping
+ * `&`, `<`, `>`, `"` and `'` is enough for text and attribute values alike.
+ */
+import { createHash } from "node:crypto";
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+/** The CSP source expression allowing exactly this inline element's text. */
+export function cspHash(text: string): string {
+  return `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
+}
+
+/**
+ * Strict policy: nothing is loaded from anywhere (the appliance may be air-gapped, and a page
+ * showing user-supplied text must not run anything but its own code). Only the inline style and
+ * script whose hashes are given may apply.
+ */
+export function contentSecurityPolicy(styleText: string, scriptText?: string): string {
+  return [
+    "default-src 'none'",
+    `style-src ${cspHash(styleText)}`,
+    `script-src ${scriptText === undefined ? "'none'" : cspHash(scriptText)}`,
+    "img-src 'none'",
+    "connect-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+export function htmlResponse(status: number, html: string, csp: string): Response {
+  return new Response(html, {
+    status,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": csp,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+      // The record's anchor state and status change; a cached page would show stale facts.
+      "cache-control": "no-store",
+    },
+  });
+}

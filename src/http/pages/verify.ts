@@ -1,0 +1,178 @@
+/**
+ * GET /verify/{recordId}: the public page a Record's `verifyUrl` points to (spec §2.6). No
+ * credential, no /v1 access rules (it is a page for people, opened in a browser, so the `Origin`
+ * rule does not apply either). Server-rendered; every byte comes from the binary; a strict
+ * Content-Security-Policy allows only the page's own inline style and script, by hash.
+ *
+ * Shows the facts the service holds: the filename, the hash, who authenticated it and when, the
+ * status (with a revocation's reason and what a verifier should conclude), the anchor state and
+ * the ledger links. It does not compute a verdict: that is POST /v1/verifications' job. A box
+ * hashes a file in the browser and says whether it is this record's document.
+ */
+import { Elysia } from "elysia";
+import type { PublicRecord, Records } from "../../records/service.ts";
+import { isRevocationReason, REVOCATION_MEANINGS } from "../../records/validate.ts";
+import { contentSecurityPolicy, escapeHtml as e, htmlResponse } from "./html.ts";
+import { VERIFY_SCRIPT } from "./verify-script.ts";
+
+export interface VerifyPageDeps {
+  readonly records: Pick<Records, "publicRecord">;
+}
+
+const STYLE = `
+:root { color-scheme: light dark; --fg: #1b1f24; --bg: #fff; --muted: #57606a; --line: #d0d7de; --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #3d444d; --ok: #3fb950; --bad: #f85149; --warn: #d29922; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+main { max-width: 46rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
+h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
+.lead { color: var(--muted); margin: 0 0 1.25rem; }
+.status { border: 2px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1.25rem; }
+.status.active { border-color: var(--ok); }
+.status.revoked { border-color: var(--bad); }
+.status strong { display: block; font-size: 1.1rem; }
+dl { display: grid; grid-template-columns: minmax(9rem, max-content) 1fr; gap: .4rem 1rem; margin: 0; }
+dt { font-weight: 600; }
+dd { margin: 0; overflow-wrap: anywhere; }
+code { font: .9em ui-monospace, monospace; overflow-wrap: anywhere; }
+a { color: inherit; }
+.drop { display: block; border: 2px dashed var(--line); border-radius: .5rem; padding: 1.25rem; text-align: center; cursor: pointer; }
+.drop.over, .drop:focus-within { border-color: var(--fg); }
+.drop input { display: block; margin: .75rem auto 0; }
+#result { min-height: 1.5em; font-weight: 600; overflow-wrap: anywhere; }
+#result.match { color: var(--ok); }
+#result.match.revoked, #result.busy { color: var(--warn); }
+#result.mismatch { color: var(--bad); }
+footer { margin-top: 2.5rem; color: var(--muted); font-size: .875rem; }
+`;
+
+const PAGE_CSP = contentSecurityPolicy(STYLE, VERIFY_SCRIPT);
+const NOT_FOUND_CSP = contentSecurityPolicy(STYLE);
+
+const ANCHOR_TEXT: Readonly<Record<PublicRecord["anchorState"], string>> = {
+  pending: "Pending: stored by this service; the ledger has not yet confirmed receiving it.",
+  accepted: "Accepted: the ledger accepted the message; consensus is expected within seconds.",
+  anchored: "Anchored: consensus reached on the public ledger; final and permanent.",
+};
+
+/** `2026-01-15T09:30:00.123Z` → `2026-01-15 09:30:00.123 UTC`. */
+function readableTime(iso: string): string {
+  return iso.replace("T", " ").replace(/Z$/, " UTC");
+}
+
+function time(iso: string): string {
+  return `<time datetime="${e(iso)}">${e(readableTime(iso))}</time>`;
+}
+
+function link(href: string, text: string): string {
+  return `<a href="${e(href)}" rel="noopener noreferrer">${e(text)}</a>`;
+}
+
+function statusBlock(r: PublicRecord): string {
+  if (r.revocation === null) {
+    return `<div class="status active" role="status"><strong>Active</strong>The authentication is in good standing: it has not been revoked.</div>`;
+  }
+  const reason = r.revocation.reason;
+  const meaning = isRevocationReason(reason) ? REVOCATION_MEANINGS[reason] : null;
+  return (
+    `<div class="status revoked" role="status"><strong>Revoked</strong>` +
+    `Revoked on ${time(r.revocation.revokedAt)}. Reason: <code>${e(reason)}</code>` +
+    (meaning === null ? "" : ` — ${e(meaning.meaning)} What a verifier should conclude: ${e(meaning.conclusion)}`) +
+    `</div>`
+  );
+}
+
+export function renderVerifyPage(r: PublicRecord): string {
+  const signer =
+    r.signerType === "org"
+      ? `${r.organisationName === null ? "An organisation" : `<bdi>${e(r.organisationName)}</bdi>`} <span class="lead">(as an organisation, not a named person)</span>`
+      : `A person${r.signerHint === null ? "" : `: <bdi>${e(r.signerHint)}</bdi>`}`;
+  const a = r.anchor;
+  const rows: [string, string][] = [
+    ["Document", r.filename === null ? `<span class="lead">No file name was given.</span>` : `<bdi>${e(r.filename)}</bdi>`],
+    ["Document hash", `<code>${e(r.originalDocHash)}</code>`],
+    ["Authenticated by", signer],
+    ["Authenticated at", time(r.authenticatedAt)],
+    ["Status", r.revocation === null ? "Active" : `Revoked (${e(r.revocation.reason)})`],
+    ["Ledger anchor", e(ANCHOR_TEXT[r.anchorState]) + (a.consensusAt === null ? "" : ` Consensus at ${time(a.consensusAt)}.`)],
+    ["Ledger topic", `<code>${e(a.topicId)}</code>`],
+    ["Transaction", `${link(a.hashscanUrl, a.transactionId)}${r.anchorState === "anchored" ? "" : ` <span class="lead">(resolves after consensus)</span>`}`],
+  ];
+  if (a.mirrorNodeUrl !== null && a.sequenceNumber !== null) {
+    rows.push(["Ledger message", `${link(a.mirrorNodeUrl, `Message ${a.sequenceNumber} on topic ${a.topicId}`)} <span class="lead">(mirror node)</span>`]);
+  }
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Document record ${e(r.recordId)} · docverify</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<h1>Document authenticity record</h1>
+<p class="lead">Record <code>${e(r.recordId)}</code>. The service holds the document's hash, never the document.</p>
+${statusBlock(r)}
+<dl>
+${rows.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("\n")}
+</dl>
+<section id="check" data-hash="${e(r.originalDocHash)}" data-status="${r.revocation === null ? "active" : "revoked"}" aria-labelledby="check-title" hidden>
+<h2 id="check-title">Check a file against this record</h2>
+<p>Your browser computes the file's SHA-256 on this computer; the file is not uploaded anywhere.</p>
+<label class="drop" id="drop">Choose a file, or drop it here<input type="file" id="file"></label>
+<p id="result" aria-live="polite"></p>
+</section>
+<footer>docverify · the facts on this page are as recorded by this service. Verify a hash through the API (<code>POST /v1/verifications</code>) for a verdict that recomputes every signature.</footer>
+</main>
+<script>${VERIFY_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+export function renderNotFoundPage(): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>No such record · docverify</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<h1>No such record</h1>
+<p>This service holds no record with this id. Check the link you followed.</p>
+</main>
+</body>
+</html>
+`;
+}
+
+const HTML = (description: string) => ({ description, content: { "text/html": { schema: { type: "string" as const } } } });
+
+export function verifyPages(deps: VerifyPageDeps) {
+  return new Elysia({ name: "verify-pages" }).get(
+    "/verify/:recordId",
+    ({ params }) => {
+      const record = deps.records.publicRecord(params.recordId);
+      if (record === null) return htmlResponse(404, renderNotFoundPage(), NOT_FOUND_CSP);
+      return htmlResponse(200, renderVerifyPage(record), PAGE_CSP);
+    },
+    {
+      detail: {
+        tags: ["pages"],
+        summary: "Public verification page of a record (HTML)",
+        description:
+          "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation, the signed time, the status (with a revocation's reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare. " +
+          "An unknown, malformed or abandoned id gets a 404 page.",
+        parameters: [{ name: "recordId", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        responses: { 200: HTML("The record's page"), 404: HTML("No such record") },
+      },
+    },
+  );
+}

@@ -1,0 +1,141 @@
+/**
+ * POST /v1/records and POST /v1/records/{recordId}/revoke (spec §4.4, §4.5). Thin: access first
+ * (before the body is read), then the body under its limit, then validation, then the records
+ * service. Refusal order is decisions §3's: access, 413, 400, then the resource.
+ */
+import { Elysia, t } from "elysia";
+import { parseRecordRequest, parseRevokeRequest, REVOCATION_REASONS } from "../../records/validate.ts";
+import type { Records } from "../../records/service.ts";
+import type { Access, Caller } from "../access.ts";
+import { readJsonObject } from "../body.ts";
+import { jsonResponse } from "../errors.ts";
+import { DocHash, errorResponses, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
+
+/** Body limits (decisions §7): room for every legal value written with `\u` escapes. */
+export const RECORD_BODY_LIMIT = 8 * 1024;
+export const REVOKE_BODY_LIMIT = 4 * 1024;
+
+export interface RecordsRouteDeps {
+  readonly access: Access;
+  readonly records: Pick<Records, "create" | "revoke">;
+}
+
+const AnchorState = t.Union([t.Literal("pending"), t.Literal("accepted"), t.Literal("anchored")], {
+  description: "Progress towards ledger finality. Treat an unrecognised value as not yet final.",
+});
+
+const RecordBody = t.Object(
+  {
+    recordId: Uuid,
+    originalDocHash: DocHash,
+    authenticatedAt: t.String({ format: "date-time", description: "The signed time (RFC 3339, UTC, milliseconds), not the consensus time" }),
+    anchorState: AnchorState,
+    verifyUrl: t.String({ format: "uri", description: "Public verification page; needs no credential and shows the filename" }),
+    anchor: t.Object({
+      topicId: t.String({ description: "The organisation's own ledger topic, e.g. 0.0.1234" }),
+      transactionId: t.String({ description: "`<account>@<seconds>.<nanoseconds>`" }),
+      hashscanUrl: t.String({ format: "uri", description: "Public ledger explorer page; resolves after consensus" }),
+    }),
+    retryAfterSeconds: t.Optional(t.Integer({ minimum: 1, description: "Present while `anchorState` is not `anchored`" })),
+  },
+  { description: "Record" },
+);
+
+const RecordRequest = t.Object(
+  {
+    originalDocHash: DocHash,
+    filename: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 500,
+        description:
+          "Public metadata shown on the verify page; never signed or put on the ledger. 1–500 code points; control and invisible formatting characters are refused except U+200C and U+200D. Stored exactly as sent.",
+      }),
+    ),
+  },
+  { description: "Unknown properties (an orgId, a credentialId) are ignored: tenancy comes from the credential." },
+);
+
+const RevokeRequest = t.Object({
+  reason: t.Union(
+    REVOCATION_REASONS.map((r) => t.Literal(r)),
+    { description: "RevocationReason" },
+  ),
+});
+
+function organisationOf(caller: Caller): string {
+  // admit() never returns the public tier for a record operation.
+  if (caller.tier !== "organisation") throw new Error("record operation admitted without a credential");
+  return caller.org.id;
+}
+
+export function recordsRoutes(deps: RecordsRouteDeps) {
+  const { access, records } = deps;
+  return new Elysia({ name: "v1-records" })
+    .post(
+      "/v1/records",
+      async ({ request }) => {
+        const orgId = organisationOf(access.admit(request, "records.create"));
+        const input = parseRecordRequest(await readJsonObject(request, RECORD_BODY_LIMIT));
+        const { created, record } = await records.create(orgId, input);
+        return jsonResponse(created ? 201 : 200, record);
+      },
+      {
+        // No `body` schema: Elysia would validate it (and the spec's 400 must name fields our way,
+        // after access). The schema documents the body through `requestBody` instead.
+        parse: "none",
+        detail: {
+          requestBody: jsonBody(RecordRequest),
+          tags: ["records"],
+          summary: "Authenticate a document as the calling organisation",
+          description:
+            "Signs the hash with the organisation's ML-DSA-65 system key, seals it with the service key and queues its ledger message. " +
+            "The hash is the idempotency key: the first call answers 201, a repeat while the organisation holds an active record for the hash answers 200 with that record and changes nothing (a different filename is ignored). " +
+            "Needs `records:write` on a `live` key. 503 with `Retry-After` while the organisation's ledger topic is being created or the key store is sealed. " +
+            RATE_LIMIT_NOTE,
+          security: [{ bearer: [] }],
+        },
+        response: {
+          200: t.Object(RecordBody.properties, { description: "The organisation already holds an active record for this hash; nothing was created" }),
+          201: t.Object(RecordBody.properties, { description: "Record created and durable; its ledger message is queued" }),
+          ...errorResponses(400, 401, 402, 403, 413, 429, 500, 503),
+        },
+      },
+    )
+    .post(
+      "/v1/records/:recordId/revoke",
+      async ({ request, params }) => {
+        const orgId = organisationOf(access.admit(request, "records.revoke"));
+        const { reason } = parseRevokeRequest(await readJsonObject(request, REVOKE_BODY_LIMIT));
+        // A malformed id is answered like an unknown one, after body validation (decisions §3).
+        const result = await records.revoke(orgId, params.recordId, reason);
+        return jsonResponse(200, result);
+      },
+      {
+        // No `params` schema either: a malformed id must be a 404 after access and body checks,
+        // not Elysia's validation error.
+        parse: "none",
+        detail: {
+          requestBody: jsonBody(RevokeRequest),
+          parameters: [{ name: "recordId", in: "path", required: true, description: "The record's id (UUID); a malformed one is answered 404", schema: { type: "string", format: "uuid" } }],
+          tags: ["records"],
+          summary: "Revoke a record this organisation authenticated",
+          description:
+            "Permanent. Any key of the organisation with `records:revoke` may revoke any record the organisation authenticated through the API. " +
+            "403 NOT_REVOCABLE for another organisation's or a person-signed record (not distinguished); 404 for an unknown or malformed id; " +
+            "409 ALREADY_REVOKED (never succeeds on retry) or ANCHOR_NOT_FINAL (retry once verification reports verified_org). " +
+            "Verification reports the record revoked as soon as this returns; the decision's ledger message anchors in the background. " +
+            RATE_LIMIT_NOTE,
+          security: [{ bearer: [] }],
+        },
+        response: {
+          200: t.Object({ recordId: Uuid }, { description: "Revoked; the decision has been queued for the ledger" }),
+          ...errorResponses(400, 401, 402, 403, 404, 409, 413, 429, 500, 503),
+        },
+      },
+    );
+}
+
+function jsonBody(schema: object) {
+  return { required: true, content: { "application/json": { schema } } };
+}

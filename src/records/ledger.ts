@@ -1,0 +1,57 @@
+/**
+ * What the records capability needs from the ledger side, owned here by its consumer (style.md).
+ * The anchor loop (src/anchoring) implements it; records never submit anything themselves: they
+ * write a `pending` row in `ledger_transactions` in the same transaction as the record, and the
+ * loop picks it up.
+ */
+
+/** A transaction id chosen before anything is submitted (decisions §5: crash-safe anchoring). */
+export interface ReservedTransaction {
+  /** `<account>@<seconds>.<nanoseconds>`, the spec's transactionId form. */
+  readonly transactionId: string;
+  /** Start of the transaction's validity window, ms since the epoch. */
+  readonly validStartMs: number;
+  /** Length of the validity window, seconds (decisions §8: 15–180). */
+  readonly validSeconds: number;
+}
+
+export interface RecordLedger {
+  /**
+   * A fresh transaction id. MUST be synchronous (it is called between the signatures and the
+   * write transaction) and MUST never return the same id twice, across processes sharing the
+   * database included: the id is the primary key of `ledger_transactions`. An id whose row is
+   * never written (the caller lost a race) is simply never used.
+   */
+  newTransactionId(): ReservedTransaction;
+  /**
+   * Tells the anchor loop that a committed `pending` row is waiting. MUST NOT throw and MUST NOT
+   * do the submission on the caller's stack. A lost wake-up only delays anchoring: the loop
+   * also polls the queue.
+   */
+  wake(): void;
+  /**
+   * Throws 503 SERVICE_UNAVAILABLE (a DomainError with Retry-After) when the queue of unanchored
+   * messages is past its bound, so records are refused rather than queued beyond what the ledger
+   * can take. Called before anything is signed or written. MUST be cheap and synchronous.
+   */
+  assertCapacity(): void;
+  /** Public explorer page of a transaction (`hashscanUrl`). Pure. */
+  transactionUrl(transactionId: string): string;
+  /** Mirror-node REST URL of one topic message (`mirrorNodeUrl`). Pure. */
+  topicMessageUrl(topicId: string, sequenceNumber: number): string;
+}
+
+/** The anchor loop (src/anchoring's `Anchoring`) seen through this interface. */
+export function recordLedgerOf(anchoring: {
+  readonly queue: { newTransactionId(): ReservedTransaction; wake(): void };
+  readonly links: { transactionUrl(transactionId: string): string; topicMessageUrl(topicId: string, sequenceNumber: number): string };
+  assertCapacity(): void;
+}): RecordLedger {
+  return {
+    newTransactionId: () => anchoring.queue.newTransactionId(),
+    wake: () => anchoring.queue.wake(),
+    assertCapacity: () => anchoring.assertCapacity(),
+    transactionUrl: (id) => anchoring.links.transactionUrl(id),
+    topicMessageUrl: (topicId, seq) => anchoring.links.topicMessageUrl(topicId, seq),
+  };
+}

@@ -1,0 +1,290 @@
+/**
+ * Authenticating documents as an organisation, and revoking that authentication (spec §4.4,
+ * §4.5, decisions §3 and §5). See docs/records.md.
+ *
+ * What callers may assume:
+ * - `create` resolves only once the record and its `pending` ledger message are committed
+ *   together (one IMMEDIATE transaction, `synchronous=FULL`): a 201 built from it is durable.
+ * - At most one non-abandoned record per organisation and hash, whatever the concurrency,
+ *   within and across processes: the check runs under the write lock, and the unique index
+ *   `records_one_active` backs it.
+ * - A repeat for a hash with an active record reads only; nothing is created or updated.
+ * - `revoke` resolves once the revocation and its `pending` ledger message are committed
+ *   together; verification reports the record revoked from then on.
+ * - An abandoned record is never returned by anything here: it behaves as if it did not exist.
+ */
+import { and, eq, ne } from "drizzle-orm";
+import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Signer } from "../crypto/index.ts";
+import type { Clock } from "../lib/clock.ts";
+import { DomainError } from "../lib/errors.ts";
+import type { Db } from "../storage/db.ts";
+import { insertPendingMessage } from "../anchoring/anchorer.ts";
+import { organisations, records } from "../storage/schema.ts";
+import type { RecordLedger } from "./ledger.ts";
+import { encodeCreationMessage, encodeRevocationMessage, rfc3339Ms } from "./messages.ts";
+import { ensureSealKey, loadSealedKey, type StoredKey } from "./seal-key.ts";
+import { filenameProblem, isRecordId, validateDocHash, type RecordRequest, type RevocationReason } from "./validate.ts";
+import { createWriteQueue, type Tx, type WriteQueue } from "./write-queue.ts";
+
+/** Seconds a client waits before polling a record that is not anchored yet (finality: 3–5 s). */
+export const ANCHOR_RETRY_SECONDS = 5;
+/** Seconds a client waits while its organisation's ledger topic is being created. */
+export const TOPIC_RETRY_SECONDS = 10;
+
+export type AnchorState = "pending" | "accepted" | "anchored";
+
+/** The spec's Record (§2.6). */
+export interface RecordView {
+  readonly recordId: string;
+  readonly originalDocHash: string;
+  readonly authenticatedAt: string;
+  readonly anchorState: AnchorState;
+  readonly verifyUrl: string;
+  readonly anchor: { readonly topicId: string; readonly transactionId: string; readonly hashscanUrl: string };
+  readonly retryAfterSeconds?: number;
+}
+
+/** Everything the public verify page shows about a record. */
+export interface PublicRecord {
+  readonly recordId: string;
+  readonly originalDocHash: string;
+  readonly authenticatedAt: string;
+  readonly signerType: "org" | "user";
+  /** The organisation's registered name (organisation-signed records). */
+  readonly organisationName: string | null;
+  /** The person hint (person-signed records). */
+  readonly signerHint: string | null;
+  readonly filename: string | null;
+  readonly anchorState: AnchorState;
+  readonly anchor: {
+    readonly topicId: string;
+    readonly transactionId: string;
+    readonly hashscanUrl: string;
+    readonly sequenceNumber: number | null;
+    /** RFC 3339 with the ledger's nanoseconds, once anchored. */
+    readonly consensusAt: string | null;
+    /** Mirror-node URL of the topic message, once anchored. */
+    readonly mirrorNodeUrl: string | null;
+  };
+  readonly revocation: { readonly reason: string; readonly revokedAt: string } | null;
+}
+
+export interface RecordsDeps {
+  readonly db: Db;
+  readonly signer: Signer;
+  readonly clock: Clock;
+  readonly ledger: RecordLedger;
+  /**
+   * Base of `verifyUrl` (config.publicUrl). A function when it is known only once the listener is
+   * bound (DOCVERIFY_PORT=0 without DOCVERIFY_PUBLIC_URL); read on every answer.
+   */
+  readonly publicUrl: string | (() => string);
+  /** Shared group-commit queue; one is made when absent. */
+  readonly writes?: WriteQueue;
+}
+
+type RecordRow = typeof records.$inferSelect;
+
+export function createRecords(deps: RecordsDeps) {
+  const { db, signer, clock, ledger } = deps;
+  const publicUrlOption = deps.publicUrl;
+  const publicUrl = () => (typeof publicUrlOption === "function" ? publicUrlOption() : publicUrlOption).replace(/\/+$/, "");
+  const writes = deps.writes ?? createWriteQueue(db);
+  let sealKey: StoredKey | null = null;
+  // Key rows never change (a record names its keys by fingerprint forever), so caching is safe.
+  const orgKeys = new Map<string, StoredKey>();
+
+  function view(row: RecordRow): RecordView {
+    if (row.anchorState === "abandoned") throw new Error("an abandoned record is never shown");
+    return {
+      recordId: row.id,
+      originalDocHash: row.docHash,
+      authenticatedAt: rfc3339Ms(row.signedAtMs),
+      anchorState: row.anchorState,
+      verifyUrl: `${publicUrl()}/verify/${row.id}`,
+      anchor: { topicId: row.topicId, transactionId: row.transactionId, hashscanUrl: ledger.transactionUrl(row.transactionId) },
+      ...(row.anchorState === "anchored" ? {} : { retryAfterSeconds: ANCHOR_RETRY_SECONDS }),
+    };
+  }
+
+  function activeRecord(q: Pick<Db, "select">, orgId: string, docHash: string): RecordRow | undefined {
+    return q
+      .select()
+      .from(records)
+      .where(and(eq(records.orgId, orgId), eq(records.docHash, docHash), ne(records.anchorState, "abandoned")))
+      .get();
+  }
+
+  function orgKey(fingerprint: Buffer): StoredKey {
+    const hex = fingerprint.toString("hex");
+    let key = orgKeys.get(hex);
+    if (key === undefined) {
+      const loaded = loadSealedKey(db, fingerprint);
+      if (loaded === null) throw new Error(`organisation system key ${hex} has no private half`);
+      key = loaded;
+      if (orgKeys.size >= 1024) orgKeys.clear();
+      orgKeys.set(hex, key);
+    }
+    return key;
+  }
+
+  return {
+    /**
+     * POST /v1/records for organisation `orgId`. `created` false means an active record for the
+     * hash already existed (200); nothing was written then.
+     */
+    async create(orgId: string, request: RecordRequest): Promise<{ created: boolean; record: RecordView }> {
+      const docHash = validateDocHash(request.docHash);
+      if (request.filename !== undefined && filenameProblem(request.filename) !== null) throw new TypeError("filename was not validated");
+
+      const existing = activeRecord(db, orgId, docHash);
+      if (existing !== undefined) return { created: false, record: view(existing) };
+
+      const org = db.select().from(organisations).where(eq(organisations.id, orgId)).get();
+      if (org === undefined) throw new Error(`organisation ${orgId} does not exist`);
+      if (org.topicId === null) {
+        throw new DomainError(
+          "SERVICE_UNAVAILABLE",
+          "The organisation's ledger topic is being created; records can be authenticated once it exists. Retry shortly.",
+          undefined,
+          TOPIC_RETRY_SECONDS,
+        );
+      }
+      const topicId = org.topicId;
+      if (!signer.canSign) throw new MasterKeyMissingError(null);
+      ledger.assertCapacity();
+      sealKey ??= ensureSealKey({ db, signer, clock });
+      const signerKey = orgKey(org.systemKeyFingerprint);
+
+      const recordId = Bun.randomUUIDv7();
+      const signedAtMs = clock.now();
+      const payload = encodeRecordPayload({ recordId, docHash, signedAtMs, signerKeyFingerprint: signerKey.fingerprint });
+      const signature = signer.sign(signerKey, payload);
+      const sealSignature = signer.sign(sealKey, encodeSealPayload(payload, signature, sealKey.fingerprint));
+      const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
+      const reserved = ledger.newTransactionId();
+      const seal = sealKey;
+
+      const result = await writes.run((tx: Tx) => {
+        const winner = activeRecord(tx, orgId, docHash);
+        if (winner !== undefined) return { created: false, row: winner };
+        const now = clock.now();
+        const row: RecordRow = {
+          id: recordId,
+          orgId,
+          signerType: "org",
+          kind: "record_only",
+          signerHint: null,
+          docHash,
+          filename: request.filename ?? null,
+          signedAtMs,
+          signerFingerprint: Buffer.from(signerKey.fingerprint),
+          signature: Buffer.from(signature),
+          sealFingerprint: Buffer.from(seal.fingerprint),
+          sealSignature: Buffer.from(sealSignature),
+          anchorState: "pending",
+          topicId,
+          transactionId: reserved.transactionId,
+          sequenceNumber: null,
+          consensusAt: null,
+          revokedAt: null,
+          revocationReason: null,
+          revocationTransactionId: null,
+          createdAt: now,
+        };
+        try {
+          tx.insert(records).values(row).run();
+        } catch (e) {
+          // Another writer of the same database got there first (records_one_active): its record wins.
+          const other = activeRecord(tx, orgId, docHash);
+          if (other !== undefined) return { created: false, row: other };
+          throw e;
+        }
+        insertPendingMessage(tx, { kind: "record_message", ...reserved, orgId, recordId, topicId, message, now });
+        return { created: true, row };
+      });
+      if (result.created) ledger.wake();
+      return { created: result.created, record: view(result.row) };
+    },
+
+    /**
+     * POST /v1/records/{recordId}/revoke by organisation `orgId`. Refusals, in this order:
+     * 404 NOT_FOUND (malformed, unknown or abandoned id), 403 NOT_REVOCABLE (another
+     * organisation's or a person-signed record), 409 ALREADY_REVOKED, 409 ANCHOR_NOT_FINAL.
+     */
+    async revoke(orgId: string, recordId: string, reason: RevocationReason): Promise<{ recordId: string }> {
+      const check = (row: RecordRow | undefined): RecordRow => {
+        if (row === undefined || row.anchorState === "abandoned") throw new DomainError("NOT_FOUND", "No such record.");
+        if (row.signerType !== "org" || row.orgId !== orgId) {
+          throw new DomainError("NOT_REVOCABLE", "This record is not revocable by your organisation.");
+        }
+        if (row.revokedAt !== null) throw new DomainError("ALREADY_REVOKED", "The record is already revoked; revocation is permanent.");
+        if (row.anchorState !== "anchored") {
+          throw new DomainError("ANCHOR_NOT_FINAL", "The record's anchor has not reached consensus yet; retry once verification reports verified_org.");
+        }
+        return row;
+      };
+      if (!isRecordId(recordId)) throw new DomainError("NOT_FOUND", "No such record.");
+      const byId = (q: Pick<Db, "select">) => q.select().from(records).where(eq(records.id, recordId)).get();
+      // Refusals without the write lock; the same checks run again under it.
+      check(byId(db));
+      const reserved = ledger.newTransactionId();
+      await writes.run((tx: Tx) => {
+        const row = check(byId(tx));
+        const now = clock.now();
+        const message = encodeRevocationMessage({ recordId, reason, revokedAtMs: now });
+        tx.update(records)
+          .set({ revokedAt: now, revocationReason: reason, revocationTransactionId: reserved.transactionId })
+          .where(eq(records.id, recordId))
+          .run();
+        insertPendingMessage(tx, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: row.topicId, message, now });
+      });
+      ledger.wake();
+      return { recordId };
+    },
+
+    /** What the public verify page shows, or null for a malformed, unknown or abandoned id. */
+    publicRecord(recordId: string): PublicRecord | null {
+      if (!isRecordId(recordId)) return null;
+      const found = db
+        .select({ record: records, organisationName: organisations.name })
+        .from(records)
+        .leftJoin(organisations, eq(records.orgId, organisations.id))
+        .where(eq(records.id, recordId))
+        .get();
+      if (found === undefined || found.record.anchorState === "abandoned") return null;
+      const r = found.record;
+      const anchorState = r.anchorState as AnchorState;
+      const anchored = anchorState === "anchored" && r.sequenceNumber !== null;
+      return {
+        recordId: r.id,
+        originalDocHash: r.docHash,
+        authenticatedAt: rfc3339Ms(r.signedAtMs),
+        signerType: r.signerType,
+        organisationName: r.signerType === "org" ? found.organisationName : null,
+        signerHint: r.signerHint,
+        filename: r.filename,
+        anchorState,
+        anchor: {
+          topicId: r.topicId,
+          transactionId: r.transactionId,
+          hashscanUrl: ledger.transactionUrl(r.transactionId),
+          sequenceNumber: r.sequenceNumber,
+          consensusAt: r.consensusAt === null ? null : consensusText(r.consensusAt),
+          mirrorNodeUrl: anchored ? ledger.topicMessageUrl(r.topicId, r.sequenceNumber!) : null,
+        },
+        revocation: r.revokedAt === null ? null : { reason: r.revocationReason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(r.revokedAt) },
+      };
+    },
+  };
+}
+
+export type Records = ReturnType<typeof createRecords>;
+
+/** `seconds.nanoseconds` (the ledger's consensus timestamp) as RFC 3339 with nine fractional digits. */
+export function consensusText(value: string): string {
+  const m = /^(\d+)\.(\d{1,9})$/.exec(value);
+  if (m === null) return value;
+  const iso = new Date(Number(m[1]) * 1000).toISOString(); // …T09:30:00.000Z
+  return `${iso.slice(0, 19)}.${m[2]!.padEnd(9, "0")}Z`;
+}

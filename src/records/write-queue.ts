@@ -1,0 +1,80 @@
+/**
+ * Group commit. With `synchronous=FULL` every commit costs an fsync; concurrent record writes
+ * share one instead of paying one each (issue 5's benchmark target). Work submitted during one
+ * turn of the event loop runs in a single IMMEDIATE transaction, each item in its own savepoint,
+ * and every promise settles only after that transaction has committed, so a caller that answers
+ * after `await run(...)` answers with a durable write.
+ *
+ * Guarantees:
+ * - `work` runs synchronously inside the transaction (never `await` in it: bun:sqlite would
+ *   commit at the first await). It sees every earlier item's writes of the same batch.
+ * - An item that throws is rolled back to its savepoint and its promise rejects with that error;
+ *   the other items of the batch still commit.
+ * - If the transaction itself fails (the write lock not obtained within busy_timeout, a failing
+ *   commit), every item of the batch rejects with that error and nothing of it is stored.
+ */
+import type { Db } from "../storage/db.ts";
+
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+export interface WriteQueue {
+  run<T>(work: (tx: Tx) => T): Promise<T>;
+}
+
+interface Item {
+  work: (tx: Tx) => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Most items one transaction carries; a longer queue is written in several. */
+const MAX_BATCH = 256;
+
+export function createWriteQueue(db: Db): WriteQueue {
+  let queue: Item[] = [];
+  let scheduled = false;
+
+  function flush(): void {
+    scheduled = false;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, MAX_BATCH);
+      queue = queue.slice(MAX_BATCH);
+      const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+      try {
+        db.transaction(
+          (tx) => {
+            for (const item of batch) {
+              try {
+                outcomes.push({ ok: true, value: tx.transaction((sp) => item.work(sp)) });
+              } catch (error) {
+                outcomes.push({ ok: false, error });
+              }
+            }
+          },
+          { behavior: "immediate" },
+        );
+      } catch (error) {
+        for (const item of batch) item.reject(error);
+        continue;
+      }
+      batch.forEach((item, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) item.resolve(o.value);
+        else item.reject(o.error);
+      });
+    }
+  }
+
+  return {
+    run<T>(work: (tx: Tx) => T): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+        if (!scheduled) {
+          scheduled = true;
+          // After the handlers already runnable have queued their writes too.
+          setImmediate(flush);
+        }
+      });
+    },
+  };
+}

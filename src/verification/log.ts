@@ -1,0 +1,422 @@
+/**
+ * The verification log (spec §4.2–§4.3, decisions §6): one row per successful credentialed
+ * verification, kept per organisation and environment.
+ *
+ * What this MUST guarantee (and callers may assume):
+ * - Durable before acknowledged: `record()` resolves only after the transaction holding its row
+ *   has committed (the database syncs every commit, src/storage/db.ts), so a response sent after
+ *   it cannot name a row that a crash loses. Rows from concurrent callers are grouped into one
+ *   transaction (group commit); if that transaction fails, every caller in it is rejected and
+ *   none of its rows exist.
+ * - Ids are UUIDv7 and strictly increasing in the order `record()` is called within this process,
+ *   and (seeded from the newest stored id at start) across restarts, even if the clock steps
+ *   back. Batches commit one at a time, in order, so a reader never sees a row while an older
+ *   row is still to come. A row's `verifiedAt` is its id's timestamp.
+ * - Listing is keyset pagination, newest first (`id < last id`): rows recorded while a client
+ *   pages have larger ids, so they never appear on a later page nor shift rows between pages.
+ *
+ * Cursor, version 1 (decisions §6): base64url (no padding) of
+ *   0x01 || last row id (16 bytes) || HMAC-SHA256(cursorKey, binding)          49 bytes, 66 chars
+ * where binding = "docverify/verification-cursor/v1" 0x00 || 0x01 || id (16 bytes)
+ *   || field(orgId) || field(environment) || opt(verdict) || opt(originalDocHash)
+ *   || opt(from, as decimal ms) || opt(to, as decimal ms)
+ * with field(x) = u32be(len) || UTF-8 x and opt(x) = 0x00 when absent, 0x01 || field(x) when
+ * present. A cursor is therefore only accepted for the organisation, environment and filters
+ * it was issued for; `limit` may change between pages.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { Clock } from "../lib/clock.ts";
+import { DomainError, invalid } from "../lib/errors.ts";
+import type { Db } from "../storage/db.ts";
+import { ASSURANCE_LEVEL, DOC_HASH_RE, MODE, isVerdict, rfc3339Ms, type Environment, type RecordedVerification, type Verdict, type VerificationSummary } from "./types.ts";
+
+export interface VerificationLogRow {
+  readonly orgId: string;
+  readonly environment: Environment;
+  /** The API key that made the request (kept for audit; never shown). */
+  readonly keyId: string;
+  readonly verdict: Verdict;
+  readonly docHash: string;
+  readonly reference?: string;
+  /** With verdict `pending_anchor`: what the caller was told, kept so GET by id shows it as recorded. */
+  readonly retryAfterSeconds?: number;
+}
+
+export interface ListFilters {
+  readonly verdict?: Verdict;
+  readonly originalDocHash?: string;
+  /** Inclusive bounds, ms since the epoch (query.ts turns RFC 3339 text into these). */
+  readonly from?: number;
+  readonly to?: number;
+}
+
+export interface ListInput {
+  readonly orgId: string;
+  readonly environment: Environment;
+  readonly filters: ListFilters;
+  /** 1 to 100 (query.ts enforces it for requests). */
+  readonly limit: number;
+  /** The previous page's `nextCursor`, verbatim. */
+  readonly after?: string;
+}
+
+export interface ListPage {
+  readonly data: VerificationSummary[];
+  readonly pagination: { readonly nextCursor: string | null; readonly hasMore: boolean };
+}
+
+export interface VerificationLogDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  /** 32-byte server-side secret that authenticates cursors. */
+  readonly cursorKey: Uint8Array;
+  /** Rows per transaction at most; a full batch is written at once. Default 256. */
+  readonly maxBatch?: number;
+}
+
+export interface VerificationLog {
+  record(row: VerificationLogRow): Promise<{ verificationId: string; verifiedAt: string }>;
+  list(input: ListInput): ListPage;
+  get(input: { orgId: string; environment: Environment; verificationId: string }): RecordedVerification;
+  /**
+   * Writes whatever is queued now, synchronously (its callers' promises settle as usual). Call
+   * before closing the database at shutdown.
+   */
+  flush(): void;
+  /** Transactions and rows written so far (for tests and metrics). */
+  stats(): { readonly batches: number; readonly rows: number; readonly failedBatches: number };
+}
+
+export const CURSOR_VERSION = 1;
+const CURSOR_DOMAIN = "docverify/verification-cursor/v1";
+const CURSOR_BYTES = 1 + 16 + 32;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+// ---------------------------------------------------------------------------------------------
+// Ids: UUIDv7 (RFC 9562 §6.2 method 3, "monotonic random"). Bun.randomUUIDv7 happens to be
+// monotonic in a tight loop (a counter in rand_a), but that is not documented, it reads the real
+// clock rather than the injected one, and it knows nothing of ids stored before a restart. Here
+// the 74 bits after the timestamp are one counter: a new millisecond starts it at a random value
+// below 2^73, the same (or an earlier) millisecond adds a random 1..2^32 to the last one, and an
+// overflow moves to the next millisecond. So ids strictly increase whatever the clock does.
+// ---------------------------------------------------------------------------------------------
+
+const COUNTER_BITS = 74n;
+const COUNTER_MAX = (1n << COUNTER_BITS) - 1n;
+
+function randomBigInt(bytes: number): bigint {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  let v = 0n;
+  for (const x of b) v = (v << 8n) | BigInt(x);
+  return v;
+}
+
+function formatUuidV7(ms: number, counter: bigint): string {
+  const randA = (counter >> 62n) & 0xfffn;
+  const randB = counter & ((1n << 62n) - 1n);
+  const hi = (BigInt(ms) << 16n) | (0x7n << 12n) | randA; // 64 bits
+  const lo = (0b10n << 62n) | randB; // 64 bits
+  const hex = hi.toString(16).padStart(16, "0") + lo.toString(16).padStart(16, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function parseUuidV7(id: string): { ms: number; counter: bigint } | null {
+  if (!UUID_RE.test(id) || id[14] !== "7" || !"89ab".includes(id[19]!)) return null;
+  const hex = id.replaceAll("-", "");
+  const ms = parseInt(hex.slice(0, 12), 16);
+  const randA = BigInt(`0x${hex.slice(13, 16)}`);
+  const randB = BigInt(`0x${hex.slice(16, 32)}`) & ((1n << 62n) - 1n);
+  return { ms, counter: (randA << 62n) | randB };
+}
+
+/** A strictly increasing UUIDv7 source, starting above `after` when given. */
+export function createIdGenerator(clock: Clock, after?: string | null): () => { id: string; ms: number } {
+  let lastMs = -1;
+  let last = 0n;
+  const seed = after ? parseUuidV7(after) : null;
+  if (seed !== null) {
+    lastMs = seed.ms;
+    last = seed.counter;
+  }
+  return () => {
+    const now = clock.now();
+    if (now > lastMs) {
+      lastMs = now;
+      last = randomBigInt(10) & ((1n << (COUNTER_BITS - 1n)) - 1n);
+    } else {
+      const next = last + 1n + (randomBigInt(4) & 0xffffffffn);
+      if (next > COUNTER_MAX) {
+        lastMs += 1;
+        last = randomBigInt(10) & ((1n << (COUNTER_BITS - 1n)) - 1n);
+      } else {
+        last = next;
+      }
+    }
+    return { id: formatUuidV7(lastMs, last), ms: lastMs };
+  };
+}
+
+/** The smallest and largest id text any UUIDv7 of millisecond `ms` can have. */
+function idFloor(ms: number): string {
+  const h = Math.max(0, ms).toString(16).padStart(12, "0");
+  return `${h.slice(0, 8)}-${h.slice(8)}-0000-0000-000000000000`;
+}
+function idCeiling(ms: number): string {
+  const h = Math.max(0, ms).toString(16).padStart(12, "0");
+  return `${h.slice(0, 8)}-${h.slice(8)}-ffff-ffff-ffffffffffff`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursors
+// ---------------------------------------------------------------------------------------------
+
+function field(text: string): Buffer {
+  const b = Buffer.from(text, "utf8");
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(b.length);
+  return Buffer.concat([len, b]);
+}
+function opt(value: string | number | undefined): Buffer {
+  return value === undefined ? Buffer.from([0]) : Buffer.concat([Buffer.from([1]), field(String(value))]);
+}
+
+function cursorMac(key: Uint8Array, idBytes: Buffer, scope: { orgId: string; environment: string; filters: ListFilters }): Buffer {
+  const f = scope.filters;
+  return createHmac("sha256", key)
+    .update(Buffer.from(`${CURSOR_DOMAIN}\0`, "ascii"))
+    .update(Buffer.from([CURSOR_VERSION]))
+    .update(idBytes)
+    .update(field(scope.orgId))
+    .update(field(scope.environment))
+    .update(opt(f.verdict))
+    .update(opt(f.originalDocHash))
+    .update(opt(f.from))
+    .update(opt(f.to))
+    .digest();
+}
+
+export function encodeCursor(key: Uint8Array, lastId: string, scope: { orgId: string; environment: string; filters: ListFilters }): string {
+  const idBytes = Buffer.from(lastId.replaceAll("-", ""), "hex");
+  return Buffer.concat([Buffer.from([CURSOR_VERSION]), idBytes, cursorMac(key, idBytes, scope)]).toString("base64url");
+}
+
+const CURSOR_REFUSED = "is not a cursor issued for this query: pass back nextCursor verbatim, with the same filters";
+
+/** The last row id a cursor names, or VALIDATION_FAILED `{after}`. */
+export function decodeCursor(key: Uint8Array, cursor: string, scope: { orgId: string; environment: string; filters: ListFilters }): string {
+  if (typeof cursor !== "string" || !/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid("after", CURSOR_REFUSED);
+  const bytes = Buffer.from(cursor, "base64url");
+  // Only the canonical spelling: no padding, no stray trailing bits.
+  if (bytes.length !== CURSOR_BYTES || bytes.toString("base64url") !== cursor || bytes[0] !== CURSOR_VERSION) throw invalid("after", CURSOR_REFUSED);
+  const idBytes = bytes.subarray(1, 17);
+  const mac = bytes.subarray(17);
+  if (!timingSafeEqual(mac, cursorMac(key, idBytes, scope))) throw invalid("after", CURSOR_REFUSED);
+  const h = idBytes.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** A `verifications` row as the statements below return it (columns as in src/storage/schema.ts). */
+interface Row {
+  readonly id: string;
+  readonly org_id: string;
+  readonly environment: Environment;
+  readonly key_id: string;
+  readonly verdict: string;
+  readonly doc_hash: string;
+  readonly reference: string | null;
+  readonly verified_at_ms: number;
+  readonly retry_after_seconds?: number | null;
+}
+
+function summary(row: Row): VerificationSummary {
+  if (!isVerdict(row.verdict)) throw new Error(`verification ${row.id} has unknown verdict ${row.verdict}`);
+  return {
+    verificationId: row.id,
+    verdict: row.verdict,
+    assuranceLevel: ASSURANCE_LEVEL,
+    mode: MODE,
+    environment: row.environment,
+    originalDocHash: row.doc_hash,
+    verifiedAt: rfc3339Ms(row.verified_at_ms),
+    ...(row.reference !== null ? { reference: row.reference } : {}),
+  };
+}
+
+// The filters a list query uses, as bits: one prepared statement per combination. Measured,
+// building the query with drizzle on every request cost several times the query itself.
+export const HASH = 1, VERDICT = 2, FROM = 4, TO = 8, AFTER = 16;
+
+/** The list statement for a combination of filters (bits above); exported for the query-plan test. */
+export function listSql(mask: number): string {
+  const where = ["org_id = ?", "environment = ?"];
+  if (mask & HASH) where.push("doc_hash = ?");
+  if (mask & VERDICT) where.push("verdict = ?");
+  // A row's id carries its verifiedAt millisecond, so time bounds are also id bounds: the query
+  // stays on the (org, environment[, hash], id) index.
+  if (mask & FROM) where.push("id >= ?", "verified_at_ms >= ?");
+  if (mask & TO) where.push("id <= ?", "verified_at_ms <= ?");
+  if (mask & AFTER) where.push("id < ?");
+  return `SELECT id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms FROM verifications WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`;
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+interface Pending {
+  readonly row: Row;
+  resolve(v: { verificationId: string; verifiedAt: string }): void;
+  reject(e: unknown): void;
+}
+
+export function createVerificationLog(deps: VerificationLogDeps): VerificationLog {
+  const { db, clock } = deps;
+  const maxBatch = deps.maxBatch ?? 256;
+  if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) throw new RangeError("maxBatch must be a positive integer");
+  if (!(deps.cursorKey instanceof Uint8Array) || deps.cursorKey.length !== 32) throw new TypeError("cursorKey must be 32 bytes");
+  const cursorKey = new Uint8Array(deps.cursorKey); // our own copy: a caller zeroing theirs changes nothing
+
+  const client = db.$client;
+  const newest = client.prepare<{ id: string }, []>("SELECT id FROM verifications ORDER BY id DESC LIMIT 1").get();
+  const nextId = createIdGenerator(clock, newest?.id ?? null);
+
+  const insertRow = client.prepare<never, [string, string, string, string, string, string, string | null, number, number | null]>(
+    "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  const insertBatch = client.transaction((batch: readonly Pending[]) => {
+    for (const { row: r } of batch) insertRow.run(r.id, r.org_id, r.environment, r.key_id, r.verdict, r.doc_hash, r.reference, r.verified_at_ms, r.retry_after_seconds ?? null);
+  });
+  const listStatements = new Map<number, ReturnType<typeof client.prepare<Row, (string | number)[]>>>();
+  const listStatement = (mask: number) => {
+    let st = listStatements.get(mask);
+    if (st === undefined) listStatements.set(mask, (st = client.prepare<Row, (string | number)[]>(listSql(mask))));
+    return st;
+  };
+  const byId = client.prepare<Row, [string, string, string]>(
+    "SELECT id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds FROM verifications WHERE id = ? AND org_id = ? AND environment = ?",
+  );
+
+  let queue: Pending[] = [];
+  let scheduled = false;
+  let batches = 0;
+  let rows = 0;
+  let failedBatches = 0;
+
+  /** Writes the queue in one transaction. Synchronous, so batches commit one at a time, in order. */
+  function writeQueued(): void {
+    scheduled = false;
+    if (queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    try {
+      // IMMEDIATE: take the write lock first, so the transaction cannot fail half-way on an upgrade.
+      insertBatch.immediate(batch);
+    } catch (e) {
+      failedBatches++;
+      const err = isBusy(e)
+        ? Object.assign(new DomainError("SERVICE_UNAVAILABLE", "The service is busy. Retry shortly.", undefined, 1), { cause: e })
+        : e;
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    batches++;
+    rows += batch.length;
+    for (const p of batch) p.resolve({ verificationId: p.row.id, verifiedAt: rfc3339Ms(p.row.verified_at_ms) });
+  }
+
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    // setImmediate runs after the I/O callbacks already due: requests that arrived while the last
+    // batch was syncing are queued first and share the next transaction.
+    setImmediate(writeQueued);
+  }
+
+  return {
+    record(input) {
+      // Checked here, so one caller's bad row cannot fail the batch it would share with others.
+      if (
+        typeof input.orgId !== "string" ||
+        (input.environment !== "live" && input.environment !== "test") ||
+        typeof input.keyId !== "string" ||
+        !isVerdict(input.verdict) ||
+        typeof input.docHash !== "string" ||
+        !DOC_HASH_RE.test(input.docHash) ||
+        (input.reference !== undefined && typeof input.reference !== "string") ||
+        (input.retryAfterSeconds !== undefined && !Number.isSafeInteger(input.retryAfterSeconds))
+      ) {
+        return Promise.reject(new TypeError("verification log row is malformed"));
+      }
+      const { id, ms } = nextId();
+      const row: Row = {
+        id,
+        org_id: input.orgId,
+        environment: input.environment,
+        key_id: input.keyId,
+        verdict: input.verdict,
+        doc_hash: input.docHash,
+        reference: input.reference ?? null,
+        verified_at_ms: ms,
+        retry_after_seconds: input.retryAfterSeconds ?? null,
+      };
+      const done = new Promise<{ verificationId: string; verifiedAt: string }>((resolve, reject) => queue.push({ row, resolve, reject }));
+      if (queue.length >= maxBatch) writeQueued();
+      else schedule();
+      return done;
+    },
+
+    list(input) {
+      const { orgId, environment, filters, limit } = input;
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw invalid("limit", "must be an integer from 1 to 100");
+      const scope = { orgId, environment, filters };
+      let mask = 0;
+      const args: (string | number)[] = [orgId, environment];
+      if (filters.originalDocHash !== undefined) (mask |= HASH), args.push(filters.originalDocHash);
+      if (filters.verdict !== undefined) (mask |= VERDICT), args.push(filters.verdict);
+      if (filters.from !== undefined) (mask |= FROM), args.push(idFloor(filters.from), filters.from);
+      if (filters.to !== undefined) (mask |= TO), args.push(idCeiling(filters.to), filters.to);
+      if (input.after !== undefined) (mask |= AFTER), args.push(decodeCursor(cursorKey, input.after, scope));
+      args.push(limit + 1);
+      const found = listStatement(mask).all(...args);
+      const hasMore = found.length > limit;
+      const page = hasMore ? found.slice(0, limit) : found;
+      const last = page[page.length - 1];
+      return {
+        data: page.map(summary),
+        pagination: { nextCursor: hasMore && last !== undefined ? encodeCursor(cursorKey, last.id, scope) : null, hasMore },
+      };
+    },
+
+    get(input) {
+      const notFound = () => new DomainError("NOT_FOUND", "No verification with this id.");
+      if (typeof input.verificationId !== "string" || !UUID_RE.test(input.verificationId)) throw notFound();
+      const row = byId.get(input.verificationId, input.orgId, input.environment);
+      if (row === null) throw notFound();
+      const s = summary(row);
+      return {
+        verificationId: s.verificationId,
+        verdict: s.verdict,
+        disclosureTier: "organisation",
+        assuranceLevel: ASSURANCE_LEVEL,
+        mode: MODE,
+        environment: s.environment,
+        originalDocHash: s.originalDocHash,
+        verifiedAt: s.verifiedAt,
+        ...(s.reference !== undefined ? { reference: s.reference } : {}),
+        matches: [],
+        ...(row.retry_after_seconds != null ? { retryAfterSeconds: row.retry_after_seconds } : {}),
+      };
+    },
+
+    flush() {
+      writeQueued();
+    },
+
+    stats() {
+      return { batches, rows, failedBatches };
+    },
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * Strict parsing of verification requests: the body of POST /v1/verifications (spec §2.7,
+ * decisions §7) and the query of GET /v1/verifications (spec §4.2, decisions §6). Nothing is
+ * clamped, trimmed, normalised or silently dropped; every offending field is named in
+ * `details` (all of them, not only the first). docs/verification.md lists the exact rules.
+ */
+import { DomainError } from "../lib/errors.ts";
+import type { ListFilters } from "./log.ts";
+import { DOC_HASH_RE, VERDICTS, isVerdict } from "./types.ts";
+
+export const DEFAULT_LIMIT = 25;
+export const MAX_LIMIT = 100;
+export const MAX_REFERENCE_CODE_POINTS = 128;
+const LIST_PARAMETERS = new Set(["verdict", "originalDocHash", "from", "to", "limit", "after"]);
+
+const DOC_HASH_MESSAGE = "must be sha256: followed by 64 lowercase hexadecimal digits";
+
+function validationFailed(details: Record<string, string>, what: string): DomainError {
+  return new DomainError("VALIDATION_FAILED", `Invalid ${what}: ${Object.keys(details).join(", ")}.`, details);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timestamps
+// ---------------------------------------------------------------------------------------------
+
+const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An RFC 3339 date-time with a time zone, as `{ ms, subMsNanos }`: `ms` the whole milliseconds
+ * (rounded down) and `subMsNanos` the nanoseconds below the millisecond (0 to 999,999). Accepted:
+ * `YYYY-MM-DDTHH:MM:SS`, optional `.` and 1 to 9 fractional digits, then `Z` or `±HH:MM`.
+ * Refused: lowercase `t`/`z` and a space separator (RFC 3339 permits them; we accept one
+ * spelling), a missing zone, `-00:00` (RFC 3339's "offset unknown"), leap second `60`,
+ * impossible dates (`2026-02-30`), more than nine fractional digits. Null when refused.
+ */
+export function parseRfc3339(text: string): { ms: number; subMsNanos: number } | null {
+  const m = RFC3339_RE.exec(text);
+  if (m === null) return null;
+  const [, ys, mos, ds, hs, mis, ss, frac = "", zone] = m;
+  const y = Number(ys), mo = Number(mos), d = Number(ds), h = Number(hs), mi = Number(mis), s = Number(ss);
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return null;
+  const daysInMonth = new Date(Date.UTC(2000, mo, 0)).getUTCDate(); // 2000 is a leap year
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  if (d > (mo === 2 && !leap ? 28 : daysInMonth)) return null;
+  let offsetMinutes = 0;
+  if (zone !== "Z") {
+    if (zone === "-00:00") return null;
+    const oh = Number(zone!.slice(1, 3)), om = Number(zone!.slice(4, 6));
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (zone![0] === "-" ? -1 : 1) * (oh * 60 + om);
+  }
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d); // not Date.UTC: it reads years 0–99 as 1900–1999
+  date.setUTCHours(h, mi, s, Number(frac.slice(0, 3).padEnd(3, "0")));
+  const ms = date.getTime() - offsetMinutes * 60_000;
+  return { ms, subMsNanos: Number(frac.padEnd(9, "0").slice(3)) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /v1/verifications
+// ---------------------------------------------------------------------------------------------
+
+export interface ListQuery {
+  readonly filters: ListFilters;
+  readonly limit: number;
+  readonly after?: string;
+}
+
+/**
+ * The list query of `url`, or VALIDATION_FAILED naming every offending parameter. `from` and
+ * `to` become inclusive millisecond bounds: a `from` with digits below the millisecond is
+ * rounded up and a `to` rounded down, which selects exactly the rows at or after / at or before
+ * those instants (rows are stored to the millisecond).
+ */
+export function parseListQuery(url: URL): ListQuery {
+  const details: Record<string, string> = {};
+  const seen = new Map<string, string>();
+  const repeated = new Set<string>();
+  for (const [name, value] of url.searchParams) {
+    if (seen.has(name)) repeated.add(name);
+    else seen.set(name, value);
+  }
+  for (const name of seen.keys()) {
+    if (!LIST_PARAMETERS.has(name)) details[name] = "is not a parameter of this operation";
+    else if (repeated.has(name)) details[name] = "must be given at most once";
+  }
+  const value = (name: string): string | undefined => (name in details ? undefined : seen.get(name));
+
+  let verdict: ListFilters["verdict"];
+  const v = value("verdict");
+  if (v !== undefined) {
+    if (isVerdict(v)) verdict = v;
+    else details.verdict = `must be one of ${VERDICTS.join(", ")}`;
+  }
+
+  let originalDocHash: string | undefined;
+  const h = value("originalDocHash");
+  if (h !== undefined) {
+    if (DOC_HASH_RE.test(h)) originalDocHash = h;
+    else details.originalDocHash = DOC_HASH_MESSAGE;
+  }
+
+  const time = (name: "from" | "to"): { ms: number; subMsNanos: number } | undefined => {
+    const t = value(name);
+    if (t === undefined) return undefined;
+    const parsed = parseRfc3339(t);
+    if (parsed === null) {
+      details[name] = / \d{2}:\d{2}$/.test(t)
+        ? "must be an RFC 3339 date-time; write the + of a time zone offset as %2B in a URL"
+        : "must be an RFC 3339 date-time with a time zone, e.g. 2026-01-15T09:30:00Z";
+    }
+    return parsed ?? undefined;
+  };
+  const fromT = time("from");
+  const toT = time("to");
+  const from = fromT === undefined ? undefined : fromT.subMsNanos === 0 ? fromT.ms : fromT.ms + 1;
+  const to = toT?.ms;
+  if (fromT !== undefined && toT !== undefined && (fromT.ms > toT.ms || (fromT.ms === toT.ms && fromT.subMsNanos > toT.subMsNanos))) {
+    details.from = "must not be later than to";
+  }
+
+  let limit = DEFAULT_LIMIT;
+  const l = value("limit");
+  if (l !== undefined) {
+    // Digits only, no sign, no leading zero, no fraction or exponent: one spelling per number.
+    if (/^[1-9][0-9]{0,2}$/.test(l) && Number(l) <= MAX_LIMIT) limit = Number(l);
+    else details.limit = `must be an integer from 1 to ${MAX_LIMIT}, written in digits without sign or leading zero`;
+  }
+
+  const after = value("after");
+  if (after !== undefined && !/^[A-Za-z0-9_-]{1,200}$/.test(after)) {
+    details.after = "is not a cursor issued for this query: pass back nextCursor verbatim, with the same filters";
+  }
+
+  if (Object.keys(details).length > 0) throw validationFailed(details, "query parameters");
+  const filters: { -readonly [K in keyof ListFilters]: ListFilters[K] } = {};
+  if (verdict !== undefined) filters.verdict = verdict;
+  if (originalDocHash !== undefined) filters.originalDocHash = originalDocHash;
+  if (from !== undefined) filters.from = from;
+  if (to !== undefined) filters.to = to;
+  return after === undefined ? { filters, limit } : { filters, limit, after };
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /v1/verifications
+// ---------------------------------------------------------------------------------------------
+
+export interface VerificationRequest {
+  readonly docHash: string;
+  readonly reference?: string;
+}
+
+/**
+ * The VerificationRequest in a parsed JSON body. Unknown properties are ignored (spec §2.7).
+ * `reference`: a string of at most 128 code points without Cc control characters; a string
+ * with an unpaired surrogate is refused too (it could not be stored and shown back as sent).
+ * `null` is not a string and is refused like any other wrong type.
+ */
+export function parseVerificationRequest(body: Record<string, unknown>): VerificationRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw validationFailed({ body: "must be a JSON object" }, "request body");
+  }
+  const details: Record<string, string> = {};
+  const hash = body.originalDocHash;
+  if (hash === undefined) details.originalDocHash = "is required";
+  else if (typeof hash !== "string") details.originalDocHash = "must be a string";
+  else if (!DOC_HASH_RE.test(hash)) details.originalDocHash = DOC_HASH_MESSAGE;
+
+  const ref = body.reference;
+  if (ref !== undefined) {
+    if (typeof ref !== "string") details.reference = "must be a string";
+    else if (!ref.isWellFormed()) details.reference = "must not contain unpaired surrogates";
+    else if ([...ref].length > MAX_REFERENCE_CODE_POINTS) details.reference = `must be at most ${MAX_REFERENCE_CODE_POINTS} characters`;
+    else if (/\p{Cc}/u.test(ref)) details.reference = "must not contain control characters";
+  }
+  if (Object.keys(details).length > 0) throw validationFailed(details, "request body");
+  return typeof ref === "string" ? { docHash: hash as string, reference: ref } : { docHash: hash as string };
+}

@@ -1,0 +1,112 @@
+/**
+ * The verification capability's shared vocabulary: verdicts, the shapes of a Match and of a log
+ * row as the API shows them (spec §2.2–§2.4), and the timestamp spellings.
+ */
+
+export const VERDICTS = ["verified", "verified_org", "revoked", "signature_invalid", "pending_anchor", "no_record"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+export function isVerdict(value: unknown): value is Verdict {
+  return typeof value === "string" && (VERDICTS as readonly string[]).includes(value);
+}
+
+export type Environment = "live" | "test";
+export type DisclosureTier = "public" | "organisation";
+
+/** decisions §1. */
+export const ASSURANCE_LEVEL = "docverify.registry.v1";
+/** Spec §2.2 and §9: `partial` on every response. */
+export const MODE = "partial";
+
+export const DOC_HASH_RE = /^sha256:[0-9a-f]{64}$/;
+
+export type CheckResult = "pass" | "fail";
+
+export interface ChecksPerformed {
+  readonly hashBinding: CheckResult;
+  readonly userSignature: CheckResult;
+  readonly serverSeal: CheckResult;
+  /** The stored anchor state, not a recomputation (always `anchored` on a match). */
+  readonly anchorStatus: string;
+}
+
+export interface MatchAnchor {
+  readonly topicId: string;
+  readonly transactionId: string;
+  readonly sequenceNumber: number;
+  /** RFC 3339 UTC with the ledger's nine fractional digits. */
+  readonly consensusAt: string;
+  readonly mirrorNodeUrl: string;
+}
+
+/** One element of `matches` (spec §2.3), already shaped for its disclosure tier. */
+export interface Match {
+  readonly recordId: string;
+  readonly kind: string;
+  readonly status: "active" | "revoked";
+  readonly recordIssuedAt: string;
+  readonly signerType: "org" | "user";
+  readonly signerStanding: "good_standing" | "suspended";
+  readonly signerHint?: string;
+  readonly signerOrg?: string;
+  readonly revocation?: { readonly reason: string; readonly revokedAt: string };
+  readonly checksPerformed: ChecksPerformed;
+  readonly anchor: MatchAnchor;
+}
+
+/** A row of the verification log as GET /v1/verifications shows it (spec §2.4). */
+export interface VerificationSummary {
+  readonly verificationId: string;
+  readonly verdict: Verdict;
+  readonly assuranceLevel: string;
+  readonly mode: string;
+  readonly environment: Environment;
+  readonly originalDocHash: string;
+  readonly verifiedAt: string;
+  readonly reference?: string;
+}
+
+/** GET /v1/verifications/{id}: the verification as it was recorded (spec §4.3). */
+export interface RecordedVerification {
+  readonly verificationId: string;
+  readonly verdict: Verdict;
+  readonly disclosureTier: "organisation";
+  readonly assuranceLevel: string;
+  readonly mode: string;
+  readonly environment: Environment;
+  readonly originalDocHash: string;
+  readonly verifiedAt: string;
+  readonly reference?: string;
+  readonly matches: readonly [];
+  /** With verdict `pending_anchor`, as the caller was told. */
+  readonly retryAfterSeconds?: number;
+}
+
+/** RFC 3339, UTC, exactly three fractional digits: `2026-01-15T09:30:00.123Z`. */
+export function rfc3339Ms(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+const CONSENSUS_RE = /^(\d{1,12})\.(\d{9})$/;
+
+/**
+ * The ledger's `seconds.nanoseconds` text (nanoseconds zero-padded to nine digits, as stored in
+ * `consensus_at`) as RFC 3339 UTC keeping all nine fractional digits. Throws on any other text:
+ * a stored value we cannot read is corruption, not something to guess at.
+ */
+export function consensusToRfc3339(text: string): string {
+  const m = CONSENSUS_RE.exec(text);
+  if (m === null) throw new Error(`consensus time ${JSON.stringify(text)} is not seconds.nanoseconds`);
+  const seconds = Number(m[1]);
+  const whole = new Date(seconds * 1000).toISOString(); // …SS.000Z
+  return `${whole.slice(0, 19)}.${m[2]}Z`;
+}
+
+/** Orders `seconds.nanoseconds` texts by instant (seconds are not zero-padded). */
+export function compareConsensus(a: string, b: string): number {
+  const [as = "", an = ""] = a.split(".");
+  const [bs = "", bn = ""] = b.split(".");
+  const ds = Number(as) - Number(bs);
+  if (ds !== 0) return ds;
+  return an === bn ? 0 : an < bn ? -1 : 1;
+}

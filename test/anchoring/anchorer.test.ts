@@ -1,0 +1,301 @@
+/**
+ * The anchor loop against the local ledger over real gRPC, time driven by a manual clock shared
+ * with the ledger: the happy path, each failure class, crashes at each point of the
+ * store → submit → store sequence, validity-window expiry, and an unreachable ledger.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { insertPendingMessage } from "../../src/anchoring/anchorer.ts";
+import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
+import { loadOrCreateSubmitKey } from "../../src/anchoring/submit-key.ts";
+import { ledgerTransactions, records } from "../../src/storage/schema.ts";
+import { cleanup } from "../support/env.ts";
+import { makeRig, VALID_SECONDS, type Rig } from "./rig.ts";
+
+const mirrorId = mirrorFormTransactionId;
+
+/** Signs a pending row's message and journals it exactly as the loop does before sending. */
+async function prepareAsLoopWould(rig: Rig, transactionId: string): Promise<Buffer> {
+  const row = rig.row(transactionId);
+  const key = loadOrCreateSubmitKey(rig.core.db, rig.masterKey, () => {
+    throw new Error("the submit key exists once a topic does");
+  })!;
+  const bytes = Buffer.from(
+    await rig.ledger.prepareMessage({ transactionId, validSeconds: row.validSeconds, topicId: row.topicId!, message: new Uint8Array(row.message!), submitPrivateKey: key.privateKey }),
+  );
+  rig.core.db.update(ledgerTransactions).set({ signedBytes: bytes, attempts: 1 }).where(eq(ledgerTransactions.transactionId, transactionId)).run();
+  return bytes;
+}
+
+afterEach(cleanup);
+
+async function messagesOn(rig: Rig, topicId: string): Promise<Record<string, unknown>[]> {
+  const { body } = await rig.mirror(`/api/v1/topics/${topicId}/messages?limit=100`);
+  return body.messages as Record<string, unknown>[];
+}
+
+function anchorEvents(rig: Rig, transactionId: string): string[] {
+  return rig.log.lines.filter((l) => l.msg === "anchor" && l.transactionId === transactionId).map((l) => String(l.event));
+}
+
+describe("anchor loop", () => {
+  test("provisions a topic, then takes a record pending → accepted → anchored, updating the record in step", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    expect(topicId).toMatch(/^0\.0\.\d+$/);
+    const topicRow = rig.core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.kind, "topic_create")).get()!;
+    expect(topicRow).toMatchObject({ state: "anchored", topicId, orgId });
+    const topic = await rig.mirror(`/api/v1/topics/${topicId}`);
+    expect((topic.body.submit_key as { _type: string })._type).toBe("ED25519");
+    // The submit key's private half is stored only sealed.
+    const meta = rig.core.db.$client.query("SELECT value FROM service_meta WHERE key = 'ledger_submit_key'").get() as { value: string };
+    expect(Object.keys(JSON.parse(meta.value)).sort()).toEqual(["algorithm", "publicKey", "sealedSeed", "version"]);
+
+    const rec = rig.insertRecord(orgId, topicId);
+    expect(rig.record(rec.recordId).anchorState).toBe("pending");
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId).state).toBe("accepted");
+    expect(rig.record(rec.recordId).anchorState).toBe("accepted");
+    expect(rig.row(rec.transactionId).signedBytes).not.toBeNull();
+    await rig.drive(2);
+    const row = rig.row(rec.transactionId);
+    expect(row).toMatchObject({ state: "anchored", sequenceNumber: 1, attempts: 1 });
+    expect(row.consensusAt).toMatch(/^\d+\.\d{9}$/);
+    expect(rig.record(rec.recordId)).toMatchObject({ anchorState: "anchored", sequenceNumber: 1, consensusAt: row.consensusAt });
+    expect(anchorEvents(rig, rec.transactionId)).toEqual(["accepted", "anchored"]);
+    const msgs = await messagesOn(rig, topicId);
+    expect(msgs.length).toBe(1);
+    expect(Buffer.from(String(msgs[0]!.message), "base64").equals(Buffer.from(rec.message))).toBe(true);
+    expect(rig.anchoring.links.topicMessageUrl(topicId, 1)).toBe(`${rig.local.mirrorUrl}/api/v1/topics/${topicId}/messages/1`);
+    const page = await fetch(rig.anchoring.links.transactionUrl(rec.transactionId));
+    expect(page.status).toBe(200);
+    // No key in any log line.
+    const logged = JSON.stringify(rig.log.lines);
+    expect(logged).not.toContain(rig.local.operator.privateKeyDer);
+    expect(logged).not.toContain(JSON.parse(meta.value).sealedSeed);
+  }, 30_000);
+
+  test("newTransactionId never repeats, even within one clock tick and across a restart", async () => {
+    const rig = await makeRig();
+    const ids = new Set<string>();
+    for (let i = 0; i < 1000; i++) ids.add(rig.anchoring.queue.newTransactionId().transactionId);
+    expect(ids.size).toBe(1000);
+    const one = rig.anchoring.queue.newTransactionId();
+    expect(one.transactionId).toMatch(/^0\.0\.2@\d+\.\d{9}$/);
+    expect(one.validSeconds).toBe(VALID_SECONDS);
+    expect(Math.abs(one.validStartMs - rig.clock.now())).toBeLessThan(5);
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const last = rig.insertRecord(orgId, topicId).transactionId;
+    rig.clock.advance(-60_000); // a clock that went back
+    const after = rig.restart().queue.newTransactionId().transactionId;
+    const ns = (id: string) => BigInt(id.split("@")[1]!.replace(".", ""));
+    expect(ns(after) > ns(last)).toBe(true);
+  }, 30_000);
+
+  test("BUSY at precheck: backs off and re-sends the same bytes; one transaction on the ledger", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    rig.local.faults.busyNext(1);
+    const rec = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    const first = rig.row(rec.transactionId);
+    expect(first).toMatchObject({ state: "pending", attempts: 1, lastError: "precheck BUSY" });
+    expect(first.nextAttemptAt).toBeGreaterThan(rig.clock.now());
+    const bytes = Buffer.from(first.signedBytes!);
+    await rig.anchoring.runOnce(); // not due yet: nothing happens
+    expect(rig.row(rec.transactionId).attempts).toBe(1);
+    await rig.drive(3);
+    const row = rig.row(rec.transactionId);
+    expect(row).toMatchObject({ state: "anchored", attempts: 2 });
+    expect(Buffer.from(row.signedBytes!).equals(bytes)).toBe(true);
+    expect(anchorEvents(rig, rec.transactionId)).toEqual(["retry", "accepted", "anchored"]);
+    expect((await messagesOn(rig, topicId)).length).toBe(1);
+  }, 30_000);
+
+  test("a permanent refusal at precheck abandons the record at once, with the reason", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    rig.local.faults.rejectNext(1, "INSUFFICIENT_PAYER_BALANCE");
+    const rec = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", attempts: 1, lastError: "refused at precheck: INSUFFICIENT_PAYER_BALANCE" });
+    expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
+    await rig.drive(2);
+    expect(rig.row(rec.transactionId).attempts).toBe(1); // never retried
+    expect((await messagesOn(rig, topicId)).length).toBe(0);
+  }, 30_000);
+
+  test("a failure at consensus abandons the record (receipt status as the reason)", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    rig.local.faults.failNextAtConsensus(1, "INVALID_SIGNATURE");
+    const rec = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId).state).toBe("accepted");
+    await rig.drive(2);
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", lastError: "failed at consensus: INVALID_SIGNATURE" });
+    expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
+    expect(anchorEvents(rig, rec.transactionId)).toEqual(["accepted", "abandoned"]);
+  }, 30_000);
+
+  test("crash after the signed bytes were stored, before they were sent: the restart sends those bytes, once", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const rec = rig.insertRecord(orgId, topicId);
+    // What the journal holds when the process dies between beginAttempt and submit.
+    const prepared = await prepareAsLoopWould(rig, rec.transactionId);
+    await rig.anchoring.stop();
+    rig.restart();
+    await rig.drive(3);
+    const row = rig.row(rec.transactionId);
+    expect(row).toMatchObject({ state: "anchored", attempts: 2 });
+    expect(Buffer.from(row.signedBytes!).equals(prepared)).toBe(true);
+    expect((await messagesOn(rig, topicId)).length).toBe(1);
+    const txs = await rig.mirror(`/api/v1/transactions/${mirrorId(rec.transactionId)}`);
+    expect((txs.body.transactions as unknown[]).length).toBe(1);
+    expect(rig.core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.recordId, rec.recordId)).all().length).toBe(1);
+  }, 30_000);
+
+  test("crash after the bytes were sent, before the answer was stored: DUPLICATE_TRANSACTION on restart, still one message", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const rec = rig.insertRecord(orgId, topicId);
+    const prepared = await prepareAsLoopWould(rig, rec.transactionId);
+    expect((await rig.ledger.submit(prepared)).kind).toBe("accepted"); // the submission the dead process made
+    await rig.anchoring.stop();
+    rig.restart();
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId).state).toBe("accepted");
+    expect(rig.log.lines.find((l) => l.msg === "anchor" && l.transactionId === rec.transactionId && l.event === "accepted")?.duplicate).toBe(true);
+    await rig.drive(2);
+    expect(rig.row(rec.transactionId).state).toBe("anchored");
+    expect((await messagesOn(rig, topicId)).length).toBe(1);
+  }, 30_000);
+
+  test("crash after acceptance, restarted after the receipt expired: confirmed through the mirror node", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const rec = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId).state).toBe("accepted");
+    await rig.anchoring.stop();
+    rig.clock.advance(1100);
+    await rig.local.runConsensus();
+    rig.clock.advance(200_000); // receipts are kept 180 s after consensus
+    rig.restart();
+    await rig.anchoring.runOnce();
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "anchored", sequenceNumber: 1 });
+    expect(rig.record(rec.recordId).anchorState).toBe("anchored");
+  }, 30_000);
+
+  test("no consensus within the validity window: the record is abandoned and a revocation is queued again", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const anchoredRec = rig.insertRecord(orgId, topicId);
+    await rig.drive(2);
+    expect(rig.record(anchoredRec.recordId).anchorState).toBe("anchored");
+
+    rig.local.faults.pauseConsensus();
+    const rec = rig.insertRecord(orgId, topicId);
+    // A revocation of the anchored record, written as the records service does.
+    const revocation = rig.anchoring.queue.newTransactionId();
+    const revMessage = new TextEncoder().encode('{"v":1,"revoke":true}');
+    rig.core.db.transaction((tx) => {
+      tx.update(records).set({ revokedAt: rig.clock.now(), revocationReason: "SUPERSEDED", revocationTransactionId: revocation.transactionId }).where(eq(records.id, anchoredRec.recordId)).run();
+      insertPendingMessage(tx, { kind: "revocation_message", ...revocation, orgId, recordId: anchoredRec.recordId, topicId, message: revMessage, now: rig.clock.now() });
+    });
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId).state).toBe("accepted");
+    expect(rig.row(revocation.transactionId).state).toBe("accepted");
+    await rig.drive(1, (VALID_SECONDS + 1) * 1000);
+    rig.local.faults.resumeConsensus(); // too late: both fail TRANSACTION_EXPIRED at consensus
+    await rig.drive(2, 500);
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", lastError: "failed at consensus: TRANSACTION_EXPIRED" });
+    expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
+    expect(rig.row(revocation.transactionId).state).toBe("abandoned");
+    const again = rig.record(anchoredRec.recordId).revocationTransactionId!;
+    expect(again).not.toBe(revocation.transactionId);
+    const retry = rig.row(again);
+    expect(retry).toMatchObject({ kind: "revocation_message", recordId: anchoredRec.recordId, topicId });
+    expect(Buffer.from(retry.message!).equals(Buffer.from(revMessage))).toBe(true);
+    await rig.drive(3);
+    expect(rig.row(again).state).toBe("anchored");
+    const msgs = await messagesOn(rig, topicId);
+    expect(msgs.length).toBe(2); // the first record, and the revocation once
+  }, 30_000);
+
+  test("accepted and then lost by the ledger: settled through receipt and mirror after the window, abandoned", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    rig.local.faults.dropNext(1);
+    const rec = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId).state).toBe("accepted");
+    await rig.drive(3);
+    expect(rig.row(rec.transactionId).state).toBe("accepted"); // receipt UNKNOWN: still waiting
+    await rig.drive(1, VALID_SECONDS * 1000);
+    await rig.drive(2);
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", lastError: "did not reach consensus within its validity window" });
+    expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
+  }, 30_000);
+
+  test("never sent before its window closed (key store sealed, say): abandoned without a submission", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    await rig.anchoring.stop();
+    const rec = rig.insertRecord(orgId, topicId);
+    rig.clock.advance((VALID_SECONDS - 5) * 1000);
+    rig.restart();
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", attempts: 0, signedBytes: null });
+  }, 30_000);
+
+  test("ledger unreachable: work waits, readiness says so, and it drains once the ledger is back", async () => {
+    const rig = await makeRig({ grpcDeadlineMs: 500 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    expect(await rig.anchoring.readiness()).toBe(true);
+    await rig.local.faults.unreachable(true);
+    const recs = [rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId)];
+    await rig.anchoring.runOnce();
+    for (const r of recs) expect(rig.row(r.transactionId)).toMatchObject({ state: "pending", attempts: 1 });
+    expect(rig.row(recs[0]!.transactionId).lastError).toStartWith("no answer:");
+    expect(String(await rig.anchoring.readiness())).toStartWith("ledger unreachable");
+    await rig.drive(2);
+    for (const r of recs) expect(rig.row(r.transactionId).state).toBe("pending");
+    await rig.local.faults.unreachable(false);
+    // gRPC's own reconnect backoff (grpc-js, in real time) decides how soon the node is used
+    // again after an outage: seconds here.
+    const deadline = Date.now() + 15_000;
+    while (!recs.every((r) => rig.row(r.transactionId).state === "anchored") && Date.now() < deadline) {
+      await rig.drive(1);
+      await Bun.sleep(200);
+    }
+    for (const r of recs) expect(rig.row(r.transactionId).state).toBe("anchored");
+    expect(await rig.anchoring.readiness()).toBe(true);
+    expect((await messagesOn(rig, topicId)).length).toBe(2);
+    expect(rig.log.lines.filter((l) => l.msg === "ledger unreachable; anchoring waits and retries").length).toBe(1);
+  }, 30_000);
+
+  test("back-pressure: past the backlog bound, assertCapacity answers 503 with Retry-After", async () => {
+    const rig = await makeRig({ backlogLimit: 3 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    expect(() => rig.anchoring.assertCapacity()).not.toThrow();
+    rig.local.faults.pauseConsensus();
+    for (let i = 0; i < 3; i++) rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    await rig.anchoring.runOnce();
+    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 3 });
+    let refused: unknown;
+    try {
+      rig.anchoring.assertCapacity();
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toMatchObject({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 5 });
+    rig.local.faults.resumeConsensus();
+    await rig.drive(3);
+    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
+    expect(() => rig.anchoring.assertCapacity()).not.toThrow();
+  }, 30_000);
+});

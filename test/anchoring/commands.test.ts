@@ -1,0 +1,190 @@
+/**
+ * The ledger as processes see it: `docverify local-ledger` and `docverify status` as commands,
+ * `serve` with its embedded ledger end to end (readiness, a topic for an organisation whose
+ * add-on another process switched on, stable ledger addresses across a restart), and `serve`
+ * killed with SIGKILL while a message awaits consensus on an external local ledger.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openCore } from "../../src/app.ts";
+import { insertPendingMessage } from "../../src/anchoring/anchorer.ts";
+import { startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { parseConfig } from "../../src/config/index.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
+import { records } from "../../src/storage/schema.ts";
+import { BUN, ROOT, cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
+
+afterEach(cleanup);
+
+const MAIN = join(ROOT, "src", "main.ts");
+const baseEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", USER: "tester" });
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  const p = Bun.spawnSync([BUN, MAIN, ...args], { env: { ...baseEnv(), ...env } });
+  return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+}
+
+async function waitFor<T>(what: string, fn: () => T | null | Promise<T | null>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== null && v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+function startLocalLedgerProcess(data: string, extra: string[] = []) {
+  const proc = Bun.spawn([BUN, MAIN, "local-ledger", "--data", data, "--consensus-ms", "100", "--json", ...extra], { env: baseEnv(), stdout: "pipe", stderr: "pipe" });
+  onCleanup(() => {
+    proc.kill("SIGKILL");
+    return proc.exited;
+  });
+  const reader = proc.stdout.getReader();
+  const first = (async () => {
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`local-ledger exited: ${await new Response(proc.stderr).text()}`);
+      text += new TextDecoder().decode(value);
+    }
+    return JSON.parse(text.split("\n")[0]!) as { grpcAddress: string; mirrorUrl: string; operatorAccountId: string; operatorKeyFile: string };
+  })();
+  return { proc, first };
+}
+
+describe("docverify local-ledger and status", () => {
+  test("local-ledger prints its addresses and runs until SIGTERM; status reports it reachable, then not", async () => {
+    const data = tempDir();
+    expect(cli(["status", "--data", data]).code).toBe(1); // no data folder yet
+    expect(cli(["org", "create", "--name", "Acme", "--data", data]).code).toBe(0);
+
+    const { proc, first } = startLocalLedgerProcess(data);
+    const info = await first;
+    expect(info.grpcAddress).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(info.mirrorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(info.operatorAccountId).toBe("0.0.2");
+    expect(info.operatorKeyFile).toBe(join(data, "ledger", "operator.key"));
+    expect((await fetch(`${info.mirrorUrl}/api/v1/network/nodes`)).status).toBe(200);
+
+    // The embedded-ledger view of the folder: the remembered address answers.
+    const up = cli(["status", "--json", "--data", data]);
+    expect(up.code).toBe(0);
+    const status = JSON.parse(up.stdout);
+    expect(status.ledger).toMatchObject({ network: "local", mode: "embedded", mirrorUrl: info.mirrorUrl, grpcAddress: info.grpcAddress, reachable: true });
+    expect(status.records).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0 });
+    expect(status.queue).toMatchObject({ pending: 0, accepted: 0, oldestUnfinished: null, lastError: null, organisationsAwaitingTopic: 0 });
+    // Pointed at the ledger by URL.
+    const byUrl = JSON.parse(cli(["status", "--json", "--data", data], { DOCVERIFY_LOCAL_LEDGER_URL: info.mirrorUrl }).stdout);
+    expect(byUrl.ledger).toMatchObject({ mode: "external", reachable: true });
+    const text = cli(["status", "--data", data]).stdout;
+    expect(text).toContain("reachable: the local ledger answers");
+
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const down = JSON.parse(cli(["status", "--json", "--data", data]).stdout);
+    expect(down.ledger.reachable).toBe(false);
+
+    // Restarted without port flags: the same addresses.
+    const again = startLocalLedgerProcess(data);
+    expect((await again.first).mirrorUrl).toBe(info.mirrorUrl);
+    again.proc.kill("SIGINT");
+    expect(await again.proc.exited).toBe(0);
+  }, 30_000);
+
+  test("usage errors exit 2", () => {
+    expect(cli(["local-ledger", "--grpc-port", "x"]).code).toBe(2);
+    expect(cli(["local-ledger", "--bogus"]).code).toBe(2);
+    expect(cli(["status", "extra"]).code).toBe(2);
+  });
+});
+
+describe("serve with the embedded local ledger", () => {
+  test("ready with the ledger; topic created once another process switches the add-on on; same ledger address after a restart", async () => {
+    const data = tempDir();
+    const env = { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100" };
+    const svc = await startService({ env });
+    const started = svc.logLines().find((l) => l.msg === "docverify started")!;
+    expect(started.ledgerNetwork).toBe("local");
+    expect(String(started.notice)).toContain("nothing is public");
+    const mirrorUrl = String(started.ledgerMirrorUrl);
+    expect(mirrorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const ready = await fetch(`${svc.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks).toEqual({ storage: "ok", ledger: "ok" });
+
+    const orgId = cli(["org", "create", "--name", "Acme", "--data", data]).stdout.trim();
+    expect(cli(["org", "set", orgId, "--addon", "on", "--data", data]).code).toBe(0);
+    const topicId = await waitFor("the organisation's topic", () => {
+      const orgs = JSON.parse(cli(["org", "list", "--json", "--data", data]).stdout) as { id: string; topicId: string | null }[];
+      return orgs.find((o) => o.id === orgId)?.topicId ?? null;
+    });
+    expect(topicId).toMatch(/^0\.0\.\d+$/);
+    const topic = (await (await fetch(`${mirrorUrl}/api/v1/topics/${topicId}`)).json()) as { submit_key: { _type: string } };
+    expect(topic.submit_key._type).toBe("ED25519");
+    expect(svc.logLines().some((l) => l.msg === "anchor" && l.event === "anchored" && l.kind === "topic_create")).toBe(true);
+
+    const status = JSON.parse(cli(["status", "--json", "--data", data]).stdout);
+    expect(status.ledger).toMatchObject({ mode: "embedded", reachable: true, mirrorUrl });
+    expect(status.queue).toMatchObject({ anchored: 1, pending: 0, accepted: 0 });
+
+    expect(await svc.stop()).toBe(0);
+    const svc2 = await startService({ env });
+    expect(svc2.logLines().find((l) => l.msg === "docverify started")!.ledgerMirrorUrl).toBe(mirrorUrl);
+    expect((await fetch(`${mirrorUrl}/api/v1/topics/${topicId}`)).status).toBe(200);
+    expect(await svc2.stop()).toBe(0);
+  }, 60_000);
+});
+
+describe("serve killed with SIGKILL while a message awaits consensus", () => {
+  test("the restarted service reconciles it: exactly one message on the ledger for the record", async () => {
+    const data = tempDir();
+    // The ledger runs in this process (so consensus can be held), in the folder where serve
+    // looks for the operator key by default.
+    const ledger = await startLocalLedger({ dataDir: join(data, "ledger"), consensusMs: 100 });
+    onCleanup(() => ledger.close());
+    const env = { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl };
+    const orgId = cli(["org", "create", "--name", "Acme", "--addon", "--data", data]).stdout.trim();
+    const svc = await startService({ env });
+    const topicId = await waitFor("the topic", () => {
+      const orgs = JSON.parse(cli(["org", "list", "--json", "--data", data]).stdout) as { id: string; topicId: string | null }[];
+      return orgs.find((o) => o.id === orgId)?.topicId ?? null;
+    });
+
+    ledger.faults.pauseConsensus();
+    // A record and its pending message, written by another connection as the records service would.
+    const core = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
+    onCleanup(() => core.close());
+    const org = core.db.$client.query("SELECT system_key_fingerprint AS fp FROM organisations WHERE id = ?").get(orgId) as { fp: Uint8Array };
+    const recordId = Bun.randomUUIDv7();
+    const nowMs = Date.now();
+    const transactionId = `0.0.2@${Math.floor((nowMs - 1000) / 1000)}.${String(((nowMs - 1000) % 1000) * 1_000_000 + 7).padStart(9, "0")}`;
+    const message = new TextEncoder().encode(`{"v":1,"record":"${recordId}"}`);
+    core.db.transaction((tx) => {
+      tx.insert(records)
+        .values({
+          id: recordId, orgId, signerType: "org", kind: "record_only", docHash: `sha256:${"1".repeat(64)}`, signedAtMs: nowMs,
+          signerFingerprint: Buffer.from(org.fp), signature: Buffer.from([1]), sealFingerprint: Buffer.from(org.fp), sealSignature: Buffer.from([2]),
+          anchorState: "pending", topicId, transactionId, createdAt: nowMs,
+        })
+        .run();
+      insertPendingMessage(tx, { kind: "record_message", transactionId, validStartMs: nowMs - 1000, validSeconds: 120, orgId, recordId, topicId, message, now: nowMs });
+    });
+    const state = () => (core.db.$client.query("SELECT anchor_state AS s FROM records WHERE id = ?").get(recordId) as { s: string }).s;
+    await waitFor("acceptance", () => (state() === "accepted" ? true : null));
+
+    svc.proc.kill("SIGKILL");
+    await svc.proc.exited;
+    ledger.faults.resumeConsensus();
+
+    const svc2 = await startService({ env });
+    await waitFor("anchoring after the restart", () => (state() === "anchored" ? true : null));
+    const msgs = (await (await fetch(`${ledger.mirrorUrl}/api/v1/topics/${topicId}/messages`)).json()) as { messages: { message: string }[] };
+    expect(msgs.messages.length).toBe(1);
+    expect(Buffer.from(msgs.messages[0]!.message, "base64").toString()).toBe(new TextDecoder().decode(message));
+    const rows = core.db.$client.query("SELECT count(*) AS n FROM ledger_transactions WHERE record_id = ?").get(recordId) as { n: number };
+    expect(rows.n).toBe(1);
+    expect(await svc2.stop()).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,150 @@
+/**
+ * A data folder, a local ledger and an anchor loop over them, for the anchoring tests. The
+ * real SDK path runs over real gRPC; only time is the test's (a manual clock shared by the
+ * ledger and the loop, unless `realClock`).
+ */
+import { join } from "node:path";
+import { openCore, type Core } from "../../src/app.ts";
+import { createAnchoring, insertPendingMessage, type Anchoring } from "../../src/anchoring/anchorer.ts";
+import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
+import type { Ledger } from "../../src/anchoring/ledger.ts";
+import { startLocalLedger, type LocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { localLinks } from "../../src/anchoring/setup.ts";
+import { manualClock, systemClock, type Clock } from "../../src/lib/clock.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
+import { ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
+import { eq } from "drizzle-orm";
+import { onCleanup, tempDir, testConfig } from "../support/env.ts";
+
+export const VALID_SECONDS = 30;
+
+export interface Rig {
+  readonly dir: string;
+  readonly clock: Clock & { advance(ms: number): void };
+  readonly core: Core;
+  readonly local: LocalLedger;
+  readonly ledger: Ledger;
+  readonly log: ReturnType<typeof memoryLogger>;
+  readonly masterKey: Uint8Array;
+  anchoring: Anchoring;
+  /** A new anchor loop on the same data folder and ledger, as after a restart. */
+  restart(): Anchoring;
+  /** An organisation with the add-on whose topic exists (driven to anchored). */
+  orgWithTopic(): Promise<{ orgId: string; topicId: string }>;
+  /** A record and its pending creation message, written together as the records service does. */
+  insertRecord(orgId: string, topicId: string, message?: Uint8Array): { recordId: string; transactionId: string; message: Uint8Array };
+  /** Advances time by `ms`, runs consensus, then one loop pass; `times` times. */
+  drive(times?: number, ms?: number): Promise<void>;
+  row(transactionId: string): typeof ledgerTransactions.$inferSelect;
+  record(recordId: string): typeof records.$inferSelect;
+  mirror(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
+}
+
+export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number } = {}): Promise<Rig> {
+  const dir = tempDir("docverify-anchor-");
+  const clock = options.realClock ? Object.assign({ advance: (_ms: number) => undefined }, systemClock) : manualClock(Date.now());
+  const log = memoryLogger();
+  const core = openCore({ config: testConfig({ DOCVERIFY_DATA_DIR: dir, DOCVERIFY_ANCHOR_VALID_SECONDS: String(VALID_SECONDS) }), log, clock });
+  onCleanup(() => core.close());
+  const local = await startLocalLedger({ dataDir: join(dir, "ledger"), consensusMs: options.consensusMs ?? 1000, clock });
+  onCleanup(() => local.close());
+  const ledger = createHederaLedger({
+    network: "local",
+    operatorAccountId: local.operator.accountId,
+    operatorPrivateKey: local.operator.privateKeyDer,
+    nodes: { [local.grpcAddress]: local.nodeAccountId },
+    mirrorUrl: local.mirrorUrl,
+    grpcDeadlineMs: options.grpcDeadlineMs ?? 1000,
+  });
+  onCleanup(() => ledger.close());
+  const masterKey = crypto.getRandomValues(new Uint8Array(32));
+  const make = () => {
+    const a = createAnchoring({
+      db: core.db,
+      clock,
+      log,
+      ledger,
+      links: localLinks(local.mirrorUrl),
+      masterKey,
+      validSeconds: VALID_SECONDS,
+      receiptPollMs: 200,
+      backoffBaseMs: 200,
+      backoffMaxMs: 2000,
+      settleGraceMs: 0,
+      idlePollMs: 100,
+      ...(options.backlogLimit !== undefined ? { backlogLimit: options.backlogLimit } : {}),
+    });
+    onCleanup(() => a.stop());
+    return a;
+  };
+  const rig: Rig = {
+    dir,
+    clock,
+    core,
+    local,
+    ledger,
+    log,
+    masterKey,
+    anchoring: make(),
+    restart() {
+      rig.anchoring = make();
+      return rig.anchoring;
+    },
+    async orgWithTopic() {
+      const org = core.organisations.create({ name: `Org ${Math.random()}`, addon: true }, "test");
+      for (let i = 0; i < 20; i++) {
+        await rig.drive(1);
+        const row = core.db.select().from(organisations).where(eq(organisations.id, org.id)).get()!;
+        if (row.topicId !== null) return { orgId: org.id, topicId: row.topicId };
+      }
+      throw new Error("topic never created");
+    },
+    insertRecord(orgId, topicId, message = new TextEncoder().encode(JSON.stringify({ v: 1, n: Math.random() }))) {
+      const recordId = Bun.randomUUIDv7();
+      const reserved = rig.anchoring.queue.newTransactionId();
+      const org = core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!;
+      const now = clock.now();
+      core.db.transaction((tx) => {
+        tx.insert(records)
+          .values({
+            id: recordId,
+            orgId,
+            signerType: "org",
+            kind: "record_only",
+            docHash: `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`,
+            signedAtMs: now,
+            signerFingerprint: org.systemKeyFingerprint,
+            signature: Buffer.from([1]),
+            sealFingerprint: org.systemKeyFingerprint,
+            sealSignature: Buffer.from([2]),
+            anchorState: "pending",
+            topicId,
+            transactionId: reserved.transactionId,
+            createdAt: now,
+          })
+          .run();
+        insertPendingMessage(tx, { kind: "record_message", ...reserved, orgId, recordId, topicId, message, now });
+      });
+      rig.anchoring.queue.wake();
+      return { recordId, transactionId: reserved.transactionId, message };
+    },
+    async drive(times = 1, ms = 1100) {
+      for (let i = 0; i < times; i++) {
+        clock.advance(ms);
+        await local.runConsensus();
+        await rig.anchoring.runOnce();
+      }
+    },
+    row(transactionId) {
+      return core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, transactionId)).get()!;
+    },
+    record(recordId) {
+      return core.db.select().from(records).where(eq(records.id, recordId)).get()!;
+    },
+    async mirror(path) {
+      const res = await fetch(`${local.mirrorUrl}${path}`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    },
+  };
+  return rig;
+}

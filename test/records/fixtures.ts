@@ -1,0 +1,134 @@
+/**
+ * Fixtures for the records tests: the records routes and the verify page over a real data
+ * folder, behind an in-test Access stub (the caller's organisation comes from
+ * `Authorization: Bearer <orgId>`) and a fake ledger that records what it is asked. The access
+ * rules themselves are tested by test/access/; these tests are about records.
+ */
+import { eq } from "drizzle-orm";
+import { openCore, type Core } from "../../src/app.ts";
+import type { Access, Caller, Operation } from "../../src/http/access.ts";
+import { verifyPages } from "../../src/http/pages/verify.ts";
+import { recordsRoutes } from "../../src/http/routes/v1-records.ts";
+import { createHttp } from "../../src/http/server.ts";
+import { manualClock } from "../../src/lib/clock.ts";
+import { DomainError } from "../../src/lib/errors.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
+import type { RecordLedger } from "../../src/records/ledger.ts";
+import { createRecords } from "../../src/records/service.ts";
+import { organisations, records } from "../../src/storage/schema.ts";
+import { onCleanup, testConfig } from "../support/env.ts";
+
+export const T0 = Date.UTC(2026, 0, 15, 9, 30, 0, 123);
+
+export function fakeLedger(): RecordLedger & { wakes: number; issued: string[] } {
+  // Unique across fakes, like real ids across processes: two harnesses may share a data folder.
+  let n = Math.floor(Math.random() * 1e8) * 10;
+  const issued: string[] = [];
+  return {
+    wakes: 0,
+    issued,
+    newTransactionId() {
+      n++;
+      const transactionId = `0.0.2@1768469400.${String(n).padStart(9, "0")}`;
+      issued.push(transactionId);
+      return { transactionId, validStartMs: 1768469400000, validSeconds: 180 };
+    },
+    wake() {
+      this.wakes++;
+    },
+    assertCapacity() {},
+    transactionUrl: (id) => `http://ledger.test/transaction/${encodeURIComponent(id)}`,
+    topicMessageUrl: (topic, seq) => `http://ledger.test/api/v1/topics/${topic}/messages/${seq}`,
+  };
+}
+
+/** Admits anyone whose `Authorization: Bearer <orgId>` names an organisation; counts calls. */
+export function stubAccess(core: Core): Access & { calls: { operation: Operation; bodyUsed: boolean }[] } {
+  const calls: { operation: Operation; bodyUsed: boolean }[] = [];
+  return {
+    calls,
+    admit(request, operation): Caller {
+      calls.push({ operation, bodyUsed: request.bodyUsed });
+      const m = /^Bearer (\S+)$/.exec(request.headers.get("authorization") ?? "");
+      if (m === null) throw new DomainError("UNAUTHENTICATED", "The credential is missing or unusable.");
+      const [orgId, keyId = "key-1"] = m[1]!.split("/");
+      let org;
+      try {
+        org = core.organisations.get(orgId!);
+      } catch {
+        throw new DomainError("UNAUTHENTICATED", "The credential is missing or unusable.");
+      }
+      return { tier: "organisation", clientIp: "127.0.0.1", key: { keyId, environment: "live", scopes: ["verifications:read", "records:write", "records:revoke"] }, org };
+    },
+  };
+}
+
+export interface HarnessOptions {
+  readonly env?: Record<string, string>;
+  readonly dataDir?: string;
+}
+
+export function harness(options: HarnessOptions = {}) {
+  const env = { ...options.env, ...(options.dataDir === undefined ? {} : { DOCVERIFY_DATA_DIR: options.dataDir }) };
+  const config = testConfig(env);
+  const log = memoryLogger();
+  const clock = manualClock(T0);
+  const core = openCore({ config, log, clock });
+  onCleanup(() => core.close());
+  const ledger = fakeLedger();
+  const recordsService = createRecords({ db: core.db, signer: core.signer, clock, ledger, publicUrl: config.publicUrl });
+  const access = stubAccess(core);
+  const http = createHttp({ log, version: "test", readiness: {}, plugins: [recordsRoutes({ access, records: recordsService }), verifyPages({ records: recordsService })] });
+  const request = (path: string, init?: RequestInit) => http.handle(new Request(`http://localhost${path}`, init), "127.0.0.1");
+
+  /** An organisation with API access and the add-on, and (unless told otherwise) a ledger topic. */
+  function org(name = "Acme Ltd", topicId: string | null = "0.0.1001") {
+    const created = core.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test");
+    if (topicId !== null) core.db.update(organisations).set({ topicId }).where(eq(organisations.id, created.id)).run();
+    return created.id;
+  }
+
+  /** POST /v1/records as `orgId` (or `orgId/keyId`). */
+  function create(orgId: string, body: unknown, headers: Record<string, string> = {}) {
+    return request("/v1/records", {
+      method: "POST",
+      headers: { authorization: `Bearer ${orgId}`, "content-type": "application/json", ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  }
+
+  function revoke(orgId: string, recordId: string, body: unknown = { reason: "SUPERSEDED" }) {
+    return request(`/v1/records/${recordId}/revoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${orgId}`, "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  }
+
+  /** What the anchor loop would do on consensus. */
+  function markAnchored(recordId: string, sequenceNumber = 1) {
+    core.db
+      .update(records)
+      .set({ anchorState: "anchored", sequenceNumber, consensusAt: "1768469403.123456789" })
+      .where(eq(records.id, recordId))
+      .run();
+  }
+
+  function setAnchorState(recordId: string, state: "pending" | "accepted" | "anchored" | "abandoned") {
+    core.db.update(records).set({ anchorState: state }).where(eq(records.id, recordId)).run();
+  }
+
+  function count(table: string): number {
+    return (core.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  }
+
+  return { config, log, clock, core, ledger, records: recordsService, access, http, request, org, create, revoke, markAnchored, setAnchorState, count };
+}
+
+export type Harness = ReturnType<typeof harness>;
+
+export const HASH = (n: number | string) => "sha256:" + createHex(String(n));
+
+function createHex(seed: string): string {
+  return new Bun.CryptoHasher("sha256").update(seed).digest("hex");
+}

@@ -1,0 +1,101 @@
+/**
+ * The ledger messages (decisions §5, docs/records.md §3): exact bytes for fixed inputs, the
+ * worked example in docs/records.md, and the one-chunk size bound over every legal input.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  MAX_MESSAGE_BYTES,
+  decodeLedgerMessage,
+  encodeCreationMessage,
+  encodeRevocationMessage,
+  rfc3339Ms,
+  sha256Text,
+} from "../../src/records/messages.ts";
+import { REVOCATION_REASONS } from "../../src/records/validate.ts";
+import { ROOT } from "../support/env.ts";
+
+const RECORD_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+const DOC_HASH = "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+const SIGNED = 1768469400123;
+const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+
+describe("creation message", () => {
+  const fields = { recordId: RECORD_ID, docHash: DOC_HASH, signedAtMs: SIGNED, signerPublicKey: bytes(1952, 1), signature: bytes(3309, 2), sealSignature: bytes(3309, 3) };
+
+  test("is compact JSON with the fields in a fixed order", () => {
+    const text = new TextDecoder().decode(encodeCreationMessage(fields));
+    expect(text).toBe(
+      `{"v":1,"type":"record","recordId":"${RECORD_ID}","originalDocHash":"${DOC_HASH}","signedAt":"2026-01-15T09:30:00.123Z",` +
+        `"signerPublicKeySha256":"${sha256Text(fields.signerPublicKey)}","signatureSha256":"${sha256Text(fields.signature)}","sealSignatureSha256":"${sha256Text(fields.sealSignature)}"}`,
+    );
+    expect(decodeLedgerMessage(encodeCreationMessage(fields))).toMatchObject({ v: 1, type: "record", recordId: RECORD_ID });
+  });
+
+  test("matches the worked example in docs/records.md byte for byte", () => {
+    const doc = readFileSync(join(ROOT, "docs", "records.md"), "utf8");
+    const example = /<!-- example:creation-message -->\n```json\n(.*)\n```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    expect(new TextDecoder().decode(encodeCreationMessage(fields))).toBe(example!);
+    const revocation = /<!-- example:revocation-message -->\n```json\n(.*)\n```/.exec(doc)?.[1];
+    expect(new TextDecoder().decode(encodeRevocationMessage({ recordId: RECORD_ID, reason: "SUPERSEDED", revokedAtMs: SIGNED + 86_400_000 }))).toBe(revocation!);
+  });
+
+  test("its size is fixed and well inside one 1,024-byte chunk, even at the latest time", () => {
+    const sizes = new Set<number>();
+    for (const ms of [0, SIGNED, 253402300799999]) sizes.add(encodeCreationMessage({ ...fields, signedAtMs: ms }).length);
+    expect(sizes.size).toBe(1);
+    const [size] = [...sizes];
+    expect(size!).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect(size!).toBe(489);
+  });
+
+  test("never carries the filename or anything but ASCII", () => {
+    const m = encodeCreationMessage(fields);
+    expect(m.every((b) => b >= 0x20 && b < 0x7f)).toBe(true);
+  });
+
+  test("refuses inputs outside their one spelling", () => {
+    expect(() => encodeCreationMessage({ ...fields, recordId: RECORD_ID.toUpperCase() })).toThrow(TypeError);
+    expect(() => encodeCreationMessage({ ...fields, docHash: DOC_HASH.toUpperCase() })).toThrow(TypeError);
+    expect(() => encodeCreationMessage({ ...fields, signature: new Uint8Array() })).toThrow(TypeError);
+    expect(() => encodeCreationMessage({ ...fields, signedAtMs: 1.5 })).toThrow(RangeError);
+    expect(() => encodeCreationMessage({ ...fields, signedAtMs: -1 })).toThrow(RangeError);
+  });
+});
+
+describe("revocation message", () => {
+  test("carries the record id, the reason and the time", () => {
+    const text = new TextDecoder().decode(encodeRevocationMessage({ recordId: RECORD_ID, reason: "KEY_COMPROMISE", revokedAtMs: SIGNED }));
+    expect(text).toBe(`{"v":1,"type":"revocation","recordId":"${RECORD_ID}","reason":"KEY_COMPROMISE","revokedAt":"2026-01-15T09:30:00.123Z"}`);
+  });
+
+  test("every reason fits one chunk", () => {
+    for (const reason of REVOCATION_REASONS) {
+      expect(encodeRevocationMessage({ recordId: RECORD_ID, reason, revokedAtMs: 253402300799999 }).length).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    }
+  });
+
+  test("refuses a reason that is not an enum spelling", () => {
+    expect(() => encodeRevocationMessage({ recordId: RECORD_ID, reason: 'x"}', revokedAtMs: SIGNED })).toThrow(TypeError);
+  });
+});
+
+describe("decoding", () => {
+  test("refuses other versions and types, and oversized input", () => {
+    const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+    expect(() => decodeLedgerMessage(enc({ v: 2, type: "record" }))).toThrow();
+    expect(() => decodeLedgerMessage(enc({ v: 1, type: "other" }))).toThrow();
+    expect(() => decodeLedgerMessage(new Uint8Array(1025).fill(0x20))).toThrow();
+  });
+});
+
+test("rfc3339Ms writes exactly three fractional digits and reads back the same integer", () => {
+  for (const ms of [0, 1, 999, SIGNED, 253402300799999]) {
+    const s = rfc3339Ms(ms);
+    expect(s).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Date.parse(s)).toBe(ms);
+  }
+  expect(() => rfc3339Ms(253402300800000)).toThrow(RangeError);
+});

@@ -1,0 +1,102 @@
+/**
+ * Records end to end against `docverify serve` as a process, with the embedded local ledger and
+ * the real anchor loop: organisation and keys from the command line, the topic created by the
+ * service, POST /v1/records (201, then 200), anchoring to `anchored`, revocation before and after
+ * consensus, by another key of the same organisation and by another organisation, and the page.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { BUN, ROOT, cleanup, startService, tempDir } from "../support/env.ts";
+
+afterAll(cleanup);
+
+const HASH = "sha256:" + "5e".repeat(32);
+
+test(
+  "create, anchor, revoke and show a record through the running service",
+  async () => {
+    const data = tempDir();
+    const dv = (...args: string[]) => {
+      const p = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), ...args, "--data", data, "--json"], { env: { PATH: process.env.PATH, USER: "ops" } });
+      if (p.exitCode !== 0) throw new Error(p.stderr.toString());
+      return JSON.parse(p.stdout.toString()) as Record<string, string>;
+    };
+    const org = dv("org", "create", "--name", "Acme <Records>", "--api-access", "--addon", "--validated").id!;
+    const writer = dv("key", "mint", "--org", org, "--env", "live").key!;
+    const revoker = dv("key", "mint", "--org", org, "--env", "live", "--revoke").key!;
+    const other = dv("org", "create", "--name", "Other", "--api-access", "--addon", "--validated").id!;
+    const otherRevoker = dv("key", "mint", "--org", other, "--env", "live", "--revoke").key!;
+
+    const svc = await startService({ env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "300" } });
+    const post = (path: string, key: string, body: unknown) =>
+      fetch(svc.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+
+    // The service creates the organisation's topic; until then record creation answers 503.
+    let res: Response;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      res = await post("/v1/records", writer, { originalDocHash: HASH, filename: "Résumé <final>.pdf" });
+      if (res.status !== 503) break;
+      expect(res.headers.get("retry-after")).not.toBeNull();
+      if (Date.now() > deadline) throw new Error("the organisation's topic was not created within 30 s");
+      await Bun.sleep(200);
+    }
+    expect(res.status).toBe(201);
+    expect(res.headers.get("x-ratelimit-limit")).not.toBeNull();
+    const record = (await res.json()) as { recordId: string; anchorState: string; verifyUrl: string; anchor: { topicId: string; transactionId: string; hashscanUrl: string } };
+    expect(record.anchor.topicId).toMatch(/^0\.0\.\d+$/);
+    expect(record.anchor.transactionId).toMatch(/^0\.0\.\d+@\d+\.\d+$/);
+    // DOCVERIFY_PUBLIC_URL is unset and the port is chosen at bind time: compare the path only.
+    expect(new URL(record.verifyUrl).pathname).toBe(`/verify/${record.recordId}`);
+
+    // Before consensus: not revocable yet (unless it anchored already on a fast ledger).
+    const early = await post(`/v1/records/${record.recordId}/revoke`, revoker, { reason: "SUPERSEDED" });
+    if (early.status !== 200) expect(((await early.json()) as { error: { code: string } }).error.code).toBe("ANCHOR_NOT_FINAL");
+    const revokedEarly = early.status === 200;
+
+    // Repeats answer 200 with the same record, and follow its anchor state to `anchored`.
+    let state = record.anchorState;
+    const anchoredBy = Date.now() + 30_000;
+    while (state !== "anchored") {
+      if (Date.now() > anchoredBy) throw new Error(`record not anchored within 30 s (state ${state})`);
+      await Bun.sleep(200);
+      const again = await post("/v1/records", writer, { originalDocHash: HASH, filename: "ignored.pdf" });
+      expect(again.status).toBe(200);
+      const body = (await again.json()) as { recordId: string; anchorState: string; retryAfterSeconds?: number };
+      expect(body.recordId).toBe(record.recordId);
+      state = body.anchorState;
+      if (state === "anchored") expect(body.retryAfterSeconds).toBeUndefined();
+    }
+
+    if (!revokedEarly) {
+      const foreign = await post(`/v1/records/${record.recordId}/revoke`, otherRevoker, { reason: "OTHER" });
+      expect(foreign.status).toBe(403);
+      expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe("NOT_REVOCABLE");
+      // The writer key lacks records:revoke: access refuses before the record is looked at.
+      const noScope = await post(`/v1/records/${record.recordId}/revoke`, writer, { reason: "OTHER" });
+      expect(noScope.status).toBe(403);
+      expect(((await noScope.json()) as { error: { code: string } }).error.code).toBe("SCOPE_REQUIRED");
+      // Created by one key, revoked by another key of the same organisation.
+      const ok = await post(`/v1/records/${record.recordId}/revoke`, revoker, { reason: "SUPERSEDED" });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ recordId: record.recordId });
+    }
+    const twice = await post(`/v1/records/${record.recordId}/revoke`, revoker, { reason: "SUPERSEDED" });
+    expect(twice.status).toBe(409);
+    expect(((await twice.json()) as { error: { code: string } }).error.code).toBe("ALREADY_REVOKED");
+
+    const page = await fetch(svc.url + new URL(record.verifyUrl).pathname);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("<bdi>Résumé &lt;final&gt;.pdf</bdi>");
+    expect(html).toContain("Acme &lt;Records&gt;");
+    expect(html).toContain("<strong>Revoked</strong>");
+    expect(html).toContain("Anchored:");
+    expect(html).toContain("/api/v1/topics/");
+    // The hashscan link answers on the local ledger.
+    expect((await fetch(record.anchor.hashscanUrl)).status).toBeLessThan(500);
+
+    expect(await svc.stop()).toBe(0);
+  },
+  120_000,
+);

@@ -1,0 +1,262 @@
+/**
+ * GET /verify/{recordId}: what it shows, escaping, the Content-Security-Policy, 404 pages, the
+ * in-browser SHA-256, and the page in headless Chromium (filename shown, a smuggled script not
+ * run, a dropped file matched locally, no request leaving the service).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { createHash, randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { cspHash } from "../../src/http/pages/html.ts";
+import { SHA256_JS, VERIFY_SCRIPT } from "../../src/http/pages/verify-script.ts";
+import { records } from "../../src/storage/schema.ts";
+import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
+import { cleanup, tempDir } from "../support/env.ts";
+import { HASH, harness, T0, type Harness } from "./fixtures.ts";
+
+afterAll(cleanup);
+
+const NASTY = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">"'&\u202Egnp.exe`;
+
+/** A record with any filename, as the application could store it (bypassing API validation). */
+function storedRecord(h: Harness, org: string, filename: string | null, docHash = HASH(filename ?? "none")): string {
+  const id = Bun.randomUUIDv7();
+  const key = h.core.db.$client.query("SELECT fingerprint FROM signing_keys LIMIT 1").get() as { fingerprint: Uint8Array };
+  h.core.db
+    .insert(records)
+    .values({
+      id,
+      orgId: org,
+      signerType: "org",
+      kind: "record_only",
+      docHash,
+      filename,
+      signedAtMs: T0,
+      signerFingerprint: Buffer.from(key.fingerprint),
+      signature: Buffer.from([1]),
+      sealFingerprint: Buffer.from(key.fingerprint),
+      sealSignature: Buffer.from([1]),
+      anchorState: "pending",
+      topicId: "0.0.1001",
+      transactionId: `0.0.2@1768469400.${id.slice(-9).replace(/[a-f]/g, "0")}`,
+      createdAt: T0,
+    })
+    .run();
+  return id;
+}
+
+async function page(h: Harness, id: string) {
+  const res = await h.request(`/verify/${id}`);
+  return { res, html: await res.text() };
+}
+
+describe("GET /verify/{recordId}", () => {
+  test("shows the record's facts, with no credential", async () => {
+    const h = harness();
+    const org = h.org("Acme & Sons <Ltd>");
+    const created = await h.create(org, { originalDocHash: HASH(1), filename: "契約書.pdf" });
+    const { recordId, anchor, verifyUrl } = (await created.json()) as { recordId: string; verifyUrl: string; anchor: { transactionId: string; hashscanUrl: string } };
+    expect(new URL(verifyUrl).pathname).toBe(`/verify/${recordId}`);
+    const { res, html } = await page(h, recordId);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(html).toContain("<bdi>契約書.pdf</bdi>");
+    expect(html).toContain(HASH(1));
+    expect(html).toContain("Acme &amp; Sons &lt;Ltd&gt;");
+    expect(html).toContain('<time datetime="2026-01-15T09:30:00.123Z">2026-01-15 09:30:00.123 UTC</time>');
+    expect(html).toContain("Pending:");
+    expect(html).toContain("<strong>Active</strong>");
+    expect(html).toContain(`href="${anchor.hashscanUrl}"`);
+    expect(html).not.toContain("mirror node");
+    h.setAnchorState(recordId, "accepted");
+    expect((await page(h, recordId)).html).toContain("Accepted:");
+  });
+
+  test("anchored: consensus time and the mirror-node message link; revoked: reason, meaning and conclusion", async () => {
+    const h = harness();
+    const org = h.org();
+    const { recordId } = (await (await h.create(org, { originalDocHash: HASH(2) })).json()) as { recordId: string };
+    h.markAnchored(recordId, 42);
+    let { html } = await page(h, recordId);
+    expect(html).toContain("Anchored:");
+    expect(html).toContain('<time datetime="2026-01-15T09:30:03.123456789Z">');
+    expect(html).toContain('href="http://ledger.test/api/v1/topics/0.0.1001/messages/42"');
+    expect(html).toContain("No file name was given.");
+    expect((await h.revoke(org, recordId, { reason: "KEY_COMPROMISE" })).status).toBe(200);
+    ({ html } = await page(h, recordId));
+    expect(html).toContain("<strong>Revoked</strong>");
+    expect(html).toContain("<code>KEY_COMPROMISE</code>");
+    expect(html).toContain("Signing key may be in others&#39; hands.");
+    expect(html).toContain("Treat the authentication as untrustworthy.");
+    expect(html).toContain('data-status="revoked"');
+  });
+
+  test("escapes every user text: markup, quotes, ampersands, bidi overrides", async () => {
+    const h = harness();
+    const org = h.org(`O'Brien "Quotes" & <b>Co</b>`);
+    const id = storedRecord(h, org, NASTY);
+    const { html } = await page(h, id);
+    expect(html).not.toContain("<script>window");
+    expect(html).not.toContain("<img");
+    expect(html).toContain("<bdi>&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;&quot;&#39;&amp;\u202Egnp.exe</bdi>");
+    expect(html).toContain("O&#39;Brien &quot;Quotes&quot; &amp; &lt;b&gt;Co&lt;/b&gt;");
+    // Exactly the page's own script element.
+    expect(html.match(/<script/g)).toHaveLength(1);
+  });
+
+  test("a strict Content-Security-Policy naming the page's own inline style and script by hash", async () => {
+    const h = harness();
+    const id = storedRecord(h, h.org(), "a.pdf");
+    const { res, html } = await page(h, id);
+    const csp = res.headers.get("content-security-policy")!;
+    const directives = Object.fromEntries(csp.split(/;\s*/).map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
+    expect(directives["default-src"]).toBe("'none'");
+    const script = /<script>([\s\S]*)<\/script>/.exec(html)![1]!;
+    const style = /<style>([\s\S]*)<\/style>/.exec(html)![1]!;
+    expect(script).toBe(VERIFY_SCRIPT);
+    expect(directives["script-src"]).toBe(cspHash(script));
+    expect(directives["style-src"]).toBe(cspHash(style));
+    for (const d of ["img-src", "connect-src", "base-uri", "form-action", "frame-ancestors"]) expect(directives[d]).toBe("'none'");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    // Nothing is loaded from anywhere: no src attributes, no stylesheet links.
+    expect(html).not.toMatch(/\ssrc=|<link/);
+  });
+
+  test("unknown, malformed and abandoned ids get a plain 404 page", async () => {
+    const h = harness();
+    const org = h.org();
+    const { recordId } = (await (await h.create(org, { originalDocHash: HASH(3) })).json()) as { recordId: string };
+    h.setAnchorState(recordId, "abandoned");
+    for (const id of [recordId, "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d", "nope", recordId.toUpperCase(), "%3Cscript%3E"]) {
+      const { res, html } = await page(h, id);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(html).toContain("No such record");
+      expect(html).not.toContain(id === "nope" ? "nope" : "<script");
+    }
+  });
+
+  test("needs no credential and ignores the /v1 rules (an Origin header is fine)", async () => {
+    const h = harness();
+    const id = storedRecord(h, h.org(), "x.pdf");
+    const res = await h.request(`/verify/${id}`, { headers: { origin: "https://example.org" } });
+    expect(res.status).toBe(200);
+    expect(h.access.calls).toEqual([]);
+  });
+});
+
+describe("the page's SHA-256", () => {
+  const createSha256 = new Function(`${SHA256_JS}\nreturn createSha256;`)() as () => { update(b: Uint8Array): void; hex(): string };
+  const ours = (chunks: Uint8Array[]) => {
+    const h = createSha256();
+    for (const c of chunks) h.update(c);
+    return h.hex();
+  };
+  const node = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+
+  test("FIPS 180-4 examples", () => {
+    const enc = (s: string) => new TextEncoder().encode(s);
+    expect(ours([])).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect(ours([enc("abc")])).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(ours([enc("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")])).toBe("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  });
+
+  test("every length around the block boundaries, whole and in uneven chunks", () => {
+    const data = new Uint8Array(randomBytes(300));
+    for (let n = 0; n <= 300; n++) {
+      const b = data.subarray(0, n);
+      expect(ours([b])).toBe(node(b));
+      const cut1 = Math.floor(n / 3);
+      const cut2 = Math.floor((2 * n) / 3) + 1;
+      expect(ours([b.subarray(0, cut1), b.subarray(cut1, Math.min(cut2, n)), b.subarray(Math.min(cut2, n))])).toBe(node(b));
+    }
+  });
+
+  test("a megabyte in random chunks", () => {
+    const data = new Uint8Array(randomBytes(1 << 20));
+    const chunks: Uint8Array[] = [];
+    for (let at = 0; at < data.length; ) {
+      const len = 1 + Math.floor(Math.random() * 70_000);
+      chunks.push(data.subarray(at, at + len));
+      at += len;
+    }
+    expect(ours(chunks)).toBe(node(data));
+  });
+});
+
+describe("in Chromium", () => {
+  test(
+    "shows the filename, does not run a smuggled script, and matches a chosen file locally",
+    async () => {
+      const executablePath = ensureChromium();
+      const h = harness();
+      const org = h.org();
+      const dir = tempDir();
+      const docPath = join(dir, "contract.pdf");
+      const document = new Uint8Array(randomBytes(200_000));
+      writeFileSync(docPath, document);
+      const otherPath = join(dir, "other.pdf");
+      writeFileSync(otherPath, "not the document");
+      const docHash = "sha256:" + createHash("sha256").update(document).digest("hex");
+      const id = storedRecord(h, org, NASTY, docHash);
+      const { recordId: cleanId } = (await (await h.create(org, { originalDocHash: HASH("clean"), filename: "👩‍👩‍👧‍👦 Résumé.pdf" })).json()) as { recordId: string };
+
+      const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => h.http.handle(req, "127.0.0.1") });
+      const base = `http://127.0.0.1:${server.port}`;
+      const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+      try {
+        const p = await browser.newPage();
+        const requested: string[] = [];
+        const consoleErrors: string[] = [];
+        p.on("request", (r) => requested.push(r.url()));
+        p.on("console", (m) => {
+          if (m.type() === "error") consoleErrors.push(m.text());
+        });
+        await p.goto(`${base}/verify/${cleanId}`);
+        expect(await p.textContent("dd bdi")).toBe("👩‍👩‍👧‍👦 Résumé.pdf");
+
+        await p.goto(`${base}/verify/${id}`);
+        expect(await p.textContent("dd bdi")).toBe(NASTY);
+        // Our own script ran (it unhides the check box)...
+        await p.waitForSelector("#check:not([hidden])", { timeout: 10_000 });
+        // ...and the smuggled one did not.
+        expect(await p.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+        expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
+
+        await p.setInputFiles("#file", docPath);
+        await p.waitForSelector("#result.match", { timeout: 15_000 });
+        expect(await p.textContent("#result")).toContain("Match: this file is the document this record authenticates.");
+
+        await p.setInputFiles("#file", otherPath);
+        await p.waitForSelector("#result.mismatch", { timeout: 15_000 });
+        expect(await p.textContent("#result")).toContain("No match");
+        expect(await p.textContent("#result")).toContain("sha256:" + createHash("sha256").update("not the document").digest("hex"));
+
+        // Dropping a file on the box works the same way.
+        const dropped = await p.evaluateHandle((bytes) => {
+          // Browser globals (the test's types have no DOM library).
+          const g = globalThis as unknown as { DataTransfer: new () => { items: { add(f: unknown): void } } };
+          const dt = new g.DataTransfer();
+          dt.items.add(new File([new Uint8Array(bytes)], "dropped.pdf"));
+          return dt;
+        }, [...document]);
+        await p.dispatchEvent("#drop", "drop", { dataTransfer: dropped });
+        await p.waitForSelector("#result.match", { timeout: 15_000 });
+
+        const foreign = requested.filter((u) => !u.startsWith(base));
+        expect(foreign).toEqual([]);
+        const notFound = await p.goto(`${base}/verify/0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d`);
+        expect(notFound?.status()).toBe(404);
+        expect(await p.textContent("h1")).toBe("No such record");
+      } finally {
+        await browser.close();
+        await server.stop(true);
+      }
+    },
+    120_000,
+  );
+});
