@@ -3,7 +3,7 @@ import journal from "./meta/_journal.json" with { type: "json" };
 import m0 from "./0000_foundation.sql" with { type: "text" };
 import m1 from "./0001_organisations_keys_audit.sql" with { type: "text" };
 import m2 from "./0002_registry.sql" with { type: "text" };
-import m3 from "./0003_verification_retry.sql" with { type: "text" };
+import m3 from "./0003_log_retry_and_active_records.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -11,5 +11,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0000_foundation": m0,
   "0001_organisations_keys_audit": m1,
   "0002_registry": m2,
-  "0003_verification_retry": m3,
+  "0003_log_retry_and_active_records": m3,
 };

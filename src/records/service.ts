@@ -5,7 +5,7 @@
  * What callers may assume:
  * - `create` resolves only once the record and its `pending` ledger message are committed
  *   together (one IMMEDIATE transaction, `synchronous=FULL`): a 201 built from it is durable.
- * - At most one non-abandoned record per organisation and hash, whatever the concurrency,
+ * - At most one active (neither abandoned nor revoked) record per organisation and hash, whatever the concurrency,
  *   within and across processes: the check runs under the write lock, and the unique index
  *   `records_one_active` backs it.
  * - A repeat for a hash with an active record reads only; nothing is created or updated.
@@ -13,7 +13,7 @@
  *   together; verification reports the record revoked from then on.
  * - An abandoned record is never returned by anything here: it behaves as if it did not exist.
  */
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq, isNull, ne } from "drizzle-orm";
 import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -111,7 +111,7 @@ export function createRecords(deps: RecordsDeps) {
     return q
       .select()
       .from(records)
-      .where(and(eq(records.orgId, orgId), eq(records.docHash, docHash), ne(records.anchorState, "abandoned")))
+      .where(and(eq(records.orgId, orgId), eq(records.docHash, docHash), ne(records.anchorState, "abandoned"), isNull(records.revokedAt)))
       .get();
   }
 

@@ -144,9 +144,11 @@ export const ledgerTransactions = sqliteTable(
  * (docs/signing.md §3).
  *
  * The anchor columns mirror the record's creation message in `ledger_transactions`
- * (`transaction_id`), written in the same transaction as that row's state. At most one
- * non-abandoned record per organisation and hash: the unique index is what makes two concurrent
- * first calls create exactly one record.
+ * (`transaction_id`), written in the same transaction as that row's state. At most one active
+ * record (neither abandoned nor revoked) per organisation and hash: the unique index is what
+ * makes two concurrent first calls create exactly one record. Once revoked, the hash can be
+ * authenticated again as a new record (spec §4.4: idempotency holds "while the organisation
+ * holds an active record"); both stay visible to verification.
  */
 export const records = sqliteTable(
   "records",
@@ -179,7 +181,7 @@ export const records = sqliteTable(
   },
   (t) => [
     index("records_doc_hash").on(t.docHash),
-    uniqueIndex("records_one_active").on(t.orgId, t.docHash).where(sql`anchor_state <> 'abandoned'`),
+    uniqueIndex("records_one_active").on(t.orgId, t.docHash).where(sql`anchor_state <> 'abandoned' AND revoked_at IS NULL`),
   ],
 );
 

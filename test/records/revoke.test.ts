@@ -222,15 +222,21 @@ describe("POST /v1/records/{recordId}/revoke", () => {
     expect(h.access.calls).toEqual([{ operation: "records.revoke", bodyUsed: false }]);
   });
 
-  test("after revocation the hash stays held by the revoked record: a repeat create answers 200 with it", async () => {
-    // Revocation is permanent: a new record for the same hash would turn the hash's verdict back
-    // to verified_org. The schema's records_one_active index (non-abandoned) holds the hash.
+  test("after revocation the organisation holds no active record for the hash: a new create answers 201 with a new record", async () => {
+    // Spec §4.4: idempotency holds while the organisation holds an *active* record. Revocation is
+    // permanent for the revoked record, which stays visible; re-authenticating (for instance after a
+    // CERTIFICATE_HOLD is lifted) is a new record, and decisions §4 then reports the active one first.
     const h = harness();
     const org = h.org();
     const id = await anchoredRecord(h, org, 9);
     expect((await h.revoke(org, id)).status).toBe(200);
     const res = await h.create(org, { originalDocHash: HASH(9) });
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as { recordId: string }).recordId).toBe(id);
+    expect(res.status).toBe(201);
+    const fresh = ((await res.json()) as { recordId: string }).recordId;
+    expect(fresh).not.toBe(id);
+    // and the new record is now the one a repeat returns
+    const again = await h.create(org, { originalDocHash: HASH(9) });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { recordId: string }).recordId).toBe(fresh);
   });
 });
