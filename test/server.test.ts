@@ -90,7 +90,7 @@ describe("the service as a process", () => {
     expect(health.headers.get("x-request-id")).toBeTruthy();
     const ready = await fetch(`${svc.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: "ready", checks: { storage: "ok" } });
+    expect(await ready.json()).toEqual({ status: "ready", checks: { storage: "ok", ledger: "ok" } });
     const missing = await fetch(`${svc.url}/v1/nothing`);
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("NOT_FOUND");
