@@ -63,6 +63,11 @@ export interface AppOptions {
   readonly config: Config;
   readonly log: Logger;
   readonly clock?: Clock;
+  /**
+   * Base of `verifyUrl` when it is known only once the listener is up (the default public URL
+   * with port 0). Default: the settings' public URL.
+   */
+  readonly publicUrl?: () => string;
   /** Extra route plugins, for tests of the shared HTTP machinery. */
   readonly plugins?: readonly AnyElysia[];
 }
@@ -128,7 +133,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     throw e;
   }
   const access = createAccess({ config: core.config, credentials: core.credentials, limiter: createRateLimiter({ clock: core.clock }) });
-  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger: recordLedgerOf(anchoring), publicUrl: core.config.publicUrl });
+  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger: recordLedgerOf(anchoring), publicUrl: options.publicUrl ?? core.config.publicUrl });
   const verifier = createVerifier({ db: core.db, signer: core.signer, clock: core.clock, links: anchoring.links });
   // Authenticates verification-log cursors; made once per installation, never leaves the database.
   const cursorKey = Buffer.from(metaValue(core.db, "cursor_key", () => randomBytes(32).toString("hex")), "hex");

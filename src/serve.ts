@@ -31,7 +31,9 @@ export async function startServer(config: Config, log: Logger, extra: { plugins?
     tls = { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) };
   }
 
-  const app = await createApp({ config, log, plugins: extra.plugins });
+  // With no DOCVERIFY_PUBLIC_URL, verify links use the address actually bound (port 0 picks one).
+  let publicUrl = config.publicUrl;
+  const app = await createApp({ config, log, plugins: extra.plugins, publicUrl: () => publicUrl });
   let inFlight = 0;
   let idle: (() => void) | null = null;
   let server: ReturnType<typeof Bun.serve>;
@@ -61,11 +63,12 @@ export async function startServer(config: Config, log: Logger, extra: { plugins?
   const scheme = tls !== undefined ? "https" : "http";
   const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `${scheme}://${hostForUrl}:${server.port}`;
+  if (config.publicUrlIsDefault) publicUrl = url;
   log.info("docverify started", {
     version: VERSION,
     commit: COMMIT,
     url,
-    publicUrl: config.publicUrl,
+    publicUrl,
     dataDir: config.dataDir,
     instanceId: app.instanceId,
     ledgerNetwork: config.ledger.network,

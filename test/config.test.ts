@@ -20,6 +20,7 @@ describe("settings", () => {
     expect(c.host).toBe("127.0.0.1");
     expect(c.port).toBe(8080);
     expect(c.publicUrl).toBe("http://127.0.0.1:8080");
+    expect(c.publicUrlIsDefault).toBe(true);
     expect(c.dataDir).toBe("/srv/dv/data");
     expect(c.masterKeyFile).toBe("/srv/dv/data/master.key");
     expect(c.masterKeyFileIsDefault).toBe(true);
@@ -102,6 +103,13 @@ describe("settings", () => {
 
   test("an IPv6 listen address makes a bracketed public URL", () => {
     expect(parse({ DOCVERIFY_HOST: "::1", DOCVERIFY_PORT: "81" }).publicUrl).toBe("http://[::1]:81");
+  });
+
+  test("serving TLS directly makes the default public URL https; an explicit one is kept as given", () => {
+    const tls = { DOCVERIFY_TLS_CERT_FILE: "/c.pem", DOCVERIFY_TLS_KEY_FILE: "/k.pem", DOCVERIFY_PORT: "8443" };
+    expect(parse(tls).publicUrl).toBe("https://127.0.0.1:8443");
+    const explicit = parse({ ...tls, DOCVERIFY_PUBLIC_URL: "https://verify.example.org" });
+    expect([explicit.publicUrl, explicit.publicUrlIsDefault]).toEqual(["https://verify.example.org", false]);
   });
 
   const bad: [string, Record<string, string>, RegExp][] = [

@@ -17,6 +17,8 @@ export interface Config {
   readonly port: number;
   /** Base of `verifyUrl`, without a trailing slash. */
   readonly publicUrl: string;
+  /** True when DOCVERIFY_PUBLIC_URL was not set: `serve` then uses the address it actually listens on. */
+  readonly publicUrlIsDefault: boolean;
   /** Absolute path of the data folder. */
   readonly dataDir: string;
   /** Absolute path of the master key file. */
@@ -108,7 +110,9 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   let publicUrl: string;
   if (publicUrlRaw === undefined) {
     const h = host.includes(":") ? `[${host}]` : host;
-    publicUrl = `http://${h}:${port}`;
+    // Served over TLS directly when both TLS files are set.
+    const scheme = get("DOCVERIFY_TLS_CERT_FILE") !== undefined && get("DOCVERIFY_TLS_KEY_FILE") !== undefined ? "https" : "http";
+    publicUrl = `${scheme}://${h}:${port}`;
   } else {
     publicUrl = httpUrl(publicUrlRaw, "DOCVERIFY_PUBLIC_URL");
   }
@@ -185,6 +189,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     host,
     port,
     publicUrl,
+    publicUrlIsDefault: publicUrlRaw === undefined,
     dataDir,
     masterKeyFile,
     masterKeyFileIsDefault,
