@@ -6,7 +6,7 @@
  * Callers are built by `provisionCallers` through the same services the administration command
  * line uses, on the data folder the app (or the running `serve`) uses.
  */
-import { generateKey } from "../../src/keys/api-key.ts";
+import { crcBase62, generateKey } from "../../src/keys/api-key.ts";
 import type { Core } from "../../src/app.ts";
 import type { Operation } from "../../src/http/access.ts";
 
@@ -136,7 +136,7 @@ export function provisionCallers(core: Pick<Core, "organisations" | "apiKeys" | 
     // Same key id, another secret, a correct CRC: only the stored digest can tell.
     const forged = generateKey("live");
     const text = `dv_live_${fullKey.keyId}${forged.secret}`;
-    return text + crcOf(text);
+    return text + crcBase62(text);
   })();
   const badCrcLast = k.at(-1) === "0" ? "1" : "0";
 
@@ -161,18 +161,6 @@ export function provisionCallers(core: Pick<Core, "organisations" | "apiKeys" | 
       "full key": bearer(k),
     },
   };
-}
-
-function crcOf(text: string): string {
-  // Same as src/keys/api-key.ts crcBase62; kept local so the fixture states the format itself.
-  const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-  let v = Bun.hash.crc32(text);
-  let s = "";
-  do {
-    s = BASE62[v % 62] + s;
-    v = Math.floor(v / 62);
-  } while (v > 0);
-  return s.padStart(6, "0");
 }
 
 /** Gives every organisation with the add-on a topic id, so record creation does not wait for the ledger. */

@@ -102,15 +102,7 @@ export function renderVerifyPage(r: PublicRecord): string {
   if (a.mirrorNodeUrl !== null && a.sequenceNumber !== null) {
     rows.push(["Ledger message", `${link(a.mirrorNodeUrl, `Message ${a.sequenceNumber} on topic ${a.topicId}`)} <span class="lead">(mirror node)</span>`]);
   }
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Document record ${e(r.recordId)} · docverify</title>
-<style>${STYLE}</style>
-</head>
+  return `${pageHead(`Document record ${r.recordId} · docverify`)}
 <body>
 <main>
 <h1>Document authenticity record</h1>
@@ -133,16 +125,21 @@ ${rows.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("\n")}
 `;
 }
 
-export function renderNotFoundPage(): string {
+/** The document head both pages share; `title` is escaped here. */
+function pageHead(title: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>No such record · docverify</title>
+<title>${e(title)}</title>
 <style>${STYLE}</style>
-</head>
+</head>`;
+}
+
+export function renderNotFoundPage(): string {
+  return `${pageHead("No such record · docverify")}
 <body>
 <main>
 <h1>No such record</h1>
