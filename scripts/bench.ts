@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: throughput and latency of docverify against a floor (a bare Bun.serve in
- * its own process), plus the compiled binary's cold start and idle memory against their
- * targets. See docs/benchmarks.md.
+ * its own process), on an empty data folder and on a 1,000,000-record one (verification,
+ * the verification log, record creation), plus the compiled binary's cold start and idle
+ * memory against their targets. See docs/benchmarks.md.
  *
  * A benchmark reports: a missed target is printed as MISS and the exit code stays 0. The exit
  * code is 1 only when the measurement itself broke (a server did not start, wrk failed, or
@@ -9,15 +10,31 @@
  *
  *   bun scripts/bench.ts [--quick] [--json FILE]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { coldStart, killAll, memoryOf, startDocverify, startFloor, type Server } from "./bench/processes.ts";
-import { SCENARIOS, type Scenario } from "./bench/scenarios.ts";
-import { ensureWrk, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
+import { ensureDataset, type Dataset } from "./bench/dataset.ts";
+import { coldStart, killAll, memoryOf, startDocverify, startFloor, startMemoOff, type Server } from "./bench/processes.ts";
+import { EMPTY_SCENARIOS, LOG_DEPTH, millionScenarios, type Scenario, type Target } from "./bench/scenarios.ts";
+import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
+import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
 
-const TARGETS = { coldStartMs: 100, idleRssBytes: 80e6 };
+const TARGETS = {
+  coldStartMs: 100,
+  idleRssBytes: 80e6,
+  /** Issue 6: a page 10,000 rows deep costs what the first page costs; "the same" read as within 10 %. */
+  deepPageRatio: 0.9,
+  /** Issue 5: records per second at least this share of the single-core sign + seal rate. */
+  recordsToSignRate: 0.6,
+};
+/** Rate limits far above any load the machine can generate: the bench measures work, not refusals. */
+const UNLIMITED = {
+  DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000000000",
+  DOCVERIFY_RATE_LIMIT_KEY: "1000000000",
+  DOCVERIFY_RATE_LIMIT_ORG: "1000000000",
+};
+const SIGN_RATE_SECONDS = 3;
 /** One wrk thread per core of the reference machine (2 cores). */
 const WRK_THREADS = 2;
 const IDLE_REQUESTS = 20;
@@ -37,8 +54,14 @@ const QUICK: Mode = { name: "quick", warmupS: 1, maxDurationS: 3, coldStartRuns:
 
 type Verdict = "PASS" | "MISS";
 
+interface TargetCheck {
+  readonly what: string;
+  readonly verdict: Verdict;
+}
+
 interface ScenarioReport {
   readonly name: string;
+  readonly target: Target;
   readonly method: string;
   readonly path: string;
   readonly connections: number;
@@ -49,6 +72,8 @@ interface ScenarioReport {
   readonly ratio: number;
   readonly floorRatioTarget: number | null;
   readonly verdict: Verdict | null;
+  /** Every target of the scenario (floor ratio, p99, absolute rate), each with its verdict. */
+  readonly checks: readonly TargetCheck[];
 }
 
 const USAGE = `Usage: bun scripts/bench.ts [--quick] [--json FILE]
@@ -102,29 +127,70 @@ async function main(argv: string[]): Promise<number> {
   process.once("SIGTERM", interrupted);
   try {
     const binary = await build(work);
+    const dataset = ensureDataset((line) => console.log(line));
+
+    const signRate = await measureSignRate();
+    console.log(`\nsign + seal of one record on one core (scripts/bench/sign-rate.ts, ${SIGN_RATE_SECONDS} s): ${Math.round(signRate).toLocaleString("en-US")} records/s`);
 
     console.log(`\nload: wrk ${WRK_THREADS} threads, ${mode.warmupS} s warm-up, then the measurement; same settings for floor and docverify`);
     const scenarios: ScenarioReport[] = [];
     let peakRss: number | null = null;
     const floor = await startFloor(join(work, "floor"));
-    const service = await startDocverify(binary, join(work, "load"));
     try {
-      for (const scenario of SCENARIOS) {
-        const report = await measureScenario(scenario, { wrk, mode, floor, service, workDir: work });
-        scenarios.push(report);
-        printScenario(report);
-        for (const [who, result] of [["floor", report.floor], ["docverify", report.docverify]] as const) {
-          const problem = wrkProblem(result);
-          if (problem !== null) broken.push(`${scenario.name} (${who}): ${problem}`);
+      const run = async (list: readonly Scenario[], service: Server) => {
+        for (const scenario of list) {
+          const report = await measureScenario(scenario, { wrk, mode, floor, service, workDir: work });
+          scenarios.push(report);
+          printScenario(report);
+          for (const [who, result] of [["floor", report.floor], ["docverify", report.docverify]] as const) {
+            const problem = wrkProblem(result);
+            if (problem !== null) broken.push(`${scenario.name} (${who}): ${problem}`);
+          }
         }
+      };
+      const stop = async (service: Server, what: string) => {
+        const code = await service.stop();
+        if (code !== 0) broken.push(`${what} exited with ${code} on SIGTERM after the load`);
+      };
+
+      console.log("\n== docverify on an empty data folder ==");
+      const empty = await startDocverify(binary, join(work, "load"));
+      try {
+        await run(EMPTY_SCENARIOS, empty);
+        peakRss = memoryOf(empty.pid).peak;
+        console.log(`docverify peak RSS during the load: ${mb(peakRss)}`);
+      } finally {
+        await stop(empty, "docverify");
       }
-      peakRss = memoryOf(service.pid).peak;
-      console.log(`docverify peak RSS during the load: ${mb(peakRss)}`);
+
+      console.log(`\n== docverify on ${dataset.recordCount.toLocaleString("en-US")} anchored records (${dataset.realHashes.length.toLocaleString("en-US")} signed for real; see docs/benchmarks.md) ==`);
+      const dataDir = join(work, "million", "data");
+      const copyStarted = performance.now();
+      copyDataset(dataset, dataDir);
+      console.log(`copied the cached dataset in ${((performance.now() - copyStarted) / 1000).toFixed(1)} s`);
+      const million = await startDocverify(binary, join(work, "million"), { dataDir, env: UNLIMITED });
+      let deepCursor: string;
+      try {
+        deepCursor = await cursorAfter(million, dataset.logKey, LOG_DEPTH);
+        const list = millionScenarios(dataset, deepCursor);
+        await run(list.filter((s) => s.target === "million"), million);
+        console.log(`docverify peak RSS during the load: ${mb(memoryOf(million.pid).peak)}`);
+      } finally {
+        await stop(million, "docverify");
+      }
+      const memoOff = await startMemoOff(join(work, "memo-off"), { dataDir, env: UNLIMITED });
+      try {
+        await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-memo-off"), memoOff);
+      } finally {
+        await stop(memoOff, "the memo-off server");
+      }
     } finally {
       await floor.stop();
-      const code = await service.stop();
-      if (code !== 0) broken.push(`docverify exited with ${code} on SIGTERM after the load`);
     }
+
+    const comparisons = compare(scenarios, signRate);
+    console.log("\ntargets across scenarios:");
+    for (const c of comparisons) console.log(`  ${c.what}  ${c.verdict}`);
 
     const startMs: number[] = [];
     // The first start reads the binary from disk; the measured ones find it in the page cache,
@@ -146,14 +212,23 @@ async function main(argv: string[]): Promise<number> {
       `idle RSS (after ${IDLE_REQUESTS} requests and ${IDLE_WAIT_MS / 1000} s idle): ${mb(idleRss)}  target ≤ ${mb(TARGETS.idleRssBytes)}  ${rssVerdict}`,
     );
 
+    // Issue 4: anchoring throughput and backlog while records are created (scripts/bench/anchoring.ts).
+    const anchoring = await runAnchoringBench({ quick: mode.name === "quick", workDir: work });
+    printAnchoring(anchoring);
+    broken.push(...anchoring.broken);
+
     if (options.json !== undefined) {
       const results = {
         date,
         mode: mode.name,
         machine,
+        dataset: { records: dataset.recordCount, realRecords: dataset.realHashes.length, logRowsOfLogOrg: dataset.logRowsOfOrg0 },
+        signAndSealPerSecond: signRate,
         load: { threads: WRK_THREADS, warmupS: mode.warmupS, scenarios, peakRssBytes: peakRss },
+        comparisons,
         coldStart: { runsMs: startMs, medianMs: startMedian, targetMs: TARGETS.coldStartMs, verdict: startVerdict },
         idleRss: { bytes: idleRss, targetBytes: TARGETS.idleRssBytes, verdict: rssVerdict },
+        anchoring,
         broken,
       };
       await Bun.write(options.json, JSON.stringify(results, null, 2) + "\n");
@@ -204,8 +279,21 @@ async function measureScenario(scenario: Scenario, ctx: LoadContext): Promise<Sc
   const docverify = await measure(ctx.service);
   const ratio = docverify.requestsPerSecond / floor.requestsPerSecond;
   const target = scenario.floorRatioTarget ?? null;
+  const verdict = (ok: boolean): Verdict => (ok ? "PASS" : "MISS");
+  const checks: TargetCheck[] = [];
+  if (target !== null) checks.push({ what: `ratio ${ratio.toFixed(2)}, target ≥ ${target.toFixed(2)}`, verdict: verdict(ratio >= target) });
+  if (scenario.p99TargetMs !== undefined) {
+    checks.push({ what: `p99 ${ms(docverify.latencyMs.p99)}, target ≤ ${scenario.p99TargetMs} ms`, verdict: verdict(docverify.latencyMs.p99 <= scenario.p99TargetMs) });
+  }
+  if (scenario.minRequestsPerSecond !== undefined) {
+    checks.push({
+      what: `${perSecond(docverify.requestsPerSecond)} req/s, target ≥ ${perSecond(scenario.minRequestsPerSecond)}`,
+      verdict: verdict(docverify.requestsPerSecond >= scenario.minRequestsPerSecond),
+    });
+  }
   return {
     name: scenario.name,
+    target: scenario.target,
     method: scenario.method,
     path: scenario.path,
     connections: scenario.connections,
@@ -215,17 +303,87 @@ async function measureScenario(scenario: Scenario, ctx: LoadContext): Promise<Sc
     docverify,
     ratio,
     floorRatioTarget: target,
-    verdict: target === null ? null : ratio >= target ? "PASS" : "MISS",
+    verdict: target === null ? null : verdict(ratio >= target),
+    checks,
   };
+}
+
+/** A body for the one request before the load: the first of `bodies`, or a fresh hash. */
+function preflightBody(scenario: Scenario): string | undefined {
+  if (scenario.bodies !== undefined) return scenario.bodies[0];
+  if (scenario.freshHashBody !== undefined) {
+    const hash = `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`;
+    return scenario.freshHashBody.replace(HASH_SLOT, hash);
+  }
+  return scenario.body;
 }
 
 /** One request before the load, so a scenario that gets errors fails at once with the reason. */
 async function preflight(server: Server, scenario: Scenario): Promise<void> {
-  const response = await fetch(server.url + scenario.path, { method: scenario.method, headers: scenario.headers, body: scenario.body });
-  const text = await response.text();
-  if (response.status < 200 || response.status > 299) {
+  const deadline = performance.now() + 30_000;
+  for (;;) {
+    const response = await fetch(server.url + scenario.path, { method: scenario.method, headers: scenario.headers, body: preflightBody(scenario) });
+    const text = await response.text();
+    if (response.status >= 200 && response.status <= 299) return;
+    if (response.status === 503 && scenario.preflightRetryOn503 === true && performance.now() < deadline) {
+      await Bun.sleep(250);
+      continue;
+    }
     throw new Error(`${scenario.method} ${server.url}${scenario.path} answered ${response.status} before the load: ${text.slice(0, 500)}`);
   }
+}
+
+/** Copies the cached dataset's database and master key into a data folder of its own. */
+function copyDataset(dataset: Dataset, dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  for (const file of ["docverify.db", "master.key"]) copyFileSync(join(dataset.dir, file), join(dataDir, file));
+}
+
+/** The log cursor after `depth` rows of the key's log, by paging through the API 100 rows at a time. */
+async function cursorAfter(server: Server, key: string, depth: number): Promise<string> {
+  let cursor: string | null = null;
+  for (let seen = 0; seen < depth; seen += 100) {
+    const query = `limit=100${cursor === null ? "" : `&after=${cursor}`}`;
+    const response = await fetch(`${server.url}/v1/verifications?${query}`, { headers: { authorization: `Bearer ${key}` } });
+    const body = (await response.json()) as { pagination?: { nextCursor: string | null } };
+    cursor = body.pagination?.nextCursor ?? null;
+    if (response.status !== 200 || cursor === null) throw new Error(`paging the verification log stopped at ${seen} rows (status ${response.status})`);
+  }
+  return cursor!;
+}
+
+/** The single-core rate of sign + seal, in its own process while no server is loaded. */
+async function measureSignRate(): Promise<number> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "bench", "sign-rate.ts"), String(SIGN_RATE_SECONDS)], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`sign-rate.ts failed (exit ${code}):\n${out}${err}`);
+  return (JSON.parse(out) as { perSecond: number }).perSecond;
+}
+
+/** The targets that compare two measurements: the deep log page with the first, records with sign + seal. */
+function compare(scenarios: readonly ScenarioReport[], signRate: number): TargetCheck[] {
+  const byName = (name: string) => scenarios.find((s) => s.name === name);
+  const checks: TargetCheck[] = [];
+  const first = byName("log-first-page");
+  const deep = byName("log-page-10k-deep");
+  if (first !== undefined && deep !== undefined) {
+    const r = deep.docverify.requestsPerSecond / first.docverify.requestsPerSecond;
+    checks.push({
+      what:
+        `log page ${LOG_DEPTH.toLocaleString("en-US")} rows deep vs first page: ${r.toFixed(2)} × the requests/s ` +
+        `(p50 ${ms(deep.docverify.latencyMs.p50)} vs ${ms(first.docverify.latencyMs.p50)}, p99 ${ms(deep.docverify.latencyMs.p99)} vs ${ms(first.docverify.latencyMs.p99)}); target ≥ ${TARGETS.deepPageRatio.toFixed(2)}`,
+      verdict: r >= TARGETS.deepPageRatio ? "PASS" : "MISS",
+    });
+  }
+  const records = byName("records-create");
+  if (records !== undefined) {
+    const r = records.docverify.requestsPerSecond / signRate;
+    checks.push({
+      what: `records created ${perSecond(records.docverify.requestsPerSecond)}/s (every 201 durable) vs sign + seal ${perSecond(signRate)}/s on one core: ${r.toFixed(2)}; target ≥ ${TARGETS.recordsToSignRate.toFixed(2)}`,
+      verdict: r >= TARGETS.recordsToSignRate ? "PASS" : "MISS",
+    });
+  }
+  return checks;
 }
 
 async function idleMemory(binary: string, dir: string): Promise<number> {
@@ -245,17 +403,22 @@ async function idleMemory(binary: string, dir: string): Promise<number> {
 
 function printScenario(r: ScenarioReport): void {
   const row = (who: string, w: WrkResult) =>
-    `  ${who.padEnd(10)} ${Math.round(w.requestsPerSecond).toLocaleString("en-US").padStart(9)} req/s` +
+    `  ${who.padEnd(10)} ${perSecond(w.requestsPerSecond).padStart(9)} req/s` +
     `   p50 ${ms(w.latencyMs.p50).padStart(9)}   p99 ${ms(w.latencyMs.p99).padStart(9)}`;
-  console.log(`\n${r.method} ${r.path}  (${r.connections} connections, ${r.durationS} s)`);
+  const path = r.path.length > 60 ? `${r.path.slice(0, 57)}...` : r.path;
+  console.log(`\n${r.name}: ${r.method} ${path}  (${r.connections} connections, ${r.durationS} s)`);
   console.log(row("floor", r.floor));
   console.log(row("docverify", r.docverify));
-  const target = r.floorRatioTarget === null ? "no target set" : `target ≥ ${r.floorRatioTarget.toFixed(2)}  ${r.verdict}`;
-  console.log(`  ratio docverify/floor: ${r.ratio.toFixed(2)}  (${target})`);
+  console.log(`  ratio docverify/floor: ${r.ratio.toFixed(2)}${r.floorRatioTarget === null ? "  (no floor-ratio target)" : ""}`);
+  for (const c of r.checks) console.log(`  ${c.what}  ${c.verdict}`);
   for (const [who, w] of [["floor", r.floor], ["docverify", r.docverify]] as const) {
     const problem = wrkProblem(w);
     if (problem !== null) console.log(`  BROKEN ${who}: ${problem}`);
   }
+}
+
+function perSecond(value: number): string {
+  return Math.round(value).toLocaleString("en-US");
 }
 
 function cpuModel(): string {

@@ -70,6 +70,13 @@ export interface AppOptions {
   readonly publicUrl?: () => string;
   /** Extra route plugins, for tests of the shared HTTP machinery. */
   readonly plugins?: readonly AnyElysia[];
+  /**
+   * False: verification checks every signature from scratch instead of answering repeats from
+   * the memo (createVerifier's `memo: false`). For the benchmark's memo-off run
+   * (scripts/bench/memo-off-server.ts) and tests only; deliberately not a DOCVERIFY_* setting,
+   * since an operator has no reason to turn it off. Default true.
+   */
+  readonly verificationMemo?: boolean;
 }
 
 export const DATABASE_FILE = "docverify.db";
@@ -134,7 +141,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   }
   const access = createAccess({ config: core.config, credentials: core.credentials, limiter: createRateLimiter({ clock: core.clock }) });
   const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger: recordLedgerOf(anchoring), publicUrl: options.publicUrl ?? core.config.publicUrl });
-  const verifier = createVerifier({ db: core.db, signer: core.signer, clock: core.clock, links: anchoring.links });
+  const verifier = createVerifier({
+    db: core.db,
+    signer: core.signer,
+    clock: core.clock,
+    links: anchoring.links,
+    ...(options.verificationMemo === false ? { memo: false as const } : {}),
+  });
   // Authenticates verification-log cursors; made once per installation, never leaves the database.
   const cursorKey = Buffer.from(metaValue(core.db, "cursor_key", () => randomBytes(32).toString("hex")), "hex");
   const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey });

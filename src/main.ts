@@ -6,8 +6,10 @@
 import { ConfigError, parseConfig } from "./config/index.ts";
 import { createLogger } from "./lib/log.ts";
 import { runKey, runOrg } from "./admin/cli.ts";
+import { runAdmin } from "./admin/tui.ts";
 import { runLocalLedger } from "./admin/local-ledger.ts";
 import { runStatus } from "./admin/status.ts";
+import { OpsError, runBackup, runRestore } from "./admin/backup.ts";
 import { MasterKeyFileError } from "./crypto/index.ts";
 import { parseFlags, UsageError } from "./lib/args.ts";
 import { DomainError } from "./lib/errors.ts";
@@ -19,6 +21,7 @@ const USAGE = `docverify ${VERSION}: document authenticity service
 
 Usage:
   docverify serve [--data DIR]     the API, on DOCVERIFY_HOST:DOCVERIFY_PORT (default 127.0.0.1:8080)
+  docverify admin [--data DIR]     the administrator's terminal UI (needs a terminal)
   docverify org create --name NAME [--api-access] [--addon] [--validated]
   docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]
   docverify org list
@@ -26,6 +29,9 @@ Usage:
   docverify key list [--org ORG]
   docverify key revoke KEYID
   docverify status                 records by anchor state, the ledger and its health, the anchor queue
+  docverify backup FILE [--force] [--progress]
+                                   a consistent copy of the database, also while serve runs
+  docverify restore FILE [--force] puts a backup in place; refused while the database is in use
   docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--consensus-ms N]
                                    the local ledger alone, until SIGTERM/SIGINT
 
@@ -51,12 +57,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     switch (command) {
       case "serve":
         return await serve(rest);
+      case "admin":
+        return await runAdmin(rest, process.env);
       case "org":
         return runOrg(rest, process.env, process.stdout);
       case "key":
         return runKey(rest, process.env, process.stdout);
       case "status":
         return await runStatus(rest, process.env, process.stdout);
+      case "backup":
+        return await runBackup(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
+      case "restore":
+        return runRestore(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
       case "local-ledger":
         return await runLocalLedger(rest, process.env, process.stdout, untilSignal());
       default:
@@ -72,7 +84,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 2;
     }
-    if (e instanceof SchemaTooNewError || e instanceof MasterKeyFileError) {
+    if (e instanceof SchemaTooNewError || e instanceof MasterKeyFileError || e instanceof OpsError) {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 1;
     }
@@ -100,7 +112,8 @@ async function serve(args: readonly string[]): Promise<number> {
   const handler = (signal: NodeJS.Signals) => onSignal(signal);
   process.once("SIGTERM", handler);
   process.once("SIGINT", handler);
-  const running = await startServer(config, log);
+  // systemd's Type=notify socket; the one variable besides settings that serve reads.
+  const running = await startServer(config, log, { notifySocket: process.env.NOTIFY_SOCKET });
   return await new Promise<number>((resolve) => {
     onSignal = (signal) => {
       log.info("shutdown requested", { signal });

@@ -9,6 +9,7 @@ import { createApp, type App } from "./app.ts";
 import { ConfigError, type Config } from "./config/index.ts";
 import type { AnyElysia } from "./http/server.ts";
 import type { Logger } from "./lib/log.ts";
+import { createNotifier } from "./lib/sd-notify.ts";
 import { VERSION, COMMIT } from "./version.ts";
 
 /** Longest wait for in-flight requests at shutdown; the systemd unit's stop timeout is longer. */
@@ -22,7 +23,16 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, log: Logger, extra: { plugins?: readonly AnyElysia[] } = {}): Promise<Running> {
+export interface ServerExtras {
+  readonly plugins?: readonly AnyElysia[];
+  /**
+   * `$NOTIFY_SOCKET` as systemd set it (Type=notify): `READY=1` is sent once the listener is
+   * up, storage migrated and the ledger started; `STOPPING=1` when the drain begins.
+   */
+  readonly notifySocket?: string;
+}
+
+export async function startServer(config: Config, log: Logger, extra: ServerExtras = {}): Promise<Running> {
   let tls: { cert: ReturnType<typeof Bun.file>; key: ReturnType<typeof Bun.file> } | undefined;
   if (config.tls !== null) {
     for (const [setting, file] of [["DOCVERIFY_TLS_CERT_FILE", config.tls.certFile], ["DOCVERIFY_TLS_KEY_FILE", config.tls.keyFile]] as const) {
@@ -77,6 +87,12 @@ export async function startServer(config: Config, log: Logger, extra: { plugins?
       ? { notice: "ledger network is local: anchors go to a ledger on this machine and nothing is public" }
       : {}),
   });
+  const notifier = await createNotifier(extra.notifySocket);
+  const notify = (state: string) => {
+    const failed = notifier.notify(state);
+    if (failed !== null) log.error("systemd notification failed", { state: state.split("\n")[0], error: failed });
+  };
+  if (notifier.enabled) notify(`READY=1\nSTATUS=serving on ${url}\nMAINPID=${process.pid}`);
 
   let stopping: Promise<void> | null = null;
   return {
@@ -86,6 +102,7 @@ export async function startServer(config: Config, log: Logger, extra: { plugins?
     stop() {
       stopping ??= (async () => {
         const started = Date.now();
+        if (notifier.enabled) notify("STOPPING=1\nSTATUS=draining");
         app.http.beginDrain();
         void server.stop(false);
         if (inFlight > 0) {

@@ -14,7 +14,8 @@ const unit = readFileSync(join(ROOT, "systemd", "docverify.service"), "utf8");
 
 test("the unit carries the required settings", () => {
   for (const line of [
-    "Type=exec",
+    "Type=notify",
+    "NotifyAccess=main",
     "StateDirectory=docverify",
     "User=docverify",
     "LoadCredential=master-key:",

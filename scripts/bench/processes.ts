@@ -102,9 +102,19 @@ export function startFloor(dir: string): Promise<Server> {
   return launch([process.execPath, join(import.meta.dir, "floor-server.ts")], {}, dir, "floor started");
 }
 
-/** Starts the compiled binary on a free loopback port with the data folder `dir`. */
-export function startDocverify(binary: string, dir: string): Promise<Server> {
-  return launch([binary, "serve"], { DOCVERIFY_PORT: "0", DOCVERIFY_DATA_DIR: join(dir, "data") }, dir, "docverify started");
+/**
+ * Starts the compiled binary on a free loopback port, in `dir` (logs there), with the data
+ * folder `dataDir` (default `dir/data`) and any extra settings.
+ */
+export function startDocverify(binary: string, dir: string, options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Server> {
+  const env = { DOCVERIFY_PORT: "0", DOCVERIFY_DATA_DIR: options.dataDir ?? join(dir, "data"), ...options.env };
+  return launch([binary, "serve"], env, dir, "docverify started");
+}
+
+/** Starts scripts/bench/memo-off-server.ts (docverify from source, signature memo off) like startDocverify. */
+export function startMemoOff(dir: string, options: { dataDir: string; env?: Record<string, string> }): Promise<Server> {
+  const env = { DOCVERIFY_PORT: "0", DOCVERIFY_DATA_DIR: options.dataDir, ...options.env };
+  return launch([process.execPath, join(import.meta.dir, "memo-off-server.ts")], env, dir, "docverify started");
 }
 
 /**

@@ -123,14 +123,54 @@ export function wrkProblem(result: WrkResult): string | null {
   return `${e.non2xx} non-2xx responses; socket errors: connect ${e.connect}, read ${e.read}, write ${e.write}, timeout ${e.timeout}`;
 }
 
+/** `{{hash}}` in a scenario's `freshHashBody`. */
+export const HASH_SLOT = "{{hash}}";
+
 /**
- * The request is fixed at load time (wrk.format caches it per connection), so a scenario's
- * method, headers and body cost nothing per request; `done()` runs once, after all threads.
+ * With a fixed body the request is fixed at load time (wrk.format caches it per connection), so
+ * a scenario's method, headers and body cost nothing per request. With `bodies`, every request
+ * is formatted once per thread in `init()` and `request()` only picks the next one. With
+ * `freshHashBody`, `request()` formats a body with a DocHash never sent before: a random
+ * prefix new for every wrk run (so the warm-up's hashes are not repeated), the thread's
+ * number and a counter. `done()` runs once, after all threads.
  */
 function luaScript(scenario: Scenario): string {
   const lines = [`wrk.method = ${luaString(scenario.method)}`];
   for (const [name, value] of Object.entries(scenario.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   if (scenario.body !== undefined) lines.push(`wrk.body = ${luaString(scenario.body)}`);
+  if (scenario.bodies !== undefined || scenario.freshHashBody !== undefined) {
+    // setup() runs in the main Lua state once per thread, before that thread's init().
+    lines.push("local threads = 0", "function setup(thread)", "  thread:set(\"tid\", threads)", "  threads = threads + 1", "end");
+  }
+  if (scenario.bodies !== undefined) {
+    lines.push(
+      `local bodies = {${scenario.bodies.map(luaString).join(",\n")}}`,
+      "local reqs = {}",
+      "local n = 0",
+      "function init(args)",
+      "  for i, b in ipairs(bodies) do reqs[i] = wrk.format(nil, nil, nil, b) end",
+      "  n = (tid * 7919) % #reqs",
+      "end",
+      "function request()",
+      "  n = n % #reqs + 1",
+      "  return reqs[n]",
+      "end",
+    );
+  }
+  if (scenario.freshHashBody !== undefined) {
+    const [before, after] = scenario.freshHashBody.split(HASH_SLOT);
+    if (after === undefined) throw new Error(`scenario ${scenario.name}: freshHashBody has no ${HASH_SLOT}`);
+    const prefix = Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("hex"); // 48 hex digits
+    lines.push(
+      "local k = 0",
+      "function request()",
+      "  k = k + 1",
+      // 7 + 48 + 2 + 14 = 71 characters: sha256: and 64 lowercase hex digits (decimal digits are hex digits).
+      `  local body = ${luaString(before!)} .. string.format("sha256:%s%02x%014d", ${luaString(prefix)}, tid, k) .. ${luaString(after)}`,
+      "  return wrk.format(nil, nil, nil, body)",
+      "end",
+    );
+  }
   lines.push(
     "function done(summary, latency, requests)",
     "  local e = summary.errors",

@@ -245,13 +245,38 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     return cur !== undefined && states.includes(cur.state);
   };
   const immediate = { behavior: "immediate" } as const;
+  /**
+   * The record a `record_message` row anchors: by its primary key, and still carrying this
+   * transaction. `records.transaction_id` has no index, and a scan of the records table (each
+   * row holds ML-DSA signatures, kilobytes) on every state change made anchoring slow down as
+   * the table grew, until it fell behind record creation for good.
+   */
+  const recordOf = (row: Pick<LedgerTransactionRow, "recordId" | "transactionId">) =>
+    row.recordId !== null ? and(eq(records.id, row.recordId), eq(records.transactionId, row.transactionId)) : eq(records.transactionId, row.transactionId);
 
   const reschedule = (row: LedgerTransactionRow, delayMs: number, lastError: string | null) => {
     const t = now();
-    db.update(ledgerTransactions)
-      .set({ nextAttemptAt: t + Math.max(0, delayMs), updatedAt: t, ...(lastError !== null ? { lastError } : {}) })
-      .where(and(eq(ledgerTransactions.transactionId, row.transactionId), eq(ledgerTransactions.state, row.state)))
-      .run();
+    deferred.push({ id: row.transactionId, state: row.state, at: t + Math.max(0, delayMs), t, lastError });
+  };
+  /**
+   * Reschedules (a receipt not there yet, a backoff) are hints, not journal entries: losing one
+   * in a crash only makes the row due at once after the restart. Written one by one they were
+   * a synchronous, fsynced commit per receipt poll, several per message, on the thread that
+   * serves the API. They are collected and written in one transaction before the loop next
+   * reads the queue (`pass`, `nextDelay`), so no row is ever picked up on a stale due time.
+   * Guarded by state like every change: a row that moved on in between is left alone.
+   */
+  let deferred: { id: string; state: string; at: number; t: number; lastError: string | null }[] = [];
+  const rescheduleStatement = db.$client.prepare(
+    "UPDATE ledger_transactions SET next_attempt_at = ?, updated_at = ?, last_error = coalesce(?, last_error) WHERE transaction_id = ? AND state = ?",
+  );
+  const flushReschedules = () => {
+    if (deferred.length === 0) return;
+    const batch = deferred;
+    db.$client.transaction(() => {
+      for (const d of batch) rescheduleStatement.run(d.at, d.t, d.lastError, d.id, d.state);
+    })();
+    deferred = [];
   };
 
   /** Journals an attempt before the bytes leave: stores them (first time) and counts it. Null if the row moved on. */
@@ -280,7 +305,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       if (row.kind === "record_message") {
         tx.update(records)
           .set({ anchorState: "accepted" })
-          .where(and(eq(records.transactionId, row.transactionId), eq(records.anchorState, "pending")))
+          .where(and(recordOf(row), eq(records.anchorState, "pending")))
           .run();
       }
       return true;
@@ -306,7 +331,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       if (row.kind === "record_message") {
         tx.update(records)
           .set({ anchorState: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt })
-          .where(eq(records.transactionId, row.transactionId))
+          .where(recordOf(row))
           .run();
       }
       return true;
@@ -341,7 +366,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         .where(eq(ledgerTransactions.transactionId, row.transactionId))
         .run();
       if (row.kind === "record_message") {
-        tx.update(records).set({ anchorState: "abandoned" }).where(eq(records.transactionId, row.transactionId)).run();
+        tx.update(records).set({ anchorState: "abandoned" }).where(recordOf(row)).run();
       } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
         // The revocation was acknowledged: it must reach the ledger. Same bytes, new transaction.
         const earlier = tx
@@ -605,6 +630,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
 
   /** One pass. Returns the steps it started. */
   const pass = (): Promise<void>[] => {
+    flushReschedules();
     provision();
     const c = db.$client.query("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state").all() as { state: string; n: number }[];
     counts = { pending: c.find((r) => r.state === "pending")?.n ?? 0, accepted: c.find((r) => r.state === "accepted")?.n ?? 0 };
@@ -623,6 +649,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   };
 
   const nextDelay = (): number => {
+    flushReschedules();
     if (inFlight.size >= concurrency) return idlePollMs;
     const row = db.$client.query("SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted')").get() as { at: number | null };
     if (row.at === null) return idlePollMs;
@@ -683,10 +710,16 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       timer = null;
       await Promise.allSettled([...inFlight.values()]);
       await probing?.catch(() => undefined);
+      try {
+        flushReschedules();
+      } catch {
+        /* storage closed or busy: the rows are simply due at once on the next start */
+      }
     },
     async runOnce() {
       const steps = pass();
       await Promise.allSettled(steps);
+      flushReschedules();
       return steps.length;
     },
     async readiness() {

@@ -33,6 +33,7 @@ import {
   TransactionId,
   TransactionReceiptQuery,
 } from "@hashgraph/sdk";
+import { ed25519RawSigner } from "../crypto/ed25519.ts";
 import type { Logger } from "../lib/log.ts";
 import {
   mirrorFormTransactionId,
@@ -122,6 +123,22 @@ function classifyPrecheck(status: string): SubmitOutcome {
   return { kind: "permanent", status };
 }
 
+interface Ed25519Signer {
+  readonly publicKey: PublicKey;
+  readonly sign: (message: Uint8Array) => Promise<Uint8Array>;
+}
+
+/**
+ * Signs through node:crypto (src/crypto/ed25519.ts) for the SDK's `signWith`. The SDK's own
+ * ED25519 code (tweetnacl, pure JavaScript) costs milliseconds per signature and as much again
+ * to parse a key; with two signatures per message that was most of the anchor loop's CPU, on
+ * the thread that serves the API. ED25519 is deterministic: the bytes are the same.
+ */
+function ed25519Signer(seed: Uint8Array): Ed25519Signer {
+  const raw = ed25519RawSigner(seed);
+  return { publicKey: PublicKey.fromBytesED25519(raw.publicKey), sign: (m) => Promise.resolve(raw.sign(m)) };
+}
+
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -131,6 +148,22 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
   const { network, operatorAccountId } = options;
   if (!/^\d+\.\d+\.\d+$/.test(operatorAccountId)) throw new TypeError(`createHederaLedger: operatorAccountId ${operatorAccountId} is not 0.0.N`);
   const operatorKey = parseLedgerPrivateKey(options.operatorPrivateKey);
+  const operatorSigner = operatorKey.type === "ED25519" ? ed25519Signer(operatorKey.toBytesRaw()) : null;
+  const signAsOperator = async (tx: Transaction): Promise<void> => {
+    if (operatorSigner !== null) await tx.signWith(operatorSigner.publicKey, operatorSigner.sign);
+    else await tx.sign(operatorKey);
+  };
+  /** Submit keys opened so far (one in practice: one key serves every topic), by their hex. */
+  const submitSigners = new Map<string, Ed25519Signer>();
+  const submitSignerOf = (raw: Uint8Array): Ed25519Signer => {
+    const hex = Buffer.from(raw).toString("hex");
+    let signer = submitSigners.get(hex);
+    if (signer === undefined) {
+      signer = ed25519Signer(raw);
+      submitSigners.set(hex, signer);
+    }
+    return signer;
+  };
   const grpcDeadlineMs = options.grpcDeadlineMs ?? 5000;
   const mirrorTimeoutMs = options.mirrorTimeoutMs ?? 5000;
   const nodesPerTransaction = options.nodesPerTransaction ?? 3;
@@ -228,13 +261,13 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
         .setAutoRenewAccountId(AccountId.fromString(operatorAccountId))
         .setTopicMemo(request.memo)
         .freeze();
-      await tx.sign(operatorKey);
+      await signAsOperator(tx);
       return tx.toBytes();
     },
 
     async prepareMessage(request: MessageRequest): Promise<Uint8Array> {
       if (request.message.length === 0 || request.message.length > 1024) throw new TypeError("a message must be 1 to 1024 bytes (one chunk)");
-      const submitKey = PrivateKey.fromBytesED25519(request.submitPrivateKey);
+      const submitKey = submitSignerOf(request.submitPrivateKey);
       const tx = new TopicMessageSubmitTransaction()
         .setTransactionId(toSdkTransactionId(request.transactionId))
         .setTransactionValidDuration(request.validSeconds)
@@ -244,8 +277,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
         .setMessage(request.message)
         .setMaxChunks(1)
         .freeze();
-      await tx.sign(submitKey);
-      await tx.sign(operatorKey);
+      await tx.signWith(submitKey.publicKey, submitKey.sign);
+      await signAsOperator(tx);
       return tx.toBytes();
     },
 

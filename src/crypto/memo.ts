@@ -13,22 +13,46 @@
  */
 import { createHash } from "node:crypto";
 import type { Algorithm } from "./algorithms.ts";
-import { ascii, assertBytes, checkOptions, domainTag, u32be } from "./bytes.ts";
+import { ascii, assertBytes, checkOptions, domainTag, writeU32be } from "./bytes.ts";
 import { Lru } from "./lru.ts";
 
 export type VerifyFn = (algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
 
 export const VERIFY_MEMO_DOMAIN = "docverify/verify-memo/v1";
 
+const MEMO_TAG = domainTag(VERIFY_MEMO_DOMAIN);
+/** The length-prefixed algorithm name, per algorithm: the same few bytes on every call. */
+const algorithmFields = new Map<string, Uint8Array>();
+
+function lengthOf(n: number): Uint8Array {
+  const out = new Uint8Array(4);
+  writeU32be(out, 0, n);
+  return out;
+}
+
 export function verificationMemoKey(algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): string {
   assertBytes(publicKey, "publicKey");
   assertBytes(message, "message");
   assertBytes(signature, "signature");
-  const h = createHash("sha256").update(domainTag(VERIFY_MEMO_DOMAIN));
-  const alg = ascii(algorithm);
+  let alg = algorithmFields.get(algorithm);
+  if (alg === undefined) {
+    const name = ascii(algorithm);
+    alg = new Uint8Array(4 + name.length);
+    writeU32be(alg, 0, name.length);
+    alg.set(name, 4);
+    if (algorithmFields.size < 16) algorithmFields.set(algorithm, alg);
+  }
   // Hashed field by field rather than concatenated: a signature and public key are ~5 KB together.
-  for (const field of [alg, publicKey, message, signature]) h.update(u32be(field.length)).update(field);
-  return h.digest("hex");
+  return createHash("sha256")
+    .update(MEMO_TAG)
+    .update(alg)
+    .update(lengthOf(publicKey.length))
+    .update(publicKey)
+    .update(lengthOf(message.length))
+    .update(message)
+    .update(lengthOf(signature.length))
+    .update(signature)
+    .digest("hex");
 }
 
 export interface VerificationMemo {

@@ -25,7 +25,7 @@
  *   u32be(len) || the organisation's signature over that record payload
  *   u32be(32)  || seal key fingerprint
  */
-import { assertBytes, checkOptions, concatBytes, domainTag, lengthPrefixed, u64be } from "./bytes.ts";
+import { assertBytes, checkOptions, domainTag, writeHex, writeLengthPrefixed, writeU32be, writeU64be } from "./bytes.ts";
 import { FINGERPRINT_LENGTH } from "./keys.ts";
 
 export const RECORD_DOMAIN = "docverify/record/v1";
@@ -50,34 +50,58 @@ export interface RecordPayloadFields {
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DOC_HASH_RE = /^sha256:[0-9a-f]{64}$/;
 
+const DOC_HASH_PREFIX = "sha256:".length;
+// Module-private and never handed out (only copied from), so nobody can change them.
+const RECORD_TAG = domainTag(RECORD_DOMAIN);
+const SEAL_TAG = domainTag(SEAL_DOMAIN);
+
 /** The UUID's 16 bytes. Uppercase and brace forms are refused: one record id, one spelling. */
 export function uuidToBytes(uuid: string): Uint8Array {
   if (typeof uuid !== "string" || !UUID_RE.test(uuid)) throw new TypeError("recordId must be a lowercase canonical UUID");
-  return new Uint8Array(Buffer.from(uuid.replaceAll("-", ""), "hex"));
+  const out = new Uint8Array(16);
+  writeHex(out, 0, uuid, 0, 16);
+  return out;
 }
 
 /** The 32-byte digest of a DocHash; the text is refused unless it is exactly the spec's form. */
 export function docHashToBytes(docHash: string): Uint8Array {
   if (typeof docHash !== "string" || !DOC_HASH_RE.test(docHash)) throw new TypeError("docHash must match ^sha256:[0-9a-f]{64}$");
-  return new Uint8Array(Buffer.from(docHash.slice("sha256:".length), "hex"));
+  const out = new Uint8Array(32);
+  writeHex(out, 0, docHash, DOC_HASH_PREFIX, 32);
+  return out;
 }
 
-/** The bytes an organisation's key signs for a record. Pure. */
+// Fixed offsets of the record payload v1 (see the layout above).
+const AT_ID = RECORD_TAG.length; // 20
+const AT_HASH = AT_ID + 4 + 16; // 40
+const AT_TIME = AT_HASH + 4 + 32; // 76
+const AT_FINGERPRINT = AT_TIME + 4 + 8; // 88
+
+/**
+ * The bytes an organisation's key signs for a record. Pure. Written field by field into one
+ * array at the fixed offsets of the layout above (measured: a third of the cost of building
+ * each field as its own array and concatenating); the golden-bytes tests pin the result.
+ */
 export function encodeRecordPayload(fields: RecordPayloadFields): Uint8Array {
   checkOptions(fields, "record payload fields", ["recordId", "docHash", "signedAtMs", "signerKeyFingerprint"]);
   const { recordId, docHash, signedAtMs, signerKeyFingerprint } = fields;
+  if (typeof recordId !== "string" || !UUID_RE.test(recordId)) throw new TypeError("recordId must be a lowercase canonical UUID");
+  if (typeof docHash !== "string" || !DOC_HASH_RE.test(docHash)) throw new TypeError("docHash must match ^sha256:[0-9a-f]{64}$");
   if (!Number.isSafeInteger(signedAtMs) || signedAtMs < 0) {
     throw new RangeError("signedAtMs must be a non-negative safe integer (milliseconds since the Unix epoch)");
   }
   assertBytes(signerKeyFingerprint, "signerKeyFingerprint", FINGERPRINT_LENGTH);
-  const out = concatBytes(
-    domainTag(RECORD_DOMAIN),
-    lengthPrefixed(uuidToBytes(recordId)),
-    lengthPrefixed(docHashToBytes(docHash)),
-    lengthPrefixed(u64be(signedAtMs)),
-    lengthPrefixed(signerKeyFingerprint),
-  );
-  if (out.length !== RECORD_PAYLOAD_LENGTH) throw new Error("record payload length invariant broken");
+  const out = new Uint8Array(RECORD_PAYLOAD_LENGTH);
+  out.set(RECORD_TAG, 0);
+  writeU32be(out, AT_ID, 16);
+  writeHex(out, AT_ID + 4, recordId, 0, 16);
+  writeU32be(out, AT_HASH, 32);
+  writeHex(out, AT_HASH + 4, docHash, DOC_HASH_PREFIX, 32);
+  writeU32be(out, AT_TIME, 8);
+  writeU64be(out, AT_TIME + 4, signedAtMs);
+  writeU32be(out, AT_FINGERPRINT, FINGERPRINT_LENGTH);
+  out.set(signerKeyFingerprint, AT_FINGERPRINT + 4);
+  if (AT_FINGERPRINT + 4 + FINGERPRINT_LENGTH !== RECORD_PAYLOAD_LENGTH) throw new Error("record payload length invariant broken");
   return out;
 }
 
@@ -88,12 +112,18 @@ export function encodeRecordPayload(fields: RecordPayloadFields): Uint8Array {
  */
 export function encodeSealPayload(recordPayload: Uint8Array, orgSignature: Uint8Array, sealKeyFingerprint: Uint8Array): Uint8Array {
   assertBytes(recordPayload, "recordPayload", RECORD_PAYLOAD_LENGTH);
-  const tag = domainTag(RECORD_DOMAIN);
-  for (let i = 0; i < tag.length; i++) {
-    if (recordPayload[i] !== tag[i]) throw new TypeError("recordPayload is not a record payload v1");
+  for (let i = 0; i < RECORD_TAG.length; i++) {
+    if (recordPayload[i] !== RECORD_TAG[i]) throw new TypeError("recordPayload is not a record payload v1");
   }
   assertBytes(orgSignature, "orgSignature");
   if (orgSignature.length === 0) throw new RangeError("orgSignature must not be empty");
+  if (orgSignature.length > 0xffff_ffff) throw new RangeError("orgSignature is too long for a u32 length prefix");
   assertBytes(sealKeyFingerprint, "sealKeyFingerprint", FINGERPRINT_LENGTH);
-  return concatBytes(domainTag(SEAL_DOMAIN), lengthPrefixed(recordPayload), lengthPrefixed(orgSignature), lengthPrefixed(sealKeyFingerprint));
+  // One allocation, fields written in place (the same bytes as concatenating length-prefixed fields).
+  const out = new Uint8Array(SEAL_TAG.length + 4 + recordPayload.length + 4 + orgSignature.length + 4 + sealKeyFingerprint.length);
+  out.set(SEAL_TAG, 0);
+  let at = writeLengthPrefixed(out, SEAL_TAG.length, recordPayload);
+  at = writeLengthPrefixed(out, at, orgSignature);
+  writeLengthPrefixed(out, at, sealKeyFingerprint);
+  return out;
 }

@@ -16,6 +16,10 @@
  *   `verify` still works: verification needs public keys only.
  * - `verify` returns false, never throws, for bytes of the wrong length or content; it throws
  *   only for an algorithm name this build does not know, or arguments that are not bytes.
+ * - `verify` keeps the native public-key objects it imported in a bounded LRU keyed on the
+ *   algorithm and the exact public-key bytes (importing one measured as costly as the
+ *   verification itself). An entry is used only after its stored bytes compare equal to the
+ *   key passed in; a key that fails to import is never cached.
  */
 import { randomBytes, type KeyObject } from "node:crypto";
 import { algorithmSpec, DEFAULT_ALGORITHM, isAlgorithm, type Algorithm } from "./algorithms.ts";
@@ -47,7 +51,7 @@ export interface Signer {
   generateKey(purpose: string, algorithm?: Algorithm): GeneratedKey;
   sign(key: SealedKey, message: Uint8Array): Uint8Array;
   verify(algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
-  /** Forgets cached private keys (for example after the master key is rotated). */
+  /** Forgets cached private keys (for example after the master key is rotated) and imported public keys. */
   clearCache(): void;
 }
 
@@ -56,6 +60,8 @@ export interface SignerOptions {
   readonly masterKey: Uint8Array | null;
   /** Opened private keys kept in memory; default 1024. */
   readonly cacheSize?: number;
+  /** Imported public keys `verify` keeps in memory; default 1024 (about 3 KB each). */
+  readonly publicKeyCacheSize?: number;
 }
 
 interface OpenedKey {
@@ -66,12 +72,29 @@ interface OpenedKey {
 const SEALED_KEY_FIELDS = ["algorithm", "publicKey", "purpose", "sealedSeed", "fingerprint"] as const;
 
 export function createSigner(options: SignerOptions): Signer {
-  checkOptions(options, "createSigner options", ["masterKey", "cacheSize"]);
-  const { masterKey, cacheSize = 1024 } = options;
+  checkOptions(options, "createSigner options", ["masterKey", "cacheSize", "publicKeyCacheSize"]);
+  const { masterKey, cacheSize = 1024, publicKeyCacheSize = 1024 } = options;
   if (masterKey !== null) assertBytes(masterKey, "masterKey", 32);
   // Derived once; the master key itself is not retained.
   const encryptionKey = masterKey === null ? null : deriveSeedEncryptionKey(masterKey);
   const opened = new Lru<string, OpenedKey>(cacheSize);
+  const imported = new Lru<string, { readonly bytes: Buffer; readonly key: KeyObject }>(publicKeyCacheSize);
+
+  /**
+   * The native key for raw public-key bytes, from the LRU when these exact bytes were imported
+   * before. The LRU is looked up by algorithm and a 64-byte prefix (cheap to build; for ML-DSA it
+   * is the key's random seed rho), then the whole key is compared, so a prefix shared by two keys
+   * costs an import, never a wrong key. Throws what the import throws.
+   */
+  function publicKeyObject(spec: ReturnType<typeof algorithmSpec>, publicKey: Uint8Array): KeyObject {
+    const bytes = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength);
+    const id = `${spec.name}|${bytes.toString("hex", 0, 64)}`;
+    const hit = imported.get(id);
+    if (hit !== undefined && hit.bytes.equals(bytes)) return hit.key;
+    const key = spec.importPublicKey(publicKey);
+    imported.set(id, { bytes: Buffer.from(bytes), key }); // our own copy: the caller's array may change
+    return key;
+  }
 
   function requireEncryptionKey(): Uint8Array {
     if (encryptionKey === null) throw new MasterKeyMissingError(null);
@@ -143,7 +166,7 @@ export function createSigner(options: SignerOptions): Signer {
       if (publicKey.length !== spec.publicKeyLength || signature.length !== spec.signatureLength) return false;
       let nativeKey: KeyObject;
       try {
-        nativeKey = spec.importPublicKey(publicKey);
+        nativeKey = publicKeyObject(spec, publicKey);
       } catch {
         return false;
       }
@@ -152,6 +175,7 @@ export function createSigner(options: SignerOptions): Signer {
 
     clearCache() {
       opened.clear();
+      imported.clear();
     },
   };
 }

@@ -74,6 +74,15 @@ export function createHttp(deps: HttpDeps): Http {
     path: r.path,
     re: new RegExp("^" + r.path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : escapeRe(seg))).join("/") + "$"),
   }));
+  // For the log line, per request: a route without parameters is found by one map lookup on
+  // `METHOD path`; only the few routes with parameters are tried as regular expressions, in the
+  // same order as before (the first route that matches wins, as in Elysia's own routing).
+  const staticRoutes = new Map<string, string>();
+  for (const m of matchers) {
+    const key = `${m.method} ${m.path}`;
+    if (!m.path.includes(":") && !m.path.includes("*") && !staticRoutes.has(key)) staticRoutes.set(key, m.path);
+  }
+  const paramMatchers = matchers.filter((m) => m.path.includes(":") || m.path.includes("*"));
 
   function notFoundOrNotAllowed(request: Request): Response {
     const path = new URL(request.url).pathname;
@@ -88,9 +97,13 @@ export function createHttp(deps: HttpDeps): Http {
 
   /** The route pattern a request matched (never the raw path, which may carry ids). */
   function routeOf(request: Request): string {
-    const path = new URL(request.url).pathname;
+    const path = pathOf(request.url);
     const method = request.method === "HEAD" ? "GET" : request.method;
-    return matchers.find((m) => m.method === method && m.re.test(path))?.path ?? "(unmatched)";
+    const known = staticRoutes.get(`${method} ${path}`);
+    if (known !== undefined) return known;
+    // A path that is also a static route of another method falls through to the parameter
+    // routes, exactly as the scan over all routes did.
+    return paramMatchers.find((m) => m.method === method && m.re.test(path))?.path ?? "(unmatched)";
   }
 
   let draining = false;
@@ -138,6 +151,30 @@ export function createHttp(deps: HttpDeps): Http {
       return response;
     },
   };
+}
+
+/**
+ * The path of an absolute request URL (`http://host:port/path?query`), as `new URL(url).pathname`
+ * gives it for the URLs Bun hands a server, without building a URL object per request. Anything
+ * unusual (no `//` authority, a backslash, a dot segment, a percent sign or a character URL
+ * parsing would rewrite) goes through `new URL`, so the answer is always the same as before.
+ */
+export function pathOf(url: string): string {
+  const scheme = url.indexOf("://");
+  const start = scheme < 0 ? -1 : url.indexOf("/", scheme + 3);
+  if (start >= 0) {
+    let end = url.length;
+    for (let i = start; i < url.length; i++) {
+      const c = url.charCodeAt(i);
+      if (c === 0x3f /* ? */ || c === 0x23 /* # */) {
+        end = i;
+        break;
+      }
+    }
+    const path = url.slice(start, end);
+    if (/^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]*)+$/.test(path) && !/\/\.\.?(?:\/|$)/.test(path)) return path;
+  }
+  return new URL(url).pathname;
 }
 
 function escapeRe(s: string): string {

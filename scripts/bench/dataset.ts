@@ -1,0 +1,239 @@
+/**
+ * The 1,000,000-record data folder the verification scenarios run against (issue 6), built
+ * from the product's own code (migrations, organisations, API keys, seal key, signer, payload
+ * encodings) and cached, since building it takes about a minute and 8 GB of disk.
+ *
+ * What is in it (docs/benchmarks.md explains the choice):
+ * - 20 organisations with their real sealed system keys, API access, the add-on, and a topic id
+ *   each (fake: no verification reads the ledger), plus one more organisation without a topic,
+ *   which `serve` gets a real topic for on its embedded ledger: the record-creation scenario's.
+ * - 1,000,000 anchored organisation-signed records, ids UUIDv7 over one year, one in a hundred
+ *   (10,000) signed and sealed for real; the other 990,000 carry signature and seal bytes of
+ *   the real lengths (3,309 bytes each) taken from a pool of random buffers, so the table,
+ *   the indexes and the file have the size and shape of a real million-record installation.
+ *   Those bulk rows would fail verification, and no scenario asks about them: every benchmarked
+ *   hash is a real, correctly signed record, so every request recomputes (or memo-answers) a
+ *   pair of valid ML-DSA-65 signatures, exactly the production path.
+ * - One `record_message` row in `ledger_transactions` per record, anchored, as the anchor loop
+ *   leaves it.
+ * - 100,000 verification-log rows, 30,000 of them for organisation 0's live environment, where
+ *   the log-paging scenario reads a page 10,000 rows deep.
+ *
+ * The cache lives in `.bench-cache/` (gitignored), in a folder named after this generator's
+ * version and a digest of the migrations, so a schema change builds a new one. A run copies
+ * the cached folder, so what the scenarios write never reaches the cache.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openCore } from "../../src/app.ts";
+import { parseConfig } from "../../src/config/index.ts";
+import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
+import { createLogger } from "../../src/lib/log.ts";
+import { encodeCreationMessage, sha256Text } from "../../src/records/messages.ts";
+import { ensureSealKey, loadSealedKey } from "../../src/records/seal-key.ts";
+import { createIdGenerator } from "../../src/verification/log.ts";
+
+/** Bump when what the generator writes changes. */
+const GENERATOR_VERSION = 1;
+
+export const RECORD_COUNT = 1_000_000;
+/** One record in this many is signed and sealed for real. */
+const REAL_EVERY = 100;
+const ORG_COUNT = 20;
+const LOG_ROWS = 100_000;
+const LOG_ROWS_OF_ORG0 = 30_000;
+const BATCH = 20_000;
+const YEAR_MS = 365 * 86_400_000;
+/** Bytes of randomness per record: UUIDv7 bits (10), bulk document hash (32), running hash (48). */
+const RANDOM_PER_ROW = 90;
+
+export interface Dataset {
+  /** The cached folder: `docverify.db` and `master.key`, to be copied, never served in place. */
+  readonly dir: string;
+  /** The DocHash of every real record (10,000), in id order. */
+  readonly realHashes: readonly string[];
+  /** A live key of organisation 0 (verifications:read, records:write): organisation tier and log. */
+  readonly logKey: string;
+  /** A live key of the topic-less organisation, for record creation. */
+  readonly recordsKey: string;
+  readonly recordCount: number;
+  readonly logRowsOfOrg0: number;
+}
+
+interface Manifest {
+  readonly realHashes: string[];
+  readonly logKey: string;
+  readonly recordsKey: string;
+  readonly recordCount: number;
+  readonly logRowsOfOrg0: number;
+}
+
+export const CACHE_ROOT = join(import.meta.dir, "..", "..", ".bench-cache");
+
+function schemaDigest(): string {
+  const dir = join(import.meta.dir, "..", "..", "migrations");
+  const h = createHash("sha256");
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  return h.digest("hex").slice(0, 12);
+}
+
+/** The cached dataset, built first when missing. `say` prints progress. */
+export function ensureDataset(say: (line: string) => void): Dataset {
+  const name = `records-1m-g${GENERATOR_VERSION}-schema-${schemaDigest()}`;
+  const dir = join(CACHE_ROOT, name);
+  const manifestFile = join(dir, "manifest.json");
+  if (!existsSync(manifestFile)) {
+    const building = `${dir}.building`;
+    rmSync(building, { recursive: true, force: true });
+    mkdirSync(building, { recursive: true });
+    const started = performance.now();
+    say(`building the 1,000,000-record dataset in ${building} (once; cached in .bench-cache/)`);
+    const manifest = build(building, say);
+    writeFileSync(join(building, "manifest.json"), JSON.stringify(manifest) + "\n", { mode: 0o600 });
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(building, dir);
+    say(`dataset built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  const m = JSON.parse(readFileSync(manifestFile, "utf8")) as Manifest;
+  return { dir, ...m };
+}
+
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
+/** A UUIDv7 for millisecond `ms` with the random bits from `rnd` (10 bytes). */
+function uuidV7(ms: number, rnd: Uint8Array): string {
+  const t = ms.toString(16).padStart(12, "0");
+  const r = hex(rnd);
+  const variant = ((rnd[2]! & 0x3f) | 0x80).toString(16);
+  return `${t.slice(0, 8)}-${t.slice(8)}-7${r.slice(0, 3)}-${variant}${r.slice(6, 8)}-${r.slice(8, 20)}`;
+}
+
+function consensusOf(ms: number, i: number): string {
+  return `${Math.floor(ms / 1000) + 4}.${String((ms % 1000) * 1_000_000 + (i % 1_000_000)).padStart(9, "0")}`;
+}
+
+function build(dataDir: string, say: (line: string) => void): Manifest {
+  const config = parseConfig({ DOCVERIFY_DATA_DIR: dataDir });
+  const core = openCore({ config, log: createLogger({ level: "error" }) });
+  const { db, signer, clock } = core;
+  const sql = db.$client;
+  try {
+    const orgs = Array.from({ length: ORG_COUNT }, (_, i) =>
+      core.organisations.create({ name: `Bench organisation ${i}`, apiAccess: true, addon: true, validated: true }, "bench"),
+    );
+    const setTopic = sql.prepare("UPDATE organisations SET topic_id = ? WHERE id = ?");
+    orgs.forEach((o, i) => setTopic.run(`0.0.${900_001 + i}`, o.id));
+    const recordsOrg = core.organisations.create({ name: "Bench record creation", apiAccess: true, addon: true, validated: true }, "bench");
+    const logKey = core.apiKeys.mint({ orgId: orgs[0]!.id, environment: "live" }, "bench").key;
+    const recordsKey = core.apiKeys.mint({ orgId: recordsOrg.id, environment: "live" }, "bench").key;
+    const seal = ensureSealKey({ db, signer, clock });
+    const fingerprintOf = sql.prepare<{ f: Uint8Array }, [string]>("SELECT system_key_fingerprint AS f FROM organisations WHERE id = ?");
+    const orgKeys = orgs.map((o) => {
+      const key = loadSealedKey(db, fingerprintOf.get(o.id)!.f);
+      if (key === null) throw new Error(`organisation ${o.id} has no sealed key`);
+      return key;
+    });
+
+    // A bulk build: no other connection, and a failure throws the folder away, so neither the
+    // journal nor fsync buys anything here. WAL again (the product's mode) at the end.
+    sql.run("PRAGMA journal_mode = OFF");
+    sql.run("PRAGMA synchronous = OFF");
+    sql.run("PRAGMA cache_size = -1000000");
+
+    const insertRecord = sql.prepare(
+      `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
+        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, sequence_number, consensus_at, created_at)
+       VALUES (?, ?, 'org', 'record_only', NULL, ?, ?, ?, ?, ?, ?, ?, 'anchored', ?, ?, ?, ?, ?)`,
+    );
+    const insertLedger = sql.prepare(
+      `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, signed_bytes, valid_start_ms, valid_seconds,
+        state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, 'record_message', ?, ?, ?, ?, NULL, ?, 180, 'anchored', ?, ?, ?, 1, ?, ?, ?)`,
+    );
+    const pool = Array.from({ length: 64 }, () => crypto.getRandomValues(new Uint8Array(3309)));
+    const poolDigests = pool.map(sha256Text);
+    const orgKeyDigests = orgKeys.map((k) => sha256Text(k.publicKey));
+    // The records span the year before the build; the log the day before it.
+    const startMs = Date.now() - YEAR_MS - 86_400_000;
+    const sealFp = Buffer.from(seal.fingerprint);
+    const orgFps = orgKeys.map((k) => Buffer.from(k.fingerprint));
+    const sequence = new Array<number>(ORG_COUNT).fill(0);
+    const realHashes: string[] = [];
+    const spacing = Math.floor(YEAR_MS / RECORD_COUNT);
+
+    const writeBatch = sql.transaction((from: number, to: number) => {
+      const rnd = new Uint8Array((to - from) * RANDOM_PER_ROW);
+      for (let o = 0; o < rnd.length; o += 65_536) crypto.getRandomValues(rnd.subarray(o, o + 65_536));
+      for (let i = from; i < to; i++) {
+        const o = (i - from) * RANDOM_PER_ROW;
+        const ms = startMs + i * spacing;
+        const id = uuidV7(ms, rnd.subarray(o, o + 10));
+        const org = i % ORG_COUNT;
+        const seq = ++sequence[org]!;
+        const consensusAt = consensusOf(ms, i);
+        const transactionId = `0.0.2@${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000 + (i % 1000)).padStart(9, "0")}`;
+        let docHash: string;
+        let signature: Uint8Array;
+        let sealSignature: Uint8Array;
+        let message: Uint8Array;
+        if (i % REAL_EVERY === 0) {
+          docHash = `sha256:${createHash("sha256").update(`docverify bench real record ${i}`).digest("hex")}`;
+          const payload = encodeRecordPayload({ recordId: id, docHash, signedAtMs: ms, signerKeyFingerprint: orgKeys[org]!.fingerprint });
+          signature = signer.sign(orgKeys[org]!, payload);
+          sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
+          message = encodeCreationMessage({ recordId: id, docHash, signedAtMs: ms, signerPublicKey: orgKeys[org]!.publicKey, signature, sealSignature });
+          realHashes.push(docHash);
+        } else {
+          docHash = `sha256:${hex(rnd.subarray(o + 10, o + 42))}`;
+          signature = pool[i & 63]!;
+          sealSignature = pool[(i >> 6) & 63]!;
+          // encodeCreationMessage's layout, with the pool's digests precomputed (hashing 8 KB per
+          // row would double the build time).
+          message = Buffer.from(
+            `{"v":1,"type":"record","recordId":"${id}","originalDocHash":"${docHash}","signedAt":"${new Date(ms).toISOString()}",` +
+              `"signerPublicKeySha256":"${orgKeyDigests[org]}","signatureSha256":"${poolDigests[i & 63]}","sealSignatureSha256":"${poolDigests[(i >> 6) & 63]}"}`,
+          );
+        }
+        insertRecord.run(id, orgs[org]!.id, docHash, i % 3 === 0 ? `document-${i}.pdf` : null, ms, orgFps[org]!, signature, sealFp, sealSignature,
+          `0.0.${900_001 + org}`, transactionId, seq, consensusAt, ms);
+        insertLedger.run(transactionId, orgs[org]!.id, id, `0.0.${900_001 + org}`, message, ms, seq, consensusAt, rnd.subarray(o + 42, o + 90), ms, ms, ms + 4000);
+      }
+    });
+    for (let from = 0; from < RECORD_COUNT; from += BATCH) {
+      writeBatch(from, Math.min(RECORD_COUNT, from + BATCH));
+      if ((from + BATCH) % 200_000 === 0) say(`  ${(from + BATCH).toLocaleString("en-US")} records`);
+    }
+
+    // The verification log, through the log's own id generator (strictly increasing UUIDv7).
+    let now = Date.now() - 86_400_000;
+    const ids = createIdGenerator({ now: () => now });
+    const insertLog = sql.prepare(
+      "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+    );
+    const logKeyId = sql.prepare<{ key_id: string }, [string]>("SELECT key_id FROM api_keys WHERE org_id = ?").get(orgs[0]!.id)!.key_id;
+    const writeLog = sql.transaction((from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        now += 97;
+        const { id, ms } = ids();
+        // Every third row is organisation 0's live log (30,000 of 100,000); the rest spread over the others.
+        const mine = i % 10 < 3;
+        const org = mine ? orgs[0]! : orgs[1 + (i % (ORG_COUNT - 1))]!;
+        const hash = realHashes[i % realHashes.length]!;
+        insertLog.run(id, org.id, mine || i % 7 !== 0 ? "live" : "test", mine ? logKeyId : "bench", i % 50 === 0 ? "revoked" : "verified_org", hash,
+          i % 4 === 0 ? `case-${i}` : null, ms);
+      }
+    });
+    for (let from = 0; from < LOG_ROWS; from += BATCH) writeLog(from, Math.min(LOG_ROWS, from + BATCH));
+
+    sql.run("PRAGMA journal_mode = WAL");
+    const logRowsOfOrg0 = sql.prepare<{ n: number }, [string]>("SELECT count(*) AS n FROM verifications WHERE org_id = ? AND environment = 'live'").get(orgs[0]!.id)!.n;
+    // Sanity: the fingerprints the records name are the keys' own.
+    for (const k of orgKeys) if (hex(keyFingerprint({ algorithm: k.algorithm, publicKey: k.publicKey })) !== hex(k.fingerprint)) throw new Error("fingerprint");
+    return { realHashes, logKey, recordsKey, recordCount: RECORD_COUNT, logRowsOfOrg0 };
+  } finally {
+    void core.close();
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Organisations: list, create, and switch API access, the add-on, validation and suspension.
+ * Every change goes through `core.organisations`, which writes the audit row in the same
+ * transaction. A switch that takes something away (API access or add-on off, validation off,
+ * suspension on) asks first; nothing changes when the person cancels.
+ */
+import { validateOrgName, type OrgFlags, type Organisation } from "../../keys/organisations.ts";
+import { BACK, cut, describeError, onOff, time, validateWith, type Ctx } from "./ui.ts";
+import { mintKey, keysScreen } from "./keys.ts";
+
+const FLAGS: readonly { key: keyof OrgFlags; label: string; short: string; what: string; loss: string }[] = [
+  { key: "apiAccess", label: "API access", short: "API access", what: "its keys may call the /v1 API", loss: "Its keys are refused with 402 PAYMENT_REQUIRED from the next request." },
+  { key: "addon", label: "Authentication add-on", short: "add-on", what: "live keys minted from now on get records:write", loss: "Record operations of its keys are refused with 402 ADDON_REQUIRED." },
+  { key: "validated", label: "Validated", short: "validated", what: "its keys get the higher rate limits", loss: "Its keys fall back to the anonymous rate limit." },
+  { key: "suspended", label: "Suspended", short: "suspended", what: "verifications report signerStanding suspended", loss: "Verifications of its records report signerStanding suspended." },
+];
+
+/** Turning this flag to `to` takes something away from the organisation's callers. */
+const restricts = (key: keyof OrgFlags, to: boolean) => (key === "suspended" ? to : !to);
+
+export function orgSummary(o: Organisation): string {
+  const flags = [o.apiAccess ? "API" : "no API", o.addon ? "add-on" : "no add-on", o.validated ? "validated" : "unvalidated"];
+  if (o.suspended) flags.push("SUSPENDED");
+  return `${cut(o.name, 36).padEnd(36)}  ${flags.join(" · ")}`;
+}
+
+export async function organisationsScreen(ctx: Ctx): Promise<void> {
+  const { ui, core } = ctx;
+  for (;;) {
+    ui.screen("Organisations");
+    const orgs = core.organisations.list();
+    if (orgs.length === 0) ui.info("No organisations yet.");
+    const choice = await ui.select("Choose an organisation, or create one", [
+      { value: "+create", label: "+ Create an organisation" },
+      ...orgs.map((o) => ({ value: o.id, label: orgSummary(o), hint: o.id })),
+      { value: "+back", label: "← Back" },
+    ]);
+    if (choice === BACK || choice === "+back") return;
+    if (choice === "+create") await createOrganisation(ctx);
+    else await organisationScreen(ctx, choice);
+  }
+}
+
+async function createOrganisation(ctx: Ctx): Promise<void> {
+  const { ui, core } = ctx;
+  ui.screen("Organisations › New");
+  const name = await ui.text("Name (shown to verifiers as the signing organisation)", validateWith(validateOrgName), "Acme Ltd");
+  if (name === BACK) return ui.flash("info", "Nothing created.");
+  const flags = await ui.multiselect<keyof OrgFlags>(
+    "Switch on now? (Space ticks, Enter goes on; all can be changed later)",
+    FLAGS.filter((f) => f.key !== "suspended").map((f) => ({ value: f.key, label: f.label, hint: f.what })),
+  );
+  if (flags === BACK) return ui.flash("info", "Nothing created.");
+  const clean = validateOrgName(name);
+  const summary = flags.length === 0 ? "everything off" : flags.map((k) => FLAGS.find((f) => f.key === k)!.label).join(", ");
+  const ok = await ui.confirm(`Create "${clean}" (${summary})?`, true);
+  if (ok === BACK || !ok) return ui.flash("info", "Nothing created.");
+  try {
+    const org = core.organisations.create({ name: clean, apiAccess: flags.includes("apiAccess"), addon: flags.includes("addon"), validated: flags.includes("validated") }, ctx.actor);
+    ui.flash("success", `Created "${org.name}" (id ${org.id}).`);
+  } catch (e) {
+    ui.flash("error", describeError(e));
+  }
+}
+
+export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
+  const { ui, core } = ctx;
+  for (;;) {
+    let org: Organisation;
+    try {
+      org = core.organisations.get(id);
+    } catch (e) {
+      return ui.flash("error", describeError(e));
+    }
+    const keys = core.apiKeys.list({ orgId: id });
+    const active = keys.filter((k) => k.revokedAt === null).length;
+    ui.screen(`Organisations › ${cut(org.name, 40)}`);
+    ui.note(
+      [
+        `id            ${org.id}`,
+        `name          ${org.name}`,
+        `created       ${time(org.createdAt)}`,
+        ...FLAGS.map((f) => `${f.short.padEnd(13)} ${onOff(org[f.key])}`),
+        `ledger topic  ${org.topicId ?? (org.addon ? "not yet created (the running service creates it)" : "-")}`,
+        `API keys      ${active} active, ${keys.length - active} revoked`,
+      ].join("\n"),
+      org.name,
+    );
+    const choice = await ui.select("What now?", [
+      ...FLAGS.map((f) => ({ value: f.key as string, label: `${f.label}: ${onOff(org[f.key])} → turn ${onOff(!org[f.key])}`, hint: f.what })),
+      { value: "+mint", label: "Mint an API key for this organisation" },
+      { value: "+keys", label: `Keys of this organisation (${keys.length})` },
+      { value: "+back", label: "← Back" },
+    ]);
+    if (choice === BACK || choice === "+back") return;
+    if (choice === "+mint") {
+      await mintKey(ctx, id);
+      continue;
+    }
+    if (choice === "+keys") {
+      await keysScreen(ctx, id);
+      continue;
+    }
+    const flag = FLAGS.find((f) => f.key === choice)!;
+    const to = !org[flag.key];
+    if (restricts(flag.key, to)) {
+      const ok = await ui.confirm(`Turn ${flag.label} ${onOff(to)} for "${org.name}"? ${flag.loss}`, false);
+      if (ok === BACK || !ok) {
+        ui.flash("info", "Nothing changed.");
+        continue;
+      }
+    }
+    try {
+      core.organisations.set(id, { [flag.key]: to }, ctx.actor);
+      ui.flash("success", `${flag.label} is now ${onOff(to)} for "${org.name}".`);
+    } catch (e) {
+      ui.flash("error", describeError(e));
+    }
+  }
+}

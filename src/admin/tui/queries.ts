@@ -1,0 +1,176 @@
+/**
+ * Read-only queries the admin UI needs and no service offers: a record with its anchor and
+ * revocation, and the audit trail in pages. Plain SQL through bun:sqlite (`db.$client`), like
+ * `status`; drizzle's query builder stays in the capabilities. Each statement runs on its own,
+ * so no read transaction is held open while the person looks at the screen (a long-lived
+ * reader would keep `serve`'s WAL from being checkpointed).
+ */
+import type { Db } from "../../storage/db.ts";
+
+export interface LedgerTx {
+  readonly transactionId: string;
+  readonly state: string;
+  readonly sequenceNumber: number | null;
+  readonly consensusAt: string | null;
+  readonly attempts: number;
+  readonly lastError: string | null;
+}
+
+export interface RecordView {
+  readonly id: string;
+  readonly orgId: string | null;
+  readonly orgName: string | null;
+  readonly signerType: string;
+  readonly kind: string;
+  readonly signerHint: string | null;
+  readonly docHash: string;
+  readonly filename: string | null;
+  readonly signedAtMs: number;
+  readonly createdAt: number;
+  readonly anchorState: string;
+  readonly topicId: string;
+  readonly transactionId: string;
+  readonly sequenceNumber: number | null;
+  readonly consensusAt: string | null;
+  /** The creation message's row in the ledger queue (attempts, last error), when there is one. */
+  readonly anchorTx: LedgerTx | null;
+  readonly revocation: { readonly revokedAt: number; readonly reason: string | null; readonly transactionId: string | null; readonly tx: LedgerTx | null } | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HASH = /^(?:sha256:)?([0-9a-f]{64})$/i;
+
+export type RecordQuery = { readonly by: "id"; readonly id: string } | { readonly by: "hash"; readonly docHash: string };
+
+/** What the person typed, as a query; a message naming the accepted forms when it is neither. */
+export function parseRecordQuery(input: string): RecordQuery | string {
+  const s = input.trim();
+  if (s === "") return "Type a record id or a document hash.";
+  if (UUID.test(s)) return { by: "id", id: s.toLowerCase() };
+  const h = HASH.exec(s);
+  if (h !== null) return { by: "hash", docHash: `sha256:${h[1]!.toLowerCase()}` };
+  return "Not a record id (a UUID such as 0190…-…) nor a document hash (sha256: and 64 hex digits, or the 64 hex digits alone).";
+}
+
+function ledgerTx(db: Db, transactionId: string | null): LedgerTx | null {
+  if (transactionId === null) return null;
+  const row = db.$client
+    .query("SELECT transaction_id, state, sequence_number, consensus_at, attempts, last_error FROM ledger_transactions WHERE transaction_id = ?")
+    .get(transactionId) as { transaction_id: string; state: string; sequence_number: number | null; consensus_at: string | null; attempts: number; last_error: string | null } | null;
+  if (row === null) return null;
+  return { transactionId: row.transaction_id, state: row.state, sequenceNumber: row.sequence_number, consensusAt: row.consensus_at, attempts: row.attempts, lastError: row.last_error };
+}
+
+type RecordRow = {
+  id: string;
+  org_id: string | null;
+  org_name: string | null;
+  signer_type: string;
+  kind: string;
+  signer_hint: string | null;
+  doc_hash: string;
+  filename: string | null;
+  signed_at_ms: number;
+  created_at: number;
+  anchor_state: string;
+  topic_id: string;
+  transaction_id: string;
+  sequence_number: number | null;
+  consensus_at: string | null;
+  revoked_at: number | null;
+  revocation_reason: string | null;
+  revocation_transaction_id: string | null;
+};
+
+const SELECT_RECORD = `SELECT r.id, r.org_id, o.name AS org_name, r.signer_type, r.kind, r.signer_hint, r.doc_hash, r.filename,
+  r.signed_at_ms, r.created_at, r.anchor_state, r.topic_id, r.transaction_id, r.sequence_number, r.consensus_at,
+  r.revoked_at, r.revocation_reason, r.revocation_transaction_id
+  FROM records r LEFT JOIN organisations o ON o.id = r.org_id`;
+
+/** Records matching the query, newest first (a hash can have several: other organisations, or re-authenticated after a revocation). */
+export function findRecords(db: Db, q: RecordQuery): RecordView[] {
+  const rows = (
+    q.by === "id"
+      ? db.$client.query(`${SELECT_RECORD} WHERE r.id = ?`).all(q.id)
+      : db.$client.query(`${SELECT_RECORD} WHERE r.doc_hash = ? ORDER BY r.created_at DESC, r.id DESC LIMIT 50`).all(q.docHash)
+  ) as RecordRow[];
+  return rows.map((r) => ({
+    id: r.id,
+    orgId: r.org_id,
+    orgName: r.org_name,
+    signerType: r.signer_type,
+    kind: r.kind,
+    signerHint: r.signer_hint,
+    docHash: r.doc_hash,
+    filename: r.filename,
+    signedAtMs: r.signed_at_ms,
+    createdAt: r.created_at,
+    anchorState: r.anchor_state,
+    topicId: r.topic_id,
+    transactionId: r.transaction_id,
+    sequenceNumber: r.sequence_number,
+    consensusAt: r.consensus_at,
+    anchorTx: ledgerTx(db, r.transaction_id),
+    revocation: r.revoked_at === null ? null : { revokedAt: r.revoked_at, reason: r.revocation_reason, transactionId: r.revocation_transaction_id, tx: ledgerTx(db, r.revocation_transaction_id) },
+  }));
+}
+
+export interface AuditRow {
+  readonly id: number;
+  readonly at: number;
+  readonly actor: string;
+  readonly action: string;
+  readonly subjectType: string;
+  readonly subjectId: string;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+function parseJson(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * One page of the audit trail, newest first: entries with an id below `beforeId` (all when
+ * null). Keyset paging, so entries written while the person pages do not shift the pages.
+ * `more` says whether older entries exist.
+ */
+export function auditPage(db: Db, beforeId: number | null, limit: number): { entries: AuditRow[]; more: boolean } {
+  const rows = db.$client
+    .query("SELECT id, at, actor, action, subject_type, subject_id, before, after FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?")
+    .all(beforeId ?? Number.MAX_SAFE_INTEGER, limit + 1) as { id: number; at: number; actor: string; action: string; subject_type: string; subject_id: string; before: string | null; after: string | null }[];
+  return {
+    more: rows.length > limit,
+    entries: rows.slice(0, limit).map((r) => ({
+      id: r.id,
+      at: r.at,
+      actor: r.actor,
+      action: r.action,
+      subjectType: r.subject_type,
+      subjectId: r.subject_id,
+      before: parseJson(r.before),
+      after: parseJson(r.after),
+    })),
+  };
+}
+
+/** The fields an audit entry changed, `field: before → after`; every field of `after` when there was no before. */
+export function auditChanges(before: unknown, after: unknown): string[] {
+  const b = (before ?? {}) as Record<string, unknown>;
+  const a = (after ?? {}) as Record<string, unknown>;
+  const out: string[] = [];
+  // Times are stored as ms since the epoch; shown as UTC text.
+  const show = (k: string, v: unknown) => (/At$/.test(k) && typeof v === "number" ? new Date(v).toISOString() : JSON.stringify(v));
+  for (const k of new Set([...Object.keys(b), ...Object.keys(a)])) {
+    const bv = show(k, b[k]);
+    const av = show(k, a[k]);
+    if (before === null) out.push(`${k}: ${av}`);
+    else if (bv !== av) out.push(`${k}: ${bv ?? "-"} → ${av ?? "-"}`);
+  }
+  return out;
+}

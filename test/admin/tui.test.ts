@@ -1,0 +1,427 @@
+/**
+ * `docverify admin`, driven as a person would: in a detached tmux session of a fixed size,
+ * keystrokes go in with `tmux send-keys` and the screen comes back with `tmux capture-pane`.
+ * Every step waits for the text it expects, with a deadline, instead of sleeping.
+ *
+ * The UI runs on the data folder of a running `serve` (embedded local ledger): a key minted in
+ * the UI is read off the screen and used against the service, then revoked in the UI. Changes
+ * are checked through the scriptable commands (`org list --json`) and the audit trail.
+ *
+ * Each pane runs the UI under a small shell wrapper that records `stty -g` before and after
+ * and prints `[exit N]`, so a test sees the exit code and whether the terminal was restored.
+ * The main session is shared by the tests of the first `describe`, in order, like one sitting.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { docHashOf } from "../support/records-fixture.ts";
+import { BUN, ROOT, cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
+import { ensureProgram } from "../support/programs.ts";
+
+const TMUX = ensureProgram("tmux", "tmux");
+const MAIN = join(ROOT, "src", "main.ts");
+const WIDTH = 120;
+const HEIGHT = 40;
+const USER = "tui-tester";
+
+afterAll(cleanup);
+
+/** The environment of the tmux server, and so of the UI: nothing from the test runner's but PATH and HOME. */
+function paneEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", USER, LANG: "C.UTF-8", ...extra };
+}
+
+let sessions = 0;
+
+/** One program in its own tmux server (a private socket, no config file), in a pane of WIDTH × HEIGHT. */
+class Terminal {
+  readonly socket = `docverify-tui-${process.pid}-${++sessions}`;
+
+  constructor(cmd: string[], env: Record<string, string> = paneEnv()) {
+    const dir = tempDir("docverify-tty-");
+    // stty before/after: the UI must leave the terminal's modes as it found them.
+    const wrapper = `stty -g > ${dir}/before; "$@"; code=$?; stty -g > ${dir}/after; cmp -s ${dir}/before ${dir}/after && echo TTY-RESTORED; echo "[exit $code]"; exec sleep 600`;
+    // An empty working folder, as an operator's would be (the binary must not see this repository's node_modules).
+    this.tmux(["new-session", "-d", "-s", "t", "-x", String(WIDTH), "-y", String(HEIGHT), "-c", dir, "sh", "-c", wrapper, "sh", ...cmd], env);
+    onCleanup(() => Bun.spawnSync([TMUX, "-L", this.socket, "kill-server"]));
+  }
+
+  private tmux(args: string[], env?: Record<string, string>): string {
+    // -u: UTF-8 whatever the locale, so clack's box and bullet characters come back as written.
+    const r = Bun.spawnSync([TMUX, "-u", "-L", this.socket, "-f", "/dev/null", ...args], { env: env ?? paneEnv() });
+    if (r.exitCode !== 0) throw new Error(`tmux ${args[0]} failed: ${r.stderr.toString()}`);
+    return r.stdout.toString();
+  }
+
+  screen(): string {
+    return this.tmux(["capture-pane", "-p", "-t", "t"]);
+  }
+
+  /** The pane's scrollback and screen (the main screen's; the alternate screen keeps none). */
+  history(): string {
+    return this.tmux(["capture-pane", "-p", "-S", "-", "-t", "t"]);
+  }
+
+  /** Named keys (`Down`, `Enter`, `Escape`, `C-c`, `Space`, …). */
+  keys(...keys: string[]): void {
+    this.tmux(["send-keys", "-t", "t", ...keys]);
+  }
+
+  /** Literal text, as typed. */
+  type(text: string): void {
+    this.tmux(["send-keys", "-t", "t", "-l", text]);
+  }
+
+  /**
+   * Waits until the screen shows `what` and is settled: a prompt is drawn in full (its closing
+   * `└` line; clack draws a prompt only once the terminal is in raw mode, so keys sent after this
+   * reach it as keys) and two captures in a row are the same. Returns the screen.
+   */
+  async waitFor(what: string | RegExp, ms = 10_000, prompt = true): Promise<string> {
+    const deadline = Date.now() + ms;
+    let previous = "";
+    for (;;) {
+      const s = this.screen();
+      const ok = (typeof what === "string" ? s.includes(what) : what.test(s)) && (!prompt || /^└/m.test(s));
+      if (ok && s === previous) return s;
+      previous = ok ? s : "";
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(what)}; the screen:\n${s}`);
+      await Bun.sleep(30);
+    }
+  }
+
+  /** Waits for a screen whose header is `heading` (the header line is unique to the screen). */
+  heading(heading: string, ms?: number): Promise<string> {
+    return this.waitFor(`docverify admin  ›  ${heading}\n`, ms);
+  }
+
+  /** Moves the select prompt's cursor to the option whose label starts with `label` and presses Enter. */
+  choose(label: string): void {
+    const options = this.screen()
+      .split("\n")
+      .filter((l) => /^│  [●○] /.test(l) && !/ Yes \/ . No/.test(l))
+      .map((l) => ({ active: l.startsWith("│  ●"), text: l.slice(5) }));
+    const active = options.findIndex((o) => o.active);
+    const target = options.findIndex((o) => o.text.startsWith(label));
+    if (active < 0 || target < 0) throw new Error(`no option "${label}" in the select on screen:\n${this.screen()}`);
+    const d = target - active;
+    this.keys(...Array<string>(Math.abs(d)).fill(d > 0 ? "Down" : "Up"), "Enter");
+  }
+
+  /** Waits for the program to end; its exit code, and whether the terminal's modes came back. */
+  async exited(ms = 10_000): Promise<{ code: number; restored: boolean }> {
+    const s = await this.waitFor(/\[exit \d+\]/, ms, false);
+    return { code: Number(/\[exit (\d+)\]/.exec(s)![1]), restored: s.includes("TTY-RESTORED") };
+  }
+}
+
+function dv(data: string, ...args: string[]) {
+  const p = Bun.spawnSync([BUN, MAIN, ...args, "--data", data], { env: paneEnv() });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+type OrgJson = { id: string; name: string; apiAccess: boolean; addon: boolean; validated: boolean; suspended: boolean };
+const orgList = (data: string) => JSON.parse(dv(data, "org", "list", "--json").out) as OrgJson[];
+
+test("refuses to run without a terminal: exit 2, the scriptable commands named, nothing created", () => {
+  const data = join(tempDir(), "never-created");
+  const p = Bun.spawnSync([BUN, MAIN, "admin", "--data", data], { env: paneEnv(), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  expect(p.exitCode).toBe(2);
+  const err = p.stderr.toString();
+  expect(err).toContain("needs a terminal");
+  for (const cmd of ["docverify org", "docverify key", "docverify status"]) expect(err).toContain(cmd);
+  expect(p.stdout.toString()).toBe("");
+  expect(existsSync(data)).toBe(false);
+});
+
+test("refuses when only stdout is not a terminal (piped), inside a real terminal", async () => {
+  const dir = tempDir();
+  const data = join(dir, "never-created");
+  const t = new Terminal(["sh", "-c", `exec ${BUN} ${MAIN} admin --data ${data} > ${dir}/stdout`]);
+  const s = await t.waitFor(/\[exit \d+\]/, 10_000, false);
+  expect(s).toContain("[exit 2]");
+  expect(s).toContain("needs a terminal");
+  expect(await Bun.file(join(dir, "stdout")).text()).toBe("");
+  expect(existsSync(data)).toBe(false);
+});
+
+describe("an administrator's sitting, against a running serve", () => {
+  const data = tempDir();
+  let svc: ServiceProcess;
+  let t: Terminal;
+  let key = "";
+  let prefix = "";
+  let orgId = "";
+  let recordId = "";
+  const docHash = docHashOf(`tui ${Date.now()}`);
+
+  beforeAll(async () => {
+    svc = await startService({
+      env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "300", DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000" },
+    });
+    t = new Terminal([BUN, MAIN, "admin", "--data", data]);
+    await t.heading("Main menu");
+  }, 30_000);
+
+  const get = (bearer: string) => fetch(`${svc.url}/v1/verifications`, { headers: { authorization: `Bearer ${bearer}` } });
+  const post = (path: string, body: unknown, bearer: string) =>
+    fetch(svc.url + path, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` }, body: JSON.stringify(body) });
+
+  test("create an organisation: names are checked, Escape creates nothing, the flags ticked are set", async () => {
+    t.choose("Organisations");
+    await t.heading("Organisations");
+    t.choose("+ Create an organisation");
+    await t.heading("Organisations › New");
+    t.keys("Enter");
+    await t.waitFor("Invalid name: must not be empty");
+    t.keys("Escape");
+    let s = await t.heading("Organisations");
+    expect(s).toContain("Nothing created.");
+    expect(orgList(data)).toEqual([]);
+
+    t.choose("+ Create an organisation");
+    await t.heading("Organisations › New");
+    t.type("  Tui Test Ltd ");
+    t.keys("Enter");
+    await t.waitFor("Switch on now?");
+    // API access and the add-on: tick the first two.
+    t.keys("Space", "Down", "Space", "Enter");
+    await t.waitFor('Create "Tui Test Ltd" (API access, Authentication add-on)?');
+    t.keys("Enter");
+    s = await t.waitFor(/Created "Tui Test Ltd" \(id [0-9a-f-]{36}\)/);
+    orgId = /Created "Tui Test Ltd" \(id ([0-9a-f-]{36})\)/.exec(s)![1]!;
+    expect(s).toMatch(/○ Tui Test Ltd +API · add-on · unvalidated/);
+    expect(orgList(data)).toMatchObject([{ id: orgId, name: "Tui Test Ltd", apiAccess: true, addon: true, validated: false, suspended: false }]);
+  });
+
+  test("toggle flags: switching on is immediate; switching off asks, and No changes nothing", async () => {
+    t.choose("Tui Test Ltd");
+    await t.heading("Organisations › Tui Test Ltd");
+    t.choose("Validated: off → turn on");
+    await t.waitFor('Validated is now on for "Tui Test Ltd".');
+    expect(orgList(data)[0]!.validated).toBe(true);
+
+    t.choose("API access: on → turn off");
+    await t.waitFor('Turn API access off for "Tui Test Ltd"?');
+    t.keys("Enter"); // the default is No
+    await t.waitFor("Nothing changed.");
+    expect(orgList(data)[0]).toMatchObject({ apiAccess: true, addon: true, validated: true, suspended: false });
+  });
+
+  test("mint a key: shown once with a warning, read off the screen, works against the running serve at once", async () => {
+    t.choose("Mint an API key for this organisation");
+    await t.waitFor('Environment of the key for "Tui Test Ltd"');
+    t.choose("live");
+    await t.waitFor("Also grant records:revoke");
+    t.keys("Enter"); // No
+    await t.waitFor('Mint a live key for "Tui Test Ltd" with verifications:read records:write?');
+    t.keys("Enter");
+    const s = await t.heading("API keys › New key");
+    expect(s).toContain("This key is shown ONCE. Copy it now");
+    key = /dv_live_[0-9A-Za-z]{54}/.exec(s)![0];
+    prefix = key.slice(0, 24);
+    expect(s).toContain(`${prefix} (live, verifications:read records:write) for "Tui Test Ltd"`);
+    expect((await get(key)).status).toBe(200);
+
+    t.choose("I have copied the key");
+    const after = await t.waitFor(`Minted ${prefix}`);
+    expect(after).toContain("The key is no longer on");
+    expect(after).not.toContain(key);
+    // The secret is nowhere in the data folder's database.
+    const db = new Database(join(data, "docverify.db"), { readonly: true });
+    try {
+      const dump = JSON.stringify(db.query("SELECT * FROM api_keys").all()) + JSON.stringify(db.query("SELECT * FROM audit_log").all());
+      expect(dump).not.toContain(key.slice(24, 56));
+    } finally {
+      db.close();
+    }
+  });
+
+  test("find a record by hash and by id: anchor state, topic, transaction, sequence, consensus, revocation", async () => {
+    // The service creates the organisation's topic on its own; until then POST /v1/records answers 503.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await post("/v1/records", { originalDocHash: docHash, filename: "contract.pdf" }, key);
+      if (r.status === 201) {
+        recordId = ((await r.json()) as { recordId: string }).recordId;
+        break;
+      }
+      expect(r.status).toBe(503);
+      if (Date.now() > deadline) throw new Error("the organisation's topic was not created within 30 s");
+      await Bun.sleep(200);
+    }
+    t.keys("Escape");
+    await t.heading("Organisations");
+    t.keys("Escape");
+    await t.heading("Main menu");
+    t.choose("Find a record");
+    await t.heading("Find a record");
+    t.type("not a hash");
+    t.keys("Enter");
+    await t.waitFor("Not a record id");
+    t.keys("C-u");
+    t.type(docHash.slice("sha256:".length).toUpperCase());
+    t.keys("Enter");
+    let s = await t.heading("Find a record › Result");
+    expect(s).toContain(`record        ${recordId}`);
+    expect(s).toContain(`organisation  Tui Test Ltd (${orgId})`);
+    expect(s).toContain(`document      ${docHash}`);
+    expect(s).toContain("filename      contract.pdf");
+    expect(s).toMatch(/topic         0\.0\.\d+/);
+    expect(s).toMatch(/transaction   0\.0\.\d+@\d+\.\d+/);
+    expect(s).toContain("revocation    none");
+
+    // Once anchored (consensus in 300 ms on this ledger), revoke it over the API with a key that may.
+    const db = new Database(join(data, "docverify.db"), { readonly: true });
+    try {
+      const until = Date.now() + 15_000;
+      while ((db.query("SELECT anchor_state FROM records WHERE id = ?").get(recordId) as { anchor_state: string }).anchor_state !== "anchored") {
+        if (Date.now() > until) throw new Error("the record was not anchored within 15 s");
+        await Bun.sleep(100);
+      }
+    } finally {
+      db.close();
+    }
+    const revoker = JSON.parse(dv(data, "key", "mint", "--org", orgId, "--env", "live", "--revoke", "--json").out) as { key: string };
+    expect((await post(`/v1/records/${recordId}/revoke`, { reason: "SUPERSEDED" }, revoker.key)).status).toBe(200);
+
+    t.choose("Find another record");
+    await t.heading("Find a record");
+    t.type(recordId);
+    t.keys("Enter");
+    s = await t.heading("Find a record › Result");
+    expect(s).toContain("anchor state  anchored");
+    expect(s).toMatch(/sequence      \d+/);
+    expect(s).toMatch(/consensus     \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(\d+\.\d{9}\)/);
+    expect(s).toMatch(/revocation    REVOKED \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, reason SUPERSEDED/);
+    expect(s).toMatch(/message     0\.0\.\d+@\d+\.\d+: (pending|accepted|anchored)/);
+
+    t.keys("Escape");
+    await t.heading("Main menu");
+    t.choose("Find a record");
+    await t.heading("Find a record");
+    t.type(`sha256:${"0".repeat(64)}`);
+    t.keys("Enter");
+    await t.waitFor(`No record for sha256:${"0".repeat(64)}.`);
+    t.keys("Escape");
+    await t.heading("Main menu");
+  }, 60_000);
+
+  test("revoke the key: asks first (No changes nothing), then 401 at once", async () => {
+    t.choose("API keys");
+    let s = await t.heading("API keys");
+    expect(s).toMatch(new RegExp(`○ ${prefix}  Tui Test Ltd +read,write +(never used|used \\d{4})`));
+    t.choose(prefix);
+    s = await t.heading(`API keys › ${prefix}`);
+    expect(s).toContain("scopes       verifications:read records:write");
+    expect(s).not.toContain(key);
+    t.choose("Revoke this key");
+    await t.waitFor(`Revoke ${prefix} of "Tui Test Ltd"?`);
+    t.keys("Enter"); // default No
+    await t.waitFor("Nothing changed.");
+    expect((await get(key)).status).toBe(200);
+
+    t.choose(prefix);
+    await t.heading(`API keys › ${prefix}`);
+    t.choose("Revoke this key");
+    await t.waitFor(`Revoke ${prefix} of "Tui Test Ltd"?`);
+    t.keys("y");
+    s = await t.waitFor(`Revoked ${prefix} of "Tui Test Ltd".`);
+    expect(s).toMatch(new RegExp(`${prefix}  Tui Test Ltd .*REVOKED \\d{4}`));
+    expect((await get(key)).status).toBe(401);
+    t.keys("Escape");
+    await t.heading("Main menu");
+  });
+
+  test("the anchor queue and ledger health, from status", async () => {
+    t.choose("Anchor queue and ledger health");
+    const s = await t.waitFor("anchor queue  pending=");
+    expect(s).toContain("ledger        local (embedded)");
+    expect(s).toContain("reachable: the local ledger answers");
+    expect(s).toMatch(/records +pending=\d+ accepted=\d+ anchored=\d+ abandoned=0/);
+    t.keys("Escape");
+    await t.heading("Main menu");
+  });
+
+  test("the audit trail shows each action, newest first, with the OS user; an entry shows what changed", async () => {
+    t.choose("Audit trail");
+    const s = await t.heading("Audit trail › page 1");
+    const actor = `os:${USER} (uid ${process.geteuid!()})`;
+    const rows = s.split("\n").filter((l) => /^│  [●○] \d{4}-/.test(l));
+    expect(rows.map((l) => l.split(/ {2,}/).slice(2, 4))).toEqual([
+      ["api_key.revoke", prefix],
+      ["api_key.mint", expect.stringMatching(/^dv_live_/)], // the revoke-capable key minted with the CLI
+      ["api_key.mint", prefix],
+      ["organisation.set", "Tui Test Ltd"],
+      ["organisation.create", "Tui Test Ltd"],
+    ]);
+    for (const r of rows) expect(r).toContain(actor);
+    t.choose(rows[3]!.slice(5).trimEnd());
+    const entry = await t.waitFor("Audit trail › entry");
+    expect(entry).toContain("action   organisation.set");
+    expect(entry).toContain(`who      ${actor}`);
+    expect(entry).toContain("changes  validated: false → true");
+    t.keys("Escape");
+    await t.heading("Audit trail › page 1");
+  });
+
+  test("Escape goes back one level at a time; at the main menu it leaves, exit 0, terminal restored", async () => {
+    t.keys("Escape");
+    await t.heading("Main menu");
+    t.keys("Escape");
+    expect(await t.exited()).toEqual({ code: 0, restored: true });
+    // The key shown earlier was on the alternate screen: it is not in the pane's history.
+    expect(t.history()).not.toContain(key);
+  });
+});
+
+test("Ctrl-C halfway through creating an organisation leaves at once: exit 0, terminal restored, nothing created", async () => {
+  const data = tempDir();
+  expect(dv(data, "org", "create", "--name", "Already There").code).toBe(0);
+  const t = new Terminal([BUN, MAIN, "admin", "--data", data]);
+  await t.heading("Main menu");
+  t.choose("Organisations");
+  await t.heading("Organisations");
+  t.choose("+ Create an organisation");
+  await t.heading("Organisations › New");
+  t.type("Half Typed");
+  await t.waitFor("Half Typed");
+  t.keys("C-c");
+  expect(await t.exited()).toEqual({ code: 0, restored: true });
+  expect(orgList(data).map((o) => o.name)).toEqual(["Already There"]);
+});
+
+describe("the compiled binary", () => {
+  const binary = join(tempDir("docverify-build-"), "docverify");
+
+  beforeAll(() => {
+    const build = Bun.spawnSync([BUN, join(ROOT, "scripts", "build.ts"), binary], { cwd: ROOT });
+    if (build.exitCode !== 0) throw new Error(`build failed:\n${build.stderr.toString()}`);
+  }, 120_000);
+
+  test("asks before creating a data folder (No creates nothing), then runs the UI and leaves on Ctrl-C", async () => {
+    const fresh = join(tempDir(), "fresh");
+    let t = new Terminal([binary, "admin", "--data", fresh]);
+    await t.heading("New data folder");
+    await t.waitFor(`There is no docverify data folder at ${fresh}`);
+    t.keys("Enter"); // default No
+    expect(await t.exited()).toEqual({ code: 0, restored: true });
+    expect(existsSync(fresh)).toBe(false);
+
+    const data = tempDir();
+    expect(dv(data, "org", "create", "--name", "Compiled Ltd", "--api-access").code).toBe(0);
+    t = new Terminal([binary, "admin", "--data", data]);
+    await t.heading("Main menu");
+    t.choose("Organisations");
+    const s = await t.heading("Organisations");
+    expect(s).toMatch(/○ Compiled Ltd +API · no add-on · unvalidated/);
+    t.choose("Compiled Ltd");
+    await t.heading("Organisations › Compiled Ltd");
+    t.choose("Suspended: off → turn on");
+    await t.waitFor('Turn Suspended on for "Compiled Ltd"?');
+    t.keys("C-c");
+    expect(await t.exited()).toEqual({ code: 0, restored: true });
+    expect(orgList(data)[0]!.suspended).toBe(false);
+  }, 30_000);
+});

@@ -1,0 +1,36 @@
+/** Helpers shared by the operations tests: the command line as a process, and waiting. */
+import { join } from "node:path";
+import { BUN, ROOT } from "../support/env.ts";
+
+export const MAIN = join(ROOT, "src", "main.ts");
+
+export const baseEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", USER: "tester" });
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `docverify ARGS` synchronously (the source entry point), with only the given settings. */
+export function cli(args: string[], env: Record<string, string> = {}): CliResult {
+  const p = Bun.spawnSync([BUN, MAIN, ...args], { env: { ...baseEnv(), ...env }, stdin: "ignore" });
+  return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+}
+
+/** The same, without blocking this process's event loop (so a load loop keeps running). */
+export async function cliAsync(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const p = Bun.spawn([BUN, MAIN, ...args], { env: { ...baseEnv(), ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, stdout, stderr };
+}
+
+export async function waitFor<T>(what: string, fn: () => T | null | undefined | Promise<T | null | undefined>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== null && v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(everyMs);
+  }
+}
