@@ -42,11 +42,12 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { DATABASE_FILE } from "../app.ts";
+import { DATABASE_FILE } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { parseMasterKey } from "../crypto/index.ts";
-import { LEDGER_DIR } from "../anchoring/setup.ts";
+import { LEDGER_DIR } from "../anchoring/paths.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
+import { OpsError } from "../lib/errors.ts";
 import { BUSY_TIMEOUT_MS, openDatabase } from "../storage/db.ts";
 import { embeddedMigrations, migrate } from "../storage/migrate.ts";
 
@@ -60,9 +61,7 @@ export interface Io {
 }
 
 /** A refusal or failure the operator can act on: exit code 1, message on stderr. */
-export class OpsError extends Error {
-  override readonly name = "OpsError";
-}
+export { OpsError };
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 /** How often the progress line is refreshed. */

@@ -5,7 +5,7 @@
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
 import { userInfo } from "node:os";
-import { openCore, type Core } from "../app.ts";
+import { openCore, type Core } from "../core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";

@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { DATABASE_FILE, openCore } from "../app.ts";
+import { DATABASE_FILE, openCore } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { queueSummary } from "../anchoring/index.ts";
 import { PUBLIC_MIRRORS } from "../anchoring/hedera-ledger.ts";

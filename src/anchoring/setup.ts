@@ -27,19 +27,13 @@ import { createHederaLedger, PUBLIC_MIRRORS } from "./hedera-ledger.ts";
 import { mirrorFormTransactionId, type Ledger } from "./ledger.ts";
 import { LOCAL_LEDGER_FILES, startLocalLedger, transactionPageUrl, type LocalLedger } from "./local-ledger/index.ts";
 
-/** The embedded ledger's folder inside the data folder. */
-export const LEDGER_DIR = "ledger";
-/** Where the embedded ledger remembers its address. */
-export const PORTS_FILE = "ports.json";
+import { LEDGER_DIR, ledgerDir, PORTS_FILE } from "./paths.ts";
+export { LEDGER_DIR, ledgerDir, PORTS_FILE };
 
 export interface RememberedAddress {
   readonly host: string;
   readonly grpcPort: number;
   readonly mirrorPort: number;
-}
-
-export function ledgerDir(dataDir: string): string {
-  return join(dataDir, LEDGER_DIR);
 }
 
 export function readRememberedAddress(dir: string): RememberedAddress | null {

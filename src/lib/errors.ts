@@ -40,3 +40,11 @@ export class DomainError extends Error {
 export function invalid(field: string, message: string): DomainError {
   return new DomainError("VALIDATION_FAILED", `Invalid ${field}: ${message}`, { [field]: message });
 }
+
+/**
+ * An operational command (backup, restore) refused to act: the message says why and what to do.
+ * Not a DomainError: it never reaches HTTP. The command line exits 1 with the message.
+ */
+export class OpsError extends Error {
+  override readonly name = "OpsError";
+}

@@ -1,0 +1,135 @@
+/**
+ * The core: storage, the key store and the services every entry point shares, without HTTP and
+ * without the ledger. The administration commands open only this, so they start in tens of
+ * milliseconds instead of loading Elysia and the ledger SDK; `serve` builds on it in app.ts.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { AppAnchoring } from "./anchoring/index.ts";
+import type { Config } from "./config/index.ts";
+import { createSigner, loadOrCreateMasterKey, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
+import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
+import { createCredentials, type Credentials } from "./keys/credentials.ts";
+import { createOrganisations, type Organisations } from "./keys/organisations.ts";
+import { systemClock, type Clock } from "./lib/clock.ts";
+import type { Logger } from "./lib/log.ts";
+import { openDatabase, type Db } from "./storage/db.ts";
+import { metaValue } from "./storage/meta.ts";
+import { migrate } from "./storage/migrate.ts";
+
+/** Storage and services, without HTTP: what `serve` and the admin command line share. */
+export interface Core {
+  readonly config: Config;
+  readonly db: Db;
+  readonly instanceId: string;
+  readonly clock: Clock;
+  /** Signs with sealed keys; `canSign` is false while the key store is sealed (no master key). */
+  readonly signer: Signer;
+  readonly organisations: Organisations;
+  readonly apiKeys: ApiKeys;
+  /** Authenticates presented API keys; records last use in batches. */
+  readonly credentials: Credentials;
+  /** The ledger queue, its links and the anchor loop: only in `serve` (createApp); null in the admin command line. */
+  readonly anchoring: AppAnchoring | null;
+  /** Closes storage. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface CoreOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly clock?: Clock;
+}
+
+export const DATABASE_FILE = "docverify.db";
+
+/** Opens (and migrates) the data folder and builds the services over it. */
+export function openCore(options: CoreOptions): Core {
+  const { config, log } = options;
+  const clock = options.clock ?? systemClock;
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase({ path: join(config.dataDir, DATABASE_FILE) });
+  try {
+    const { applied } = migrate(db);
+    if (applied > 0) log.info("storage migrated", { applied });
+  } catch (e) {
+    db.$client.close();
+    throw e;
+  }
+  const instanceId = metaValue(db, "instance_id", () => Bun.randomUUIDv7());
+  const masterKey = openKeyStore(db, config, log);
+  const signer = createSigner({ masterKey });
+
+  const credentials = createCredentials({ db, clock, log });
+  let closed = false;
+  const core: Core = {
+    config,
+    db,
+    instanceId,
+    clock,
+    signer,
+    organisations: createOrganisations({ db, signer, clock }),
+    apiKeys: createApiKeys({ db, clock }),
+    credentials,
+    anchoring: null,
+    async close() {
+      if (closed) return;
+      closed = true;
+      credentials.close();
+      // Checkpoint so the WAL does not linger beside a stopped service's database.
+      try {
+        db.$client.run("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        /* another process holds the database; its own close checkpoints */
+      }
+      db.$client.close();
+    },
+  };
+  masterKeys.set(core, masterKey);
+  return core;
+}
+
+/** The master key of each open core, for createApp's anchoring (the ledger submit key is sealed under it). */
+const masterKeys = new WeakMap<Core, Uint8Array | null>();
+
+/** The master key `core` opened (null while the key store is sealed). Only the composition root asks. */
+export function masterKeyOf(core: Core): Uint8Array | null {
+  return masterKeys.get(core) ?? null;
+}
+
+/**
+ * The master key, or null when the key store must stay sealed (signing then answers 503).
+ *
+ * A new master key is created only in the default place inside the data folder, and only on
+ * a database that has never had one: the database remembers a check value of the first master
+ * key, so a lost or swapped key file is reported instead of silently replaced by a new key
+ * that could not open anything sealed under the old one.
+ */
+function openKeyStore(db: Db, config: Config, log: Logger): Uint8Array | null {
+  const rememberedRow = db.$client.query("SELECT value FROM service_meta WHERE key = 'master_key_check'").get() as { value: string } | null;
+  const remembered = rememberedRow?.value ?? null;
+  let loaded;
+  try {
+    loaded = loadOrCreateMasterKey({ file: config.masterKeyFile, create: config.masterKeyFileIsDefault && remembered === null });
+  } catch (e) {
+    if (!(e instanceof MasterKeyMissingError)) throw e;
+    log.error("master key missing: the key store is sealed and signing answers 503", {
+      file: config.masterKeyFile,
+      hint: remembered === null ? "set DOCVERIFY_MASTER_KEY_FILE or provide the systemd credential master-key" : "restore the master key file this data folder was created with",
+    });
+    return null;
+  }
+  for (const warning of loaded.warnings) log.warn("master key file", { file: loaded.file, warning });
+  const check = createHash("sha256").update("docverify/master-key-check/v1\0").update(loaded.key).digest("hex");
+  if (remembered === null) {
+    metaValue(db, "master_key_check", () => check);
+  } else if (remembered !== check) {
+    log.error("master key does not match this data folder: the key store is sealed and signing answers 503", { file: loaded.file });
+    return null;
+  }
+  if (loaded.created) {
+    log.warn("master key created; back it up apart from the data folder: without it no private key can be opened", { file: loaded.file });
+  }
+  return loaded.key;
+}
