@@ -25,7 +25,7 @@ import { BACK, createUi, ExitRequested, TERMINAL, type Ctx, type Ui } from "./tu
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export const NO_TERMINAL_MESSAGE = `docverify admin is interactive and needs a terminal (stdin and stdout must both be a TTY).
+export const NO_TERMINAL_MESSAGE = `admin is interactive and needs a terminal (stdin and stdout must both be a TTY).
 For scripts, use the scriptable commands, each with --json:
   docverify org create|set|list …
   docverify key mint|list|revoke …
@@ -58,7 +58,7 @@ export interface AdminIo {
 export async function runAdmin(args: readonly string[], env: Env, io: AdminIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const { values } = parseFlags(args, { data: { type: "string" }, json: { type: "boolean" } });
   if (values.json === true || !io.stdin.isTTY || !io.stdout.isTTY) {
-    io.stderr.write(values.json === true ? `docverify: admin has no --json form.\n${NO_TERMINAL_MESSAGE}` : `docverify: ${NO_TERMINAL_MESSAGE}`);
+    io.stderr.write(`${values.json === true ? "docverify: admin has no --json form.\n" : ""}docverify: ${NO_TERMINAL_MESSAGE}`);
     return 2;
   }
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });

@@ -15,6 +15,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { auditChanges, parseRecordQuery } from "../../src/admin/tui/queries.ts";
+import { openCore } from "../../src/app.ts";
+import { parseConfig } from "../../src/config/index.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { BUN, ROOT, cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { ensureProgram } from "../support/programs.ts";
@@ -374,6 +378,42 @@ describe("an administrator's sitting, against a running serve", () => {
     // The key shown earlier was on the alternate screen: it is not in the pane's history.
     expect(t.history()).not.toContain(key);
   });
+});
+
+test("the audit trail pages: twelve to a page, older and newer, newest first", async () => {
+  const data = tempDir();
+  // Fourteen changes made by another process (another administrator) before the UI starts.
+  const core = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
+  try {
+    for (let i = 1; i <= 14; i++) core.organisations.create({ name: `Paged ${String(i).padStart(2, "0")}` }, "test");
+  } finally {
+    await core.close();
+  }
+  const t = new Terminal([BUN, MAIN, "admin", "--data", data]);
+  await t.heading("Main menu");
+  t.choose("Audit trail");
+  let s = await t.heading("Audit trail › page 1");
+  const names = (screen: string) => [...screen.matchAll(/organisation\.create +(Paged \d\d)/g)].map((m) => m[1]);
+  expect(names(s)).toEqual(["Paged 14", "Paged 13", "Paged 12", "Paged 11", "Paged 10", "Paged 09", "Paged 08", "Paged 07", "Paged 06", "Paged 05", "Paged 04", "Paged 03"]);
+  expect(s).not.toContain("← Newer entries");
+  t.choose("Older entries →");
+  s = await t.heading("Audit trail › page 2");
+  expect(names(s)).toEqual(["Paged 02", "Paged 01"]);
+  expect(s).not.toContain("Older entries →");
+  t.choose("← Newer entries");
+  s = await t.heading("Audit trail › page 1");
+  expect(names(s)[0]).toBe("Paged 14");
+  t.keys("C-c");
+  expect(await t.exited()).toEqual({ code: 0, restored: true });
+});
+
+test("record queries: ids and hashes in the forms people paste, anything else refused with the forms named", () => {
+  const hex = "ab".repeat(32);
+  expect(parseRecordQuery(`  sha256:${hex.toUpperCase()} `)).toEqual({ by: "hash", docHash: `sha256:${hex}` });
+  expect(parseRecordQuery(hex)).toEqual({ by: "hash", docHash: `sha256:${hex}` });
+  expect(parseRecordQuery("01A201DA-B104-71D9-9837-AE90219CA6E2")).toEqual({ by: "id", id: "01a201da-b104-71d9-9837-ae90219ca6e2" });
+  for (const bad of ["", "sha256:abc", `sha1:${hex}`, `${hex}0`, "01a201da-b104-71d9-9837"]) expect(typeof parseRecordQuery(bad)).toBe("string");
+  expect(auditChanges({ validated: false, revokedAt: null }, { validated: true, revokedAt: 0 })).toEqual(["validated: false → true", "revokedAt: null → 1970-01-01T00:00:00.000Z"]);
 });
 
 test("Ctrl-C halfway through creating an organisation leaves at once: exit 0, terminal restored, nothing created", async () => {
