@@ -119,6 +119,13 @@ export interface AnchoringOptions {
   readonly settleGraceMs?: number;
   /** Unfinished rows past which record creation is refused with 503. Default 5000. */
   readonly backlogLimit?: number;
+  /**
+   * Age of the oldest transaction not yet accepted past which record creation is refused with
+   * 503. Default 30 s. This is what keeps the backlog flat: the service takes new records only
+   * as fast as the ledger accepts them, and nothing waits in the queue long enough to risk its
+   * validity window (decisions §5: 180 s by default).
+   */
+  readonly maxQueueAgeMs?: number;
   /** How long a ledger health observation stays fresh for readiness. Default 10 s. */
   readonly healthTtlMs?: number;
   /** Topic memo. Default "docverify". */
@@ -159,6 +166,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const backoffMaxMs = options.backoffMaxMs ?? 60_000;
   const settleGraceMs = options.settleGraceMs ?? 20_000;
   const backlogLimit = options.backlogLimit ?? 5000;
+  const maxQueueAgeMs = options.maxQueueAgeMs ?? 30_000;
   const healthTtlMs = options.healthTtlMs ?? 10_000;
   const topicMemo = options.topicMemo ?? "docverify";
   const operator = ledger.operatorAccountId;
@@ -609,6 +617,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   let timer: ReturnType<typeof setTimeout> | null = null;
   let timerAt = Number.POSITIVE_INFINITY;
   let counts = { pending: 0, accepted: 0 };
+  /** created_at of the oldest `pending` row, as of the last pass (null: none). */
+  let oldestPendingAt: number | null = null;
 
   const startRow = (row: LedgerTransactionRow): Promise<void> => {
     const p = step(row)
@@ -634,6 +644,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     provision();
     const c = db.$client.query("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state").all() as { state: string; n: number }[];
     counts = { pending: c.find((r) => r.state === "pending")?.n ?? 0, accepted: c.find((r) => r.state === "accepted")?.n ?? 0 };
+    oldestPendingAt = (db.$client.query("SELECT min(created_at) AS at FROM ledger_transactions WHERE state = 'pending'").get() as { at: number | null }).at;
     const room = concurrency - inFlight.size;
     if (room <= 0) return [];
     const due = db
@@ -735,6 +746,9 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     assertCapacity() {
       if (counts.pending + counts.accepted >= backlogLimit) {
         throw new DomainError("SERVICE_UNAVAILABLE", "The ledger queue is full; retry shortly.", undefined, 5);
+      }
+      if (oldestPendingAt !== null && now() - oldestPendingAt > maxQueueAgeMs) {
+        throw new DomainError("SERVICE_UNAVAILABLE", "The ledger is behind: records are accepted again once it catches up; retry shortly.", undefined, 5);
       }
     },
   };

@@ -298,4 +298,30 @@ describe("anchor loop", () => {
     expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
   }, 30_000);
+
+  test("back-pressure: while the oldest unaccepted message is older than the bound, assertCapacity answers 503; it clears once the ledger catches up", async () => {
+    const rig = await makeRig({ maxQueueAgeMs: 10_000 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    await rig.local.faults.unreachable(true);
+    rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(() => rig.anchoring.assertCapacity()).not.toThrow();
+    rig.clock.advance(10_001);
+    await rig.anchoring.runOnce();
+    let refused: unknown;
+    try {
+      rig.anchoring.assertCapacity();
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toMatchObject({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 5 });
+    await rig.local.faults.unreachable(false);
+    const deadline = Date.now() + 20_000;
+    while (rig.anchoring.backlog().pending > 0 && Date.now() < deadline) {
+      await rig.drive(1);
+      await Bun.sleep(100);
+    }
+    expect(rig.anchoring.backlog().pending).toBe(0);
+    expect(() => rig.anchoring.assertCapacity()).not.toThrow();
+  }, 30_000);
 });

@@ -40,7 +40,7 @@ export interface Rig {
   mirror(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
-export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number } = {}): Promise<Rig> {
+export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number; maxQueueAgeMs?: number } = {}): Promise<Rig> {
   const dir = tempDir("docverify-anchor-");
   const clock = options.realClock ? Object.assign({ advance: (_ms: number) => undefined }, systemClock) : manualClock(Date.now());
   const log = memoryLogger();
@@ -73,6 +73,7 @@ export async function makeRig(options: { consensusMs?: number; realClock?: boole
       settleGraceMs: 0,
       idlePollMs: 100,
       ...(options.backlogLimit !== undefined ? { backlogLimit: options.backlogLimit } : {}),
+      ...(options.maxQueueAgeMs !== undefined ? { maxQueueAgeMs: options.maxQueueAgeMs } : {}),
     });
     onCleanup(() => a.stop());
     return a;
