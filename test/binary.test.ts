@@ -3,7 +3,7 @@
  * folder with nothing beside it (migrations, docs UI and OpenAPI document are inside it).
  */
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, readdirSync, statSync } from "node:fs";
+import { copyFileSync, cpSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, startService, tempDir } from "./support/env.ts";
 
@@ -62,4 +62,15 @@ test("stray .env and bunfig.toml files beside the binary change nothing", async 
   expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
   expect(await svc.stop()).toBe(0);
   expect(svc.logLines().length).toBeGreaterThan(0);
+}, 30_000);
+
+test("a node_modules folder beside the binary (running it from a checkout) changes nothing", async () => {
+  // protobufjs looks for `long` with a dynamic require from the working folder; a copy found there
+  // once made the ledger code crash at start (`Long.fromBits is not a function`).
+  const cwd = tempDir("docverify-modules-");
+  cpSync(join(ROOT, "node_modules", "long"), join(cwd, "node_modules", "long"), { recursive: true });
+  const svc = await startService({ cmd: [binary], cwd });
+  expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
+  expect(await svc.stop()).toBe(0);
+  expect(svc.stderr()).not.toContain("fromBits");
 }, 30_000);

@@ -121,11 +121,18 @@ export interface AnchoringOptions {
   readonly backlogLimit?: number;
   /**
    * Age of the oldest transaction not yet accepted past which record creation is refused with
-   * 503. Default 30 s. This is what keeps the backlog flat: the service takes new records only
-   * as fast as the ledger accepts them, and nothing waits in the queue long enough to risk its
-   * validity window (decisions §5: 180 s by default).
+   * 503. Default 30 s: nothing waits unsubmitted long enough to risk its validity window
+   * (decisions §5: 180 s by default), for instance while the ledger is unreachable.
    */
   readonly maxQueueAgeMs?: number;
+  /**
+   * Record creation is also refused while the unfinished rows outnumber what the loop anchored
+   * in the last `backlogWindowMs` (at least `backlogFloor` rows are always allowed). This keeps
+   * the backlog flat under sustained load: records are taken as fast as they are anchored, not
+   * faster. A few rows stuck awaiting reconciliation never block creation. Defaults 30 s, 200.
+   */
+  readonly backlogWindowMs?: number;
+  readonly backlogFloor?: number;
   /** How long a ledger health observation stays fresh for readiness. Default 10 s. */
   readonly healthTtlMs?: number;
   /** Topic memo. Default "docverify". */
@@ -167,6 +174,23 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const settleGraceMs = options.settleGraceMs ?? 20_000;
   const backlogLimit = options.backlogLimit ?? 5000;
   const maxQueueAgeMs = options.maxQueueAgeMs ?? 30_000;
+  const backlogWindowMs = options.backlogWindowMs ?? 30_000;
+  const backlogFloor = options.backlogFloor ?? 200;
+  /** When recent messages reached consensus, oldest first; entries before `anchoredHead` are spent. */
+  const anchoredAt: number[] = [];
+  let anchoredHead = 0;
+  const noteAnchored = (): void => {
+    anchoredAt.push(now());
+  };
+  const anchoredRecently = (): number => {
+    const since = now() - backlogWindowMs;
+    while (anchoredHead < anchoredAt.length && anchoredAt[anchoredHead]! < since) anchoredHead++;
+    if (anchoredHead > 4096 && anchoredHead * 2 > anchoredAt.length) {
+      anchoredAt.splice(0, anchoredHead);
+      anchoredHead = 0;
+    }
+    return anchoredAt.length - anchoredHead;
+  };
   const healthTtlMs = options.healthTtlMs ?? 10_000;
   const topicMemo = options.topicMemo ?? "docverify";
   const operator = ledger.operatorAccountId;
@@ -344,7 +368,10 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       }
       return true;
     }, immediate);
-    if (changed) event("anchored", row, { topicId: row.topicId, sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt });
+    if (changed) {
+      noteAnchored();
+      event("anchored", row, { topicId: row.topicId, sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt });
+    }
   };
 
   const toAnchoredTopic = (row: LedgerTransactionRow, topicId: string, consensusAt: string | null) => {
@@ -746,6 +773,9 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     assertCapacity() {
       if (counts.pending + counts.accepted >= backlogLimit) {
         throw new DomainError("SERVICE_UNAVAILABLE", "The ledger queue is full; retry shortly.", undefined, 5);
+      }
+      if (counts.pending + counts.accepted >= Math.max(backlogFloor, anchoredRecently())) {
+        throw new DomainError("SERVICE_UNAVAILABLE", "The ledger is behind: records are accepted again as it catches up; retry shortly.", undefined, 5);
       }
       if (oldestPendingAt !== null && now() - oldestPendingAt > maxQueueAgeMs) {
         throw new DomainError("SERVICE_UNAVAILABLE", "The ledger is behind: records are accepted again once it catches up; retry shortly.", undefined, 5);

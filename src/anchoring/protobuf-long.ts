@@ -10,7 +10,11 @@ import * as protobuf from "protobufjs/minimal.js";
 
 const util = (protobuf as unknown as { util: { Long: unknown }; configure?: () => void; default?: { util: { Long: unknown }; configure?: () => void } });
 const root = util.util !== undefined ? util : util.default!;
-if (root.util.Long == null) {
+// Also when protobufjs did find *a* `long`: a compiled executable run from a folder that holds
+// node_modules/long can pick up that copy through the dynamic require, in a module shape whose
+// `fromBits` is not where protobufjs looks. Ours is the bundled, known one.
+const current = root.util.Long as { fromBits?: unknown } | null | undefined;
+if (current !== Long && typeof current?.fromBits !== "function") {
   root.util.Long = Long;
   root.configure?.();
 }

@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { auditChanges, parseRecordQuery } from "../../src/admin/tui/queries.ts";
 import { openCore } from "../../src/app.ts";
@@ -48,7 +48,11 @@ class Terminal {
     const wrapper = `stty -g > ${dir}/before; "$@"; code=$?; stty -g > ${dir}/after; cmp -s ${dir}/before ${dir}/after && echo TTY-RESTORED; echo "[exit $code]"; exec sleep 600`;
     // An empty working folder, as an operator's would be (the binary must not see this repository's node_modules).
     this.tmux(["new-session", "-d", "-s", "t", "-x", String(WIDTH), "-y", String(HEIGHT), "-c", dir, "sh", "-c", wrapper, "sh", ...cmd], env);
-    onCleanup(() => Bun.spawnSync([TMUX, "-L", this.socket, "kill-server"]));
+    onCleanup(() => {
+      Bun.spawnSync([TMUX, "-L", this.socket, "kill-server"]);
+      // kill-server can leave the socket file behind.
+      rmSync(join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid!()}`, this.socket), { force: true });
+    });
   }
 
   private tmux(args: string[], env?: Record<string, string>): string {

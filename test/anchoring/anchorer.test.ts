@@ -324,4 +324,21 @@ describe("anchor loop", () => {
     expect(rig.anchoring.backlog().pending).toBe(0);
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
   }, 30_000);
+
+  test("back-pressure: the backlog may not outgrow what was anchored in the last window (at least the floor)", async () => {
+    const rig = await makeRig({ backlogFloor: 2 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    rig.local.faults.pauseConsensus();
+    rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(() => rig.anchoring.assertCapacity()).not.toThrow();
+    rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(() => rig.anchoring.assertCapacity()).toThrow("ledger is behind");
+    // once messages anchor, the allowance grows with them
+    rig.local.faults.resumeConsensus();
+    await rig.drive(3);
+    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
+    expect(() => rig.anchoring.assertCapacity()).not.toThrow();
+  }, 30_000);
 });

@@ -40,7 +40,7 @@ export interface Rig {
   mirror(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
-export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number; maxQueueAgeMs?: number } = {}): Promise<Rig> {
+export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number; maxQueueAgeMs?: number; backlogFloor?: number } = {}): Promise<Rig> {
   const dir = tempDir("docverify-anchor-");
   const clock = options.realClock ? Object.assign({ advance: (_ms: number) => undefined }, systemClock) : manualClock(Date.now());
   const log = memoryLogger();
@@ -74,6 +74,7 @@ export async function makeRig(options: { consensusMs?: number; realClock?: boole
       idlePollMs: 100,
       ...(options.backlogLimit !== undefined ? { backlogLimit: options.backlogLimit } : {}),
       ...(options.maxQueueAgeMs !== undefined ? { maxQueueAgeMs: options.maxQueueAgeMs } : {}),
+      ...(options.backlogFloor !== undefined ? { backlogFloor: options.backlogFloor } : {}),
     });
     onCleanup(() => a.stop());
     return a;
