@@ -4,6 +4,7 @@ import m0 from "./0000_foundation.sql" with { type: "text" };
 import m1 from "./0001_organisations_keys_audit.sql" with { type: "text" };
 import m2 from "./0002_registry.sql" with { type: "text" };
 import m3 from "./0003_log_retry_and_active_records.sql" with { type: "text" };
+import m4 from "./0004_records_anchor_state.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -12,4 +13,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0001_organisations_keys_audit": m1,
   "0002_registry": m2,
   "0003_log_retry_and_active_records": m3,
+  "0004_records_anchor_state": m4,
 };

@@ -23,6 +23,8 @@ import { verifyPages } from "./http/pages/verify.ts";
 import { verificationRoutes } from "./http/routes/v1-verifications.ts";
 import { createVerifier, type Verifier } from "./verification/verify.ts";
 import { createVerificationLog, type VerificationLog } from "./verification/log.ts";
+import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from "./http/routes/metrics.ts";
+import { recordCounter } from "./records/counts.ts";
 
 export interface App extends Core {
   readonly http: Http;
@@ -34,6 +36,8 @@ export interface App extends Core {
   /** Verdicts recomputed per request, and the verification log. */
   readonly verifier: Verifier;
   readonly verificationLog: VerificationLog;
+  /** What GET /metrics renders (docs/operations.md, "Metrics"). */
+  readonly metrics: ServiceMetrics;
 }
 
 export interface AppOptions {
@@ -59,13 +63,28 @@ export interface AppOptions {
 export async function createApp(options: AppOptions): Promise<App> {
   const core = openCore(options);
   let anchoring: AppAnchoring;
+  // Made first: the anchor loop, access and the routes report into it. The backlog is read at
+  // scrape time, by which point the loop exists.
+  const metrics = createServiceMetrics({ version: VERSION, commit: COMMIT, records: recordCounter(core.db), backlog: () => anchoring.backlog() });
   try {
-    anchoring = await startAnchoring({ config: core.config, db: core.db, clock: core.clock, log: options.log, masterKey: masterKeyOf(core) });
+    anchoring = await startAnchoring({
+      config: core.config,
+      db: core.db,
+      clock: core.clock,
+      log: options.log,
+      masterKey: masterKeyOf(core),
+      metrics: metrics.anchoring,
+    });
   } catch (e) {
     await core.close();
     throw e;
   }
-  const access = createAccess({ config: core.config, credentials: core.credentials, limiter: createRateLimiter({ clock: core.clock }) });
+  const access = createAccess({
+    config: core.config,
+    credentials: core.credentials,
+    limiter: createRateLimiter({ clock: core.clock }),
+    metrics: metrics.access,
+  });
   const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger: recordLedgerOf(anchoring), publicUrl: options.publicUrl ?? core.config.publicUrl });
   const verifier = createVerifier({
     db: core.db,
@@ -78,15 +97,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   const cursorKey = Buffer.from(metaValue(core.db, "cursor_key", () => randomBytes(32).toString("hex")), "hex");
   const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey });
   const routePlugins: AnyElysia[] = [
-    verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock }),
+    verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),
     recordsRoutes({ access, records }),
     verifyPages({ records }),
+    metricsRoutes({ metrics, allow: core.config.metricsAllow }),
   ];
   const http = createHttp({
     log: options.log,
     version: `${VERSION} (${COMMIT})`,
     readiness: { storage: () => storageWritable(core.db), ledger: () => anchoring.readiness() },
     plugins: [...routePlugins, ...(options.plugins ?? [])],
+    metrics: metrics.http,
   });
   return {
     ...core,
@@ -96,6 +117,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     records,
     verifier,
     verificationLog,
+    metrics,
     async close() {
       // Queued log rows first, then the loop (it may still store an answer), then the ledger, then storage.
       verificationLog.flush();

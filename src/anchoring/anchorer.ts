@@ -94,6 +94,26 @@ export function insertPendingMessage(
     .run();
 }
 
+/** The loop's classes of ledger failure, as `ledgerError` reports them (docs/anchoring.md, "Failure classes"). */
+export type LedgerErrorKind = "retryable" | "expired" | "permanent" | "unknown";
+
+/**
+ * What the loop reports for monitoring (the composition root turns it into /metrics). Owned
+ * here so the loop never imports http/. Implementations MUST be cheap and synchronous; the loop
+ * calls them after the state change is committed, and whatever they throw is ignored.
+ */
+export interface AnchorMetrics {
+  /** A row reached `anchored`; `latencyMs` is from its `created_at` (queued) to that moment, on the loop's clock. */
+  anchored(kind: Kind, latencyMs: number): void;
+  /**
+   * A ledger call failed, classified: a precheck refusal (`retryable`, `expired`, `permanent`),
+   * a failure at consensus (`permanent`), or no usable answer from a node or the mirror (`unknown`).
+   */
+  ledgerError(kind: LedgerErrorKind): void;
+}
+
+const NO_METRICS: AnchorMetrics = { anchored() {}, ledgerError() {} };
+
 export interface AnchoringOptions {
   readonly db: Db;
   readonly clock: Clock;
@@ -129,7 +149,7 @@ export interface AnchoringOptions {
    * Record creation is also refused while the unfinished rows outnumber what the loop anchored
    * in the last `backlogWindowMs` (at least `backlogFloor` rows are always allowed). This keeps
    * the backlog flat under sustained load: records are taken as fast as they are anchored, not
-   * faster. A few rows stuck awaiting reconciliation never block creation. Defaults 30 s, 200.
+   * faster. A few rows stuck awaiting reconciliation never block creation. Defaults 10 s, 200.
    */
   readonly backlogWindowMs?: number;
   readonly backlogFloor?: number;
@@ -137,6 +157,8 @@ export interface AnchoringOptions {
   readonly healthTtlMs?: number;
   /** Topic memo. Default "docverify". */
   readonly topicMemo?: string;
+  /** Monitoring sink. Default: reports nothing. */
+  readonly metrics?: AnchorMetrics;
 }
 
 export interface Anchoring {
@@ -174,7 +196,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const settleGraceMs = options.settleGraceMs ?? 20_000;
   const backlogLimit = options.backlogLimit ?? 5000;
   const maxQueueAgeMs = options.maxQueueAgeMs ?? 30_000;
-  const backlogWindowMs = options.backlogWindowMs ?? 30_000;
+  const backlogWindowMs = options.backlogWindowMs ?? 10_000;
   const backlogFloor = options.backlogFloor ?? 200;
   /** When recent messages reached consensus, oldest first; entries before `anchoredHead` are spent. */
   const anchoredAt: number[] = [];
@@ -194,6 +216,24 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const healthTtlMs = options.healthTtlMs ?? 10_000;
   const topicMemo = options.topicMemo ?? "docverify";
   const operator = ledger.operatorAccountId;
+  const sink = options.metrics ?? NO_METRICS;
+  // Monitoring must never disturb the loop: a sink that throws is ignored.
+  const metrics: AnchorMetrics = {
+    anchored(kind, latencyMs) {
+      try {
+        sink.anchored(kind, latencyMs);
+      } catch {
+        /* ignored */
+      }
+    },
+    ledgerError(kind) {
+      try {
+        sink.ledgerError(kind);
+      } catch {
+        /* ignored */
+      }
+    },
+  };
 
   // ---- transaction ids ---------------------------------------------------------------
   // The last valid start handed out, in ns. Seeded from the journal so a restart (or a clock
@@ -371,6 +411,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     if (changed) {
       noteAnchored();
       event("anchored", row, { topicId: row.topicId, sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt });
+      metrics.anchored(row.kind, t - row.createdAt);
     }
   };
 
@@ -388,7 +429,10 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         .run();
       return true;
     }, immediate);
-    if (changed) event("anchored", row, { topicId });
+    if (changed) {
+      event("anchored", row, { topicId });
+      metrics.anchored(row.kind, t - row.createdAt);
+    }
   };
 
   const abandon = (row: LedgerTransactionRow, reason: string) => {
@@ -493,6 +537,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         });
         return reschedule(current, backoffMaxMs, `mirror mismatch: ${c.reason}`);
       case "unreachable":
+        metrics.ledgerError("unknown");
         logError("mirror-unreachable", "mirror node unreachable; confirmation waits", { error: c.error });
         return reschedule(current, backoff(failureStreak + 1), c.error);
     }
@@ -507,6 +552,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     if (r.kind !== "not_found") return onReceipt(row, r);
     const m = await ledger.lookupTransaction(row.transactionId);
     if (m.kind === "unreachable") {
+      metrics.ledgerError("unknown");
       logError("mirror-unreachable", "mirror node unreachable; confirmation waits", { error: m.error });
       return reschedule(row, backoff(failureStreak + 1), m.error);
     }
@@ -535,6 +581,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         return confirm(row, { sequenceNumber: r.sequenceNumber });
       case "failed":
         ledgerOk();
+        metrics.ledgerError("permanent");
         return abandon(row, `failed at consensus: ${r.status}`);
       case "pending":
         ledgerOk();
@@ -547,6 +594,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         // of the window can settle it.
         return reschedule(row, Math.min(receiptPollMs * 2, windowEnd(row) - now()), null);
       case "unreachable":
+        metrics.ledgerError("unknown");
         ledgerDown(r.error);
         return reschedule(row, backoff(failureStreak), r.error);
     }
@@ -573,18 +621,22 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         return toAccepted(current, outcome.duplicate);
       case "retryable":
         ledgerOk();
+        metrics.ledgerError("retryable");
         event("retry", current, { status: outcome.status, attempts });
         return reschedule(current, backoff(attempts), `precheck ${outcome.status}`);
       case "expired":
         ledgerOk();
+        metrics.ledgerError("expired");
         return reschedule(current, Math.max(0, windowEnd(current) - now()), `precheck ${outcome.status}`);
       case "permanent":
         ledgerOk();
+        metrics.ledgerError("permanent");
         // Refused on its first submission: it was never accepted, and these bytes never will be.
         if (attempts === 1) return abandon(current, `refused at precheck: ${outcome.status}`);
         // An earlier submission went unanswered and might have been accepted: let the window decide.
         return reschedule(current, Math.max(0, windowEnd(current) - now()), `precheck ${outcome.status}`);
       case "unknown":
+        metrics.ledgerError("unknown");
         ledgerDown(outcome.error);
         return reschedule(current, backoff(failureStreak), `no answer: ${outcome.error}`);
     }

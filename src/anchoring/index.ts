@@ -9,10 +9,10 @@ import type { Config } from "../config/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Db } from "../storage/db.ts";
-import { createAnchoring, type Anchoring } from "./anchorer.ts";
+import { createAnchoring, type AnchorMetrics, type Anchoring } from "./anchorer.ts";
 import { openLedger } from "./setup.ts";
 
-export { insertPendingMessage, queueSummary, type AnchorQueue, type Anchoring, type LedgerLinks } from "./anchorer.ts";
+export { insertPendingMessage, queueSummary, type AnchorMetrics, type AnchorQueue, type Anchoring, type LedgerErrorKind, type LedgerLinks } from "./anchorer.ts";
 
 export interface AppAnchoring extends Anchoring {
   /** Where the ledger is, for the startup line. */
@@ -28,6 +28,8 @@ export async function startAnchoring(options: {
   readonly masterKey: Uint8Array | null;
   /** Start the background loop (default true). */
   readonly start?: boolean;
+  /** Monitoring sink for the loop (default: reports nothing). */
+  readonly metrics?: AnchorMetrics;
 }): Promise<AppAnchoring> {
   const { config, log } = options;
   const setup = await openLedger({ config, log, clock: options.clock });
@@ -43,6 +45,7 @@ export async function startAnchoring(options: {
     validStartBackdateMs: config.ledger.network === "local" ? 0 : 5000,
     // The local mirror has no ingestion lag; a public one trails consensus by seconds.
     settleGraceMs: config.ledger.network === "local" ? 2000 : 30_000,
+    ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
   });
   if (options.start !== false) anchoring.start();
   let closed = false;

@@ -35,6 +35,11 @@ export interface Access {
   admit(request: Request, operation: Operation): Caller;
 }
 
+/** What access reports for monitoring (/metrics). Implementations MUST be cheap and MUST NOT throw. */
+export interface AccessMetrics {
+  /** A request was refused with 429; `bucket` is the kind of the bucket it waits for. */
+  rateLimited(bucket: "ip" | "key" | "org"): void;
+}
 
 interface Rule {
   /** May the operation be called without a credential (the public tier)? */
@@ -75,8 +80,14 @@ export function clientIp(request: Request, peer: string | undefined, trustedProx
   return client;
 }
 
-export function createAccess(deps: { config: Pick<Config, "rateLimit" | "trustedProxies">; credentials: Credentials; limiter: RateLimiter }): Access {
+export function createAccess(deps: {
+  config: Pick<Config, "rateLimit" | "trustedProxies">;
+  credentials: Credentials;
+  limiter: RateLimiter;
+  metrics?: AccessMetrics;
+}): Access {
   const { config, credentials, limiter } = deps;
+  const metrics = deps.metrics;
   const { rateLimit } = config;
 
   function report(request: Request, decision: RateDecision): void {
@@ -87,6 +98,9 @@ export function createAccess(deps: { config: Pick<Config, "rateLimit" | "trusted
   }
 
   function rateLimited(decision: RateDecision & { allowed: false }): DomainError {
+    // Only the bucket's kind: its name carries an IP address, a key id or an organisation id.
+    const b = decision.bucket;
+    metrics?.rateLimited(b.startsWith("org:") ? "org" : b.startsWith("key:") ? "key" : "ip");
     return new DomainError("RATE_LIMITED", `Too many requests; retry in ${decision.retryAfterSeconds} s.`, undefined, decision.retryAfterSeconds);
   }
 

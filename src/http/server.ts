@@ -14,6 +14,8 @@ import { healthRoutes, type HealthDeps } from "./routes/health.ts";
 export interface HttpDeps extends HealthDeps {
   readonly log: Logger;
   readonly version: string;
+  /** Request counts and durations (/metrics). Default: not recorded. */
+  readonly metrics?: HttpMetrics;
   /** Extra route plugins (later capabilities, and tests of the shared machinery). */
   readonly plugins?: readonly AnyElysia[];
 }
@@ -30,6 +32,23 @@ export interface Http {
   /** `METHOD path` of every route, for the 405 `Allow` header and tests. */
   readonly routes: readonly { method: string; path: string }[];
 }
+
+/**
+ * Where the wrapper records each request. `route` is asked once per route at start (and once
+ * per method for unmatched requests), so that recording a request costs no string building:
+ * the request's route is found by a map lookup, and its recorder comes with it.
+ */
+export interface HttpMetrics {
+  /** `method` is the route's (HEAD requests count under GET); `route` the pattern or "(unmatched)". */
+  route(method: string, route: string): RouteRecorder;
+}
+export interface RouteRecorder {
+  record(status: number, durationSeconds: number): void;
+}
+const NO_RECORDER: RouteRecorder = { record() {} };
+
+/** Methods an unmatched request is counted under by name; any other is counted as "other". */
+const COUNTED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /** Per-request facts shared with route code without widening Elysia's context types. */
 export interface RequestMeta {
@@ -69,20 +88,28 @@ export function createHttp(deps: HttpDeps): Http {
   app.compile();
 
   const routes = app.routes.map((r: { method: string; path: string }) => ({ method: r.method, path: r.path }));
+  const recorderOf = (method: string, path: string): RouteRecorder => deps.metrics?.route(method, path) ?? NO_RECORDER;
   const matchers = routes.map((r) => ({
     method: r.method,
     path: r.path,
     re: new RegExp("^" + r.path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : escapeRe(seg))).join("/") + "$"),
+    recorder: recorderOf(r.method, r.path),
   }));
-  // For the log line, per request: a route without parameters is found by one map lookup on
-  // `METHOD path`; only the few routes with parameters are tried as regular expressions, in the
-  // same order as before (the first route that matches wins, as in Elysia's own routing).
-  const staticRoutes = new Map<string, string>();
+  type RouteEntry = { readonly path: string; readonly recorder: RouteRecorder };
+  // For the log line and the metrics, per request: a route without parameters is found by map
+  // lookups on method, then path; only the few routes with parameters are tried as regular
+  // expressions, in the same order as before (the first route that matches wins, as in
+  // Elysia's own routing).
+  const staticRoutes = new Map<string, Map<string, RouteEntry>>();
   for (const m of matchers) {
-    const key = `${m.method} ${m.path}`;
-    if (!m.path.includes(":") && !m.path.includes("*") && !staticRoutes.has(key)) staticRoutes.set(key, m.path);
+    if (m.path.includes(":") || m.path.includes("*")) continue;
+    let byPath = staticRoutes.get(m.method);
+    if (byPath === undefined) staticRoutes.set(m.method, (byPath = new Map()));
+    if (!byPath.has(m.path)) byPath.set(m.path, m);
   }
   const paramMatchers = matchers.filter((m) => m.path.includes(":") || m.path.includes("*"));
+  const unmatched = new Map<string, RouteEntry>();
+  for (const method of [...COUNTED_METHODS, "other"]) unmatched.set(method, { path: "(unmatched)", recorder: recorderOf(method, "(unmatched)") });
 
   function notFoundOrNotAllowed(request: Request): Response {
     const path = new URL(request.url).pathname;
@@ -95,15 +122,15 @@ export function createHttp(deps: HttpDeps): Http {
     return errorResponse(new DomainError("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}; allowed: ${allow}.`), { allow });
   }
 
-  /** The route pattern a request matched (never the raw path, which may carry ids). */
-  function routeOf(request: Request): string {
+  /** The route pattern a request matched (never the raw path, which may carry ids), with its recorder. */
+  function routeOf(request: Request): RouteEntry {
     const path = pathOf(request.url);
     const method = request.method === "HEAD" ? "GET" : request.method;
-    const known = staticRoutes.get(`${method} ${path}`);
+    const known = staticRoutes.get(method)?.get(path);
     if (known !== undefined) return known;
     // A path that is also a static route of another method falls through to the parameter
     // routes, exactly as the scan over all routes did.
-    return paramMatchers.find((m) => m.method === method && m.re.test(path))?.path ?? "(unmatched)";
+    return paramMatchers.find((m) => m.method === method && m.re.test(path)) ?? unmatched.get(request.method) ?? unmatched.get("other")!;
   }
 
   let draining = false;
@@ -139,12 +166,15 @@ export function createHttp(deps: HttpDeps): Http {
       // A 413 leaves the unread rest of the body on the connection; closing it keeps those
       // bytes from being parsed as a next request.
       if (response.status === 413) response.headers.set("connection", "close");
+      const route = routeOf(request);
+      const elapsedMs = performance.now() - started;
+      route.recorder.record(response.status, elapsedMs / 1000);
       deps.log.info("request", {
         requestId: meta.id,
         method: request.method,
-        route: routeOf(request),
+        route: route.path,
         status: response.status,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        durationMs: Math.round(elapsedMs * 100) / 100,
         ...(meta.peer !== undefined ? { peer: meta.peer } : {}),
         ...(meta.keyPrefix !== undefined ? { key: meta.keyPrefix } : {}),
       });

@@ -30,7 +30,14 @@ export interface Limit {
 
 export type RateDecision =
   | { readonly allowed: true; readonly limit: number; readonly remaining: number }
-  | { readonly allowed: false; readonly limit: number; readonly remaining: number; readonly retryAfterSeconds: number };
+  | {
+      readonly allowed: false;
+      readonly limit: number;
+      readonly remaining: number;
+      readonly retryAfterSeconds: number;
+      /** The empty bucket that refills last (the one `Retry-After` waits for), e.g. `org:<id>`. */
+      readonly bucket: string;
+    };
 
 interface Bucket {
   tokens: number;
@@ -71,8 +78,16 @@ export function createRateLimiter(deps: { clock: Clock; maxBuckets?: number }) {
     };
     if (blocked.length > 0) {
       let waitMs = 0;
-      for (const b of blocked) waitMs = Math.max(waitMs, ((1 - b.tokens) * MINUTE) / b.perMinute);
-      return { allowed: false, ...report(blocked), retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+      let bucket = "";
+      levels.forEach((b, i) => {
+        if (b.tokens >= 1) return;
+        const wait = ((1 - b.tokens) * MINUTE) / b.perMinute;
+        if (bucket === "" || wait > waitMs) {
+          waitMs = wait;
+          bucket = limits[i]!.bucket;
+        }
+      });
+      return { allowed: false, ...report(blocked), retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), bucket };
     }
     if (spend) {
       limits.forEach((l, i) => {

@@ -181,6 +181,9 @@ export const records = sqliteTable(
   },
   (t) => [
     index("records_doc_hash").on(t.docHash),
+    // /metrics counts records by anchor state at scrape time; without this index that count
+    // reads the whole table (kilobytes of signatures per row: 3.4 s on a million records).
+    index("records_anchor_state").on(t.anchorState),
     uniqueIndex("records_one_active").on(t.orgId, t.docHash).where(sql`anchor_state <> 'abandoned' AND revoked_at IS NULL`),
   ],
 );

@@ -10,7 +10,7 @@ describe("rate limiter (token buckets)", () => {
     const rl = createRateLimiter({ clock });
     const ip = [{ bucket: "ip:a", perMinute: 60 }];
     for (let i = 59; i >= 0; i--) expect(rl.take(ip)).toEqual({ allowed: true, limit: 60, remaining: i });
-    expect(rl.take(ip)).toEqual({ allowed: false, limit: 60, remaining: 0, retryAfterSeconds: 1 });
+    expect(rl.take(ip)).toEqual({ allowed: false, limit: 60, remaining: 0, retryAfterSeconds: 1, bucket: "ip:a" });
     clock.advance(999);
     expect(rl.take(ip).allowed).toBe(false);
     clock.advance(1);
@@ -36,7 +36,7 @@ describe("rate limiter (token buckets)", () => {
     const org = { bucket: "org:o", perMinute: 2 };
     expect(rl.take([key, org])).toEqual({ allowed: true, limit: 2, remaining: 1 });
     expect(rl.take([key, org])).toEqual({ allowed: true, limit: 2, remaining: 0 });
-    for (let i = 0; i < 5; i++) expect(rl.take([key, org]).allowed).toBe(false);
+    for (let i = 0; i < 5; i++) expect(rl.take([key, org])).toMatchObject({ allowed: false, bucket: "org:o" });
     // the key bucket was not drained by the refusals: 8 left of 10
     expect(rl.peek([key])).toEqual({ allowed: true, limit: 10, remaining: 8 });
   });

@@ -8,7 +8,7 @@ import { DomainError } from "../../lib/errors.ts";
 import type { Verifier } from "../../verification/verify.ts";
 import type { VerificationLog } from "../../verification/log.ts";
 import { parseListQuery, parseVerificationRequest } from "../../verification/query.ts";
-import { ASSURANCE_LEVEL, MODE, rfc3339Ms, VERDICTS } from "../../verification/types.ts";
+import { ASSURANCE_LEVEL, MODE, rfc3339Ms, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
 import type { Access } from "../access.ts";
 import { readJsonObject } from "../body.ts";
 import { jsonResponse as json } from "../errors.ts";
@@ -22,6 +22,8 @@ export interface VerificationRouteDeps {
   readonly verifier: Verifier;
   readonly log: VerificationLog;
   readonly clock: Clock;
+  /** Called with every verdict computed for POST /v1/verifications (/metrics). Must not throw. */
+  readonly onVerdict?: (verdict: VerdictName, tier: DisclosureTier) => void;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -77,6 +79,7 @@ const Summary = t.Object({
 
 export function verificationRoutes(deps: VerificationRouteDeps) {
   const { access, verifier, log, clock } = deps;
+  const onVerdict = deps.onVerdict ?? (() => {});
   return new Elysia({ name: "v1-verifications" })
     .post(
       "/v1/verifications",
@@ -84,6 +87,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
         const caller = access.admit(request, "verifications.create");
         const input = parseVerificationRequest(await readJsonObject(request, VERIFICATION_BODY_LIMIT));
         const result = verifier.verify({ docHash: input.docHash, tier: caller.tier });
+        onVerdict(result.verdict, caller.tier);
         const tail = { originalDocHash: input.docHash };
         const retry = result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {};
         if (caller.tier === "public") {

@@ -1,0 +1,1 @@
+CREATE INDEX `records_anchor_state` ON `records` (`anchor_state`);

@@ -1,0 +1,162 @@
+/**
+ * `GET /metrics`: the service's metrics in the Prometheus text format 0.0.4, for the
+ * addresses in DOCVERIFY_METRICS_ALLOW only (default loopback). Outside /v1 like the health
+ * probes: no credential, no rate limit. Not in the OpenAPI document: it is the operator's, not
+ * the API's.
+ *
+ * Who may scrape is decided on the direct peer address alone, never on X-Forwarded-For: a
+ * header is whatever the client wrote. Anyone else gets the very 404 an unknown path gets, so
+ * the endpoint's existence is not advertised to the API's callers (a 403 would say "it is here,
+ * but not for you"); the request log line still names the route, for the operator.
+ *
+ * No label value ever comes from a request: routes are patterns, statuses, verdicts, tiers,
+ * states and bucket kinds are closed sets. docs/operations.md lists every metric.
+ */
+import { Elysia } from "elysia";
+import type { Cidr } from "../../lib/cidr.ts";
+import { anyContains } from "../../lib/cidr.ts";
+import { DomainError } from "../../lib/errors.ts";
+import { CONTENT_TYPE, LATENCY_BUCKETS, createRegistry, type CounterChild, type HistogramChild, type Registry } from "../../lib/metrics.ts";
+import type { AnchorMetrics, LedgerErrorKind } from "../../anchoring/index.ts";
+import type { RecordAnchorState } from "../../records/counts.ts";
+import type { DisclosureTier, Verdict } from "../../verification/types.ts";
+import type { AccessMetrics } from "../access.ts";
+import { requestMeta, type HttpMetrics, type RouteRecorder } from "../server.ts";
+
+/** Anchor latency buckets, seconds: the local ledger anchors in about a second, public networks in 3–10 s. */
+const ANCHOR_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 600] as const;
+
+export interface ServiceMetricsDeps {
+  readonly version: string;
+  readonly commit: string;
+  /** Records by anchor state, read from storage at scrape time. */
+  readonly records: () => Readonly<Record<RecordAnchorState, number>>;
+  /** Unfinished ledger transactions, as of the anchor loop's last pass. */
+  readonly backlog: () => { readonly pending: number; readonly accepted: number };
+}
+
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  /** For createHttp: requests by route and status, and their duration. */
+  readonly http: HttpMetrics;
+  /** For createAccess: 429 refusals by bucket kind. */
+  readonly access: AccessMetrics;
+  /** For the anchor loop: anchor latency and ledger errors. */
+  readonly anchoring: AnchorMetrics;
+  /** For the verification route: verdicts by verdict and tier. */
+  verdict(verdict: Verdict, tier: DisclosureTier): void;
+  /** The exposition text. */
+  render(): string;
+}
+
+export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
+  const registry = createRegistry();
+  const p = "docverify_";
+
+  const requests = registry.counter(`${p}http_requests_total`, "HTTP requests answered, by method, route pattern and status.", ["method", "route", "status"]);
+  const duration = registry.histogram(
+    `${p}http_request_duration_seconds`,
+    "Time to answer an HTTP request, from arrival to the response (body streaming excluded), by method and route pattern.",
+    ["method", "route"],
+    LATENCY_BUCKETS,
+  );
+  const verdicts = registry.counter(`${p}verifications_total`, "Verdicts computed by POST /v1/verifications, by verdict and disclosure tier.", ["verdict", "tier"]);
+  const rateLimited = registry.counter(`${p}rate_limited_total`, "Requests refused with 429, by the kind of bucket that was empty (ip, key, org).", ["bucket"]);
+  const recordsByState = registry.gauge(`${p}records`, "Records by anchor state, read from storage at scrape time.", ["state"]);
+  const backlog = registry.gauge(`${p}anchor_backlog`, "Unfinished ledger transactions by state, as of the anchor loop's last pass (about once a second).", ["state"]);
+  const anchorLatency = registry.histogram(
+    `${p}anchor_latency_seconds`,
+    "Time from a ledger transaction being queued to its consensus being confirmed (the row reaching anchored), by kind.",
+    ["kind"],
+    ANCHOR_BUCKETS,
+  );
+  const ledgerErrors = registry.counter(
+    `${p}ledger_errors_total`,
+    "Failed ledger calls of the anchor loop, by class: retryable, expired or permanent refusals, and unknown (no usable answer).",
+    ["kind"],
+  );
+  const uptime = registry.gauge(`${p}uptime_seconds`, "Seconds since the process started.");
+  const rss = registry.gauge(`${p}resident_memory_bytes`, "Resident set size of the process, bytes.");
+  registry.gauge(`${p}build_info`, "The running build: always 1, with version and commit as labels.", ["version", "commit"]).labels(deps.version, deps.commit).set(1);
+
+  // Zero series from the start for the closed sets, so rate() and alerts see them before the first event.
+  for (const b of ["ip", "key", "org"] as const) rateLimited.labels(b);
+  for (const k of ["retryable", "expired", "permanent", "unknown"] satisfies LedgerErrorKind[]) ledgerErrors.labels(k);
+  const backlogPending = backlog.labels("pending");
+  const backlogAccepted = backlog.labels("accepted");
+  const anchorLatencyByKind = new Map<string, HistogramChild>();
+
+  registry.onCollect(() => {
+    for (const [state, n] of Object.entries(deps.records())) recordsByState.labels(state).set(n);
+    const b = deps.backlog();
+    backlogPending.set(b.pending);
+    backlogAccepted.set(b.accepted);
+    uptime.set(Math.round(process.uptime() * 1000) / 1000);
+    rss.set(process.memoryUsage.rss());
+  });
+
+  // Verdict × tier is 12 children, resolved once here; recording is two property reads.
+  const verdictChildren = new Map<string, Record<DisclosureTier, CounterChild>>();
+  const verdictChild = (verdict: Verdict, tier: DisclosureTier): CounterChild => {
+    let byTier = verdictChildren.get(verdict);
+    if (byTier === undefined) verdictChildren.set(verdict, (byTier = { public: verdicts.labels(verdict, "public"), organisation: verdicts.labels(verdict, "organisation") }));
+    return byTier[tier];
+  };
+
+  return {
+    registry,
+    http: {
+      route(method: string, route: string): RouteRecorder {
+        const byStatus = new Map<number, CounterChild>();
+        let hist: HistogramChild | null = null;
+        return {
+          record(status, seconds) {
+            let c = byStatus.get(status);
+            if (c === undefined) byStatus.set(status, (c = requests.labels(method, route, String(status))));
+            c.inc();
+            (hist ??= duration.labels(method, route)).observe(seconds);
+          },
+        };
+      },
+    },
+    access: {
+      rateLimited(bucket) {
+        rateLimited.labels(bucket).inc();
+      },
+    },
+    anchoring: {
+      anchored(kind, latencyMs) {
+        let h = anchorLatencyByKind.get(kind);
+        if (h === undefined) anchorLatencyByKind.set(kind, (h = anchorLatency.labels(kind)));
+        h.observe(Math.max(0, latencyMs) / 1000);
+      },
+      ledgerError(kind) {
+        ledgerErrors.labels(kind).inc();
+      },
+    },
+    verdict(verdict, tier) {
+      verdictChild(verdict, tier).inc();
+    },
+    render: () => registry.render(),
+  };
+}
+
+export interface MetricsRouteDeps {
+  readonly metrics: Pick<ServiceMetrics, "render">;
+  /** DOCVERIFY_METRICS_ALLOW: who may scrape, by direct peer address. */
+  readonly allow: readonly Cidr[];
+}
+
+export function metricsRoutes(deps: MetricsRouteDeps) {
+  const { metrics, allow } = deps;
+  return new Elysia({ name: "metrics" }).get(
+    "/metrics",
+    ({ request }) => {
+      const peer = requestMeta(request).peer;
+      // The direct peer only (never X-Forwarded-For); an unknown peer is not allowed.
+      if (peer === undefined || !anyContains(allow, peer)) throw new DomainError("NOT_FOUND", "No route /metrics.");
+      return new Response(metrics.render(), { status: 200, headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
+    },
+    { detail: { hide: true } },
+  );
+}
