@@ -38,7 +38,7 @@ describe("README", () => {
 });
 
 describe("OpenAPI document", () => {
-  test("is OpenAPI 3.1 with every route but the docs themselves", async () => {
+  test("is OpenAPI 3.1 with every route but the docs themselves and /metrics", async () => {
     const { request, app } = await testApp();
     const res = await request("/v1/openapi.json");
     expect(res.status).toBe(200);
@@ -46,8 +46,11 @@ describe("OpenAPI document", () => {
     expect(doc.openapi).toStartWith("3.1");
     expect(doc.info).toMatchObject({ title: "docverify", version: "1.0.0-draft" });
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`));
-    const served = app.http.routes.map((r) => `${r.method} ${r.path}`).filter((r) => !r.includes("/docs") && !r.endsWith("/openapi.json"));
+    // Hidden: the docs UI and its assets, the document itself, and /metrics (the operator's, not the API's).
+    const served = app.http.routes.map((r) => `${r.method} ${r.path}`).filter((r) => !r.includes("/docs") && !r.endsWith("/openapi.json") && r !== "GET /metrics");
     expect(documented.sort()).toEqual(served.sort());
+    expect(app.http.routes.map((r) => `${r.method} ${r.path}`)).toContain("GET /metrics");
+    expect(Object.keys(doc.paths)).not.toContain("/metrics");
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
-import { createAnchoring, insertPendingMessage, type Anchoring } from "../../src/anchoring/anchorer.ts";
+import { createAnchoring, insertPendingMessage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/anchoring/local-ledger/index.ts";
@@ -40,7 +40,7 @@ export interface Rig {
   mirror(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
-export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number; maxQueueAgeMs?: number; backlogFloor?: number } = {}): Promise<Rig> {
+export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number; maxQueueAgeMs?: number; backlogFloor?: number; metrics?: AnchorMetrics } = {}): Promise<Rig> {
   const dir = tempDir("docverify-anchor-");
   const clock = options.realClock ? Object.assign({ advance: (_ms: number) => undefined }, systemClock) : manualClock(Date.now());
   const log = memoryLogger();
@@ -75,6 +75,7 @@ export async function makeRig(options: { consensusMs?: number; realClock?: boole
       ...(options.backlogLimit !== undefined ? { backlogLimit: options.backlogLimit } : {}),
       ...(options.maxQueueAgeMs !== undefined ? { maxQueueAgeMs: options.maxQueueAgeMs } : {}),
       ...(options.backlogFloor !== undefined ? { backlogFloor: options.backlogFloor } : {}),
+      ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     });
     onCleanup(() => a.stop());
     return a;
