@@ -31,6 +31,18 @@ describe("README", () => {
     for (const m of readme.matchAll(/npm run ([\w:-]+)/g)) expect(Object.keys(pkg.scripts)).toContain(m[1]!);
   });
 
+  test("the verification example answers as the README says", async () => {
+    const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("curl") && b.includes("/v1/verifications"));
+    expect(block).toBeDefined();
+    const url = /curl -s (\S+)/.exec(block!)![1]!;
+    const body = /-d '([^']+)'/.exec(block!)![1]!;
+    const contentType = /-H 'content-type: ([^']+)'/.exec(block!)![1]!;
+    const { request } = await testApp();
+    const res = await request(new URL(url).pathname, { method: "POST", headers: { "content-type": contentType }, body });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { verdict: string }).verdict).toBe("no_record");
+  });
+
   test("the settings table lists exactly the settings the code reads", () => {
     const listed = new Set([...readme.matchAll(/`(DOCVERIFY_[A-Z_]+)`/g)].map((m) => m[1]!));
     expect([...listed].sort()).toEqual([...SETTINGS].sort());
