@@ -1,11 +1,12 @@
 /**
  * `npm run build`: compiles the whole product into one executable, dist/docverify.
  * Migrations, the OpenAPI document's UI assets and page assets are imported into the bundle,
- * so the binary runs from any folder with nothing beside it. Stray .env or bunfig.toml files
+ * so the binary runs from any folder with nothing beside it. The embedded local ledger's worker
+ * thread is a second entry point, inside the same executable. Stray .env or bunfig.toml files
  * where it runs must not change it, hence the two --no-compile-autoload flags.
  */
 import { $ } from "bun";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 
 const root = join(import.meta.dir, "..");
 const outfile = process.argv[2] ?? join(root, "dist", "docverify");
@@ -18,5 +19,12 @@ try {
   /* not a git checkout: the binary says "unknown" */
 }
 const started = performance.now();
-await $`${process.execPath} build ${join(root, "src", "main.ts")} --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --outfile ${outfile}`.cwd(root);
+// The embedded local ledger runs on a worker thread (src/anchoring/local-ledger/thread.ts): its
+// entry point is a second entry point of the executable, embedded under the bundle root (src/)
+// at the same relative path, which DOCVERIFY_LEDGER_WORKER tells the code. Not embedded, Bun
+// would load a relative worker path from the working folder instead.
+const src = join(root, "src");
+const worker = join(src, "anchoring", "local-ledger", "worker.ts");
+const workerPath = "./" + relative(src, worker).split(sep).join("/");
+await $`${process.execPath} build ${join(src, "main.ts")} ${worker} --root ${src} --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --define ${"DOCVERIFY_LEDGER_WORKER=" + JSON.stringify(workerPath)} --outfile ${outfile}`.cwd(root);
 console.log(`built ${outfile} (commit ${commit}) in ${Math.round(performance.now() - started)} ms`);

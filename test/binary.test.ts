@@ -3,7 +3,7 @@
  * folder with nothing beside it (migrations, docs UI and OpenAPI document are inside it).
  */
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, cpSync, readdirSync, statSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, startService, tempDir } from "./support/env.ts";
 
@@ -73,4 +73,26 @@ test("a node_modules folder beside the binary (running it from a checkout) chang
   expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
   expect(await svc.stop()).toBe(0);
   expect(svc.stderr()).not.toContain("fromBits");
+}, 30_000);
+
+test("the embedded ledger's worker thread is the one inside the binary, never a file of that name in the working folder", async () => {
+  // Bun loads a relative worker path that is not embedded from the working folder. Files at every
+  // path the code could ask for, relative to that folder, would each leave a marker and exit.
+  const cwd = tempDir("docverify-planted-");
+  const marker = join(cwd, "PLANTED-CODE-RAN");
+  const planted = `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran"); process.exit(9);\n`;
+  for (const dir of [".", "anchoring/local-ledger", "src/anchoring/local-ledger", "local-ledger"]) {
+    mkdirSync(join(cwd, dir), { recursive: true });
+    for (const name of ["worker.ts", "worker.js"]) await Bun.write(join(cwd, dir, name), planted);
+  }
+  const svc = await startService({ cmd: [binary], cwd, env: { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100" } });
+  const started = svc.logLines().find((l) => l.msg === "docverify started")!;
+  const ready = await fetch(`${svc.url}/readyz`);
+  expect(ready.status).toBe(200);
+  expect(((await ready.json()) as { checks: Record<string, string> }).checks.ledger).toBe("ok");
+  // The ledger answers on its own address: it is the real one, started from the binary.
+  const nodes = await fetch(`${String(started.ledgerMirrorUrl)}/api/v1/network/nodes`);
+  expect(((await nodes.json()) as { nodes: { node_account_id: string }[] }).nodes[0]!.node_account_id).toBe("0.0.3");
+  expect(await svc.stop()).toBe(0);
+  expect(existsSync(marker)).toBe(false);
 }, 30_000);

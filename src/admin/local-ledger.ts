@@ -5,10 +5,16 @@
  * with DOCVERIFY_LOCAL_LEDGER_URL and finds the operator key in `<DIR>/ledger/operator.key`.
  * Without port flags it reuses the ports remembered in that folder (or picks free ones and
  * remembers them), like the embedded ledger.
+ *
+ * The ledger runs on this process's main thread: it is alone in its process, so a worker thread
+ * (as `serve` uses, anchoring/local-ledger/thread.ts) would only add a hop. Neither this command
+ * nor the ledger loads `@hashgraph/sdk`.
  */
+import "../anchoring/protobuf-long.ts"; // first: see the file
 import { join } from "node:path";
 import { parseConfig } from "../config/index.ts";
-import { ledgerDir, startRememberedLedger } from "../anchoring/setup.ts";
+import { ledgerDir } from "../anchoring/paths.ts";
+import { startRememberedLedger } from "../anchoring/local-ledger/remembered.ts";
 import { LOCAL_LEDGER_FILES } from "../anchoring/local-ledger/index.ts";
 import { parseFlags, UsageError } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";

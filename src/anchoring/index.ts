@@ -30,9 +30,11 @@ export async function startAnchoring(options: {
   readonly start?: boolean;
   /** Monitoring sink for the loop (default: reports nothing). */
   readonly metrics?: AnchorMetrics;
+  /** For tests only: see `OpenLedgerOptions.ledgerWorkerEntry`. */
+  readonly ledgerWorkerEntry?: URL;
 }): Promise<AppAnchoring> {
   const { config, log } = options;
-  const setup = await openLedger({ config, log, clock: options.clock });
+  const setup = await openLedger({ config, log, clock: options.clock, ...(options.ledgerWorkerEntry ? { ledgerWorkerEntry: options.ledgerWorkerEntry } : {}) });
   const anchoring = createAnchoring({
     db: options.db,
     clock: options.clock,
@@ -52,6 +54,8 @@ export async function startAnchoring(options: {
   return {
     ...anchoring,
     describe: setup.describe,
+    // A stopped embedded-ledger thread fails readiness at once, whatever the cached health says.
+    readiness: async () => setup.failure() ?? (await anchoring.readiness()),
     async close() {
       if (closed) return;
       closed = true;

@@ -3,7 +3,9 @@
  * `local`, no DOCVERIFY_LOCAL_LEDGER_URL), a local ledger started elsewhere, or a public
  * network. docs/anchoring.md explains the choices; in short:
  *
- * - The embedded ledger lives in `<dataDir>/ledger/` on 127.0.0.1. Its ports are chosen once
+ * - The embedded ledger lives in `<dataDir>/ledger/` on 127.0.0.1, on a worker thread of this
+ *   process (local-ledger/thread.ts) so it does not take the API thread's time; in this thread
+ *   only when the caller injects a clock (tests with a manual clock). Its ports are chosen once
  *   (free ports) and remembered in `<dataDir>/ledger/ports.json`, so the `hashscanUrl` and
  *   `mirrorNodeUrl` links already handed out keep working across restarts. When a remembered
  *   port is taken by something else, the ledger starts on fresh ports (logged as a warning)
@@ -17,88 +19,21 @@
  *   book, the public mirror node, HashScan links.
  */
 import "./protobuf-long.ts"; // first: see the file
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config/index.ts";
-import type { Clock } from "../lib/clock.ts";
+import { systemClock, type Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { createHederaLedger, PUBLIC_MIRRORS } from "./hedera-ledger.ts";
 import { mirrorFormTransactionId, type Ledger } from "./ledger.ts";
-import { LOCAL_LEDGER_FILES, startLocalLedger, transactionPageUrl, type LocalLedger } from "./local-ledger/index.ts";
+import { LOCAL_LEDGER_FILES, transactionPageUrl, type LocalLedgerEndpoint } from "./local-ledger/index.ts";
+import { startRememberedLedger } from "./local-ledger/remembered.ts";
+import { startLedgerWorker } from "./local-ledger/thread.ts";
 
 import { LEDGER_DIR, ledgerDir, PORTS_FILE } from "./paths.ts";
 export { LEDGER_DIR, ledgerDir, PORTS_FILE };
-
-export interface RememberedAddress {
-  readonly host: string;
-  readonly grpcPort: number;
-  readonly mirrorPort: number;
-}
-
-export function readRememberedAddress(dir: string): RememberedAddress | null {
-  const file = join(dir, PORTS_FILE);
-  if (!existsSync(file)) return null;
-  try {
-    const v = JSON.parse(readFileSync(file, "utf8")) as Partial<RememberedAddress>;
-    const port = (p: unknown) => typeof p === "number" && Number.isInteger(p) && p > 0 && p < 65536;
-    if (typeof v.host === "string" && port(v.grpcPort) && port(v.mirrorPort)) return { host: v.host, grpcPort: v.grpcPort!, mirrorPort: v.mirrorPort! };
-  } catch {
-    /* unreadable: choose again */
-  }
-  return null;
-}
-
-function remember(dir: string, address: RememberedAddress): void {
-  const file = join(dir, PORTS_FILE);
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, JSON.stringify(address) + "\n", { mode: 0o600 });
-  renameSync(tmp, file);
-}
-
-function portOf(hostPort: string): number {
-  return Number(hostPort.slice(hostPort.lastIndexOf(":") + 1));
-}
-
-/**
- * Starts a local ledger in `dir`, on the remembered ports unless ports are given, and remembers
- * the ports it got. Used by `serve` (embedded) and by `docverify local-ledger`.
- */
-export async function startRememberedLedger(options: {
-  dir: string;
-  host?: string;
-  grpcPort?: number;
-  mirrorPort?: number;
-  consensusMs: number;
-  clock?: Clock;
-  log: Logger;
-}): Promise<LocalLedger> {
-  mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-  const remembered = readRememberedAddress(options.dir);
-  const host = options.host ?? remembered?.host ?? "127.0.0.1";
-  const sameHost = remembered !== null && remembered.host === host;
-  const grpcPort = options.grpcPort ?? (sameHost ? remembered.grpcPort : 0);
-  const mirrorPort = options.mirrorPort ?? (sameHost ? remembered.mirrorPort : 0);
-  const start = (g: number, m: number) =>
-    startLocalLedger({ dataDir: options.dir, host, grpcPort: g, mirrorPort: m, consensusMs: options.consensusMs, log: options.log, ...(options.clock ? { clock: options.clock } : {}) });
-  let ledger: LocalLedger;
-  try {
-    ledger = await start(grpcPort, mirrorPort);
-  } catch (e) {
-    const explicit = options.grpcPort !== undefined || options.mirrorPort !== undefined;
-    const usedRemembered = (grpcPort !== 0 || mirrorPort !== 0) && !explicit;
-    if (!usedRemembered || /in use by process|lock/i.test((e as Error).message)) throw e;
-    options.log.warn("local ledger: its remembered ports are taken; starting on new ports, so ledger links handed out before point at the old address", {
-      host,
-      grpcPort,
-      mirrorPort,
-      error: (e as Error).message,
-    });
-    ledger = await start(0, 0);
-  }
-  remember(options.dir, { host, grpcPort: portOf(ledger.grpcAddress), mirrorPort: Number(new URL(ledger.mirrorUrl).port) });
-  return ledger;
-}
+export { readRememberedAddress, startRememberedLedger, type RememberedAddress } from "./local-ledger/remembered.ts";
 
 export function localLinks(mirrorUrl: string): LedgerLinks {
   const base = mirrorUrl.replace(/\/+$/, "");
@@ -135,8 +70,13 @@ export async function discoverNodes(mirrorUrl: string, timeoutMs = 5000): Promis
 export interface LedgerSetup {
   readonly ledger: Ledger;
   readonly links: LedgerLinks;
-  /** The embedded local ledger, when this process runs it. */
-  readonly embedded: LocalLedger | null;
+  /** The embedded local ledger, when this process runs it (on a worker thread, or in this one with an injected clock). */
+  readonly embedded: LocalLedgerEndpoint | null;
+  /**
+   * Why the ledger cannot be used, when that is known without asking it: the embedded ledger's
+   * thread stopped. Null otherwise (an unreachable ledger is the anchor loop's health check).
+   */
+  failure(): string | null;
   /** For the startup line: where the ledger is. */
   readonly describe: Readonly<Record<string, string>>;
   /** Closes the SDK client, then the embedded ledger. */
@@ -146,9 +86,16 @@ export interface LedgerSetup {
 export interface OpenLedgerOptions {
   readonly config: Config;
   readonly log: Logger;
+  /**
+   * The embedded ledger's clock. Absent or the system clock: the ledger runs on its own worker
+   * thread. Any other clock (a test's manual one) cannot cross threads: the ledger then runs in
+   * this thread, on that clock.
+   */
   readonly clock?: Clock;
   /** gRPC deadline per request; default 5000. */
   readonly grpcDeadlineMs?: number;
+  /** For tests only: another entry point for the embedded ledger's thread (thread.ts `entry`). */
+  readonly ledgerWorkerEntry?: URL;
 }
 
 function readKeyFile(file: string, setting: string): string {
@@ -161,7 +108,10 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
   const l = config.ledger;
   const grpcDeadlineMs = options.grpcDeadlineMs ?? 5000;
   if (l.network === "local" && l.localLedgerUrl === null) {
-    const embedded = await startRememberedLedger({ dir: ledgerDir(config.dataDir), consensusMs: l.localConsensusMs, log, ...(options.clock ? { clock: options.clock } : {}) });
+    const dir = ledgerDir(config.dataDir);
+    const ownThread = options.clock === undefined || options.clock === systemClock;
+    const thread = ownThread ? await startLedgerWorker({ dir, consensusMs: l.localConsensusMs, log, ...(options.ledgerWorkerEntry ? { entry: options.ledgerWorkerEntry } : {}) }) : null;
+    const embedded: LocalLedgerEndpoint = thread ?? (await startRememberedLedger({ dir, consensusMs: l.localConsensusMs, log, clock: options.clock! }));
     let ledger: Ledger;
     try {
       ledger = createHederaLedger({
@@ -182,6 +132,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
       links: localLinks(embedded.mirrorUrl),
       embedded,
       describe: { ledgerMirrorUrl: embedded.mirrorUrl, ledgerGrpcAddress: embedded.grpcAddress, ledgerOperator: embedded.operator.accountId },
+      failure: () => thread?.failure() ?? null,
       async close() {
         await ledger.close();
         await embedded.close();
@@ -205,6 +156,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
       links: localLinks(mirrorUrl),
       embedded: null,
       describe: { ledgerMirrorUrl: mirrorUrl, ledgerGrpcAddress: Object.keys(nodes).join(","), ledgerOperator: operatorAccountId },
+      failure: () => null,
       close: () => ledger.close(),
     };
   }
@@ -221,6 +173,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
     links: publicLinks(network),
     embedded: null,
     describe: { ledgerMirrorUrl: PUBLIC_MIRRORS[network], ledgerOperator: l.operatorId! },
+    failure: () => null,
     close: () => ledger.close(),
   };
 }

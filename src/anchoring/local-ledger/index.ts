@@ -48,7 +48,12 @@ export interface LocalLedgerOptions {
   readonly log?: Logger;
 }
 
-export interface LocalLedger {
+/**
+ * What a user of a running local ledger needs: where it is, its operator, and how to close it.
+ * Both a ledger started in this thread (`LocalLedger`) and the embedded one on its worker thread
+ * (`thread.ts`) are this.
+ */
+export interface LocalLedgerEndpoint {
   /** `host:port` of the consensus node, for `Client.forNetwork({ [grpcAddress]: nodeAccountId })`. */
   readonly grpcAddress: string;
   readonly nodeAccountId: "0.0.3";
@@ -56,6 +61,14 @@ export interface LocalLedger {
   readonly mirrorUrl: string;
   /** The genesis account, funded with 50,000,000 hbar. Keys are hex DER (PKCS#8 / SPKI). */
   readonly operator: { readonly accountId: string; readonly privateKeyDer: string; readonly publicKeyDer: string };
+  close(): Promise<void>;
+}
+
+/**
+ * A ledger started in this thread by `startLocalLedger`. The test hooks exist only here: they act
+ * on the ledger's in-memory state and its injected clock, which a worker thread does not share.
+ */
+export interface LocalLedger extends LocalLedgerEndpoint {
   /** Test hooks; all off until asked for. */
   readonly faults: LocalLedgerFaults;
   /**
@@ -63,7 +76,6 @@ export interface LocalLedger {
    * many did. The ledger does this on its own timer; tests driving a manual clock call it.
    */
   runConsensus(): Promise<number>;
-  close(): Promise<void>;
 }
 
 /** The page a local record's explorer link points to. */

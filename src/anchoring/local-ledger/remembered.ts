@@ -1,0 +1,90 @@
+/**
+ * A local ledger on remembered ports: the first start picks free ports and writes them to
+ * `<dir>/ports.json`; later starts on the same folder use them again, so the `hashscanUrl` and
+ * `mirrorNodeUrl` links already handed out keep working across restarts. When a remembered port
+ * is taken by something else, the ledger starts on fresh ports (logged as a warning) rather than
+ * not at all, and remembers those.
+ *
+ * Here, not in ../setup.ts, because the embedded ledger's worker thread (worker.ts) and
+ * `docverify local-ledger` need it without the SDK that setup.ts loads. setup.ts re-exports it.
+ */
+import "../protobuf-long.ts"; // before the ledger loads @hashgraph/proto: see the file
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Clock } from "../../lib/clock.ts";
+import type { Logger } from "../../lib/log.ts";
+import { PORTS_FILE } from "../paths.ts";
+import { startLocalLedger, type LocalLedger } from "./index.ts";
+
+export interface RememberedAddress {
+  readonly host: string;
+  readonly grpcPort: number;
+  readonly mirrorPort: number;
+}
+
+export function readRememberedAddress(dir: string): RememberedAddress | null {
+  const file = join(dir, PORTS_FILE);
+  if (!existsSync(file)) return null;
+  try {
+    const v = JSON.parse(readFileSync(file, "utf8")) as Partial<RememberedAddress>;
+    const port = (p: unknown) => typeof p === "number" && Number.isInteger(p) && p > 0 && p < 65536;
+    if (typeof v.host === "string" && port(v.grpcPort) && port(v.mirrorPort)) return { host: v.host, grpcPort: v.grpcPort!, mirrorPort: v.mirrorPort! };
+  } catch {
+    /* unreadable: choose again */
+  }
+  return null;
+}
+
+function remember(dir: string, address: RememberedAddress): void {
+  const file = join(dir, PORTS_FILE);
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, JSON.stringify(address) + "\n", { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+function portOf(hostPort: string): number {
+  return Number(hostPort.slice(hostPort.lastIndexOf(":") + 1));
+}
+
+export interface RememberedLedgerOptions {
+  readonly dir: string;
+  readonly host?: string;
+  readonly grpcPort?: number;
+  readonly mirrorPort?: number;
+  readonly consensusMs: number;
+  readonly clock?: Clock;
+  readonly log: Logger;
+}
+
+/**
+ * Starts a local ledger in `dir`, on the remembered ports unless ports are given, and remembers
+ * the ports it got. Used by the embedded ledger's worker (worker.ts), by `serve` in-thread when a
+ * test injects a clock, and by `docverify local-ledger`.
+ */
+export async function startRememberedLedger(options: RememberedLedgerOptions): Promise<LocalLedger> {
+  mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+  const remembered = readRememberedAddress(options.dir);
+  const host = options.host ?? remembered?.host ?? "127.0.0.1";
+  const sameHost = remembered !== null && remembered.host === host;
+  const grpcPort = options.grpcPort ?? (sameHost ? remembered.grpcPort : 0);
+  const mirrorPort = options.mirrorPort ?? (sameHost ? remembered.mirrorPort : 0);
+  const start = (g: number, m: number) =>
+    startLocalLedger({ dataDir: options.dir, host, grpcPort: g, mirrorPort: m, consensusMs: options.consensusMs, log: options.log, ...(options.clock ? { clock: options.clock } : {}) });
+  let ledger: LocalLedger;
+  try {
+    ledger = await start(grpcPort, mirrorPort);
+  } catch (e) {
+    const explicit = options.grpcPort !== undefined || options.mirrorPort !== undefined;
+    const usedRemembered = (grpcPort !== 0 || mirrorPort !== 0) && !explicit;
+    if (!usedRemembered || /in use by process|lock/i.test((e as Error).message)) throw e;
+    options.log.warn("local ledger: its remembered ports are taken; starting on new ports, so ledger links handed out before point at the old address", {
+      host,
+      grpcPort,
+      mirrorPort,
+      error: (e as Error).message,
+    });
+    ledger = await start(0, 0);
+  }
+  remember(options.dir, { host, grpcPort: portOf(ledger.grpcAddress), mirrorPort: Number(new URL(ledger.mirrorUrl).port) });
+  return ledger;
+}
