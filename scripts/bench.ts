@@ -15,7 +15,7 @@ import { availableParallelism, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDataset, type Dataset } from "./bench/dataset.ts";
-import { coldStart, killAll, memoryOf, startDocverify, startFloor, startMemoOff, type Server } from "./bench/processes.ts";
+import { coldStart, killAll, memoryOf, startAppServer, startDocverify, startFloor, type Server } from "./bench/processes.ts";
 import { EMPTY_SCENARIOS, LOG_DEPTH, millionScenarios, type Scenario, type Target } from "./bench/scenarios.ts";
 import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
 import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
@@ -178,11 +178,17 @@ async function main(argv: string[]): Promise<number> {
       } finally {
         await stop(million, "docverify");
       }
-      const memoOff = await startMemoOff(join(work, "memo-off"), { dataDir, env: UNLIMITED });
+      const memoOff = await startAppServer(join(work, "memo-off"), { dataDir, env: UNLIMITED, flag: "--memo-off" });
       try {
         await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-memo-off"), memoOff);
       } finally {
         await stop(memoOff, "the memo-off server");
+      }
+      const unpaced = await startAppServer(join(work, "unpaced"), { dataDir, env: UNLIMITED, flag: "--unpaced" });
+      try {
+        await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-unpaced"), unpaced);
+      } finally {
+        await stop(unpaced, "the unpaced server");
       }
     } finally {
       await floor.stop();

@@ -54,10 +54,17 @@ export interface AppOptions {
   /**
    * False: verification checks every signature from scratch instead of answering repeats from
    * the memo (createVerifier's `memo: false`). For the benchmark's memo-off run
-   * (scripts/bench/memo-off-server.ts) and tests only; deliberately not a DOCVERIFY_* setting,
+   * (scripts/bench/app-server.ts) and tests only; deliberately not a DOCVERIFY_* setting,
    * since an operator has no reason to turn it off. Default true.
    */
   readonly verificationMemo?: boolean;
+  /**
+   * False: record creation is not paced to the ledger (no 503 back-pressure from the anchor
+   * queue). Only for the benchmark that measures what the creation path itself sustains
+   * (scripts/bench/app-server.ts); never a setting: a service that takes records faster than it
+   * can anchor them lets them age towards their validity window. Default true.
+   */
+  readonly anchorPacing?: boolean;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -74,6 +81,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       log: options.log,
       masterKey: masterKeyOf(core),
       metrics: metrics.anchoring,
+      ...(options.anchorPacing === false ? { pacing: false } : {}),
     });
   } catch (e) {
     await core.close();

@@ -111,10 +111,10 @@ export function startDocverify(binary: string, dir: string, options: { dataDir?:
   return launch([binary, "serve"], env, dir, "docverify started");
 }
 
-/** Starts scripts/bench/memo-off-server.ts (docverify from source, signature memo off) like startDocverify. */
-export function startMemoOff(dir: string, options: { dataDir: string; env?: Record<string, string> }): Promise<Server> {
+/** The app with a benchmark-only switch (scripts/bench/app-server.ts): `--memo-off` or `--unpaced`. */
+export function startAppServer(dir: string, options: { dataDir: string; env?: Record<string, string>; flag: "--memo-off" | "--unpaced" }): Promise<Server> {
   const env = { DOCVERIFY_PORT: "0", DOCVERIFY_DATA_DIR: options.dataDir, ...options.env };
-  return launch([process.execPath, join(import.meta.dir, "memo-off-server.ts")], env, dir, "docverify started");
+  return launch([process.execPath, join(import.meta.dir, "app-server.ts"), options.flag], env, dir, "docverify started");
 }
 
 /**

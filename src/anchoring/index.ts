@@ -32,6 +32,8 @@ export async function startAnchoring(options: {
   readonly metrics?: AnchorMetrics;
   /** For tests only: see `OpenLedgerOptions.ledgerWorkerEntry`. */
   readonly ledgerWorkerEntry?: URL;
+  /** False: no back-pressure on record creation (the creation benchmark only; see AppOptions.anchorPacing). */
+  readonly pacing?: boolean;
 }): Promise<AppAnchoring> {
   const { config, log } = options;
   const setup = await openLedger({ config, log, clock: options.clock, ...(options.ledgerWorkerEntry ? { ledgerWorkerEntry: options.ledgerWorkerEntry } : {}) });
@@ -48,6 +50,7 @@ export async function startAnchoring(options: {
     // The local mirror has no ingestion lag; a public one trails consensus by seconds.
     settleGraceMs: config.ledger.network === "local" ? 2000 : 30_000,
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+    ...(options.pacing === false ? { backlogLimit: Infinity, backlogFloor: Infinity, maxQueueAgeMs: Infinity } : {}),
   });
   if (options.start !== false) anchoring.start();
   let closed = false;
