@@ -183,6 +183,9 @@ export interface Anchoring {
 const SUBMIT_MARGIN_MS = 10_000;
 const ERROR_LOG_EVERY_MS = 60_000;
 
+/** The transactions with the newest valid start: through ledger_transactions_valid_start, never a scan (a test checks the plan). */
+export const LAST_VALID_START_SQL = "SELECT transaction_id AS id FROM ledger_transactions WHERE valid_start_ms = (SELECT max(valid_start_ms) FROM ledger_transactions)";
+
 export function createAnchoring(options: AnchoringOptions): Anchoring {
   const { db, clock, log, ledger, links } = options;
   const validSeconds = options.validSeconds;
@@ -240,7 +243,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   // that went back) never reissues an id that is already a primary key.
   let lastNs = (() => {
     const rows = db.$client
-      .query("SELECT transaction_id AS id FROM ledger_transactions WHERE valid_start_ms = (SELECT max(valid_start_ms) FROM ledger_transactions)")
+      .query(LAST_VALID_START_SQL)
       .all() as { id: string }[];
     let max = 0n;
     for (const { id } of rows) {

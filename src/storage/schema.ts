@@ -131,6 +131,8 @@ export const ledgerTransactions = sqliteTable(
   (t) => [
     index("ledger_transactions_work").on(t.state, t.nextAttemptAt),
     index("ledger_transactions_record").on(t.recordId),
+    // The anchor loop resumes its transaction-id sequence from the newest valid start at startup.
+    index("ledger_transactions_valid_start").on(t.validStartMs),
     // One topic per organisation: a second topic creation can never be queued while one is live.
     uniqueIndex("ledger_transactions_one_topic").on(t.orgId).where(sql`kind = 'topic_create' AND state <> 'abandoned'`),
   ],

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { insertPendingMessage } from "../../src/anchoring/anchorer.ts";
+import { insertPendingMessage, LAST_VALID_START_SQL } from "../../src/anchoring/anchorer.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../../src/anchoring/submit-key.ts";
 import { ledgerTransactions, records } from "../../src/storage/schema.ts";
@@ -341,4 +341,11 @@ describe("anchor loop", () => {
     expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
   }, 30_000);
+
+  test("resuming the transaction-id sequence at start reads an index, not the whole journal", async () => {
+    const rig = await makeRig();
+    const plan = (rig.core.db.$client.query(`EXPLAIN QUERY PLAN ${LAST_VALID_START_SQL}`).all() as { detail: string }[]).map((r) => r.detail);
+    expect(plan.some((d) => d.startsWith("SCAN"))).toBe(false);
+    expect(plan.join("\n")).toContain("ledger_transactions_valid_start");
+  });
 });

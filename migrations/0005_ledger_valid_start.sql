@@ -1,0 +1,1 @@
+CREATE INDEX `ledger_transactions_valid_start` ON `ledger_transactions` (`valid_start_ms`);
