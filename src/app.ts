@@ -15,9 +15,12 @@ import { metaValue } from "./storage/meta.ts";
 import { createRateLimiter } from "./keys/rate-limit.ts";
 import { createAccess, type Access } from "./http/access.ts";
 import { VERSION, COMMIT } from "./version.ts";
-import { startAnchoring, type AppAnchoring } from "./anchoring/index.ts";
+import type { AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
+import { linksFromSettings } from "./anchoring/links.ts";
+import { loadAnchoring } from "./anchoring/load.ts";
+import { DomainError } from "./lib/errors.ts";
 import { createRecords, type Records } from "./records/service.ts";
-import { recordLedgerOf } from "./records/ledger.ts";
+import type { RecordLedger } from "./records/ledger.ts";
 import { recordsRoutes } from "./http/routes/v1-records.ts";
 import { verifyPages } from "./http/pages/verify.ts";
 import { verificationRoutes } from "./http/routes/v1-verifications.ts";
@@ -30,7 +33,19 @@ export interface App extends Core {
   readonly http: Http;
   /** Who may call which /v1 operation: credentials, rate limits, scopes (decisions §3). */
   readonly access: Access;
+  /**
+   * The ledger queue, its links and the anchor loop, once the ledger is up. The ledger starts in
+   * the background (loading its SDK and the embedded ledger's thread takes longer than
+   * everything else together), so `serve` listens at once: until `anchoringStarted` resolves,
+   * reading this throws, readiness says "ledger starting", and record creation and revocation
+   * answer 503 with Retry-After 1. Verification does not wait for it.
+   */
   readonly anchoring: AppAnchoring;
+  /**
+   * Settles once the ledger has started (with the anchoring) or failed to (with the reason; the
+   * app then never anchors anything and `serve` exits). `close()` waits for it either way.
+   */
+  readonly anchoringStarted: Promise<AppAnchoring>;
   /** Authenticating and revoking documents (POST /v1/records…, the verify page). */
   readonly records: Records;
   /** Verdicts recomputed per request, and the verification log. */
@@ -69,12 +84,19 @@ export interface AppOptions {
 
 export async function createApp(options: AppOptions): Promise<App> {
   const core = openCore(options);
-  let anchoring: AppAnchoring;
-  // Made first: the anchor loop, access and the routes report into it. The backlog is read at
-  // scrape time, by which point the loop exists.
-  const metrics = createServiceMetrics({ version: VERSION, commit: COMMIT, records: recordCounter(core.db), backlog: () => anchoring.backlog() });
-  try {
-    anchoring = await startAnchoring({
+  let anchoring: AppAnchoring | null = null;
+  // Made first: the anchor loop, access and the routes report into it. No backlog while the
+  // ledger starts: the loop that counts it does not exist yet.
+  const metrics = createServiceMetrics({
+    version: VERSION,
+    commit: COMMIT,
+    records: recordCounter(core.db),
+    backlog: () => anchoring?.backlog() ?? { pending: 0, accepted: 0 },
+  });
+  // Loaded here, not at the top, and only after the caller has had its turn (serve listens in
+  // it): the ledger SDK alone takes longer to load than the rest of serve (anchoring/load.ts).
+  const anchoringStarted = loadAnchoring().then(({ startAnchoring }) =>
+    startAnchoring({
       config: core.config,
       db: core.db,
       clock: core.clock,
@@ -82,23 +104,44 @@ export async function createApp(options: AppOptions): Promise<App> {
       masterKey: masterKeyOf(core),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
-    });
-  } catch (e) {
-    await core.close();
-    throw e;
-  }
+    }),
+  );
+  let startFailure: string | null = null;
+  anchoringStarted.then(
+    (started) => (anchoring = started),
+    (e: unknown) => (startFailure = e instanceof Error ? e.message : String(e)),
+  );
+  const started = (): AppAnchoring => {
+    if (anchoring !== null) return anchoring;
+    throw new DomainError("SERVICE_UNAVAILABLE", startFailure === null ? "The ledger is starting; retry shortly." : "The ledger could not be started.", undefined, 1);
+  };
+  // Links are known from the settings before the ledger is up, except the embedded ledger's on
+  // its first start ever, when no record can have been anchored yet.
+  const settingsLinks = linksFromSettings(core.config);
+  const links: LedgerLinks = {
+    transactionUrl: (id) => (anchoring?.links ?? settingsLinks ?? started().links).transactionUrl(id),
+    topicMessageUrl: (topicId, seq) => (anchoring?.links ?? settingsLinks ?? started().links).topicMessageUrl(topicId, seq),
+  };
+  const ledger: RecordLedger = {
+    newTransactionId: () => started().queue.newTransactionId(),
+    // A row committed before the loop exists is found by the loop's first pass.
+    wake: () => anchoring?.queue.wake(),
+    assertCapacity: () => started().assertCapacity(),
+    transactionUrl: links.transactionUrl,
+    topicMessageUrl: links.topicMessageUrl,
+  };
   const access = createAccess({
     config: core.config,
     credentials: core.credentials,
     limiter: createRateLimiter({ clock: core.clock }),
     metrics: metrics.access,
   });
-  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger: recordLedgerOf(anchoring), publicUrl: options.publicUrl ?? core.config.publicUrl });
+  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl });
   const verifier = createVerifier({
     db: core.db,
     signer: core.signer,
     clock: core.clock,
-    links: anchoring.links,
+    links,
     ...(options.verificationMemo === false ? { memo: false as const } : {}),
   });
   // Authenticates verification-log cursors; made once per installation, never leaves the database.
@@ -113,7 +156,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const http = createHttp({
     log: options.log,
     version: `${VERSION} (${COMMIT})`,
-    readiness: { storage: () => storageWritable(core.db), ledger: () => anchoring.readiness() },
+    readiness: {
+      storage: () => storageWritable(core.db),
+      ledger: () => (anchoring !== null ? anchoring.readiness() : startFailure === null ? "ledger starting" : `ledger failed to start: ${startFailure}`),
+    },
     plugins: [...routePlugins, ...(options.plugins ?? [])],
     metrics: metrics.http,
   });
@@ -121,7 +167,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...core,
     http,
     access,
-    anchoring,
+    get anchoring() {
+      return started();
+    },
+    anchoringStarted,
     records,
     verifier,
     verificationLog,
@@ -129,7 +178,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     async close() {
       // Queued log rows first, then the loop (it may still store an answer), then the ledger, then storage.
       verificationLog.flush();
-      await anchoring.close();
+      const settled = await anchoringStarted.catch(() => null);
+      await settled?.close();
       await core.close();
     },
   };

@@ -112,6 +112,12 @@ async function serve(args: readonly string[]): Promise<number> {
   const { startServer } = await import("./serve.ts");
   const running = await startServer(config, log, { notifySocket: process.env.NOTIFY_SOCKET });
   return await new Promise<number>((resolve) => {
+    // The ledger starts after the listener; when it cannot, serve has already drained and closed.
+    void running.ledger.then((failure) => {
+      if (failure === null) return;
+      process.stderr.write(`docverify: ${failure.message}\n`);
+      resolve(1);
+    });
     onSignal = (signal) => {
       log.info("shutdown requested", { signal });
       running.stop().then(

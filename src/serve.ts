@@ -19,6 +19,12 @@ export interface Running {
   readonly app: App;
   readonly url: string;
   readonly port: number;
+  /**
+   * The ledger starts after the listener is up (App.anchoringStarted). Resolves with null once it
+   * is up ("ledger ready" logged, READY=1 sent), or, when it cannot start, with the reason, after
+   * the failure is logged and the server drained and closed: the caller then exits non-zero.
+   */
+  readonly ledger: Promise<Error | null>;
   /** Drains and closes; resolves once everything is closed. Idempotent. */
   stop(): Promise<void>;
 }
@@ -27,7 +33,8 @@ export interface ServerExtras {
   readonly plugins?: readonly AnyElysia[];
   /**
    * `$NOTIFY_SOCKET` as systemd set it (Type=notify): `READY=1` is sent once the listener is
-   * up, storage migrated and the ledger started; `STOPPING=1` when the drain begins.
+   * up, storage migrated and the ledger started (the listener comes first: see `ledger`);
+   * `STOPPING=1` when the drain begins.
    */
   readonly notifySocket?: string;
 }
@@ -82,7 +89,6 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     dataDir: config.dataDir,
     instanceId: app.instanceId,
     ledgerNetwork: config.ledger.network,
-    ...app.anchoring.describe,
     ...(config.ledger.network === "local"
       ? { notice: "ledger network is local: anchors go to a ledger on this machine and nothing is public" }
       : {}),
@@ -92,13 +98,27 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     const failed = notifier.notify(state);
     if (failed !== null) log.error("systemd notification failed", { state: state.split("\n")[0], error: failed });
   };
-  if (notifier.enabled) notify(`READY=1\nSTATUS=serving on ${url}\nMAINPID=${process.pid}`);
 
   let stopping: Promise<void> | null = null;
-  return {
+  const ledger = app.anchoringStarted.then(
+    (anchoring) => {
+      log.info("ledger ready", { ledgerNetwork: config.ledger.network, ...anchoring.describe });
+      // Ready for systemd means able to do the service's work: anchoring included.
+      if (notifier.enabled && stopping === null) notify(`READY=1\nSTATUS=serving on ${url}\nMAINPID=${process.pid}`);
+      return null;
+    },
+    async (e: unknown) => {
+      const error = e instanceof Error ? e : new Error(String(e));
+      log.error("ledger failed to start; stopping", { error: error.message });
+      await running.stop().catch((closing: unknown) => log.error("shutdown failed", { error: closing }));
+      return error;
+    },
+  );
+  const running: Running = {
     app,
     url,
     port: server.port ?? config.port,
+    ledger,
     stop() {
       stopping ??= (async () => {
         const started = Date.now();
@@ -119,4 +139,5 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
       return stopping;
     },
   };
+  return running;
 }

@@ -86,7 +86,7 @@ test("the embedded ledger's worker thread is the one inside the binary, never a 
     for (const name of ["worker.ts", "worker.js"]) await Bun.write(join(cwd, dir, name), planted);
   }
   const svc = await startService({ cmd: [binary], cwd, env: { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100" } });
-  const started = svc.logLines().find((l) => l.msg === "docverify started")!;
+  const started = svc.logLines().find((l) => l.msg === "ledger ready")!;
   const ready = await fetch(`${svc.url}/readyz`);
   expect(ready.status).toBe(200);
   expect(((await ready.json()) as { checks: Record<string, string> }).checks.ledger).toBe("ok");

@@ -17,6 +17,7 @@ afterAll(cleanup);
 async function boot(env: Record<string, string>) {
   const log = memoryLogger();
   const app = await createApp({ config: parseConfig({ DOCVERIFY_PORT: "0", ...env }), log });
+  await app.anchoringStarted;
   await app.close();
   return { app, log, said: (msg: string) => log.lines.some((l) => String(l.msg).startsWith(msg)) };
 }

@@ -318,11 +318,16 @@ function tail(file: string): string {
 async function startedUrl(s: ReturnType<typeof spawnLogged>): Promise<string> {
   const deadline = performance.now() + 30_000;
   for (;;) {
+    // The listener comes up first and the ledger after it ("ledger ready"): wait for both.
+    let url: string | null = null;
+    let ready = false;
     for (const line of readFileSync(s.stdoutFile, "utf8").split("\n")) {
       if (!line.startsWith("{")) continue;
       const entry = JSON.parse(line) as Json;
-      if (entry.msg === "docverify started" && typeof entry.url === "string") return entry.url;
+      if (entry.msg === "docverify started" && typeof entry.url === "string") url = entry.url;
+      if (entry.msg === "ledger ready") ready = true;
     }
+    if (url !== null && ready) return url;
     if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`docverify serve exited (${s.proc.exitCode ?? s.proc.signalCode}) before starting`);
     if (performance.now() > deadline) throw new Error("docverify serve did not start within 30 s");
     await Bun.sleep(20);

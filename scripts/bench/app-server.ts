@@ -22,6 +22,7 @@ for (const f of flags) if (f !== "--memo-off" && f !== "--unpaced") throw new Er
 const config = parseConfig(process.env);
 const log = createLogger({ level: config.logLevel });
 const app = await createApp({ config, log, verificationMemo: !flags.has("--memo-off"), anchorPacing: !flags.has("--unpaced") });
+await app.anchoringStarted;
 const server = Bun.serve({
   hostname: config.host,
   port: config.port,

@@ -71,21 +71,25 @@ async function stopProcess(proc: Subprocess, graceMs: number): Promise<number | 
 
 /**
  * Starts `cmd` and waits for the JSON line on stdout whose `msg` is `startedMsg`, which
- * carries the listening `url`.
+ * carries the listening `url`, and, when given, for the line `readyMsg` too (docverify logs
+ * "ledger ready" once the ledger it started after listening is up).
  */
-async function launch(cmd: string[], env: Record<string, string>, dir: string, startedMsg: string): Promise<Server> {
+async function launch(cmd: string[], env: Record<string, string>, dir: string, startedMsg: string, readyMsg?: string): Promise<Server> {
   const spawned = spawnLogged(cmd, env, dir);
   const { proc } = spawned;
   const deadline = performance.now() + 15_000;
   for (;;) {
+    let url: string | null = null;
+    let ready = readyMsg === undefined;
     for (const line of readFileSync(spawned.stdoutFile, "utf8").split("\n")) {
       if (!line.startsWith("{")) continue;
       const entry = JSON.parse(line) as { msg?: unknown; url?: unknown };
-      if (entry.msg === startedMsg && typeof entry.url === "string") {
-        const url = entry.url;
-        // docverify drains for up to 10 s on SIGTERM; allow that and a little more.
-        return { pid: proc.pid, url, stop: () => stopProcess(proc, 15_000) };
-      }
+      if (entry.msg === startedMsg && typeof entry.url === "string") url = entry.url;
+      if (entry.msg === readyMsg) ready = true;
+    }
+    if (url !== null && ready) {
+      // docverify drains for up to 10 s on SIGTERM; allow that and a little more.
+      return { pid: proc.pid, url, stop: () => stopProcess(proc, 15_000) };
     }
     if (proc.exitCode !== null || proc.signalCode !== null) {
       throw new Error(`${cmd.join(" ")} exited (${proc.exitCode ?? proc.signalCode}) before starting:\n${output(spawned)}`);
@@ -108,7 +112,7 @@ export function startFloor(dir: string): Promise<Server> {
  */
 export function startDocverify(binary: string, dir: string, options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Server> {
   const env = { DOCVERIFY_PORT: "0", DOCVERIFY_DATA_DIR: options.dataDir ?? join(dir, "data"), ...options.env };
-  return launch([binary, "serve"], env, dir, "docverify started");
+  return launch([binary, "serve"], env, dir, "docverify started", "ledger ready");
 }
 
 /** The app with a benchmark-only switch (scripts/bench/app-server.ts): `--memo-off` or `--unpaced`. */

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { DATABASE_FILE, openCore } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { queueSummary } from "../anchoring/index.ts";
-import { PUBLIC_MIRRORS } from "../anchoring/hedera-ledger.ts";
-import { ledgerDir, readRememberedAddress } from "../anchoring/setup.ts";
+import { PUBLIC_MIRRORS } from "../anchoring/links.ts";
+import { ledgerDir, readRememberedAddress } from "../anchoring/paths.ts";
 import { parseFlags } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";
 

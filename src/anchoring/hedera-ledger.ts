@@ -51,12 +51,9 @@ import {
   type TopicCreateRequest,
 } from "./ledger.ts";
 
-/** The public mirror nodes. */
-export const PUBLIC_MIRRORS: Readonly<Record<Exclude<LedgerNetwork, "local">, string>> = {
-  mainnet: "https://mainnet-public.mirrornode.hedera.com",
-  testnet: "https://testnet.mirrornode.hedera.com",
-  previewnet: "https://previewnet.mirrornode.hedera.com",
-};
+import { PUBLIC_MIRRORS } from "./links.ts";
+
+export { PUBLIC_MIRRORS };
 
 export interface HederaLedgerOptions {
   readonly network: LedgerNetwork;

@@ -26,30 +26,16 @@ import { systemClock, type Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { createHederaLedger, PUBLIC_MIRRORS } from "./hedera-ledger.ts";
-import { mirrorFormTransactionId, type Ledger } from "./ledger.ts";
-import { LOCAL_LEDGER_FILES, transactionPageUrl, type LocalLedgerEndpoint } from "./local-ledger/index.ts";
+import type { Ledger } from "./ledger.ts";
+import { LOCAL_LEDGER_FILES, type LocalLedgerEndpoint } from "./local-ledger/index.ts";
+import { localLinks, publicLinks } from "./links.ts";
 import { startRememberedLedger } from "./local-ledger/remembered.ts";
 import { startLedgerWorker } from "./local-ledger/thread.ts";
 
 import { LEDGER_DIR, ledgerDir, PORTS_FILE } from "./paths.ts";
 export { LEDGER_DIR, ledgerDir, PORTS_FILE };
 export { readRememberedAddress, startRememberedLedger, type RememberedAddress } from "./local-ledger/remembered.ts";
-
-export function localLinks(mirrorUrl: string): LedgerLinks {
-  const base = mirrorUrl.replace(/\/+$/, "");
-  return {
-    transactionUrl: (id) => transactionPageUrl(base, id),
-    topicMessageUrl: (topicId, sequenceNumber) => `${base}/api/v1/topics/${topicId}/messages/${sequenceNumber}`,
-  };
-}
-
-export function publicLinks(network: "mainnet" | "testnet" | "previewnet", mirrorUrl: string = PUBLIC_MIRRORS[network]): LedgerLinks {
-  const base = mirrorUrl.replace(/\/+$/, "");
-  return {
-    transactionUrl: (id) => `https://hashscan.io/${network}/transaction/${mirrorFormTransactionId(id)}`,
-    topicMessageUrl: (topicId, sequenceNumber) => `${base}/api/v1/topics/${topicId}/messages/${sequenceNumber}`,
-  };
-}
+export { linksFromSettings, localLinks, publicLinks } from "./links.ts";
 
 /** The consensus nodes a mirror node lists: `{ "host:port": "0.0.3" }`. */
 export async function discoverNodes(mirrorUrl: string, timeoutMs = 5000): Promise<Record<string, string>> {

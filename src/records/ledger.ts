@@ -1,6 +1,7 @@
 /**
  * What the records capability needs from the ledger side, owned here by its consumer (style.md).
- * The anchor loop (src/anchoring) implements it; records never submit anything themselves: they
+ * The anchor loop (src/anchoring) implements it, through app.ts, which answers 503 while the
+ * ledger is still starting; records never submit anything themselves: they
  * write a `pending` row in `ledger_transactions` in the same transaction as the record, and the
  * loop picks it up.
  */
@@ -39,19 +40,4 @@ export interface RecordLedger {
   transactionUrl(transactionId: string): string;
   /** Mirror-node REST URL of one topic message (`mirrorNodeUrl`). Pure. */
   topicMessageUrl(topicId: string, sequenceNumber: number): string;
-}
-
-/** The anchor loop (src/anchoring's `Anchoring`) seen through this interface. */
-export function recordLedgerOf(anchoring: {
-  readonly queue: { newTransactionId(): ReservedTransaction; wake(): void };
-  readonly links: { transactionUrl(transactionId: string): string; topicMessageUrl(topicId: string, sequenceNumber: number): string };
-  assertCapacity(): void;
-}): RecordLedger {
-  return {
-    newTransactionId: () => anchoring.queue.newTransactionId(),
-    wake: () => anchoring.queue.wake(),
-    assertCapacity: () => anchoring.assertCapacity(),
-    transactionUrl: (id) => anchoring.links.transactionUrl(id),
-    topicMessageUrl: (topicId, seq) => anchoring.links.topicMessageUrl(topicId, seq),
-  };
 }

@@ -17,6 +17,7 @@ async function setup(env: Record<string, string> = {}) {
   const clock = manualClock(Date.UTC(2026, 10, 22, 12));
   const app = await createApp({ config: testConfig({ DOCVERIFY_RATE_LIMIT_ANONYMOUS: "5", DOCVERIFY_RATE_LIMIT_KEY: "8", DOCVERIFY_RATE_LIMIT_ORG: "12", ...env }), log: memoryLogger(), clock });
   onCleanup(() => app.close());
+  await app.anchoringStarted;
   const send = (path: string, init: RequestInit & { peer?: string } = {}) => app.http.handle(new Request(`http://localhost${path}`, init), init.peer ?? "198.51.100.7");
   const verify = (headers: Record<string, string> = {}, peer?: string) =>
     send("/v1/verifications", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ originalDocHash: HASH }), peer });

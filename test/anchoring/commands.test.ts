@@ -107,7 +107,7 @@ describe("serve with the embedded local ledger", () => {
     const started = svc.logLines().find((l) => l.msg === "docverify started")!;
     expect(started.ledgerNetwork).toBe("local");
     expect(String(started.notice)).toContain("nothing is public");
-    const mirrorUrl = String(started.ledgerMirrorUrl);
+    const mirrorUrl = String(svc.logLines().find((l) => l.msg === "ledger ready")!.ledgerMirrorUrl);
     expect(mirrorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
     const ready = await fetch(`${svc.url}/readyz`);
@@ -131,7 +131,7 @@ describe("serve with the embedded local ledger", () => {
 
     expect(await svc.stop()).toBe(0);
     const svc2 = await startService({ env });
-    expect(svc2.logLines().find((l) => l.msg === "docverify started")!.ledgerMirrorUrl).toBe(mirrorUrl);
+    expect(svc2.logLines().find((l) => l.msg === "ledger ready")!.ledgerMirrorUrl).toBe(mirrorUrl);
     expect((await fetch(`${mirrorUrl}/api/v1/topics/${topicId}`)).status).toBe(200);
     expect(await svc2.stop()).toBe(0);
   }, 60_000);

@@ -42,6 +42,7 @@ beforeAll(async () => {
   const clock = manualClock(Date.UTC(2026, 10, 22, 9));
   app = await createApp({ config: testConfig(LIMITS), log: memoryLogger(), clock });
   onCleanup(() => app.close());
+  await app.anchoringStarted;
   fx = createRecordsFixture({ db: app.db, signer: app.signer, clock });
   const org = fx.createOrg("Acme Records Ltd", { apiAccess: true, addon: true, validated: true });
   const other = fx.createOrg("Other Org", { apiAccess: true, validated: true });

@@ -37,6 +37,8 @@ export async function testApp(options: { env?: Record<string, string>; plugins?:
   const log = memoryLogger();
   const app: App = await createApp({ config: testConfig(options.env), log, plugins: options.plugins });
   onCleanup(() => app.close());
+  // The ledger starts in the background (serve listens meanwhile); tests start from a ready app.
+  await app.anchoringStarted;
   /** Sends a request in-process. Paths are relative to http://localhost. */
   const request = (path: string, init?: RequestInit, peer = "127.0.0.1") =>
     app.http.handle(new Request(`http://localhost${path}`, init), peer);
@@ -55,7 +57,8 @@ export interface ServiceProcess {
 
 /**
  * Starts `cmd` (the source entry point or the compiled binary) with `serve` on a free port and
- * waits until it logs its address.
+ * waits until it logs its address and then that its ledger is up ("ledger ready"; serve listens
+ * before the ledger has started).
  */
 export async function startService(options: { cmd?: string[]; env?: Record<string, string>; cwd?: string; args?: string[] } = {}): Promise<ServiceProcess> {
   const cmd = options.cmd ?? [BUN, join(ROOT, "src", "main.ts")];
@@ -90,7 +93,7 @@ export async function startService(options: { cmd?: string[]; env?: Record<strin
   const deadline = Date.now() + 15_000;
   for (;;) {
     const started = logLines().find((l) => l.msg === "docverify started");
-    if (started !== undefined) return { url: String(started.url), proc, logLines, stderr: () => err, stop };
+    if (started !== undefined && logLines().some((l) => l.msg === "ledger ready")) return { url: String(started.url), proc, logLines, stderr: () => err, stop };
     if (exited) throw new Error(`service exited with ${proc.exitCode} before starting:\n${err}\n${out}`);
     if (Date.now() > deadline) throw new Error(`service did not start within 15 s:\n${err}\n${out}`);
     await Bun.sleep(20);

@@ -27,6 +27,7 @@ import { createEd25519Verifier, ED25519_SPKI_PREFIX, encodeKey } from "./keys.ts
 import { createMirrorHandler } from "./mirror.ts";
 import { createLedgerNode, FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT, type LedgerNode } from "./node.ts";
 import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
+import { transactionPageUrl } from "../links.ts";
 
 export type { LocalLedgerFaults } from "./faults.ts";
 
@@ -79,9 +80,7 @@ export interface LocalLedger extends LocalLedgerEndpoint {
 }
 
 /** The page a local record's explorer link points to. */
-export function transactionPageUrl(mirrorUrl: string, transactionId: string): string {
-  return `${mirrorUrl.replace(/\/+$/, "")}/transaction/${encodeURIComponent(transactionId)}`;
-}
+export { transactionPageUrl };
 
 export { mirrorTransactionId };
 

@@ -9,31 +9,15 @@
  * `docverify local-ledger` need it without the SDK that setup.ts loads. setup.ts re-exports it.
  */
 import "../protobuf-long.ts"; // before the ledger loads @hashgraph/proto: see the file
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
-import { PORTS_FILE } from "../paths.ts";
+import { PORTS_FILE, readRememberedAddress, type RememberedAddress } from "../paths.ts";
+
+export { readRememberedAddress, type RememberedAddress };
 import { startLocalLedger, type LocalLedger } from "./index.ts";
 
-export interface RememberedAddress {
-  readonly host: string;
-  readonly grpcPort: number;
-  readonly mirrorPort: number;
-}
-
-export function readRememberedAddress(dir: string): RememberedAddress | null {
-  const file = join(dir, PORTS_FILE);
-  if (!existsSync(file)) return null;
-  try {
-    const v = JSON.parse(readFileSync(file, "utf8")) as Partial<RememberedAddress>;
-    const port = (p: unknown) => typeof p === "number" && Number.isInteger(p) && p > 0 && p < 65536;
-    if (typeof v.host === "string" && port(v.grpcPort) && port(v.mirrorPort)) return { host: v.host, grpcPort: v.grpcPort!, mirrorPort: v.mirrorPort! };
-  } catch {
-    /* unreadable: choose again */
-  }
-  return null;
-}
 
 function remember(dir: string, address: RememberedAddress): void {
   const file = join(dir, PORTS_FILE);

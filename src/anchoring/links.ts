@@ -1,0 +1,53 @@
+/**
+ * Ledger links (`hashscanUrl`, `mirrorNodeUrl`) and where they come from, without the ledger SDK:
+ * `serve` answers verifications while the ledger is still starting, so the links it can know
+ * from the settings alone (public networks, DOCVERIFY_LOCAL_LEDGER_URL, the embedded ledger's
+ * remembered address) must not wait for the SDK to load.
+ */
+import type { Config, LedgerNetwork } from "../config/index.ts";
+import type { LedgerLinks } from "./anchorer.ts";
+import { mirrorFormTransactionId } from "./ledger.ts";
+import { ledgerDir, readRememberedAddress } from "./paths.ts";
+
+/** The public mirror nodes. */
+export const PUBLIC_MIRRORS: Readonly<Record<Exclude<LedgerNetwork, "local">, string>> = {
+  mainnet: "https://mainnet-public.mirrornode.hedera.com",
+  testnet: "https://testnet.mirrornode.hedera.com",
+  previewnet: "https://previewnet.mirrornode.hedera.com",
+};
+
+/** The local ledger's own page of a transaction (its mirror serves it). */
+export function transactionPageUrl(mirrorUrl: string, transactionId: string): string {
+  return `${mirrorUrl.replace(/\/+$/, "")}/transaction/${encodeURIComponent(transactionId)}`;
+}
+
+export function localLinks(mirrorUrl: string): LedgerLinks {
+  const base = mirrorUrl.replace(/\/+$/, "");
+  return {
+    transactionUrl: (id) => transactionPageUrl(base, id),
+    topicMessageUrl: (topicId, sequenceNumber) => `${base}/api/v1/topics/${topicId}/messages/${sequenceNumber}`,
+  };
+}
+
+export function publicLinks(network: "mainnet" | "testnet" | "previewnet", mirrorUrl: string = PUBLIC_MIRRORS[network]): LedgerLinks {
+  const base = mirrorUrl.replace(/\/+$/, "");
+  return {
+    transactionUrl: (id) => `https://hashscan.io/${network}/transaction/${mirrorFormTransactionId(id)}`,
+    topicMessageUrl: (topicId, sequenceNumber) => `${base}/api/v1/topics/${topicId}/messages/${sequenceNumber}`,
+  };
+}
+
+/**
+ * The links as far as the settings tell before the ledger is up: public networks and a local
+ * ledger started elsewhere at once; the embedded ledger from its remembered address (the one its
+ * links were handed out with), null when it has never started on this data folder.
+ */
+export function linksFromSettings(config: Config): LedgerLinks | null {
+  const l = config.ledger;
+  if (l.network !== "local") return publicLinks(l.network);
+  if (l.localLedgerUrl !== null) return localLinks(l.localLedgerUrl);
+  const remembered = readRememberedAddress(ledgerDir(config.dataDir));
+  if (remembered === null) return null;
+  const host = remembered.host.includes(":") ? `[${remembered.host}]` : remembered.host;
+  return localLinks(`http://${host}:${remembered.mirrorPort}`);
+}

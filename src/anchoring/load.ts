@@ -1,0 +1,34 @@
+/**
+ * Loads the anchoring code for `serve`, which listens first and starts the ledger after
+ * (docs/anchoring.md, "Start-up"). The ledger SDK and the libraries under it take ~40 ms of
+ * this thread to evaluate in the compiled executable; loaded in one go, a health probe that
+ * arrives meanwhile waits all of that. Loaded library by library with a turn of the event loop
+ * between, the longest wait is one step (~20 ms, the SDK itself). Each step only evaluates
+ * modules the next would have evaluated anyway; nothing is loaded that anchoring does not use.
+ */
+
+/** One turn of the event loop: pending requests are answered before the next step. */
+const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+export async function loadAnchoring(): Promise<typeof import("./index.ts")> {
+  const steps: { load: () => Promise<unknown>; warmUpOnly: boolean }[] = [
+    // First, as everywhere: see the file.
+    { load: () => import("./protobuf-long.ts"), warmUpOnly: false },
+    // The SDK's generated protobuf classes and its key handling, which the SDK loads first. These
+    // are the SDK's own dependencies, not ours: importing them here only splits the work, so if a
+    // later SDK no longer has them, the step is skipped and the SDK loads them (or not) itself.
+    { load: () => import("@hiero-ledger/proto"), warmUpOnly: true },
+    { load: () => import("@hiero-ledger/cryptography"), warmUpOnly: true },
+    { load: () => import("./hedera-ledger.ts"), warmUpOnly: false },
+  ];
+  for (const step of steps) {
+    await turn();
+    try {
+      await step.load();
+    } catch (e) {
+      if (!step.warmUpOnly) throw e;
+    }
+  }
+  await turn();
+  return await import("./index.ts");
+}
