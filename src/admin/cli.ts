@@ -4,7 +4,7 @@
  * `serve` runs on it: SQLite's locking and the services' IMMEDIATE transactions make the two
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
-import { userInfo } from "node:os";
+import { osActor } from "./actor.ts";
 import { openCore, type Core } from "../core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
@@ -26,22 +26,6 @@ function onOff(value: string | boolean | undefined, flag: string): boolean | und
   if (value === "on") return true;
   if (value === "off") return false;
   throw new UsageError(`--${flag} must be on or off, not ${JSON.stringify(value)}`);
-}
-
-/**
- * The OS user making the change, for the audit trail: the login name (the invoking user under
- * sudo) and the effective uid, which cannot be set from the environment.
- */
-function actor(env: Readonly<Record<string, string | undefined>>): string {
-  let name = env.SUDO_USER ?? env.USER ?? env.LOGNAME;
-  if (name === undefined || name === "") {
-    try {
-      name = userInfo().username;
-    } catch {
-      name = "unknown";
-    }
-  }
-  return `os:${name} (uid ${process.geteuid?.() ?? "?"})`;
 }
 
 function withCore<T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: Core) => T): T {
@@ -75,7 +59,7 @@ export function runOrg(args: readonly string[], env: Readonly<Record<string, str
       if (typeof values.name !== "string") throw new UsageError("--name is required");
       const name = values.name;
       const org = withCore(env, values.data, (c) =>
-        c.organisations.create({ name, apiAccess: values["api-access"] === true, addon: values.addon === true, validated: values.validated === true }, actor(env)),
+        c.organisations.create({ name, apiAccess: values["api-access"] === true, addon: values.addon === true, validated: values.validated === true }, osActor(env)),
       );
       out.write(values.json ? JSON.stringify({ id: org.id }) + "\n" : `${org.id}\n`);
       return 0;
@@ -93,7 +77,7 @@ export function runOrg(args: readonly string[], env: Readonly<Record<string, str
         ).filter(([, v]) => v !== undefined),
       );
       if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off");
-      const org = withCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, actor(env)));
+      const org = withCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, osActor(env)));
       out.write(values.json ? JSON.stringify(org) + "\n" : orgLine(org) + "\n");
       return 0;
     }
@@ -117,7 +101,7 @@ export function runKey(args: readonly string[], env: Readonly<Record<string, str
       if (values.env !== "live" && values.env !== "test") throw new UsageError("--env is required and must be live or test");
       const orgId = values.org;
       const environment = values.env;
-      const k = withCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, actor(env)));
+      const k = withCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, osActor(env)));
       if (values.json) {
         out.write(JSON.stringify({ key: k.key, keyId: k.keyId, environment: k.environment, scopes: k.scopes }) + "\n");
       } else {
@@ -143,7 +127,7 @@ export function runKey(args: readonly string[], env: Readonly<Record<string, str
     }
     case "revoke": {
       const { values, positionals } = parse(rest, {}, 1);
-      const k = withCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, actor(env)));
+      const k = withCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, osActor(env)));
       out.write(values.json ? JSON.stringify(keyJson(k)) + "\n" : `revoked ${keyPrefix(k)}\n`);
       return 0;
     }

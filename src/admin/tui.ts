@@ -10,9 +10,9 @@
  * was. Screens live in ./tui/; prompts are @clack/prompts, which only src/admin/ imports.
  */
 import { existsSync } from "node:fs";
-import { userInfo } from "node:os";
 import { join } from "node:path";
-import { DATABASE_FILE, openCore, type Core } from "../app.ts";
+import { DATABASE_FILE, openCore, type Core } from "../core.ts";
+import { osActor } from "./actor.ts";
 import { parseConfig } from "../config/index.ts";
 import { parseFlags } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";
@@ -31,23 +31,6 @@ For scripts, use the scriptable commands, each with --json:
   docverify key mint|list|revoke …
   docverify status
 `;
-
-/**
- * The OS user making changes, for the audit trail: the login name (the invoking user under
- * sudo) and the effective uid, which cannot be set from the environment. The same form as the
- * `org` and `key` commands write.
- */
-export function osActor(env: Env): string {
-  let name = env.SUDO_USER ?? env.USER ?? env.LOGNAME;
-  if (name === undefined || name === "") {
-    try {
-      name = userInfo().username;
-    } catch {
-      name = "unknown";
-    }
-  }
-  return `os:${name} (uid ${process.geteuid?.() ?? "?"})`;
-}
 
 export interface AdminIo {
   readonly stdin: NodeJS.ReadStream;
