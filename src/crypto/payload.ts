@@ -27,6 +27,7 @@
  */
 import { assertBytes, checkOptions, domainTag, writeHex, writeLengthPrefixed, writeU32be, writeU64be } from "./bytes.ts";
 import { FINGERPRINT_LENGTH } from "./keys.ts";
+import { DOC_HASH_RE, UUID_RE } from "../lib/formats.ts";
 
 export const RECORD_DOMAIN = "docverify/record/v1";
 export const SEAL_DOMAIN = "docverify/seal/v1";
@@ -47,8 +48,6 @@ export interface RecordPayloadFields {
   readonly signerKeyFingerprint: Uint8Array;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const DOC_HASH_RE = /^sha256:[0-9a-f]{64}$/;
 
 const DOC_HASH_PREFIX = "sha256:".length;
 // Module-private and never handed out (only copied from), so nobody can change them.

@@ -16,6 +16,7 @@
  * them and compare with the message.
  */
 import { createHash } from "node:crypto";
+import { DOC_HASH_RE, UUID_RE } from "../lib/formats.ts";
 
 /** Largest message the ledger takes in a single chunk. */
 export const MAX_MESSAGE_BYTES = 1024;
@@ -44,8 +45,6 @@ export type LedgerMessage =
   | { v: 1; type: "record"; recordId: string; originalDocHash: string; signedAt: string; signerPublicKeySha256: string; signatureSha256: string; sealSignatureSha256: string }
   | { v: 1; type: "revocation"; recordId: string; reason: string; revokedAt: string };
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const DOC_HASH_RE = /^sha256:[0-9a-f]{64}$/;
 const REASON_RE = /^[A-Z_]{1,64}$/;
 
 /** `sha256:` + lowercase hex, the same spelling as a DocHash. */

@@ -3,6 +3,7 @@
  * a 400 VALIDATION_FAILED whose `details` names the field. Values are never normalised: what is
  * accepted is stored exactly as sent.
  */
+import { DOC_HASH_PATTERN, DOC_HASH_RE, UUID_RE } from "../lib/formats.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 
 export const REVOCATION_REASONS = [
@@ -35,10 +36,7 @@ export function isRevocationReason(value: unknown): value is RevocationReason {
   return typeof value === "string" && (REVOCATION_REASONS as readonly string[]).includes(value);
 }
 
-export const DOC_HASH_PATTERN = "^sha256:[0-9a-f]{64}$";
-const DOC_HASH_RE = new RegExp(DOC_HASH_PATTERN);
-/** Lowercase canonical UUID text: the only spelling of a record id (docs/signing.md §3.1). */
-const RECORD_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export { DOC_HASH_PATTERN };
 
 export const FILENAME_MAX_CODE_POINTS = 500;
 
@@ -50,7 +48,7 @@ export interface RecordRequest {
 
 /** True for a record id in its one accepted spelling. Anything else is answered like an unknown id. */
 export function isRecordId(value: string): boolean {
-  return RECORD_ID_RE.test(value);
+  return UUID_RE.test(value);
 }
 
 export function validateDocHash(value: unknown, field = "originalDocHash"): string {

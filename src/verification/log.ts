@@ -27,6 +27,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
+import { UUID_RE } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
 import { ASSURANCE_LEVEL, DOC_HASH_RE, MODE, isVerdict, rfc3339Ms, type Environment, type RecordedVerification, type Verdict, type VerificationSummary } from "./types.ts";
 
@@ -90,7 +91,6 @@ export interface VerificationLog {
 export const CURSOR_VERSION = 1;
 const CURSOR_DOMAIN = "docverify/verification-cursor/v1";
 const CURSOR_BYTES = 1 + 16 + 32;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 // ---------------------------------------------------------------------------------------------
 // Ids: UUIDv7 (RFC 9562 §6.2 method 3, "monotonic random"). Bun.randomUUIDv7 happens to be

@@ -18,7 +18,7 @@ export const ASSURANCE_LEVEL = "docverify.registry.v1";
 /** Spec §2.2 and §9: `partial` on every response. */
 export const MODE = "partial";
 
-export const DOC_HASH_RE = /^sha256:[0-9a-f]{64}$/;
+export { DOC_HASH_RE } from "../lib/formats.ts";
 
 export type CheckResult = "pass" | "fail";
 
