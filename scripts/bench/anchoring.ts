@@ -29,11 +29,11 @@
  */
 import "../../src/anchoring/protobuf-long.ts"; // before the SDK: see the file
 import { Database } from "bun:sqlite";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Subprocess } from "bun";
+import { baseEnv, spawnLogged, stopProcess } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const MAIN = join(ROOT, "src", "main.ts");
@@ -71,31 +71,9 @@ export interface AnchoringReport {
 
 type Json = Record<string, any>;
 
-function spawnLogged(cmd: string[], env: Record<string, string>, dir: string): { proc: Subprocess; stdoutFile: string; stderrFile: string } {
-  mkdirSync(dir, { recursive: true });
-  const stdoutFile = join(dir, "stdout.log");
-  const stderrFile = join(dir, "stderr.log");
-  const out = openSync(stdoutFile, "w");
-  const err = openSync(stderrFile, "w");
-  try {
-    const proc = Bun.spawn(cmd, {
-      cwd: dir,
-      // A clean environment: a DOCVERIFY_* variable in the caller's shell cannot change what is measured.
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
-      stdin: "ignore",
-      stdout: out,
-      stderr: err,
-    });
-    return { proc, stdoutFile, stderrFile };
-  } finally {
-    closeSync(out);
-    closeSync(err);
-  }
-}
-
 async function admin(args: string[], dataDir: string): Promise<Json> {
   const proc = Bun.spawn([process.execPath, MAIN, ...args, "--json", "--data", dataDir], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    env: baseEnv(),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -293,14 +271,11 @@ export async function runAnchoringBench(options: { seconds?: number; quick?: boo
     db?.close();
     if (serve !== null) {
       const proc = serve.proc;
-      proc.kill("SIGTERM");
-      const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(20_000).then(() => false)]);
-      if (!exited) {
-        proc.kill("SIGKILL");
-        await proc.exited;
+      try {
+        const code = await stopProcess(proc, 20_000);
+        if (code !== 0) broken.push(`docverify serve exited with ${code ?? proc.signalCode} on SIGTERM`);
+      } catch {
         broken.push("docverify serve did not stop within 20 s of SIGTERM");
-      } else if (proc.exitCode !== 0) {
-        broken.push(`docverify serve exited with ${proc.exitCode ?? proc.signalCode} on SIGTERM`);
       }
     }
     if (ownWork) rmSync(work, { recursive: true, force: true });

@@ -27,17 +27,17 @@ export function killAll(): void {
  * A clean environment, so a DOCVERIFY_* variable in the caller's shell (a log level, say)
  * cannot change what is measured.
  */
-function baseEnv(): Record<string, string> {
+export function baseEnv(): Record<string, string> {
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
 }
 
-interface Spawned {
+export interface Spawned {
   readonly proc: Subprocess<"ignore", number, number>;
   readonly stdoutFile: string;
   readonly stderrFile: string;
 }
 
-function spawnLogged(cmd: string[], env: Record<string, string>, dir: string): Spawned {
+export function spawnLogged(cmd: string[], env: Record<string, string>, dir: string): Spawned {
   mkdirSync(dir, { recursive: true });
   const stdoutFile = join(dir, "stdout.log");
   const stderrFile = join(dir, "stderr.log");
@@ -58,7 +58,7 @@ function output(s: Spawned): string {
   return `${readFileSync(s.stderrFile, "utf8")}${readFileSync(s.stdoutFile, "utf8")}`.slice(-4000);
 }
 
-async function stopProcess(proc: Subprocess, graceMs: number): Promise<number | null> {
+export async function stopProcess(proc: Subprocess, graceMs: number): Promise<number | null> {
   if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
   const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(graceMs).then(() => false)]);
   if (!exited) {
