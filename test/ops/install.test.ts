@@ -9,7 +9,7 @@
  * demands explicitly, and owners are not checked (the test says so; nothing is skipped silently).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SETTINGS } from "../../src/config/index.ts";
 import { ensureProgram } from "../support/programs.ts";
@@ -169,8 +169,17 @@ describe("install.sh into a staging root", () => {
       chmodSync(root, 0o777);
       const binary = fakeBinary();
       chmodSync(join(binary, ".."), 0o755);
+      // nobody must be able to read the installer and what it installs, wherever the checkout
+      // lives (a clone in a 0700 folder is not readable by nobody): run a copy in an open folder.
+      const repo = tempDir("docverify-repo-");
+      chmodSync(repo, 0o755);
+      for (const file of ["scripts/install.sh", "systemd/docverify.service", "README.md", "docs/operations.md"]) {
+        mkdirSync(join(repo, file, ".."), { recursive: true, mode: 0o755 });
+        copyFileSync(join(ROOT, file), join(repo, file));
+        chmodSync(join(repo, file), 0o644);
+      }
       const asNobody = (args: string[]) => {
-        const p = Bun.spawnSync([setpriv!, "--reuid=65534", "--regid=65534", "--clear-groups", SH, SCRIPT, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+        const p = Bun.spawnSync([setpriv!, "--reuid=65534", "--regid=65534", "--clear-groups", SH, join(repo, "scripts", "install.sh"), ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
         return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
       };
       const noRoot = asNobody([binary]);
