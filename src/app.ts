@@ -151,7 +151,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),
     recordsRoutes({ access, records }),
     verifyPages({ records }),
-    metricsRoutes({ metrics, allow: core.config.metricsAllow }),
+    metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies }),
   ];
   const http = createHttp({
     log: options.log,

@@ -61,8 +61,11 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
       development: false,
       // Two services on one port would split requests between two data folders: refuse instead.
       reusePort: false,
-      // A hard ceiling far above any operation's own limit (8 KiB); the routes enforce theirs.
-      maxRequestBodySize: 1 << 20,
+      // The runtime's own 413 is a bare response outside the envelope, the log and X-Request-Id:
+      // its ceiling is set out of reach, and http/server.ts refuses any body declared over
+      // MAX_REQUEST_BODY (1 MiB) itself. Routes read bodies under their own limits (4–8 KiB) and
+      // stop a chunked one at its limit; a body nobody reads is discarded, never buffered.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       ...(tls !== undefined ? { tls } : {}),
       async fetch(request, srv) {
         inFlight++;

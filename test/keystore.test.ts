@@ -78,7 +78,7 @@ test("a configured master key file is used", async () => {
 test("a master key file with bad content refuses to start, naming the file", async () => {
   const file = join(tempDir(), "master-key");
   writeFileSync(file, "too short\n", { mode: 0o600 });
-  expect(boot({ DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_MASTER_KEY_FILE: file })).rejects.toBeInstanceOf(MasterKeyFileError);
+  await expect(boot({ DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_MASTER_KEY_FILE: file })).rejects.toBeInstanceOf(MasterKeyFileError);
   const proc = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), "serve"], {
     env: { PATH: process.env.PATH, DOCVERIFY_PORT: "0", DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_MASTER_KEY_FILE: file },
   });

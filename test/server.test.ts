@@ -77,7 +77,7 @@ describe("in-process server on a real socket", async () => {
     expect(await res.json()).toEqual({ slow: "done" });
     await stopped;
     expect(log.lines.some((l) => l.msg === "docverify stopped")).toBe(true);
-    expect(fetch(`${running.url}/healthz`)).rejects.toThrow();
+    await expect(fetch(`${running.url}/healthz`)).rejects.toThrow();
   });
 });
 

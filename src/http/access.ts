@@ -6,7 +6,7 @@
  * attached to whatever response the request ends with (success or error) by http/server.ts.
  */
 import type { Config } from "../config/index.ts";
-import { anyContains, parseIp } from "../lib/cidr.ts";
+import { anyContains, ipv6Slash64, parseIp } from "../lib/cidr.ts";
 import { DomainError } from "../lib/errors.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { Credentials } from "../keys/credentials.ts";
@@ -63,21 +63,52 @@ const unauthenticated = () =>
  * The client's address: the direct peer, or, when the peer is a trusted proxy, the nearest
  * address in `X-Forwarded-For` that is not itself a trusted proxy (read right to left: each
  * proxy appends the address it saw, so only the entries added by trusted proxies are believed).
+ * An entry may carry a port (`192.0.2.1:4711`, `[2001:db8::1]:443`, as some proxies write
+ * it). An entry that names no address (`unknown`, an obfuscated token) stops the walk and is
+ * itself the client's identity: such clients share a bucket of their own, never the proxy's.
  */
 export function clientIp(request: Request, peer: string | undefined, trustedProxies: Config["trustedProxies"]): string {
   const direct = peer ?? "unknown";
   if (peer === undefined || trustedProxies.length === 0 || !anyContains(trustedProxies, peer)) return direct;
   const header = request.headers.get("x-forwarded-for");
   if (header === null) return direct;
-  const hops = header.split(",").map((h) => h.trim());
+  const hops = header.split(",");
   let client = direct;
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = hops[i]!;
-    if (parseIp(hop) === null) break; // a garbled entry: believe nothing further left
-    client = hop;
-    if (!anyContains(trustedProxies, hop)) break;
+    const hop = hops[i]!.trim();
+    if (hop === "") continue; // an empty list member (`a,,b`) adds nothing
+    const address = forwardedAddress(hop);
+    if (address === null) return `unidentified:${hop.slice(0, 64)}`;
+    client = address;
+    if (!anyContains(trustedProxies, address)) break;
   }
   return client;
+}
+
+/** The address of one `X-Forwarded-For` entry, without a port; null when it names none. */
+export function forwardedAddress(entry: string): string | null {
+  let address = entry;
+  if (entry.startsWith("[")) {
+    const close = entry.indexOf("]");
+    if (close < 0 || !(close === entry.length - 1 || /^:\d{1,5}$/.test(entry.slice(close + 1)))) return null;
+    address = entry.slice(1, close);
+  } else if (/^[\d.]+:\d{1,5}$/.test(entry)) {
+    address = entry.slice(0, entry.indexOf(":"));
+  }
+  return parseIp(address) === null ? null : address;
+}
+
+/**
+ * The rate-limit identity of a client (decisions §11): an IPv4 address itself, an IPv6 address
+ * by its /64 (one subscriber holds a whole /64 and could otherwise take a fresh bucket per
+ * address), anything else (an unidentified forwarded client) as it is.
+ */
+export function clientBucket(ip: string): string {
+  if (!ip.includes(":") || ip.startsWith("unidentified:")) return `ip:${ip}`;
+  const parsed = parseIp(ip);
+  if (parsed === null) return `ip:${ip}`;
+  if (parsed.family === 4) return `ip:${ip.slice(ip.lastIndexOf(":") + 1)}`; // ::ffff:a.b.c.d
+  return `ip:${ipv6Slash64(parsed.value)}`;
 }
 
 export function createAccess(deps: {
@@ -116,7 +147,7 @@ export function createAccess(deps: {
     admit(request, operation) {
       const rule = RULES[operation];
       const ip = clientIp(request, requestMeta(request).peer, config.trustedProxies);
-      const ipLimit: Limit = { bucket: `ip:${ip}`, perMinute: rateLimit.anonymous };
+      const ipLimit: Limit = { bucket: clientBucket(ip), perMinute: rateLimit.anonymous };
 
       // Calls are to come from a server, not a browser (spec §5.9). Spends nothing.
       if (request.headers.has("origin")) {

@@ -72,7 +72,13 @@ export function setResponseHeaders(request: Request, headers: Record<string, str
 export function createHttp(deps: HttpDeps): Http {
   let app: AnyElysia = new Elysia({ normalize: false })
     .onError(({ error, request }) => {
-      if (error instanceof DomainError) return errorResponse(error);
+      if (request.signal.aborted) return clientClosed();
+      if (error instanceof DomainError) {
+        // An internal fault a capability raised as a DomainError (a private key that does not
+        // open): the caller sees the generic 500, the operator sees the cause.
+        if (error.code === "INTERNAL_ERROR") deps.log.error("internal error", { requestId: requestMeta(request).id, error: describeInternal(error) });
+        return errorResponse(error);
+      }
       const code = (error as { code?: unknown }).code;
       if (code === "NOT_FOUND") return notFoundOrNotAllowed(request);
       // Malformed bodies Elysia itself parses (none of ours: our routes read their own bodies).
@@ -112,7 +118,7 @@ export function createHttp(deps: HttpDeps): Http {
   for (const method of [...COUNTED_METHODS, "other"]) unmatched.set(method, { path: "(unmatched)", recorder: recorderOf(method, "(unmatched)") });
 
   function notFoundOrNotAllowed(request: Request): Response {
-    const path = new URL(request.url).pathname;
+    const path = pathOf(request.url);
     const allowed = new Set(matchers.filter((m) => m.re.test(path)).map((m) => m.method));
     if (allowed.size === 0) {
       return errorResponse(new DomainError("NOT_FOUND", `No route ${path}.`));
@@ -135,41 +141,57 @@ export function createHttp(deps: HttpDeps): Http {
 
   let draining = false;
 
+  /** The wrapper's own answer to a request it could not route (the last resort). */
+  function fallback(meta: RequestMeta, error: unknown, request: Request): Response {
+    if (request.signal.aborted) return clientClosed();
+    deps.log.error("unhandled error", { requestId: meta.id, error });
+    return errorResponse(internalError());
+  }
+
   return {
     routes,
     beginDrain() {
       draining = true;
     },
-    async handle(request, peer) {
+    async handle(received, peer) {
       const started = performance.now();
       const meta: RequestMeta = { id: Bun.randomUUIDv7(), peer };
-      metaByRequest.set(request, meta);
+      // Everything from here to the log line is inside the try: a request is always answered
+      // through the envelope, the log line and X-Request-Id, whatever it carried (decisions §11).
+      let request = received;
       let response: Response;
+      let route: RouteEntry = unmatched.get("other")!;
       try {
+        request = routable(received);
+        metaByRequest.set(request, meta);
+        route = routeOf(request);
+        const declared = request.headers.get("content-length");
         if (draining) {
           response = errorResponse(new DomainError("SERVICE_UNAVAILABLE", "The service is shutting down; retry shortly.", undefined, 5), {
             connection: "close",
           });
+        } else if (declared !== null && declared.length >= 7 && Number(declared) > MAX_REQUEST_BODY) {
+          // No operation takes a body near this size; the runtime's own ceiling is set above it
+          // (serve.ts) so that this refusal, in the envelope, is what a client sees.
+          response = errorResponse(new DomainError("PAYLOAD_TOO_LARGE", `The request body is larger than the service's limit of ${MAX_REQUEST_BODY} bytes.`));
         } else {
           response = await app.handle(request);
         }
+        if (response.status === 500 && !(response.headers.get("content-type") ?? "").includes("json")) {
+          // Elysia's own last-resort 500 is plain text; keep the spec's envelope on every error.
+          response = errorResponse(internalError());
+        }
       } catch (error) {
-        deps.log.error("unhandled error", { requestId: meta.id, error });
-        response = errorResponse(internalError());
-      }
-      if (response.status === 500 && !(response.headers.get("content-type") ?? "").includes("json")) {
-        // Elysia's own last-resort 500 is plain text; keep the spec's envelope on every error.
-        response = errorResponse(internalError());
+        response = fallback(meta, error, request);
       }
       response.headers.set("x-request-id", meta.id);
       if (meta.headers !== undefined) for (const [k, v] of Object.entries(meta.headers)) response.headers.set(k, v);
       // A 413 leaves the unread rest of the body on the connection; closing it keeps those
       // bytes from being parsed as a next request.
       if (response.status === 413) response.headers.set("connection", "close");
-      const route = routeOf(request);
       const elapsedMs = performance.now() - started;
       route.recorder.record(response.status, elapsedMs / 1000);
-      deps.log.info("request", {
+      const line = {
         requestId: meta.id,
         method: request.method,
         route: route.path,
@@ -177,10 +199,60 @@ export function createHttp(deps: HttpDeps): Http {
         durationMs: Math.round(elapsedMs * 100) / 100,
         ...(meta.peer !== undefined ? { peer: meta.peer } : {}),
         ...(meta.keyPrefix !== undefined ? { key: meta.keyPrefix } : {}),
-      });
+      };
+      // A client that went away mid-request is the client's doing, not a fault of the service.
+      if (response.status === CLIENT_CLOSED) deps.log.info("request abandoned by the client", line);
+      else deps.log.info("request", line);
       return response;
     },
   };
+}
+
+/** The largest body any request may declare; each operation has its own, smaller limit. */
+export const MAX_REQUEST_BODY = 1 << 20;
+
+/**
+ * The status logged and counted for a request whose client closed the connection before it was
+ * answered (nginx's 499). Nobody receives the response.
+ */
+export const CLIENT_CLOSED = 499;
+function clientClosed(): Response {
+  return new Response(null, { status: CLIENT_CLOSED });
+}
+
+/**
+ * Where a request is routed from its path alone (decisions §11). Bun builds `request.url` from
+ * the `Host` header: a malformed one (`a b`, `a/b`, empty, or none under HTTP/1.0) gives a bare
+ * path, some give an absolute URL that `new URL` refuses (`a:b`, `999.1.1.1`), and Elysia finds
+ * the path at the first `/` from index 11, which a host under four characters (`http://dv/`)
+ * puts inside the path. Such requests are re-addressed to a fixed host with the same path,
+ * query, method, headers, body and signal; nothing in the service reads the host from the URL.
+ * Requests to an ordinary host pass through untouched, at the cost of one Map lookup.
+ */
+export function routable(request: Request): Request {
+  const url = request.url;
+  const scheme = url.startsWith("http://") ? 7 : url.startsWith("https://") ? 8 : -1;
+  let target: string;
+  if (scheme < 0) {
+    target = url.startsWith("/") ? url : "/";
+  } else {
+    const slash = url.indexOf("/", scheme);
+    if (slash >= 11 && plainAuthority(url.slice(scheme, slash))) return request;
+    target = slash < 0 ? "/" : url.slice(slash);
+  }
+  return new Request(REBASED_ORIGIN + target, request);
+}
+const REBASED_ORIGIN = "http://unknown-host.invalid";
+
+/** Authorities seen and whether URL parsing accepts them, bounded: a real service sees few. */
+const authorityOk = new Map<string, boolean>();
+function plainAuthority(authority: string): boolean {
+  let ok = authorityOk.get(authority);
+  if (ok === undefined) {
+    ok = /^[A-Za-z0-9.\-[\]:]+$/.test(authority) && URL.canParse(`http://${authority}/`);
+    if (authorityOk.size < 256) authorityOk.set(authority, ok);
+  }
+  return ok;
 }
 
 /**
@@ -205,6 +277,17 @@ export function pathOf(url: string): string {
     if (/^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]*)+$/.test(path) && !/\/\.\.?(?:\/|$)/.test(path)) return path;
   }
   return new URL(url).pathname;
+}
+
+/** A DomainError's log fields: its class, message and any reason or key id it carries (never a secret). */
+function describeInternal(error: DomainError): Record<string, unknown> {
+  const e = error as DomainError & { reason?: unknown; keyId?: unknown };
+  return {
+    name: error.constructor.name,
+    message: error.message,
+    ...(e.reason !== undefined ? { reason: e.reason } : {}),
+    ...(e.keyId !== undefined ? { keyId: e.keyId } : {}),
+  };
 }
 
 function escapeRe(s: string): string {

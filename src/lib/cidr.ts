@@ -103,3 +103,13 @@ export function cidrContains(cidr: Cidr, address: string): boolean {
 export function anyContains(list: readonly Cidr[], address: string): boolean {
   return list.some((c) => cidrContains(c, address));
 }
+
+/**
+ * The /64 an IPv6 address is in, written `2001:db8:1:2::/64`: the unit a subscriber is given
+ * (RFC 6177), so the unit one client can be told apart by. `value` is the 128-bit address.
+ */
+export function ipv6Slash64(value: bigint): string {
+  const groups: string[] = [];
+  for (let shift = 112n; shift >= 64n; shift -= 16n) groups.push(((value >> shift) & 0xffffn).toString(16));
+  return `${groups.join(":")}::/64`;
+}

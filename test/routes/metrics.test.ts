@@ -203,12 +203,29 @@ describe("GET /metrics in-process", () => {
     for (const peer of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) await scrape(peer);
   });
 
-  test("X-Forwarded-For never grants access, not even through a trusted proxy", async () => {
-    for (const xff of ["127.0.0.1", "::1", "127.0.0.1, 203.0.113.9"]) {
-      // 203.0.113.0/24 is a trusted proxy in this app: its X-Forwarded-For names the client for rate limits, never for /metrics.
-      const res = await request("/metrics", { headers: { "x-forwarded-for": xff, "x-real-ip": "127.0.0.1", forwarded: "for=127.0.0.1" } }, "203.0.113.5");
+  test("a forwarded request from an allowed peer is refused: it came through a proxy (decisions §11)", async () => {
+    // The reverse proxy the docs recommend runs on loopback: what it forwards is not the scraper.
+    for (const headers of [{ "x-forwarded-for": "203.0.113.9" }, { "x-forwarded-for": "127.0.0.1" }, { forwarded: "for=203.0.113.9" }, { forwarded: "for=127.0.0.1" }] as Record<string, string>[]) {
+      for (const peer of ["127.0.0.1", "::1"]) {
+        const res = await request("/metrics", { headers }, peer);
+        expect(res.status).toBe(404);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe("NOT_FOUND");
+      }
+    }
+  });
+
+  test("through a trusted proxy, only a forwarded client in DOCVERIFY_METRICS_ALLOW may scrape", async () => {
+    // 203.0.113.0/24 is a trusted proxy in this app.
+    for (const xff of ["198.51.100.7", "127.0.0.1, 198.51.100.7", "unknown", "127.0.0.1, unknown"]) {
+      const res = await request("/metrics", { headers: { "x-forwarded-for": xff, "x-real-ip": "127.0.0.1" } }, "203.0.113.5");
       expect(res.status).toBe(404);
     }
+    // Forwarded alone names nobody this service believes.
+    expect((await request("/metrics", { headers: { forwarded: "for=127.0.0.1" } }, "203.0.113.5")).status).toBe(404);
+    // An untrusted peer's X-Forwarded-For is never read.
+    expect((await request("/metrics", { headers: { "x-forwarded-for": "127.0.0.1" } }, "198.51.100.7")).status).toBe(404);
+    await scrape("203.0.113.5", { "x-forwarded-for": "127.0.0.1" });
+    await scrape("203.0.113.5", { "x-forwarded-for": "198.51.100.7, [::1]:443", forwarded: "for=127.0.0.1" });
   });
 });
 
@@ -275,8 +292,8 @@ describe("GET /metrics against docverify serve", () => {
       for (const leak of LEAKS) expect(text).not.toMatch(leak);
       expect(text).not.toContain(created!.recordId);
 
-      // X-Forwarded-For from an allowed peer changes nothing; it is simply not read.
-      expect((await fetch(`${svc.url}/metrics`, { headers: { "x-forwarded-for": "203.0.113.5" } })).status).toBe(200);
+      // Through a reverse proxy on loopback (X-Forwarded-For set), the scraper is not loopback: refused.
+      expect((await fetch(`${svc.url}/metrics`, { headers: { "x-forwarded-for": "203.0.113.5" } })).status).toBe(404);
 
       await svc.stop();
       const lines = svc.logLines();
@@ -293,18 +310,20 @@ describe("GET /metrics against docverify serve", () => {
     90_000,
   );
 
-  test("with DOCVERIFY_METRICS_ALLOW narrowed past loopback, a local scraper is refused, X-Forwarded-For or not", async () => {
+  test("with DOCVERIFY_METRICS_ALLOW narrowed past loopback, a local scraper is refused; a trusted proxy's allowed client is not", async () => {
     const svc = await startService({ env: { DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_METRICS_ALLOW: "10.0.0.0/8", DOCVERIFY_TRUSTED_PROXIES: "127.0.0.1/32" } });
     try {
-      for (const headers of [{}, { "x-forwarded-for": "10.1.2.3" }, { "x-forwarded-for": "10.1.2.3, 10.9.9.9" }] as Record<string, string>[]) {
+      for (const headers of [{}, { "x-forwarded-for": "203.0.113.5" }, { "x-forwarded-for": "10.1.2.3, 203.0.113.5" }, { forwarded: "for=10.1.2.3" }] as Record<string, string>[]) {
         const res = await fetch(`${svc.url}/metrics`, { headers });
         expect(res.status).toBe(404);
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe("NOT_FOUND");
       }
+      // 127.0.0.1 is a trusted proxy and the client it forwards for is in the allow list.
+      expect((await fetch(`${svc.url}/metrics`, { headers: { "x-forwarded-for": "10.1.2.3" } })).status).toBe(200);
       expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
       await svc.stop();
       const refused = svc.logLines().filter((l) => l.msg === "request" && l.route === "/metrics");
-      expect(refused.map((l) => l.status)).toEqual([404, 404, 404]);
+      expect(refused.map((l) => l.status)).toEqual([404, 404, 404, 404, 200]);
     } finally {
       await svc.stop();
     }

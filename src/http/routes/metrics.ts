@@ -4,8 +4,10 @@
  * probes: no credential, no rate limit. Not in the OpenAPI document: it is the operator's, not
  * the API's.
  *
- * Who may scrape is decided on the direct peer address alone, never on X-Forwarded-For: a
- * header is whatever the client wrote. Anyone else gets the very 404 an unknown path gets, so
+ * Who may scrape is decided on the direct peer address. A request that carries
+ * `X-Forwarded-For` or `Forwarded` came through a proxy, so the peer (the proxy, often on
+ * loopback) is not the scraper: it is refused unless the peer is a trusted proxy and the client
+ * it forwards for is allowed (decisions §11). Anyone else gets the very 404 an unknown path gets, so
  * the endpoint's existence is not advertised to the API's callers (a 403 would say "it is here,
  * but not for you"); the request log line still names the route, for the operator.
  *
@@ -20,7 +22,7 @@ import { CONTENT_TYPE, LATENCY_BUCKETS, createRegistry, type CounterChild, type 
 import type { AnchorMetrics, LedgerErrorKind } from "../../anchoring/index.ts";
 import type { RecordAnchorState } from "../../records/counts.ts";
 import type { DisclosureTier, Verdict } from "../../verification/types.ts";
-import type { AccessMetrics } from "../access.ts";
+import { clientIp, type AccessMetrics } from "../access.ts";
 import { requestMeta, type HttpMetrics, type RouteRecorder } from "../server.ts";
 
 /** Anchor latency buckets, seconds: the local ledger anchors in about a second, public networks in 3–10 s. */
@@ -145,16 +147,27 @@ export interface MetricsRouteDeps {
   readonly metrics: Pick<ServiceMetrics, "render">;
   /** DOCVERIFY_METRICS_ALLOW: who may scrape, by direct peer address. */
   readonly allow: readonly Cidr[];
+  /** DOCVERIFY_TRUSTED_PROXIES: whose X-Forwarded-For is believed. */
+  readonly trustedProxies: readonly Cidr[];
+}
+
+/** May this request read /metrics? See the module comment. */
+export function mayScrape(request: Request, peer: string | undefined, deps: Pick<MetricsRouteDeps, "allow" | "trustedProxies">): boolean {
+  if (peer === undefined) return false;
+  const forwarded = request.headers.has("x-forwarded-for") || request.headers.has("forwarded");
+  if (!forwarded) return anyContains(deps.allow, peer);
+  // Through a proxy: only a trusted one's X-Forwarded-For names the scraper (`Forwarded` alone names nobody we believe).
+  if (!anyContains(deps.trustedProxies, peer) || !request.headers.has("x-forwarded-for")) return false;
+  const client = clientIp(request, peer, deps.trustedProxies);
+  return client !== peer && anyContains(deps.allow, client);
 }
 
 export function metricsRoutes(deps: MetricsRouteDeps) {
-  const { metrics, allow } = deps;
+  const { metrics } = deps;
   return new Elysia({ name: "metrics" }).get(
     "/metrics",
     ({ request }) => {
-      const peer = requestMeta(request).peer;
-      // The direct peer only (never X-Forwarded-For); an unknown peer is not allowed.
-      if (peer === undefined || !anyContains(allow, peer)) throw new DomainError("NOT_FOUND", "No route /metrics.");
+      if (!mayScrape(request, requestMeta(request).peer, deps)) throw new DomainError("NOT_FOUND", "No route /metrics.");
       return new Response(metrics.render(), { status: 200, headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
     },
     { detail: { hide: true } },
