@@ -88,3 +88,34 @@ test("the checker catches each kind of forbidden edge", () => {
     "anchoring/anchorer.ts → @hashgraph/sdk (only anchoring/hedera-ledger.ts may import it)",
   ]);
 });
+
+/**
+ * `expect(promise).rejects…` / `.resolves…` asserts nothing unless awaited (or returned): the
+ * test finishes first and a failure lands nowhere. Statements that start with `expect(` and
+ * reach `.rejects`/`.resolves` are the unawaited ones.
+ */
+export function unawaitedPromiseExpectations(text: string): number[] {
+  const lines = text.split("\n");
+  const found: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i]!.trimStart().startsWith("expect(")) continue;
+    let statement = "";
+    for (let j = i; j < Math.min(lines.length, i + 12); j++) {
+      statement += lines[j] + "\n";
+      if (lines[j]!.trimEnd().endsWith(";")) break;
+    }
+    if (/\)\s*\.\s*(?:rejects|resolves)\b/.test(statement)) found.push(i + 1);
+  }
+  return found;
+}
+
+test("every promise expectation in test/ is awaited", async () => {
+  const offenders: string[] = [];
+  for await (const file of new Bun.Glob("**/*.ts").scan({ cwd: join(ROOT, "test") })) {
+    for (const line of unawaitedPromiseExpectations(await Bun.file(join(ROOT, "test", file)).text())) offenders.push(`test/${file}:${line}`);
+  }
+  expect(offenders).toEqual([]);
+  // The checker itself: one bad statement of each shape, and the awaited forms pass.
+  const sample = ["  E(p).rejects.toThrow();", "  await E(p).rejects.toThrow();", "  return E(p).resolves.toBe(1);", "  E(", "    f(),", "  ).resolves.toBe(2);"].join("\n");
+  expect(unawaitedPromiseExpectations(sample.replaceAll("E(", "expect("))).toEqual([1, 4]);
+});
