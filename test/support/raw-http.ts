@@ -37,11 +37,14 @@ export function rawRequest(port: number, request: string | Uint8Array, options: 
   });
 }
 
-export function parseReply(raw: string): RawReply {
+export function parseReply(all: string): RawReply {
+  // Interim 1xx responses (100 Continue to `Expect: 100-continue`) precede the real one.
+  let raw = all;
+  while (/^HTTP\/1\.[01] 1\d\d /.test(raw) && raw.includes("\r\n\r\n")) raw = raw.slice(raw.indexOf("\r\n\r\n") + 4);
   const headers = new Map<string, string>();
   const headEnd = raw.indexOf("\r\n\r\n");
   const m = /^HTTP\/1\.[01] (\d{3})/.exec(raw);
-  if (m === null || headEnd < 0) return { raw, status: null, headers, body: "" };
+  if (m === null || headEnd < 0) return { raw: all, status: null, headers, body: "" };
   for (const line of raw.slice(0, headEnd).split("\r\n").slice(1)) {
     const colon = line.indexOf(":");
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
@@ -61,7 +64,7 @@ export function parseReply(raw: string): RawReply {
       rest = rest.slice(eol + 2 + size + 2);
     }
   }
-  return { raw, status: Number(m[1]), headers, body: Buffer.from(body, "latin1").toString("utf8") };
+  return { raw: all, status: Number(m[1]), headers, body: Buffer.from(body, "latin1").toString("utf8") };
 }
 
 /** A request's bytes: `headers` in order, `null` host meaning no Host header at all. */
