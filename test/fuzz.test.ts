@@ -261,7 +261,7 @@ function judge(reply: RawReply, method: string, request: string, tally: Tally): 
   if (status === 200 && line.startsWith("POST ") && reply.body.includes('"verificationId"')) tally.logged++;
 }
 
-function counts(): Record<string, number> {
+function counts(): { records: number; revoked: number; verifications: number; organisations: number; apiKeys: number; audit: number } {
   const q = (sql: string) => (admin.db.$client.query(sql).get() as { n: number }).n;
   return {
     records: q("SELECT count(*) AS n FROM records"),
