@@ -1,8 +1,10 @@
 /**
- * `docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--data DIR] [--consensus-ms N] [--json]`:
- * the local ledger alone, in `<DIR>/ledger/` (the folder the embedded one uses), until SIGTERM
- * or SIGINT. Prints the two addresses it listens on; a `serve` is pointed at the mirror address
- * with DOCVERIFY_LOCAL_LEDGER_URL and finds the operator key in `<DIR>/ledger/operator.key`.
+ * `docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--data DIR] [--consensus-ms N]
+ * [--operator-key-file FILE] [--json]`: the local ledger alone, in `<DIR>/ledger/` (the folder the
+ * embedded one uses), until SIGTERM or SIGINT. Prints the two addresses it listens on; a `serve` is
+ * pointed at the mirror address with DOCVERIFY_LOCAL_LEDGER_URL and needs nothing more: the
+ * operator 0.0.2 has the public development key (decisions §11) unless this ledger was created
+ * with `--operator-key-file` (then serve needs DOCVERIFY_LEDGER_OPERATOR_KEY_FILE too).
  * Without port flags it reuses the ports remembered in that folder (or picks free ones and
  * remembers them), like the embedded ledger.
  *
@@ -11,12 +13,14 @@
  * nor the ledger loads `@hashgraph/sdk`.
  */
 import "../anchoring/protobuf-long.ts"; // first: see the file
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseConfig } from "../config/index.ts";
 import { ledgerDir } from "../anchoring/paths.ts";
 import { startRememberedLedger } from "../anchoring/local-ledger/remembered.ts";
-import { LOCAL_LEDGER_FILES } from "../anchoring/local-ledger/index.ts";
+import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES } from "../anchoring/local-ledger/index.ts";
 import { parseFlags, UsageError } from "../lib/args.ts";
+import { OpsError } from "../lib/errors.ts";
 import { createLogger } from "../lib/log.ts";
 
 type Out = { write(s: string): void };
@@ -36,6 +40,7 @@ export async function runLocalLedger(args: readonly string[], env: Readonly<Reco
     "mirror-port": { type: "string" },
     "grpc-port": { type: "string" },
     "consensus-ms": { type: "string" },
+    "operator-key-file": { type: "string" },
   });
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
   const mirrorPort = port(values["mirror-port"], "mirror-port");
@@ -48,17 +53,40 @@ export async function runLocalLedger(args: readonly string[], env: Readonly<Reco
   }
   const host = typeof values.host === "string" ? values.host : undefined;
   if (host !== undefined && !/^[A-Za-z0-9.:_-]+$/.test(host)) throw new UsageError(`--host ${JSON.stringify(host)} is not a host name or IP address`);
+  let operatorKey: string | undefined;
+  if (typeof values["operator-key-file"] === "string") {
+    const file = resolve(values["operator-key-file"]);
+    try {
+      operatorKey = readFileSync(file, "utf8").trim();
+    } catch (e) {
+      throw new OpsError(`--operator-key-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
   const log = createLogger({ level: config.logLevel, write: (l) => process.stderr.write(l + "\n") });
   const dir = ledgerDir(config.dataDir);
-  const ledger = await startRememberedLedger({ dir, host, grpcPort, mirrorPort, consensusMs, log });
+  let ledger;
+  try {
+    ledger = await startRememberedLedger({ dir, host, grpcPort, mirrorPort, consensusMs, log, ...(operatorKey !== undefined ? { operatorKey } : {}) });
+  } catch (e) {
+    // A malformed key, or one this ledger was not created with: the operator's to fix.
+    if (operatorKey !== undefined && /operator key/.test((e as Error).message)) throw new OpsError(`--operator-key-file: ${(e as Error).message}`);
+    throw e;
+  }
   const operatorKeyFile = join(dir, LOCAL_LEDGER_FILES.operatorKey);
+  const developmentKey = ledger.operator.privateKeyDer === DEVELOPMENT_OPERATOR_KEY.privateKeyDer;
   if (values.json) {
-    out.write(JSON.stringify({ grpcAddress: ledger.grpcAddress, mirrorUrl: ledger.mirrorUrl, operatorAccountId: ledger.operator.accountId, operatorKeyFile, dataDir: dir }) + "\n");
+    out.write(
+      JSON.stringify({ grpcAddress: ledger.grpcAddress, mirrorUrl: ledger.mirrorUrl, operatorAccountId: ledger.operator.accountId, developmentKey, operatorKeyFile, dataDir: dir }) + "\n",
+    );
   } else {
     out.write(`grpc    ${ledger.grpcAddress}\nmirror  ${ledger.mirrorUrl}\n`);
     process.stderr.write(
-      `Local ledger in ${dir}: nothing on it is public. Operator ${ledger.operator.accountId}, key in ${operatorKeyFile}.\n` +
-        `Point a service at it with DOCVERIFY_LOCAL_LEDGER_URL=${ledger.mirrorUrl}\n`,
+      `Local ledger in ${dir}: nothing on it is public.\n` +
+        (developmentKey
+          ? `Operator ${ledger.operator.accountId} has the development key, which is public (docs/local-ledger.md): for development only.\n` +
+            `Point a service at it with DOCVERIFY_LOCAL_LEDGER_URL=${ledger.mirrorUrl}\n`
+          : `Operator ${ledger.operator.accountId} has a key of its own, copied to ${operatorKeyFile}.\n` +
+            `Point a service at it with DOCVERIFY_LOCAL_LEDGER_URL=${ledger.mirrorUrl} and DOCVERIFY_LEDGER_OPERATOR_KEY_FILE=${operatorKeyFile}\n`),
     );
   }
   await until;

@@ -12,9 +12,10 @@
  *   rather than not at all, and remembers those.
  * - A local ledger started elsewhere is found through its mirror URL: the consensus node's gRPC
  *   address comes from `/api/v1/network/nodes`, as from a public mirror node. The operator is
- *   DOCVERIFY_LEDGER_OPERATOR_ID (default 0.0.2, the local ledger's genesis account) with the key
- *   in DOCVERIFY_LEDGER_OPERATOR_KEY_FILE (default `<dataDir>/ledger/operator.key`, where
- *   `docverify local-ledger --data <dataDir>` writes it).
+ *   DOCVERIFY_LEDGER_OPERATOR_ID (default 0.0.2, the local ledger's genesis account). Its key
+ *   needs no setting (decisions §11): like Hedera's own local node, the local ledger gives 0.0.2
+ *   a fixed, public development key unless it was started with another. `localOperatorKey`
+ *   says which key is used and checks it against the key the ledger's mirror shows.
  * - Public networks: operator id and key file from the settings (required), the SDK's address
  *   book, the public mirror node, HashScan links.
  */
@@ -27,7 +28,8 @@ import type { Logger } from "../lib/log.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { createHederaLedger, PUBLIC_MIRRORS } from "./hedera-ledger.ts";
 import type { Ledger } from "./ledger.ts";
-import { LOCAL_LEDGER_FILES, type LocalLedgerEndpoint } from "./local-ledger/index.ts";
+import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES, type LocalLedgerEndpoint } from "./local-ledger/index.ts";
+import { ed25519KeyPairFromDer } from "./local-ledger/keys.ts";
 import { localLinks, publicLinks } from "./links.ts";
 import { startRememberedLedger } from "./local-ledger/remembered.ts";
 import { startLedgerWorker } from "./local-ledger/thread.ts";
@@ -89,6 +91,67 @@ function readKeyFile(file: string, setting: string): string {
   return readFileSync(file, "utf8").trim();
 }
 
+/** The key the mirror node shows for `accountId` (`{_type, key}`), or null when it does not say. */
+async function mirrorAccountKey(mirrorUrl: string, accountId: string, timeoutMs = 5000): Promise<{ type: string; key: string } | null> {
+  try {
+    const res = await fetch(`${mirrorUrl.replace(/\/+$/, "")}/api/v1/accounts/${accountId}`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return null;
+    }
+    const body = (await res.json()) as { key?: { _type?: unknown; key?: unknown } | null };
+    const k = body.key;
+    return k != null && typeof k._type === "string" && typeof k.key === "string" ? { type: k._type, key: k.key.toLowerCase() } : null;
+  } catch {
+    return null;
+  }
+}
+
+async function publicKeyHexOf(privateKeyDer: string): Promise<string | null> {
+  try {
+    return Buffer.from((await ed25519KeyPairFromDer(privateKeyDer)).publicKey).toString("hex");
+  } catch {
+    return null; // not ED25519 (an ECDSA key is for the SDK to read)
+  }
+}
+
+/**
+ * The operator key for a local ledger started elsewhere, and where it came from.
+ *
+ * - DOCVERIFY_LEDGER_OPERATOR_KEY_FILE (or the systemd credential) when that file exists: it is
+ *   used, and refused if the ledger's mirror shows another key for the operator.
+ * - Otherwise no setting is needed: the development key (local-ledger/keys.ts), or, for a ledger
+ *   created before it had one, the copy of its key in `<dataDir>/ledger/operator.key` (where
+ *   `docverify local-ledger --data <dataDir>` keeps it): whichever the mirror shows for the
+ *   operator. When the mirror does not say (an older ledger), the development key.
+ *
+ * Throws, naming the setting, when no key at hand is the operator's.
+ */
+export async function localOperatorKey(config: Config, mirrorUrl: string, operatorAccountId: string): Promise<{ privateKeyDer: string; source: string }> {
+  const configured = config.ledger.operatorKeyFile;
+  const onLedger = await mirrorAccountKey(mirrorUrl, operatorAccountId);
+  const matches = async (der: string) => onLedger === null || onLedger.type !== "ED25519" || (await publicKeyHexOf(der)) === onLedger.key;
+  if (configured !== null && existsSync(configured)) {
+    const der = readFileSync(configured, "utf8").trim();
+    if (!(await matches(der))) {
+      throw new Error(
+        `DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: ${configured} does not hold the key the local ledger at ${mirrorUrl} shows for ${operatorAccountId} (public key ${onLedger!.key})`,
+      );
+    }
+    return { privateKeyDer: der, source: configured };
+  }
+  const copy = join(ledgerDir(config.dataDir), LOCAL_LEDGER_FILES.operatorKey);
+  const candidates: { privateKeyDer: string; source: string }[] = [{ privateKeyDer: DEVELOPMENT_OPERATOR_KEY.privateKeyDer, source: "development key" }];
+  if (existsSync(copy)) candidates.push({ privateKeyDer: readFileSync(copy, "utf8").trim(), source: copy });
+  for (const c of candidates) if (await matches(c.privateKeyDer)) return c;
+  throw new Error(
+    `DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: the local ledger at ${mirrorUrl} gives ${operatorAccountId} the public key ${onLedger!.key}, ` +
+      `which is not the development key${existsSync(copy) ? ` nor the key in ${copy}` : ""}` +
+      `${configured !== null ? ` (${configured} does not exist)` : ""}: it was created with a key of its own. ` +
+      "Set DOCVERIFY_LEDGER_OPERATOR_KEY_FILE to that key (docverify local-ledger keeps a copy in its folder's operator.key)",
+  );
+}
+
 export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetup> {
   const { config, log } = options;
   const l = config.ledger;
@@ -128,20 +191,24 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
   if (l.network === "local") {
     const mirrorUrl = l.localLedgerUrl!;
     const operatorAccountId = l.operatorId ?? "0.0.2";
-    const keyFile = l.operatorKeyFile ?? join(ledgerDir(config.dataDir), LOCAL_LEDGER_FILES.operatorKey);
-    const operatorPrivateKey = readKeyFile(keyFile, "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE");
     let nodes: Record<string, string>;
     try {
       nodes = await discoverNodes(mirrorUrl);
     } catch (e) {
       throw new Error(`DOCVERIFY_LOCAL_LEDGER_URL: cannot reach the local ledger's mirror at ${mirrorUrl}: ${(e as Error).message}`);
     }
-    const ledger = createHederaLedger({ network: "local", operatorAccountId, operatorPrivateKey, nodes, mirrorUrl, grpcDeadlineMs, log });
+    const operatorKey = await localOperatorKey(config, mirrorUrl, operatorAccountId);
+    const ledger = createHederaLedger({ network: "local", operatorAccountId, operatorPrivateKey: operatorKey.privateKeyDer, nodes, mirrorUrl, grpcDeadlineMs, log });
     return {
       ledger,
       links: localLinks(mirrorUrl),
       embedded: null,
-      describe: { ledgerMirrorUrl: mirrorUrl, ledgerGrpcAddress: Object.keys(nodes).join(","), ledgerOperator: operatorAccountId },
+      describe: {
+        ledgerMirrorUrl: mirrorUrl,
+        ledgerGrpcAddress: Object.keys(nodes).join(","),
+        ledgerOperator: operatorAccountId,
+        ledgerOperatorKey: operatorKey.source,
+      },
       failure: () => null,
       close: () => ledger.close(),
     };

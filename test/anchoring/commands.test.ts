@@ -1,14 +1,17 @@
 /**
  * The ledger as processes see it: `docverify local-ledger` and `docverify status` as commands,
  * `serve` with its embedded ledger end to end (readiness, a topic for an organisation whose
- * add-on another process switched on, stable ledger addresses across a restart), and `serve`
- * killed with SIGKILL while a message awaits consensus on an external local ledger.
+ * add-on another process switched on, stable ledger addresses across a restart), `serve`
+ * killed with SIGKILL while a message awaits consensus on an external local ledger, and `serve`
+ * pointed at a `local-ledger` of another process and folder with nothing but its URL (decisions
+ * §11: the development key), or at one created with a key of its own.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore } from "../../src/app.ts";
 import { insertPendingMessage } from "../../src/anchoring/anchorer.ts";
-import { startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { DEVELOPMENT_OPERATOR_KEY, startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { records } from "../../src/storage/schema.ts";
@@ -48,7 +51,7 @@ function startLocalLedgerProcess(data: string, extra: string[] = []) {
       if (done) throw new Error(`local-ledger exited: ${await new Response(proc.stderr).text()}`);
       text += new TextDecoder().decode(value);
     }
-    return JSON.parse(text.split("\n")[0]!) as { grpcAddress: string; mirrorUrl: string; operatorAccountId: string; operatorKeyFile: string };
+    return JSON.parse(text.split("\n")[0]!) as { grpcAddress: string; mirrorUrl: string; operatorAccountId: string; operatorKeyFile: string; developmentKey: boolean };
   })();
   return { proc, first };
 }
@@ -186,5 +189,82 @@ describe("serve killed with SIGKILL while a message awaits consensus", () => {
     const rows = core.db.$client.query("SELECT count(*) AS n FROM ledger_transactions WHERE record_id = ?").get(recordId) as { n: number };
     expect(rows.n).toBe(1);
     expect(await svc2.stop()).toBe(0);
+  }, 60_000);
+});
+
+describe("serve against a local-ledger started elsewhere", () => {
+  /** An organisation with the add-on and API access in `data`, and a live key for it. */
+  function orgWithKey(data: string): string {
+    const org = cli(["org", "create", "--name", "Acme", "--addon", "--api-access", "--json", "--data", data]);
+    expect(org.code, org.stderr).toBe(0);
+    const mint = cli(["key", "mint", "--org", (JSON.parse(org.stdout) as { id: string }).id, "--env", "live", "--json", "--data", data]);
+    expect(mint.code, mint.stderr).toBe(0);
+    return (JSON.parse(mint.stdout) as { key: string }).key;
+  }
+
+  test("needs only DOCVERIFY_LOCAL_LEDGER_URL (the development key), from another data folder; a record anchors", async () => {
+    const { first } = startLocalLedgerProcess(tempDir("docverify-ledger-"));
+    const info = await first;
+    expect(info.developmentKey).toBe(true);
+    const account = (await (await fetch(`${info.mirrorUrl}/api/v1/accounts/0.0.2`)).json()) as { key: { _type: string; key: string } };
+    expect(account.key).toEqual({ _type: "ED25519", key: "0aa8e21064c61eab86e2a9c164565b4e7a9a4146106e0a6cd03a8c395a110e92" });
+
+    // Another data folder, no key file anywhere near it: the URL is the only setting.
+    const data = tempDir();
+    const key = orgWithKey(data);
+    const svc = await startService({ env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_URL: info.mirrorUrl } });
+    const ready = svc.logLines().find((l) => l.msg === "ledger ready")!;
+    expect(ready).toMatchObject({ ledgerMirrorUrl: info.mirrorUrl, ledgerOperator: "0.0.2", ledgerOperatorKey: "development key" });
+
+    // The organisation's topic comes first; until then a record answers 503.
+    const recordId = await waitFor("a record created", async () => {
+      const res = await fetch(`${svc.url}/v1/records`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ originalDocHash: `sha256:${"ab".repeat(32)}` }),
+      });
+      if (res.status === 503) return null;
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { recordId: string }).recordId;
+    });
+    expect(recordId).toBeString();
+    await waitFor("the record anchored", () => {
+      const status = JSON.parse(cli(["status", "--json", "--data", data], { DOCVERIFY_LOCAL_LEDGER_URL: info.mirrorUrl }).stdout) as { records: { anchored: number } };
+      return status.records.anchored === 1 ? true : null;
+    });
+    expect(await svc.stop()).toBe(0);
+  }, 60_000);
+
+  test("a ledger created with a key of its own: serve says which setting to give, and starts once given it", async () => {
+    const ledgerData = tempDir("docverify-ledger-");
+    // Another ED25519 key, as hex DER PKCS#8.
+    const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const ownKey = Buffer.from(await crypto.subtle.exportKey("pkcs8", pair.privateKey)).toString("hex");
+    const keyFile = join(tempDir(), "operator.key");
+    writeFileSync(keyFile, ownKey + "\n", { mode: 0o600 });
+    const ledger = startLocalLedgerProcess(ledgerData, ["--operator-key-file", keyFile]);
+    const info = await ledger.first;
+    expect(info.developmentKey).toBe(false);
+
+    const data = tempDir();
+    const refused = Bun.spawn([BUN, MAIN, "serve"], { env: { ...baseEnv(), DOCVERIFY_DATA_DIR: data, DOCVERIFY_PORT: "0", DOCVERIFY_LOCAL_LEDGER_URL: info.mirrorUrl }, stdout: "pipe", stderr: "pipe" });
+    onCleanup(() => refused.kill("SIGKILL"));
+    expect(await refused.exited).toBe(1);
+    const stderr = await new Response(refused.stderr).text();
+    expect(stderr).toContain("DOCVERIFY_LEDGER_OPERATOR_KEY_FILE");
+    expect(stderr).toContain("not the development key");
+
+    const svc = await startService({ env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_URL: info.mirrorUrl, DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: info.operatorKeyFile } });
+    expect(svc.logLines().find((l) => l.msg === "ledger ready")!.ledgerOperatorKey).toBe(info.operatorKeyFile);
+    expect(await svc.stop()).toBe(0);
+
+    // The ledger keeps the key it was created with: started again with another, it refuses.
+    ledger.proc.kill("SIGTERM");
+    expect(await ledger.proc.exited).toBe(0);
+    const otherKeyFile = join(tempDir(), "development.key");
+    writeFileSync(otherKeyFile, DEVELOPMENT_OPERATOR_KEY.privateKeyDer + "\n", { mode: 0o600 });
+    const other = cli(["local-ledger", "--data", ledgerData, "--operator-key-file", otherKeyFile, "--json"]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("created with another operator key");
   }, 60_000);
 });

@@ -11,19 +11,21 @@
  *   a folder. Everything (accounts, topics, messages, seen transaction ids, pending
  *   transactions, the genesis key) survives a restart, and pending transactions reach consensus
  *   after it.
- * - `operator` is the genesis account 0.0.2; its ED25519 key is created on first start.
+ * - `operator` is the genesis account 0.0.2. Its ED25519 key is fixed when the ledger is created:
+ *   `operatorKey` if given, else the public development key (keys.ts, decisions §11). A ledger
+ *   keeps the key it was created with; given a different `operatorKey` later, it refuses to start.
  * - `close()` stops listening, waits for work in flight and closes the database; a pending
  *   transaction stays pending for the next start.
  * - Nothing here reads process.env: the caller passes every setting.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import { createLogger, type Logger } from "../../lib/log.ts";
 import { createFaultState, type LocalLedgerFaults } from "./faults.ts";
 import { hostPort, startGrpcEndpoint } from "./grpc.ts";
-import { entityId, hex, mirrorTransactionId } from "./ids.ts";
-import { createEd25519Verifier, ED25519_SPKI_PREFIX, encodeKey } from "./keys.ts";
+import { entityId, mirrorTransactionId } from "./ids.ts";
+import { createEd25519Verifier, DEVELOPMENT_OPERATOR_KEY, ed25519KeyPairFromDer, encodeKey, type Ed25519KeyPair } from "./keys.ts";
 import { createMirrorHandler } from "./mirror.ts";
 import { createLedgerNode, FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT, type LedgerNode } from "./node.ts";
 import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
@@ -44,6 +46,12 @@ export interface LocalLedgerOptions {
   readonly consensusMs?: number;
   /** How long receipts (and records) stay queryable after consensus, as on Hedera. Default 180000. */
   readonly receiptTtlMs?: number;
+  /**
+   * The genesis account's private key (hex DER PKCS#8, ED25519), used when the ledger is created.
+   * Default: the public development key (`DEVELOPMENT_OPERATOR_KEY`). A ledger created with
+   * another key refuses to start with this one.
+   */
+  readonly operatorKey?: string;
   /** Time source for validity windows, consensus timestamps and due times. Default the system clock. */
   readonly clock?: Clock;
   readonly log?: Logger;
@@ -84,15 +92,17 @@ export { transactionPageUrl };
 
 export { mirrorTransactionId };
 
+export { DEVELOPMENT_OPERATOR_KEY };
+
 /** What the ledger keeps in its data folder. */
 export const LOCAL_LEDGER_FILES = {
   database: "ledger.sqlite",
   lock: "ledger.lock",
-  /** The genesis operator's private key, hex DER (PKCS#8), owner-only. */
+  /** A copy of the genesis operator's private key, hex DER (PKCS#8), owner-only. */
   operatorKey: "operator.key",
 } as const;
 
-const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "consensusMs", "receiptTtlMs", "clock", "log"];
+const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "consensusMs", "receiptTtlMs", "operatorKey", "clock", "log"];
 const GENESIS_BALANCE = 5_000_000_000_000_000; // 50,000,000 hbar in tinybars
 /** How often the scheduler looks for due work besides its precise wake-ups (manual clocks, resumes). */
 const POLL_MS = 250;
@@ -111,6 +121,7 @@ function checkOptions(options: LocalLedgerOptions): void {
   ms("consensusMs", options.consensusMs);
   ms("receiptTtlMs", options.receiptTtlMs);
   if (options.host !== undefined && (typeof options.host !== "string" || options.host === "")) throw new TypeError("startLocalLedger: host must be a non-empty string");
+  if (options.operatorKey !== undefined && typeof options.operatorKey !== "string") throw new TypeError("startLocalLedger: operatorKey must be a hex DER string");
 }
 
 /**
@@ -143,26 +154,35 @@ function acquireLock(path: string): () => void {
 }
 
 /**
- * Creates the genesis state on first start; returns the operator's keys. The database is the
- * authority; `operator.key` beside it (hex DER, owner-only) is a copy for a process that uses
- * this ledger without starting it, rewritten if missing.
+ * Creates the genesis state on first start, with `requested` (an explicit key, or the development
+ * key when `explicit` is false); returns the operator's keys. A ledger keeps the key it was created
+ * with (ledgers created before the development key have a random one): an explicit key that
+ * differs is refused rather than silently not used. The database is the authority; `operator.key`
+ * beside it (hex DER, owner-only) is a copy for a process that uses this ledger without starting
+ * it, rewritten if missing or different.
  */
-async function ensureGenesis(store: LedgerStore, keyFile: string): Promise<{ privateKeyDer: string; publicKeyDer: string }> {
+async function ensureGenesis(store: LedgerStore, keyFile: string, requested: Ed25519KeyPair, explicit: boolean): Promise<{ privateKeyDer: string; publicKeyDer: string }> {
   const writeKeyFile = (privateKeyDer: string): void => {
-    if (!existsSync(keyFile)) writeFileSync(keyFile, `${privateKeyDer}\n`, { mode: 0o600 });
+    if (existsSync(keyFile) && readFileSync(keyFile, "utf8").trim() === privateKeyDer) return;
+    const tmp = `${keyFile}.tmp`;
+    writeFileSync(tmp, `${privateKeyDer}\n`, { mode: 0o600 });
+    renameSync(tmp, keyFile);
   };
   const existing = store.getMeta("operator_private_key_der");
   const existingPublic = store.getMeta("operator_public_key_der");
   if (existing && existingPublic) {
+    if (explicit && existingPublic !== requested.publicKeyDer) {
+      throw new Error(
+        `this local ledger was created with another operator key (public key ${existingPublic}) and keeps it: ` +
+          "start it without an operator key of its own, or start a new ledger in an empty folder",
+      );
+    }
     writeKeyFile(existing);
     return { privateKeyDer: existing, publicKeyDer: existingPublic };
   }
 
-  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as unknown as CryptoKeyPair;
-  const privateKeyDer = hex(new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey)));
-  const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
-  const publicKeyDer = hex(ED25519_SPKI_PREFIX) + hex(raw);
-  const key = encodeKey({ ed25519: raw });
+  const { privateKeyDer, publicKeyDer } = requested;
+  const key = encodeKey({ ed25519: requested.publicKey });
   store.atomically(() => {
     // Like a fresh local Hedera network, the system accounts share the genesis key.
     store.insertAccount({ num: GENESIS_ACCOUNT, key, balance: GENESIS_BALANCE });
@@ -182,6 +202,8 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger({ level: "warn" });
   const consensusMs = options.consensusMs ?? 3000;
+  // Checked before anything is opened: a malformed key is the caller's mistake, said plainly.
+  const requestedKey = await ed25519KeyPairFromDer(options.operatorKey ?? DEVELOPMENT_OPERATOR_KEY.privateKeyDer);
 
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const releaseLock = acquireLock(join(options.dataDir, LOCAL_LEDGER_FILES.lock));
@@ -247,7 +269,7 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
   });
 
   try {
-    const operatorKeys = await ensureGenesis(store, join(options.dataDir, LOCAL_LEDGER_FILES.operatorKey));
+    const operatorKeys = await ensureGenesis(store, join(options.dataDir, LOCAL_LEDGER_FILES.operatorKey), requestedKey, options.operatorKey !== undefined);
     node = createLedgerNode({
       store,
       clock,

@@ -22,6 +22,47 @@ import { verifySecp256k1 } from "./secp256k1.ts";
 
 export const ED25519_SPKI_PREFIX = Uint8Array.of(0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00);
 
+/**
+ * The local ledger's development key for its genesis account 0.0.2 (and the system accounts that
+ * share it), unless the ledger is given another when it is created (decisions §11). It is the
+ * key of Hedera's own local node (hiero-local-node, "network variables"), so a `serve` pointed at
+ * either with DOCVERIFY_LOCAL_LEDGER_URL needs nothing more. It is PUBLIC: anyone who can reach
+ * the ledger's gRPC port can pay with it. It is for a development ledger on loopback, never for
+ * anything of value; docs/local-ledger.md says so where it prints it.
+ */
+export const DEVELOPMENT_OPERATOR_KEY = Object.freeze({
+  /** Hex DER, PKCS#8, ED25519. */
+  privateKeyDer: "302e020100300506032b65700422042091132178e72057a1d7528025956fe39b0b847f200ab59b2fdd367017f3087137",
+  /** Hex DER, SPKI. */
+  publicKeyDer: "302a300506032b65700321000aa8e21064c61eab86e2a9c164565b4e7a9a4146106e0a6cd03a8c395a110e92",
+});
+
+/** An ED25519 key pair as the ledger keeps it: hex DER (PKCS#8 / SPKI) and the raw public key. */
+export interface Ed25519KeyPair {
+  readonly privateKeyDer: string;
+  readonly publicKeyDer: string;
+  readonly publicKey: Uint8Array;
+}
+
+/**
+ * Reads an ED25519 private key written as hex DER PKCS#8 (as `operator.key` and the Hedera portal
+ * write it; `0x` allowed) and derives its public key. Throws a TypeError saying what is wrong.
+ */
+export async function ed25519KeyPairFromDer(text: string): Promise<Ed25519KeyPair> {
+  const t = text.trim().replace(/^0x/i, "").toLowerCase();
+  if (!/^(?:[0-9a-f]{2})+$/.test(t) || !t.startsWith("30")) throw new TypeError("the operator key must be hex DER (PKCS#8, starting 30...)");
+  let jwk: { x?: string };
+  try {
+    const key = await crypto.subtle.importKey("pkcs8", Buffer.from(t, "hex"), { name: "Ed25519" }, true, ["sign"]);
+    jwk = await crypto.subtle.exportKey("jwk", key);
+  } catch {
+    throw new TypeError("the operator key is not an ED25519 private key in DER (PKCS#8)");
+  }
+  const publicKey = new Uint8Array(Buffer.from(jwk.x ?? "", "base64url"));
+  if (publicKey.length !== 32) throw new TypeError("the operator key is not an ED25519 private key in DER (PKCS#8)");
+  return { privateKeyDer: t, publicKeyDer: hex(ED25519_SPKI_PREFIX) + hex(publicKey), publicKey };
+}
+
 /** A bound on key nesting, so a hostile key cannot exhaust the stack. */
 const MAX_KEY_DEPTH = 15;
 

@@ -307,6 +307,26 @@ function getTransactions(store: LedgerStore, url: URL, idOrHash: string): Respon
   return rows.length ? json(200, { transactions: rows.map(transactionView) }) : notFound();
 }
 
+/**
+ * One account in the mirror node's form, the fields a client checks before using it (its key,
+ * above all: `serve` compares the operator key it holds with 0.0.2's); no transaction list.
+ */
+function getAccount(store: LedgerStore, accountText: string): Response {
+  const num = topicNumOf(accountText);
+  if (num === null) return invalid("idOrAliasOrEvmAddress");
+  const account = num === "foreign" ? null : store.getAccount(num);
+  if (!account) return notFound();
+  return json(200, {
+    account: entityId(account.num),
+    balance: { balance: account.balance, timestamp: null, tokens: [] },
+    deleted: false,
+    key: mirrorKey(account.key),
+    memo: "",
+    transactions: [],
+    links: { next: null },
+  });
+}
+
 function networkNodes(endpoint: { host: string; port: number }): Response {
   const isIpv4 = /^\d{1,3}(?:\.\d{1,3}){3}$/.test(endpoint.host);
   return json(200, {
@@ -432,6 +452,7 @@ export function createMirrorHandler(options: MirrorOptions): (req: Request) => R
       if (c === "topics" && d !== undefined && e === "messages" && f === undefined) return listMessages(store, url, d);
       if (c === "topics" && d !== undefined && e === "messages" && f !== undefined) return getMessage(store, d, f);
       if (c === "transactions" && d !== undefined && e === undefined) return getTransactions(store, url, d);
+      if (c === "accounts" && d !== undefined && e === undefined) return getAccount(store, d);
       if (c === "network" && d === "nodes" && e === undefined) return networkNodes(options.grpcEndpoint());
     }
     if (a === "transaction" && b !== undefined && c === undefined) return transactionPage(store, b);

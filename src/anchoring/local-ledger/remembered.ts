@@ -36,6 +36,8 @@ export interface RememberedLedgerOptions {
   readonly grpcPort?: number;
   readonly mirrorPort?: number;
   readonly consensusMs: number;
+  /** The genesis operator's key when the ledger is created (startLocalLedger's `operatorKey`); default the development key. */
+  readonly operatorKey?: string;
   readonly clock?: Clock;
   readonly log: Logger;
 }
@@ -53,14 +55,23 @@ export async function startRememberedLedger(options: RememberedLedgerOptions): P
   const grpcPort = options.grpcPort ?? (sameHost ? remembered.grpcPort : 0);
   const mirrorPort = options.mirrorPort ?? (sameHost ? remembered.mirrorPort : 0);
   const start = (g: number, m: number) =>
-    startLocalLedger({ dataDir: options.dir, host, grpcPort: g, mirrorPort: m, consensusMs: options.consensusMs, log: options.log, ...(options.clock ? { clock: options.clock } : {}) });
+    startLocalLedger({
+      dataDir: options.dir,
+      host,
+      grpcPort: g,
+      mirrorPort: m,
+      consensusMs: options.consensusMs,
+      log: options.log,
+      ...(options.operatorKey !== undefined ? { operatorKey: options.operatorKey } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
   let ledger: LocalLedger;
   try {
     ledger = await start(grpcPort, mirrorPort);
   } catch (e) {
     const explicit = options.grpcPort !== undefined || options.mirrorPort !== undefined;
     const usedRemembered = (grpcPort !== 0 || mirrorPort !== 0) && !explicit;
-    if (!usedRemembered || /in use by process|lock/i.test((e as Error).message)) throw e;
+    if (!usedRemembered || /in use by process|lock|operator key/i.test((e as Error).message)) throw e;
     options.log.warn("local ledger: its remembered ports are taken; starting on new ports, so ledger links handed out before point at the old address", {
       host,
       grpcPort,
