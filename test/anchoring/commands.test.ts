@@ -238,7 +238,7 @@ describe("serve against a local-ledger started elsewhere", () => {
   test("a ledger created with a key of its own: serve says which setting to give, and starts once given it", async () => {
     const ledgerData = tempDir("docverify-ledger-");
     // Another ED25519 key, as hex DER PKCS#8.
-    const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as unknown as CryptoKeyPair;
     const ownKey = Buffer.from(await crypto.subtle.exportKey("pkcs8", pair.privateKey)).toString("hex");
     const keyFile = join(tempDir(), "operator.key");
     writeFileSync(keyFile, ownKey + "\n", { mode: 0o600 });

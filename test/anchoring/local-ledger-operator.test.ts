@@ -19,7 +19,7 @@ afterEach(cleanup);
 const HEDERA_LOCAL_NODE_PUBLIC = "0aa8e21064c61eab86e2a9c164565b4e7a9a4146106e0a6cd03a8c395a110e92";
 
 async function freshKey(): Promise<string> {
-  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as unknown as CryptoKeyPair;
   return Buffer.from(await crypto.subtle.exportKey("pkcs8", pair.privateKey)).toString("hex");
 }
 
