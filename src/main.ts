@@ -1,7 +1,9 @@
 /**
  * The `docverify` executable: argv → subcommand, and signals. Each subcommand parses its own
  * flags strictly (an unknown flag is an error, never ignored), reads settings once through
- * `parseConfig`, and reports failures on stderr with a non-zero exit.
+ * `parseConfig`, and reports failures on stderr with a non-zero exit. Every subcommand answers
+ * `--help` or `-h` with its usage on stdout and exit 0 (decisions §11), before anything else is
+ * parsed or opened.
  */
 import { ConfigError, parseConfig } from "./config/index.ts";
 import { createLogger } from "./lib/log.ts";
@@ -29,14 +31,121 @@ Usage:
                                    a consistent copy of the database, also while serve runs
   docverify restore FILE [--force] puts a backup in place; refused while the database is in use
   docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--consensus-ms N]
+                         [--operator-key-file FILE]
                                    the local ledger alone, until SIGTERM/SIGINT
 
-  Every command takes --json (one JSON document on stdout) and --data DIR.
+  Every command takes --json (one JSON document on stdout), --data DIR, and --help for its usage.
   docverify --version              version and commit
-  docverify help                   this text
+  docverify help [COMMAND]         this text, or COMMAND's usage
 
 Settings come from DOCVERIFY_* environment variables; see the README.
 `;
+
+const DATA = "  --data DIR      the data folder (default DOCVERIFY_DATA_DIR, else ./data)\n";
+const JSON_OUT = "  --json          one JSON document on stdout\n";
+const HELP = "  -h, --help      this text\n";
+const SETTINGS_NOTE = "\nSettings come from DOCVERIFY_* environment variables; see the README.\n";
+
+/**
+ * Each subcommand's usage: printed on stdout for `--help`/`-h` (and `docverify help COMMAND`).
+ * The flags listed are those its parser accepts: keep the two together when a flag changes.
+ */
+export const USAGES: Readonly<Record<string, string>> = {
+  serve:
+    "Usage: docverify serve [--data DIR]\n\n" +
+    "The API on DOCVERIFY_HOST:DOCVERIFY_PORT (default 127.0.0.1:8080), the anchor loop and, on ledger\n" +
+    "network local, the local ledger (embedded, or the one at DOCVERIFY_LOCAL_LEDGER_URL). Runs until\n" +
+    "SIGTERM or SIGINT, then drains. One serve per data folder: a second one refuses to start.\n\n" +
+    "Options:\n" + DATA + HELP + SETTINGS_NOTE,
+  admin:
+    "Usage: docverify admin [--data DIR]\n\n" +
+    "The administrator's terminal UI: organisations, API keys, records, the anchor queue and the\n" +
+    "audit trail. Needs a terminal; scripts use the org, key and status commands.\n\n" +
+    "Options:\n" + DATA + HELP,
+  org:
+    "Usage: docverify org create|set|list [OPTIONS]\n\n" +
+    "  docverify org create --name NAME [--api-access] [--addon] [--validated]\n" +
+    "  docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]\n" +
+    "  docverify org list\n\n" +
+    "Each takes --data DIR and --json; docverify org SUBCOMMAND --help for its usage.\n",
+  "org create":
+    "Usage: docverify org create --name NAME [--api-access] [--addon] [--validated] [--json] [--data DIR]\n\n" +
+    "Creates an organisation with its own system key; prints its id ({\"id\":…} with --json).\n\n" +
+    "Options:\n" +
+    "  --name NAME     the organisation's registered name (required)\n" +
+    "  --api-access    it may use the API\n" +
+    "  --addon         it holds the anchoring add-on\n" +
+    "  --validated     its identity has been validated\n" +
+    JSON_OUT + DATA + HELP,
+  "org set":
+    "Usage: docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off] [--json] [--data DIR]\n\n" +
+    "Changes organisation ORG (its id); at least one flag. Prints the organisation as it now is.\n\n" +
+    "Options:\n" +
+    "  --api-access on|off\n  --addon on|off\n  --validated on|off\n  --suspended on|off\n" +
+    JSON_OUT + DATA + HELP,
+  "org list": "Usage: docverify org list [--json] [--data DIR]\n\nOrganisations and their flags.\n\nOptions:\n" + JSON_OUT + DATA + HELP,
+  key:
+    "Usage: docverify key mint|list|revoke [OPTIONS]\n\n" +
+    "  docverify key mint --org ORG --env live|test [--revoke]\n" +
+    "  docverify key list [--org ORG]\n" +
+    "  docverify key revoke KEYID\n\n" +
+    "Each takes --data DIR and --json; docverify key SUBCOMMAND --help for its usage.\n",
+  "key mint":
+    "Usage: docverify key mint --org ORG --env live|test [--revoke] [--json] [--data DIR]\n\n" +
+    "Mints an API key for organisation ORG and prints it, once: copy it now, only its digest is kept.\n\n" +
+    "Options:\n" +
+    "  --org ORG       the organisation's id (required)\n" +
+    "  --env live|test the key's environment (required)\n" +
+    "  --revoke        the key may also revoke records (live keys of organisations with the add-on)\n" +
+    JSON_OUT + DATA + HELP,
+  "key list":
+    "Usage: docverify key list [--org ORG] [--json] [--data DIR]\n\n" +
+    "Keys without secrets: id, organisation, environment, scopes, created, last used, revoked.\n\n" +
+    "Options:\n  --org ORG       only this organisation's keys\n" + JSON_OUT + DATA + HELP,
+  "key revoke": "Usage: docverify key revoke KEYID [--json] [--data DIR]\n\nRevokes the key KEYID.\n\nOptions:\n" + JSON_OUT + DATA + HELP,
+  status:
+    "Usage: docverify status [--json] [--data DIR]\n\n" +
+    "Records by anchor state, the ledger network and whether it answers, and the anchor queue.\n" +
+    "Works while serve runs; never submits anything.\n\nOptions:\n" + JSON_OUT + DATA + HELP,
+  backup:
+    "Usage: docverify backup FILE [--force] [--progress] [--json] [--data DIR]\n\n" +
+    "A consistent copy of the database into FILE (mode 0600), also while serve runs. The master key\n" +
+    "is never in it: keep that apart. FILE may not be the database, its -wal/-shm or the master key.\n\n" +
+    "Options:\n" +
+    "  --force         replace FILE if it exists\n" +
+    "  --progress      show progress on stderr (the default on a terminal)\n" +
+    JSON_OUT + DATA + HELP,
+  restore:
+    "Usage: docverify restore FILE [--force] [--json] [--data DIR]\n\n" +
+    "Checks FILE and puts it in place as the data folder's database. Refused while any process has\n" +
+    "the database open.\n\n" +
+    "Options:\n  --force         replace an existing database (its contents are lost)\n" + JSON_OUT + DATA + HELP,
+  "local-ledger":
+    "Usage: docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--consensus-ms N]\n" +
+    "                              [--operator-key-file FILE] [--json] [--data DIR]\n\n" +
+    "The local ledger alone, in DATA_DIR/ledger/, until SIGTERM or SIGINT; prints its gRPC and mirror\n" +
+    "addresses. A serve needs only DOCVERIFY_LOCAL_LEDGER_URL=<mirror address> to use it: its operator\n" +
+    "0.0.2 has the public development key (docs/local-ledger.md; for development only) unless the\n" +
+    "ledger was created with --operator-key-file.\n\n" +
+    "Options:\n" +
+    "  --host H                  listen address (default 127.0.0.1)\n" +
+    "  --mirror-port P           mirror REST port (default: remembered, else a free one)\n" +
+    "  --grpc-port P             gRPC port (default: remembered, else a free one)\n" +
+    "  --consensus-ms N          delay from acceptance to consensus, 0 to 60000\n" +
+    "  --operator-key-file FILE  0.0.2's key (hex DER PKCS#8 ED25519) for a new ledger\n" +
+    JSON_OUT + DATA + HELP,
+};
+
+/**
+ * The usage `--help`/`-h` asks for, or null when it is not asked for. Tokens after `--` are
+ * arguments, never flags. `org`/`key` with a known subcommand give that subcommand's usage.
+ */
+export function helpRequested(command: string, rest: readonly string[]): string | null {
+  const end = rest.indexOf("--");
+  const flags = end === -1 ? rest : rest.slice(0, end);
+  if (!flags.some((t) => t === "--help" || t === "-h")) return null;
+  return USAGES[`${command} ${rest[0]}`] ?? USAGES[command] ?? null;
+}
 
 /** Exit codes: 0 success, 1 failure at run time, 2 bad usage or settings. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -45,9 +154,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`docverify ${VERSION} (commit ${COMMIT})\n`);
     return 0;
   }
+  if (command === "help" && rest.length > 0) {
+    const usage = USAGES[rest.join(" ")] ?? USAGES[rest[0]!];
+    if (usage === undefined) {
+      process.stderr.write(`docverify: no command "${rest.join(" ")}"\n\n${USAGE}`);
+      return 2;
+    }
+    process.stdout.write(usage);
+    return 0;
+  }
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  const help = helpRequested(command, rest);
+  if (help !== null) {
+    process.stdout.write(help);
+    return 0;
   }
   try {
     switch (command) {
@@ -76,7 +199,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 1;
     }
-    if (e instanceof UsageError || e instanceof ConfigError) {
+    if (e instanceof UsageError) {
+      const topic = USAGES[`${command} ${rest[0]}`] !== undefined ? `${command} ${rest[0]}` : command;
+      process.stderr.write(`docverify: ${e.message}\n${USAGES[topic] !== undefined ? `Run docverify ${topic} --help for its usage.\n` : ""}`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
       process.stderr.write(`docverify: ${e.message}\n`);
       return 2;
     }

@@ -1,0 +1,88 @@
+/**
+ * Every subcommand answers `--help` and `-h` with its usage on stdout and exit 0 (decisions §11),
+ * wherever the flag stands and whatever else is on the line, without opening or creating anything;
+ * and still refuses an unknown flag (exit 2, with a pointer to its usage).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, ROOT, cleanup, tempDir } from "./support/env.ts";
+
+afterAll(cleanup);
+
+const MAIN = join(ROOT, "src", "main.ts");
+
+async function run(args: string[], cwd: string) {
+  const p = Bun.spawn([BUN, MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, stdout, stderr };
+}
+
+/** [the command line before --help, the usage line it must start with] */
+const SUBCOMMANDS: [string[], string][] = [
+  [["serve"], "Usage: docverify serve"],
+  [["admin"], "Usage: docverify admin"],
+  [["org"], "Usage: docverify org create|set|list"],
+  [["org", "create"], "Usage: docverify org create --name NAME"],
+  [["org", "set"], "Usage: docverify org set ORG"],
+  [["org", "list"], "Usage: docverify org list"],
+  [["key"], "Usage: docverify key mint|list|revoke"],
+  [["key", "mint"], "Usage: docverify key mint --org ORG --env live|test"],
+  [["key", "list"], "Usage: docverify key list"],
+  [["key", "revoke"], "Usage: docverify key revoke KEYID"],
+  [["status"], "Usage: docverify status"],
+  [["backup"], "Usage: docverify backup FILE"],
+  [["restore"], "Usage: docverify restore FILE"],
+  [["local-ledger"], "Usage: docverify local-ledger"],
+];
+
+describe("--help and -h", () => {
+  for (const [args, usage] of SUBCOMMANDS) {
+    test(`docverify ${args.join(" ")}: usage on stdout, exit 0, nothing created; an unknown flag still exit 2`, async () => {
+      const cwd = tempDir();
+      // Alone, after other flags and arguments (even ones that would be refused), and with a data folder.
+      const lines = [
+        [...args, "--help"],
+        [...args, "-h"],
+        [...args, "--data", join(cwd, "data"), "--json", "-h"],
+        [...args, "--bogus", "x", "--help"],
+      ];
+      const results = await Promise.all(lines.map((l) => run(l, cwd)));
+      for (const [i, r] of results.entries()) {
+        expect({ line: lines[i], code: r.code, stderr: r.stderr }).toEqual({ line: lines[i]!, code: 0, stderr: "" });
+        expect(r.stdout.startsWith(usage)).toBe(true);
+        expect(r.stdout).toContain("--data DIR");
+        expect(r.stdout).toEndWith("\n");
+      }
+      expect(results.every((r) => r.stdout === results[0]!.stdout)).toBe(true);
+      // Nothing opened or created: no data folder appeared.
+      expect(readdirSync(cwd)).toEqual([]);
+
+      if (args.length === 1 && (args[0] === "org" || args[0] === "key")) return; // no parser of their own
+      const refused = await run([...args, "--bogus", "--data", join(cwd, "data")], cwd);
+      expect(refused.code).toBe(2);
+      expect(refused.stdout).toBe("");
+      expect(refused.stderr).toContain(`Run docverify ${args.join(" ")} --help for its usage.`);
+    });
+  }
+
+  test("docverify help COMMAND gives the same usage; -h after -- is an argument, not a flag", async () => {
+    const cwd = tempDir();
+    const [viaHelp, viaFlag, unknown] = await Promise.all([run(["help", "key", "mint"], cwd), run(["key", "mint", "--help"], cwd), run(["help", "nonsense"], cwd)]);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+    expect(unknown.code).toBe(2);
+
+    const data = join(cwd, "data");
+    const revoke = await run(["key", "revoke", "--data", data, "--", "-h"], cwd);
+    expect(revoke.stdout).toBe("");
+    expect(revoke.code).toBe(1); // no key "-h": the command ran
+  });
+
+  test("docverify org alone is still a usage error, pointing at its usage", async () => {
+    const r = await run(["org"], tempDir());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("org needs a subcommand");
+    expect(r.stderr).toContain("Run docverify org --help for its usage.");
+  });
+});
