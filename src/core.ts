@@ -4,8 +4,7 @@
  * milliseconds instead of loading Elysia and the ledger SDK; `serve` builds on it in app.ts.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { AppAnchoring } from "./anchoring/index.ts";
 import type { Config } from "./config/index.ts";
 import { createSigner, loadOrCreateMasterKey, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
@@ -14,6 +13,7 @@ import { createCredentials, type Credentials } from "./keys/credentials.ts";
 import { createOrganisations, type Organisations } from "./keys/organisations.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
+import { octal, refuseSymlinks, secureDataFolder } from "./storage/data-folder.ts";
 import { openDatabase, type Db } from "./storage/db.ts";
 import { metaValue } from "./storage/meta.ts";
 import { migrate } from "./storage/migrate.ts";
@@ -48,7 +48,15 @@ export const DATABASE_FILE = "docverify.db";
 export function openCore(options: CoreOptions): Core {
   const { config, log } = options;
   const clock = options.clock ?? systemClock;
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Owner-only, whatever it was: the folder holds key digests, sealed keys and perhaps the master key.
+  const loose = secureDataFolder(config.dataDir);
+  if (loose?.tightened === true) {
+    log.warn("data folder was open to other users; tightened to 0700", { dir: config.dataDir, mode: octal(loose.was) });
+  } else if (loose !== null) {
+    log.warn("data folder is open to other users and could not be tightened: chmod 700 it as its owner", { dir: config.dataDir, mode: octal(loose.was), error: loose.error });
+  }
+  // The master key in the data folder is read (or created) by path: never through a link.
+  if (dirname(config.masterKeyFile) === config.dataDir) refuseSymlinks([config.masterKeyFile]);
   const db = openDatabase({ path: join(config.dataDir, DATABASE_FILE) });
   try {
     const { applied } = migrate(db);

@@ -10,6 +10,7 @@ import { ConfigError, type Config } from "./config/index.ts";
 import type { AnyElysia } from "./http/server.ts";
 import type { Logger } from "./lib/log.ts";
 import { createNotifier } from "./lib/sd-notify.ts";
+import { lockDataFolder } from "./storage/data-folder.ts";
 import { VERSION, COMMIT } from "./version.ts";
 
 /** Longest wait for in-flight requests at shutdown; the systemd unit's stop timeout is longer. */
@@ -48,9 +49,19 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     tls = { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) };
   }
 
+  // One serve per data folder, on every network (decisions §11): taken before anything in the
+  // folder is opened, held until everything is closed; the kernel drops it if the process dies.
+  const lock = lockDataFolder(config.dataDir);
+
   // With no DOCVERIFY_PUBLIC_URL, verify links use the address actually bound (port 0 picks one).
   let publicUrl = config.publicUrl;
-  const app = await createApp({ config, log, plugins: extra.plugins, publicUrl: () => publicUrl });
+  let app: App;
+  try {
+    app = await createApp({ config, log, plugins: extra.plugins, publicUrl: () => publicUrl });
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
   let inFlight = 0;
   let idle: (() => void) | null = null;
   let server: ReturnType<typeof Bun.serve>;
@@ -78,6 +89,7 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     });
   } catch (e) {
     await app.close();
+    lock.release();
     throw e;
   }
   const scheme = tls !== undefined ? "https" : "http";
@@ -137,6 +149,7 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
         const abandoned = inFlight;
         await server.stop(true);
         await app.close();
+        lock.release();
         log.info("docverify stopped", { drainMs: Date.now() - started, ...(abandoned > 0 ? { abandonedRequests: abandoned } : {}) });
       })();
       return stopping;

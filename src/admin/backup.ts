@@ -19,10 +19,15 @@
  * `openedBy`), when the file is not a docverify database this binary can run (integrity, tables,
  * migration history), or when a database exists and --force is not given.
  *
+ * A backup never writes over what the service lives on: FILE may not be (by real path, through any
+ * link or bind mount) the database, its side files, the master key or the serve lock, nor be
+ * anything in the ledger's folder (`refuseProtectedTarget`). It never reads the database through
+ * a symbolic link either.
+ *
  * The master key is never in a backup: it lives in its own file or systemd credential, and
  * both commands say so. Exit codes: 0 done, 1 refused or failed, 2 bad usage (UsageError).
  */
-import { Database } from "bun:sqlite";
+import { constants, Database } from "bun:sqlite";
 import { createHash, randomBytes } from "node:crypto";
 import {
   chownSync,
@@ -48,6 +53,7 @@ import { parseMasterKey } from "../crypto/index.ts";
 import { LEDGER_DIR } from "../anchoring/paths.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { OpsError } from "../lib/errors.ts";
+import { refuseSymlinks, SERVE_LOCK_FILE, withSideFiles } from "../storage/data-folder.ts";
 import { BUSY_TIMEOUT_MS, openDatabase } from "../storage/db.ts";
 import { embeddedMigrations, migrate } from "../storage/migrate.ts";
 
@@ -253,6 +259,49 @@ function startProgress(file: string, total: number, tty: boolean): () => void {
 // ---------------------------------------------------------------------------------------------
 // backup
 
+/** The file's identity (device and inode), following links; null if it does not exist. */
+function identity(path: string): string | null {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Refuses a backup target that is one of the files the service lives on: the database and its
+ * side files, the master key (the configured one, wherever it is, and `master.key` in the data
+ * folder), the serve lock, or anything in the ledger's folder. Compared by identity, not by the
+ * spelling of the path: the target's folder against each file's folder (device and inode, so a
+ * symbolic link or a bind mount to the data folder is seen through) with the same name, and an
+ * existing target against each file itself.
+ */
+function refuseProtectedTarget(target: string, config: Config): void {
+  const dataDir = config.dataDir;
+  const database = join(dataDir, DATABASE_FILE);
+  const guarded = [...withSideFiles(database), join(dataDir, "master.key"), config.masterKeyFile, ...withSideFiles(join(dataDir, SERVE_LOCK_FILE))];
+  const targetDir = identity(dirname(target));
+  const targetItself = identity(target);
+  for (const file of guarded) {
+    const sameName = targetDir !== null && basename(target) === basename(file) && identity(dirname(file)) === targetDir;
+    const sameFile = targetItself !== null && identity(file) === targetItself;
+    if (sameName || sameFile) {
+      const what =
+        file === config.masterKeyFile || basename(file) === "master.key"
+          ? "the master key file"
+          : basename(file).startsWith(SERVE_LOCK_FILE)
+            ? "the serve lock"
+            : file === database
+              ? "the live database itself"
+              : "a side file of the live database";
+      throw new OpsError(`${target} is ${what}: a backup never writes over it; back up to another file`);
+    }
+  }
+  const ledger = identity(join(dataDir, LEDGER_DIR));
+  if (ledger !== null && targetDir === ledger) throw new OpsError(`${target} is in the ledger's folder ${join(dataDir, LEDGER_DIR)}; back up to another folder`);
+}
+
 export async function runBackup(args: readonly string[], env: Env, io: Io): Promise<number> {
   const { values, positionals } = parse("backup", args, { progress: { type: "boolean" } });
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
@@ -260,9 +309,11 @@ export async function runBackup(args: readonly string[], env: Env, io: Io): Prom
   const target = resolve(positionals[0]!);
   const force = values.force === true;
 
+  // Never read through a link: run as root, a planted docverify.db link would copy any file out.
+  refuseSymlinks(withSideFiles(source));
   if (!existsSync(source)) throw new OpsError(`no database at ${source} (set --data or DOCVERIFY_DATA_DIR to the service's data folder)`);
-  if ([source, `${source}-wal`, `${source}-shm`].includes(target)) throw new OpsError(`${target} is the live database itself; back up to another file`);
   if (!existsSync(dirname(target)) || !statSync(dirname(target)).isDirectory()) throw new OpsError(`folder ${dirname(target)} does not exist`);
+  refuseProtectedTarget(target, config);
   if (existsSync(target)) {
     if (statSync(target).isDirectory()) throw new OpsError(`${target} is a folder; name the backup file`);
     if (!force) throw new OpsError(`${target} exists; pass --force to replace it`);
@@ -277,8 +328,9 @@ export async function runBackup(args: readonly string[], env: Env, io: Io): Prom
   try {
     let sqlite: Database;
     try {
-      // Read-only: the backup never writes to the live database (nor migrates it).
-      sqlite = new Database(source, { readonly: true });
+      // Read-only: the backup never writes to the live database (nor migrates it). NOFOLLOW: a
+      // link planted since the check above is refused by SQLite itself.
+      sqlite = new Database(source, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW);
       sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     } catch (e) {
       throw new OpsError(`cannot open ${source}: ${(e as Error).message}`);

@@ -11,11 +11,15 @@
  * 4. `synchronous=FULL`: in WAL mode, NORMAL may lose the last commits on power loss (they are
  *    durable only once checkpointed). We promise that an acknowledged 201 is never lost, so
  *    every commit syncs the WAL. Throughput comes from grouping writes, not from weaker sync.
+ *
+ * The database file and its side files are never symbolic links (data-folder.ts says why): a
+ * link is refused with a message before SQLite opens anything.
  */
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { refuseSymlinks, withSideFiles } from "./data-folder.ts";
 import * as schema from "./schema.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
@@ -37,6 +41,7 @@ export interface OpenOptions {
 
 export function openDatabase(options: OpenOptions): Db {
   const onDisk = options.path !== ":memory:";
+  if (onDisk) refuseSymlinks(withSideFiles(options.path));
   const isNew = onDisk && !existsSync(options.path);
   if (onDisk) mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
   const sqlite = new Database(options.path, options.readonly ? { readonly: true } : { create: true, readwrite: true, strict: true });
