@@ -10,9 +10,12 @@
  * - One transaction per purpose while it could still land: after a crash or an unanswered
  *   submission the same bytes are re-submitted (DUPLICATE_TRANSACTION means they were accepted)
  *   or their receipt / mirror entry is consulted. A row is abandoned only once it provably
- *   cannot reach consensus: refused by a precheck on its first submission, failed at
- *   consensus, never submitted before its validity window closed, or, once the window has
- *   closed, unknown to the receipt service and to the mirror node.
+ *   cannot reach consensus: refused by a precheck on its first submission that reached a node,
+ *   failed at consensus, no submission that reached a node before its validity window closed
+ *   (never sent, or every submission `unsent`: refused before anything was sent, also while the
+ *   ledger stays down; decisions §11), or, once the window has closed, unknown to the receipt
+ *   service and to the mirror node. `attempts` counts the submissions that may have reached a
+ *   node: an `unsent` one is taken back.
  * - For a `record_message` row, every state change updates the record's `anchor_state` (and on
  *   consensus its `sequence_number` and `consensus_at`) in the same transaction. An abandoned
  *   `revocation_message` is queued again (new id, same bytes) in the same transaction, with
@@ -23,7 +26,8 @@
  * - Topic provisioning: an organisation that holds the add-on and has no topic gets a
  *   `topic_create` row within one tick (≤ 1 s), whichever process flipped the flag.
  * - Every state change is one JSON log line (`msg: "anchor"`); keys never appear in a log line.
- *   Ledger errors are logged at most once a minute per kind, with a count of those skipped.
+ *   Ledger errors are logged at most once a minute per kind, with a count of those skipped;
+ *   the memory of kinds is bounded (`ErrorLogLimiter`).
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
@@ -182,6 +186,55 @@ export interface Anchoring {
 /** Margin the nodes require: a transaction with less than 10 s of its window left is refused. */
 const SUBMIT_MARGIN_MS = 10_000;
 const ERROR_LOG_EVERY_MS = 60_000;
+/** Most error kinds the rate limit remembers at once (kinds carry transaction ids and error texts). */
+const ERROR_LOG_MAX_KINDS = 256;
+
+/**
+ * The rate limit of the loop's error lines: one line per kind per `everyMs`, the next one saying
+ * how many were skipped meanwhile. Kinds may carry ids (a transaction, an error's text), so the
+ * memory of them is bounded: once a kind's period is over with nothing skipped, it is forgotten
+ * (its next line would be logged anyway); and past `maxKinds` the oldest kinds are forgotten
+ * first, skipped counts and all.
+ */
+export class ErrorLogLimiter {
+  /** kind → when it was last logged and how many lines were skipped since; oldest first. */
+  private readonly seen = new Map<string, { at: number; suppressed: number }>();
+  private sweptAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly everyMs: number = ERROR_LOG_EVERY_MS,
+    private readonly maxKinds: number = ERROR_LOG_MAX_KINDS,
+  ) {
+    if (!(everyMs > 0) || !Number.isInteger(maxKinds) || maxKinds < 1) throw new RangeError("ErrorLogLimiter: everyMs > 0 and maxKinds ≥ 1");
+  }
+
+  /** Kinds remembered now. */
+  get size(): number {
+    return this.seen.size;
+  }
+
+  /** Null: skip this line. Otherwise log it, with the count of lines of its kind skipped before it. */
+  admit(kind: string, now: number): { suppressed: number } | null {
+    this.sweep(now);
+    const seen = this.seen.get(kind);
+    if (seen !== undefined && now - seen.at < this.everyMs) {
+      seen.suppressed++;
+      return null;
+    }
+    // Re-inserted, so the map stays ordered by `at` and eviction takes the oldest.
+    this.seen.delete(kind);
+    while (this.seen.size >= this.maxKinds) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(kind, { at: now, suppressed: 0 });
+    return { suppressed: seen?.suppressed ?? 0 };
+  }
+
+  /** At most once a period: forgets the kinds whose period is over with nothing skipped. */
+  private sweep(now: number): void {
+    if (now - this.sweptAt < this.everyMs) return;
+    this.sweptAt = now;
+    for (const [kind, e] of this.seen) if (e.suppressed === 0 && now - e.at >= this.everyMs) this.seen.delete(kind);
+  }
+}
 
 /** The transactions with the newest valid start: through ledger_transactions_valid_start, never a scan (a test checks the plan). */
 export const LAST_VALID_START_SQL = "SELECT transaction_id AS id FROM ledger_transactions WHERE valid_start_ms = (SELECT max(valid_start_ms) FROM ledger_transactions)";
@@ -271,18 +324,13 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   };
 
   // ---- logging -----------------------------------------------------------------------
-  const lastLogged = new Map<string, { at: number; suppressed: number }>();
+  const errorLines = new ErrorLogLimiter();
   let stopping = false;
   const logError = (kind: string, msg: string, fields: Record<string, unknown>) => {
     if (stopping) return;
-    const now = Date.now();
-    const seen = lastLogged.get(kind);
-    if (seen !== undefined && now - seen.at < ERROR_LOG_EVERY_MS) {
-      seen.suppressed++;
-      return;
-    }
-    log.warn(msg, { ...fields, ...(seen && seen.suppressed > 0 ? { suppressed: seen.suppressed } : {}) });
-    lastLogged.set(kind, { at: now, suppressed: 0 });
+    const admitted = errorLines.admit(kind, Date.now());
+    if (admitted === null) return;
+    log.warn(msg, { ...fields, ...(admitted.suppressed > 0 ? { suppressed: admitted.suppressed } : {}) });
   };
   const event = (name: string, row: Pick<LedgerTransactionRow, "transactionId" | "kind" | "orgId" | "recordId">, extra: Record<string, unknown> = {}) => {
     log.info("anchor", { event: name, kind: row.kind, transactionId: row.transactionId, orgId: row.orgId, ...(row.recordId ? { recordId: row.recordId } : {}), ...extra });
@@ -352,6 +400,18 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       for (const d of batch) rescheduleStatement.run(d.at, d.t, d.lastError, d.id, d.state);
     })();
     deferred = [];
+  };
+
+  const takeBackStatement = db.$client.prepare("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?");
+  /**
+   * Uncounts an attempt that provably sent nothing (`unsent`), so that `attempts` counts only
+   * submissions that may have reached a node: at 0, with bytes stored, every submission was
+   * refused before anything left. Lost in a crash, the row counts one submission too many: the
+   * safe side (it then waits for the receipt or the mirror node instead of being abandoned).
+   */
+  const takeBack = (row: LedgerTransactionRow, attempts: number): number => {
+    const changed = takeBackStatement.run(now(), row.transactionId, attempts).changes;
+    return changed === 1 ? attempts - 1 : attempts;
   };
 
   /** Journals an attempt before the bytes leave: stores them (first time) and counts it. Null if the row moved on. */
@@ -451,10 +511,19 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         tx.update(records).set({ anchorState: "abandoned" }).where(recordOf(row)).run();
       } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
         // The revocation was acknowledged: it must reach the ledger. Same bytes, new transaction.
+        // Abandoned rows that never reached a node (every submission `unsent`: the ledger was
+        // down) do not count: the next goes at once, so the revocation follows the ledger's return.
         const earlier = tx
           .select({ n: sql<number>`count(*)` })
           .from(ledgerTransactions)
-          .where(and(eq(ledgerTransactions.recordId, row.recordId), eq(ledgerTransactions.kind, "revocation_message"), eq(ledgerTransactions.state, "abandoned")))
+          .where(
+            and(
+              eq(ledgerTransactions.recordId, row.recordId),
+              eq(ledgerTransactions.kind, "revocation_message"),
+              eq(ledgerTransactions.state, "abandoned"),
+              sql`NOT (${ledgerTransactions.attempts} = 0 AND ${ledgerTransactions.signedBytes} IS NOT NULL)`,
+            ),
+          )
           .get()!.n;
         const next = newTransactionId();
         // The first retry goes at once (the usual cause is an outage that has ended); repeated
@@ -608,7 +677,16 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     // pending
     const t = now();
     if (row.attempts === 0) {
-      if (t > windowEnd(row) - SUBMIT_MARGIN_MS) return abandon(row, "the validity window closed before the transaction could be submitted");
+      // No submission can have reached a node: never sent, or every one refused before anything
+      // was sent (`unsent`, also while the ledger stays down). It can never reach consensus.
+      if (t > windowEnd(row) - SUBMIT_MARGIN_MS) {
+        return abandon(
+          row,
+          row.signedBytes === null
+            ? "the validity window closed before the transaction could be submitted"
+            : "the validity window closed before the transaction could reach a node: every submission was refused before anything was sent",
+        );
+      }
     } else if (t >= windowEnd(row)) {
       return settle(row);
     }
@@ -634,7 +712,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       case "permanent":
         ledgerOk();
         metrics.ledgerError("permanent");
-        // Refused on its first submission: it was never accepted, and these bytes never will be.
+        // Refused on the first submission that reached a node (any before it were `unsent`): it
+        // was never accepted, and these bytes never will be.
         if (attempts === 1) return abandon(current, `refused at precheck: ${outcome.status}`);
         // An earlier submission went unanswered and might have been accepted: let the window decide.
         return reschedule(current, Math.max(0, windowEnd(current) - now()), `precheck ${outcome.status}`);
@@ -642,6 +721,14 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         metrics.ledgerError("unknown");
         ledgerDown(outcome.error);
         return reschedule(current, backoff(failureStreak), `no answer: ${outcome.error}`);
+      case "unsent": {
+        metrics.ledgerError("unknown");
+        ledgerDown(outcome.error);
+        const left = takeBack(current, attempts);
+        // Back at 0: the next try comes no later than the moment the check above abandons it.
+        const delay = left === 0 ? Math.min(backoff(failureStreak), Math.max(0, windowEnd(current) - SUBMIT_MARGIN_MS - now() + 1)) : backoff(failureStreak);
+        return reschedule({ ...current, attempts: left }, delay, `not sent: ${outcome.error}`);
+      }
     }
   };
 
@@ -661,8 +748,13 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     }
     for (const { id } of wanting) {
       const t = now();
+      // As for revocations, creations that never reached a node (the ledger was down) do not
+      // count towards the backoff.
       const prior = db.$client
-        .query("SELECT count(*) AS n, max(updated_at) AS last FROM ledger_transactions WHERE org_id = ? AND kind = 'topic_create' AND state = 'abandoned'")
+        .query(
+          `SELECT count(*) AS n, max(updated_at) AS last FROM ledger_transactions
+           WHERE org_id = ? AND kind = 'topic_create' AND state = 'abandoned' AND NOT (attempts = 0 AND signed_bytes IS NOT NULL)`,
+        )
         .get(id) as { n: number; last: number | null };
       if (prior.n > 0 && prior.last !== null && t < prior.last + Math.min(3_600_000, 10_000 * 2 ** Math.min(20, prior.n - 1))) continue;
       const next = newTransactionId();

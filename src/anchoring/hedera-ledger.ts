@@ -12,6 +12,13 @@
  *   therefore throws the `Client` away; the next request gets a fresh one.
  * - Transactions are frozen with explicit node account ids, never from the client's health
  *   view, so preparing never depends on the network being reachable.
+ * - `unsent` (ledger.ts) is answered only when the SDK was never called: before a request
+ *   through a `Client` no node has answered yet (the first one, and every one after a failure
+ *   threw the last away), a plain TCP connection to the node must open; if none does (refused,
+ *   no route, not within the gRPC deadline), a submission's bytes are not handed to the SDK at
+ *   all (`unsent`) and a query is `unreachable`. Once the SDK has the bytes, a failure is
+ *   `unknown`: its own deadline races gRPC's wait for a connection, and a request that lost
+ *   that race may still go out after it.
  * - The SDK signs with the ED25519 keys itself (operator and topic submit keys): these are ledger
  *   keys, not docverify's own signing keys, which stay in src/crypto.
  */
@@ -33,6 +40,7 @@ import {
   TransactionId,
   TransactionReceiptQuery,
 } from "@hashgraph/sdk";
+import { connect } from "node:net";
 import { ed25519RawSigner } from "../crypto/ed25519.ts";
 import type { Logger } from "../lib/log.ts";
 import {
@@ -140,6 +148,30 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/**
+ * Opens a TCP connection to `address` (`host:port`, `[v6]:port`) and closes it at once, writing
+ * nothing: null once it opened, otherwise why not (refused, no route, no answer within
+ * `timeoutMs`).
+ */
+export function tcpConnectProblem(address: string, timeoutMs: number): Promise<string | null> {
+  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address);
+  if (m === null) return Promise.resolve(`not a host:port address: ${address}`);
+  const [host, port] = [m[1]!, Number(m[2])];
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (problem: string | null) => {
+      clearTimeout(timer);
+      socket.removeAllListeners();
+      socket.on("error", () => undefined);
+      socket.destroy();
+      resolve(problem);
+    };
+    const timer = setTimeout(() => done(`no connection to ${address} within ${timeoutMs} ms`), timeoutMs);
+    socket.once("connect", () => done(null));
+    socket.once("error", (e: NodeJS.ErrnoException) => done(`${address}: ${e.code ?? e.message}`));
+  });
+}
+
 export function createHederaLedger(options: HederaLedgerOptions): Ledger {
   for (const key of Object.keys(options)) if (!OPTION_NAMES.includes(key)) throw new TypeError(`createHederaLedger: unknown option ${key}`);
   const { network, operatorAccountId } = options;
@@ -194,8 +226,11 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
     client ??= newClient();
     return client;
   };
+  /** The client through which a consensus node last answered (even with a refusal): see `unsent` in the header. */
+  let answered: Client | null = null;
   /** Forget a client whose node the SDK has put on backoff; see the header comment. */
   const discardClient = (c: Client): void => {
+    if (answered === c) answered = null;
     if (client !== c) return;
     client = null;
     try {
@@ -213,6 +248,22 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       [all[i], all[j]] = [all[j]!, all[i]!];
     }
     return all.slice(0, Math.max(1, nodesPerTransaction)).map((id) => AccountId.fromString(id));
+  };
+
+  /**
+   * Before the first request through `c` (see `answered`): null if a TCP connection to `node`
+   * opens (any of its addresses), otherwise why not. `node` is the one the SDK sends a
+   * transaction to (its first node: one attempt); for a query, which goes to a node of the SDK's
+   * choosing, one address picked at random. With no address known for the node, null: the SDK
+   * then fails on its own. Checking first also keeps the SDK's gRPC channel from piling up
+   * reconnect backoff against a ledger that is down, so anchoring resumes soon after it returns.
+   */
+  const nodeUnreachable = async (c: Client, node: string | null): Promise<string | null> => {
+    const all = Object.entries(c.network);
+    const addresses = node === null ? all.slice(Math.floor(Math.random() * all.length)).slice(0, 1).map(([a]) => a) : all.filter(([, id]) => id.toString() === node).map(([a]) => a);
+    if (addresses.length === 0) return null;
+    const problems = await Promise.all(addresses.map((a) => tcpConnectProblem(a, grpcDeadlineMs)));
+    return problems.includes(null) ? null : `${node === null ? "consensus node" : `consensus node ${node}`} unreachable: ${problems.join("; ")}`;
   };
 
   const mirrorGet = async (path: string): Promise<MirrorLookup<Record<string, unknown>>> => {
@@ -287,14 +338,26 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return { kind: "unknown", error: message(e) };
       }
+      if (answered !== c) {
+        const problem = await nodeUnreachable(c, tx.nodeAccountIds?.[0]?.toString() ?? null);
+        // The SDK never had the bytes: nothing was sent.
+        if (problem !== null) return { kind: "unsent", error: `nothing sent: ${problem}` };
+      }
       try {
         await tx.execute(c);
+        answered = c;
         return { kind: "accepted", duplicate: false };
       } catch (e) {
-        if (e instanceof PrecheckStatusError) return classifyPrecheck(statusName(e.status));
+        if (e instanceof PrecheckStatusError) {
+          answered = c;
+          return classifyPrecheck(statusName(e.status));
+        }
         if (e instanceof MaxAttemptsOrTimeoutError) {
           const status = lastStatus(e);
-          if (status !== null) return classifyPrecheck(status);
+          if (status !== null) {
+            answered = c;
+            return classifyPrecheck(status);
+          }
         }
         discardClient(c);
         return { kind: "unknown", error: message(e) };
@@ -308,8 +371,13 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return { kind: "unreachable", error: message(e) };
       }
+      if (answered !== c) {
+        const problem = await nodeUnreachable(c, null);
+        if (problem !== null) return { kind: "unreachable", error: problem };
+      }
       try {
         const r = await new TransactionReceiptQuery().setTransactionId(toSdkTransactionId(transactionId)).setValidateStatus(false).setMaxAttempts(1).execute(c);
+        answered = c;
         const status = statusName(r.status);
         if (status !== "SUCCESS") return { kind: "failed", status };
         return {
@@ -319,6 +387,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
           runningHash: r.topicRunningHash ?? null,
         };
       } catch (e) {
+        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) answered = c;
+        if (e instanceof PrecheckStatusError) answered = c;
         if (e instanceof MaxAttemptsOrTimeoutError) {
           const status = lastStatus(e);
           if (status === "UNKNOWN") return { kind: "pending" };
@@ -386,12 +456,23 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return message(e);
       }
+      if (answered !== c) {
+        const problem = await nodeUnreachable(c, null);
+        if (problem !== null) return problem;
+      }
       try {
         await new AccountBalanceQuery().setAccountId(AccountId.fromString(operatorAccountId)).setMaxAttempts(1).execute(c);
+        answered = c;
         return true;
       } catch (e) {
-        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) return `consensus node answered ${lastStatus(e)}`;
-        if (e instanceof PrecheckStatusError) return `consensus node answered ${statusName(e.status)}`;
+        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) {
+          answered = c;
+          return `consensus node answered ${lastStatus(e)}`;
+        }
+        if (e instanceof PrecheckStatusError) {
+          answered = c;
+          return `consensus node answered ${statusName(e.status)}`;
+        }
         discardClient(c);
         return `consensus node unreachable: ${message(e)}`;
       }

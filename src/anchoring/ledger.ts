@@ -31,8 +31,20 @@
  *   may still have been accepted by an earlier submission; only the receipt or mirror can tell.
  * - `permanent`: any other precheck refusal (INVALID_SIGNATURE, INSUFFICIENT_PAYER_BALANCE,
  *   INVALID_TOPIC_ID, ...). These bytes will never be accepted; do not retry them.
- * - `unknown`: sent, but no answer (timeout, connection lost, UNAVAILABLE). The transaction may
- *   or may not have been accepted: re-submit the same bytes, or ask for the receipt.
+ * - `unknown`: sent, or possibly sent, but no answer (timeout, connection lost, UNAVAILABLE). The
+ *   transaction may or may not have been accepted: re-submit the same bytes, or ask for the
+ *   receipt.
+ * - `unsent`: nothing left this process. The bytes were never handed to a connection because no
+ *   node accepted one (connection refused, no route, no connection within the deadline). An
+ *   implementation MUST answer `unsent` only when it knows that no byte of this submission can
+ *   reach a node, now or later; when in any doubt (a request that was started, a deadline that
+ *   raced the connection) it answers `unknown`.
+ *
+ * What the anchor loop builds on `unsent` (decisions §11): a transaction whose every submission
+ * was `unsent` was never seen by any node, so it cannot reach consensus; once its validity window
+ * has closed (also while the ledger stays down) it is abandoned, and the record it carried stops
+ * counting. A single `unknown` submission is enough to keep it until the receipt or the mirror
+ * node can say what became of it: never a second transaction while the first could still land.
  */
 import type { LedgerNetwork } from "../config/index.ts";
 
@@ -65,7 +77,9 @@ export type SubmitOutcome =
   | { readonly kind: "retryable"; readonly status: string }
   | { readonly kind: "expired"; readonly status: string }
   | { readonly kind: "permanent"; readonly status: string }
-  | { readonly kind: "unknown"; readonly error: string };
+  | { readonly kind: "unknown"; readonly error: string }
+  /** Provably never sent: no node accepted a connection (see the header). */
+  | { readonly kind: "unsent"; readonly error: string };
 
 export type ReceiptOutcome =
   /** Consensus reached with SUCCESS. `topicId` for a topic creation; the rest for a message. */

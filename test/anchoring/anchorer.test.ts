@@ -5,10 +5,11 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { insertPendingMessage, LAST_VALID_START_SQL } from "../../src/anchoring/anchorer.ts";
+import { ErrorLogLimiter, insertPendingMessage, LAST_VALID_START_SQL } from "../../src/anchoring/anchorer.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../../src/anchoring/submit-key.ts";
 import { ledgerTransactions, records } from "../../src/storage/schema.ts";
+import { waitFor } from "../ops/support.ts";
 import { cleanup } from "../support/env.ts";
 import { makeRig, VALID_SECONDS, type Rig } from "./rig.ts";
 
@@ -266,16 +267,123 @@ describe("anchor loop", () => {
     await rig.local.faults.unreachable(false);
     // gRPC's own reconnect backoff (grpc-js, in real time) decides how soon the node is used
     // again after an outage: seconds here.
-    const deadline = Date.now() + 15_000;
-    while (!recs.every((r) => rig.row(r.transactionId).state === "anchored") && Date.now() < deadline) {
+    await waitFor("the queue to drain", async () => {
       await rig.drive(1);
-      await Bun.sleep(200);
-    }
-    for (const r of recs) expect(rig.row(r.transactionId).state).toBe("anchored");
+      return recs.every((r) => rig.row(r.transactionId).state === "anchored") || null;
+    }, 15_000, 200);
     expect(await rig.anchoring.readiness()).toBe(true);
     expect((await messagesOn(rig, topicId)).length).toBe(2);
     expect(rig.log.lines.filter((l) => l.msg === "ledger unreachable; anchoring waits and retries").length).toBe(1);
   }, 30_000);
+
+  test("ledger down: a record whose every submission was refused before anything was sent is abandoned when its window closes; one that may have been sent waits; once the ledger is back the queue drains", async () => {
+    const rig = await makeRig({ grpcDeadlineMs: 500 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    await rig.local.faults.unreachable(true);
+    // The SDK's client had worked: the first submission after the outage goes to the SDK, which
+    // cannot say whether the bytes left (its deadline races gRPC's wait for a connection).
+    const maybe = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(rig.row(maybe.transactionId)).toMatchObject({ state: "pending", attempts: 1 });
+    expect(rig.row(maybe.transactionId).lastError).toStartWith("no answer:");
+    // From then on each submission first needs a connection to the node: none opens, nothing is
+    // handed to the SDK, and the attempt is not counted.
+    const refused = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(rig.row(refused.transactionId)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(rig.row(refused.transactionId).signedBytes).not.toBeNull();
+    expect(rig.row(refused.transactionId).lastError).toStartWith("not sent: nothing sent: consensus node 0.0.3 unreachable");
+    expect(rig.record(refused.recordId).anchorState).toBe("pending");
+
+    // Retried while the window is open, never counted.
+    await rig.drive(3, 5_000); // 15 s of the 30 s window
+    expect(rig.row(refused.transactionId)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(rig.row(maybe.transactionId)).toMatchObject({ state: "pending", attempts: 1 });
+    // Past the point where the nodes would still take it: abandoned, the ledger still down.
+    await rig.drive(2, 5_000);
+    expect(rig.row(refused.transactionId)).toMatchObject({
+      state: "abandoned",
+      attempts: 0,
+      lastError: "the validity window closed before the transaction could reach a node: every submission was refused before anything was sent",
+    });
+    expect(rig.record(refused.recordId).anchorState).toBe("abandoned");
+    expect(anchorEvents(rig, refused.transactionId)).toEqual(["abandoned"]);
+    // The one that may have reached a node is not abandoned on that basis: its window has
+    // closed, but only the receipt or the mirror node can say whether it landed.
+    await rig.drive(2, 5_000);
+    expect(rig.row(maybe.transactionId)).toMatchObject({ state: "pending", attempts: 1 });
+    expect(rig.record(maybe.recordId).anchorState).toBe("pending");
+
+    await rig.local.faults.unreachable(false);
+    const later = rig.insertRecord(orgId, topicId);
+    await waitFor("the queue to drain", async () => {
+      await rig.drive(1, 500);
+      return (rig.row(later.transactionId).state === "anchored" && rig.row(maybe.transactionId).state === "abandoned") || null;
+    }, 20_000, 20);
+    expect(rig.row(maybe.transactionId).lastError).toBe("did not reach consensus within its validity window");
+    expect(rig.record(later.recordId).anchorState).toBe("anchored");
+    await rig.anchoring.runOnce();
+    // On the ledger: the later record's message only; the abandoned ones never reached it.
+    const msgs = await messagesOn(rig, topicId);
+    expect(msgs.map((m) => Buffer.from(String(m.message), "base64").toString())).toEqual([new TextDecoder().decode(later.message)]);
+    for (const r of [maybe, refused]) expect((await rig.mirror(`/api/v1/transactions/${mirrorId(r.transactionId)}`)).status).toBe(404);
+    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
+  }, 60_000);
+
+  test("a ledger refusing connections from the start: every submission is unsent, and the record is abandoned when its window closes", async () => {
+    const rig = await makeRig({ grpcDeadlineMs: 500 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    // A fresh loop, as after a restart while the ledger is down: its first look at the ledger
+    // (readiness) finds it down, and no submission is then handed to the SDK.
+    await rig.anchoring.stop();
+    await rig.local.faults.unreachable(true);
+    rig.restart();
+    expect(String(await rig.anchoring.readiness())).toStartWith("ledger unreachable");
+    const rec = rig.insertRecord(orgId, topicId);
+    for (let i = 0; i < 4; i++) await rig.drive(1, 4_000);
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(rig.row(rec.transactionId).lastError).toStartWith("not sent:");
+    await rig.drive(2, 4_000); // past 30 s − 10 s
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", attempts: 0 });
+    expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
+    await rig.local.faults.unreachable(false);
+  }, 30_000);
+
+  test("an abandoned revocation that never reached a node is queued again at once, not after a backoff", async () => {
+    const rig = await makeRig({ grpcDeadlineMs: 500 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const anchoredRec = rig.insertRecord(orgId, topicId);
+    await rig.drive(2);
+    expect(rig.record(anchoredRec.recordId).anchorState).toBe("anchored");
+    await rig.anchoring.stop();
+    await rig.local.faults.unreachable(true);
+    rig.restart();
+    // The restarted loop's first look at the ledger (readiness) finds it down, as after a restart
+    // of the process while the ledger is down.
+    expect(String(await rig.anchoring.readiness())).toStartWith("ledger unreachable");
+    const revocation = rig.anchoring.queue.newTransactionId();
+    rig.core.db.transaction((tx) => {
+      tx.update(records).set({ revokedAt: rig.clock.now(), revocationReason: "SUPERSEDED", revocationTransactionId: revocation.transactionId }).where(eq(records.id, anchoredRec.recordId)).run();
+      insertPendingMessage(tx, { kind: "revocation_message", ...revocation, orgId, recordId: anchoredRec.recordId, topicId, message: new TextEncoder().encode('{"v":1,"revoke":true}'), now: rig.clock.now() });
+    });
+    const ids = () => rig.core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.kind, "revocation_message")).all();
+    // Three windows while the ledger is down: each abandoned row is followed by a new one at once.
+    for (let i = 0; i < 3 * 6; i++) await rig.drive(1, 5_000);
+    const rows = ids();
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    for (const r of rows.slice(0, -1)) expect(r).toMatchObject({ state: "abandoned", attempts: 0 });
+    const current = rig.record(anchoredRec.recordId).revocationTransactionId!;
+    expect(rows.at(-1)!.transactionId).toBe(current);
+    expect(rig.row(current).state).toBe("pending");
+    for (let i = 1; i < rows.length; i++) expect(rows[i]!.createdAt).toBe(rows[i - 1]!.updatedAt);
+    await rig.local.faults.unreachable(false);
+    await waitFor("the revocation to anchor", async () => {
+      await rig.drive(1, 500);
+      const id = rig.record(anchoredRec.recordId).revocationTransactionId!;
+      return rig.row(id).state === "anchored" || null;
+    }, 20_000, 20);
+    expect((await messagesOn(rig, topicId)).length).toBe(2); // the record, and the revocation once
+  }, 60_000);
 
   test("back-pressure: past the backlog bound, assertCapacity answers 503 with Retry-After", async () => {
     const rig = await makeRig({ backlogLimit: 3 });
@@ -316,12 +424,10 @@ describe("anchor loop", () => {
     }
     expect(refused).toMatchObject({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 5 });
     await rig.local.faults.unreachable(false);
-    const deadline = Date.now() + 20_000;
-    while (rig.anchoring.backlog().pending > 0 && Date.now() < deadline) {
+    await waitFor("the backlog to drain", async () => {
       await rig.drive(1);
-      await Bun.sleep(100);
-    }
-    expect(rig.anchoring.backlog().pending).toBe(0);
+      return rig.anchoring.backlog().pending === 0 || null;
+    }, 20_000, 100);
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
   }, 30_000);
 
@@ -347,5 +453,51 @@ describe("anchor loop", () => {
     const plan = (rig.core.db.$client.query(`EXPLAIN QUERY PLAN ${LAST_VALID_START_SQL}`).all() as { detail: string }[]).map((r) => r.detail);
     expect(plan.some((d) => d.startsWith("SCAN"))).toBe(false);
     expect(plan.join("\n")).toContain("ledger_transactions_valid_start");
+  });
+});
+
+describe("error-log rate limit", () => {
+  test("one line per kind per period, the next one with the count skipped", () => {
+    const limit = new ErrorLogLimiter(60_000, 10);
+    expect(limit.admit("ledger-unreachable", 0)).toEqual({ suppressed: 0 });
+    expect(limit.admit("ledger-unreachable", 1_000)).toBeNull();
+    expect(limit.admit("ledger-unreachable", 59_999)).toBeNull();
+    expect(limit.admit("mirror-unreachable", 30_000)).toEqual({ suppressed: 0 });
+    expect(limit.admit("ledger-unreachable", 60_000)).toEqual({ suppressed: 2 });
+    expect(limit.admit("ledger-unreachable", 60_001)).toBeNull();
+  });
+
+  test("kinds carrying ids do not pile up: a kind is forgotten once its period is over, and never more than the bound are kept", () => {
+    const limit = new ErrorLogLimiter(60_000, 100);
+    // A kind per transaction (a mirror mismatch) or per error text, for an hour: 36,000 kinds.
+    for (let t = 0; t < 3_600_000; t += 100) {
+      expect(limit.admit(`mismatch:0.0.2@${t}.000000000`, t)).toEqual({ suppressed: 0 });
+      expect(limit.size).toBeLessThanOrEqual(100);
+    }
+    // Period over, nothing skipped: forgotten at the next sweep.
+    const quiet = new ErrorLogLimiter(60_000, 1_000);
+    for (let i = 0; i < 500; i++) quiet.admit(`step:error ${i}`, i);
+    quiet.admit("pass", 30_000);
+    expect(quiet.size).toBe(501);
+    expect(quiet.admit("pass", 60_250)).toBeNull(); // sweeps the 251 kinds whose minute is over
+    expect(quiet.size).toBe(250);
+    quiet.admit("other", 120_250); // sweeps the rest; "pass" keeps its skipped line
+    expect(quiet.size).toBe(2);
+    expect(quiet.admit("pass", 120_251)).toEqual({ suppressed: 1 });
+  });
+
+  test("a kind with skipped lines keeps its count until its next line, unless the bound evicts it as the oldest", () => {
+    const limit = new ErrorLogLimiter(60_000, 3);
+    limit.admit("a", 0);
+    limit.admit("a", 1);
+    limit.admit("b", 2);
+    limit.admit("c", 3);
+    limit.admit("x", 200_000); // the sweep forgets b and c (nothing skipped); a keeps its count
+    expect(limit.size).toBe(2);
+    expect(limit.admit("a", 200_001)).toEqual({ suppressed: 1 });
+    limit.admit("d", 200_002);
+    limit.admit("e", 200_003); // past the bound: the oldest (x) goes
+    expect(limit.size).toBe(3);
+    expect(limit.admit("x", 200_004)).toEqual({ suppressed: 0 });
   });
 });

@@ -117,6 +117,68 @@ ledgerContract(
   5_000,
 );
 
+describe("the SDK adapter: `unsent` only when the SDK never had the bytes", () => {
+  const closedPort = async () => {
+    const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = server.port;
+    server.stop(true);
+    return port;
+  };
+
+  test("a node that refuses connections: unsent at once, and queries unreachable, without waiting for a gRPC deadline", async () => {
+    const dead = `127.0.0.1:${await closedPort()}`;
+    const key = "302e020100300506032b6570042204205a3bc9e5d3b6e1a2f2e58eab61f0a4bb9b3a0ee64cbd7d5a4ed1ef8c1a37c8d1";
+    const ledger = createHederaLedger({ network: "local", operatorAccountId: "0.0.2", operatorPrivateKey: key, nodes: { [dead]: "0.0.3" }, mirrorUrl: `http://${dead}`, grpcDeadlineMs: 5_000 });
+    onCleanup(() => ledger.close());
+    const submitKey = ledger.generateSubmitKey();
+    const bytes = await ledger.prepareTopicCreate({ transactionId: freshId("0.0.2"), validSeconds: 120, submitPublicKey: submitKey.publicKey, memo: "never sent" });
+    const started = performance.now();
+    const outcome = await ledger.submit(bytes);
+    expect(outcome).toEqual({ kind: "unsent", error: `nothing sent: consensus node 0.0.3 unreachable: ${dead}: ECONNREFUSED` });
+    expect(await ledger.ping()).toBe(`consensus node unreachable: ${dead}: ECONNREFUSED`);
+    expect(await ledger.receipt(freshId("0.0.2"))).toEqual({ kind: "unreachable", error: `consensus node unreachable: ${dead}: ECONNREFUSED` });
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  test("after a node has answered, the first submission into an outage is unknown, the next ones unsent; none of them lands once the ledger is back", async () => {
+    const local = await startLocalLedger({ dataDir: join(tempDir(), "ledger"), consensusMs: 100 });
+    onCleanup(() => local.close());
+    const ledger = createHederaLedger({
+      network: "local",
+      operatorAccountId: local.operator.accountId,
+      operatorPrivateKey: local.operator.privateKeyDer,
+      nodes: { [local.grpcAddress]: local.nodeAccountId },
+      mirrorUrl: local.mirrorUrl,
+      grpcDeadlineMs: 500,
+    });
+    onCleanup(() => ledger.close());
+    const submitKey = ledger.generateSubmitKey();
+    const topicCreate = async () => {
+      const id = freshId(ledger.operatorAccountId);
+      return { id, bytes: await ledger.prepareTopicCreate({ transactionId: id, validSeconds: 120, submitPublicKey: submitKey.publicKey, memo: "outage" }) };
+    };
+    expect(await ledger.ping()).toBe(true);
+    await local.faults.unreachable(true);
+    const first = await topicCreate();
+    // The SDK had the bytes: whether they left is not known.
+    expect((await ledger.submit(first.bytes)).kind).toBe("unknown");
+    const second = await topicCreate();
+    const third = await topicCreate();
+    expect((await ledger.submit(second.bytes)).kind).toBe("unsent");
+    expect((await ledger.submit(third.bytes)).kind).toBe("unsent");
+    await local.faults.unreachable(false);
+    const after = await topicCreate();
+    // gRPC's reconnect backoff (real time) decides when the node is used again: re-send the same
+    // bytes until they are accepted, as the anchor loop does.
+    await until("the ledger to accept again", async () => ((await ledger.submit(after.bytes)).kind === "accepted" ? true : null), 10_000);
+    expect(await finalReceipt(ledger, after.id, 5_000)).toMatchObject({ kind: "success" });
+    for (const t of [first, second, third]) {
+      expect(await ledger.receipt(t.id)).toEqual({ kind: "not_found" });
+      expect(await ledger.lookupTransaction(t.id)).toEqual({ kind: "not_found" });
+    }
+  }, 30_000);
+});
+
 const testnetId = process.env.HEDERA_TESTNET_OPERATOR_ID;
 const testnetKey = process.env.HEDERA_TESTNET_OPERATOR_KEY;
 if (testnetId && testnetKey) {
