@@ -41,10 +41,17 @@ Usage:
 Settings come from DOCVERIFY_* environment variables; see the README.
 `;
 
-const DATA = "  --data DIR      the data folder (default DOCVERIFY_DATA_DIR, else ./data)\n";
-const JSON_OUT = "  --json          one JSON document on stdout\n";
-const HELP = "  -h, --help      this text\n";
+type Option = readonly [flag: string, meaning: string];
+const DATA: Option = ["--data DIR", "the data folder (default DOCVERIFY_DATA_DIR, else ./data)"];
+const JSON_OUT: Option = ["--json", "one JSON document on stdout"];
+const HELP: Option = ["-h, --help", "this text"];
 const SETTINGS_NOTE = "\nSettings come from DOCVERIFY_* environment variables; see the README.\n";
+
+/** An "Options:" block, meanings in one column. */
+function options(...rows: Option[]): string {
+  const width = Math.max(...rows.map(([flag]) => flag.length)) + 2;
+  return "Options:\n" + rows.map(([flag, meaning]) => `  ${flag.padEnd(width)}${meaning}\n`).join("");
+}
 
 /**
  * Each subcommand's usage: printed on stdout for `--help`/`-h` (and `docverify help COMMAND`).
@@ -56,12 +63,13 @@ export const USAGES: Readonly<Record<string, string>> = {
     "The API on DOCVERIFY_HOST:DOCVERIFY_PORT (default 127.0.0.1:8080), the anchor loop and, on ledger\n" +
     "network local, the local ledger (embedded, or the one at DOCVERIFY_LOCAL_LEDGER_URL). Runs until\n" +
     "SIGTERM or SIGINT, then drains. One serve per data folder: a second one refuses to start.\n\n" +
-    "Options:\n" + DATA + HELP + SETTINGS_NOTE,
+    options(DATA, HELP) +
+    SETTINGS_NOTE,
   admin:
     "Usage: docverify admin [--data DIR]\n\n" +
     "The administrator's terminal UI: organisations, API keys, records, the anchor queue and the\n" +
     "audit trail. Needs a terminal; scripts use the org, key and status commands.\n\n" +
-    "Options:\n" + DATA + HELP,
+    options(DATA, HELP),
   org:
     "Usage: docverify org create|set|list [OPTIONS]\n\n" +
     "  docverify org create --name NAME [--api-access] [--addon] [--validated]\n" +
@@ -71,19 +79,28 @@ export const USAGES: Readonly<Record<string, string>> = {
   "org create":
     "Usage: docverify org create --name NAME [--api-access] [--addon] [--validated] [--json] [--data DIR]\n\n" +
     "Creates an organisation with its own system key; prints its id ({\"id\":…} with --json).\n\n" +
-    "Options:\n" +
-    "  --name NAME     the organisation's registered name (required)\n" +
-    "  --api-access    it may use the API\n" +
-    "  --addon         it holds the anchoring add-on\n" +
-    "  --validated     its identity has been validated\n" +
-    JSON_OUT + DATA + HELP,
+    options(
+      ["--name NAME", "the organisation's registered name (required)"],
+      ["--api-access", "it may use the API"],
+      ["--addon", "it holds the anchoring add-on"],
+      ["--validated", "its identity has been validated"],
+      JSON_OUT,
+      DATA,
+      HELP,
+    ),
   "org set":
     "Usage: docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off] [--json] [--data DIR]\n\n" +
-    "Changes organisation ORG (its id); at least one flag. Prints the organisation as it now is.\n\n" +
-    "Options:\n" +
-    "  --api-access on|off\n  --addon on|off\n  --validated on|off\n  --suspended on|off\n" +
-    JSON_OUT + DATA + HELP,
-  "org list": "Usage: docverify org list [--json] [--data DIR]\n\nOrganisations and their flags.\n\nOptions:\n" + JSON_OUT + DATA + HELP,
+    "Changes organisation ORG (its id); give at least one flag. Prints the organisation as it now is.\n\n" +
+    options(
+      ["--api-access on|off", "whether it may use the API"],
+      ["--addon on|off", "whether it holds the anchoring add-on"],
+      ["--validated on|off", "whether its identity has been validated"],
+      ["--suspended on|off", "whether it is suspended"],
+      JSON_OUT,
+      DATA,
+      HELP,
+    ),
+  "org list": "Usage: docverify org list [--json] [--data DIR]\n\nOrganisations and their flags.\n\n" + options(JSON_OUT, DATA, HELP),
   key:
     "Usage: docverify key mint|list|revoke [OPTIONS]\n\n" +
     "  docverify key mint --org ORG --env live|test [--revoke]\n" +
@@ -93,33 +110,34 @@ export const USAGES: Readonly<Record<string, string>> = {
   "key mint":
     "Usage: docverify key mint --org ORG --env live|test [--revoke] [--json] [--data DIR]\n\n" +
     "Mints an API key for organisation ORG and prints it, once: copy it now, only its digest is kept.\n\n" +
-    "Options:\n" +
-    "  --org ORG       the organisation's id (required)\n" +
-    "  --env live|test the key's environment (required)\n" +
-    "  --revoke        the key may also revoke records (live keys of organisations with the add-on)\n" +
-    JSON_OUT + DATA + HELP,
+    options(
+      ["--org ORG", "the organisation's id (required)"],
+      ["--env live|test", "the key's environment (required)"],
+      ["--revoke", "the key may also revoke records (a live key of an organisation with the add-on)"],
+      JSON_OUT,
+      DATA,
+      HELP,
+    ),
   "key list":
     "Usage: docverify key list [--org ORG] [--json] [--data DIR]\n\n" +
     "Keys without secrets: id, organisation, environment, scopes, created, last used, revoked.\n\n" +
-    "Options:\n  --org ORG       only this organisation's keys\n" + JSON_OUT + DATA + HELP,
-  "key revoke": "Usage: docverify key revoke KEYID [--json] [--data DIR]\n\nRevokes the key KEYID.\n\nOptions:\n" + JSON_OUT + DATA + HELP,
+    options(["--org ORG", "only this organisation's keys"], JSON_OUT, DATA, HELP),
+  "key revoke": "Usage: docverify key revoke KEYID [--json] [--data DIR]\n\nRevokes the key KEYID.\n\n" + options(JSON_OUT, DATA, HELP),
   status:
     "Usage: docverify status [--json] [--data DIR]\n\n" +
     "Records by anchor state, the ledger network and whether it answers, and the anchor queue.\n" +
-    "Works while serve runs; never submits anything.\n\nOptions:\n" + JSON_OUT + DATA + HELP,
+    "Works while serve runs; never submits anything.\n\n" +
+    options(JSON_OUT, DATA, HELP),
   backup:
     "Usage: docverify backup FILE [--force] [--progress] [--json] [--data DIR]\n\n" +
     "A consistent copy of the database into FILE (mode 0600), also while serve runs. The master key\n" +
     "is never in it: keep that apart. FILE may not be the database, its -wal/-shm or the master key.\n\n" +
-    "Options:\n" +
-    "  --force         replace FILE if it exists\n" +
-    "  --progress      show progress on stderr (the default on a terminal)\n" +
-    JSON_OUT + DATA + HELP,
+    options(["--force", "replace FILE if it exists"], ["--progress", "show progress on stderr (the default on a terminal)"], JSON_OUT, DATA, HELP),
   restore:
     "Usage: docverify restore FILE [--force] [--json] [--data DIR]\n\n" +
     "Checks FILE and puts it in place as the data folder's database. Refused while any process has\n" +
     "the database open.\n\n" +
-    "Options:\n  --force         replace an existing database (its contents are lost)\n" + JSON_OUT + DATA + HELP,
+    options(["--force", "replace an existing database (its contents are lost)"], JSON_OUT, DATA, HELP),
   "local-ledger":
     "Usage: docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--consensus-ms N]\n" +
     "                              [--operator-key-file FILE] [--json] [--data DIR]\n\n" +
@@ -127,13 +145,16 @@ export const USAGES: Readonly<Record<string, string>> = {
     "addresses. A serve needs only DOCVERIFY_LOCAL_LEDGER_URL=<mirror address> to use it: its operator\n" +
     "0.0.2 has the public development key (docs/local-ledger.md; for development only) unless the\n" +
     "ledger was created with --operator-key-file.\n\n" +
-    "Options:\n" +
-    "  --host H                  listen address (default 127.0.0.1)\n" +
-    "  --mirror-port P           mirror REST port (default: remembered, else a free one)\n" +
-    "  --grpc-port P             gRPC port (default: remembered, else a free one)\n" +
-    "  --consensus-ms N          delay from acceptance to consensus, 0 to 60000\n" +
-    "  --operator-key-file FILE  0.0.2's key (hex DER PKCS#8 ED25519) for a new ledger\n" +
-    JSON_OUT + DATA + HELP,
+    options(
+      ["--host H", "listen address (default 127.0.0.1)"],
+      ["--mirror-port P", "mirror REST port (default: remembered, else a free one)"],
+      ["--grpc-port P", "gRPC port (default: remembered, else a free one)"],
+      ["--consensus-ms N", "delay from acceptance to consensus, 0 to 60000"],
+      ["--operator-key-file FILE", "0.0.2's key (hex DER PKCS#8 ED25519) for a new ledger"],
+      JSON_OUT,
+      DATA,
+      HELP,
+    ),
 };
 
 /**
