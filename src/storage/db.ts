@@ -13,7 +13,9 @@
  *    every commit syncs the WAL. Throughput comes from grouping writes, not from weaker sync.
  *
  * The database file and its side files are never symbolic links (data-folder.ts says why): a
- * link is refused with a message before SQLite opens anything.
+ * link is refused with a message before SQLite opens anything, and once more after. (SQLite's
+ * own SQLITE_OPEN_NOFOLLOW would close the gap between check and open, but bun:sqlite takes open
+ * flags only without its `strict` option, which this connection keeps.)
  */
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
@@ -45,9 +47,17 @@ export function openDatabase(options: OpenOptions): Db {
   const isNew = onDisk && !existsSync(options.path);
   if (onDisk) mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
   const sqlite = new Database(options.path, options.readonly ? { readonly: true } : { create: true, readwrite: true, strict: true });
-  for (const pragma of PRAGMAS) {
-    if (options.readonly && pragma.includes("journal_mode")) continue;
-    sqlite.run(pragma);
+  try {
+    for (const pragma of PRAGMAS) {
+      if (options.readonly && pragma.includes("journal_mode")) continue;
+      sqlite.run(pragma);
+    }
+    // Again, now that SQLite holds the files open (the pragmas open the WAL and its index): a link
+    // swapped in since the first check is refused too, before anything is written or chmodded.
+    if (onDisk) refuseSymlinks(withSideFiles(options.path));
+  } catch (e) {
+    sqlite.close();
+    throw e;
   }
   // The database holds key digests and encrypted private keys: owner-only, whatever the umask.
   // SQLite gives the -wal and -shm files the database file's permissions.
