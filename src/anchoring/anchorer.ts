@@ -339,7 +339,13 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   // ---- ledger health -----------------------------------------------------------------
   let health: { value: true | string; at: number } | null = null;
   let failureStreak = 0;
+  /** The ledger answered again after failures: the next pass makes every row waiting on a backoff due at once. */
+  let recovered = false;
   const ledgerOk = () => {
+    if (failureStreak > 0) {
+      recovered = true;
+      schedule(0);
+    }
     failureStreak = 0;
     health = { value: true, at: Date.now() };
   };
@@ -813,8 +819,16 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   };
 
   /** One pass. Returns the steps it started. */
+  const retryNowStatement = db.$client.prepare("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?");
   const pass = (): Promise<void>[] => {
     flushReschedules();
+    if (recovered) {
+      // Rows backed off during an outage (up to a minute apart) would otherwise wait out their
+      // backoff, and a record created during it could see its window close meanwhile.
+      recovered = false;
+      const t = now();
+      retryNowStatement.run(t, t);
+    }
     provision();
     const c = db.$client.query("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state").all() as { state: string; n: number }[];
     counts = { pending: c.find((r) => r.state === "pending")?.n ?? 0, accepted: c.find((r) => r.state === "accepted")?.n ?? 0 };

@@ -13,12 +13,12 @@
  * - Transactions are frozen with explicit node account ids, never from the client's health
  *   view, so preparing never depends on the network being reachable.
  * - `unsent` (ledger.ts) is answered only when the SDK was never called: before a request
- *   through a `Client` no node has answered yet (the first one, and every one after a failure
- *   threw the last away), a plain TCP connection to the node must open; if none does (refused,
- *   no route, not within the gRPC deadline), a submission's bytes are not handed to the SDK at
- *   all (`unsent`) and a query is `unreachable`. Once the SDK has the bytes, a failure is
- *   `unknown`: its own deadline races gRPC's wait for a connection, and a request that lost
- *   that race may still go out after it.
+ *   through a `Client` no node has answered in the last 10 s (a new one, as after a failure
+ *   threw the last away, or an idle one), a plain TCP connection to the node must open; if none
+ *   does (refused, no route, not within the gRPC deadline), a submission's bytes are not handed
+ *   to the SDK at all (`unsent`) and a query is `unreachable`. Once the SDK has the bytes, a
+ *   failure is `unknown`: its own deadline races gRPC's wait for a connection, and a request
+ *   that lost that race may still go out after it.
  * - The SDK signs with the ED25519 keys itself (operator and topic submit keys): these are ledger
  *   keys, not docverify's own signing keys, which stay in src/crypto.
  */
@@ -78,6 +78,8 @@ export interface HederaLedgerOptions {
   readonly mirrorTimeoutMs?: number;
   /** How many nodes a transaction is signed for on a public network (failover). Default 3. */
   readonly nodesPerTransaction?: number;
+  /** How long a node's answer vouches for its client's connection (`ANSWER_FRESH_MS`). Default 10 s; 0 checks before every request. */
+  readonly answerFreshMs?: number;
   readonly log?: Logger;
 }
 
@@ -90,7 +92,13 @@ const RETRYABLE_PRECHECK = new Set([
   "THROTTLED_AT_CONSENSUS",
   "INVALID_NODE_ACCOUNT",
 ]);
-const OPTION_NAMES = ["network", "operatorAccountId", "operatorPrivateKey", "nodes", "mirrorUrl", "grpcDeadlineMs", "mirrorTimeoutMs", "nodesPerTransaction", "log"];
+/**
+ * How long a node's answer vouches for its client's connection. Past it (an idle appliance) the
+ * next request checks the node first, so a ledger that went down meanwhile is found before any
+ * bytes are handed to the SDK: its submissions are then `unsent`, not `unknown`.
+ */
+const ANSWER_FRESH_MS = 10_000;
+const OPTION_NAMES = ["network", "operatorAccountId", "operatorPrivateKey", "nodes", "mirrorUrl", "grpcDeadlineMs", "mirrorTimeoutMs", "nodesPerTransaction", "answerFreshMs", "log"];
 
 /**
  * Reads a ledger private key written as hex DER (PKCS#8, as the Hedera portal's "DER encoded"
@@ -196,6 +204,7 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
   const grpcDeadlineMs = options.grpcDeadlineMs ?? 5000;
   const mirrorTimeoutMs = options.mirrorTimeoutMs ?? 5000;
   const nodesPerTransaction = options.nodesPerTransaction ?? 3;
+  const answerFreshMs = options.answerFreshMs ?? ANSWER_FRESH_MS;
   let mirrorUrl: string;
   if (network === "local") {
     if (options.nodes === undefined || Object.keys(options.nodes).length === 0) throw new TypeError("createHederaLedger: nodes are required for the local network");
@@ -226,11 +235,19 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
     client ??= newClient();
     return client;
   };
-  /** The client through which a consensus node last answered (even with a refusal): see `unsent` in the header. */
-  let answered: Client | null = null;
+  /**
+   * The client through which a consensus node last answered (even with a refusal), and when: a
+   * request through it goes straight to the SDK while that answer is fresh. See `unsent` in the
+   * header.
+   */
+  let answered: { client: Client; at: number } | null = null;
+  const noteAnswer = (c: Client): void => {
+    answered = { client: c, at: Date.now() };
+  };
+  const trusted = (c: Client): boolean => answered !== null && answered.client === c && Date.now() - answered.at < answerFreshMs;
   /** Forget a client whose node the SDK has put on backoff; see the header comment. */
   const discardClient = (c: Client): void => {
-    if (answered === c) answered = null;
+    if (answered?.client === c) answered = null;
     if (client !== c) return;
     client = null;
     try {
@@ -251,16 +268,20 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
   };
 
   /**
-   * Before the first request through `c` (see `answered`): null if a TCP connection to `node`
-   * opens (any of its addresses), otherwise why not. `node` is the one the SDK sends a
-   * transaction to (its first node: one attempt); for a query, which goes to a node of the SDK's
-   * choosing, one address picked at random. With no address known for the node, null: the SDK
-   * then fails on its own. Checking first also keeps the SDK's gRPC channel from piling up
-   * reconnect backoff against a ledger that is down, so anchoring resumes soon after it returns.
+   * Before a request through `c` while no answer through it is fresh (see `answered`): null if
+   * a TCP connection to `node` opens (any of its addresses), otherwise why not. `node` is the
+   * one the SDK sends a transaction to (its first node: one attempt); for a query (null), which
+   * goes to a node of the SDK's choosing, one address picked at random. With no address known
+   * for the node, null: the SDK then fails on its own. Checking first also keeps the SDK's gRPC
+   * channel from piling up reconnect backoff against a ledger that is down, so anchoring
+   * resumes soon after it returns.
    */
   const nodeUnreachable = async (c: Client, node: string | null): Promise<string | null> => {
     const all = Object.entries(c.network);
-    const addresses = node === null ? all.slice(Math.floor(Math.random() * all.length)).slice(0, 1).map(([a]) => a) : all.filter(([, id]) => id.toString() === node).map(([a]) => a);
+    const addresses =
+      node === null
+        ? all.slice(Math.floor(Math.random() * all.length)).slice(0, 1).map(([a]) => a)
+        : all.filter(([, id]) => id.toString() === node).map(([a]) => a);
     if (addresses.length === 0) return null;
     const problems = await Promise.all(addresses.map((a) => tcpConnectProblem(a, grpcDeadlineMs)));
     return problems.includes(null) ? null : `${node === null ? "consensus node" : `consensus node ${node}`} unreachable: ${problems.join("; ")}`;
@@ -338,24 +359,24 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return { kind: "unknown", error: message(e) };
       }
-      if (answered !== c) {
+      if (!trusted(c)) {
         const problem = await nodeUnreachable(c, tx.nodeAccountIds?.[0]?.toString() ?? null);
         // The SDK never had the bytes: nothing was sent.
         if (problem !== null) return { kind: "unsent", error: `nothing sent: ${problem}` };
       }
       try {
         await tx.execute(c);
-        answered = c;
+        noteAnswer(c);
         return { kind: "accepted", duplicate: false };
       } catch (e) {
         if (e instanceof PrecheckStatusError) {
-          answered = c;
+          noteAnswer(c);
           return classifyPrecheck(statusName(e.status));
         }
         if (e instanceof MaxAttemptsOrTimeoutError) {
           const status = lastStatus(e);
           if (status !== null) {
-            answered = c;
+            noteAnswer(c);
             return classifyPrecheck(status);
           }
         }
@@ -371,13 +392,13 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return { kind: "unreachable", error: message(e) };
       }
-      if (answered !== c) {
+      if (!trusted(c)) {
         const problem = await nodeUnreachable(c, null);
         if (problem !== null) return { kind: "unreachable", error: problem };
       }
       try {
         const r = await new TransactionReceiptQuery().setTransactionId(toSdkTransactionId(transactionId)).setValidateStatus(false).setMaxAttempts(1).execute(c);
-        answered = c;
+        noteAnswer(c);
         const status = statusName(r.status);
         if (status !== "SUCCESS") return { kind: "failed", status };
         return {
@@ -387,8 +408,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
           runningHash: r.topicRunningHash ?? null,
         };
       } catch (e) {
-        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) answered = c;
-        if (e instanceof PrecheckStatusError) answered = c;
+        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) noteAnswer(c);
+        if (e instanceof PrecheckStatusError) noteAnswer(c);
         if (e instanceof MaxAttemptsOrTimeoutError) {
           const status = lastStatus(e);
           if (status === "UNKNOWN") return { kind: "pending" };
@@ -456,21 +477,21 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return message(e);
       }
-      if (answered !== c) {
+      if (!trusted(c)) {
         const problem = await nodeUnreachable(c, null);
         if (problem !== null) return problem;
       }
       try {
         await new AccountBalanceQuery().setAccountId(AccountId.fromString(operatorAccountId)).setMaxAttempts(1).execute(c);
-        answered = c;
+        noteAnswer(c);
         return true;
       } catch (e) {
         if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) {
-          answered = c;
+          noteAnswer(c);
           return `consensus node answered ${lastStatus(e)}`;
         }
         if (e instanceof PrecheckStatusError) {
-          answered = c;
+          noteAnswer(c);
           return `consensus node answered ${statusName(e.status)}`;
         }
         discardClient(c);

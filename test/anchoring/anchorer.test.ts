@@ -349,6 +349,26 @@ describe("anchor loop", () => {
     await rig.local.faults.unreachable(false);
   }, 30_000);
 
+  test("once the ledger answers again, rows backed off during the outage are retried at once", async () => {
+    // Every request checks the node first: no gRPC connection is tried during the outage.
+    const rig = await makeRig({ grpcDeadlineMs: 500, answerFreshMs: 0 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    await rig.local.faults.unreachable(true);
+    const during = rig.insertRecord(orgId, topicId);
+    for (let i = 0; i < 5; i++) await rig.drive(1, 2_000);
+    const waiting = rig.row(during.transactionId);
+    expect(waiting).toMatchObject({ state: "pending", attempts: 0 });
+    expect(waiting.nextAttemptAt).toBeGreaterThan(rig.clock.now()); // backed off
+    await rig.local.faults.unreachable(false);
+    const after = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce(); // the new record is due at once, and the ledger answers
+    expect(rig.row(after.transactionId).state).toBe("accepted");
+    await rig.anchoring.runOnce(); // same instant: the backed-off row is due now too
+    expect(rig.row(during.transactionId)).toMatchObject({ state: "accepted", attempts: 1 });
+    await rig.drive(3);
+    for (const r of [during, after]) expect(rig.record(r.recordId).anchorState).toBe("anchored");
+  }, 30_000);
+
   test("an abandoned revocation that never reached a node is queued again at once, not after a backoff", async () => {
     const rig = await makeRig({ grpcDeadlineMs: 500 });
     const { orgId, topicId } = await rig.orgWithTopic();

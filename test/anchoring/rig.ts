@@ -40,7 +40,19 @@ export interface Rig {
   mirror(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
-export async function makeRig(options: { consensusMs?: number; realClock?: boolean; grpcDeadlineMs?: number; backlogLimit?: number; maxQueueAgeMs?: number; backlogFloor?: number; metrics?: AnchorMetrics } = {}): Promise<Rig> {
+export async function makeRig(
+  options: {
+    consensusMs?: number;
+    realClock?: boolean;
+    grpcDeadlineMs?: number;
+    /** See HederaLedgerOptions.answerFreshMs: 0 checks the node before every request. */
+    answerFreshMs?: number;
+    backlogLimit?: number;
+    maxQueueAgeMs?: number;
+    backlogFloor?: number;
+    metrics?: AnchorMetrics;
+  } = {},
+): Promise<Rig> {
   const dir = tempDir("docverify-anchor-");
   const clock = options.realClock ? Object.assign({ advance: (_ms: number) => undefined }, systemClock) : manualClock(Date.now());
   const log = memoryLogger();
@@ -55,6 +67,7 @@ export async function makeRig(options: { consensusMs?: number; realClock?: boole
     nodes: { [local.grpcAddress]: local.nodeAccountId },
     mirrorUrl: local.mirrorUrl,
     grpcDeadlineMs: options.grpcDeadlineMs ?? 1000,
+    ...(options.answerFreshMs !== undefined ? { answerFreshMs: options.answerFreshMs } : {}),
   });
   onCleanup(() => ledger.close());
   const masterKey = crypto.getRandomValues(new Uint8Array(32));
