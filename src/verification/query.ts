@@ -73,7 +73,10 @@ export interface ListQuery {
  * those instants (rows are stored to the millisecond).
  */
 export function parseListQuery(url: URL): ListQuery {
-  const details: Record<string, string> = {};
+  // No prototype: a parameter named `__proto__` must become an entry like any other name (on a
+  // plain object, assigning it replaces the prototype and leaves no key, and `constructor` or
+  // `toString` would be found "in" it), so it is refused, never silently accepted.
+  const details: Record<string, string> = Object.create(null);
   const seen = new Map<string, string>();
   const repeated = new Set<string>();
   for (const [name, value] of url.searchParams) {

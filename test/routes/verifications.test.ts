@@ -194,11 +194,26 @@ describe("GET /v1/verifications", () => {
       ["after=garbage", "after"],
       ["colour=blue", "colour"],
       ["limit=5&limit=6", "limit"],
+      ["__proto__=1", "__proto__"],
+      ["constructor=1", "constructor"],
+      ["toString=1", "toString"],
+      ["hasOwnProperty=1", "hasOwnProperty"],
+      ["__proto__=1&__proto__=2", "__proto__"],
     ] as const) {
       const r = await get(`/v1/verifications?${query}`, liveKey);
       expect([query, r.status, r.body.error?.code]).toEqual([query, 400, "VALIDATION_FAILED"]);
       expect(Object.keys(r.body.error.details)).toContain(field);
     }
+  });
+
+  test("a parameter named like an Object.prototype member is refused as unknown, in the envelope", async () => {
+    const raw = await app.http.handle(new Request("http://localhost/v1/verifications?__proto__=1&limit=5", { headers: { authorization: `Bearer ${liveKey}` } }), "198.51.100.7");
+    expect(raw.status).toBe(400);
+    const text = await raw.text();
+    expect(JSON.parse(text)).toEqual({
+      error: { code: "VALIDATION_FAILED", message: "Invalid query parameters: __proto__.", details: { ["__proto__"]: "is not a parameter of this operation" } },
+    });
+    expect(text).toContain('"__proto__":"is not a parameter of this operation"');
   });
 
   test("a cursor is refused with other filters", async () => {

@@ -95,6 +95,13 @@ describe("parseListQuery: every refusal names its field", () => {
     ["?Limit=5", "Limit"],
     ["?orgId=x", "orgId"],
     ["?=x", ""],
+    // Names an object literal would resolve through its prototype (issue 12).
+    ["?__proto__=1", "__proto__"],
+    ["?constructor=1", "constructor"],
+    ["?toString=1", "toString"],
+    ["?hasOwnProperty=1", "hasOwnProperty"],
+    ["?valueOf=1", "valueOf"],
+    ["?__defineGetter__=1", "__defineGetter__"],
   ];
   for (const [query, field] of cases) {
     test(`${query} → details.${field}`, () => {
