@@ -34,10 +34,16 @@ const DESCRIPTIONS: Record<number, string> = {
   503: "SERVICE_UNAVAILABLE; retry after `Retry-After` seconds",
 };
 
-/** OpenAPI response entries for the error statuses an operation can answer. */
-export function errorResponses(...statuses: number[]) {
+/**
+ * OpenAPI response entries for the error statuses an operation can answer: a status alone takes
+ * the shared description, `[status, description]` one of the operation's own.
+ */
+export function errorResponses(...statuses: (number | readonly [number, string])[]) {
   const out: Record<number, typeof ErrorBody> = {};
-  for (const s of statuses) out[s] = t.Object(ErrorBody.properties, { description: DESCRIPTIONS[s] ?? "Error" });
+  for (const entry of statuses) {
+    const [s, description] = typeof entry === "number" ? [entry, DESCRIPTIONS[entry] ?? "Error"] : entry;
+    out[s] = t.Object(ErrorBody.properties, { description });
+  }
   return out;
 }
 

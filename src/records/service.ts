@@ -12,6 +12,10 @@
  * - `revoke` resolves once the revocation and its `pending` ledger message are committed
  *   together; verification reports the record revoked from then on.
  * - An abandoned record is never returned by anything here: it behaves as if it did not exist.
+ * - Nothing is created for an organisation an administrator has suspended (decisions §3,
+ *   403 ORGANISATION_SUSPENDED), not even a repeat's 200: the flag is read again under the
+ *   write lock, so a suspension committed before the record's transaction always wins. Revocation
+ *   is not affected: it is how a compromised organisation protects verifiers.
  */
 import { eq } from "drizzle-orm";
 import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Signer } from "../crypto/index.ts";
@@ -24,7 +28,23 @@ import type { RecordLedger } from "./ledger.ts";
 import { encodeCreationMessage, encodeRevocationMessage, rfc3339Ms } from "./messages.ts";
 import { ensureSealKey, loadSealedKey, type StoredKey } from "./seal-key.ts";
 import { filenameProblem, isRecordId, validateDocHash, type RecordRequest, type RevocationReason } from "./validate.ts";
-import { createWriteQueue, type Tx, type WriteQueue } from "./write-queue.ts";
+import { busyAsUnavailable, createWriteQueue, type Tx, type WriteQueue } from "./write-queue.ts";
+
+/**
+ * Refuses record creation for a suspended organisation (decisions §3). The HTTP route calls it
+ * with the caller's organisation as the credential check read it, right after access and before
+ * the body (an organisation-level refusal, like the add-on's); `create` checks again.
+ */
+export function assertMayCreateRecords(org: { readonly suspended: boolean }): void {
+  if (org.suspended) throw organisationSuspended();
+}
+
+function organisationSuspended(): DomainError {
+  return new DomainError(
+    "ORGANISATION_SUSPENDED",
+    "An administrator has suspended this organisation: it cannot authenticate documents. Its keys still verify, and revoke its records.",
+  );
+}
 
 /** Seconds a client waits before polling a record that is not anchored yet (finality: 3–5 s). */
 export const ANCHOR_RETRY_SECONDS = 5;
@@ -171,9 +191,10 @@ export function createRecords(deps: RecordsDeps) {
   const activeByHash = client.prepare<RawRecordRow, [string, string]>(
     `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND anchor_state <> 'abandoned' AND revoked_at IS NULL`,
   );
-  const orgForCreate = client.prepare<{ topic_id: string | null; system_key_fingerprint: Uint8Array }, [string]>(
-    "SELECT topic_id, system_key_fingerprint FROM organisations WHERE id = ?",
+  const orgForCreate = client.prepare<{ topic_id: string | null; system_key_fingerprint: Uint8Array; suspended: number }, [string]>(
+    "SELECT topic_id, system_key_fingerprint, suspended FROM organisations WHERE id = ?",
   );
+  const orgSuspended = client.prepare<{ suspended: number }, [string]>("SELECT suspended FROM organisations WHERE id = ?");
   const insertRecord = client.prepare<never, [string, string, string, string, string | null, string, string | null, number, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string, string, string, number]>(
     `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
@@ -208,11 +229,13 @@ export function createRecords(deps: RecordsDeps) {
       const docHash = validateDocHash(request.docHash);
       if (request.filename !== undefined && filenameProblem(request.filename) !== null) throw new TypeError("filename was not validated");
 
+      const org = orgForCreate.get(orgId);
+      if (org === null) throw new Error(`organisation ${orgId} does not exist`);
+      assertMayCreateRecords({ suspended: org.suspended !== 0 });
+
       const existing = activeRecord(orgId, docHash);
       if (existing !== undefined) return { created: false, record: view(existing) };
 
-      const org = orgForCreate.get(orgId);
-      if (org === null) throw new Error(`organisation ${orgId} does not exist`);
       if (org.topic_id === null) {
         throw new DomainError(
           "SERVICE_UNAVAILABLE",
@@ -224,7 +247,12 @@ export function createRecords(deps: RecordsDeps) {
       const topicId = org.topic_id;
       if (!signer.canSign) throw new MasterKeyMissingError(null);
       ledger.assertCapacity();
-      sealKey ??= ensureSealKey({ db, signer, clock });
+      try {
+        sealKey ??= ensureSealKey({ db, signer, clock });
+      } catch (e) {
+        // Its first creation takes the write lock outside the queue: busy there is a 503 too.
+        throw busyAsUnavailable(e);
+      }
       const signerKey = orgKey(Buffer.from(org.system_key_fingerprint));
 
       const recordId = Bun.randomUUIDv7();
@@ -237,6 +265,8 @@ export function createRecords(deps: RecordsDeps) {
       const seal = sealKey;
 
       const result = await writes.run((tx: Tx) => {
+        // Under the write lock: an administrator's suspension committed meanwhile wins.
+        if ((orgSuspended.get(orgId)?.suspended ?? 0) !== 0) throw organisationSuspended();
         const winner = activeRecord(orgId, docHash);
         if (winner !== undefined) return { created: false, row: winner };
         const now = clock.now();

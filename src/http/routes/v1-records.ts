@@ -1,11 +1,14 @@
 /**
  * POST /v1/records and POST /v1/records/{recordId}/revoke (spec §4.4, §4.5). Thin: access first
  * (before the body is read), then the body under its limit, then validation, then the records
- * service. Refusal order is decisions §3's: access, 413, 400, then the resource.
+ * service. Refusal order is decisions §3's: access, then (creation only) a suspended
+ * organisation's 403 ORGANISATION_SUSPENDED, then 413, 400, then the resource. Suspension is about
+ * the caller's organisation, not about the body or a record, so it answers before the body is
+ * read, right after the key's own checks (a key that could never create records hears that first).
  */
 import { Elysia, t } from "elysia";
 import { parseRecordRequest, parseRevokeRequest, REVOCATION_REASONS } from "../../records/validate.ts";
-import type { Records } from "../../records/service.ts";
+import { assertMayCreateRecords, type Records } from "../../records/service.ts";
 import type { Access, Caller } from "../access.ts";
 import { readJsonObject } from "../body.ts";
 import { jsonResponse } from "../errors.ts";
@@ -63,10 +66,14 @@ const RevokeRequest = t.Object({
   ),
 });
 
-function organisationOf(caller: Caller): string {
+const CREATE_FORBIDDEN =
+  "FORBIDDEN (Origin header, or no verifications:read), TEST_ENVIRONMENT, SCOPE_REQUIRED (records:write), " +
+  "ORGANISATION_SUSPENDED (an administrator has suspended the organisation; its keys still verify and revoke)";
+
+function organisationOf(caller: Caller): Extract<Caller, { tier: "organisation" }>["org"] {
   // admit() never returns the public tier for a record operation.
   if (caller.tier !== "organisation") throw new Error("record operation admitted without a credential");
-  return caller.org.id;
+  return caller.org;
 }
 
 export function recordsRoutes(deps: RecordsRouteDeps) {
@@ -75,9 +82,11 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
     .post(
       "/v1/records",
       async ({ request }) => {
-        const orgId = organisationOf(access.admit(request, "records.create"));
+        const org = organisationOf(access.admit(request, "records.create"));
+        // Read with the credential, per request: a suspension applies to the next request.
+        assertMayCreateRecords(org);
         const input = parseRecordRequest(await readJsonObject(request, RECORD_BODY_LIMIT));
-        const { created, record } = await records.create(orgId, input);
+        const { created, record } = await records.create(org.id, input);
         return jsonResponse(created ? 201 : 200, record);
       },
       {
@@ -91,21 +100,23 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
           description:
             "Signs the hash with the organisation's ML-DSA-65 system key, seals it with the service key and queues its ledger message. " +
             "The hash is the idempotency key: the first call answers 201, a repeat while the organisation holds an active record for the hash answers 200 with that record and changes nothing (a different filename is ignored). " +
-            "Needs `records:write` on a `live` key. 503 with `Retry-After` while the organisation's ledger topic is being created or the key store is sealed. " +
+            "Needs `records:write` on a `live` key. 403 ORGANISATION_SUSPENDED while an administrator has suspended the organisation (its keys still verify and revoke). " +
+            "503 with `Retry-After` while the organisation's ledger topic is being created or the key store is sealed. " +
             RATE_LIMIT_NOTE,
           security: [{ bearer: [] }],
         },
         response: {
           200: t.Object(RecordBody.properties, { description: "The organisation already holds an active record for this hash; nothing was created" }),
           201: t.Object(RecordBody.properties, { description: "Record created and durable; its ledger message is queued" }),
-          ...errorResponses(400, 401, 402, 403, 413, 429, 500, 503),
+          ...errorResponses(400, 401, 402, [403, CREATE_FORBIDDEN], 413, 429, 500, 503),
         },
       },
     )
     .post(
       "/v1/records/:recordId/revoke",
       async ({ request, params }) => {
-        const orgId = organisationOf(access.admit(request, "records.revoke"));
+        // A suspended organisation still revokes: that is how it protects verifiers (decisions §3).
+        const orgId = organisationOf(access.admit(request, "records.revoke")).id;
         const { reason } = parseRevokeRequest(await readJsonObject(request, REVOKE_BODY_LIMIT));
         // A malformed id is answered like an unknown one, after body validation (decisions §3).
         const result = await records.revoke(orgId, params.recordId, reason);
