@@ -11,8 +11,13 @@
  * - An item that throws is rolled back to its savepoint and its promise rejects with that error;
  *   the other items of the batch still commit.
  * - If the transaction itself fails (the write lock not obtained within busy_timeout, a failing
- *   commit), every item of the batch rejects with that error and nothing of it is stored.
+ *   commit), every item of the batch rejects and nothing of it is stored. When the cause is a
+ *   lock held by another connection (SQLITE_BUSY, SQLITE_LOCKED: the admin command line, a
+ *   backup, a second process on the data folder), the rejection is the domain's 503
+ *   SERVICE_UNAVAILABLE with Retry-After, the SQLite error as its `cause`: the caller may retry,
+ *   and nothing was written. Any other failure rejects with the error itself.
  */
+import { DomainError } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -29,6 +34,21 @@ interface Item {
 
 /** Most items one transaction carries; a longer queue is written in several. */
 const MAX_BATCH = 256;
+
+/** Seconds a caller refused for a busy database waits before retrying. */
+export const BUSY_RETRY_SECONDS = 1;
+
+/** SQLITE_BUSY or SQLITE_LOCKED, extended codes included: another connection held the lock past busy_timeout. */
+export function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+/** A busy database as the domain's 503 (Retry-After, the SQLite error as `cause`); any other error unchanged. */
+export function busyAsUnavailable(e: unknown): unknown {
+  if (!isBusy(e)) return e;
+  return Object.assign(new DomainError("SERVICE_UNAVAILABLE", "The service is busy. Retry shortly.", undefined, BUSY_RETRY_SECONDS), { cause: e });
+}
 
 export function createWriteQueue(db: Db): WriteQueue {
   let queue: Item[] = [];
@@ -47,14 +67,15 @@ export function createWriteQueue(db: Db): WriteQueue {
               try {
                 outcomes.push({ ok: true, value: tx.transaction((sp) => item.work(sp)) });
               } catch (error) {
-                outcomes.push({ ok: false, error });
+                outcomes.push({ ok: false, error: busyAsUnavailable(error) });
               }
             }
           },
           { behavior: "immediate" },
         );
       } catch (error) {
-        for (const item of batch) item.reject(error);
+        const refusal = busyAsUnavailable(error);
+        for (const item of batch) item.reject(refusal);
         continue;
       }
       batch.forEach((item, i) => {

@@ -1,0 +1,117 @@
+/**
+ * The records write queue (src/records/write-queue.ts) when another connection holds the
+ * database's write lock past busy_timeout, as the admin command line, a backup or a second
+ * process on the data folder can: the domain's 503 with Retry-After, nothing written, and the
+ * next batch goes through once the lock is released. Also over HTTP, for creation and revocation.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { DATABASE_FILE } from "../../src/app.ts";
+import { DomainError } from "../../src/lib/errors.ts";
+import { BUSY_RETRY_SECONDS, createWriteQueue, isBusy } from "../../src/records/write-queue.ts";
+import { openDatabase } from "../../src/storage/db.ts";
+import { cleanup, tempDir } from "../support/env.ts";
+import { HASH, harness } from "./fixtures.ts";
+
+afterAll(cleanup);
+
+/** A second connection to the same file holding the write lock (BEGIN IMMEDIATE) until released. */
+function holdWriteLock(path: string) {
+  const other = new Database(path);
+  other.run("BEGIN IMMEDIATE");
+  return {
+    release() {
+      other.run("ROLLBACK");
+      other.close();
+    },
+  };
+}
+
+async function refusal(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("write queue", () => {
+  test("a write lock held elsewhere past busy_timeout: every item of the batch gets 503 SERVICE_UNAVAILABLE with Retry-After, nothing is written; then it works again", async () => {
+    const path = join(tempDir(), "queue.db");
+    const db = openDatabase({ path });
+    db.$client.run("CREATE TABLE t (v INTEGER)");
+    db.$client.run("PRAGMA busy_timeout = 50");
+    const queue = createWriteQueue(db);
+    // The work runs on the queue's connection, inside its transaction.
+    const insert = (v: number) => queue.run(() => db.$client.run("INSERT INTO t (v) VALUES (?)", [v]));
+    const lock = holdWriteLock(path);
+    const [a, b] = await Promise.all([refusal(insert(1)), refusal(insert(2))]);
+    for (const e of [a, b]) {
+      expect(e).toBeInstanceOf(DomainError);
+      expect(e).toMatchObject({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: BUSY_RETRY_SECONDS });
+      expect(isBusy((e as Error).cause)).toBe(true);
+      expect(String(((e as Error).cause as { code: string }).code)).toStartWith("SQLITE_BUSY");
+    }
+    lock.release();
+    expect((db.$client.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(0);
+    await insert(3);
+    expect((db.$client.query("SELECT v FROM t").all() as { v: number }[]).map((r) => r.v)).toEqual([3]);
+    db.$client.close();
+  });
+
+  test("other failures are passed on as they are", async () => {
+    const db = openDatabase({ path: join(tempDir(), "queue.db") });
+    const queue = createWriteQueue(db);
+    const e = await refusal(queue.run(() => db.$client.run("INSERT INTO no_such_table VALUES (1)")));
+    expect(e).not.toBeInstanceOf(DomainError);
+    expect(String((e as Error).message)).toContain("no_such_table");
+    db.$client.close();
+  });
+});
+
+describe("over HTTP", () => {
+  test("POST /v1/records and revoke while another connection holds the write lock: 503 SERVICE_UNAVAILABLE, Retry-After: 1, nothing written", async () => {
+    const h = harness();
+    const org = h.org();
+    // A first record: the seal key exists, and one record to revoke.
+    const first = (await (await h.create(org, { originalDocHash: HASH("busy 1") })).json()) as { recordId: string };
+    h.markAnchored(first.recordId);
+    h.core.db.$client.run("PRAGMA busy_timeout = 50");
+    const before = { records: h.count("records"), ledger: h.count("ledger_transactions") };
+    const lock = holdWriteLock(join(h.config.dataDir, DATABASE_FILE));
+    try {
+      for (const res of [await h.create(org, { originalDocHash: HASH("busy 2") }), await h.revoke(org, first.recordId)]) {
+        expect(res.status).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("1");
+        expect(res.headers.get("x-request-id")).not.toBeNull();
+        const body = (await res.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe("SERVICE_UNAVAILABLE");
+        expect(body.error.message).not.toContain("SQLITE");
+      }
+    } finally {
+      lock.release();
+    }
+    expect({ records: h.count("records"), ledger: h.count("ledger_transactions") }).toEqual(before);
+    expect(h.core.db.$client.query("SELECT revoked_at FROM records WHERE id = ?").get(first.recordId)).toEqual({ revoked_at: null });
+    expect((await h.create(org, { originalDocHash: HASH("busy 2") })).status).toBe(201);
+    expect((await h.revoke(org, first.recordId)).status).toBe(200);
+  });
+
+  test("the installation's first record, whose seal key is created outside the queue: 503 too, and nothing written", async () => {
+    const h = harness();
+    const org = h.org();
+    h.core.db.$client.run("PRAGMA busy_timeout = 50");
+    const lock = holdWriteLock(join(h.config.dataDir, DATABASE_FILE));
+    try {
+      const res = await h.create(org, { originalDocHash: HASH("first of all") });
+      expect([res.status, res.headers.get("retry-after"), ((await res.json()) as { error: { code: string } }).error.code]).toEqual([503, "1", "SERVICE_UNAVAILABLE"]);
+    } finally {
+      lock.release();
+    }
+    expect(h.count("records")).toBe(0);
+    expect(h.count("signing_keys")).toBe(1); // the organisation's own key only
+    expect((await h.create(org, { originalDocHash: HASH("first of all") })).status).toBe(201);
+  });
+});
