@@ -12,6 +12,8 @@
  * - `revoke` resolves once the revocation and its `pending` ledger message are committed
  *   together; verification reports the record revoked from then on.
  * - An abandoned record is never returned by anything here: it behaves as if it did not exist.
+ * - A write lock held by another connection past busy_timeout is 503 SERVICE_UNAVAILABLE with
+ *   Retry-After (write-queue.ts), never an internal error; nothing is written then.
  * - Nothing is created for an organisation an administrator has suspended (decisions §3,
  *   403 ORGANISATION_SUSPENDED), not even a repeat's 200: the flag is read again under the
  *   write lock, so a suspension committed before the record's transaction always wins. Revocation
@@ -70,8 +72,14 @@ export interface PublicRecord {
   readonly originalDocHash: string;
   readonly authenticatedAt: string;
   readonly signerType: "org" | "user";
-  /** The organisation's registered name (organisation-signed records). */
+  /**
+   * The registered name of the record's organisation (decisions §11): the signer of an
+   * organisation-signed record, the organisation a person-signed record was signed within; null
+   * when there is none.
+   */
   readonly organisationName: string | null;
+  /** True while an administrator has suspended that organisation (read per request). */
+  readonly organisationSuspended: boolean;
   /** The person hint (person-signed records). */
   readonly signerHint: string | null;
   readonly filename: string | null;
@@ -349,7 +357,7 @@ export function createRecords(deps: RecordsDeps) {
     publicRecord(recordId: string): PublicRecord | null {
       if (!isRecordId(recordId)) return null;
       const found = db
-        .select({ record: records, organisationName: organisations.name })
+        .select({ record: records, organisationName: organisations.name, organisationSuspended: organisations.suspended })
         .from(records)
         .leftJoin(organisations, eq(records.orgId, organisations.id))
         .where(eq(records.id, recordId))
@@ -363,7 +371,8 @@ export function createRecords(deps: RecordsDeps) {
         originalDocHash: r.docHash,
         authenticatedAt: rfc3339Ms(r.signedAtMs),
         signerType: r.signerType,
-        organisationName: r.signerType === "org" ? found.organisationName : null,
+        organisationName: found.organisationName,
+        organisationSuspended: found.organisationSuspended === true,
         signerHint: r.signerHint,
         filename: r.filename,
         anchorState,
