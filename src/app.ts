@@ -150,7 +150,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const routePlugins: AnyElysia[] = [
     verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),
     recordsRoutes({ access, records }),
-    verifyPages({ records }),
+    verifyPages({ records, network: core.config.ledger.network }),
     metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies }),
   ];
   const http = createHttp({

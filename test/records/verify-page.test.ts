@@ -10,9 +10,13 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { cspHash } from "../../src/http/pages/html.ts";
 import { SHA256_JS, VERIFY_SCRIPT } from "../../src/http/pages/verify-script.ts";
+import { eq } from "drizzle-orm";
+import { verifyPages } from "../../src/http/pages/verify.ts";
+import { createHttp } from "../../src/http/server.ts";
 import { records } from "../../src/storage/schema.ts";
 import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
-import { cleanup, tempDir } from "../support/env.ts";
+import { cleanup, tempDir, testApp } from "../support/env.ts";
+import { createRecordsFixture } from "../support/records-fixture.ts";
 import { HASH, harness, T0, type Harness } from "./fixtures.ts";
 
 afterAll(cleanup);
@@ -66,11 +70,84 @@ describe("GET /verify/{recordId}", () => {
     expect(html).toContain("Acme &amp; Sons &lt;Ltd&gt;");
     expect(html).toContain('<time datetime="2026-01-15T09:30:00.123Z">2026-01-15 09:30:00.123 UTC</time>');
     expect(html).toContain("Pending:");
-    expect(html).toContain("<strong>Active</strong>");
+    expect(html).toContain("<strong>Awaiting the ledger</strong>");
     expect(html).toContain(`href="${anchor.hashscanUrl}"`);
     expect(html).not.toContain("mirror node");
     h.setAnchorState(recordId, "accepted");
     expect((await page(h, recordId)).html).toContain("Accepted:");
+  });
+
+  test("a pending or accepted record awaits the ledger (it can still be abandoned); only an anchored one is Active", async () => {
+    const h = harness();
+    const org = h.org();
+    const { recordId } = (await (await h.create(org, { originalDocHash: HASH("waiting") })).json()) as { recordId: string };
+    for (const state of ["pending", "accepted"] as const) {
+      h.setAnchorState(recordId, state);
+      const { html } = await page(h, recordId);
+      expect([state, html]).toEqual([state, expect.stringContaining("<strong>Awaiting the ledger</strong>")]);
+      expect(html).toContain("abandoned");
+      expect(html).toContain("<dt>Status</dt><dd>Awaiting the ledger (not final)</dd>");
+      expect(html).toContain('data-status="waiting"');
+      expect(html).not.toContain("<strong>Active</strong>");
+      expect(html).not.toContain("good standing");
+    }
+    h.markAnchored(recordId);
+    const { html } = await page(h, recordId);
+    expect(html).toContain("<strong>Active</strong>The authentication is in good standing");
+    expect(html).toContain("<dt>Status</dt><dd>Active</dd>");
+    expect(html).toContain('data-status="active"');
+    expect(html).not.toContain("Awaiting the ledger");
+  });
+
+  test("network local: the ledger is called local, nothing public; a public network is named", async () => {
+    const h = harness();
+    const org = h.org();
+    const { recordId } = (await (await h.create(org, { originalDocHash: HASH("where") })).json()) as { recordId: string };
+    h.markAnchored(recordId, 7);
+    const on = async (network: "local" | "mainnet" | "testnet") => {
+      const http = createHttp({ log: h.log, version: "test", readiness: {}, plugins: [verifyPages({ records: h.records, network })] });
+      return (await http.handle(new Request(`http://localhost/verify/${recordId}`), "127.0.0.1")).text();
+    };
+    const local = await on("local");
+    expect(local).not.toContain("consensus reached on the public");
+    expect(local).not.toMatch(/on the public ledger/);
+    expect(local).toContain("Anchored: consensus reached on a local development ledger run alongside this service; nothing about this record is on a public ledger.");
+    expect(local).toContain('<p class="notice" id="local-ledger">');
+    const mainnet = await on("mainnet");
+    expect(mainnet).toContain("Anchored: consensus reached on the public Hedera mainnet ledger; final and permanent.");
+    expect(mainnet).not.toContain("local-ledger");
+    expect(await on("testnet")).toContain("Hedera testnet, a public test ledger");
+    // Without a network (a page built without the setting) nothing is called public.
+    expect((await page(h, recordId)).html).toContain("Anchored: consensus reached on the ledger; final and permanent.");
+  });
+
+  test("the app names its network: the embedded default is local", async () => {
+    const { app } = await testApp();
+    const fx = createRecordsFixture({ db: app.db, signer: app.signer });
+    const org = fx.createOrg("Local Ledger Ltd");
+    const id = fx.addOrgRecord(org, { docHash: HASH("app") });
+    const html = await (await app.http.handle(new Request(`http://localhost/verify/${id}`), "127.0.0.1")).text();
+    expect(html).toContain("local development ledger");
+    expect(html).not.toContain("on the public");
+    expect(html).toContain("<bdi>Local Ledger Ltd</bdi>");
+  });
+
+  test("the organisation's registered name, also for a person who signed within it; a suspended organisation is not in good standing", async () => {
+    const h = harness();
+    const org = h.org("Registered Name Ltd");
+    const { recordId } = (await (await h.create(org, { originalDocHash: HASH("named") })).json()) as { recordId: string };
+    h.markAnchored(recordId);
+    let { html } = await page(h, recordId);
+    expect(html).toContain("<bdi>Registered Name Ltd</bdi> <span class=\"lead\">(its registered name; as an organisation, not a named person)</span>");
+    h.core.organisations.set(org, { suspended: true }, "ops");
+    ({ html } = await page(h, recordId));
+    expect(html).toContain("<strong>Active</strong>");
+    expect(html).toContain("has suspended the organisation");
+    expect(html).not.toContain("in good standing:");
+    const personal = storedRecord(h, org, "p.pdf");
+    h.core.db.update(records).set({ signerType: "user", kind: "pdf_embedded", signerHint: "J. <Doe>" }).where(eq(records.id, personal)).run();
+    ({ html } = await page(h, personal));
+    expect(html).toContain("A person: <bdi>J. &lt;Doe&gt;</bdi> <span class=\"lead\">(signed within <bdi>Registered Name Ltd</bdi>)</span>");
   });
 
   test("anchored: consensus time and the mirror-node message link; revoked: reason, meaning and conclusion", async () => {
@@ -203,6 +280,9 @@ describe("in Chromium", () => {
       writeFileSync(otherPath, "not the document");
       const docHash = "sha256:" + createHash("sha256").update(document).digest("hex");
       const id = storedRecord(h, org, NASTY, docHash);
+      h.markAnchored(id);
+      // Another organisation's record of the same document, still pending.
+      const waitingId = storedRecord(h, h.org("Waiting Ltd"), "waiting.pdf", docHash);
       const { recordId: cleanId } = (await (await h.create(org, { originalDocHash: HASH("clean"), filename: "👩‍👩‍👧‍👦 Résumé.pdf" })).json()) as { recordId: string };
 
       const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => h.http.handle(req, "127.0.0.1") });
@@ -235,6 +315,15 @@ describe("in Chromium", () => {
         await p.waitForSelector("#result.mismatch", { timeout: 15_000 });
         expect(await p.textContent("#result")).toContain("No match");
         expect(await p.textContent("#result")).toContain("sha256:" + createHash("sha256").update("not the document").digest("hex"));
+
+        // A pending record's match says it is not final yet.
+        await p.goto(`${base}/verify/${waitingId}`);
+        await p.waitForSelector("#check:not([hidden])", { timeout: 10_000 });
+        await p.setInputFiles("#file", docPath);
+        await p.waitForSelector("#result.match.waiting", { timeout: 15_000 });
+        expect(await p.textContent("#result")).toContain("not final yet: it awaits the ledger");
+        await p.goto(`${base}/verify/${id}`);
+        await p.waitForSelector("#check:not([hidden])", { timeout: 10_000 });
 
         // Dropping a file on the box works the same way.
         const dropped = await p.evaluateHandle((bytes) => {

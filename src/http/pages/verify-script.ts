@@ -93,7 +93,9 @@ var drop = document.getElementById("drop");
 var result = document.getElementById("result");
 if (section && input && drop && result) {
   var expected = section.getAttribute("data-hash");
-  var revoked = section.getAttribute("data-status") === "revoked";
+  var status = section.getAttribute("data-status");
+  var revoked = status === "revoked";
+  var waiting = status === "waiting";
   section.hidden = false;
   var say = function (text, kind) {
     result.textContent = text;
@@ -115,7 +117,9 @@ if (section && input && drop && result) {
       if (actual === expected) {
         say(revoked
           ? "Match: this file is the document of this record, but the record has been revoked (see its status above)."
-          : "Match: this file is the document this record authenticates.", revoked ? "match revoked" : "match");
+          : waiting
+            ? "Match: this file is the document of this record, but the record is not final yet: it awaits the ledger (see its status above)."
+            : "Match: this file is the document this record authenticates.", revoked ? "match revoked" : waiting ? "match waiting" : "match");
       } else {
         say("No match: this file is not the document of this record. Its hash is " + actual + ".", "mismatch");
       }

@@ -4,12 +4,19 @@
  * rule does not apply either). Server-rendered; every byte comes from the binary; a strict
  * Content-Security-Policy allows only the page's own inline style and script, by hash.
  *
- * Shows the facts the service holds: the filename, the hash, who authenticated it and when, the
- * status (with a revocation's reason and what a verifier should conclude), the anchor state and
- * the ledger links. It does not compute a verdict: that is POST /v1/verifications' job. A box
- * hashes a file in the browser and says whether it is this record's document.
+ * Shows the facts the service holds: the filename, the hash, who authenticated it and when (the
+ * organisation's registered name, decisions §11: the verifyUrl is what an organisation hands out
+ * with its document), the status (with a revocation's reason and what a verifier should
+ * conclude), the anchor state and the ledger links. It does not compute a verdict: that is
+ * POST /v1/verifications' job. A box hashes a file in the browser and says whether it is this
+ * record's document.
+ *
+ * It never says more than is true: a record that has not reached consensus is shown as awaiting
+ * the ledger (it can still be abandoned), never as active and in good standing; and on network
+ * `local` the ledger is called what it is, a local development ledger, nothing public.
  */
 import { Elysia } from "elysia";
+import type { LedgerNetwork } from "../../config/index.ts";
 import type { PublicRecord, Records } from "../../records/service.ts";
 import { isRevocationReason, REVOCATION_MEANINGS } from "../../records/validate.ts";
 import { contentSecurityPolicy, escapeHtml as e, htmlResponse } from "./html.ts";
@@ -17,6 +24,15 @@ import { VERIFY_SCRIPT } from "./verify-script.ts";
 
 export interface VerifyPageDeps {
   readonly records: Pick<Records, "publicRecord">;
+  /**
+   * The ledger network records are anchored on (config.ledger.network), named on the page.
+   * Omitted: the page names no network and calls nothing public.
+   */
+  readonly network?: LedgerNetwork;
+}
+
+export interface VerifyPageOptions {
+  readonly network?: LedgerNetwork;
 }
 
 const STYLE = `
@@ -31,6 +47,8 @@ h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
 .status { border: 2px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1.25rem; }
 .status.active { border-color: var(--ok); }
 .status.revoked { border-color: var(--bad); }
+.status.waiting { border-color: var(--warn); }
+.notice { border-left: 4px solid var(--warn); padding: .25rem .75rem; margin: 0 0 1.25rem; }
 .status strong { display: block; font-size: 1.1rem; }
 dl { display: grid; grid-template-columns: minmax(9rem, max-content) 1fr; gap: .4rem 1rem; margin: 0; }
 dt { font-weight: 600; }
@@ -42,7 +60,7 @@ a { color: inherit; }
 .drop input { display: block; margin: .75rem auto 0; }
 #result { min-height: 1.5em; font-weight: 600; overflow-wrap: anywhere; }
 #result.match { color: var(--ok); }
-#result.match.revoked, #result.busy { color: var(--warn); }
+#result.match.revoked, #result.match.waiting, #result.busy { color: var(--warn); }
 #result.mismatch { color: var(--bad); }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .875rem; }
 `;
@@ -50,11 +68,35 @@ footer { margin-top: 2.5rem; color: var(--muted); font-size: .875rem; }
 const PAGE_CSP = contentSecurityPolicy(STYLE, VERIFY_SCRIPT);
 const NOT_FOUND_CSP = contentSecurityPolicy(STYLE);
 
-const ANCHOR_TEXT: Readonly<Record<PublicRecord["anchorState"], string>> = {
-  pending: "Pending: stored by this service; the ledger has not yet confirmed receiving it.",
-  accepted: "Accepted: the ledger accepted the message; consensus is expected within seconds.",
-  anchored: "Anchored: consensus reached on the public ledger; final and permanent.",
+/** How the page names the ledger of each network. */
+const LEDGER_NAME: Readonly<Record<LedgerNetwork, string>> = {
+  mainnet: "the public Hedera mainnet ledger",
+  testnet: "Hedera testnet, a public test ledger",
+  previewnet: "Hedera previewnet, a public preview ledger",
+  local: "a local development ledger run alongside this service; nothing about this record is on a public ledger",
 };
+
+function anchorText(state: PublicRecord["anchorState"], network: LedgerNetwork | undefined): string {
+  switch (state) {
+    case "pending":
+      return "Pending: stored by this service; the ledger has not yet confirmed receiving it.";
+    case "accepted":
+      return "Accepted: the ledger accepted the message; consensus is expected within seconds.";
+    case "anchored":
+      return network === undefined
+        ? "Anchored: consensus reached on the ledger; final and permanent."
+        : network === "local"
+          ? `Anchored: consensus reached on ${LEDGER_NAME.local}.`
+          : `Anchored: consensus reached on ${LEDGER_NAME[network]}; final and permanent.`;
+  }
+}
+
+/** The record's status in a few words: revoked, awaiting the ledger, or active. */
+type PageStatus = "revoked" | "waiting" | "active";
+function pageStatus(r: PublicRecord): PageStatus {
+  if (r.revocation !== null) return "revoked";
+  return r.anchorState === "anchored" ? "active" : "waiting";
+}
 
 /** `2026-01-15T09:30:00.123Z` → `2026-01-15 09:30:00.123 UTC`. */
 function readableTime(iso: string): string {
@@ -70,8 +112,19 @@ function link(href: string, text: string): string {
 }
 
 function statusBlock(r: PublicRecord): string {
+  const status = pageStatus(r);
+  if (status === "active") {
+    return r.organisationSuspended
+      ? `<div class="status active" role="status"><strong>Active</strong>The authentication is anchored on the ledger and has not been revoked, ` +
+          `but an administrator of this service has suspended the organisation: it is not in good standing now.</div>`
+      : `<div class="status active" role="status"><strong>Active</strong>The authentication is in good standing: it is anchored on the ledger and has not been revoked.</div>`;
+  }
   if (r.revocation === null) {
-    return `<div class="status active" role="status"><strong>Active</strong>The authentication is in good standing: it has not been revoked.</div>`;
+    return (
+      `<div class="status waiting" role="status"><strong>Awaiting the ledger</strong>` +
+      `Not final yet: the record is stored by this service, but its ledger message has not reached consensus. ` +
+      `If the ledger does not confirm it within a few minutes, the record is abandoned and no longer counts. Check again shortly.</div>`
+    );
   }
   const reason = r.revocation.reason;
   const meaning = isRevocationReason(reason) ? REVOCATION_MEANINGS[reason] : null;
@@ -83,19 +136,22 @@ function statusBlock(r: PublicRecord): string {
   );
 }
 
-export function renderVerifyPage(r: PublicRecord): string {
+export function renderVerifyPage(r: PublicRecord, options: VerifyPageOptions = {}): string {
+  const { network } = options;
+  const org = r.organisationName === null ? null : `<bdi>${e(r.organisationName)}</bdi>`;
   const signer =
     r.signerType === "org"
-      ? `${r.organisationName === null ? "An organisation" : `<bdi>${e(r.organisationName)}</bdi>`} <span class="lead">(as an organisation, not a named person)</span>`
-      : `A person${r.signerHint === null ? "" : `: <bdi>${e(r.signerHint)}</bdi>`}`;
+      ? `${org ?? "An organisation"} <span class="lead">(${org === null ? "" : "its registered name; "}as an organisation, not a named person)</span>`
+      : `A person${r.signerHint === null ? "" : `: <bdi>${e(r.signerHint)}</bdi>`}${org === null ? "" : ` <span class="lead">(signed within ${org})</span>`}`;
+  const status = pageStatus(r);
   const a = r.anchor;
   const rows: [string, string][] = [
     ["Document", r.filename === null ? `<span class="lead">No file name was given.</span>` : `<bdi>${e(r.filename)}</bdi>`],
     ["Document hash", `<code>${e(r.originalDocHash)}</code>`],
     ["Authenticated by", signer],
     ["Authenticated at", time(r.authenticatedAt)],
-    ["Status", r.revocation === null ? "Active" : `Revoked (${e(r.revocation.reason)})`],
-    ["Ledger anchor", e(ANCHOR_TEXT[r.anchorState]) + (a.consensusAt === null ? "" : ` Consensus at ${time(a.consensusAt)}.`)],
+    ["Status", r.revocation !== null ? `Revoked (${e(r.revocation.reason)})` : status === "waiting" ? "Awaiting the ledger (not final)" : "Active"],
+    ["Ledger anchor", e(anchorText(r.anchorState, network)) + (a.consensusAt === null ? "" : ` Consensus at ${time(a.consensusAt)}.`)],
     ["Ledger topic", `<code>${e(a.topicId)}</code>`],
     ["Transaction", `${link(a.hashscanUrl, a.transactionId)}${r.anchorState === "anchored" ? "" : ` <span class="lead">(resolves after consensus)</span>`}`],
   ];
@@ -107,11 +163,11 @@ export function renderVerifyPage(r: PublicRecord): string {
 <main>
 <h1>Document authenticity record</h1>
 <p class="lead">Record <code>${e(r.recordId)}</code>. The service holds the document's hash, never the document.</p>
-${statusBlock(r)}
+${network === "local" ? `<p class="notice" id="local-ledger">This service runs on a local development ledger (network <code>local</code>): nothing here is on a public ledger, and the ledger links point at this service's own machine.</p>\n` : ""}${statusBlock(r)}
 <dl>
 ${rows.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("\n")}
 </dl>
-<section id="check" data-hash="${e(r.originalDocHash)}" data-status="${r.revocation === null ? "active" : "revoked"}" aria-labelledby="check-title" hidden>
+<section id="check" data-hash="${e(r.originalDocHash)}" data-status="${status}" aria-labelledby="check-title" hidden>
 <h2 id="check-title">Check a file against this record</h2>
 <p>Your browser computes the file's SHA-256 on this computer; the file is not uploaded anywhere.</p>
 <label class="drop" id="drop">Choose a file, or drop it here<input type="file" id="file"></label>
@@ -158,14 +214,14 @@ export function verifyPages(deps: VerifyPageDeps) {
     ({ params }) => {
       const record = deps.records.publicRecord(params.recordId);
       if (record === null) return htmlResponse(404, renderNotFoundPage(), NOT_FOUND_CSP);
-      return htmlResponse(200, renderVerifyPage(record), PAGE_CSP);
+      return htmlResponse(200, renderVerifyPage(record, deps.network === undefined ? {} : { network: deps.network }), PAGE_CSP);
     },
     {
       detail: {
         tags: ["pages"],
         summary: "Public verification page of a record (HTML)",
         description:
-          "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation, the signed time, the status (with a revocation's reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare. " +
+          "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status (active, awaiting the ledger, or revoked with its reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare. " +
           "An unknown, malformed or abandoned id gets a 404 page.",
         parameters: [{ name: "recordId", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         responses: { 200: HTML("The record's page"), 404: HTML("No such record") },
