@@ -1,20 +1,26 @@
 /**
- * The record operations end to end, over HTTP against `docverify serve` with its embedded local
- * ledger and real keys minted on its data folder by another process: every status and code of
- * spec §4.4/§4.5 and decisions §3, and what verification reports at each step.
+ * The record operations end to end, over HTTP against `docverify serve` anchoring through the
+ * real SDK to a local ledger started here (so a test can hold its consensus), with real keys
+ * minted on its data folder by another process: every status and code of spec §4.4/§4.5 and
+ * decisions §3, and what verification reports at each step.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
+import { startLocalLedger, type LocalLedger } from "../../src/anchoring/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
+import { waitFor } from "../ops/support.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
-import { cleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
+import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 
 afterAll(async () => {
   await admin?.close();
   await cleanup();
 });
 
+let ledger: LocalLedger;
 let svc: ServiceProcess;
 let admin: Core;
 let key: string; // live, records:write + records:revoke
@@ -35,22 +41,19 @@ const create = (body: unknown, bearer = key) => call("/v1/records", body, bearer
 const revoke = (id: string, body: unknown = { reason: "SUPERSEDED" }, bearer = key) => call(`/v1/records/${id}/revoke`, body, bearer);
 const verdictOf = async (hash: string) => (await call("/v1/verifications", { originalDocHash: hash })).body;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>) => waitFor(what, fn, 30_000, 100);
 
 beforeAll(async () => {
+  ledger = await startLocalLedger({ dataDir: join(tempDir(), "ledger"), consensusMs: 300 });
+  onCleanup(() => ledger.close());
+  const keyFile = join(tempDir(), "operator.key");
+  writeFileSync(keyFile, ledger.operator.privateKeyDer);
   const data = tempDir();
   svc = await startService({
     env: {
       DOCVERIFY_DATA_DIR: data,
-      DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "300",
+      DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl,
+      DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: keyFile,
       DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000",
       DOCVERIFY_RATE_LIMIT_KEY: "100000",
       DOCVERIFY_RATE_LIMIT_ORG: "100000",
@@ -114,10 +117,19 @@ describe("records over HTTP against the running service", () => {
 
   test("revoke: 409 ANCHOR_NOT_FINAL before consensus, 200 after, 409 ALREADY_REVOKED for ever, verdict revoked", async () => {
     const hash = docHashOf("to be revoked");
-    const made = await create({ originalDocHash: hash });
-    expect(made.status).toBe(201);
-    const early = await revoke(made.body.recordId);
-    if (early.status !== 200) expect([early.status, early.body.error.code]).toEqual([409, "ANCHOR_NOT_FINAL"]);
+    // The ledger holds consensus: the record is accepted, and anchored only once it resumes.
+    ledger.faults.pauseConsensus();
+    let made: Awaited<ReturnType<typeof create>>;
+    try {
+      made = await create({ originalDocHash: hash });
+      expect(made.status).toBe(201);
+      await until("the ledger to accept the record", async () => ((await verdictOf(hash)).verdict === "pending_anchor" ? true : undefined));
+      const early = await revoke(made.body.recordId);
+      expect([early.status, early.body.error.code]).toEqual([409, "ANCHOR_NOT_FINAL"]);
+      expect((await verdictOf(hash)).verdict).toBe("pending_anchor");
+    } finally {
+      ledger.faults.resumeConsensus();
+    }
     await until("anchoring", async () => ((await verdictOf(hash)).verdict === "verified_org" ? true : undefined));
     const done = await revoke(made.body.recordId, { reason: "ERROR_IN_DOCUMENT" });
     expect(done.status).toBe(200);
