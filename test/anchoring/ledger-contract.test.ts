@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import { mirrorFormTransactionId, type Ledger, type ReceiptOutcome } from "../../src/anchoring/ledger.ts";
 import { startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { waitFor } from "../ops/support.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -20,15 +21,7 @@ function freshId(account: string): string {
   return `${account}@${lastNs / 1_000_000_000n}.${(lastNs % 1_000_000_000n).toString().padStart(9, "0")}`;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== null) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> => waitFor(what, fn, timeoutMs, 100);
 
 const finalReceipt = (ledger: Ledger, id: string, timeoutMs: number) =>
   until<ReceiptOutcome>(`the receipt of ${id}`, async () => {
