@@ -12,6 +12,16 @@
  *   recomputing. Public keys are cached by fingerprint (key rows are append-only and immutable),
  *   together with the result of recomputing their fingerprint.
  * - Organisation name and suspension are read with the records, per request: standing is live.
+ * - Bounded work per hash (decisions §11), whatever the number of records for it: at most
+ *   `MAX_MATCHES` matches are returned (the earliest by consensus), and at most `MAX_MATCHES` + 3
+ *   records are read whole and checked (the matches, and beyond them the earliest record of each
+ *   verdict class they lack), so at most 2 × (`MAX_MATCHES` + 3) signature verifications. The
+ *   verdict is still decided over all records: rules 2–4 only ask whether a class (active
+ *   person-signed, active organisation-signed, revoked) has a record, and a class the matches
+ *   lack is looked up beyond them. Rule 1 covers every record the verdict rests on, so a verdict
+ *   is never vouched for by a record whose checks were not recomputed. What stays linear for a
+ *   hash with more than `MAX_MATCHES` records is one ordering pass over its rows' state columns.
+ *   docs/verification.md explains the choice.
  *
  * The checks, per anchored record:
  * - hashBinding: the record's stored hash is the requested one; the signer key row exists, its
@@ -81,11 +91,54 @@ export interface Verifier {
 /** About 200 bytes each (a 64-character key and a boolean in a Map): some 20 MB when full. */
 export const DEFAULT_MEMO_ENTRIES = 100_000;
 
-/** Every record for a hash, through the records_doc_hash index (a test checks the plan). */
-export const RECORDS_BY_HASH_SQL = `SELECT id, org_id, signer_type, kind, signer_hint, doc_hash, signed_at_ms, signer_fingerprint, signature,
+/** Most matches a verification returns (decisions §11); the earliest by consensus. */
+export const MAX_MATCHES = 100;
+
+const RECORD_COLUMNS = `id, org_id, signer_type, kind, signer_hint, doc_hash, signed_at_ms, signer_fingerprint, signature,
        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, sequence_number, consensus_at,
-       revoked_at, revocation_reason, created_at
-  FROM records WHERE doc_hash = ?`;
+       revoked_at, revocation_reason, created_at`;
+
+/**
+ * Every record of a hash, in any state, but never more than `MAX_MATCHES` + 1: for all but the
+ * largest hashes this one indexed read is the whole answer (a test checks the plan). A full
+ * result means there may be more, and the hash takes `LARGE_HASH_SQL` instead.
+ */
+export const RECORDS_BY_HASH_SQL = `SELECT ${RECORD_COLUMNS} FROM records WHERE doc_hash = ? LIMIT ${MAX_MATCHES + 1}`;
+
+/**
+ * Consensus order: `consensus_at` is `seconds.nanoseconds` with exactly nine nanosecond digits and
+ * seconds without leading zeros, so a shorter text is an earlier instant and equal lengths compare
+ * as text (the order of `compareConsensus`); ties by record id. A corrupt anchored row without
+ * consensus time sorts first (NULL), so it is always met and refused.
+ */
+const CONSENSUS_ORDER = "length(consensus_at), consensus_at, id";
+
+/** Verdict classes of rules 2–4: 0 active person-signed, 1 active organisation-signed, 2 revoked. */
+const VERDICT_CLASS = "CASE WHEN revoked_at IS NOT NULL THEN 2 WHEN signer_type = 'user' THEN 0 ELSE 1 END";
+
+/**
+ * A hash with more than `MAX_MATCHES` records: its anchored records in consensus order, of which
+ * only these are read whole: the first `?2` (`position` ≤ ?2, the matches) and the earliest of
+ * each verdict class (`rank_in_class` 1), which lies beyond the matches exactly when the matches
+ * hold no record of its class. So at most `MAX_MATCHES` + 3 rows, whatever the number of records.
+ * The ordering pass reads only the state and consensus columns of each record, through the
+ * records_doc_hash index (forced: records_anchor_state would walk every anchored record of every
+ * hash).
+ */
+export const LARGE_HASH_SQL = `WITH anchored AS (
+    SELECT rowid AS rid,
+           row_number() OVER (ORDER BY ${CONSENSUS_ORDER}) AS position,
+           row_number() OVER (PARTITION BY ${VERDICT_CLASS} ORDER BY ${CONSENSUS_ORDER}) AS rank_in_class
+      FROM records INDEXED BY records_doc_hash
+     WHERE doc_hash = ?1 AND anchor_state = 'anchored'
+  )
+  SELECT ${RECORD_COLUMNS}, position
+    FROM anchored JOIN records ON records.rowid = anchored.rid
+   WHERE position <= ?2 OR rank_in_class = 1
+   ORDER BY position`;
+
+/** When the newest record of a hash awaiting consensus was stored (rule 5), or null. */
+export const NEWEST_ACCEPTED_SQL = "SELECT max(created_at) AS newest FROM records INDEXED BY records_doc_hash WHERE doc_hash = ? AND anchor_state = 'accepted'";
 
 /** A `records` row as the hot-path statement returns it (columns as in src/storage/schema.ts). */
 interface RecordRow {
@@ -144,6 +197,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   // per request so that standing is live.
   const client = db.$client;
   const recordsByHash = client.prepare<RecordRow, [string]>(RECORDS_BY_HASH_SQL);
+  const largeHash = client.prepare<RecordRow & { position: number }, [string, number]>(LARGE_HASH_SQL);
+  const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED_SQL);
   const orgById = client.prepare<{ name: string; suspended: number }, [string]>("SELECT name, suspended FROM organisations WHERE id = ?");
   const keyByFingerprint = client.prepare<{ algorithm: string; public_key: Uint8Array }, [Uint8Array]>(
     "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",
@@ -231,29 +286,46 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     verify(input) {
       const { docHash, tier } = input;
       if (tier !== "public" && tier !== "organisation") throw new TypeError(`unknown disclosure tier ${String(tier)}`);
-      const rows = recordsByHash.all(docHash);
-      const anchored = rows
-        .filter((r) => r.anchor_state === "anchored")
-        .sort((a, b) => compareConsensus(a.consensus_at ?? "", b.consensus_at ?? "") || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const orgs = new Map<string, { name: string; suspended: number } | null>();
       const orgOf = (id: string | null) => {
         if (id === null) return null;
         if (!orgs.has(id)) orgs.set(id, orgById.get(id));
         return orgs.get(id)!;
       };
-      const matches = anchored.map((r) => shapeMatch(r, tier, docHash, orgOf(r.org_id)));
-
-      const failed = matches.some((m) => m.checksPerformed.hashBinding === "fail" || m.checksPerformed.userSignature === "fail" || m.checksPerformed.serverSeal === "fail");
-      if (failed) return { verdict: "signature_invalid", matches };
-      if (matches.some((m) => m.status === "active" && m.signerType === "user")) return { verdict: "verified", matches };
-      if (matches.some((m) => m.status === "active" && m.signerType === "org")) return { verdict: "verified_org", matches };
-      if (matches.some((m) => m.status === "revoked")) return { verdict: "revoked", matches };
-
-      const accepted = rows.filter((r) => r.anchor_state === "accepted");
-      if (accepted.length > 0) {
-        const newest = Math.max(...accepted.map((r) => r.created_at));
-        return { verdict: "pending_anchor", matches: [], retryAfterSeconds: retryAfterFor(newest, clock.now()) };
+      // The matches, and the records beyond them that a verdict class rests on (checked like a
+      // match, never returned), and when the newest record awaiting consensus was stored.
+      let page: RecordRow[];
+      let beyond: RecordRow[] = [];
+      let newestAccepted: () => number | null;
+      const rows = recordsByHash.all(docHash);
+      if (rows.length <= MAX_MATCHES) {
+        // Every record of the hash is here.
+        page = rows
+          .filter((r) => r.anchor_state === "anchored")
+          .sort((a, b) => compareConsensus(a.consensus_at ?? "", b.consensus_at ?? "") || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        newestAccepted = () => {
+          const accepted = rows.filter((r) => r.anchor_state === "accepted");
+          return accepted.length === 0 ? null : Math.max(...accepted.map((r) => r.created_at));
+        };
+      } else {
+        const ordered = largeHash.all(docHash, MAX_MATCHES);
+        page = ordered.filter((r) => r.position <= MAX_MATCHES);
+        beyond = ordered.filter((r) => r.position > MAX_MATCHES);
+        newestAccepted = () => newestAcceptedOf.get(docHash)?.newest ?? null;
       }
+      const matches = page.map((r) => shapeMatch(r, tier, docHash, orgOf(r.org_id)));
+      // Over `deciding`, "is there a record of this class" has the answer it has over every record.
+      const deciding = [...matches, ...beyond.map((r) => shapeMatch(r, tier, docHash, orgOf(r.org_id)))];
+
+      const failed = deciding.some((m) => m.checksPerformed.hashBinding === "fail" || m.checksPerformed.userSignature === "fail" || m.checksPerformed.serverSeal === "fail");
+      if (failed) return { verdict: "signature_invalid", matches };
+      if (deciding.some((m) => m.status === "active" && m.signerType === "user")) return { verdict: "verified", matches };
+      if (deciding.some((m) => m.status === "active" && m.signerType === "org")) return { verdict: "verified_org", matches };
+      if (deciding.some((m) => m.status === "revoked")) return { verdict: "revoked", matches };
+
+      // No anchored record at all (every anchored record is active or revoked).
+      const newest = newestAccepted();
+      if (newest !== null) return { verdict: "pending_anchor", matches: [], retryAfterSeconds: retryAfterFor(newest, clock.now()) };
       return { verdict: "no_record", matches: [] };
     },
     clearKeyCache() {

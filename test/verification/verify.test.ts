@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { createVerificationMemo } from "../../src/crypto/index.ts";
 import { records } from "../../src/storage/schema.ts";
 import { compareConsensus, consensusToRfc3339, type ChecksPerformed } from "../../src/verification/types.ts";
-import { createVerifier, RECORDS_BY_HASH_SQL, retryAfterFor, type Verifier } from "../../src/verification/verify.ts";
+import { createVerifier, LARGE_HASH_SQL, MAX_MATCHES, NEWEST_ACCEPTED_SQL, RECORDS_BY_HASH_SQL, retryAfterFor, type Verifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, TOPIC_ID, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 
@@ -452,7 +452,10 @@ describe("memoisation", () => {
   });
 });
 
-test("the lookup by hash is one search of the records_doc_hash index", () => {
-  const plan = fx.db.$client.prepare(`EXPLAIN QUERY PLAN ${RECORDS_BY_HASH_SQL}`).all("x") as { detail: string }[];
-  expect(plan.map((p) => p.detail)).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
+test("every lookup by hash searches the records_doc_hash index; a large hash's rows are read whole only by rowid", () => {
+  const plan = (sql: string, ...args: (string | number)[]) =>
+    (fx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((p) => p.detail).filter((d) => /^(SEARCH|SCAN) records\b/.test(d));
+  expect(plan(RECORDS_BY_HASH_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
+  expect(plan(LARGE_HASH_SQL, "x", MAX_MATCHES).sort()).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)", "SEARCH records USING INTEGER PRIMARY KEY (rowid=?)"]);
+  expect(plan(NEWEST_ACCEPTED_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
 });
