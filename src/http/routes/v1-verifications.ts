@@ -4,7 +4,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { Clock } from "../../lib/clock.ts";
-import type { Verifier } from "../../verification/verify.ts";
+import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
 import type { VerificationLog } from "../../verification/log.ts";
 import { parseListQuery, parseVerificationRequest } from "../../verification/query.ts";
 import { ASSURANCE_LEVEL, MODE, rfc3339Ms, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
@@ -60,7 +60,10 @@ const Verification = t.Object({
   originalDocHash: DocHash,
   verifiedAt: Timestamp,
   reference: t.Optional(t.String({ description: "Echoed at the organisation tier when supplied" })),
-  matches: t.Array(Match),
+  matches: t.Array(Match, {
+    maxItems: MAX_MATCHES,
+    description: `Anchored records for the hash, earliest consensus first, at most ${MAX_MATCHES} (decisions §11); the verdict is decided over every record, returned or not`,
+  }),
   retryAfterSeconds: t.Optional(t.Integer({ description: "With `pending_anchor`" })),
 });
 const Summary = t.Object({
