@@ -238,6 +238,8 @@ if [ ! -f "$env_file" ]; then
 
 #DOCVERIFY_METRICS_ALLOW=127.0.0.1/32,::1/128
 #DOCVERIFY_LOG_LEVEL=info
+# Days the verification log keeps a row (0 keeps every row).
+#DOCVERIFY_LOG_RETENTION_DAYS=400
 EOF
 	)
 	chmod 0640 "$tmp"

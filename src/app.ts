@@ -26,6 +26,7 @@ import { verifyPages } from "./http/pages/verify.ts";
 import { verificationRoutes } from "./http/routes/v1-verifications.ts";
 import { createVerifier, type Verifier } from "./verification/verify.ts";
 import { createVerificationLog, type VerificationLog } from "./verification/log.ts";
+import { createLogRetention, type LogRetention } from "./verification/retention.ts";
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from "./http/routes/metrics.ts";
 import { recordCounter } from "./records/counts.ts";
 
@@ -51,6 +52,8 @@ export interface App extends Core {
   /** Verdicts recomputed per request, and the verification log. */
   readonly verifier: Verifier;
   readonly verificationLog: VerificationLog;
+  /** Deletes log rows older than DOCVERIFY_LOG_RETENTION_DAYS in the background (decisions §11). */
+  readonly logRetention: LogRetention;
   /** What GET /metrics renders (docs/operations.md, "Metrics"). */
   readonly metrics: ServiceMetrics;
 }
@@ -147,6 +150,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Authenticates verification-log cursors; made once per installation, never leaves the database.
   const cursorKey = Buffer.from(metaValue(core.db, "cursor_key", () => randomBytes(32).toString("hex")), "hex");
   const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey });
+  const logRetention = createLogRetention({ db: core.db, clock: core.clock, log: options.log, days: core.config.logRetentionDays });
+  logRetention.start();
   const routePlugins: AnyElysia[] = [
     verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),
     recordsRoutes({ access, records }),
@@ -174,9 +179,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     records,
     verifier,
     verificationLog,
+    logRetention,
     metrics,
     async close() {
-      // Queued log rows first, then the loop (it may still store an answer), then the ledger, then storage.
+      // Retention's batch in progress and queued log rows first, then the loop (it may still store
+      // an answer), then the ledger, then storage.
+      await logRetention.stop();
       verificationLog.flush();
       const settled = await anchoringStarted.catch(() => null);
       await settled?.close();

@@ -87,7 +87,7 @@ describe("settings", () => {
     expect(c.tls).toEqual({ certFile: "/srv/dv/tls/cert.pem", keyFile: "/srv/dv/tls/key.pem" });
     expect(c.metricsAllow.map((x) => x.text)).toEqual(["192.168.1.0/24"]);
     expect(c.logLevel).toBe("debug");
-    expect(SETTINGS.length).toBe(19);
+    expect(SETTINGS.length).toBe(20);
   });
 
   test("systemd credentials directory supplies the key files", () => {

@@ -43,6 +43,8 @@ export interface Config {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly metricsAllow: readonly Cidr[];
   readonly logLevel: LogLevel;
+  /** Days verification log rows are kept (decisions §11); 0 keeps them for ever. */
+  readonly logRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -76,6 +78,7 @@ export const SETTINGS = [
   "DOCVERIFY_TLS_KEY_FILE",
   "DOCVERIFY_METRICS_ALLOW",
   "DOCVERIFY_LOG_LEVEL",
+  "DOCVERIFY_LOG_RETENTION_DAYS",
 ] as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -184,6 +187,8 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   const tls = certFile !== undefined && keyFile !== undefined ? { certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) } : null;
 
   const logLevel = oneOf(get("DOCVERIFY_LOG_LEVEL") ?? "info", "DOCVERIFY_LOG_LEVEL", ["debug", "info", "warn", "error"] as const);
+  // Up to a century; 0 keeps every row.
+  const logRetentionDays = integer(get("DOCVERIFY_LOG_RETENTION_DAYS"), "DOCVERIFY_LOG_RETENTION_DAYS", 400, 0, 36_500);
 
   return deepFreeze({
     host,
@@ -199,6 +204,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     tls,
     metricsAllow,
     logLevel,
+    logRetentionDays,
   });
 }
 

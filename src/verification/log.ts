@@ -157,7 +157,7 @@ export function createIdGenerator(clock: Clock, after?: string | null): () => { 
 }
 
 /** The smallest and largest id text any UUIDv7 of millisecond `ms` can have. */
-function idFloor(ms: number): string {
+export function idFloor(ms: number): string {
   const h = Math.max(0, ms).toString(16).padStart(12, "0");
   return `${h.slice(0, 8)}-${h.slice(8)}-0000-0000-000000000000`;
 }
