@@ -143,6 +143,9 @@ describe("every route, whatever the Host header, against docverify serve", () =>
       expect(hashes.has(docHashOf(`hosts ${host}`))).toBe(true);
       expect(hashes.has(docHashOf(`zz ${host}`))).toBe(false);
     }
+    // Log lines reach stdout shortly after their responses: wait for the last host's.
+    const expectedUnmatched = HOSTS.length * 3;
+    await waitFor("every request's log line", () => (svc.logLines().filter((l) => l.msg === "request" && l.route === "(unmatched)").length >= expectedUnmatched ? true : undefined));
     const lines = svc.logLines().filter((l) => l.msg === "request");
     expect(lines.filter((l) => l.status === 500)).toEqual([]);
     const created = lines.filter((l) => l.route === "/v1/records" && l.status === 201);
