@@ -3,17 +3,16 @@
  * without the ledger. The administration commands open only this, so they start in tens of
  * milliseconds instead of loading Elysia and the ledger SDK; `serve` builds on it in app.ts.
  */
-import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import type { AppAnchoring } from "./anchoring/index.ts";
 import type { Config } from "./config/index.ts";
-import { createSigner, loadOrCreateMasterKey, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
+import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
 import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
 import { createCredentials, type Credentials } from "./keys/credentials.ts";
 import { createOrganisations, type Organisations } from "./keys/organisations.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
-import { octal, refuseSymlinks, secureDataFolder } from "./storage/data-folder.ts";
+import { DATABASE_FILE, octal, refuseSymlinks, secureDataFolder } from "./storage/data-folder.ts";
 import { openDatabase, type Db } from "./storage/db.ts";
 import { metaValue } from "./storage/meta.ts";
 import { migrate } from "./storage/migrate.ts";
@@ -42,7 +41,7 @@ export interface CoreOptions {
   readonly clock?: Clock;
 }
 
-export const DATABASE_FILE = "docverify.db";
+export { DATABASE_FILE };
 
 /** Opens (and migrates) the data folder and builds the services over it. */
 export function openCore(options: CoreOptions): Core {
@@ -129,7 +128,7 @@ function openKeyStore(db: Db, config: Config, log: Logger): Uint8Array | null {
     return null;
   }
   for (const warning of loaded.warnings) log.warn("master key file", { file: loaded.file, warning });
-  const check = createHash("sha256").update("docverify/master-key-check/v1\0").update(loaded.key).digest("hex");
+  const check = masterKeyCheckValue(loaded.key);
   if (remembered === null) {
     metaValue(db, "master_key_check", () => check);
   } else if (remembered !== check) {

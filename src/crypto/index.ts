@@ -5,7 +5,7 @@
 export { ALGORITHMS, DEFAULT_ALGORITHM, algorithmSpec, isAlgorithm, type Algorithm, type AlgorithmSpec } from "./algorithms.ts";
 export { KeyDecryptionError, MasterKeyFileError, MasterKeyMissingError, UnsupportedAlgorithmError, type KeyDecryptionFailure } from "./errors.ts";
 export { FINGERPRINT_LENGTH, PUBLIC_KEY_DOMAIN, encodeTaggedPublicKey, keyFingerprint, type TaggedPublicKey } from "./keys.ts";
-export { loadOrCreateMasterKey, parseMasterKey, type LoadedMasterKey, type MasterKeyFormat, type MasterKeyOptions } from "./master-key.ts";
+export { loadOrCreateMasterKey, masterKeyCheckValue, parseMasterKey, type LoadedMasterKey, type MasterKeyFormat, type MasterKeyOptions } from "./master-key.ts";
 export { VERIFY_MEMO_DOMAIN, createVerificationMemo, verificationMemoKey, type VerificationMemo, type VerificationMemoOptions, type VerifyFn } from "./memo.ts";
 export { publicKeyFromSeedWithNoble, signWithNoble, verifyWithNoble, type NobleSignOptions } from "./noble.ts";
 export {

@@ -19,9 +19,10 @@
  * sealed under a lost one. The caller decides `create` (decisions §8: only for the default file
  * inside the data folder, never for a systemd credential).
  */
-import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, constants } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
 import { dirname, basename, join } from "node:path";
+import { syncPath, writeNewFileSync } from "../lib/durable.ts";
 import { checkOptions, toHex } from "./bytes.ts";
 import { MasterKeyFileError, MasterKeyMissingError } from "./errors.ts";
 import { MASTER_KEY_LENGTH } from "./sealed-seed.ts";
@@ -65,6 +66,16 @@ export function parseMasterKey(contents: Uint8Array): { key: Uint8Array; format:
   return {
     error: `${contents.length} bytes that are not a 32-byte key; accepted: 32 raw bytes, 64 hex digits, or base64 of 32 bytes`,
   };
+}
+
+/**
+ * The check value a database remembers of its master key (`service_meta.master_key_check`):
+ * SHA-256 of a domain string and the key, hex. It tells the right key file from a lost or swapped
+ * one (core.ts seals the key store on a mismatch; restore says whether the configured key opens
+ * the backup) without keeping the key, or anything that helps find it, in the database.
+ */
+export function masterKeyCheckValue(key: Uint8Array): string {
+  return createHash("sha256").update("docverify/master-key-check/v1\0").update(key).digest("hex");
 }
 
 /**
@@ -130,15 +141,8 @@ function createExclusive(file: string, contents: Buffer): boolean {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `.${basename(file)}.${toHex(new Uint8Array(randomBytes(6)))}.tmp`);
   // O_EXCL: never reuse a file planted at that name. The umask can only remove bits from 0600.
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  writeNewFileSync(tmp, contents, 0o600);
   try {
-    try {
-      let written = 0;
-      while (written < contents.length) written += writeSync(fd, contents, written);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
     try {
       linkSync(tmp, file);
     } catch (e) {
@@ -150,7 +154,7 @@ function createExclusive(file: string, contents: Buffer): boolean {
       if (exists(file)) return false;
       renameSync(tmp, file);
     }
-    fsyncDir(dir);
+    syncPath(dir);
     return true;
   } finally {
     try {
@@ -167,14 +171,5 @@ function exists(file: string): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-function fsyncDir(dir: string): void {
-  const fd = openSync(dir, constants.O_RDONLY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

@@ -22,6 +22,10 @@ import { constants, Database } from "bun:sqlite";
 import { chmodSync, lstatSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { OpsError } from "../lib/errors.ts";
+import { processAlive } from "../lib/lock-file.ts";
+
+/** The database's file in the data folder. */
+export const DATABASE_FILE = "docverify.db";
 
 /** The serve lock's file in the data folder. */
 export const SERVE_LOCK_FILE = "serve.lock";
@@ -108,15 +112,6 @@ function isBusy(e: unknown): boolean {
   return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * The holder's pid, from the row it committed. A holder that has just taken the lock may not have
  * replaced a killed predecessor's row yet; a pid that is not running is asked again a few times.
@@ -130,7 +125,7 @@ function holderOf(db: Database): number | null {
     } catch {
       /* no table yet, or the holder is committing: ask again */
     }
-    if (pid !== null && alive(pid)) return pid;
+    if (pid !== null && processAlive(pid)) return pid;
     Bun.sleepSync(10);
   }
   return null;
