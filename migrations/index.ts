@@ -6,6 +6,7 @@ import m2 from "./0002_registry.sql" with { type: "text" };
 import m3 from "./0003_log_retry_and_active_records.sql" with { type: "text" };
 import m4 from "./0004_records_anchor_state.sql" with { type: "text" };
 import m5 from "./0005_ledger_valid_start.sql" with { type: "text" };
+import m6 from "./0006_records_anchored_by_class.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -16,4 +17,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0003_log_retry_and_active_records": m3,
   "0004_records_anchor_state": m4,
   "0005_ledger_valid_start": m5,
+  "0006_records_anchored_by_class": m6,
 };

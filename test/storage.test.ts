@@ -5,11 +5,28 @@ import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
 import { openDatabase, PRAGMAS } from "../src/storage/db.ts";
 import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/migrate.ts";
 import { metaValue } from "../src/storage/meta.ts";
+import { createVerifier, MAX_MATCHES } from "../src/verification/verify.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
+import { createRecordsFixture, docHashOf } from "./support/records-fixture.ts";
+import { WINDOW_PASS_SQL } from "./verification/window-pass.ts";
 
 afterAll(cleanup);
 
 const rows = (db: ReturnType<typeof openDatabase>, sql: string) => db.$client.query(sql).all();
+
+/** A database as a previous release left it: the migrations before `tag` applied, by the stock migrator. */
+function databaseBefore(tag: string): ReturnType<typeof openDatabase> {
+  const dir = tempDir();
+  const old = join(dir, "migrations");
+  cpSync(join(ROOT, "migrations"), old, { recursive: true });
+  const journalFile = join(old, "meta", "_journal.json");
+  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
+  journal.entries = journal.entries.filter((e) => e.tag < tag);
+  writeFileSync(journalFile, JSON.stringify(journal));
+  const db = openDatabase({ path: join(dir, "old.db") });
+  stockMigrate(db, { migrationsFolder: old });
+  return db;
+}
 
 describe("storage", () => {
   test("pragmas are set in the documented order with durable settings", () => {
@@ -105,15 +122,7 @@ describe("storage", () => {
 
   test("0002 moves each organisation's system key into the key registry and keeps its API keys", () => {
     // A database as the previous release left it: migrations 0000 and 0001, one organisation, one key.
-    const dir = tempDir();
-    const old = join(dir, "migrations");
-    cpSync(join(ROOT, "migrations"), old, { recursive: true });
-    const journalFile = join(old, "meta", "_journal.json");
-    const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
-    journal.entries = journal.entries.filter((e) => e.tag < "0002");
-    writeFileSync(journalFile, JSON.stringify(journal));
-    const db = openDatabase({ path: join(dir, "old.db") });
-    stockMigrate(db, { migrationsFolder: old });
+    const db = databaseBefore("0002");
     const pk = new Uint8Array(1952).fill(7);
     const fp = new Uint8Array(32).fill(9);
     const sealed = new Uint8Array(65).fill(1);
@@ -131,6 +140,53 @@ describe("storage", () => {
     expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
     // the api_keys foreign key still points at the rebuilt table
     expect(() => db.$client.run("INSERT INTO api_keys (key_id, org_id, environment, scopes, secret_digest, created_at) VALUES ('k2', 'nope', 'live', '', x'00', 1)")).toThrow();
+    db.$client.close();
+  });
+
+  test("0006 indexes the records of a database as the previous release left it: records intact, verification answers the same", () => {
+    const db = databaseBefore("0006");
+    const indexSql = "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'records_anchored_by_class'";
+    expect(rows(db, indexSql)).toEqual([]);
+    const fx = createRecordsFixture({ db });
+    const acme = fx.createOrg("Acme Certification Ltd");
+    const globex = fx.createOrg("Globex Registry");
+    const alice = fx.createPerson();
+    // A hash with more than 100 records, whose verdict rests on a record beyond the first 100;
+    // one of at most 100; one awaiting consensus.
+    const large = docHashOf("upgrade: large");
+    const revoked = Array.from({ length: MAX_MATCHES + 20 }, () => fx.addOrgRecord(acme, { docHash: large, revoked: { reason: "SUPERSEDED" } }));
+    const active = fx.addOrgRecord(globex, { docHash: large });
+    fx.addPersonRecord(alice, { docHash: large, revoked: { reason: "OTHER" } });
+    fx.addOrgRecord(acme, { docHash: large, anchorState: "abandoned" });
+    const small = docHashOf("upgrade: small");
+    const smallIds = [fx.addOrgRecord(acme, { docHash: small }), fx.addPersonRecord(alice, { docHash: small })];
+    const pending = docHashOf("upgrade: pending");
+    fx.addOrgRecord(globex, { docHash: pending, anchorState: "accepted", createdAt: fx.clock.now() });
+    const allRecords = "SELECT rowid, * FROM records ORDER BY rowid";
+    const before = rows(db, allRecords);
+    // What the previous release read whole for the large hash: the first 100, then the active record.
+    const previous = (db.$client.query(WINDOW_PASS_SQL).all(large, MAX_MATCHES) as { id: string }[]).map((r) => r.id);
+    expect(previous).toEqual([...revoked.slice(0, MAX_MATCHES), active]);
+
+    expect(migrate(db).applied).toBe(embeddedMigrations().length - 6);
+    expect(rows(db, allRecords)).toEqual(before);
+    expect(rows(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+    expect((rows(db, indexSql)[0] as { sql: string }).sql).toContain("WHERE anchor_state = 'anchored'");
+    // The schema is now exactly a fresh installation's.
+    const fresh = openDatabase({ path: join(tempDir(), "fresh.db") });
+    migrate(fresh);
+    const schema = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+    expect(rows(db, schema)).toEqual(rows(fresh, schema));
+    fresh.$client.close();
+
+    const verifier = createVerifier({ db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const answer = verifier.verify({ docHash: large, tier: "public" });
+    expect(answer.verdict).toBe("verified_org");
+    expect(answer.matches.map((m) => m.recordId)).toEqual(previous.slice(0, MAX_MATCHES));
+    const smallAnswer = verifier.verify({ docHash: small, tier: "public" });
+    expect(smallAnswer.verdict).toBe("verified");
+    expect(smallAnswer.matches.map((m) => m.recordId)).toEqual(smallIds);
+    expect(verifier.verify({ docHash: pending, tier: "public" })).toMatchObject({ verdict: "pending_anchor", matches: [] });
     db.$client.close();
   });
 });

@@ -19,9 +19,13 @@
  *   verdict is still decided over all records: rules 2–4 only ask whether a class (active
  *   person-signed, active organisation-signed, revoked) has a record, and a class the matches
  *   lack is looked up beyond them. Rule 1 covers every record the verdict rests on, so a verdict
- *   is never vouched for by a record whose checks were not recomputed. What stays linear for a
- *   hash with more than `MAX_MATCHES` records is one ordering pass over its rows' state columns.
- *   docs/verification.md explains the choice.
+ *   is never vouched for by a record whose checks were not recomputed. Finding those records is
+ *   bounded too: a hash with more than `MAX_MATCHES` records is read through the partial index
+ *   records_anchored_by_class, at most `MAX_MATCHES` index entries per verdict class (three range
+ *   reads, no table row touched), merged here into consensus order, then at most
+ *   `MAX_MATCHES` + 3 rows read whole by rowid, all in one read transaction. Nothing in it grows
+ *   with the number of records but the depth of the index's B-tree. docs/verification.md explains
+ *   the choice and gives the figures.
  *
  * The checks, per anchored record:
  * - hashBinding: the record's stored hash is the requested one; the signer key row exists, its
@@ -101,7 +105,7 @@ const RECORD_COLUMNS = `id, org_id, signer_type, kind, signer_hint, doc_hash, si
 /**
  * Every record of a hash, in any state, but never more than `MAX_MATCHES` + 1: for all but the
  * largest hashes this one indexed read is the whole answer (a test checks the plan). A full
- * result means there may be more, and the hash takes `LARGE_HASH_SQL` instead.
+ * result means there may be more, and the hash is read as `readLargeHash` reads it instead.
  */
 export const RECORDS_BY_HASH_SQL = `SELECT ${RECORD_COLUMNS} FROM records WHERE doc_hash = ? LIMIT ${MAX_MATCHES + 1}`;
 
@@ -109,33 +113,35 @@ export const RECORDS_BY_HASH_SQL = `SELECT ${RECORD_COLUMNS} FROM records WHERE 
  * Consensus order: `consensus_at` is `seconds.nanoseconds` with exactly nine nanosecond digits and
  * seconds without leading zeros, so a shorter text is an earlier instant and equal lengths compare
  * as text (the order of `compareConsensus`); ties by record id. A corrupt anchored row without
- * consensus time sorts first (NULL), so it is always met and refused.
+ * consensus time sorts first (NULL), so it is always met and refused. `compareHeads` is the same
+ * order in JavaScript.
  */
-const CONSENSUS_ORDER = "length(consensus_at), consensus_at, id";
-
-/** Verdict classes of rules 2–4: 0 active person-signed, 1 active organisation-signed, 2 revoked. */
-const VERDICT_CLASS = "CASE WHEN revoked_at IS NOT NULL THEN 2 WHEN signer_type = 'user' THEN 0 ELSE 1 END";
+export const CONSENSUS_ORDER = "length(consensus_at), consensus_at, id";
 
 /**
- * A hash with more than `MAX_MATCHES` records: its anchored records in consensus order, of which
- * only these are read whole: the first `?2` (`position` ≤ ?2, the matches) and the earliest of
- * each verdict class (`rank_in_class` 1), which lies beyond the matches exactly when the matches
- * hold no record of its class. So at most `MAX_MATCHES` + 3 rows, whatever the number of records.
- * The ordering pass reads only the state and consensus columns of each record, through the
- * records_doc_hash index (forced: records_anchor_state would walk every anchored record of every
- * hash).
+ * Verdict classes of rules 2–4: 0 active person-signed, 1 active organisation-signed, 2 revoked.
+ * The index records_anchored_by_class (src/storage/schema.ts) holds this very expression, and
+ * SQLite matches an indexed expression only when it is written the same way.
  */
-export const LARGE_HASH_SQL = `WITH anchored AS (
-    SELECT rowid AS rid,
-           row_number() OVER (ORDER BY ${CONSENSUS_ORDER}) AS position,
-           row_number() OVER (PARTITION BY ${VERDICT_CLASS} ORDER BY ${CONSENSUS_ORDER}) AS rank_in_class
-      FROM records INDEXED BY records_doc_hash
-     WHERE doc_hash = ?1 AND anchor_state = 'anchored'
-  )
-  SELECT ${RECORD_COLUMNS}, position
-    FROM anchored JOIN records ON records.rowid = anchored.rid
-   WHERE position <= ?2 OR rank_in_class = 1
-   ORDER BY position`;
+export const VERDICT_CLASS = "CASE WHEN revoked_at IS NOT NULL THEN 2 WHEN signer_type = 'user' THEN 0 ELSE 1 END";
+const VERDICT_CLASSES = [0, 1, 2] as const;
+
+/**
+ * A hash with more than `MAX_MATCHES` records, one verdict class (?2): the first `MAX_MATCHES` of
+ * its anchored records in consensus order, as their rowid and order keys. One range read of the
+ * covering partial index records_anchored_by_class, already in order: no table row, no sort, at
+ * most `MAX_MATCHES` index entries whatever the number of records (a test checks the plan).
+ * INDEXED BY: should the index ever not match the statement, preparing it fails, at startup,
+ * rather than the read quietly becoming a scan.
+ */
+export const CLASS_HEAD_SQL = `SELECT rowid AS rid, length(consensus_at) AS len, consensus_at, id
+    FROM records INDEXED BY records_anchored_by_class
+   WHERE doc_hash = ?1 AND ${VERDICT_CLASS} = ?2 AND anchor_state = 'anchored'
+   ORDER BY ${CONSENSUS_ORDER}
+   LIMIT ${MAX_MATCHES}`;
+
+/** One record read whole, by the rowid its class head gave. */
+export const RECORD_BY_ROWID_SQL = `SELECT ${RECORD_COLUMNS} FROM records WHERE rowid = ?`;
 
 /** When the newest record of a hash awaiting consensus was stored (rule 5), or null. */
 export const NEWEST_ACCEPTED_SQL = "SELECT max(created_at) AS newest FROM records INDEXED BY records_doc_hash WHERE doc_hash = ? AND anchor_state = 'accepted'";
@@ -161,6 +167,76 @@ interface RecordRow {
   readonly revoked_at: number | null;
   readonly revocation_reason: string | null;
   readonly created_at: number;
+}
+
+/** A value as bun:sqlite returns it. */
+type SqlValue = null | number | bigint | string | Uint8Array;
+
+/** A `CLASS_HEAD_SQL` row: where a record stands in consensus order, and its rowid. */
+export interface ClassHead {
+  readonly rid: number;
+  readonly len: SqlValue;
+  readonly consensus_at: SqlValue;
+  readonly id: SqlValue;
+}
+
+/** SQLite's storage classes in its sort order: NULL, numbers, text, blobs. */
+function storageClass(v: SqlValue): number {
+  return v === null ? 0 : typeof v === "number" || typeof v === "bigint" ? 1 : typeof v === "string" ? 2 : 3;
+}
+
+/**
+ * Two values in SQLite's ORDER BY order (BINARY collation: text by its UTF-8 bytes). Well-formed
+ * rows hold ASCII text only, but a corrupt row must sort here exactly where SQLite put it for
+ * the same records to be read; UTF-16 code units order as UTF-8 bytes do except a surrogate
+ * (a code point above U+FFFF) against U+E000–U+FFFF.
+ */
+export function compareSqlValues(a: SqlValue, b: SqlValue): number {
+  const ca = storageClass(a);
+  const cb = storageClass(b);
+  if (ca !== cb) return ca - cb;
+  if (ca === 0) return 0;
+  if (ca === 1) return a! < b! ? -1 : a! > b! ? 1 : 0;
+  if (ca === 3) return Buffer.compare(a as Uint8Array, b as Uint8Array);
+  const x = a as string;
+  const y = b as string;
+  if (x === y) return 0;
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    const p = x.charCodeAt(i);
+    const q = y.charCodeAt(i);
+    if (p === q) continue;
+    const ps = p >= 0xd800 && p <= 0xdfff;
+    const qs = q >= 0xd800 && q <= 0xdfff;
+    return ps === qs ? p - q : ps ? 1 : -1;
+  }
+  return x.length - y.length;
+}
+
+/** `CONSENSUS_ORDER` over class heads. */
+export function compareHeads(a: ClassHead, b: ClassHead): number {
+  return compareSqlValues(a.len, b.len) || compareSqlValues(a.consensus_at, b.consensus_at) || compareSqlValues(a.id, b.id);
+}
+
+/**
+ * From each verdict class's first `MAX_MATCHES` anchored records in consensus order, the records
+ * a large hash's verification reads whole: `page`, the first `MAX_MATCHES` of them all (the
+ * matches: each lies among its own class's first `MAX_MATCHES`), and `beyond`, the earliest
+ * record of each class with none among the matches (at most three), both in consensus order.
+ */
+export function selectLargeHash(heads: readonly (readonly ClassHead[])[]): { page: ClassHead[]; beyond: ClassHead[] } {
+  const taken = heads.map(() => 0);
+  const page: ClassHead[] = [];
+  while (page.length < MAX_MATCHES) {
+    let next = -1;
+    for (let c = 0; c < heads.length; c++) {
+      const head = heads[c]![taken[c]!];
+      if (head !== undefined && (next < 0 || compareHeads(head, heads[next]![taken[next]!]!) < 0)) next = c;
+    }
+    if (next < 0) break;
+    page.push(heads[next]![taken[next]!++]!);
+  }
+  const beyond = heads.flatMap((h, c) => (taken[c] === 0 && h.length > 0 ? [h[0]!] : [])).sort(compareHeads);
+  return { page, beyond };
 }
 
 interface ResolvedKey {
@@ -197,7 +273,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   // per request so that standing is live.
   const client = db.$client;
   const recordsByHash = client.prepare<RecordRow, [string]>(RECORDS_BY_HASH_SQL);
-  const largeHash = client.prepare<RecordRow & { position: number }, [string, number]>(LARGE_HASH_SQL);
+  const classHead = client.prepare<ClassHead, [string, number]>(CLASS_HEAD_SQL);
+  const recordByRowid = client.prepare<RecordRow, [number]>(RECORD_BY_ROWID_SQL);
   const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED_SQL);
   const orgById = client.prepare<{ name: string; suspended: number }, [string]>("SELECT name, suspended FROM organisations WHERE id = ?");
   const keyByFingerprint = client.prepare<{ algorithm: string; public_key: Uint8Array }, [Uint8Array]>(
@@ -222,6 +299,21 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     keys.set(id, key);
     return key;
   }
+
+  /**
+   * A hash with more than `MAX_MATCHES` records: its matches, and the records beyond them a verdict
+   * class rests on. One read transaction, so the rows read whole are those the index placed
+   * (another connection, the admin command line, may revoke a record meanwhile).
+   */
+  const readLargeHash = client.transaction((docHash: string): { page: RecordRow[]; beyond: RecordRow[] } => {
+    const { page, beyond } = selectLargeHash(VERDICT_CLASSES.map((c) => classHead.all(docHash, c)));
+    const whole = (head: ClassHead) => {
+      const row = recordByRowid.get(head.rid);
+      if (row === null) throw new Error(`record at rowid ${head.rid} vanished inside a read transaction`);
+      return row;
+    };
+    return { page: page.map(whole), beyond: beyond.map(whole) };
+  });
 
   /** Runs `fn`; anything it throws is a failed check, never a crash and never a pass. */
   function attempt<T>(fn: () => T): T | null {
@@ -308,9 +400,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
           return accepted.length === 0 ? null : Math.max(...accepted.map((r) => r.created_at));
         };
       } else {
-        const ordered = largeHash.all(docHash, MAX_MATCHES);
-        page = ordered.filter((r) => r.position <= MAX_MATCHES);
-        beyond = ordered.filter((r) => r.position > MAX_MATCHES);
+        ({ page, beyond } = readLargeHash(docHash));
         newestAccepted = () => newestAcceptedOf.get(docHash)?.newest ?? null;
       }
       const matches = page.map((r) => shapeMatch(r, tier, docHash, orgOf(r.org_id)));

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { createVerificationMemo } from "../../src/crypto/index.ts";
 import { records } from "../../src/storage/schema.ts";
 import { compareConsensus, consensusToRfc3339, type ChecksPerformed } from "../../src/verification/types.ts";
-import { createVerifier, LARGE_HASH_SQL, MAX_MATCHES, NEWEST_ACCEPTED_SQL, RECORDS_BY_HASH_SQL, retryAfterFor, type Verifier } from "../../src/verification/verify.ts";
+import { CLASS_HEAD_SQL, createVerifier, NEWEST_ACCEPTED_SQL, RECORD_BY_ROWID_SQL, RECORDS_BY_HASH_SQL, retryAfterFor, type Verifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, TOPIC_ID, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 
@@ -452,10 +452,21 @@ describe("memoisation", () => {
   });
 });
 
-test("every lookup by hash searches the records_doc_hash index; a large hash's rows are read whole only by rowid", () => {
-  const plan = (sql: string, ...args: (string | number)[]) =>
-    (fx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((p) => p.detail).filter((d) => /^(SEARCH|SCAN) records\b/.test(d));
-  expect(plan(RECORDS_BY_HASH_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
-  expect(plan(LARGE_HASH_SQL, "x", MAX_MATCHES).sort()).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)", "SEARCH records USING INTEGER PRIMARY KEY (rowid=?)"]);
-  expect(plan(NEWEST_ACCEPTED_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
+describe("query plans", () => {
+  const details = (sql: string, ...args: (string | number)[]) => (fx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((p) => p.detail);
+  const plan = (sql: string, ...args: (string | number)[]) => details(sql, ...args).filter((d) => /^(SEARCH|SCAN) records\b/.test(d));
+
+  test("every lookup by hash searches the records_doc_hash index; a large hash's rows are read whole only by rowid", () => {
+    expect(plan(RECORDS_BY_HASH_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
+    expect(plan(RECORD_BY_ROWID_SQL, 1)).toEqual(["SEARCH records USING INTEGER PRIMARY KEY (rowid=?)"]);
+    expect(plan(NEWEST_ACCEPTED_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
+  });
+
+  test("a large hash's class heads are one range read of records_anchored_by_class: covering, in index order, no scan", () => {
+    for (const verdictClass of [0, 1, 2]) {
+      const all = details(CLASS_HEAD_SQL, "x", verdictClass);
+      expect(all).toEqual(["SEARCH records USING COVERING INDEX records_anchored_by_class (doc_hash=? AND <expr>=?)"]);
+      expect(all.some((d) => d.includes("TEMP B-TREE") || d.startsWith("SCAN"))).toBe(false);
+    }
+  });
 });

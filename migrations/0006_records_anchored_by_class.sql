@@ -1,0 +1,1 @@
+CREATE INDEX `records_anchored_by_class` ON `records` (`doc_hash`,(CASE WHEN revoked_at IS NOT NULL THEN 2 WHEN signer_type = 'user' THEN 0 ELSE 1 END),length(consensus_at),`consensus_at`,`id`,`anchor_state`) WHERE anchor_state = 'anchored';
