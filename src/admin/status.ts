@@ -9,7 +9,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { DATABASE_FILE, openCore } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
-import { queueSummary } from "../anchoring/index.ts";
+import { queueSummary } from "../anchoring/queue.ts";
 import { PUBLIC_MIRRORS } from "../anchoring/links.ts";
 import { ledgerDir, readRememberedAddress } from "../anchoring/paths.ts";
 import { parseFlags } from "../lib/args.ts";

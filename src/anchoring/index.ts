@@ -12,7 +12,8 @@ import type { Db } from "../storage/db.ts";
 import { createAnchoring, type AnchorMetrics, type Anchoring } from "./anchorer.ts";
 import { openLedger } from "./setup.ts";
 
-export { insertPendingMessage, queueSummary, type AnchorMetrics, type AnchorQueue, type Anchoring, type LedgerErrorKind, type LedgerLinks } from "./anchorer.ts";
+export { insertPendingMessage, queueSummary } from "./queue.ts";
+export type { AnchorMetrics, AnchorQueue, Anchoring, BackPressureCause, LedgerErrorKind, LedgerLinks } from "./types.ts";
 
 export interface AppAnchoring extends Anchoring {
   /** Where the ledger is, for the startup line. */

@@ -33,7 +33,9 @@ export interface RecordLedger {
   /**
    * Throws 503 SERVICE_UNAVAILABLE (a DomainError with Retry-After) when the queue of unanchored
    * messages is past its bound, so records are refused rather than queued beyond what the ledger
-   * can take. Called before anything is signed or written. MUST be cheap and synchronous.
+   * can take; the anchor loop's refusals say why in `details.cause` (`queue_full`, `behind`,
+   * `too_old`: src/anchoring/back-pressure.ts). Called before anything is signed or written.
+   * MUST be cheap and synchronous.
    */
   assertCapacity(): void;
   /** Public explorer page of a transaction (`hashscanUrl`). Pure. */

@@ -24,7 +24,7 @@ import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Sig
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
-import { insertPendingMessage } from "../anchoring/anchorer.ts";
+import { insertPendingMessage } from "../anchoring/queue.ts";
 import { organisations, records } from "../storage/schema.ts";
 import type { RecordLedger } from "./ledger.ts";
 import { encodeCreationMessage, encodeRevocationMessage, rfc3339Ms } from "./messages.ts";

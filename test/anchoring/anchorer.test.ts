@@ -5,7 +5,9 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { ErrorLogLimiter, insertPendingMessage, LAST_VALID_START_SQL } from "../../src/anchoring/anchorer.ts";
+import { insertPendingMessage } from "../../src/anchoring/queue.ts";
+import { ErrorLogLimiter } from "../../src/anchoring/retry.ts";
+import { LAST_VALID_START_SQL } from "../../src/anchoring/transaction-ids.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../../src/anchoring/submit-key.ts";
 import { ledgerTransactions, records } from "../../src/storage/schema.ts";

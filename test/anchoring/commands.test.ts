@@ -10,7 +10,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore } from "../../src/app.ts";
-import { insertPendingMessage } from "../../src/anchoring/anchorer.ts";
+import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { DEVELOPMENT_OPERATOR_KEY, startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

@@ -5,7 +5,8 @@
  */
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
-import { createAnchoring, insertPendingMessage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
+import { createAnchoring, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
+import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/anchoring/local-ledger/index.ts";

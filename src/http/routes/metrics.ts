@@ -19,7 +19,7 @@ import type { Cidr } from "../../lib/cidr.ts";
 import { anyContains } from "../../lib/cidr.ts";
 import { DomainError } from "../../lib/errors.ts";
 import { CONTENT_TYPE, LATENCY_BUCKETS, createRegistry, type CounterChild, type HistogramChild, type Registry } from "../../lib/metrics.ts";
-import type { AnchorMetrics, LedgerErrorKind } from "../../anchoring/index.ts";
+import type { AnchorMetrics, BackPressureCause, LedgerErrorKind } from "../../anchoring/index.ts";
 import type { RecordAnchorState } from "../../records/counts.ts";
 import type { DisclosureTier, Verdict } from "../../verification/types.ts";
 import { clientIp, type AccessMetrics } from "../access.ts";
@@ -43,7 +43,7 @@ export interface ServiceMetrics {
   readonly http: HttpMetrics;
   /** For createAccess: 429 refusals by bucket kind. */
   readonly access: AccessMetrics;
-  /** For the anchor loop: anchor latency and ledger errors. */
+  /** For the anchor loop: anchor latency, ledger errors and back-pressure refusals. */
   readonly anchoring: AnchorMetrics;
   /** For the verification route: verdicts by verdict and tier. */
   verdict(verdict: Verdict, tier: DisclosureTier): void;
@@ -77,6 +77,11 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
     "Failed ledger calls of the anchor loop, by class: retryable, expired or permanent refusals, and unknown (no usable answer).",
     ["kind"],
   );
+  const backPressure = registry.counter(
+    `${p}anchor_backpressure_total`,
+    "Record creations refused with 503 by the anchor queue's back-pressure, by cause: queue_full (the backlog bound), behind (more unfinished than anchored in the last window), too_old (the oldest unaccepted message waits too long).",
+    ["cause"],
+  );
   const uptime = registry.gauge(`${p}uptime_seconds`, "Seconds since the process started.");
   const rss = registry.gauge(`${p}resident_memory_bytes`, "Resident set size of the process, bytes.");
   registry.gauge(`${p}build_info`, "The running build: always 1, with version and commit as labels.", ["version", "commit"]).labels(deps.version, deps.commit).set(1);
@@ -84,6 +89,7 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
   // Zero series from the start for the closed sets, so rate() and alerts see them before the first event.
   for (const b of ["ip", "key", "org"] as const) rateLimited.labels(b);
   for (const k of ["retryable", "expired", "permanent", "unknown"] satisfies LedgerErrorKind[]) ledgerErrors.labels(k);
+  for (const c of ["queue_full", "behind", "too_old"] satisfies BackPressureCause[]) backPressure.labels(c);
   const backlogPending = backlog.labels("pending");
   const backlogAccepted = backlog.labels("accepted");
   const anchorLatencyByKind = new Map<string, HistogramChild>();
@@ -134,6 +140,9 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
       },
       ledgerError(kind) {
         ledgerErrors.labels(kind).inc();
+      },
+      backPressure(cause) {
+        backPressure.labels(cause).inc();
       },
     },
     verdict(verdict, tier) {

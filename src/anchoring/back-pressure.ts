@@ -1,0 +1,104 @@
+/**
+ * Back-pressure on record creation: records are taken only as fast as the ledger takes their
+ * messages, so the queue stays flat and nothing queued waits long enough to risk its validity
+ * window (docs/anchoring.md, docs/benchmarks.md "Decision taken: pace creation to anchoring").
+ *
+ * A refusal is an explicit error: `SERVICE_UNAVAILABLE` (503) with Retry-After 5 and
+ * `details.cause`, one of
+ * - `queue_full`: the unfinished rows reached `backlogLimit`;
+ * - `behind`: the unfinished rows outnumber what was anchored in the last `windowMs` (at least
+ *   `floor` are always allowed), so the backlog would grow faster than it drains;
+ * - `too_old`: the oldest row not yet accepted by the ledger was queued more than `maxQueueAgeMs`
+ *   ago (the ledger is unreachable, or slow to accept).
+ * The checks are in that order; the first that holds is the cause. `check` is synchronous and
+ * reads no storage: it works on the queue counts of the anchor loop's last pass (`observe`).
+ */
+import { DomainError } from "../lib/errors.ts";
+
+export type BackPressureCause = "queue_full" | "behind" | "too_old";
+
+export const BACK_PRESSURE_CAUSES: readonly BackPressureCause[] = ["queue_full", "behind", "too_old"];
+
+/** What the queue holds as of the loop's last pass. */
+export interface QueueCounts {
+  readonly pending: number;
+  readonly accepted: number;
+  /** created_at of the oldest `pending` row (null: none). */
+  readonly oldestPendingAt: number | null;
+}
+
+export interface BackPressureOptions {
+  /** Unfinished rows past which creation is refused. Default 5000. */
+  readonly backlogLimit?: number;
+  /** Age of the oldest row not yet accepted past which creation is refused. Default 30 s. */
+  readonly maxQueueAgeMs?: number;
+  /** The window of anchored rows the backlog is measured against. Default 10 s. */
+  readonly windowMs?: number;
+  /** Unfinished rows always allowed, whatever was anchored. Default 200. */
+  readonly floor?: number;
+}
+
+const RETRY_AFTER_SECONDS = 5;
+
+const MESSAGES: Readonly<Record<BackPressureCause, string>> = {
+  queue_full: "The ledger queue is full; retry shortly.",
+  behind: "The ledger is behind: records are accepted again as it catches up; retry shortly.",
+  too_old: "The ledger is behind: records are accepted again once it catches up; retry shortly.",
+};
+
+/** The 503 a refusal is, with its cause in `details`. */
+export function backPressureError(cause: BackPressureCause): DomainError {
+  return new DomainError("SERVICE_UNAVAILABLE", MESSAGES[cause], { cause }, RETRY_AFTER_SECONDS);
+}
+
+export class BackPressure {
+  private readonly backlogLimit: number;
+  private readonly maxQueueAgeMs: number;
+  private readonly windowMs: number;
+  private readonly floor: number;
+  /** When recent messages reached consensus, oldest first; entries before `head` are spent. */
+  private readonly anchoredAt: number[] = [];
+  private head = 0;
+  private counts: QueueCounts = { pending: 0, accepted: 0, oldestPendingAt: null };
+
+  constructor(options: BackPressureOptions = {}) {
+    this.backlogLimit = options.backlogLimit ?? 5000;
+    this.maxQueueAgeMs = options.maxQueueAgeMs ?? 30_000;
+    this.windowMs = options.windowMs ?? 10_000;
+    this.floor = options.floor ?? 200;
+  }
+
+  /** The queue as the loop's pass found it. */
+  observe(counts: QueueCounts): void {
+    this.counts = counts;
+  }
+
+  /** Unfinished rows as of the last `observe`. */
+  backlog(): { readonly pending: number; readonly accepted: number } {
+    return { pending: this.counts.pending, accepted: this.counts.accepted };
+  }
+
+  /** A message reached consensus at `now`. */
+  noteAnchored(now: number): void {
+    this.anchoredAt.push(now);
+  }
+
+  /** Why creation must be refused at `now`, or null. */
+  check(now: number): BackPressureCause | null {
+    const unfinished = this.counts.pending + this.counts.accepted;
+    if (unfinished >= this.backlogLimit) return "queue_full";
+    if (unfinished >= Math.max(this.floor, this.anchoredSince(now - this.windowMs))) return "behind";
+    if (this.counts.oldestPendingAt !== null && now - this.counts.oldestPendingAt > this.maxQueueAgeMs) return "too_old";
+    return null;
+  }
+
+  /** Messages anchored at or after `since`; forgets the older ones. */
+  private anchoredSince(since: number): number {
+    while (this.head < this.anchoredAt.length && this.anchoredAt[this.head]! < since) this.head++;
+    if (this.head > 4096 && this.head * 2 > this.anchoredAt.length) {
+      this.anchoredAt.splice(0, this.head);
+      this.head = 0;
+    }
+    return this.anchoredAt.length - this.head;
+  }
+}

@@ -1,0 +1,412 @@
+/**
+ * The anchor queue: `ledger_transactions` as queue and crash journal, and every change to it.
+ * Synchronous and ledger-free: the loop (anchorer.ts) decides, this module writes. Records and
+ * `docverify status` use it without loading the loop or the ledger SDK.
+ *
+ * States (docs/anchoring.md, "States"):
+ *
+ *     pending ──▶ accepted ──▶ anchored
+ *        │           │
+ *        └───────────┴──▶ abandoned
+ *
+ * What an implementation MUST guarantee:
+ * - Every state change is one synchronous IMMEDIATE transaction, guarded by the row's current
+ *   state: a change to a row that moved on (another worker, a replay after a crash) changes
+ *   nothing and reports `false`. Rows only move forward; `anchored` and `abandoned` are final.
+ * - A `record_message` row's record follows it in the same transaction: `anchor_state`, and on
+ *   consensus `sequence_number` and `consensus_at`. The record is found by its primary key
+ *   (`recordOf`): never a scan of the records table.
+ * - An abandoned `revocation_message` (an acknowledged revocation) is queued again, same bytes
+ *   under a new transaction id, with `records.revocation_transaction_id` moved to it, in the
+ *   transaction that abandons it: a revocation is never lost.
+ * - `beginAttempt` commits the signed bytes and the attempt before the caller sends them;
+ *   `takeBack` uncounts only an attempt the caller knows sent nothing (`unsent`), so `attempts`
+ *   counts the submissions that may have reached a node.
+ * - Reschedules are hints, not journal entries: collected and written in one transaction by
+ *   `flush`, which runs before the queue is read again (`unfinished`, `due`, `nextDueAt`), so no
+ *   row is picked up on a stale due time.
+ * - Nothing here awaits: no transaction can commit half-way (an async bun:sqlite transaction
+ *   commits at its first `await`).
+ *
+ * What a caller may assume after a crash:
+ * - Every committed state change holds, with its record's; an uncommitted one never happened.
+ * - A `pending` row with signed bytes and `attempts ≥ 1` may have reached a node: send the same
+ *   bytes again, or settle it once its window has closed. With `attempts = 0` and bytes, every
+ *   submission was refused before anything was sent (or the crash came between journaling and
+ *   sending: nothing was sent either). A lost take-back leaves one attempt too many: the safe
+ *   side (the row waits for the receipt or the mirror node instead of being abandoned).
+ * - A lost reschedule leaves the row due at once: it is looked at again sooner, never later.
+ * - `accepted` means the ledger took the bytes: only the receipt or the mirror node decides.
+ */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Clock } from "../lib/clock.ts";
+import type { Db } from "../storage/db.ts";
+import { ledgerTransactions, organisations, records } from "../storage/schema.ts";
+import type { QueueCounts } from "./back-pressure.ts";
+import { backoffDelay } from "./retry.ts";
+import type { NewTransaction } from "./transaction-ids.ts";
+
+export type LedgerTransactionRow = typeof ledgerTransactions.$inferSelect;
+export type TransactionKind = LedgerTransactionRow["kind"];
+export type TransactionState = LedgerTransactionRow["state"];
+
+/** Anything that can insert: the Db or a transaction handle inside `db.transaction(...)`. */
+export type Writer = Pick<Db, "insert">;
+
+/** What a ledger message row carries besides its id. */
+interface MessageFields {
+  readonly orgId: string;
+  readonly recordId: string;
+  readonly topicId: string;
+  readonly message: Uint8Array;
+}
+
+/**
+ * The one insert of a `pending` row: a message (record or revocation) or a topic creation.
+ * Due at `nextAttemptAt` (default `now`).
+ */
+function insertPending(
+  tx: Writer,
+  id: NewTransaction,
+  row: { readonly kind: TransactionKind; readonly orgId: string; readonly recordId: string | null; readonly topicId: string | null; readonly message: Uint8Array | null },
+  now: number,
+  nextAttemptAt: number = now,
+): LedgerTransactionRow {
+  const values = {
+    transactionId: id.transactionId,
+    kind: row.kind,
+    orgId: row.orgId,
+    recordId: row.recordId,
+    topicId: row.topicId,
+    message: row.message === null ? null : Buffer.from(row.message),
+    signedBytes: null,
+    validStartMs: id.validStartMs,
+    validSeconds: id.validSeconds,
+    state: "pending" as const,
+    attempts: 0,
+    nextAttemptAt,
+    createdAt: now,
+    updatedAt: now,
+  };
+  tx.insert(ledgerTransactions).values(values).run();
+  return { ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null };
+}
+
+/**
+ * Writes a `pending` message row the way the loop expects it. Call it inside the same
+ * transaction that writes the record (or the revocation), then wake the loop after commit.
+ */
+export function insertPendingMessage(
+  tx: Writer,
+  input: NewTransaction &
+    MessageFields & {
+      readonly kind: "record_message" | "revocation_message";
+      /** ms since the epoch (the caller's clock). */
+      readonly now: number;
+    },
+): void {
+  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+  insertPending(tx, input, input, input.now);
+}
+
+/** A revocation abandoned for the `n`th time (not counting those that never reached a node) is queued again after this. */
+export function revocationRequeueDelay(n: number): number {
+  // The first retry goes at once (the usual cause is an outage that has ended); repeated
+  // failures back off, so a permanent refusal does not spin.
+  return n <= 1 ? 0 : backoffDelay(n - 1, 30_000, 3_600_000);
+}
+
+/** After `n` abandoned topic creations (not counting those that never reached a node), the next waits this long after the last. */
+export function topicRequeueDelay(n: number): number {
+  return backoffDelay(n, 10_000, 3_600_000);
+}
+
+/** Rows abandoned without reaching a node (every submission `unsent`) do not count towards a re-queue's backoff. */
+const REACHED_A_NODE = sql`NOT (${ledgerTransactions.attempts} = 0 AND ${ledgerTransactions.signedBytes} IS NOT NULL)`;
+
+const IMMEDIATE = { behavior: "immediate" } as const;
+
+/** A state change's outcome: when it was made (the row's new `updated_at`), or null if the row had moved on. */
+export type Changed = number | null;
+
+export class AnchorJournal {
+  private deferred: { id: string; state: string; at: number; t: number; lastError: string | null }[] = [];
+  private readonly rescheduleStatement;
+  private readonly takeBackStatement;
+  private readonly retryNowStatement;
+
+  /**
+   * @param newTransactionId ids for the rows the journal queues itself (a revocation queued
+   *   again, a topic creation).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly newTransactionId: () => NewTransaction,
+  ) {
+    this.rescheduleStatement = db.$client.prepare(
+      "UPDATE ledger_transactions SET next_attempt_at = ?, updated_at = ?, last_error = coalesce(?, last_error) WHERE transaction_id = ? AND state = ?",
+    );
+    this.takeBackStatement = db.$client.prepare("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?");
+    this.retryNowStatement = db.$client.prepare("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?");
+  }
+
+  // ---- reading the queue ---------------------------------------------------------------
+
+  /** Unfinished rows by state and the oldest `pending` one's creation. */
+  unfinished(): QueueCounts {
+    this.flush();
+    const c = this.db.$client.query("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state").all() as { state: string; n: number }[];
+    const oldest = this.db.$client.query("SELECT min(created_at) AS at FROM ledger_transactions WHERE state = 'pending'").get() as { at: number | null };
+    return { pending: c.find((r) => r.state === "pending")?.n ?? 0, accepted: c.find((r) => r.state === "accepted")?.n ?? 0, oldestPendingAt: oldest.at };
+  }
+
+  /** Up to `limit` unfinished rows due now, soonest first, leaving out those in `busy`. */
+  due(limit: number, busy: { readonly size: number; has(transactionId: string): boolean }): LedgerTransactionRow[] {
+    this.flush();
+    if (limit <= 0) return [];
+    return this.db
+      .select()
+      .from(ledgerTransactions)
+      .where(and(inArray(ledgerTransactions.state, ["pending", "accepted"]), sql`${ledgerTransactions.nextAttemptAt} <= ${this.clock.now()}`))
+      .orderBy(ledgerTransactions.nextAttemptAt)
+      .limit(limit + busy.size)
+      .all()
+      .filter((r) => !busy.has(r.transactionId))
+      .slice(0, limit);
+  }
+
+  /** When the next unfinished row is due (null: none). */
+  nextDueAt(): number | null {
+    this.flush();
+    return (this.db.$client.query("SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted')").get() as { at: number | null }).at;
+  }
+
+  // ---- reschedules (batched hints) -----------------------------------------------------
+
+  /** Due again in `delayMs`, with `lastError` if given; written at the next `flush`, if the row is still in `row.state`. */
+  reschedule(row: Pick<LedgerTransactionRow, "transactionId" | "state">, delayMs: number, lastError: string | null): void {
+    const t = this.clock.now();
+    this.deferred.push({ id: row.transactionId, state: row.state, at: t + Math.max(0, delayMs), t, lastError });
+  }
+
+  /**
+   * Writes the collected reschedules in one transaction. Written one by one they were a
+   * synchronous, fsynced commit per receipt poll, several per message, on the thread that serves
+   * the API.
+   */
+  flush(): void {
+    if (this.deferred.length === 0) return;
+    const batch = this.deferred;
+    this.db.$client.transaction(() => {
+      for (const d of batch) this.rescheduleStatement.run(d.at, d.t, d.lastError, d.id, d.state);
+    })();
+    this.deferred = [];
+  }
+
+  /** Every unfinished row waiting on a backoff is due now (the ledger answers again). */
+  retryAllNow(): void {
+    const t = this.clock.now();
+    this.retryNowStatement.run(t, t);
+  }
+
+  // ---- attempts --------------------------------------------------------------------------
+
+  /** Journals an attempt before the bytes leave: stores them (first time) and counts it. The new count, or null if the row moved on (or holds other bytes). */
+  beginAttempt(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): number | null {
+    return this.db.transaction((tx) => {
+      const cur = tx.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, row.transactionId)).get();
+      if (cur === undefined || cur.state !== "pending") return null;
+      if (cur.signedBytes !== null && !Buffer.from(cur.signedBytes).equals(Buffer.from(bytes))) return null;
+      const attempts = cur.attempts + 1;
+      tx.update(ledgerTransactions)
+        .set({ signedBytes: Buffer.from(bytes), attempts, updatedAt: this.clock.now() })
+        .where(eq(ledgerTransactions.transactionId, row.transactionId))
+        .run();
+      return attempts;
+    }, IMMEDIATE);
+  }
+
+  /**
+   * Uncounts an attempt that provably sent nothing (`unsent`): at 0, with bytes stored, every
+   * submission was refused before anything left. Only if the row is still `pending` at
+   * `attempts`; returns the count it has now.
+   */
+  takeBack(row: Pick<LedgerTransactionRow, "transactionId">, attempts: number): number {
+    const changed = this.takeBackStatement.run(this.clock.now(), row.transactionId, attempts).changes;
+    return changed === 1 ? attempts - 1 : attempts;
+  }
+
+  // ---- state changes -------------------------------------------------------------------
+
+  /** pending → accepted, due again in `pollMs` (for its receipt). */
+  toAccepted(row: LedgerTransactionRow, pollMs: number): Changed {
+    const t = this.clock.now();
+    return this.db.transaction((tx) => {
+      if (!inState(tx, row.transactionId, ["pending"])) return null;
+      tx.update(ledgerTransactions)
+        .set({ state: "accepted", nextAttemptAt: t + pollMs, lastError: null, updatedAt: t })
+        .where(eq(ledgerTransactions.transactionId, row.transactionId))
+        .run();
+      if (row.kind === "record_message") {
+        tx.update(records)
+          .set({ anchorState: "accepted" })
+          .where(and(recordOf(row), eq(records.anchorState, "pending")))
+          .run();
+      }
+      return t;
+    }, IMMEDIATE);
+  }
+
+  /** pending or accepted → anchored, for a message the mirror node confirmed. */
+  toAnchoredMessage(row: LedgerTransactionRow, confirmed: { readonly sequenceNumber: number; readonly consensusAt: string; readonly runningHash: Uint8Array }): Changed {
+    const t = this.clock.now();
+    return this.db.transaction((tx) => {
+      if (!inState(tx, row.transactionId, ["pending", "accepted"])) return null;
+      tx.update(ledgerTransactions)
+        .set({
+          state: "anchored",
+          sequenceNumber: confirmed.sequenceNumber,
+          consensusAt: confirmed.consensusAt,
+          runningHash: Buffer.from(confirmed.runningHash),
+          lastError: null,
+          updatedAt: t,
+        })
+        .where(eq(ledgerTransactions.transactionId, row.transactionId))
+        .run();
+      if (row.kind === "record_message") {
+        tx.update(records)
+          .set({ anchorState: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt })
+          .where(recordOf(row))
+          .run();
+      }
+      return t;
+    }, IMMEDIATE);
+  }
+
+  /** pending or accepted → anchored, for a topic creation; the organisation gets its topic (if it has none). */
+  toAnchoredTopic(row: LedgerTransactionRow, topicId: string, consensusAt: string | null): Changed {
+    const t = this.clock.now();
+    return this.db.transaction((tx) => {
+      if (!inState(tx, row.transactionId, ["pending", "accepted"])) return null;
+      tx.update(ledgerTransactions)
+        .set({ state: "anchored", topicId, consensusAt, lastError: null, updatedAt: t })
+        .where(eq(ledgerTransactions.transactionId, row.transactionId))
+        .run();
+      tx.update(organisations)
+        .set({ topicId })
+        .where(and(eq(organisations.id, row.orgId), sql`${organisations.topicId} IS NULL`))
+        .run();
+      return t;
+    }, IMMEDIATE);
+  }
+
+  /**
+   * pending or accepted → abandoned, with `reason`. A record message's record is abandoned too;
+   * a revocation is queued again (see the header), due at once the first time and after
+   * `revocationRequeueDelay` when it keeps failing. `requeued` is the new row's id.
+   */
+  abandon(row: LedgerTransactionRow, reason: string): { readonly at: number; readonly requeued: string | null } | null {
+    const t = this.clock.now();
+    let requeued: string | null = null;
+    const changed = this.db.transaction((tx) => {
+      if (!inState(tx, row.transactionId, ["pending", "accepted"])) return false;
+      tx.update(ledgerTransactions)
+        .set({ state: "abandoned", lastError: reason, updatedAt: t })
+        .where(eq(ledgerTransactions.transactionId, row.transactionId))
+        .run();
+      if (row.kind === "record_message") {
+        tx.update(records).set({ anchorState: "abandoned" }).where(recordOf(row)).run();
+      } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
+        // The revocation was acknowledged: it must reach the ledger. Same bytes, new transaction.
+        // Abandoned rows that never reached a node (every submission `unsent`: the ledger was
+        // down) do not count: the next goes at once, so the revocation follows the ledger's return.
+        const earlier = tx
+          .select({ n: sql<number>`count(*)` })
+          .from(ledgerTransactions)
+          .where(and(eq(ledgerTransactions.recordId, row.recordId), eq(ledgerTransactions.kind, "revocation_message"), eq(ledgerTransactions.state, "abandoned"), REACHED_A_NODE))
+          .get()!.n;
+        const next = insertPending(tx, this.newTransactionId(), row, t, t + revocationRequeueDelay(earlier));
+        tx.update(records)
+          .set({ revocationTransactionId: next.transactionId })
+          .where(and(eq(records.id, row.recordId), eq(records.revocationTransactionId, row.transactionId)))
+          .run();
+        requeued = next.transactionId;
+      }
+      return true;
+    }, IMMEDIATE);
+    return changed ? { at: t, requeued } : null;
+  }
+
+  // ---- topic provisioning --------------------------------------------------------------
+
+  /** Organisations with the add-on, no topic and no live topic creation. */
+  organisationsWantingTopic(): string[] {
+    const rows = this.db.$client
+      .query(
+        `SELECT o.id AS id FROM organisations o
+         WHERE o.addon = 1 AND o.topic_id IS NULL
+           AND NOT EXISTS (SELECT 1 FROM ledger_transactions t WHERE t.org_id = o.id AND t.kind = 'topic_create' AND t.state <> 'abandoned')`,
+      )
+      .all() as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Queues a topic creation for `orgId`, unless its earlier ones (those that reached a node)
+   * were abandoned too recently (`topicRequeueDelay`) or another pass or process queued one first
+   * (`ledger_transactions_one_topic`). The new row, or null.
+   */
+  queueTopicCreate(orgId: string): LedgerTransactionRow | null {
+    const t = this.clock.now();
+    const prior = this.db.$client
+      .query(
+        `SELECT count(*) AS n, max(updated_at) AS last FROM ledger_transactions
+         WHERE org_id = ? AND kind = 'topic_create' AND state = 'abandoned' AND NOT (attempts = 0 AND signed_bytes IS NOT NULL)`,
+      )
+      .get(orgId) as { n: number; last: number | null };
+    if (prior.n > 0 && prior.last !== null && t < prior.last + topicRequeueDelay(prior.n)) return null;
+    try {
+      return insertPending(this.db, this.newTransactionId(), { kind: "topic_create", orgId, recordId: null, topicId: null, message: null }, t);
+    } catch (e) {
+      if (/UNIQUE/i.test((e as Error).message)) return null;
+      throw e;
+    }
+  }
+}
+
+/** Inside an IMMEDIATE transaction: is the row still in one of `states`? Makes every change idempotent. */
+function inState(tx: Pick<Db, "select">, id: string, states: readonly TransactionState[]): boolean {
+  const cur = tx.select({ state: ledgerTransactions.state }).from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, id)).get();
+  return cur !== undefined && states.includes(cur.state);
+}
+
+/**
+ * The record a `record_message` row anchors: by its primary key, and still carrying this
+ * transaction. `records.transaction_id` has no index, and a scan of the records table (each row
+ * holds ML-DSA signatures, kilobytes) on every state change made anchoring slow down as the table
+ * grew, until it fell behind record creation for good.
+ */
+function recordOf(row: Pick<LedgerTransactionRow, "recordId" | "transactionId">) {
+  return row.recordId !== null ? and(eq(records.id, row.recordId), eq(records.transactionId, row.transactionId)) : eq(records.transactionId, row.transactionId);
+}
+
+/** What `docverify status` reports about the queue. Works on any process's view of the database. */
+export function queueSummary(db: Db, nowMs: number) {
+  const byState = db.$client.query("SELECT state, count(*) AS n FROM ledger_transactions GROUP BY state").all() as { state: string; n: number }[];
+  const oldest = db.$client
+    .query("SELECT transaction_id AS id, kind, state, created_at AS createdAt FROM ledger_transactions WHERE state IN ('pending','accepted') ORDER BY created_at LIMIT 1")
+    .get() as { id: string; kind: string; state: string; createdAt: number } | null;
+  const lastError = db.$client
+    .query("SELECT transaction_id AS id, state, last_error AS error, updated_at AS at FROM ledger_transactions WHERE last_error IS NOT NULL ORDER BY updated_at DESC LIMIT 1")
+    .get() as { id: string; state: string; error: string; at: number } | null;
+  const count = (s: string) => byState.find((r) => r.state === s)?.n ?? 0;
+  return {
+    pending: count("pending"),
+    accepted: count("accepted"),
+    anchored: count("anchored"),
+    abandoned: count("abandoned"),
+    oldestUnfinished: oldest === null ? null : { transactionId: oldest.id, kind: oldest.kind, state: oldest.state, ageSeconds: Math.max(0, Math.round((nowMs - oldest.createdAt) / 1000)) },
+    lastError: lastError === null ? null : { transactionId: lastError.id, state: lastError.state, error: lastError.error, at: new Date(lastError.at).toISOString() },
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * Transaction ids, chosen before anything is signed or submitted (decisions §5): the id is the
+ * primary key of `ledger_transactions`, so it is stored with the row and the same bytes can be
+ * re-submitted after a crash.
+ *
+ * What it guarantees: ids are `<operator>@<seconds>.<nanoseconds>` (nanoseconds 9 digits), their
+ * valid starts strictly increase within a process, and the sequence resumes after the newest
+ * valid start in the journal, so a restart (or a clock that went back) never hands out an id
+ * that is already a row. Synchronous: the records service calls it between its signatures and its
+ * write transaction.
+ */
+import type { Clock } from "../lib/clock.ts";
+import type { Db } from "../storage/db.ts";
+
+/** A transaction id and the validity window its row must store. */
+export interface NewTransaction {
+  /** `<account>@<seconds>.<nanoseconds>`, e.g. "0.0.2@1768469400.123456789". */
+  readonly transactionId: string;
+  /** Start of the validity window, ms since the epoch. */
+  readonly validStartMs: number;
+  /** Length of the validity window, seconds. */
+  readonly validSeconds: number;
+}
+
+/** The transactions with the newest valid start: through ledger_transactions_valid_start, never a scan (a test checks the plan). */
+export const LAST_VALID_START_SQL = "SELECT transaction_id AS id FROM ledger_transactions WHERE valid_start_ms = (SELECT max(valid_start_ms) FROM ledger_transactions)";
+
+export interface TransactionIdOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  /** The account that pays, e.g. `0.0.2`. */
+  readonly operator: string;
+  /** Validity window of every transaction, seconds (15–180). */
+  readonly validSeconds: number;
+  /** Valid start is set this far before now, for clock skew with public nodes. */
+  readonly backdateMs: number;
+}
+
+/** The newest valid start in the journal, in ns (0 when it is empty). */
+function lastValidStartNs(db: Db): bigint {
+  const rows = db.$client.query(LAST_VALID_START_SQL).all() as { id: string }[];
+  let max = 0n;
+  for (const { id } of rows) {
+    const m = /@(\d+)\.(\d+)$/.exec(id);
+    if (m !== null) {
+      const ns = BigInt(m[1]!) * 1_000_000_000n + BigInt(m[2]!);
+      if (ns > max) max = ns;
+    }
+  }
+  return max;
+}
+
+/** A source of fresh transaction ids over one journal. Reads the journal once, when made. */
+export function createTransactionIds(options: TransactionIdOptions): () => NewTransaction {
+  const { clock, operator, validSeconds, backdateMs } = options;
+  if (!Number.isInteger(validSeconds) || validSeconds < 15 || validSeconds > 180) throw new TypeError(`validSeconds must be 15 to 180, got ${validSeconds}`);
+  /** The last valid start handed out, in ns. */
+  let lastNs = lastValidStartNs(options.db);
+  return () => {
+    // One millisecond back, so the nanosecond bumps that keep ids unique within a millisecond
+    // never put a valid start in the ledger's future (INVALID_TRANSACTION_START).
+    const nowNs = BigInt(clock.now() - backdateMs - 1) * 1_000_000n;
+    lastNs = nowNs > lastNs ? nowNs : lastNs + 1n;
+    const seconds = lastNs / 1_000_000_000n;
+    const nanos = lastNs % 1_000_000_000n;
+    return {
+      transactionId: `${operator}@${seconds}.${nanos.toString().padStart(9, "0")}`,
+      validStartMs: Number(lastNs / 1_000_000n),
+      validSeconds,
+    };
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * What anchoring offers the rest of the service and takes from it: the queue the records
+ * capability writes to, the ledger links, the monitoring sink, the loop's options and its handle.
+ * Types only, so that consumers (http/routes/metrics.ts, links.ts, setup.ts) load nothing.
+ * The loop that implements them is anchorer.ts.
+ */
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import type { Db } from "../storage/db.ts";
+import type { BackPressureCause } from "./back-pressure.ts";
+import type { Ledger } from "./ledger.ts";
+import type { TransactionKind } from "./queue.ts";
+import type { NewTransaction } from "./transaction-ids.ts";
+
+export type { BackPressureCause, NewTransaction, TransactionKind };
+
+export interface AnchorQueue {
+  /** A fresh, unique transaction id for the operator account, valid starting now (clock); validStartMs and validSeconds are what the row must store. Synchronous. Never the same id twice (transaction-ids.ts). */
+  newTransactionId(): NewTransaction;
+  /** Ask the loop to look at the queue now (after a caller inserted a pending row in its own transaction). */
+  wake(): void;
+}
+
+export interface LedgerLinks {
+  /** hashscanUrl of a transaction: local → the local ledger's own page; public networks → https://hashscan.io/<network>/transaction/<id>. */
+  transactionUrl(transactionId: string): string;
+  /** mirrorNodeUrl: `<mirror base>/api/v1/topics/<topicId>/messages/<sequenceNumber>`. */
+  topicMessageUrl(topicId: string, sequenceNumber: number): string;
+}
+
+/** The loop's classes of ledger failure, as `ledgerError` reports them (docs/anchoring.md, "Failure classes"). */
+export type LedgerErrorKind = "retryable" | "expired" | "permanent" | "unknown";
+
+/**
+ * What the loop reports for monitoring (the composition root turns it into /metrics). Owned
+ * here so the loop never imports http/. Implementations MUST be cheap and synchronous; the loop
+ * calls them after the state change is committed, and whatever they throw is ignored.
+ */
+export interface AnchorMetrics {
+  /** A row reached `anchored`; `latencyMs` is from its `created_at` (queued) to that moment, on the loop's clock. */
+  anchored(kind: TransactionKind, latencyMs: number): void;
+  /**
+   * A ledger call failed, classified: a precheck refusal (`retryable`, `expired`, `permanent`),
+   * a failure at consensus (`permanent`), or no usable answer from a node or the mirror (`unknown`).
+   */
+  ledgerError(kind: LedgerErrorKind): void;
+  /** Record creation was refused with 503 by back-pressure, for `cause` (back-pressure.ts). Optional: absent, not reported. */
+  backPressure?(cause: BackPressureCause): void;
+}
+
+
+export interface AnchoringOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly ledger: Ledger;
+  readonly links: LedgerLinks;
+  /** The master key, to open (or create) the sealed ledger submit key; null when the key store is sealed. */
+  readonly masterKey: Uint8Array | null;
+  /** Validity window of every transaction, seconds (DOCVERIFY_ANCHOR_VALID_SECONDS, 15–180). */
+  readonly validSeconds: number;
+  /** Valid start is set this far before now, for clock skew with public nodes. Default 0. */
+  readonly validStartBackdateMs?: number;
+  /** Rows worked on at once. Default 64. */
+  readonly concurrency?: number;
+  /** Real-time interval of the loop when nothing wakes it. Default 1000. */
+  readonly idlePollMs?: number;
+  /** Receipt and mirror polling while awaiting consensus. Default 1000. */
+  readonly receiptPollMs?: number;
+  /** Retry backoff: first delay and cap. Default 500 ms and 60 s. */
+  readonly backoffBaseMs?: number;
+  readonly backoffMaxMs?: number;
+  /** After the window closes, how long the mirror may lag before "not found" means "never". Default 20 s. */
+  readonly settleGraceMs?: number;
+  /** Unfinished rows past which record creation is refused with 503. Default 5000. */
+  readonly backlogLimit?: number;
+  /**
+   * Age of the oldest transaction not yet accepted past which record creation is refused with
+   * 503. Default 30 s: nothing waits unsubmitted long enough to risk its validity window
+   * (decisions §5: 180 s by default), for instance while the ledger is unreachable.
+   */
+  readonly maxQueueAgeMs?: number;
+  /**
+   * Record creation is also refused while the unfinished rows outnumber what the loop anchored
+   * in the last `backlogWindowMs` (at least `backlogFloor` rows are always allowed). This keeps
+   * the backlog flat under sustained load: records are taken as fast as they are anchored, not
+   * faster. A few rows stuck awaiting reconciliation never block creation. Defaults 10 s, 200.
+   */
+  readonly backlogWindowMs?: number;
+  readonly backlogFloor?: number;
+  /** How long a ledger health observation stays fresh for readiness. Default 10 s. */
+  readonly healthTtlMs?: number;
+  /** Topic memo. Default "docverify". */
+  readonly topicMemo?: string;
+  /** Monitoring sink. Default: reports nothing. */
+  readonly metrics?: AnchorMetrics;
+}
+
+export interface Anchoring {
+  readonly queue: AnchorQueue;
+  readonly links: LedgerLinks;
+  readonly ledger: Ledger;
+  /** Starts the background loop. Idempotent. */
+  start(): void;
+  /** Stops the loop quietly, letting calls in flight finish and store their answers. Idempotent. */
+  stop(): Promise<void>;
+  /** One pass: provisioning and every due row, awaiting them. For tests that drive a manual clock. */
+  runOnce(): Promise<number>;
+  /** Readiness of the ledger: cached, never waits longer than ~1 s. */
+  readiness(): Promise<true | string>;
+  /** Unfinished rows as of the last pass. */
+  backlog(): { readonly pending: number; readonly accepted: number };
+  /** Throws 503 SERVICE_UNAVAILABLE with Retry-After and `details.cause` when the backlog is past its bound (back-pressure.ts). */
+  assertCapacity(): void;
+}

@@ -1,0 +1,370 @@
+/**
+ * The anchor queue (src/anchoring/queue.ts) on its own: every state change of
+ * `ledger_transactions` and of the record that follows it, the revocation re-queue, attempts
+ * journaled and taken back, batched reschedules, topic provisioning and the status summary.
+ * No ledger: a data folder and a manual clock.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { openCore, type Core } from "../../src/core.ts";
+import { AnchorJournal, insertPendingMessage, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
+import { manualClock } from "../../src/lib/clock.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
+import { ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
+import { cleanup, onCleanup, testConfig } from "../support/env.ts";
+
+afterEach(cleanup);
+
+const TOPIC = "0.0.1001";
+const CONFIRMED = { sequenceNumber: 7, consensusAt: "1767225600.000000123", runningHash: new Uint8Array(48).fill(9) };
+
+let core: Core;
+let clock: ReturnType<typeof manualClock>;
+let ids: () => NewTransaction;
+let journal: AnchorJournal;
+let orgId: string;
+
+beforeEach(() => {
+  clock = manualClock(Date.UTC(2026, 0, 1));
+  core = openCore({ config: testConfig(), log: memoryLogger(), clock });
+  onCleanup(() => core.close());
+  ids = createTransactionIds({ db: core.db, clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 });
+  journal = new AnchorJournal(core.db, clock, ids);
+  orgId = core.organisations.create({ name: `Org ${Math.random()}`, addon: true }, "test").id;
+});
+
+const row = (id: string): LedgerTransactionRow => core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, id)).get()!;
+const record = (id: string) => core.db.select().from(records).where(eq(records.id, id)).get()!;
+const rowsOf = (recordId: string, kind: LedgerTransactionRow["kind"]) =>
+  core.db
+    .select()
+    .from(ledgerTransactions)
+    .where(eq(ledgerTransactions.recordId, recordId))
+    .all()
+    .filter((r) => r.kind === kind);
+
+/** A record and its pending creation message, written together as the records service does. */
+function queueRecord(message = new TextEncoder().encode('{"v":1}')): { recordId: string; transactionId: string } {
+  const recordId = Bun.randomUUIDv7();
+  const reserved = ids();
+  const org = core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!;
+  const now = clock.now();
+  core.db.transaction((tx) => {
+    tx.insert(records)
+      .values({
+        id: recordId,
+        orgId,
+        signerType: "org",
+        kind: "record_only",
+        docHash: `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`,
+        signedAtMs: now,
+        signerFingerprint: org.systemKeyFingerprint,
+        signature: Buffer.from([1]),
+        sealFingerprint: org.systemKeyFingerprint,
+        sealSignature: Buffer.from([2]),
+        anchorState: "pending",
+        topicId: TOPIC,
+        transactionId: reserved.transactionId,
+        createdAt: now,
+      })
+      .run();
+    insertPendingMessage(tx, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now });
+  });
+  return { recordId, transactionId: reserved.transactionId };
+}
+
+/** A revocation of `recordId` and its pending message, written together as the records service does. */
+function queueRevocation(recordId: string, message = new TextEncoder().encode('{"v":1,"revoke":true}')): string {
+  const reserved = ids();
+  core.db.transaction((tx) => {
+    tx.update(records).set({ revokedAt: clock.now(), revocationReason: "SUPERSEDED", revocationTransactionId: reserved.transactionId }).where(eq(records.id, recordId)).run();
+    insertPendingMessage(tx, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now: clock.now() });
+  });
+  return reserved.transactionId;
+}
+
+describe("the one insert", () => {
+  test("a message row is pending, due now, with no bytes and no attempt; its id and window are the reserved ones", () => {
+    const { recordId, transactionId } = queueRecord(new Uint8Array([1, 2, 3]));
+    expect(row(transactionId)).toMatchObject({
+      kind: "record_message",
+      orgId,
+      recordId,
+      topicId: TOPIC,
+      signedBytes: null,
+      state: "pending",
+      attempts: 0,
+      nextAttemptAt: clock.now(),
+      createdAt: clock.now(),
+      updatedAt: clock.now(),
+      validSeconds: 30,
+      lastError: null,
+    });
+    expect([...row(transactionId).message!]).toEqual([1, 2, 3]);
+    expect(row(transactionId).transactionId).toMatch(/^0\.0\.2@\d+\.\d{9}$/);
+  });
+
+  test("a message of 0 or more than 1024 bytes is refused before anything is written", () => {
+    for (const size of [0, 1025]) {
+      const reserved = ids();
+      expect(() => insertPendingMessage(core.db, { kind: "record_message", ...reserved, orgId, recordId: "r", topicId: TOPIC, message: new Uint8Array(size), now: clock.now() })).toThrow("1 to 1024 bytes");
+      expect(core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, reserved.transactionId)).get()).toBeUndefined();
+    }
+  });
+});
+
+describe("state changes", () => {
+  test("pending → accepted: the record follows; due again after the poll interval; a second call changes nothing", () => {
+    const { recordId, transactionId } = queueRecord();
+    clock.advance(100);
+    expect(journal.toAccepted(row(transactionId), 250)).toBe(clock.now());
+    expect(row(transactionId)).toMatchObject({ state: "accepted", nextAttemptAt: clock.now() + 250, updatedAt: clock.now(), lastError: null });
+    expect(record(recordId).anchorState).toBe("accepted");
+    clock.advance(100);
+    expect(journal.toAccepted(row(transactionId), 250)).toBeNull();
+    expect(row(transactionId).updatedAt).toBe(clock.now() - 100);
+  });
+
+  test("accepted → anchored: sequence number, consensus time and running hash on the row, the first two on its record; final", () => {
+    const { recordId, transactionId } = queueRecord();
+    journal.toAccepted(row(transactionId), 0);
+    clock.advance(3000);
+    expect(journal.toAnchoredMessage(row(transactionId), CONFIRMED)).toBe(clock.now());
+    const r = row(transactionId);
+    expect(r).toMatchObject({ state: "anchored", sequenceNumber: 7, consensusAt: CONFIRMED.consensusAt, updatedAt: clock.now() });
+    expect([...r.runningHash!]).toEqual([...CONFIRMED.runningHash]);
+    expect(record(recordId)).toMatchObject({ anchorState: "anchored", sequenceNumber: 7, consensusAt: CONFIRMED.consensusAt });
+    // Final: neither abandoned nor anchored again.
+    expect(journal.abandon(r, "late")).toBeNull();
+    expect(journal.toAnchoredMessage(r, { ...CONFIRMED, sequenceNumber: 8 })).toBeNull();
+    expect(row(transactionId)).toMatchObject({ state: "anchored", sequenceNumber: 7, lastError: null });
+  });
+
+  test("pending → anchored directly (consensus found through the mirror node after a crash)", () => {
+    const { recordId, transactionId } = queueRecord();
+    expect(journal.toAnchoredMessage(row(transactionId), CONFIRMED)).not.toBeNull();
+    expect(row(transactionId).state).toBe("anchored");
+    expect(record(recordId).anchorState).toBe("anchored");
+  });
+
+  test("a record that no longer carries the transaction is left alone", () => {
+    const { recordId, transactionId } = queueRecord();
+    core.db.update(records).set({ transactionId: "0.0.2@1.000000001" }).where(eq(records.id, recordId)).run();
+    journal.toAnchoredMessage(row(transactionId), CONFIRMED);
+    expect(row(transactionId).state).toBe("anchored");
+    expect(record(recordId).anchorState).toBe("pending");
+  });
+
+  test("topic creation → anchored: the organisation gets its topic; one it already has is kept", () => {
+    const created = journal.queueTopicCreate(orgId)!;
+    expect(created).toMatchObject({ kind: "topic_create", state: "pending", topicId: null, message: null, recordId: null });
+    expect(journal.toAnchoredTopic(row(created.transactionId), "0.0.5005", "1767225600.000000001")).not.toBeNull();
+    expect(row(created.transactionId)).toMatchObject({ state: "anchored", topicId: "0.0.5005", consensusAt: "1767225600.000000001" });
+    expect(core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.topicId).toBe("0.0.5005");
+    // A second creation (it cannot normally be queued): its topic does not replace the first.
+    core.db.update(ledgerTransactions).set({ state: "abandoned" }).where(eq(ledgerTransactions.transactionId, created.transactionId)).run();
+    clock.advance(topicRequeueDelay(1));
+    const again = journal.queueTopicCreate(orgId)!;
+    journal.toAnchoredTopic(row(again.transactionId), "0.0.6006", null);
+    expect(core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.topicId).toBe("0.0.5005");
+  });
+
+  test("abandon a record message (pending or accepted): the record is abandoned, nothing is queued again", () => {
+    for (const accept of [false, true]) {
+      const { recordId, transactionId } = queueRecord();
+      if (accept) journal.toAccepted(row(transactionId), 0);
+      clock.advance(10);
+      expect(journal.abandon(row(transactionId), "refused at precheck: INVALID_SIGNATURE")).toEqual({ at: clock.now(), requeued: null });
+      expect(row(transactionId)).toMatchObject({ state: "abandoned", lastError: "refused at precheck: INVALID_SIGNATURE", updatedAt: clock.now() });
+      expect(record(recordId).anchorState).toBe("abandoned");
+      expect(rowsOf(recordId, "record_message")).toHaveLength(1);
+      expect(journal.abandon(row(transactionId), "again")).toBeNull();
+      expect(row(transactionId).lastError).toBe("refused at precheck: INVALID_SIGNATURE");
+    }
+  });
+});
+
+describe("an abandoned revocation is queued again", () => {
+  test("same bytes, new transaction, the record's revocation moved to it, all in the transaction that abandons it; the first at once", () => {
+    const { recordId, transactionId } = queueRecord();
+    journal.toAnchoredMessage(row(transactionId), CONFIRMED);
+    const first = queueRevocation(recordId);
+    core.db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([7]) }).where(eq(ledgerTransactions.transactionId, first)).run();
+    clock.advance(60_000);
+    const done = journal.abandon(row(first), "did not reach consensus within its validity window")!;
+    expect(done.requeued).not.toBeNull();
+    const next = row(done.requeued!);
+    expect(next).toMatchObject({ kind: "revocation_message", state: "pending", orgId, recordId, topicId: TOPIC, attempts: 0, signedBytes: null, createdAt: clock.now(), nextAttemptAt: clock.now() });
+    expect(Buffer.from(next.message!).equals(Buffer.from(row(first).message!))).toBe(true);
+    expect(next.validStartMs).toBeGreaterThan(row(first).validStartMs);
+    expect(record(recordId).revocationTransactionId).toBe(done.requeued!);
+    // The record's anchor is the creation's: untouched by the revocation's fate.
+    expect(record(recordId).anchorState).toBe("anchored");
+  });
+
+  test("repeated failures back off (30 s doubling to an hour); rows that never reached a node do not count", () => {
+    expect([1, 2, 3, 4, 10, 50].map(revocationRequeueDelay)).toEqual([0, 30_000, 60_000, 120_000, 3_600_000, 3_600_000]);
+    const { recordId, transactionId } = queueRecord();
+    journal.toAnchoredMessage(row(transactionId), CONFIRMED);
+    let current = queueRevocation(recordId);
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      // Sent once (it may have reached a node).
+      core.db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([i]) }).where(eq(ledgerTransactions.transactionId, current)).run();
+      current = journal.abandon(row(current), "failed at consensus: INVALID_TOPIC_ID")!.requeued!;
+      delays.push(row(current).nextAttemptAt - clock.now());
+    }
+    expect(delays).toEqual([0, 30_000, 60_000]);
+    // Every submission unsent (attempts 0, bytes stored): not counted, the next is as soon as the last.
+    core.db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([9]) }).where(eq(ledgerTransactions.transactionId, current)).run();
+    current = journal.abandon(row(current), "the validity window closed before the transaction could reach a node")!.requeued!;
+    expect(row(current).nextAttemptAt - clock.now()).toBe(60_000);
+    expect(rowsOf(recordId, "revocation_message").filter((r) => r.state === "pending")).toHaveLength(1);
+  });
+
+  test("a revocation that is not the record's current one still gets its successor; the record keeps pointing at its own", () => {
+    const { recordId, transactionId } = queueRecord();
+    journal.toAnchoredMessage(row(transactionId), CONFIRMED);
+    const stale = queueRevocation(recordId);
+    core.db.update(records).set({ revocationTransactionId: "0.0.2@2.000000002" }).where(eq(records.id, recordId)).run();
+    const done = journal.abandon(row(stale), "x")!;
+    expect(done.requeued).not.toBeNull();
+    expect(record(recordId).revocationTransactionId).toBe("0.0.2@2.000000002");
+  });
+});
+
+describe("attempts", () => {
+  test("beginAttempt stores the bytes the first time and counts each attempt; other bytes, or a row that moved on, are refused", () => {
+    const { transactionId } = queueRecord();
+    const bytes = new Uint8Array([1, 2, 3]);
+    clock.advance(5);
+    expect(journal.beginAttempt(row(transactionId), bytes)).toBe(1);
+    expect(row(transactionId)).toMatchObject({ attempts: 1, updatedAt: clock.now() });
+    expect([...row(transactionId).signedBytes!]).toEqual([1, 2, 3]);
+    expect(journal.beginAttempt(row(transactionId), bytes)).toBe(2);
+    expect(journal.beginAttempt(row(transactionId), new Uint8Array([9]))).toBeNull();
+    expect(row(transactionId).attempts).toBe(2);
+    journal.toAccepted(row(transactionId), 0);
+    expect(journal.beginAttempt(row(transactionId), bytes)).toBeNull();
+    expect(row(transactionId).attempts).toBe(2);
+  });
+
+  test("takeBack uncounts an attempt only at the count it was given, only while pending", () => {
+    const { transactionId } = queueRecord();
+    const bytes = new Uint8Array([4]);
+    journal.beginAttempt(row(transactionId), bytes);
+    journal.beginAttempt(row(transactionId), bytes);
+    expect(journal.takeBack(row(transactionId), 1)).toBe(1); // stale count: nothing changes
+    expect(row(transactionId).attempts).toBe(2);
+    expect(journal.takeBack(row(transactionId), 2)).toBe(1);
+    expect(journal.takeBack(row(transactionId), 1)).toBe(0);
+    expect(row(transactionId)).toMatchObject({ attempts: 0, state: "pending" });
+    expect(row(transactionId).signedBytes).not.toBeNull(); // the bytes stay: every submission was unsent
+    journal.beginAttempt(row(transactionId), bytes);
+    journal.toAccepted(row(transactionId), 0);
+    expect(journal.takeBack(row(transactionId), 1)).toBe(1);
+    expect(row(transactionId).attempts).toBe(1);
+  });
+});
+
+describe("reading the queue and rescheduling", () => {
+  test("reschedules are written only at flush, in one batch, guarded by state; a null error keeps the last one", () => {
+    const a = queueRecord().transactionId;
+    const b = queueRecord().transactionId;
+    journal.reschedule(row(a), 1000, "precheck BUSY");
+    journal.reschedule(row(b), 2000, "no answer: timeout");
+    expect(row(a).nextAttemptAt).toBe(clock.now());
+    journal.toAccepted(row(b), 500); // b moved on: its reschedule (as pending) is dropped
+    journal.flush();
+    expect(row(a)).toMatchObject({ nextAttemptAt: clock.now() + 1000, lastError: "precheck BUSY" });
+    expect(row(b)).toMatchObject({ state: "accepted", nextAttemptAt: clock.now() + 500, lastError: null });
+    journal.reschedule(row(a), -5, null);
+    journal.flush();
+    expect(row(a)).toMatchObject({ nextAttemptAt: clock.now(), lastError: "precheck BUSY" });
+  });
+
+  test("due: the unfinished rows due now, soonest first, up to the limit, leaving out those in flight; reads see pending reschedules", () => {
+    const [a, b, c] = [queueRecord(), queueRecord(), queueRecord()].map((r) => r.transactionId) as [string, string, string];
+    const done = queueRecord().transactionId;
+    journal.abandon(row(done), "x");
+    journal.reschedule(row(a), 10, null); // not flushed yet
+    const due = (limit: number, busy: string[] = []) => journal.due(limit, new Set(busy)).map((r) => r.transactionId);
+    expect(due(10)).toEqual([b, c]);
+    expect(due(1)).toEqual([b]);
+    expect(due(10, [b])).toEqual([c]);
+    expect(due(0)).toEqual([]);
+    expect(journal.nextDueAt()).toBe(clock.now());
+    clock.advance(10);
+    expect(due(10)).toEqual([b, c, a]);
+  });
+
+  test("unfinished: counts by state and the oldest pending row's creation; nextDueAt is null on an empty queue", () => {
+    expect(journal.unfinished()).toEqual({ pending: 0, accepted: 0, oldestPendingAt: null });
+    expect(journal.nextDueAt()).toBeNull();
+    const first = clock.now();
+    const a = queueRecord().transactionId;
+    clock.advance(1000);
+    queueRecord();
+    journal.toAccepted(row(a), 0);
+    expect(journal.unfinished()).toEqual({ pending: 1, accepted: 1, oldestPendingAt: first + 1000 });
+  });
+
+  test("retryAllNow makes every unfinished row waiting on a backoff due now; finished rows keep theirs", () => {
+    const a = queueRecord().transactionId;
+    const b = queueRecord().transactionId;
+    journal.toAccepted(row(b), 60_000);
+    journal.reschedule(row(a), 30_000, "not sent: refused");
+    journal.flush();
+    clock.advance(1000);
+    journal.retryAllNow();
+    expect(row(a).nextAttemptAt).toBe(clock.now());
+    expect(row(b).nextAttemptAt).toBe(clock.now());
+    expect(journal.due(10, new Set())).toHaveLength(2);
+  });
+});
+
+describe("topic provisioning", () => {
+  test("an organisation with the add-on and no topic wants one until a creation is live; one creation at a time", () => {
+    expect(journal.organisationsWantingTopic()).toEqual([orgId]);
+    const created = journal.queueTopicCreate(orgId)!;
+    expect(journal.organisationsWantingTopic()).toEqual([]);
+    expect(journal.queueTopicCreate(orgId)).toBeNull(); // ledger_transactions_one_topic
+    journal.abandon(row(created.transactionId), "x");
+    expect(journal.organisationsWantingTopic()).toEqual([orgId]);
+  });
+
+  test("abandoned creations that reached a node back off (10 s doubling to an hour) from the last; unsent ones do not count", () => {
+    expect([1, 2, 3, 20].map(topicRequeueDelay)).toEqual([10_000, 20_000, 40_000, 3_600_000]);
+    const first = journal.queueTopicCreate(orgId)!;
+    core.db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([1]) }).where(eq(ledgerTransactions.transactionId, first.transactionId)).run();
+    journal.abandon(row(first.transactionId), "refused at precheck: INSUFFICIENT_PAYER_BALANCE");
+    clock.advance(9_999);
+    expect(journal.queueTopicCreate(orgId)).toBeNull();
+    clock.advance(1);
+    const second = journal.queueTopicCreate(orgId)!;
+    // Unsent: abandoned without reaching a node. The count stays 1, so 10 s again from its end.
+    core.db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([2]) }).where(eq(ledgerTransactions.transactionId, second.transactionId)).run();
+    journal.abandon(row(second.transactionId), "the validity window closed before the transaction could reach a node");
+    expect(journal.queueTopicCreate(orgId)).not.toBeNull();
+  });
+});
+
+test("queueSummary: counts by state, the oldest unfinished row, the last error", () => {
+  expect(queueSummary(core.db, clock.now())).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0, oldestUnfinished: null, lastError: null });
+  const a = queueRecord().transactionId;
+  clock.advance(2000);
+  const b = queueRecord().transactionId;
+  const c = queueRecord().transactionId;
+  journal.toAccepted(row(b), 0);
+  journal.abandon(row(c), "refused at precheck: BUSY_FOREVER");
+  clock.advance(3000);
+  expect(queueSummary(core.db, clock.now())).toEqual({
+    pending: 1,
+    accepted: 1,
+    anchored: 0,
+    abandoned: 1,
+    oldestUnfinished: { transactionId: a, kind: "record_message", state: "pending", ageSeconds: 5 },
+    lastError: { transactionId: c, state: "abandoned", error: "refused at precheck: BUSY_FOREVER", at: new Date(clock.now() - 3000).toISOString() },
+  });
+});
