@@ -19,12 +19,12 @@ try {
   /* not a git checkout: the binary says "unknown" */
 }
 const started = performance.now();
-// The embedded local ledger runs on a worker thread (src/anchoring/local-ledger/thread.ts): its
+// The embedded local ledger runs on a worker thread (src/local-ledger/thread.ts): its
 // entry point is a second entry point of the executable, embedded under the bundle root (src/)
 // at the same relative path, which DOCVERIFY_LEDGER_WORKER tells the code. Not embedded, Bun
 // would load a relative worker path from the working folder instead.
 const src = join(root, "src");
-const worker = join(src, "anchoring", "local-ledger", "worker.ts");
+const worker = join(src, "local-ledger", "worker.ts");
 const workerPath = "./" + relative(src, worker).split(sep).join("/");
 await $`${process.execPath} build ${join(src, "main.ts")} ${worker} --root ${src} --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --define ${"DOCVERIFY_LEDGER_WORKER=" + JSON.stringify(workerPath)} --outfile ${outfile}`.cwd(root);
 console.log(`built ${outfile} (commit ${commit}) in ${Math.round(performance.now() - started)} ms`);

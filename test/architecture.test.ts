@@ -14,7 +14,7 @@ const CAPABILITIES = ["verification", "records", "anchoring", "keys", "crypto", 
 const VENDORS: [RegExp, string[]][] = [
   [/^elysia$|^@elysiajs\//, ["http/"]],
   [/^@hashgraph\/sdk/, ["anchoring/hedera-ledger.ts"]],
-  [/^@hashgraph\/proto|^@grpc\//, ["anchoring/local-ledger/"]],
+  [/^@hashgraph\/proto|^@grpc\//, ["local-ledger/"]],
   [/^@noble\//, ["crypto/"]],
   [/^drizzle-orm/, ["storage/", "keys/", "records/", "verification/", "anchoring/"]],
   [/^swagger-ui-dist/, ["http/"]],

@@ -81,7 +81,7 @@ test("the embedded ledger's worker thread is the one inside the binary, never a 
   const cwd = tempDir("docverify-planted-");
   const marker = join(cwd, "PLANTED-CODE-RAN");
   const planted = `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran"); process.exit(9);\n`;
-  for (const dir of [".", "anchoring/local-ledger", "src/anchoring/local-ledger", "local-ledger"]) {
+  for (const dir of [".", "local-ledger", "src/local-ledger", "anchoring/local-ledger", "src/anchoring/local-ledger"]) {
     mkdirSync(join(cwd, dir), { recursive: true });
     for (const name of ["worker.ts", "worker.js"]) await Bun.write(join(cwd, dir, name), planted);
   }

@@ -27,7 +27,7 @@
  *
  *   bun scripts/bench/anchoring.ts [--seconds N] [--json FILE]      (or BENCH_ANCHOR_SECONDS=N)
  */
-import "../../src/anchoring/protobuf-long.ts"; // before the SDK: see the file
+import "../../src/lib/protobuf-long.ts"; // before the SDK: see the file
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

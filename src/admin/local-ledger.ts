@@ -9,16 +9,16 @@
  * remembers them), like the embedded ledger.
  *
  * The ledger runs on this process's main thread: it is alone in its process, so a worker thread
- * (as `serve` uses, anchoring/local-ledger/thread.ts) would only add a hop. Neither this command
+ * (as `serve` uses, local-ledger/thread.ts) would only add a hop. Neither this command
  * nor the ledger loads `@hashgraph/sdk`.
  */
-import "../anchoring/protobuf-long.ts"; // first: see the file
+import "../lib/protobuf-long.ts"; // first: see the file
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseConfig } from "../config/index.ts";
 import { ledgerDir } from "../anchoring/paths.ts";
-import { startRememberedLedger } from "../anchoring/local-ledger/remembered.ts";
-import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES } from "../anchoring/local-ledger/index.ts";
+import { startRememberedLedger } from "../local-ledger/remembered.ts";
+import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES } from "../local-ledger/index.ts";
 import { parseFlags, UsageError } from "../lib/args.ts";
 import { OpsError } from "../lib/errors.ts";
 import { createLogger } from "../lib/log.ts";

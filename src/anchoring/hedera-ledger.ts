@@ -22,7 +22,7 @@
  * - The SDK signs with the ED25519 keys itself (operator and topic submit keys): these are ledger
  *   keys, not docverify's own signing keys, which stay in src/crypto.
  */
-import "./protobuf-long.ts"; // first: see the file
+import "../lib/protobuf-long.ts"; // first: see the file
 import {
   AccountBalanceQuery,
   AccountId,

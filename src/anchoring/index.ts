@@ -4,7 +4,7 @@
  * `close()` stops the loop quietly, then closes the ledger client, then the embedded ledger;
  * storage is the caller's and is closed after.
  */
-import "./protobuf-long.ts"; // first: see the file
+import "../lib/protobuf-long.ts"; // first: see the file
 import type { Config } from "../config/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";

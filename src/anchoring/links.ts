@@ -8,6 +8,7 @@ import type { Config, LedgerNetwork } from "../config/index.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { mirrorFormTransactionId } from "./ledger.ts";
 import { ledgerDir, readRememberedAddress } from "./paths.ts";
+import { transactionPageUrl } from "../local-ledger/addresses.ts";
 
 /** The public mirror nodes. */
 export const PUBLIC_MIRRORS: Readonly<Record<Exclude<LedgerNetwork, "local">, string>> = {
@@ -15,11 +16,6 @@ export const PUBLIC_MIRRORS: Readonly<Record<Exclude<LedgerNetwork, "local">, st
   testnet: "https://testnet.mirrornode.hedera.com",
   previewnet: "https://previewnet.mirrornode.hedera.com",
 };
-
-/** The local ledger's own page of a transaction (its mirror serves it). */
-export function transactionPageUrl(mirrorUrl: string, transactionId: string): string {
-  return `${mirrorUrl.replace(/\/+$/, "")}/transaction/${encodeURIComponent(transactionId)}`;
-}
 
 export function localLinks(mirrorUrl: string): LedgerLinks {
   const base = mirrorUrl.replace(/\/+$/, "");

@@ -13,7 +13,7 @@ const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 export async function loadAnchoring(): Promise<typeof import("./index.ts")> {
   const steps: { load: () => Promise<unknown>; warmUpOnly: boolean }[] = [
     // First, as everywhere: see the file.
-    { load: () => import("./protobuf-long.ts"), warmUpOnly: false },
+    { load: () => import("../lib/protobuf-long.ts"), warmUpOnly: false },
     // The SDK's generated protobuf classes and its key handling, which the SDK loads first. These
     // are the SDK's own dependencies, not ours: importing them here only splits the work, so if a
     // later SDK no longer has them, the step is skipped and the SDK loads them (or not) itself.

@@ -19,7 +19,7 @@
  * - Public networks: operator id and key file from the settings (required), the SDK's address
  *   book, the public mirror node, HashScan links.
  */
-import "./protobuf-long.ts"; // first: see the file
+import "../lib/protobuf-long.ts"; // first: see the file
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config/index.ts";
@@ -28,15 +28,15 @@ import type { Logger } from "../lib/log.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { createHederaLedger, PUBLIC_MIRRORS } from "./hedera-ledger.ts";
 import type { Ledger } from "./ledger.ts";
-import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES, type LocalLedgerEndpoint } from "./local-ledger/index.ts";
-import { ed25519KeyPairFromDer } from "./local-ledger/keys.ts";
+import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES, type LocalLedgerEndpoint } from "../local-ledger/index.ts";
+import { ed25519KeyPairFromDer } from "../local-ledger/keys.ts";
 import { localLinks, publicLinks } from "./links.ts";
-import { startRememberedLedger } from "./local-ledger/remembered.ts";
-import { startLedgerWorker } from "./local-ledger/thread.ts";
+import { startRememberedLedger } from "../local-ledger/remembered.ts";
+import { startLedgerWorker } from "../local-ledger/thread.ts";
 
 import { LEDGER_DIR, ledgerDir, PORTS_FILE } from "./paths.ts";
 export { LEDGER_DIR, ledgerDir, PORTS_FILE };
-export { readRememberedAddress, startRememberedLedger, type RememberedAddress } from "./local-ledger/remembered.ts";
+export { readRememberedAddress, startRememberedLedger, type RememberedAddress } from "../local-ledger/remembered.ts";
 export { linksFromSettings, localLinks, publicLinks } from "./links.ts";
 
 /** The consensus nodes a mirror node lists: `{ "host:port": "0.0.3" }`. */

@@ -1,14 +1,17 @@
 /**
- * ED25519 signing through node:crypto (native), for the ledger adapter's transaction
- * signatures (src/anchoring/hedera-ledger.ts, through the SDK's `signWith`). These are ledger
- * keys (the operator's, the topics' submit key), not docverify's own signing keys; they live
- * here because node:crypto's signing APIs are used only in crypto/ (test/architecture.test.ts).
+ * ED25519 through node:crypto (native), for ledger keys (the operator's, the topics' submit
+ * keys), not docverify's own signing keys; they live here because node:crypto's signing APIs are
+ * used only in crypto/ (test/architecture.test.ts).
  *
- * Why not the SDK's own: it signs with tweetnacl (pure JavaScript), milliseconds per signature
- * and as much again to parse a key, on the thread that serves the API. ED25519 is deterministic,
- * so the bytes are the same.
+ * - `ed25519RawSigner`: the ledger adapter's transaction signatures
+ *   (src/anchoring/hedera-ledger.ts, through the SDK's `signWith`). Why not the SDK's own: it
+ *   signs with tweetnacl (pure JavaScript), milliseconds per signature and as much again to parse
+ *   a key, on the thread that serves the API. ED25519 is deterministic, so the bytes are the same.
+ * - `createEd25519Verifier`, `ed25519PublicKeyFromPkcs8`: the local ledger's signature checks and
+ *   its operator key (src/local-ledger/keys.ts). Synchronous, so the ledger decides a
+ *   transaction inside one synchronous SQLite transaction.
  */
-import { createPrivateKey, createPublicKey, sign } from "node:crypto";
+import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
 
 /** PKCS#8 DER of an ED25519 private key, up to its 32-byte seed. */
 const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
@@ -29,4 +32,50 @@ export function ed25519RawSigner(seed: Uint8Array): Ed25519RawSigner {
     publicKey: new Uint8Array(spki.subarray(spki.length - 32)),
     sign: (message) => new Uint8Array(sign(null, message, key)),
   };
+}
+
+/** SPKI DER of an ED25519 public key, up to its 32 raw bytes. */
+const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+
+/** Whether `signature` is `publicKey`'s ED25519 signature of `message`; false, never a throw. */
+export type Ed25519Verifier = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
+
+/**
+ * An ED25519 verifier for raw 32-byte public keys that keeps parsed keys in a bounded cache: the
+ * same few keys (a ledger's operator, each topic's submit key) sign nearly everything.
+ */
+export function createEd25519Verifier(maxCachedKeys = 1024): Ed25519Verifier {
+  const cache = new Map<string, KeyObject>();
+  return (publicKey, message, signature) => {
+    if (publicKey.length !== 32 || signature.length !== 64) return false;
+    const id = Buffer.from(publicKey).toString("hex");
+    try {
+      let key = cache.get(id);
+      if (!key) {
+        if (cache.size >= maxCachedKeys) cache.clear();
+        key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: "der", type: "spki" });
+        cache.set(id, key);
+      }
+      return verify(null, message, key, signature);
+    } catch {
+      // A key the native code refuses to parse is not a key that signed anything.
+      return false;
+    }
+  };
+}
+
+/**
+ * The raw 32-byte public key of an ED25519 private key in DER PKCS#8. Throws a TypeError when the
+ * bytes are not that.
+ */
+export function ed25519PublicKeyFromPkcs8(der: Uint8Array): Uint8Array {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: Buffer.from(der), format: "der", type: "pkcs8" });
+  } catch {
+    throw new TypeError("not a private key in DER (PKCS#8)");
+  }
+  if (key.asymmetricKeyType !== "ed25519") throw new TypeError("not an ED25519 private key");
+  const spki = createPublicKey(key).export({ format: "der", type: "spki" });
+  return new Uint8Array(spki.subarray(spki.length - 32));
 }

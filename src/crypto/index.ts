@@ -3,7 +3,9 @@
  * APIs. See docs/signing.md for the algorithms, key handling and the exact signed bytes.
  */
 export { ALGORITHMS, DEFAULT_ALGORITHM, algorithmSpec, isAlgorithm, type Algorithm, type AlgorithmSpec } from "./algorithms.ts";
+export { createEd25519Verifier, ed25519PublicKeyFromPkcs8, ed25519RawSigner, type Ed25519RawSigner, type Ed25519Verifier } from "./ed25519.ts";
 export { KeyDecryptionError, MasterKeyFileError, MasterKeyMissingError, UnsupportedAlgorithmError, type KeyDecryptionFailure } from "./errors.ts";
+export { keccak256 } from "./keccak.ts";
 export { FINGERPRINT_LENGTH, PUBLIC_KEY_DOMAIN, encodeTaggedPublicKey, keyFingerprint, type TaggedPublicKey } from "./keys.ts";
 export { loadOrCreateMasterKey, masterKeyCheckValue, parseMasterKey, type LoadedMasterKey, type MasterKeyFormat, type MasterKeyOptions } from "./master-key.ts";
 export { VERIFY_MEMO_DOMAIN, createVerificationMemo, verificationMemoKey, type VerificationMemo, type VerificationMemoOptions, type VerifyFn } from "./memo.ts";
@@ -27,4 +29,5 @@ export {
   sealSeed,
   type SeedBinding,
 } from "./sealed-seed.ts";
+export { decompressSecp256k1, verifySecp256k1 } from "./secp256k1.ts";
 export { createSigner, type GeneratedKey, type SealedKey, type Signer, type SignerOptions } from "./signer.ts";

@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore } from "../../src/app.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
-import { DEVELOPMENT_OPERATOR_KEY, startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { DEVELOPMENT_OPERATOR_KEY, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { records } from "../../src/storage/schema.ts";

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import { mirrorFormTransactionId, type Ledger, type ReceiptOutcome } from "../../src/anchoring/ledger.ts";
-import { startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { startLocalLedger } from "../../src/local-ledger/index.ts";
 import { waitFor } from "../ops/support.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
 

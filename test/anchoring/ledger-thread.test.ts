@@ -1,5 +1,5 @@
 /**
- * The embedded local ledger on its worker thread (src/anchoring/local-ledger/thread.ts): it
+ * The embedded local ledger on its worker thread (src/local-ledger/thread.ts): it
  * answers while the API thread is busy, its log lines come out through the caller's logger, a
  * start failure rejects with the ledger's own message (and `serve` exits with it), a crash of its
  * thread is logged and fails readiness without taking anything else down, and its entry point
@@ -10,8 +10,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore } from "../../src/app.ts";
 import { startAnchoring } from "../../src/anchoring/index.ts";
-import { startLocalLedger, type LocalLedgerEndpoint } from "../../src/anchoring/local-ledger/index.ts";
-import { startLedgerWorker } from "../../src/anchoring/local-ledger/thread.ts";
+import { startLocalLedger, type LocalLedgerEndpoint } from "../../src/local-ledger/index.ts";
+import { startLedgerWorker } from "../../src/local-ledger/thread.ts";
 import { openLedger } from "../../src/anchoring/setup.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
@@ -191,10 +191,10 @@ describe("the embedded ledger's thread", () => {
   }, 30_000);
 
   test("its entry point loads the local ledger and nothing of the SDK", async () => {
-    const built = await Bun.build({ entrypoints: [join(ROOT, "src", "anchoring", "local-ledger", "worker.ts")], target: "bun", metafile: true });
+    const built = await Bun.build({ entrypoints: [join(ROOT, "src", "local-ledger", "worker.ts")], target: "bun", metafile: true });
     expect(built.success).toBe(true);
     const inputs = Object.keys((built.metafile as { inputs: Record<string, unknown> }).inputs);
-    expect(inputs.some((i) => i.includes("src/anchoring/local-ledger/index.ts"))).toBe(true);
+    expect(inputs.some((i) => i.includes("src/local-ledger/index.ts"))).toBe(true);
     expect(inputs.filter((i) => /@hashgraph[/\\]sdk|@hiero-ledger|hedera-ledger\.ts|anchoring[/\\]setup\.ts/.test(i))).toEqual([]);
   }, 30_000);
 });

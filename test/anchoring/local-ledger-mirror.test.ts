@@ -7,7 +7,7 @@ import { Client, PrivateKey, TopicCreateTransaction, TopicMessageSubmitTransacti
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startLocalLedger, type LocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 
 let ledger: LocalLedger;
 let client: Client;

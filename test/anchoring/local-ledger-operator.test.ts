@@ -8,8 +8,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { localOperatorKey } from "../../src/anchoring/setup.ts";
-import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
-import { ed25519KeyPairFromDer } from "../../src/anchoring/local-ledger/keys.ts";
+import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/local-ledger/index.ts";
+import { ed25519KeyPairFromDer } from "../../src/local-ledger/keys.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
 

@@ -29,9 +29,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { manualClock } from "../../src/lib/clock.ts";
-import { startLocalLedger, transactionPageUrl, type LocalLedger, type LocalLedgerOptions } from "../../src/anchoring/local-ledger/index.ts";
-import { nextRunningHash } from "../../src/anchoring/local-ledger/running-hash.ts";
-import { LEDGER_PRAGMAS } from "../../src/anchoring/local-ledger/store.ts";
+import { startLocalLedger, transactionPageUrl, type LocalLedger, type LocalLedgerOptions } from "../../src/local-ledger/index.ts";
+import { nextRunningHash } from "../../src/local-ledger/running-hash.ts";
+import { LEDGER_PRAGMAS } from "../../src/local-ledger/store.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { createAnchoring, type AnchorMetrics, type Anchoring } from "../../src/a
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
-import { startLocalLedger, type LocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";
 import { manualClock, systemClock, type Clock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

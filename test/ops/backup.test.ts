@@ -10,7 +10,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
 import { cli, cliAsync, waitFor } from "./support.ts";
 

@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startLocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { startLocalLedger } from "../../src/local-ledger/index.ts";
 import { BUN, cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
 import { baseEnv, cli, cliAsync, MAIN } from "./support.ts";
 

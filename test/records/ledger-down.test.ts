@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
-import { startLocalLedger, type LocalLedger } from "../../src/anchoring/local-ledger/index.ts";
+import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { waitFor } from "../ops/support.ts";

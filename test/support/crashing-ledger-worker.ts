@@ -1,10 +1,10 @@
 /**
- * The embedded ledger's real worker (src/anchoring/local-ledger/worker.ts) plus a way for a test
+ * The embedded ledger's real worker (src/local-ledger/worker.ts) plus a way for a test
  * to crash its thread: once `<dir>/crash-now` exists, an uncaught error is thrown on the thread.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import "../../src/anchoring/local-ledger/worker.ts";
+import "../../src/local-ledger/worker.ts";
 
 declare const self: Worker;
 

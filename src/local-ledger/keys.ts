@@ -10,15 +10,15 @@
  * `pubKeyPrefix` is a prefix of the key's bytes and its kind matches (the SDK sends full keys as
  * prefixes). A key is satisfied when one applicable pair verifies over the body bytes.
  *
- * ED25519 is verified with WebCrypto (`crypto.subtle`), which is asynchronous; hence the two
- * steps: `prepare` verifies every signature that could matter for the given keys, then
- * `satisfies` answers synchronously, so the consensus step can decide inside a synchronous
- * SQLite transaction. WebCrypto rather than node:crypto's `verify` because the architecture keeps
- * node:crypto's signing API inside src/crypto/ (test/architecture.test.ts).
+ * The signature checks themselves are src/crypto/'s (ED25519 natively, ECDSA secp256k1 over
+ * keccak256 with @noble/curves), and synchronous: the consensus step decides inside one
+ * synchronous SQLite transaction.
  */
 import { proto } from "@hashgraph/proto";
+import { ed25519PublicKeyFromPkcs8, type Ed25519Verifier } from "../crypto/ed25519.ts";
+import { verifySecp256k1 } from "../crypto/secp256k1.ts";
 import { hex } from "./ids.ts";
-import { verifySecp256k1 } from "./secp256k1.ts";
+
 
 export const ED25519_SPKI_PREFIX = Uint8Array.of(0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00);
 
@@ -48,18 +48,15 @@ export interface Ed25519KeyPair {
  * Reads an ED25519 private key written as hex DER PKCS#8 (as `operator.key` and the Hedera portal
  * write it; `0x` allowed) and derives its public key. Throws a TypeError saying what is wrong.
  */
-export async function ed25519KeyPairFromDer(text: string): Promise<Ed25519KeyPair> {
+export function ed25519KeyPairFromDer(text: string): Ed25519KeyPair {
   const t = text.trim().replace(/^0x/i, "").toLowerCase();
   if (!/^(?:[0-9a-f]{2})+$/.test(t) || !t.startsWith("30")) throw new TypeError("the operator key must be hex DER (PKCS#8, starting 30...)");
-  let jwk: { x?: string };
+  let publicKey: Uint8Array;
   try {
-    const key = await crypto.subtle.importKey("pkcs8", Buffer.from(t, "hex"), { name: "Ed25519" }, true, ["sign"]);
-    jwk = await crypto.subtle.exportKey("jwk", key);
+    publicKey = ed25519PublicKeyFromPkcs8(Buffer.from(t, "hex"));
   } catch {
     throw new TypeError("the operator key is not an ED25519 private key in DER (PKCS#8)");
   }
-  const publicKey = new Uint8Array(Buffer.from(jwk.x ?? "", "base64url"));
-  if (publicKey.length !== 32) throw new TypeError("the operator key is not an ED25519 private key in DER (PKCS#8)");
   return { privateKeyDer: t, publicKeyDer: hex(ED25519_SPKI_PREFIX) + hex(publicKey), publicKey };
 }
 
@@ -102,67 +99,29 @@ export function isValidKey(key: proto.IKey | null | undefined, depth = 0): boole
   return false;
 }
 
-function primitivesIn(key: proto.IKey | null | undefined, out: Primitive[], depth = 0): void {
-  if (key == null || depth > MAX_KEY_DEPTH) return;
-  const p = primitiveOf(key);
-  if (p) out.push(p);
-  for (const k of key.keyList?.keys ?? []) primitivesIn(k, out, depth + 1);
-  for (const k of key.thresholdKey?.keys?.keys ?? []) primitivesIn(k, out, depth + 1);
-}
-
 function isPrefix(prefix: Uint8Array, bytes: Uint8Array): boolean {
   if (prefix.length > bytes.length) return false;
   for (let i = 0; i < prefix.length; i++) if (prefix[i] !== bytes[i]) return false;
   return true;
 }
 
-/** Verifies an ED25519 signature; asynchronous because WebCrypto is. */
-export type Ed25519Verifier = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => Promise<boolean>;
-
 /**
- * A WebCrypto ED25519 verifier that keeps imported keys in a bounded cache: the same few keys
- * (the operator's, each topic's submit key) sign nearly everything.
- */
-export function createEd25519Verifier(maxCachedKeys = 1024): Ed25519Verifier {
-  const cache = new Map<string, Promise<CryptoKey>>();
-  return async (publicKey, message, signature) => {
-    if (publicKey.length !== 32 || signature.length !== 64) return false;
-    const id = hex(publicKey);
-    let key = cache.get(id);
-    if (!key) {
-      if (cache.size >= maxCachedKeys) cache.clear();
-      key = crypto.subtle.importKey("raw", new Uint8Array(publicKey), { name: "Ed25519" }, false, ["verify"]);
-      cache.set(id, key);
-    }
-    try {
-      return await crypto.subtle.verify({ name: "Ed25519" }, await key, new Uint8Array(signature), new Uint8Array(message));
-    } catch {
-      // A key WebCrypto refuses to import is not a key that signed anything.
-      cache.delete(id);
-      return false;
-    }
-  };
-}
-
-/**
- * What a transaction's signatures can satisfy. MUST call `prepare` with every key that will be
- * asked about before calling `satisfies`; a primitive key not prepared is never satisfied.
+ * What a transaction's signatures satisfy. Each primitive key's signatures are verified the first
+ * time it is asked about, then remembered for this transaction.
  */
 export interface SignatureCheck {
-  prepare(keys: readonly (proto.IKey | null | undefined)[]): Promise<void>;
   satisfies(key: proto.IKey | null | undefined): boolean;
 }
 
 export function createSignatureCheck(bodyBytes: Uint8Array, sigMap: proto.ISignatureMap | null | undefined, verifyEd25519: Ed25519Verifier): SignatureCheck {
   const pairs = sigMap?.sigPair ?? [];
   const verified = new Map<string, boolean>();
-  const idOf = (p: Primitive): string => `${p.kind}:${hex(p.bytes)}`;
 
-  async function verifyPrimitive(p: Primitive): Promise<boolean> {
+  function verifyPrimitive(p: Primitive): boolean {
     for (const pair of pairs) {
       if (!isPrefix(pair.pubKeyPrefix ?? new Uint8Array(), p.bytes)) continue;
       if (p.kind === "ed25519" && pair.ed25519 != null && pair.ed25519.length > 0) {
-        if (await verifyEd25519(p.bytes, bodyBytes, pair.ed25519)) return true;
+        if (verifyEd25519(p.bytes, bodyBytes, pair.ed25519)) return true;
       } else if (p.kind === "ecdsa" && pair.ECDSASecp256k1 != null && pair.ECDSASecp256k1.length > 0) {
         if (verifySecp256k1(p.bytes, bodyBytes, pair.ECDSASecp256k1)) return true;
       }
@@ -170,10 +129,20 @@ export function createSignatureCheck(bodyBytes: Uint8Array, sigMap: proto.ISigna
     return false;
   }
 
+  function satisfiedPrimitive(p: Primitive): boolean {
+    const id = `${p.kind}:${hex(p.bytes)}`;
+    let ok = verified.get(id);
+    if (ok === undefined) {
+      ok = verifyPrimitive(p);
+      verified.set(id, ok);
+    }
+    return ok;
+  }
+
   function satisfiesAt(key: proto.IKey | null | undefined, depth: number): boolean {
     if (key == null || depth > MAX_KEY_DEPTH) return false;
     const p = primitiveOf(key);
-    if (p) return verified.get(idOf(p)) === true;
+    if (p) return satisfiedPrimitive(p);
     if (key.keyList != null) {
       const keys = key.keyList.keys ?? [];
       return keys.length > 0 && keys.every((k) => satisfiesAt(k, depth + 1));
@@ -186,17 +155,7 @@ export function createSignatureCheck(bodyBytes: Uint8Array, sigMap: proto.ISigna
     return false;
   }
 
-  return {
-    async prepare(keys) {
-      const wanted: Primitive[] = [];
-      for (const k of keys) primitivesIn(k, wanted);
-      for (const p of wanted) {
-        const id = idOf(p);
-        if (!verified.has(id)) verified.set(id, await verifyPrimitive(p));
-      }
-    },
-    satisfies: (key) => satisfiesAt(key, 0),
-  };
+  return { satisfies: (key) => satisfiesAt(key, 0) };
 }
 
 /** Protobuf bytes of a key, as stored. */

@@ -2,7 +2,7 @@
  * Messages between the embedded local ledger's worker thread (worker.ts) and the thread that
  * started it (thread.ts). Types only: importing this file loads nothing.
  */
-import type { Level } from "../../lib/log.ts";
+import type { Level } from "../lib/log.ts";
 import type { LocalLedgerEndpoint } from "./index.ts";
 
 /** Parent → worker. `init` once, first; `close` once, last. */

@@ -5,18 +5,20 @@
  * is taken by something else, the ledger starts on fresh ports (logged as a warning) rather than
  * not at all, and remembers those.
  *
- * Here, not in ../setup.ts, because the embedded ledger's worker thread (worker.ts) and
- * `docverify local-ledger` need it without the SDK that setup.ts loads. setup.ts re-exports it.
+ * Used by the embedded ledger's worker thread (worker.ts) and `docverify local-ledger`, which run
+ * it for real, without test hooks (index.ts `startLedger`), and by `serve` in-thread when a test
+ * injects a clock, which gets them (`startLocalLedger`). The product's anchoring/setup.ts
+ * re-exports it.
  */
-import "../protobuf-long.ts"; // before the ledger loads @hashgraph/proto: see the file
+import "../lib/protobuf-long.ts"; // before the ledger loads @hashgraph/proto: see the file
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Clock } from "../../lib/clock.ts";
-import type { Logger } from "../../lib/log.ts";
-import { PORTS_FILE, readRememberedAddress, type RememberedAddress } from "../paths.ts";
+import { systemClock, type Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import { PORTS_FILE, readRememberedAddress, type RememberedAddress } from "./addresses.ts";
+import { startLedger, startLocalLedger, type RunningLedger } from "./index.ts";
 
 export { readRememberedAddress, type RememberedAddress };
-import { startLocalLedger, type LocalLedger } from "./index.ts";
 
 
 function remember(dir: string, address: RememberedAddress): void {
@@ -36,7 +38,7 @@ export interface RememberedLedgerOptions {
   readonly grpcPort?: number;
   readonly mirrorPort?: number;
   readonly consensusMs: number;
-  /** The genesis operator's key when the ledger is created (startLocalLedger's `operatorKey`); default the development key. */
+  /** The genesis operator's key when the ledger is created (`startLedger`'s `operatorKey`); default the development key. */
   readonly operatorKey?: string;
   readonly clock?: Clock;
   readonly log: Logger;
@@ -47,15 +49,18 @@ export interface RememberedLedgerOptions {
  * the ports it got. Used by the embedded ledger's worker (worker.ts), by `serve` in-thread when a
  * test injects a clock, and by `docverify local-ledger`.
  */
-export async function startRememberedLedger(options: RememberedLedgerOptions): Promise<LocalLedger> {
+export async function startRememberedLedger(options: RememberedLedgerOptions): Promise<RunningLedger> {
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   const remembered = readRememberedAddress(options.dir);
   const host = options.host ?? remembered?.host ?? "127.0.0.1";
   const sameHost = remembered !== null && remembered.host === host;
   const grpcPort = options.grpcPort ?? (sameHost ? remembered.grpcPort : 0);
   const mirrorPort = options.mirrorPort ?? (sameHost ? remembered.mirrorPort : 0);
+  // A ledger on an injected clock is a test's (serve runs the real one on the system clock, on its
+  // worker thread): it gets the test hooks, a real one none.
+  const forTest = options.clock !== undefined && options.clock !== systemClock;
   const start = (g: number, m: number) =>
-    startLocalLedger({
+    (forTest ? startLocalLedger : startLedger)({
       dataDir: options.dir,
       host,
       grpcPort: g,
@@ -65,7 +70,7 @@ export async function startRememberedLedger(options: RememberedLedgerOptions): P
       ...(options.operatorKey !== undefined ? { operatorKey: options.operatorKey } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
     });
-  let ledger: LocalLedger;
+  let ledger: RunningLedger;
   try {
     ledger = await start(grpcPort, mirrorPort);
   } catch (e) {

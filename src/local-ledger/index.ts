@@ -1,8 +1,12 @@
 /**
  * The local ledger: a single-node Hedera network on loopback for machines with no route to a
- * real one. It speaks the Hedera gRPC API (what `@hashgraph/sdk` talks to) and the mirror-node
- * REST API, so the product's real SDK code path runs against it, in tests and in the embedded
- * default. See docs/local-ledger.md for what it implements and how faithfully.
+ * real one. It is a separate program, not part of docverify's anchoring: it speaks Hedera's wire
+ * protocol (the gRPC API `@hashgraph/sdk` talks to, and the mirror node's REST API), and the
+ * product reaches it only through that protocol, with the real SDK, as it would reach Hedera. It
+ * runs on its own (`docverify local-ledger`), on a worker thread of `serve` (the embedded
+ * default), or in a test's thread. It imports only src/lib/ and src/crypto/ of docverify, plus
+ * its own vendor libraries (@hashgraph/proto, @grpc/grpc-js, protobufjs). See
+ * docs/local-ledger.md for what it implements and how faithfully.
  *
  * Contract of `startLocalLedger`:
  * - Resolves once both listeners are up; `grpcAddress` and `mirrorUrl` carry the real ports
@@ -17,19 +21,23 @@
  * - `close()` stops listening, waits for work in flight and closes the database; a pending
  *   transaction stays pending for the next start.
  * - Nothing here reads process.env: the caller passes every setting.
+ * - Test hooks (`faults`, faults.ts) exist only on a ledger started with `startLocalLedger`; one
+ *   started with `startLedger` (what runs for real) has none.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { systemClock, type Clock } from "../../lib/clock.ts";
-import { createLogger, type Logger } from "../../lib/log.ts";
-import { createFaultState, type LocalLedgerFaults } from "./faults.ts";
+import { createEd25519Verifier } from "../crypto/ed25519.ts";
+import { systemClock, type Clock } from "../lib/clock.ts";
+import { LEDGER_LOCK_FILE, lockFileHolder } from "../lib/lock-file.ts";
+import { createLogger, type Logger } from "../lib/log.ts";
+import { transactionPageUrl } from "./addresses.ts";
+import { createFaultInjector, type FaultInjector, type LocalLedgerFaults } from "./faults.ts";
 import { hostPort, startGrpcEndpoint } from "./grpc.ts";
 import { entityId, mirrorTransactionId } from "./ids.ts";
-import { createEd25519Verifier, DEVELOPMENT_OPERATOR_KEY, ed25519KeyPairFromDer, encodeKey, type Ed25519KeyPair } from "./keys.ts";
+import { DEVELOPMENT_OPERATOR_KEY, ed25519KeyPairFromDer, encodeKey, type Ed25519KeyPair } from "./keys.ts";
 import { createMirrorHandler } from "./mirror.ts";
 import { createLedgerNode, FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT, type LedgerNode } from "./node.ts";
 import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
-import { transactionPageUrl } from "../links.ts";
 
 export type { LocalLedgerFaults } from "./faults.ts";
 
@@ -73,18 +81,23 @@ export interface LocalLedgerEndpoint {
   close(): Promise<void>;
 }
 
-/**
- * A ledger started in this thread by `startLocalLedger`. The test hooks exist only here: they act
- * on the ledger's in-memory state and its injected clock, which a worker thread does not share.
- */
-export interface LocalLedger extends LocalLedgerEndpoint {
-  /** Test hooks; all off until asked for. */
-  readonly faults: LocalLedgerFaults;
+/** A ledger running in this thread (`startLedger`). */
+export interface RunningLedger extends LocalLedgerEndpoint {
   /**
    * Brings every transaction that is due (per the injected clock) to consensus now and returns how
    * many did. The ledger does this on its own timer; tests driving a manual clock call it.
    */
   runConsensus(): Promise<number>;
+}
+
+/**
+ * A ledger started in this thread by `startLocalLedger`, for tests. The test hooks exist only
+ * here: they act on the ledger's in-memory state and its injected clock, which a worker thread
+ * does not share.
+ */
+export interface LocalLedger extends RunningLedger {
+  /** Test hooks; all off until asked for. */
+  readonly faults: LocalLedgerFaults;
 }
 
 /** The page a local record's explorer link points to. */
@@ -97,7 +110,8 @@ export { DEVELOPMENT_OPERATOR_KEY };
 /** What the ledger keeps in its data folder. */
 export const LOCAL_LEDGER_FILES = {
   database: "ledger.sqlite",
-  lock: "ledger.lock",
+  /** Names the owning process (src/lib/lock-file.ts; `restore` asks the same question). */
+  lock: LEDGER_LOCK_FILE,
   /** A copy of the genesis operator's private key, hex DER (PKCS#8), owner-only. */
   operatorKey: "operator.key",
 } as const;
@@ -136,17 +150,8 @@ function acquireLock(path: string): () => void {
       return () => rmSync(path, { force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const owner = Number(readFileSync(path, "utf8").trim());
-      let alive = owner === process.pid;
-      if (!alive && Number.isInteger(owner) && owner > 0) {
-        try {
-          process.kill(owner, 0);
-          alive = true;
-        } catch (e) {
-          alive = (e as NodeJS.ErrnoException).code === "EPERM";
-        }
-      }
-      if (alive) throw new Error(`local ledger data folder is in use by process ${owner} (lock file ${path})`);
+      const owner = lockFileHolder(path);
+      if (owner !== null) throw new Error(`local ledger data folder is in use by process ${owner} (lock file ${path})`);
       rmSync(path, { force: true });
     }
   }
@@ -196,14 +201,32 @@ async function ensureGenesis(store: LedgerStore, keyFile: string, requested: Ed2
   return { privateKeyDer, publicKeyDer };
 }
 
+/** Starts a ledger in this thread with test hooks (`faults`): for tests. */
 export async function startLocalLedger(options: LocalLedgerOptions): Promise<LocalLedger> {
+  let ledger: RunningLedger & { setUnreachable(on: boolean): Promise<void> };
+  const injector = createFaultInjector({
+    setUnreachable: (on) => ledger.setUnreachable(on),
+    wake: () => void ledger.runConsensus(),
+  });
+  ledger = await openLedger(options, injector);
+  const { setUnreachable: _, ...running } = ledger;
+  return { ...running, faults: injector.controls };
+}
+
+/** Starts a ledger in this thread without test hooks: what runs for real (remembered.ts). */
+export async function startLedger(options: LocalLedgerOptions): Promise<RunningLedger> {
+  const { setUnreachable: _, ...running } = await openLedger(options, null);
+  return running;
+}
+
+async function openLedger(options: LocalLedgerOptions, injector: FaultInjector | null): Promise<RunningLedger & { setUnreachable(on: boolean): Promise<void> }> {
   checkOptions(options);
   const host = options.host ?? "127.0.0.1";
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger({ level: "warn" });
   const consensusMs = options.consensusMs ?? 3000;
   // Checked before anything is opened: a malformed key is the caller's mistake, said plainly.
-  const requestedKey = await ed25519KeyPairFromDer(options.operatorKey ?? DEVELOPMENT_OPERATOR_KEY.privateKeyDer);
+  const requestedKey = ed25519KeyPairFromDer(options.operatorKey ?? DEVELOPMENT_OPERATOR_KEY.privateKeyDer);
 
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const releaseLock = acquireLock(join(options.dataDir, LOCAL_LEDGER_FILES.lock));
@@ -263,10 +286,6 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
   };
 
   let setUnreachable: (on: boolean) => Promise<void> = async () => undefined;
-  const { state: faultState, hooks: faults } = createFaultState({
-    setUnreachable: (on) => setUnreachable(on),
-    wake: () => void runConsensus(),
-  });
 
   try {
     const operatorKeys = await ensureGenesis(store, join(options.dataDir, LOCAL_LEDGER_FILES.operatorKey), requestedKey, options.operatorKey !== undefined);
@@ -275,7 +294,7 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
       clock,
       consensusMs,
       receiptTtlMs: options.receiptTtlMs ?? 180_000,
-      faults: faultState,
+      ...(injector ? { faults: injector.faults } : {}),
       verifyEd25519: createEd25519Verifier(),
       onAccepted: arm,
     });
@@ -352,8 +371,8 @@ export async function startLocalLedger(options: LocalLedgerOptions): Promise<Loc
       nodeAccountId: entityId(NODE_ACCOUNT) as "0.0.3",
       mirrorUrl: `http://${mirrorHost}:${mirrorPort}`,
       operator: { accountId: entityId(GENESIS_ACCOUNT), ...operatorKeys },
-      faults,
       runConsensus,
+      setUnreachable: (on) => setUnreachable(on),
       async close() {
         if (closed) return;
         await reachability.catch(() => undefined);

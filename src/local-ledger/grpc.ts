@@ -8,7 +8,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { proto } from "@hashgraph/proto";
-import type { Logger } from "../../lib/log.ts";
+import type { Logger } from "../lib/log.ts";
 import type { LedgerNode, Received, RpcKind } from "./node.ts";
 
 /** The services of the Hedera API (services_*_service.proto). */

@@ -16,13 +16,13 @@
  * the ledger's in-memory state and on an injected clock, neither of which crosses threads. A test
  * that needs them starts the ledger with `startLocalLedger` or passes a clock to `openLedger`.
  */
-import type { Level, Logger } from "../../lib/log.ts";
+import type { Level, Logger } from "../lib/log.ts";
 import type { LocalLedgerEndpoint } from "./index.ts";
 import type { FromLedgerWorker, ToLedgerWorker } from "./worker-protocol.ts";
 
 /**
  * Set by scripts/build.ts in the compiled executable: the worker's path relative to the bundle
- * root (`./anchoring/local-ledger/worker.ts`), where `bun build --compile` embeds that entry point.
+ * root (`./local-ledger/worker.ts`), where `bun build --compile` embeds that entry point.
  */
 declare const DOCVERIFY_LEDGER_WORKER: string | undefined;
 

@@ -20,10 +20,11 @@
  * chunk rules at consensus, reported in the receipt.
  */
 import { proto } from "@hashgraph/proto";
-import type { Clock } from "../../lib/clock.ts";
-import type { FaultState } from "./faults.ts";
+import type { Clock } from "../lib/clock.ts";
+import { NO_FAULTS, type Faults } from "./faults.ts";
 import { msToNs, nsToTimestamp, timestampToNs, type Timestamp } from "./ids.ts";
-import { createSignatureCheck, decodeKey, encodeKey, isEmptyKeyList, isValidKey, type Ed25519Verifier } from "./keys.ts";
+import type { Ed25519Verifier } from "../crypto/ed25519.ts";
+import { createSignatureCheck, decodeKey, encodeKey, isEmptyKeyList, isValidKey } from "./keys.ts";
 import { nextRunningHash, RUNNING_HASH_BYTES, RUNNING_HASH_VERSION, sha384 } from "./running-hash.ts";
 import type { LedgerStore, TopicRow, TxRow, TxType } from "./store.ts";
 
@@ -155,7 +156,8 @@ export interface NodeOptions {
   readonly clock: Clock;
   readonly consensusMs: number;
   readonly receiptTtlMs: number;
-  readonly faults: FaultState;
+  /** Where tests inject faults; default none (a ledger that runs for real). */
+  readonly faults?: Faults;
   readonly verifyEd25519: Ed25519Verifier;
   /** Told the due time of each accepted transaction, so the scheduler can wake up then. */
   readonly onAccepted: (dueMs: number) => void;
@@ -215,7 +217,8 @@ const RESPONSE_FIELD: Readonly<Record<string, string>> = {
 };
 
 export function createLedgerNode(options: NodeOptions): LedgerNode {
-  const { store, clock, faults } = options;
+  const { store, clock } = options;
+  const faults = options.faults ?? NO_FAULTS;
   let lastConsensusNs = (() => {
     const last = store.lastConsensus();
     return last ? timestampToNs(last) : 0n;
@@ -273,15 +276,13 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
     }
 
     if (store.findTransaction(payerNum, validStart, 0, false)) return precheck(R.DUPLICATE_TRANSACTION);
-    if (faults.takeBusy()) return precheck(R.BUSY);
-    const rejected = faults.takeReject();
-    if (rejected != null) return precheck(rejected);
+    const injected = faults.atPrecheck();
+    if (injected !== null) return precheck(injected);
 
     const account = store.getAccount(payerNum);
     if (account == null) return precheck(R.PAYER_ACCOUNT_NOT_FOUND);
     const payerKey = decodeKey(account.key);
     const sigs = createSignatureCheck(opened.bodyBytes, opened.sigMap, options.verifyEd25519);
-    await sigs.prepare([payerKey]);
     if (!sigs.satisfies(payerKey)) return precheck(R.INVALID_SIGNATURE);
 
     const fee = FEES[kind];
@@ -289,6 +290,7 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
     if (maxFee < fee) return precheck(R.INSUFFICIENT_TX_FEE, fee);
     if (account.balance < fee) return precheck(R.INSUFFICIENT_PAYER_BALANCE, fee);
 
+    const { dropped, forcedStatus } = faults.atAcceptance();
     const acceptedMs = clock.now();
     const dueMs = acceptedMs + options.consensusMs;
     const inserted = store.insertTransaction({
@@ -304,10 +306,11 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
       memo: new TextEncoder().encode(body.memo ?? ""),
       acceptedMs,
       dueMs,
-      state: faults.takeDrop() ? "dropped" : "pending",
-      forcedStatus: faults.takeFailAtConsensus(),
+      state: dropped ? "dropped" : "pending",
+      forcedStatus,
     });
-    // The same bytes raced in while the signature was being checked.
+    // The duplicate check above and this insert run without a pause in between; the store
+    // refusing the row anyway still means a duplicate.
     if (!inserted) return precheck(R.DUPLICATE_TRANSACTION);
     options.onAccepted(dueMs);
     return precheck(R.OK);
@@ -341,7 +344,7 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
     return { result, fee, entityNum: null, sequenceNumber: null, runningHash: null, effects: [] };
   }
 
-  async function decide(tx: TxRow, consensus: Timestamp, overlay: Overlay): Promise<Decision> {
+  function decide(tx: TxRow, consensus: Timestamp, overlay: Overlay): Decision {
     const fee = FEES[tx.type];
     if (tx.forcedStatus != null) return fail(tx.forcedStatus, fee);
 
@@ -371,7 +374,6 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
         if (account == null) return fail(R.INVALID_AUTORENEW_ACCOUNT, fee);
         autoRenewKey = decodeKey(account.key);
       }
-      await sigs.prepare([adminKey, autoRenewKey]);
       if ((adminKey != null && !sigs.satisfies(adminKey)) || (autoRenewKey != null && !sigs.satisfies(autoRenewKey))) {
         return fail(R.INVALID_SIGNATURE, fee);
       }
@@ -419,7 +421,6 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
     if (topic == null) return fail(R.INVALID_TOPIC_ID, fee);
     if (topic.submitKey != null) {
       const submitKey = decodeKey(topic.submitKey);
-      await sigs.prepare([submitKey]);
       if (!sigs.satisfies(submitKey)) return { ...fail(R.INVALID_SIGNATURE, fee), entityNum: topicNum };
     }
     const message = op.message ?? new Uint8Array();
@@ -481,9 +482,9 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
 
   const BATCH = 500;
 
-  /** One batch: decide each due transaction in order (async: signatures), then write all at once. */
-  async function consensusBatch(): Promise<number> {
-    if (faults.consensusPaused) return 0;
+  /** One batch: decide each due transaction in order, then write all at once. */
+  function consensusBatch(): number {
+    if (faults.consensusPaused()) return 0;
     const due = store.duePending(clock.now(), BATCH);
     if (due.length === 0) return 0;
     const overlay: Overlay = { topics: new Map(), balanceDelta: new Map(), nextEntityNum: store.peekEntityNum() };
@@ -493,7 +494,7 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
     for (const tx of due) {
       last = nowNs > last ? nowNs : last + 1n;
       const consensus = nsToTimestamp(last);
-      const d = await decide(tx, consensus, overlay);
+      const d = decide(tx, consensus, overlay);
       if (d.fee > 0) overlay.balanceDelta.set(tx.payer, (overlay.balanceDelta.get(tx.payer) ?? 0) - d.fee);
       decided.push({ tx, consensus, d });
     }
@@ -534,8 +535,12 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
         do {
           again = false;
           for (;;) {
-            const n = await consensusBatch();
+            const n = consensusBatch();
             total += n;
+            // Always yield after a batch: `running` is assigned only once this function first
+            // awaits, and a call that arrives meanwhile must find it (and ask for another pass).
+            // After a full batch, yield to the event loop, so requests get in before the next.
+            await (n < BATCH ? Promise.resolve() : new Promise<void>((resolve) => setImmediate(resolve)));
             if (n < BATCH) break;
           }
         } while (again);
@@ -578,7 +583,6 @@ export function createLedgerNode(options: NodeOptions): LedgerNode {
     if (account == null) return R.PAYER_ACCOUNT_NOT_FOUND;
     const payerKey = decodeKey(account.key);
     const sigs = createSignatureCheck(opened.bodyBytes, opened.sigMap, options.verifyEd25519);
-    await sigs.prepare([payerKey]);
     if (!sigs.satisfies(payerKey)) return R.INVALID_SIGNATURE;
     const toNode = (body.cryptoTransfer?.transfers?.accountAmounts ?? [])
       .filter((a) => toNumber(a.accountID?.accountNum) === NODE_ACCOUNT)

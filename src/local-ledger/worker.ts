@@ -13,19 +13,19 @@
  * - Log lines go to the parent as text; the parent writes them through its logger, so stdout stays
  *   one JSON-lines stream written by one thread.
  */
-import "../protobuf-long.ts"; // first: see the file
-import { createLogger } from "../../lib/log.ts";
-import type { LocalLedger } from "./index.ts";
+import "../lib/protobuf-long.ts"; // first: see the file
+import { createLogger } from "../lib/log.ts";
+import type { RunningLedger } from "./index.ts";
 import { startRememberedLedger } from "./remembered.ts";
 import type { FromLedgerWorker, ToLedgerWorker } from "./worker-protocol.ts";
 
 declare const self: Worker;
 
-if (Bun.isMainThread) throw new Error("anchoring/local-ledger/worker.ts runs only as a worker thread (see thread.ts)");
+if (Bun.isMainThread) throw new Error("local-ledger/worker.ts runs only as a worker thread (see thread.ts)");
 
 const post = (message: FromLedgerWorker): void => self.postMessage(message);
 
-let ledger: LocalLedger | null = null;
+let ledger: RunningLedger | null = null;
 let starting: Promise<unknown> | null = null;
 
 self.onmessage = (event: MessageEvent<ToLedgerWorker>) => {
