@@ -129,12 +129,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   // reschedules not yet written, `pressure` the counts of the last pass and the recent anchors,
   // `health` the ledger's, `ticker` the timer, `inFlight` the steps under way.
   const journal = new AnchorJournal(db, clock, newTransactionId);
-  const pressure = new BackPressure({
-    ...(options.backlogLimit !== undefined ? { backlogLimit: options.backlogLimit } : {}),
-    ...(options.maxQueueAgeMs !== undefined ? { maxQueueAgeMs: options.maxQueueAgeMs } : {}),
-    ...(options.backlogWindowMs !== undefined ? { windowMs: options.backlogWindowMs } : {}),
-    ...(options.backlogFloor !== undefined ? { floor: options.backlogFloor } : {}),
-  });
+  const pressure = new BackPressure({ backlogLimit: options.backlogLimit, maxQueueAgeMs: options.maxQueueAgeMs, windowMs: options.backlogWindowMs, floor: options.backlogFloor });
   const errors = new ErrorLog(log);
   const ticker = new Ticker(() => tick());
   // The first answer after failures: every row waiting on a backoff is due at the next pass.

@@ -6,78 +6,58 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { openCore, type Core } from "../../src/core.ts";
 import { AnchorJournal, insertPendingMessage, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
+import type { Db } from "../../src/storage/db.ts";
 import { ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
-import { cleanup, onCleanup, testConfig } from "../support/env.ts";
+import { cleanup } from "../support/env.ts";
+import { createRecordsFixture, docHashOf, TOPIC_ID as TOPIC, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
 
 afterEach(cleanup);
 
-const TOPIC = "0.0.1001";
 const CONFIRMED = { sequenceNumber: 7, consensusAt: "1767225600.000000123", runningHash: new Uint8Array(48).fill(9) };
 
-let core: Core;
+let fixture: RecordsFixture;
+let db: Db;
 let clock: ReturnType<typeof manualClock>;
 let ids: () => NewTransaction;
 let journal: AnchorJournal;
+let org: FixtureOrg;
 let orgId: string;
 
 beforeEach(() => {
   clock = manualClock(Date.UTC(2026, 0, 1));
-  core = openCore({ config: testConfig(), log: memoryLogger(), clock });
-  onCleanup(() => core.close());
-  ids = createTransactionIds({ db: core.db, clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 });
-  journal = new AnchorJournal(core.db, clock, ids);
-  orgId = core.organisations.create({ name: `Org ${Math.random()}`, addon: true }, "test").id;
+  fixture = createRecordsFixture({ clock });
+  db = fixture.db;
+  ids = createTransactionIds({ db, clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 });
+  journal = new AnchorJournal(db, clock, ids);
+  org = fixture.createOrg(`Org ${Math.random()}`, { addon: true });
+  orgId = org.id;
 });
 
-const row = (id: string): LedgerTransactionRow => core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, id)).get()!;
-const record = (id: string) => core.db.select().from(records).where(eq(records.id, id)).get()!;
+const row = (id: string): LedgerTransactionRow => db.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, id)).get()!;
+const record = (id: string) => db.select().from(records).where(eq(records.id, id)).get()!;
 const rowsOf = (recordId: string, kind: LedgerTransactionRow["kind"]) =>
-  core.db
+  db
     .select()
     .from(ledgerTransactions)
     .where(eq(ledgerTransactions.recordId, recordId))
     .all()
     .filter((r) => r.kind === kind);
 
-/** A record and its pending creation message, written together as the records service does. */
+/** A pending record and its creation message, under the record's transaction id, as the records service writes them. */
 function queueRecord(message = new TextEncoder().encode('{"v":1}')): { recordId: string; transactionId: string } {
-  const recordId = Bun.randomUUIDv7();
-  const reserved = ids();
-  const org = core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!;
-  const now = clock.now();
-  core.db.transaction((tx) => {
-    tx.insert(records)
-      .values({
-        id: recordId,
-        orgId,
-        signerType: "org",
-        kind: "record_only",
-        docHash: `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`,
-        signedAtMs: now,
-        signerFingerprint: org.systemKeyFingerprint,
-        signature: Buffer.from([1]),
-        sealFingerprint: org.systemKeyFingerprint,
-        sealSignature: Buffer.from([2]),
-        anchorState: "pending",
-        topicId: TOPIC,
-        transactionId: reserved.transactionId,
-        createdAt: now,
-      })
-      .run();
-    insertPendingMessage(tx, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now });
-  });
-  return { recordId, transactionId: reserved.transactionId };
+  const recordId = fixture.addOrgRecord(org, { docHash: docHashOf(Bun.randomUUIDv7()), anchorState: "pending" });
+  const { transactionId, signedAtMs } = record(recordId);
+  insertPendingMessage(db, { kind: "record_message", transactionId, validStartMs: signedAtMs, validSeconds: 30, orgId, recordId, topicId: TOPIC, message, now: clock.now() });
+  return { recordId, transactionId };
 }
 
 /** A revocation of `recordId` and its pending message, written together as the records service does. */
 function queueRevocation(recordId: string, message = new TextEncoder().encode('{"v":1,"revoke":true}')): string {
   const reserved = ids();
-  core.db.transaction((tx) => {
+  db.transaction((tx) => {
     tx.update(records).set({ revokedAt: clock.now(), revocationReason: "SUPERSEDED", revocationTransactionId: reserved.transactionId }).where(eq(records.id, recordId)).run();
     insertPendingMessage(tx, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now: clock.now() });
   });
@@ -85,7 +65,7 @@ function queueRevocation(recordId: string, message = new TextEncoder().encode('{
 }
 
 describe("the one insert", () => {
-  test("a message row is pending, due now, with no bytes and no attempt; its id and window are the reserved ones", () => {
+  test("a message row is pending, due now, with no bytes and no attempt, under the id and window it was given", () => {
     const { recordId, transactionId } = queueRecord(new Uint8Array([1, 2, 3]));
     expect(row(transactionId)).toMatchObject({
       kind: "record_message",
@@ -108,8 +88,8 @@ describe("the one insert", () => {
   test("a message of 0 or more than 1024 bytes is refused before anything is written", () => {
     for (const size of [0, 1025]) {
       const reserved = ids();
-      expect(() => insertPendingMessage(core.db, { kind: "record_message", ...reserved, orgId, recordId: "r", topicId: TOPIC, message: new Uint8Array(size), now: clock.now() })).toThrow("1 to 1024 bytes");
-      expect(core.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, reserved.transactionId)).get()).toBeUndefined();
+      expect(() => insertPendingMessage(db, { kind: "record_message", ...reserved, orgId, recordId: "r", topicId: TOPIC, message: new Uint8Array(size), now: clock.now() })).toThrow("1 to 1024 bytes");
+      expect(db.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, reserved.transactionId)).get()).toBeUndefined();
     }
   });
 });
@@ -150,7 +130,7 @@ describe("state changes", () => {
 
   test("a record that no longer carries the transaction is left alone", () => {
     const { recordId, transactionId } = queueRecord();
-    core.db.update(records).set({ transactionId: "0.0.2@1.000000001" }).where(eq(records.id, recordId)).run();
+    db.update(records).set({ transactionId: "0.0.2@1.000000001" }).where(eq(records.id, recordId)).run();
     journal.toAnchoredMessage(row(transactionId), CONFIRMED);
     expect(row(transactionId).state).toBe("anchored");
     expect(record(recordId).anchorState).toBe("pending");
@@ -161,13 +141,13 @@ describe("state changes", () => {
     expect(created).toMatchObject({ kind: "topic_create", state: "pending", topicId: null, message: null, recordId: null });
     expect(journal.toAnchoredTopic(row(created.transactionId), "0.0.5005", "1767225600.000000001")).not.toBeNull();
     expect(row(created.transactionId)).toMatchObject({ state: "anchored", topicId: "0.0.5005", consensusAt: "1767225600.000000001" });
-    expect(core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.topicId).toBe("0.0.5005");
+    expect(db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.topicId).toBe("0.0.5005");
     // A second creation (it cannot normally be queued): its topic does not replace the first.
-    core.db.update(ledgerTransactions).set({ state: "abandoned" }).where(eq(ledgerTransactions.transactionId, created.transactionId)).run();
+    db.update(ledgerTransactions).set({ state: "abandoned" }).where(eq(ledgerTransactions.transactionId, created.transactionId)).run();
     clock.advance(topicRequeueDelay(1));
     const again = journal.queueTopicCreate(orgId)!;
     journal.toAnchoredTopic(row(again.transactionId), "0.0.6006", null);
-    expect(core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.topicId).toBe("0.0.5005");
+    expect(db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.topicId).toBe("0.0.5005");
   });
 
   test("abandon a record message (pending or accepted): the record is abandoned, nothing is queued again", () => {
@@ -190,7 +170,7 @@ describe("an abandoned revocation is queued again", () => {
     const { recordId, transactionId } = queueRecord();
     journal.toAnchoredMessage(row(transactionId), CONFIRMED);
     const first = queueRevocation(recordId);
-    core.db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([7]) }).where(eq(ledgerTransactions.transactionId, first)).run();
+    db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([7]) }).where(eq(ledgerTransactions.transactionId, first)).run();
     clock.advance(60_000);
     const done = journal.abandon(row(first), "did not reach consensus within its validity window")!;
     expect(done.requeued).not.toBeNull();
@@ -211,13 +191,13 @@ describe("an abandoned revocation is queued again", () => {
     const delays: number[] = [];
     for (let i = 0; i < 3; i++) {
       // Sent once (it may have reached a node).
-      core.db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([i]) }).where(eq(ledgerTransactions.transactionId, current)).run();
+      db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([i]) }).where(eq(ledgerTransactions.transactionId, current)).run();
       current = journal.abandon(row(current), "failed at consensus: INVALID_TOPIC_ID")!.requeued!;
       delays.push(row(current).nextAttemptAt - clock.now());
     }
     expect(delays).toEqual([0, 30_000, 60_000]);
     // Every submission unsent (attempts 0, bytes stored): not counted, the next is as soon as the last.
-    core.db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([9]) }).where(eq(ledgerTransactions.transactionId, current)).run();
+    db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([9]) }).where(eq(ledgerTransactions.transactionId, current)).run();
     current = journal.abandon(row(current), "the validity window closed before the transaction could reach a node")!.requeued!;
     expect(row(current).nextAttemptAt - clock.now()).toBe(60_000);
     expect(rowsOf(recordId, "revocation_message").filter((r) => r.state === "pending")).toHaveLength(1);
@@ -227,7 +207,7 @@ describe("an abandoned revocation is queued again", () => {
     const { recordId, transactionId } = queueRecord();
     journal.toAnchoredMessage(row(transactionId), CONFIRMED);
     const stale = queueRevocation(recordId);
-    core.db.update(records).set({ revocationTransactionId: "0.0.2@2.000000002" }).where(eq(records.id, recordId)).run();
+    db.update(records).set({ revocationTransactionId: "0.0.2@2.000000002" }).where(eq(records.id, recordId)).run();
     const done = journal.abandon(row(stale), "x")!;
     expect(done.requeued).not.toBeNull();
     expect(record(recordId).revocationTransactionId).toBe("0.0.2@2.000000002");
@@ -337,21 +317,21 @@ describe("topic provisioning", () => {
   test("abandoned creations that reached a node back off (10 s doubling to an hour) from the last; unsent ones do not count", () => {
     expect([1, 2, 3, 20].map(topicRequeueDelay)).toEqual([10_000, 20_000, 40_000, 3_600_000]);
     const first = journal.queueTopicCreate(orgId)!;
-    core.db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([1]) }).where(eq(ledgerTransactions.transactionId, first.transactionId)).run();
+    db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([1]) }).where(eq(ledgerTransactions.transactionId, first.transactionId)).run();
     journal.abandon(row(first.transactionId), "refused at precheck: INSUFFICIENT_PAYER_BALANCE");
     clock.advance(9_999);
     expect(journal.queueTopicCreate(orgId)).toBeNull();
     clock.advance(1);
     const second = journal.queueTopicCreate(orgId)!;
     // Unsent: abandoned without reaching a node. The count stays 1, so 10 s again from its end.
-    core.db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([2]) }).where(eq(ledgerTransactions.transactionId, second.transactionId)).run();
+    db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([2]) }).where(eq(ledgerTransactions.transactionId, second.transactionId)).run();
     journal.abandon(row(second.transactionId), "the validity window closed before the transaction could reach a node");
     expect(journal.queueTopicCreate(orgId)).not.toBeNull();
   });
 });
 
 test("queueSummary: counts by state, the oldest unfinished row, the last error", () => {
-  expect(queueSummary(core.db, clock.now())).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0, oldestUnfinished: null, lastError: null });
+  expect(queueSummary(db, clock.now())).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0, oldestUnfinished: null, lastError: null });
   const a = queueRecord().transactionId;
   clock.advance(2000);
   const b = queueRecord().transactionId;
@@ -359,7 +339,7 @@ test("queueSummary: counts by state, the oldest unfinished row, the last error",
   journal.toAccepted(row(b), 0);
   journal.abandon(row(c), "refused at precheck: BUSY_FOREVER");
   clock.advance(3000);
-  expect(queueSummary(core.db, clock.now())).toEqual({
+  expect(queueSummary(db, clock.now())).toEqual({
     pending: 1,
     accepted: 1,
     anchored: 0,
