@@ -201,9 +201,12 @@ async function ensureGenesis(store: LedgerStore, keyFile: string, requested: Ed2
   return { privateKeyDer, publicKeyDer };
 }
 
+/** A ledger as openLedger returns it: with the socket switch the `unreachable` fault drives. */
+type OpenedLedger = RunningLedger & { setUnreachable(on: boolean): Promise<void> };
+
 /** Starts a ledger in this thread with test hooks (`faults`): for tests. */
 export async function startLocalLedger(options: LocalLedgerOptions): Promise<LocalLedger> {
-  let ledger: RunningLedger & { setUnreachable(on: boolean): Promise<void> };
+  let ledger: OpenedLedger;
   const injector = createFaultInjector({
     setUnreachable: (on) => ledger.setUnreachable(on),
     wake: () => void ledger.runConsensus(),
@@ -219,7 +222,7 @@ export async function startLedger(options: LocalLedgerOptions): Promise<RunningL
   return running;
 }
 
-async function openLedger(options: LocalLedgerOptions, injector: FaultInjector | null): Promise<RunningLedger & { setUnreachable(on: boolean): Promise<void> }> {
+async function openLedger(options: LocalLedgerOptions, injector: FaultInjector | null): Promise<OpenedLedger> {
   checkOptions(options);
   const host = options.host ?? "127.0.0.1";
   const clock = options.clock ?? systemClock;
