@@ -1,19 +1,12 @@
 /**
- * Known answers for ML-DSA-65 across both implementations: Bun's native one (what the product
- * signs and verifies with) and @noble/post-quantum (the independent second one, src/crypto/noble.ts).
- *
- * The known answers are NIST's: ACVP vectors for keyGen, sigGen and sigVer (vectors/README.md
- * says where they come from and which cases). Round trips alone would pass if both sides changed
- * together (noble's sign/verify argument order has changed between releases, and an encoding
- * change would be symmetric too).
- *
- * The fixed-seed digests further down are the seed of docs/signing.md's worked example (§3.4):
- * they pin that both implementations keep deriving the same key and noble the same deterministic
- * signature for it, so the documented bytes stay true.
+ * Known answers for ML-DSA-65 across both implementations. Round trips alone would pass if both
+ * sides changed together (noble's sign/verify argument order has changed between releases, and
+ * an encoding change would be symmetric too), so the digests below are hard-coded: a release
+ * that derives another public key from the same seed, or signs deterministically differently,
+ * fails here.
  */
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";
 import { algorithmSpec, createSigner, publicKeyFromSeedWithNoble, signWithNoble, verifyWithNoble } from "../../src/crypto/index.ts";
 
@@ -28,71 +21,6 @@ const EXPECTED_PUBLIC_KEY_PREFIX = "48683d91978e31eb3dddb8b0473482d2";
 const EXPECTED_DETERMINISTIC_SIGNATURE_SHA256 = "7bce46e6154f54e247e575b770dc1271a1dc17b4d53de5c5669497caa62c6d49";
 
 const verifier = createSigner({ masterKey: null });
-
-/** test/crypto/vectors/ml-dsa-65-acvp.json: NIST ACVP cases, prompt and expected result merged. */
-interface AcvpVectors {
-  keyGen: { tcId: number; seed: string; pk: string; sk: string }[];
-  sigGen: { tcId: number; deterministic: boolean; signatureInterface: string; preHash: string; message: string; context: string; rnd?: string; sk: string; signature: string }[];
-  sigVer: { tcId: number; signatureInterface: string; preHash: string; message: string; context: string; pk: string; signature: string; testPassed: boolean; reason: string }[];
-}
-const ACVP = JSON.parse(readFileSync(new URL("./vectors/ml-dsa-65-acvp.json", import.meta.url), "utf8")) as AcvpVectors;
-const unhex = (h: string) => new Uint8Array(Buffer.from(h, "hex"));
-const hexOf = (b: Uint8Array) => Buffer.from(b).toString("hex");
-
-/**
- * Which ACVP cases each API can express (vectors/README.md):
- * - keyGen: both. Native derives the public key from ξ (it keeps no expanded private key to
- *   compare); noble derives both keys.
- * - sigGen, external interface, pure ML-DSA: noble signs from the expanded private key ACVP gives
- *   (`extraEntropy: false` is FIPS 204's deterministic variant, `extraEntropy: rnd` the hedged one
- *   with ACVP's rnd) and must reproduce NIST's signature byte for byte. Native cannot sign from an
- *   expanded key, nor deterministically, nor with a context: it verifies NIST's signature where
- *   the context is empty, as the product does.
- * - sigVer, external interface, pure ML-DSA: noble with the case's context; native where the
- *   context is empty.
- * - Not included: the internal interface (M′ or μ given by the caller) and HashML-DSA.
- */
-describe("NIST ACVP ML-DSA-65 vectors", () => {
-  test("the file holds what the tests below expect", () => {
-    expect(ACVP.keyGen.length).toBeGreaterThan(0);
-    expect(ACVP.sigGen.some((c) => c.deterministic) && ACVP.sigGen.some((c) => !c.deterministic && c.context === "")).toBe(true);
-    expect(ACVP.sigVer.some((c) => c.testPassed) && ACVP.sigVer.some((c) => !c.testPassed && c.context === "")).toBe(true);
-    for (const c of [...ACVP.sigGen, ...ACVP.sigVer]) expect([c.signatureInterface, c.preHash]).toEqual(["external", "pure"]);
-  });
-
-  test.each(ACVP.keyGen.map((c) => [c.tcId, c] as const))("keyGen tcId %d: noble and native derive NIST's keys from ξ", (_, c) => {
-    const seed = unhex(c.seed);
-    const { publicKey, secretKey } = ml_dsa65.keygen(seed);
-    expect(hexOf(publicKey)).toBe(c.pk);
-    expect(hexOf(secretKey)).toBe(c.sk);
-    expect(hexOf(publicKeyFromSeedWithNoble("ML-DSA-65", seed))).toBe(c.pk);
-    expect(hexOf(ML_DSA_65.importSeed(seed).publicKey)).toBe(c.pk);
-  });
-
-  test.each(ACVP.sigGen.map((c) => [c.tcId, c.deterministic ? "deterministic" : "hedged", c] as const))("sigGen tcId %d (%s): noble reproduces NIST's signature", (_, __, c) => {
-    const message = unhex(c.message);
-    const context = unhex(c.context);
-    const extraEntropy = c.deterministic ? false : unhex(c.rnd!);
-    const signature = ml_dsa65.sign(message, unhex(c.sk), { extraEntropy, context });
-    expect(hexOf(signature)).toBe(c.signature);
-    const publicKey = ml_dsa65.getPublicKey(unhex(c.sk));
-    expect(ml_dsa65.verify(signature, message, publicKey, { context })).toBe(true);
-    if (c.context === "") {
-      // Native (the product's verifier) and the product's noble wrapper both accept NIST's signature.
-      expect(verifier.verify("ML-DSA-65", publicKey, message, signature)).toBe(true);
-      expect(verifyWithNoble("ML-DSA-65", publicKey, message, signature)).toBe(true);
-    }
-  });
-
-  test.each(ACVP.sigVer.map((c) => [c.tcId, c.reason, c] as const))("sigVer tcId %d (%s): both implementations agree with NIST", (_, __, c) => {
-    const [publicKey, message, signature, context] = [unhex(c.pk), unhex(c.message), unhex(c.signature), unhex(c.context)];
-    expect(ml_dsa65.verify(signature, message, publicKey, { context })).toBe(c.testPassed);
-    if (c.context === "") {
-      expect(verifier.verify("ML-DSA-65", publicKey, message, signature)).toBe(c.testPassed);
-      expect(verifyWithNoble("ML-DSA-65", publicKey, message, signature)).toBe(c.testPassed);
-    }
-  });
-});
 
 function flipBit(bytes: Uint8Array, index: number): Uint8Array {
   const copy = new Uint8Array(bytes);
