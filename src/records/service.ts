@@ -24,6 +24,7 @@ import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Sig
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
+import { RECORD_COLUMNS, toRecordRow, type RawRecordRow, type RecordRow } from "../storage/record-row.ts";
 import { insertPendingMessage } from "../anchoring/queue.ts";
 import { organisations, records } from "../storage/schema.ts";
 import type { RecordLedger } from "./ledger.ts";
@@ -111,64 +112,6 @@ export interface RecordsDeps {
   readonly writes?: WriteQueue;
 }
 
-type RecordRow = typeof records.$inferSelect;
-
-/** Every column of `records`, in the order of src/storage/schema.ts. */
-const RECORD_COLUMNS = `id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
-  seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, sequence_number, consensus_at, revoked_at,
-  revocation_reason, revocation_transaction_id, created_at`;
-
-interface RawRecordRow {
-  readonly id: string;
-  readonly org_id: string | null;
-  readonly signer_type: RecordRow["signerType"];
-  readonly kind: string;
-  readonly signer_hint: string | null;
-  readonly doc_hash: string;
-  readonly filename: string | null;
-  readonly signed_at_ms: number;
-  readonly signer_fingerprint: Uint8Array;
-  readonly signature: Uint8Array;
-  readonly seal_fingerprint: Uint8Array;
-  readonly seal_signature: Uint8Array;
-  readonly anchor_state: RecordRow["anchorState"];
-  readonly topic_id: string;
-  readonly transaction_id: string;
-  readonly sequence_number: number | null;
-  readonly consensus_at: string | null;
-  readonly revoked_at: number | null;
-  readonly revocation_reason: string | null;
-  readonly revocation_transaction_id: string | null;
-  readonly created_at: number;
-}
-
-/** A raw row as drizzle would have mapped it (blobs as Buffers, as `mode: "buffer"` gives them). */
-function fromRaw(r: RawRecordRow): RecordRow {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    signerType: r.signer_type,
-    kind: r.kind,
-    signerHint: r.signer_hint,
-    docHash: r.doc_hash,
-    filename: r.filename,
-    signedAtMs: r.signed_at_ms,
-    signerFingerprint: Buffer.from(r.signer_fingerprint),
-    signature: Buffer.from(r.signature),
-    sealFingerprint: Buffer.from(r.seal_fingerprint),
-    sealSignature: Buffer.from(r.seal_signature),
-    anchorState: r.anchor_state,
-    topicId: r.topic_id,
-    transactionId: r.transaction_id,
-    sequenceNumber: r.sequence_number,
-    consensusAt: r.consensus_at,
-    revokedAt: r.revoked_at,
-    revocationReason: r.revocation_reason,
-    revocationTransactionId: r.revocation_transaction_id,
-    createdAt: r.created_at,
-  };
-}
-
 export function createRecords(deps: RecordsDeps) {
   const { db, signer, clock, ledger } = deps;
   const publicUrlOption = deps.publicUrl;
@@ -212,7 +155,7 @@ export function createRecords(deps: RecordsDeps) {
   /** The organisation's active record for the hash (same rows and columns as the drizzle query it replaces). */
   function activeRecord(orgId: string, docHash: string): RecordRow | undefined {
     const raw = activeByHash.get(orgId, docHash);
-    return raw === null ? undefined : fromRaw(raw);
+    return raw === null ? undefined : toRecordRow(raw);
   }
 
   function orgKey(fingerprint: Buffer): StoredKey {

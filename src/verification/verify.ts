@@ -51,6 +51,7 @@ import {
 import { Lru } from "../crypto/lru.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
+import { RECORD_COLUMNS, type RawRecordRow } from "../storage/record-row.ts";
 import { compareConsensus, consensusToRfc3339, rfc3339Ms, type CheckResult, type DisclosureTier, type Match, type Verdict } from "./types.ts";
 
 export interface VerificationLinks {
@@ -98,10 +99,6 @@ export const DEFAULT_MEMO_ENTRIES = 100_000;
 /** Most matches a verification returns (decisions §11); the earliest by consensus. */
 export const MAX_MATCHES = 100;
 
-const RECORD_COLUMNS = `id, org_id, signer_type, kind, signer_hint, doc_hash, signed_at_ms, signer_fingerprint, signature,
-       seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, sequence_number, consensus_at,
-       revoked_at, revocation_reason, created_at`;
-
 /**
  * Every record of a hash, in any state, but never more than `MAX_MATCHES` + 1: for all but the
  * largest hashes this one indexed read is the whole answer (a test checks the plan). A full
@@ -145,29 +142,6 @@ export const RECORD_BY_ROWID_SQL = `SELECT ${RECORD_COLUMNS} FROM records WHERE 
 
 /** When the newest record of a hash awaiting consensus was stored (rule 5), or null. */
 export const NEWEST_ACCEPTED_SQL = "SELECT max(created_at) AS newest FROM records INDEXED BY records_doc_hash WHERE doc_hash = ? AND anchor_state = 'accepted'";
-
-/** A `records` row as the hot-path statement returns it (columns as in src/storage/schema.ts). */
-interface RecordRow {
-  readonly id: string;
-  readonly org_id: string | null;
-  readonly signer_type: "org" | "user";
-  readonly kind: string;
-  readonly signer_hint: string | null;
-  readonly doc_hash: string;
-  readonly signed_at_ms: number;
-  readonly signer_fingerprint: Uint8Array;
-  readonly signature: Uint8Array;
-  readonly seal_fingerprint: Uint8Array;
-  readonly seal_signature: Uint8Array;
-  readonly anchor_state: string;
-  readonly topic_id: string;
-  readonly transaction_id: string;
-  readonly sequence_number: number | null;
-  readonly consensus_at: string | null;
-  readonly revoked_at: number | null;
-  readonly revocation_reason: string | null;
-  readonly created_at: number;
-}
 
 /** A value as bun:sqlite returns it. */
 type SqlValue = null | number | bigint | string | Uint8Array;
@@ -272,9 +246,9 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   // (records_doc_hash) per request, then each signing organisation's name and suspension, read
   // per request so that standing is live.
   const client = db.$client;
-  const recordsByHash = client.prepare<RecordRow, [string]>(RECORDS_BY_HASH_SQL);
+  const recordsByHash = client.prepare<RawRecordRow, [string]>(RECORDS_BY_HASH_SQL);
   const classHead = client.prepare<ClassHead, [string, number]>(CLASS_HEAD_SQL);
-  const recordByRowid = client.prepare<RecordRow, [number]>(RECORD_BY_ROWID_SQL);
+  const recordByRowid = client.prepare<RawRecordRow, [number]>(RECORD_BY_ROWID_SQL);
   const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED_SQL);
   const orgById = client.prepare<{ name: string; suspended: number }, [string]>("SELECT name, suspended FROM organisations WHERE id = ?");
   const keyByFingerprint = client.prepare<{ algorithm: string; public_key: Uint8Array }, [Uint8Array]>(
@@ -305,7 +279,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
    * class rests on. One read transaction, so the rows read whole are those the index placed
    * (another connection, the admin command line, may revoke a record meanwhile).
    */
-  const readLargeHash = client.transaction((docHash: string): { page: RecordRow[]; beyond: RecordRow[] } => {
+  const readLargeHash = client.transaction((docHash: string): { page: RawRecordRow[]; beyond: RawRecordRow[] } => {
     const { page, beyond } = selectLargeHash(VERDICT_CLASSES.map((c) => classHead.all(docHash, c)));
     const whole = (head: ClassHead) => {
       const row = recordByRowid.get(head.rid);
@@ -324,7 +298,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     }
   }
 
-  function checks(row: RecordRow, requested: string): { hashBinding: CheckResult; userSignature: CheckResult; serverSeal: CheckResult } {
+  function checks(row: RawRecordRow, requested: string): { hashBinding: CheckResult; userSignature: CheckResult; serverSeal: CheckResult } {
     const signerKey = attempt(() => resolveKey(row.signer_fingerprint));
     const payload = attempt(() =>
       encodeRecordPayload({ recordId: row.id, docHash: row.doc_hash, signedAtMs: row.signed_at_ms, signerKeyFingerprint: row.signer_fingerprint }),
@@ -345,7 +319,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     return { hashBinding: hashBinding ? "pass" : "fail", userSignature: signatureOk ? "pass" : "fail", serverSeal: sealOk ? "pass" : "fail" };
   }
 
-  function shapeMatch(row: RecordRow, tier: DisclosureTier, requested: string, org: { name: string; suspended: number } | null): Match {
+  function shapeMatch(row: RawRecordRow, tier: DisclosureTier, requested: string, org: { name: string; suspended: number } | null): Match {
     if (row.sequence_number === null || row.consensus_at === null) {
       // The anchor columns are written with the state in one transaction; an anchored row without
       // them is corruption. Refuse to answer (500) rather than vouch for or hide the record.
@@ -386,8 +360,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       };
       // The matches, and the records beyond them that a verdict class rests on (checked like a
       // match, never returned), and when the newest record awaiting consensus was stored.
-      let page: RecordRow[];
-      let beyond: RecordRow[] = [];
+      let page: RawRecordRow[];
+      let beyond: RawRecordRow[] = [];
       let newestAccepted: () => number | null;
       const rows = recordsByHash.all(docHash);
       if (rows.length <= MAX_MATCHES) {
