@@ -36,7 +36,8 @@ import { hostPort, startGrpcEndpoint } from "./grpc.ts";
 import { entityId, mirrorTransactionId } from "./ids.ts";
 import { DEVELOPMENT_OPERATOR_KEY, ed25519KeyPairFromDer, encodeKey, type Ed25519KeyPair } from "./keys.ts";
 import { createMirrorHandler } from "./mirror.ts";
-import { createLedgerNode, FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT, type LedgerNode } from "./node.ts";
+import { createLedgerNode, type LedgerNode } from "./node.ts";
+import { FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT } from "./rules.ts";
 import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
 
 export type { LocalLedgerFaults } from "./faults.ts";

@@ -20,8 +20,9 @@ import {
   type Timestamp,
 } from "./ids.ts";
 import { mirrorKey } from "./keys.ts";
-import { NODE_ACCOUNT, transfersOf } from "./node.ts";
-import type { Comparison, LedgerStore, MessageRow, TxRow } from "./store.ts";
+import type { Comparison, MessageRow, TxRow } from "./rows.ts";
+import { NODE_ACCOUNT, transfersOf } from "./rules.ts";
+import type { LedgerStore } from "./store.ts";
 
 const DEFAULT_LIMIT = 25;
 const MAX_LIMIT = 100;

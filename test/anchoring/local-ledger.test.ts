@@ -31,7 +31,7 @@ import { join, resolve } from "node:path";
 import { manualClock } from "../../src/lib/clock.ts";
 import { startLocalLedger, transactionPageUrl, type LocalLedger, type LocalLedgerOptions } from "../../src/local-ledger/index.ts";
 import { nextRunningHash } from "../../src/local-ledger/running-hash.ts";
-import { LEDGER_PRAGMAS } from "../../src/local-ledger/store.ts";
+import { LEDGER_PRAGMAS } from "../../src/local-ledger/schema.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
