@@ -70,54 +70,65 @@ function received<T>(decode: (bytes: Uint8Array) => T): (buf: Buffer) => Receive
   };
 }
 
+/** How one kind of RPC is carried: its codecs, what answers it, and what a failure is logged as. */
+interface Rpc<Req, Res> {
+  readonly decodeRequest: (bytes: Uint8Array) => Req;
+  readonly encodeResponse: (response: Res) => Uint8Array;
+  readonly decodeResponse: (bytes: Uint8Array) => Res;
+  readonly handle: (request: Received<Req>) => Promise<Res>;
+  readonly what: "transaction" | "query";
+}
+
+/**
+ * One unary method at `path`: its definition, and a handler that answers with what `rpc.handle`
+ * resolves to, or logs the failure and answers INTERNAL (no detail leaves the process).
+ */
+function unaryMethod<Req, Res>(path: string, rpc: Rpc<Req, Res>, log: Logger): { definition: grpc.MethodDefinition<unknown, unknown>; handler: grpc.handleUnaryCall<Received<Req>, Res> } {
+  const definition: grpc.MethodDefinition<Received<Req>, Res> = {
+    path,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (r) => Buffer.from(r.bytes),
+    requestDeserialize: received(rpc.decodeRequest),
+    responseSerialize: (r) => Buffer.from(rpc.encodeResponse(r)),
+    responseDeserialize: (b) => rpc.decodeResponse(b),
+  };
+  const handler = (call: grpc.ServerUnaryCall<Received<Req>, Res>, cb: grpc.sendUnaryData<Res>) => {
+    rpc.handle(call.request).then(
+      (r) => cb(null, r),
+      (err: unknown) => {
+        log.error(`local ledger: ${rpc.what} handler failed`, { path, err });
+        cb({ code: grpc.status.INTERNAL, details: "internal error" });
+      },
+    );
+  };
+  return { definition: definition as unknown as grpc.MethodDefinition<unknown, unknown>, handler };
+}
+
 function buildService(node: LedgerNode, log: Logger): { definition: grpc.ServiceDefinition; handlers: grpc.UntypedServiceImplementation }[] {
+  const transactionRpc: Rpc<proto.Transaction, proto.ITransactionResponse> = {
+    decodeRequest: (b) => proto.Transaction.decode(b),
+    encodeResponse: (r) => proto.TransactionResponse.encode(r).finish(),
+    decodeResponse: (b) => proto.TransactionResponse.decode(b),
+    handle: (r) => node.submit(r),
+    what: "transaction",
+  };
+  const queryRpc: Rpc<proto.Query, proto.IResponse> = {
+    decodeRequest: (b) => proto.Query.decode(b),
+    encodeResponse: (r) => proto.Response.encode(r).finish(),
+    decodeResponse: (b) => proto.Response.decode(b),
+    handle: (r) => node.query(r),
+    what: "query",
+  };
   const services: { definition: grpc.ServiceDefinition; handlers: grpc.UntypedServiceImplementation }[] = [];
   for (const service of SERVICES) {
     const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const { name, kind } of methodsOf(service)) {
       const path = `/proto.${service}/${name}`;
-      if (kind === "transaction") {
-        const method: grpc.MethodDefinition<Received<proto.Transaction>, proto.ITransactionResponse> = {
-          path,
-          requestStream: false,
-          responseStream: false,
-          requestSerialize: (r) => Buffer.from(r.bytes),
-          requestDeserialize: received((b) => proto.Transaction.decode(b)),
-          responseSerialize: (r) => Buffer.from(proto.TransactionResponse.encode(r).finish()),
-          responseDeserialize: (b) => proto.TransactionResponse.decode(b),
-        };
-        definition[name] = method as unknown as grpc.MethodDefinition<unknown, unknown>;
-        handlers[name] = (call: grpc.ServerUnaryCall<Received<proto.Transaction>, proto.ITransactionResponse>, cb: grpc.sendUnaryData<proto.ITransactionResponse>) => {
-          node.submit(call.request).then(
-            (r) => cb(null, r),
-            (err: unknown) => {
-              log.error("local ledger: transaction handler failed", { path, err });
-              cb({ code: grpc.status.INTERNAL, details: "internal error" });
-            },
-          );
-        };
-      } else {
-        const method: grpc.MethodDefinition<Received<proto.Query>, proto.IResponse> = {
-          path,
-          requestStream: false,
-          responseStream: false,
-          requestSerialize: (r) => Buffer.from(r.bytes),
-          requestDeserialize: received((b) => proto.Query.decode(b)),
-          responseSerialize: (r) => Buffer.from(proto.Response.encode(r).finish()),
-          responseDeserialize: (b) => proto.Response.decode(b),
-        };
-        definition[name] = method as unknown as grpc.MethodDefinition<unknown, unknown>;
-        handlers[name] = (call: grpc.ServerUnaryCall<Received<proto.Query>, proto.IResponse>, cb: grpc.sendUnaryData<proto.IResponse>) => {
-          node.query(call.request).then(
-            (r) => cb(null, r),
-            (err: unknown) => {
-              log.error("local ledger: query handler failed", { path, err });
-              cb({ code: grpc.status.INTERNAL, details: "internal error" });
-            },
-          );
-        };
-      }
+      const method = kind === "transaction" ? unaryMethod(path, transactionRpc, log) : unaryMethod(path, queryRpc, log);
+      definition[name] = method.definition;
+      handlers[name] = method.handler;
     }
     if (Object.keys(definition).length > 0) services.push({ definition: definition as grpc.ServiceDefinition, handlers });
   }

@@ -5,28 +5,21 @@
  *
  * Guarantee: only what reached consensus is visible, as on a real mirror node; a transaction
  * that is pending, dropped or unknown is 404 alike.
+ *
+ * This file routes and answers; the JSON shapes are mirror-views.ts's, the parameter syntax
+ * mirror-params.ts's, the HTML mirror-page.ts's.
  */
-import { proto } from "@hashgraph/proto";
-import { createHash } from "node:crypto";
-import {
-  base64,
-  entityId,
-  formatTimestamp,
-  hex,
-  mirrorTransactionId,
-  parseEntityId,
-  parseTimestampParam,
-  parseTransactionId,
-  type Timestamp,
-} from "./ids.ts";
+import { entityId, formatTimestamp, parseEntityId, parseTimestampParam, parseTransactionId, type Timestamp } from "./ids.ts";
 import { mirrorKey } from "./keys.ts";
-import type { Comparison, MessageRow, TxRow } from "./rows.ts";
-import { NODE_ACCOUNT, transfersOf } from "./rules.ts";
+import { page, transactionPage } from "./mirror-page.ts";
+import { filtersOf, isPositiveLong, nextLink, orderedQuery } from "./mirror-params.ts";
+import { messageView, transactionView } from "./mirror-views.ts";
+import type { Comparison, TxRow } from "./rows.ts";
+import { NODE_ACCOUNT } from "./rules.ts";
 import type { LedgerStore } from "./store.ts";
 
 const DEFAULT_LIMIT = 25;
 const MAX_LIMIT = 100;
-const MAX_REPEATED_PARAMETERS = 100;
 const OPERATORS = new Set<string>(["eq", "ne", "gt", "gte", "lt", "lte"]);
 
 export interface MirrorOptions {
@@ -45,131 +38,6 @@ function errorBody(status: number, messages: string[]): Response {
 
 const notFound = (): Response => errorBody(404, ["Not found"]);
 const invalid = (...params: string[]): Response => errorBody(400, params.map((p) => `Invalid parameter: ${p}`));
-
-// ---- view models (the mirror node's field names and formats) ----------------------------------
-
-function transactionIdView(bytes: Uint8Array): Record<string, unknown> {
-  const id = proto.TransactionID.decode(bytes);
-  const a = id.accountID;
-  const start = id.transactionValidStart;
-  return {
-    account_id: `${Number(a?.shardNum ?? 0)}.${Number(a?.realmNum ?? 0)}.${Number(a?.accountNum ?? 0)}`,
-    nonce: id.nonce ?? 0,
-    scheduled: id.scheduled ?? false,
-    transaction_valid_start: formatTimestamp({ seconds: Number(start?.seconds ?? 0), nanos: start?.nanos ?? 0 }),
-  };
-}
-
-function messageView(m: MessageRow, encoding: "base64" | "utf-8" = "base64"): Record<string, unknown> {
-  return {
-    chunk_info:
-      m.chunkNumber == null
-        ? null
-        : {
-            initial_transaction_id: m.initialTransactionId ? transactionIdView(m.initialTransactionId) : null,
-            number: m.chunkNumber,
-            total: m.chunkTotal,
-          },
-    consensus_timestamp: formatTimestamp(m.consensus),
-    message: encoding === "utf-8" ? Buffer.from(m.message).toString("utf8") : base64(m.message),
-    payer_account_id: entityId(m.payer),
-    running_hash: base64(m.runningHash),
-    running_hash_version: m.runningHashVersion,
-    sequence_number: m.sequenceNumber,
-    topic_id: entityId(m.topicNum),
-  };
-}
-
-function resultName(code: number | null): string {
-  return (code != null ? proto.ResponseCodeEnum[code] : undefined) ?? "UNKNOWN";
-}
-
-function transactionView(tx: TxRow): Record<string, unknown> {
-  return {
-    bytes: null,
-    charged_tx_fee: tx.chargedFee ?? 0,
-    consensus_timestamp: tx.consensus ? formatTimestamp(tx.consensus) : null,
-    entity_id: tx.entityNum != null ? entityId(tx.entityNum) : null,
-    max_custom_fees: [],
-    max_fee: String(tx.maxFee),
-    memo_base64: base64(tx.memo),
-    name: tx.type,
-    nft_transfers: [],
-    node: entityId(NODE_ACCOUNT),
-    nonce: tx.nonce,
-    parent_consensus_timestamp: null,
-    result: resultName(tx.result),
-    scheduled: tx.scheduled,
-    staking_reward_transfers: [],
-    token_transfers: [],
-    transaction_hash: base64(tx.transactionHash),
-    transaction_id: mirrorTransactionId(tx.payer, tx.validStart),
-    transfers: transfersOf(tx)
-      .sort((a, b) => a.account - b.account)
-      .map((t) => ({ account: entityId(t.account), amount: t.amount, is_approval: false })),
-    valid_duration_seconds: String(tx.validDurationSeconds),
-    valid_start_timestamp: formatTimestamp(tx.validStart),
-  };
-}
-
-// ---- query parameters ------------------------------------------------------------------------
-
-interface Filter {
-  key: string;
-  op: string;
-  value: string;
-}
-
-/** The request's parameters in order of first appearance, repeated ones as lists, like Express. */
-function orderedQuery(url: URL): Map<string, string[]> {
-  const q = new Map<string, string[]>();
-  for (const [k, v] of url.searchParams) q.set(k, [...(q.get(k) ?? []), v]);
-  return q;
-}
-
-function filtersOf(query: Map<string, string[]>): { filters: Filter[]; errors: string[] } {
-  const filters: Filter[] = [];
-  const errors: string[] = [];
-  for (const [key, values] of query) {
-    if (values.length > MAX_REPEATED_PARAMETERS) {
-      errors.push(`Parameter values count exceeds maximum number allowed: ${key} count: ${values.length} max: ${MAX_REPEATED_PARAMETERS}`);
-      continue;
-    }
-    for (const value of values) {
-      const parts = value.split(":");
-      filters.push(parts.length === 1 ? { key, op: "eq", value } : { key, op: parts[0] ?? "", value: parts[1] ?? "" });
-    }
-  }
-  return { filters, errors };
-}
-
-const isPositiveLong = (v: string): boolean => /^\d{1,19}$/.test(v) && BigInt(v) > 0n && BigInt(v) <= 9223372036854775807n;
-
-/**
- * The `links.next` of a page, built as the mirror node builds it: the request's own parameters,
- * with any `timestamp=gt:`/`gte:` (ascending) or `lt:`/`lte:` (descending) replaced by the last
- * row's timestamp.
- */
-function nextLink(path: string, query: Map<string, string[]>, order: "asc" | "desc", last: Timestamp): string {
-  const q = new Map([...query].map(([k, v]) => [k, [...v]] as const));
-  const field = "timestamp";
-  const pattern = order === "asc" ? /gt[e]?:/ : /lt[e]?:/;
-  const insert = `${order === "asc" ? "gt" : "lt"}:${formatTimestamp(last)}`;
-  const original = q.get(field);
-  if (original) {
-    const kept = original.filter((v) => !pattern.test(v));
-    q.delete(field);
-    if (kept.length > 0) q.set(field, original.some((v) => /[gl]t[e]?:/.test(v)) ? [...kept, insert] : kept);
-    else q.set(field, [insert]);
-  } else {
-    q.set(field, [insert]);
-  }
-  const parts: string[] = [];
-  for (const [k, vs] of q) for (const v of vs) parts.push(`${k}=${v}`);
-  return `${path}?${parts.join("&")}`;
-}
-
-// ---- handlers --------------------------------------------------------------------------------
 
 function topicNumOf(text: string): number | null | "foreign" {
   const id = parseEntityId(text);
@@ -274,14 +142,14 @@ function getTopic(store: LedgerStore, topicText: string): Response {
 const HASH_PATTERN = /^(?:(?:0x)?[0-9a-fA-F]{96}|[A-Za-z0-9_-]{64})$/;
 const INVALID_TRANSACTION_ID = 'Invalid Transaction id. Please use "shard.realm.num-sss-nnn" format where sss are seconds and nnn are nanoseconds';
 
-/** Final transactions named by a mirror-form id or a transaction hash, or a 400 response. */
-function findTransactions(store: LedgerStore, idOrHash: string, allowSdkForm: boolean): TxRow[] | Response {
+/** Final transactions named by a mirror-form id or a transaction hash, or null when the text is neither. */
+function findTransactions(store: LedgerStore, idOrHash: string, allowSdkForm: boolean): TxRow[] | null {
   if (HASH_PATTERN.test(idOrHash)) {
     const raw = idOrHash.length === 64 ? Buffer.from(idOrHash, "base64url") : Buffer.from(idOrHash.replace(/^0x/, ""), "hex");
     return store.finalTransactionsByHash(new Uint8Array(raw));
   }
   const id = parseTransactionId(idOrHash, { allowSdkForm });
-  if (!id) return errorBody(400, [INVALID_TRANSACTION_ID]);
+  if (!id) return null;
   if (id.shard !== 0 || id.realm !== 0) return [];
   return store.finalTransactionsById(id.payer, id.validStart);
 }
@@ -303,7 +171,7 @@ function getTransactions(store: LedgerStore, url: URL, idOrHash: string): Respon
   }
   if (unknown.length || bad.length) return errorBody(400, [...bad.map((p) => `Invalid parameter: ${p}`), ...unknown]);
   const found = findTransactions(store, idOrHash, false);
-  if (found instanceof Response) return found;
+  if (found === null) return errorBody(400, [INVALID_TRANSACTION_ID]);
   const rows = found.filter((t) => (nonce === undefined || t.nonce === nonce) && (scheduled === undefined || t.scheduled === scheduled));
   return rows.length ? json(200, { transactions: rows.map(transactionView) }) : notFound();
 }
@@ -358,80 +226,6 @@ function networkNodes(endpoint: { host: string; port: number }): Response {
   });
 }
 
-// ---- HTML ------------------------------------------------------------------------------------
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
-}
-
-const STYLE =
-  "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}" +
-  "h1{font-size:1.3rem}.note{background:#fff4d6;border:1px solid #e0c060;padding:.5rem .8rem}" +
-  "table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.3rem .6rem;border-bottom:1px solid #ddd}" +
-  "th{width:14rem;font-weight:600}code,pre{font:13px ui-monospace,monospace;word-break:break-all;white-space:pre-wrap}";
-// The page runs no script and loads nothing; the one inline style is allowed by its hash.
-const CSP = `default-src 'none'; style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-
-function page(status: number, title: string, body: string): Response {
-  const html =
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>` +
-    `<p class="note">Local ledger: this record exists only on this machine's local Hedera ledger. Nothing here is public.</p>` +
-    `${body}</body></html>`;
-  return new Response(html, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": CSP,
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-    },
-  });
-}
-
-function row(label: string, value: string, code = false): string {
-  return `<tr><th>${escapeHtml(label)}</th><td>${code ? `<code>${escapeHtml(value)}</code>` : escapeHtml(value)}</td></tr>`;
-}
-
-function transactionPage(store: LedgerStore, idText: string): Response {
-  const found = findTransactions(store, idText, true);
-  if (found instanceof Response || found.length === 0) {
-    const why = found instanceof Response ? "This is not a transaction id." : "No transaction with this id has reached consensus on this ledger.";
-    return page(found instanceof Response ? 400 : 404, "Transaction not found", `<h1>Transaction not found</h1><p>${escapeHtml(why)}</p>`);
-  }
-  const sections = found.map((tx) => {
-    const id = mirrorTransactionId(tx.payer, tx.validStart);
-    const rows = [
-      row("Transaction ID", id, true),
-      row("Type", tx.type),
-      row("Result", resultName(tx.result)),
-      row("Consensus timestamp", tx.consensus ? `${formatTimestamp(tx.consensus)} (${new Date(tx.consensus.seconds * 1000).toISOString()})` : ""),
-      row("Payer", entityId(tx.payer)),
-      row("Node", entityId(NODE_ACCOUNT)),
-      row("Valid start", formatTimestamp(tx.validStart)),
-      row("Charged fee", `${tx.chargedFee ?? 0} tinybars`),
-      row("Transaction hash (SHA-384)", hex(tx.transactionHash), true),
-      row("Memo", new TextDecoder().decode(tx.memo)),
-    ];
-    let links = `<a href="/api/v1/transactions/${encodeURIComponent(id)}">JSON</a>`;
-    if (tx.entityNum != null) rows.push(row("Topic", entityId(tx.entityNum)));
-    const message = tx.type === "CONSENSUSSUBMITMESSAGE" && tx.topicSequenceNumber != null && tx.entityNum != null ? store.getMessage(tx.entityNum, tx.topicSequenceNumber) : null;
-    let messageHtml = "";
-    if (message) {
-      rows.push(row("Sequence number", String(message.sequenceNumber)));
-      rows.push(row("Running hash", hex(message.runningHash), true));
-      rows.push(row("Running hash version", String(message.runningHashVersion)));
-      const text = new TextDecoder("utf-8", { fatal: false }).decode(message.message);
-      messageHtml =
-        `<h2>Message (${message.message.length} bytes)</h2><pre>${escapeHtml(text)}</pre>` +
-        `<h3>Base64</h3><pre>${escapeHtml(base64(message.message))}</pre>`;
-      links += ` · <a href="/api/v1/topics/${encodeURIComponent(entityId(message.topicNum))}/messages/${message.sequenceNumber}">message JSON</a>`;
-    }
-    return `<h1>Transaction ${escapeHtml(id)}</h1><table>${rows.join("")}</table>${messageHtml}<p>${links}</p>`;
-  });
-  return page(200, `Transaction ${idText}`, sections.join("<hr>"));
-}
-
 /** The mirror's fetch handler, for Bun.serve. */
 export function createMirrorHandler(options: MirrorOptions): (req: Request) => Response {
   const { store } = options;
@@ -456,7 +250,7 @@ export function createMirrorHandler(options: MirrorOptions): (req: Request) => R
       if (c === "accounts" && d !== undefined && e === undefined) return getAccount(store, d);
       if (c === "network" && d === "nodes" && e === undefined) return networkNodes(options.grpcEndpoint());
     }
-    if (a === "transaction" && b !== undefined && c === undefined) return transactionPage(store, b);
+    if (a === "transaction" && b !== undefined && c === undefined) return transactionPage(store, b, findTransactions(store, b, true));
     if (url.pathname === "/") {
       return page(
         200,
