@@ -17,7 +17,8 @@ import { memoryLogger } from "../src/lib/log.ts";
 import { cleanup, startService, tempDir, type ServiceProcess } from "./support/env.ts";
 import { rawRequest, requestText, type RawReply } from "./support/raw-http.ts";
 import { docHashOf } from "./support/records-fixture.ts";
-import { waitFor } from "./ops/support.ts";
+import { createRecordOnceTopicExists } from "./support/topic.ts";
+import { waitFor } from "./support/wait.ts";
 
 const REQUESTS = Number(process.env.DOCVERIFY_FUZZ_REQUESTS ?? 100_000);
 const SEED = Number(process.env.DOCVERIFY_FUZZ_SEED ?? 20261124);
@@ -53,13 +54,8 @@ beforeAll(async () => {
   const org = admin.organisations.create({ name: "Fuzz <Ltd> & \"Co\"", apiAccess: true, addon: true, validated: true }, "test");
   key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
   readOnlyKey = admin.apiKeys.mint({ orgId: org.id, environment: "test" }, "test").key;
-  await waitFor(
-    "the organisation's topic",
-    async () => {
-      const r = await rawRequest(port, requestText("POST", "/v1/records", { headers: [["Authorization", `Bearer ${key}`]], body: JSON.stringify({ originalDocHash: HASHES[0] }) }));
-      return r.status === 201 ? true : undefined;
-    },
-    30_000,
+  await createRecordOnceTopicExists(() =>
+    rawRequest(port, requestText("POST", "/v1/records", { headers: [["Authorization", `Bearer ${key}`]], body: JSON.stringify({ originalDocHash: HASHES[0] }) })),
   );
   for (const h of HASHES) {
     const r = await rawRequest(port, requestText("POST", "/v1/records", { headers: [["Authorization", `Bearer ${key}`]], body: JSON.stringify({ originalDocHash: h, filename: "a.pdf" }) }));

@@ -11,7 +11,8 @@ import { memoryLogger } from "../src/lib/log.ts";
 import { cleanup, startService, tempDir, testApp, type ServiceProcess } from "./support/env.ts";
 import { rawRequest, requestText, type RawReply } from "./support/raw-http.ts";
 import { docHashOf } from "./support/records-fixture.ts";
-import { waitFor } from "./ops/support.ts";
+import { createRecordOnceTopicExists } from "./support/topic.ts";
+import { waitFor } from "./support/wait.ts";
 
 afterAll(async () => {
   admin?.close();
@@ -64,11 +65,7 @@ beforeAll(async () => {
   admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
   const org = admin.organisations.create({ name: "Hosts Ltd", apiAccess: true, addon: true, validated: true }, "test");
   key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
-  // The service creates the organisation's topic on its own; until then record creation is 503.
-  await waitFor("the organisation's topic", async () => {
-    const r = await send("dv.example", "POST", "/v1/records", { auth: true, body: { originalDocHash: docHashOf("warm-up") } });
-    return r.status === 201 ? true : undefined;
-  }, 30_000);
+  await createRecordOnceTopicExists(() => send("dv.example", "POST", "/v1/records", { auth: true, body: { originalDocHash: docHashOf("warm-up") } }));
 }, 60_000);
 
 function send(host: string | null, method: string, target: string, options: { auth?: boolean; body?: unknown } = {}): Promise<RawReply> {

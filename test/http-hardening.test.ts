@@ -14,7 +14,7 @@ import { giveTopics } from "./support/access-matrix.ts";
 import { cleanup, startService, tempDir, testApp, type ServiceProcess } from "./support/env.ts";
 import { rawRequest, requestText } from "./support/raw-http.ts";
 import { docHashOf } from "./support/records-fixture.ts";
-import { waitFor } from "./ops/support.ts";
+import { waitFor } from "./support/wait.ts";
 import net from "node:net";
 
 afterAll(cleanup);
@@ -184,6 +184,8 @@ describe("framing and disconnects against docverify serve", () => {
             `POST ${path} HTTP/1.1\r\nHost: dv.example\r\nContent-Type: application/json\r\n${auth ? `Authorization: Bearer ${key}\r\n` : ""}Content-Length: 500\r\n\r\n{"originalDocHash":`,
           );
           // Wait until the service has the request (its handler is reading the body), then go.
+          // A fixed wait on purpose: the service gives no sign of a request until it ends (its
+          // log line is written then), so there is no event to wait on from outside the process.
           setTimeout(() => {
             socket.destroy();
             resolve();

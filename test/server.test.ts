@@ -2,7 +2,7 @@
  * The service as a real server: over sockets in-process (startServer), and as a separate
  * process started the way an operator starts it.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { Elysia } from "elysia";
 import { readJsonObject } from "../src/http/body.ts";
@@ -28,18 +28,24 @@ function rawExchange(port: number, write: (send: (s: string) => boolean) => void
   });
 }
 
-describe("in-process server on a real socket", async () => {
+describe("in-process server on a real socket", () => {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
+  let arrived: () => void = () => {};
+  const slowArrived = new Promise<void>((r) => (arrived = r));
   const probe = new Elysia()
     .post("/probe/body", async ({ request }) => ({ got: await readJsonObject(request, 64) }), { parse: "none" })
     .get("/probe/slow", async () => {
+      arrived();
       await gate;
       return { slow: "done" };
     });
   const log = memoryLogger();
-  const running = await startServer(testConfig(), log, { plugins: [probe] });
-  onCleanup(() => running.stop());
+  let running: Awaited<ReturnType<typeof startServer>>;
+  beforeAll(async () => {
+    running = await startServer(testConfig(), log, { plugins: [probe] });
+    onCleanup(() => running.stop());
+  });
 
   test("a chunked body over the limit is refused with 413 before the client finishes sending", async () => {
     const t0 = Date.now();
@@ -65,10 +71,12 @@ describe("in-process server on a real socket", async () => {
 
   test("shutdown lets an in-flight request finish, then refuses new connections", async () => {
     const inflight = fetch(`${running.url}/probe/slow`);
-    await Bun.sleep(100);
+    await slowArrived; // the request is in its handler
     const stopped = running.stop();
     let stoppedYet = false;
     void stopped.then(() => (stoppedYet = true));
+    // A fixed wait on purpose: what is tested is that stop() does not finish within it while
+    // the request is still in flight.
     await Bun.sleep(100);
     expect(stoppedYet).toBe(false);
     release();

@@ -22,6 +22,8 @@ import { memoryLogger } from "../../src/lib/log.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { BUN, ROOT, cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { ensureProgram } from "../support/programs.ts";
+import { createRecordOnceTopicExists } from "../support/topic.ts";
+import { waitFor } from "../support/wait.ts";
 
 const TMUX = ensureProgram("tmux", "tmux");
 const MAIN = join(ROOT, "src", "main.ts");
@@ -86,22 +88,30 @@ class Terminal {
    * `└` line; clack draws a prompt only once the terminal is in raw mode, so keys sent after this
    * reach it as keys) and two captures in a row are the same. Returns the screen.
    */
-  async waitFor(what: string | RegExp, ms = 10_000, prompt = true): Promise<string> {
-    const deadline = Date.now() + ms;
+  async waitForScreen(what: string | RegExp, ms = 10_000, prompt = true): Promise<string> {
     let previous = "";
-    for (;;) {
-      const s = this.screen();
-      const ok = (typeof what === "string" ? s.includes(what) : what.test(s)) && (!prompt || /^└/m.test(s));
-      if (ok && s === previous) return s;
-      previous = ok ? s : "";
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(what)}; the screen:\n${s}`);
-      await Bun.sleep(30);
+    let s = "";
+    try {
+      return await waitFor(
+        String(what),
+        () => {
+          s = this.screen();
+          const ok = (typeof what === "string" ? s.includes(what) : what.test(s)) && (!prompt || /^└/m.test(s));
+          if (ok && s === previous) return s;
+          previous = ok ? s : "";
+          return undefined;
+        },
+        ms,
+        30,
+      );
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; the screen:\n${s}`);
     }
   }
 
   /** Waits for a screen whose header is `heading` (the header line is unique to the screen). */
   heading(heading: string, ms?: number): Promise<string> {
-    return this.waitFor(`docverify admin  ›  ${heading}\n`, ms);
+    return this.waitForScreen(`docverify admin  ›  ${heading}\n`, ms);
   }
 
   /** Moves the select prompt's cursor to the option whose label starts with `label` and presses Enter. */
@@ -119,7 +129,7 @@ class Terminal {
 
   /** Waits for the program to end; its exit code, and whether the terminal's modes came back. */
   async exited(ms = 10_000): Promise<{ code: number; restored: boolean }> {
-    const s = await this.waitFor(/\[exit \d+\]/, ms, false);
+    const s = await this.waitForScreen(/\[exit \d+\]/, ms, false);
     return { code: Number(/\[exit (\d+)\]/.exec(s)![1]), restored: s.includes("TTY-RESTORED") };
   }
 }
@@ -147,7 +157,7 @@ test("refuses when only stdout is not a terminal (piped), inside a real terminal
   const dir = tempDir();
   const data = join(dir, "never-created");
   const t = new Terminal(["sh", "-c", `exec ${BUN} ${MAIN} admin --data ${data} > ${dir}/stdout`]);
-  const s = await t.waitFor(/\[exit \d+\]/, 10_000, false);
+  const s = await t.waitForScreen(/\[exit \d+\]/, 10_000, false);
   expect(s).toContain("[exit 2]");
   expect(s).toContain("needs a terminal");
   expect(await Bun.file(join(dir, "stdout")).text()).toBe("");
@@ -182,7 +192,7 @@ describe("an administrator's sitting, against a running serve", () => {
     t.choose("+ Create an organisation");
     await t.heading("Organisations › New");
     t.keys("Enter");
-    await t.waitFor("Invalid name: must not be empty");
+    await t.waitForScreen("Invalid name: must not be empty");
     t.keys("Escape");
     let s = await t.heading("Organisations");
     expect(s).toContain("Nothing created.");
@@ -192,12 +202,12 @@ describe("an administrator's sitting, against a running serve", () => {
     await t.heading("Organisations › New");
     t.type("  Tui Test Ltd ");
     t.keys("Enter");
-    await t.waitFor("Switch on now?");
+    await t.waitForScreen("Switch on now?");
     // API access and the add-on: tick the first two.
     t.keys("Space", "Down", "Space", "Enter");
-    await t.waitFor('Create "Tui Test Ltd" (API access, Authentication add-on)?');
+    await t.waitForScreen('Create "Tui Test Ltd" (API access, Authentication add-on)?');
     t.keys("Enter");
-    s = await t.waitFor(/Created "Tui Test Ltd" \(id [0-9a-f-]{36}\)/);
+    s = await t.waitForScreen(/Created "Tui Test Ltd" \(id [0-9a-f-]{36}\)/);
     orgId = /Created "Tui Test Ltd" \(id ([0-9a-f-]{36})\)/.exec(s)![1]!;
     expect(s).toMatch(/○ Tui Test Ltd +API · add-on · unvalidated/);
     expect(orgList(data)).toMatchObject([{ id: orgId, name: "Tui Test Ltd", apiAccess: true, addon: true, validated: false, suspended: false }]);
@@ -207,23 +217,23 @@ describe("an administrator's sitting, against a running serve", () => {
     t.choose("Tui Test Ltd");
     await t.heading("Organisations › Tui Test Ltd");
     t.choose("Validated: off → turn on");
-    await t.waitFor('Validated is now on for "Tui Test Ltd".');
+    await t.waitForScreen('Validated is now on for "Tui Test Ltd".');
     expect(orgList(data)[0]!.validated).toBe(true);
 
     t.choose("API access: on → turn off");
-    await t.waitFor('Turn API access off for "Tui Test Ltd"?');
+    await t.waitForScreen('Turn API access off for "Tui Test Ltd"?');
     t.keys("Enter"); // the default is No
-    await t.waitFor("Nothing changed.");
+    await t.waitForScreen("Nothing changed.");
     expect(orgList(data)[0]).toMatchObject({ apiAccess: true, addon: true, validated: true, suspended: false });
   });
 
   test("mint a key: shown once with a warning, read off the screen, works against the running serve at once", async () => {
     t.choose("Mint an API key for this organisation");
-    await t.waitFor('Environment of the key for "Tui Test Ltd"');
+    await t.waitForScreen('Environment of the key for "Tui Test Ltd"');
     t.choose("live");
-    await t.waitFor("Also grant records:revoke");
+    await t.waitForScreen("Also grant records:revoke");
     t.keys("Enter"); // No
-    await t.waitFor('Mint a live key for "Tui Test Ltd" with verifications:read records:write?');
+    await t.waitForScreen('Mint a live key for "Tui Test Ltd" with verifications:read records:write?');
     t.keys("Enter");
     const s = await t.heading("API keys › New key");
     expect(s).toContain("This key is shown ONCE. Copy it now");
@@ -233,7 +243,7 @@ describe("an administrator's sitting, against a running serve", () => {
     expect((await get(key)).status).toBe(200);
 
     t.choose("I have copied the key");
-    const after = await t.waitFor(`Minted ${prefix}`);
+    const after = await t.waitForScreen(`Minted ${prefix}`);
     expect(after).toContain("The key is no longer on");
     expect(after).not.toContain(key);
     // The secret is nowhere in the data folder's database.
@@ -247,18 +257,8 @@ describe("an administrator's sitting, against a running serve", () => {
   });
 
   test("find a record by hash and by id: anchor state, topic, transaction, sequence, consensus, revocation", async () => {
-    // The service creates the organisation's topic on its own; until then POST /v1/records answers 503.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const r = await post("/v1/records", { originalDocHash: docHash, filename: "contract.pdf" }, key);
-      if (r.status === 201) {
-        recordId = ((await r.json()) as { recordId: string }).recordId;
-        break;
-      }
-      expect(r.status).toBe(503);
-      if (Date.now() > deadline) throw new Error("the organisation's topic was not created within 30 s");
-      await Bun.sleep(200);
-    }
+    const created = await createRecordOnceTopicExists(() => post("/v1/records", { originalDocHash: docHash, filename: "contract.pdf" }, key));
+    recordId = ((await created.json()) as { recordId: string }).recordId;
     t.keys("Escape");
     await t.heading("Organisations");
     t.keys("Escape");
@@ -267,7 +267,7 @@ describe("an administrator's sitting, against a running serve", () => {
     await t.heading("Find a record");
     t.type("not a hash");
     t.keys("Enter");
-    await t.waitFor("Not a record id");
+    await t.waitForScreen("Not a record id");
     t.keys("C-u");
     t.type(docHash.slice("sha256:".length).toUpperCase());
     t.keys("Enter");
@@ -283,11 +283,8 @@ describe("an administrator's sitting, against a running serve", () => {
     // Once anchored (consensus in 300 ms on this ledger), revoke it over the API with a key that may.
     const db = new Database(join(data, "docverify.db"), { readonly: true });
     try {
-      const until = Date.now() + 15_000;
-      while ((db.query("SELECT anchor_state FROM records WHERE id = ?").get(recordId) as { anchor_state: string }).anchor_state !== "anchored") {
-        if (Date.now() > until) throw new Error("the record was not anchored within 15 s");
-        await Bun.sleep(100);
-      }
+      const state = () => (db.query("SELECT anchor_state FROM records WHERE id = ?").get(recordId) as { anchor_state: string }).anchor_state;
+      await waitFor("the record anchored", () => (state() === "anchored" ? true : undefined), 15_000, 100);
     } finally {
       db.close();
     }
@@ -311,7 +308,7 @@ describe("an administrator's sitting, against a running serve", () => {
     await t.heading("Find a record");
     t.type(`sha256:${"0".repeat(64)}`);
     t.keys("Enter");
-    await t.waitFor(`No record for sha256:${"0".repeat(64)}.`);
+    await t.waitForScreen(`No record for sha256:${"0".repeat(64)}.`);
     t.keys("Escape");
     await t.heading("Main menu");
   }, 60_000);
@@ -325,17 +322,17 @@ describe("an administrator's sitting, against a running serve", () => {
     expect(s).toContain("scopes       verifications:read records:write");
     expect(s).not.toContain(key);
     t.choose("Revoke this key");
-    await t.waitFor(`Revoke ${prefix} of "Tui Test Ltd"?`);
+    await t.waitForScreen(`Revoke ${prefix} of "Tui Test Ltd"?`);
     t.keys("Enter"); // default No
-    await t.waitFor("Nothing changed.");
+    await t.waitForScreen("Nothing changed.");
     expect((await get(key)).status).toBe(200);
 
     t.choose(prefix);
     await t.heading(`API keys › ${prefix}`);
     t.choose("Revoke this key");
-    await t.waitFor(`Revoke ${prefix} of "Tui Test Ltd"?`);
+    await t.waitForScreen(`Revoke ${prefix} of "Tui Test Ltd"?`);
     t.keys("y");
-    s = await t.waitFor(`Revoked ${prefix} of "Tui Test Ltd".`);
+    s = await t.waitForScreen(`Revoked ${prefix} of "Tui Test Ltd".`);
     expect(s).toMatch(new RegExp(`${prefix}  Tui Test Ltd .*REVOKED \\d{4}`));
     expect((await get(key)).status).toBe(401);
     t.keys("Escape");
@@ -344,7 +341,7 @@ describe("an administrator's sitting, against a running serve", () => {
 
   test("the anchor queue and ledger health, from status", async () => {
     t.choose("Anchor queue and ledger health");
-    const s = await t.waitFor("anchor queue  pending=");
+    const s = await t.waitForScreen("anchor queue  pending=");
     expect(s).toContain("ledger        local (embedded)");
     expect(s).toContain("reachable: the local ledger answers");
     expect(s).toMatch(/records +pending=\d+ accepted=\d+ anchored=\d+ abandoned=0/);
@@ -366,7 +363,7 @@ describe("an administrator's sitting, against a running serve", () => {
     ]);
     for (const r of rows) expect(r).toContain(actor);
     t.choose(rows[3]!.slice(5).trimEnd());
-    const entry = await t.waitFor("Audit trail › entry");
+    const entry = await t.waitForScreen("Audit trail › entry");
     expect(entry).toContain("action   organisation.set");
     expect(entry).toContain(`who      ${actor}`);
     expect(entry).toContain("changes  validated: false → true");
@@ -430,7 +427,7 @@ test("Ctrl-C halfway through creating an organisation leaves at once: exit 0, te
   t.choose("+ Create an organisation");
   await t.heading("Organisations › New");
   t.type("Half Typed");
-  await t.waitFor("Half Typed");
+  await t.waitForScreen("Half Typed");
   t.keys("C-c");
   expect(await t.exited()).toEqual({ code: 0, restored: true });
   expect(orgList(data).map((o) => o.name)).toEqual(["Already There"]);
@@ -448,7 +445,7 @@ describe("the compiled binary", () => {
     const fresh = join(tempDir(), "fresh");
     let t = new Terminal([binary, "admin", "--data", fresh]);
     await t.heading("New data folder");
-    await t.waitFor(`There is no docverify data folder at ${fresh}`);
+    await t.waitForScreen(`There is no docverify data folder at ${fresh}`);
     t.keys("Enter"); // default No
     expect(await t.exited()).toEqual({ code: 0, restored: true });
     expect(existsSync(fresh)).toBe(false);
@@ -463,7 +460,7 @@ describe("the compiled binary", () => {
     t.choose("Compiled Ltd");
     await t.heading("Organisations › Compiled Ltd");
     t.choose("Suspended: off → turn on");
-    await t.waitFor('Turn Suspended on for "Compiled Ltd"?');
+    await t.waitForScreen('Turn Suspended on for "Compiled Ltd"?');
     t.keys("C-c");
     expect(await t.exited()).toEqual({ code: 0, restored: true });
     expect(orgList(data)[0]!.suspended).toBe(false);

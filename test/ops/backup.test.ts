@@ -12,7 +12,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
-import { cli, cliAsync, waitFor } from "./support.ts";
+import { createRecordOnceTopicExists } from "../support/topic.ts";
+import { waitFor } from "../support/wait.ts";
+import { cli, cliAsync } from "./support.ts";
 
 afterEach(cleanup);
 
@@ -65,16 +67,10 @@ describe("backup under write load, restored to a working service", () => {
           headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
           body: JSON.stringify({ originalDocHash: hash, filename: "contract.pdf" }),
         });
-        return { status: res.status, body: (await res.json()) as { recordId?: string } };
+        return { status: res.status, headers: res.headers, body: (await res.json()) as { recordId?: string } };
       };
-      // The service creates the organisation's topic within seconds; until then POST answers 503.
       const first = sha();
-      const firstRecord = await waitFor("the organisation's topic", async () => {
-        const r = await create(first);
-        if (r.status === 503) return null;
-        expect(r.status).toBe(201);
-        return r.body.recordId!;
-      });
+      const firstRecord = (await createRecordOnceTopicExists(() => create(first))).body.recordId!;
 
       type Ack = { hash: string; recordId: string };
       const acked: Ack[] = [{ hash: first, recordId: firstRecord }];
@@ -86,19 +82,25 @@ describe("backup under write load, restored to a working service", () => {
           const r = await create(hash);
           if (r.status === 201) acked.push({ hash, recordId: r.body.recordId! });
           // Back-pressure while the ledger catches up (docs/anchoring.md): a client waits and goes on.
+          // A fixed pause on purpose: it is the load's client backing off, not a wait for an event.
           else if (r.status === 503) await Bun.sleep(200);
           else failures.push(`${r.status} ${JSON.stringify(r.body)}`);
         }
       };
       const workers = [worker(), worker(), worker(), worker()];
-      await Bun.sleep(1500);
+      // The backup is to hold more than 10 records, some of them already anchored.
+      const anchoredOnA = async (hash: string) => {
+        const res = await fetch(`${svcA.url}/v1/verifications`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: hash }) });
+        return ((await res.json()) as { verdict: string }).verdict === "verified_org";
+      };
+      await waitFor("more than 10 records acknowledged under load, the first anchored", async () => (failures.length > 0 || (acked.length > 10 && (await anchoredOnA(first))) ? true : undefined), 30_000);
 
       // Every 201 received so far; the backup process starts right after.
       const before = [...acked];
       const backupFile = join(tempDir("docverify-backups-"), "docverify-backup.db");
       const backup = await cliAsync(["backup", backupFile, "--data", dataA, "--json"]);
       const afterBackup = acked.length;
-      await Bun.sleep(500);
+      await waitFor("a record acknowledged after the backup", () => (acked.length > afterBackup || failures.length > 0 ? true : undefined), 30_000);
       stop = true;
       await Promise.all(workers);
       expect(failures).toEqual([]);

@@ -14,6 +14,8 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
 import { parseExposition, sampleValue } from "../support/prometheus.ts";
 import { cleanup, startService, tempDir, testApp } from "../support/env.ts";
+import { createRecordOnceTopicExists } from "../support/topic.ts";
+import { waitFor } from "../support/wait.ts";
 
 afterAll(cleanup);
 
@@ -253,27 +255,17 @@ describe("GET /metrics against docverify serve", () => {
         return { text, f: parseExposition(text) };
       };
       const hash = docHashOf(`metrics over http ${Math.random()}`);
-      // The organisation's topic is created by the running service; until then, 503.
-      let created: { recordId: string } | undefined;
-      const deadline = Date.now() + 30_000;
-      while (created === undefined) {
-        const res = await fetch(`${svc.url}/v1/records`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-          body: JSON.stringify({ originalDocHash: hash }),
-        });
-        if (res.status === 201) created = (await res.json()) as { recordId: string };
-        else expect(res.status).toBe(503);
-        if (Date.now() > deadline) throw new Error("no record created within 30 s");
-        if (created === undefined) await Bun.sleep(200);
-      }
+      const created = (await (
+        await createRecordOnceTopicExists(() =>
+          fetch(`${svc.url}/v1/records`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+            body: JSON.stringify({ originalDocHash: hash }),
+          }),
+        )
+      ).json()) as { recordId: string };
       // Wait for the anchor, as a scraper would see it.
-      let scraped = await metrics();
-      while ((sampleValue(scraped.f, "docverify_records", { state: "anchored" }) ?? 0) < 1) {
-        if (Date.now() > deadline + 30_000) throw new Error(`record not anchored:\n${scraped.text}`);
-        await Bun.sleep(200);
-        scraped = await metrics();
-      }
+      await waitFor("the record anchored, in the scrape", async () => ((sampleValue((await metrics()).f, "docverify_records", { state: "anchored" }) ?? 0) >= 1 ? true : undefined), 30_000, 200);
       const verified = await fetch(`${svc.url}/v1/verifications`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
@@ -290,7 +282,7 @@ describe("GET /metrics against docverify serve", () => {
       expect(sampleValue(f, "docverify_anchor_latency_seconds_sum", { kind: "record_message" })).toBeGreaterThan(0);
       expect(sampleValue(f, "docverify_ledger_errors_total", { kind: "unknown" })).toBe(0);
       for (const leak of LEAKS) expect(text).not.toMatch(leak);
-      expect(text).not.toContain(created!.recordId);
+      expect(text).not.toContain(created.recordId);
 
       // Through a reverse proxy on loopback (X-Forwarded-For set), the scraper is not loopback: refused.
       expect((await fetch(`${svc.url}/metrics`, { headers: { "x-forwarded-for": "203.0.113.5" } })).status).toBe(404);

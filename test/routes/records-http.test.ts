@@ -11,7 +11,8 @@ import { openCore, type Core } from "../../src/app.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { waitFor } from "../ops/support.ts";
+import { createRecordOnceTopicExists } from "../support/topic.ts";
+import { waitFor } from "../support/wait.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
 import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 
@@ -41,7 +42,6 @@ const create = (body: unknown, bearer = key) => call("/v1/records", body, bearer
 const revoke = (id: string, body: unknown = { reason: "SUPERSEDED" }, bearer = key) => call(`/v1/records/${id}/revoke`, body, bearer);
 const verdictOf = async (hash: string) => (await call("/v1/verifications", { originalDocHash: hash })).body;
 
-const until = <T>(what: string, fn: () => Promise<T | undefined>) => waitFor(what, fn, 30_000, 100);
 
 beforeAll(async () => {
   ledger = await startLocalLedger({ dataDir: join(tempDir(), "ledger"), consensusMs: 300 });
@@ -66,18 +66,7 @@ beforeAll(async () => {
   key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
   writeOnly = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
   otherOrgKey = admin.apiKeys.mint({ orgId: other.id, environment: "live", revoke: true }, "test").key;
-  // The running service creates each organisation's topic on its own; until then, 503.
-  for (const k of [key, otherOrgKey]) {
-    await until("the organisation's topic", async () => {
-      const r = await create({ originalDocHash: docHashOf(`warm-up ${k}`) }, k);
-      if (r.status === 503) {
-        expect(r.headers.get("retry-after")).not.toBeNull();
-        return undefined;
-      }
-      expect(r.status).toBe(201);
-      return r;
-    });
-  }
+  for (const k of [key, otherOrgKey]) await createRecordOnceTopicExists(() => create({ originalDocHash: docHashOf(`warm-up ${k}`) }, k));
 }, 60_000);
 
 describe("records over HTTP against the running service", () => {
@@ -94,10 +83,10 @@ describe("records over HTTP against the running service", () => {
     expect(repeat.status).toBe(200);
     expect(repeat.body.recordId).toBe(first.body.recordId);
 
-    const verified = await until("anchoring", async () => {
+    const verified = await waitFor("anchoring", async () => {
       const v = await verdictOf(hash);
       return v.verdict === "verified_org" ? v : undefined;
-    });
+    }, 30_000, 100);
     expect(verified.matches).toHaveLength(1);
     expect(verified.matches[0]).toMatchObject({ recordId: first.body.recordId, kind: "record_only", signerType: "org", status: "active" });
     expect(verified.matches[0].checksPerformed).toEqual({ hashBinding: "pass", userSignature: "pass", serverSeal: "pass", anchorStatus: "anchored" });
@@ -123,14 +112,14 @@ describe("records over HTTP against the running service", () => {
     try {
       made = await create({ originalDocHash: hash });
       expect(made.status).toBe(201);
-      await until("the ledger to accept the record", async () => ((await verdictOf(hash)).verdict === "pending_anchor" ? true : undefined));
+      await waitFor("the ledger to accept the record", async () => ((await verdictOf(hash)).verdict === "pending_anchor" ? true : undefined), 30_000, 100);
       const early = await revoke(made.body.recordId);
       expect([early.status, early.body.error.code]).toEqual([409, "ANCHOR_NOT_FINAL"]);
       expect((await verdictOf(hash)).verdict).toBe("pending_anchor");
     } finally {
       ledger.faults.resumeConsensus();
     }
-    await until("anchoring", async () => ((await verdictOf(hash)).verdict === "verified_org" ? true : undefined));
+    await waitFor("anchoring", async () => ((await verdictOf(hash)).verdict === "verified_org" ? true : undefined), 30_000, 100);
     const done = await revoke(made.body.recordId, { reason: "ERROR_IN_DOCUMENT" });
     expect(done.status).toBe(200);
     expect(done.body).toEqual({ recordId: made.body.recordId });
