@@ -3,7 +3,7 @@
  * request ids, body limits and body shapes. Body handling is exercised through a route that
  * uses the same reader every /v1 operation uses.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { readJsonObject } from "../src/http/body.ts";
 import { cleanup, testApp } from "./support/env.ts";
@@ -18,7 +18,11 @@ const probe = new Elysia()
   })
   .get("/probe/items/:id", ({ params }) => ({ id: params.id }));
 
-const { request, log } = await testApp({ plugins: [probe] });
+let request: Awaited<ReturnType<typeof testApp>>["request"];
+let log: Awaited<ReturnType<typeof testApp>>["log"];
+beforeAll(async () => {
+  ({ request, log } = await testApp({ plugins: [probe] }));
+});
 
 async function expectError(res: Response, status: number, code: string) {
   expect(res.status).toBe(status);

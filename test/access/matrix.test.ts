@@ -4,13 +4,14 @@
  * running service are minted on its data folder by another process (the administration core),
  * while it runs: they work immediately, and so does a revocation.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { CALLERS, expected, giveTopics, OPERATIONS, provisionCallers, type Callers } from "../support/access-matrix.ts";
 import { BUN, ROOT, cleanup, startService, tempDir, testApp } from "../support/env.ts";
+import { waitFor } from "../support/wait.ts";
 
 afterAll(cleanup);
 
@@ -22,7 +23,7 @@ type Send = (path: string, init: RequestInit) => Promise<Response>;
 function runMatrix(label: string, setup: () => Promise<{ send: Send; callers: Callers }>) {
   describe(`access matrix (${label})`, () => {
     let ctx: { send: Send; callers: Callers };
-    test("setup", async () => {
+    beforeAll(async () => {
       ctx = await setup();
     }, 30_000);
     for (const op of OPERATIONS) {
@@ -80,17 +81,29 @@ runMatrix("in-process", async () => {
 let service: Awaited<ReturnType<typeof startService>>;
 let admin: Core;
 const data = tempDir();
+let serviceStarted: Promise<void> | undefined;
+/** The running service on `data`, started once for every describe that uses it, whichever runs. */
+const startServiceOnce = () =>
+  (serviceStarted ??= (async () => {
+    service = await startService({ env: { ...LIMITS, DOCVERIFY_DATA_DIR: data } });
+    // The administration core on the same folder, in this (another) process, as the CLI does.
+    admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
+  })());
 
 runMatrix("running service over HTTP", async () => {
-  service = await startService({ env: { ...LIMITS, DOCVERIFY_DATA_DIR: data } });
-  // The administration core on the same folder, in this (another) process, as the CLI does.
-  admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
+  await startServiceOnce();
   const callers = provisionCallers(admin);
   giveTopics(admin);
   return { send: (path, init) => fetch(service.url + path, init), callers };
 });
 
 describe("keys from the command line against a running service", () => {
+  let orgId: string;
+  beforeAll(async () => {
+    await startServiceOnce();
+    orgId = admin.organisations.create({ name: "Raw Socket Ltd", apiAccess: true }, "test").id;
+  }, 30_000);
+
   test("a key minted by `docverify key mint` works at once, and is refused at once after `key revoke`", async () => {
     const dv = (...args: string[]) => {
       const p = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), ...args, "--data", data, "--json"], { env: { PATH: process.env.PATH, USER: "ops" } });
@@ -115,7 +128,7 @@ describe("keys from the command line against a running service", () => {
 
   test("two Authorization header lines on the wire are refused (raw socket)", async () => {
     const { port, hostname } = new URL(service.url);
-    const key = admin.apiKeys.mint({ orgId: admin.organisations.list()[0]!.id, environment: "live" }, "test").key;
+    const key = admin.apiKeys.mint({ orgId, environment: "live" }, "test").key;
     const raw = `GET /v1/verifications HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`;
     const text = await new Promise<string>((resolve, reject) => {
       let got = "";
@@ -144,9 +157,9 @@ describe("keys from the command line against a running service", () => {
   });
 
   test("the request log line names the key by its prefix and never carries the key", async () => {
-    const key = admin.apiKeys.mint({ orgId: admin.organisations.list()[0]!.id, environment: "live" }, "test");
+    const key = admin.apiKeys.mint({ orgId, environment: "live" }, "test");
     await fetch(service.url + "/v1/verifications", { headers: { authorization: `Bearer ${key.key}` } });
-    await Bun.sleep(50);
+    await waitFor("the request's log line", () => service.logLines().find((l) => l.key === `dv_live_${key.keyId}`));
     const lines = service.logLines();
     expect(lines.some((l) => l.key === `dv_live_${key.keyId}`)).toBe(true);
     expect(JSON.stringify(lines)).not.toContain(key.key.slice(24));

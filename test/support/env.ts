@@ -10,6 +10,7 @@ import { createApp, type App } from "../../src/app.ts";
 import { parseConfig, type Config } from "../../src/config/index.ts";
 import type { AnyElysia } from "../../src/http/server.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
+import { waitFor } from "./wait.ts";
 
 export const ROOT = resolve(import.meta.dir, "..", "..");
 export const BUN = process.execPath;
@@ -90,12 +91,18 @@ export async function startService(options: { cmd?: string[]; env?: Record<strin
     return await proc.exited;
   };
   onCleanup(() => stop("SIGKILL"));
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const started = logLines().find((l) => l.msg === "docverify started");
-    if (started !== undefined && logLines().some((l) => l.msg === "ledger ready")) return { url: String(started.url), proc, logLines, stderr: () => err, stop };
-    if (exited) throw new Error(`service exited with ${proc.exitCode} before starting:\n${err}\n${out}`);
-    if (Date.now() > deadline) throw new Error(`service did not start within 15 s:\n${err}\n${out}`);
-    await Bun.sleep(20);
-  }
+  const url = await waitFor(
+    "the service to start",
+    () => {
+      const started = logLines().find((l) => l.msg === "docverify started");
+      if (started !== undefined && logLines().some((l) => l.msg === "ledger ready")) return String(started.url);
+      if (exited) throw new Error(`service exited with ${proc.exitCode} before starting:\n${err}\n${out}`);
+      return undefined;
+    },
+    15_000,
+    20,
+  ).catch((e: unknown) => {
+    throw exited ? e : new Error(`service did not start within 15 s:\n${err}\n${out}`);
+  });
+  return { url, proc, logLines, stderr: () => err, stop };
 }
