@@ -45,7 +45,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   // Operating-system access, where the operator's files and processes are handled.
   { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder" },
   { spec: "node:path", places: ["storage/", "lib/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "core.ts", "anchoring/setup.ts", "anchoring/paths.ts"], why: "paths of those files" },
-  { spec: "node:net", places: ["anchoring/hedera-ledger.ts", "admin/status.ts"], why: "TCP reachability of a consensus node" },
+  { spec: "node:net", places: ["anchoring/node-reachability.ts", "admin/status.ts"], why: "TCP reachability of a consensus node" },
   { spec: "node:os", places: ["admin/actor.ts"], why: "the OS user, for the audit trail" },
   { spec: "node:util", places: ["lib/args.ts"], why: "parseArgs" },
   { spec: "node:readline", places: ["admin/tui/ui.ts"], why: "the terminal UI's keys" },

@@ -21,6 +21,9 @@
  *   that lost that race may still go out after it.
  * - The SDK signs with the ED25519 keys itself (operator and topic submit keys): these are ledger
  *   keys, not docverify's own signing keys, which stay in src/crypto.
+ *
+ * The parts that need no SDK are beside it: node-reachability.ts (the TCP check and the answer's
+ * freshness), mirror-client.ts (the mirror REST reads), outcomes.ts (what a precheck status means).
  */
 import "../lib/protobuf-long.ts"; // first: see the file
 import {
@@ -40,24 +43,21 @@ import {
   TransactionId,
   TransactionReceiptQuery,
 } from "@hashgraph/sdk";
-import { connect } from "node:net";
 import { ed25519RawSigner } from "../crypto/ed25519.ts";
 import type { Logger } from "../lib/log.ts";
 import {
-  mirrorFormTransactionId,
   parseTransactionId,
-  type ConfirmOutcome,
-  type ExpectedMessage,
   type Ledger,
   type LedgerNetwork,
   type MessageRequest,
-  type MirrorLookup,
-  type MirrorTransaction,
   type ReceiptOutcome,
   type SubmitKeyPair,
   type SubmitOutcome,
   type TopicCreateRequest,
 } from "./ledger.ts";
+import { createMirrorClient } from "./mirror-client.ts";
+import { answerFreshness, nodeUnreachable } from "./node-reachability.ts";
+import { classifyPrecheck, lastStatus } from "./outcomes.ts";
 
 import { PUBLIC_MIRRORS } from "./links.ts";
 
@@ -83,15 +83,6 @@ export interface HederaLedgerOptions {
   readonly log?: Logger;
 }
 
-const RETRYABLE_PRECHECK = new Set([
-  "BUSY",
-  "PLATFORM_NOT_ACTIVE",
-  "PLATFORM_TRANSACTION_NOT_CREATED",
-  "UNKNOWN",
-  "INVALID_TRANSACTION_START",
-  "THROTTLED_AT_CONSENSUS",
-  "INVALID_NODE_ACCOUNT",
-]);
 /**
  * How long a node's answer vouches for its client's connection. Past it (an idle appliance) the
  * next request checks the node first, so a ledger that went down meanwhile is found before any
@@ -122,20 +113,6 @@ function statusName(status: unknown): string {
   return String(status);
 }
 
-/** The status at the end of the SDK's "max attempts" message, e.g. `BUSY`, or null for a gRPC failure. */
-function lastStatus(e: MaxAttemptsOrTimeoutError): string | null {
-  const m = /last error being: ([A-Z_]+)\s*$/.exec(e.message);
-  return m === null ? null : m[1]!;
-}
-
-function classifyPrecheck(status: string): SubmitOutcome {
-  if (status === "OK") return { kind: "accepted", duplicate: false };
-  if (status === "DUPLICATE_TRANSACTION") return { kind: "accepted", duplicate: true };
-  if (status === "TRANSACTION_EXPIRED") return { kind: "expired", status };
-  if (RETRYABLE_PRECHECK.has(status)) return { kind: "retryable", status };
-  return { kind: "permanent", status };
-}
-
 interface Ed25519Signer {
   readonly publicKey: PublicKey;
   readonly sign: (message: Uint8Array) => Promise<Uint8Array>;
@@ -154,30 +131,6 @@ function ed25519Signer(seed: Uint8Array): Ed25519Signer {
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/**
- * Opens a TCP connection to `address` (`host:port`, `[v6]:port`) and closes it at once, writing
- * nothing: null once it opened, otherwise why not (refused, no route, no answer within
- * `timeoutMs`).
- */
-export function tcpConnectProblem(address: string, timeoutMs: number): Promise<string | null> {
-  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address);
-  if (m === null) return Promise.resolve(`not a host:port address: ${address}`);
-  const [host, port] = [m[1]!, Number(m[2])];
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (problem: string | null) => {
-      clearTimeout(timer);
-      socket.removeAllListeners();
-      socket.on("error", () => undefined);
-      socket.destroy();
-      resolve(problem);
-    };
-    const timer = setTimeout(() => done(`no connection to ${address} within ${timeoutMs} ms`), timeoutMs);
-    socket.once("connect", () => done(null));
-    socket.once("error", (e: NodeJS.ErrnoException) => done(`${address}: ${e.code ?? e.message}`));
-  });
 }
 
 export function createHederaLedger(options: HederaLedgerOptions): Ledger {
@@ -215,6 +168,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
   }
   mirrorUrl = mirrorUrl.replace(/\/+$/, "");
 
+  const mirror = createMirrorClient({ mirrorUrl, timeoutMs: mirrorTimeoutMs });
+
   let client: Client | null = null;
   let closed = false;
   const newClient = (): Client => {
@@ -240,14 +195,10 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
    * request through it goes straight to the SDK while that answer is fresh. See `unsent` in the
    * header.
    */
-  let answered: { client: Client; at: number } | null = null;
-  const noteAnswer = (c: Client): void => {
-    answered = { client: c, at: Date.now() };
-  };
-  const trusted = (c: Client): boolean => answered !== null && answered.client === c && Date.now() - answered.at < answerFreshMs;
+  const answers = answerFreshness<Client>(answerFreshMs);
   /** Forget a client whose node the SDK has put on backoff; see the header comment. */
   const discardClient = (c: Client): void => {
-    if (answered?.client === c) answered = null;
+    answers.forget(c);
     if (client !== c) return;
     client = null;
     try {
@@ -257,6 +208,15 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
     }
   };
 
+  /**
+   * Before a request through `c` while no answer through it is fresh (see `answers`): null if a
+   * TCP connection to `node` opens, otherwise why not (node-reachability.ts). `node` is the one
+   * the SDK sends a transaction to (its first node: one attempt), null for a query. Checking
+   * first also keeps the SDK's gRPC channel from piling up reconnect backoff against a ledger
+   * that is down, so anchoring resumes soon after it returns.
+   */
+  const checkNode = (c: Client, node: string | null): Promise<string | null> => nodeUnreachable(c.network, node, grpcDeadlineMs);
+
   /** The node account ids a transaction is signed for. */
   const nodeIdsForTransaction = (): AccountId[] => {
     const all = [...new Set(Object.values(getClient().network).map((id) => id.toString()))];
@@ -265,48 +225,6 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       [all[i], all[j]] = [all[j]!, all[i]!];
     }
     return all.slice(0, Math.max(1, nodesPerTransaction)).map((id) => AccountId.fromString(id));
-  };
-
-  /**
-   * Before a request through `c` while no answer through it is fresh (see `answered`): null if
-   * a TCP connection to `node` opens (any of its addresses), otherwise why not. `node` is the
-   * one the SDK sends a transaction to (its first node: one attempt); for a query (null), which
-   * goes to a node of the SDK's choosing, one address picked at random. With no address known
-   * for the node, null: the SDK then fails on its own. Checking first also keeps the SDK's gRPC
-   * channel from piling up reconnect backoff against a ledger that is down, so anchoring
-   * resumes soon after it returns.
-   */
-  const nodeUnreachable = async (c: Client, node: string | null): Promise<string | null> => {
-    const all = Object.entries(c.network);
-    const addresses =
-      node === null
-        ? all.slice(Math.floor(Math.random() * all.length)).slice(0, 1).map(([a]) => a)
-        : all.filter(([, id]) => id.toString() === node).map(([a]) => a);
-    if (addresses.length === 0) return null;
-    const problems = await Promise.all(addresses.map((a) => tcpConnectProblem(a, grpcDeadlineMs)));
-    return problems.includes(null) ? null : `${node === null ? "consensus node" : `consensus node ${node}`} unreachable: ${problems.join("; ")}`;
-  };
-
-  const mirrorGet = async (path: string): Promise<MirrorLookup<Record<string, unknown>>> => {
-    let res: Response;
-    try {
-      res = await fetch(`${mirrorUrl}${path}`, { signal: AbortSignal.timeout(mirrorTimeoutMs), headers: { accept: "application/json" } });
-    } catch (e) {
-      return { kind: "unreachable", error: `mirror node: ${message(e)}` };
-    }
-    if (res.status === 404) {
-      await res.body?.cancel();
-      return { kind: "not_found" };
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      return { kind: "unreachable", error: `mirror node answered ${res.status} for ${path}` };
-    }
-    try {
-      return { kind: "found", value: (await res.json()) as Record<string, unknown> };
-    } catch (e) {
-      return { kind: "unreachable", error: `mirror node: unreadable answer: ${message(e)}` };
-    }
   };
 
   return {
@@ -359,24 +277,24 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return { kind: "unknown", error: message(e) };
       }
-      if (!trusted(c)) {
-        const problem = await nodeUnreachable(c, tx.nodeAccountIds?.[0]?.toString() ?? null);
+      if (!answers.trusted(c)) {
+        const problem = await checkNode(c, tx.nodeAccountIds?.[0]?.toString() ?? null);
         // The SDK never had the bytes: nothing was sent.
         if (problem !== null) return { kind: "unsent", error: `nothing sent: ${problem}` };
       }
       try {
         await tx.execute(c);
-        noteAnswer(c);
+        answers.noted(c);
         return { kind: "accepted", duplicate: false };
       } catch (e) {
         if (e instanceof PrecheckStatusError) {
-          noteAnswer(c);
+          answers.noted(c);
           return classifyPrecheck(statusName(e.status));
         }
         if (e instanceof MaxAttemptsOrTimeoutError) {
           const status = lastStatus(e);
           if (status !== null) {
-            noteAnswer(c);
+            answers.noted(c);
             return classifyPrecheck(status);
           }
         }
@@ -392,13 +310,13 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return { kind: "unreachable", error: message(e) };
       }
-      if (!trusted(c)) {
-        const problem = await nodeUnreachable(c, null);
+      if (!answers.trusted(c)) {
+        const problem = await checkNode(c, null);
         if (problem !== null) return { kind: "unreachable", error: problem };
       }
       try {
         const r = await new TransactionReceiptQuery().setTransactionId(toSdkTransactionId(transactionId)).setValidateStatus(false).setMaxAttempts(1).execute(c);
-        noteAnswer(c);
+        answers.noted(c);
         const status = statusName(r.status);
         if (status !== "SUCCESS") return { kind: "failed", status };
         return {
@@ -408,8 +326,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
           runningHash: r.topicRunningHash ?? null,
         };
       } catch (e) {
-        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) noteAnswer(c);
-        if (e instanceof PrecheckStatusError) noteAnswer(c);
+        if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) answers.noted(c);
+        if (e instanceof PrecheckStatusError) answers.noted(c);
         if (e instanceof MaxAttemptsOrTimeoutError) {
           const status = lastStatus(e);
           if (status === "UNKNOWN") return { kind: "pending" };
@@ -422,53 +340,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       }
     },
 
-    async lookupTransaction(transactionId: string): Promise<MirrorLookup<MirrorTransaction>> {
-      const got = await mirrorGet(`/api/v1/transactions/${mirrorFormTransactionId(transactionId)}`);
-      if (got.kind !== "found") return got;
-      const list = Array.isArray(got.value.transactions) ? (got.value.transactions as Record<string, unknown>[]) : [];
-      // The parent transaction (not a child or scheduled one). The public mirror also lists
-      // DUPLICATE_TRANSACTION entries when a transaction reached several nodes: prefer the one that counted.
-      const own = list.filter((t) => (t.nonce ?? 0) === 0 && t.scheduled !== true && t.result !== "DUPLICATE_TRANSACTION");
-      const pick = own.find((t) => t.result === "SUCCESS") ?? own[0];
-      if (pick === undefined) return { kind: "not_found" };
-      return {
-        kind: "found",
-        value: { result: String(pick.result), consensusAt: String(pick.consensus_timestamp), entityId: typeof pick.entity_id === "string" ? pick.entity_id : null },
-      };
-    },
-
-    async confirmMessage(expected: ExpectedMessage): Promise<ConfirmOutcome> {
-      const path =
-        expected.sequenceNumber !== undefined
-          ? `/api/v1/topics/${encodeURIComponent(expected.topicId)}/messages/${expected.sequenceNumber}`
-          : expected.consensusAt !== undefined
-            ? `/api/v1/topics/messages/${encodeURIComponent(expected.consensusAt)}`
-            : null;
-      if (path === null) throw new TypeError("confirmMessage needs a sequence number or a consensus timestamp");
-      const got = await mirrorGet(path);
-      if (got.kind !== "found") return got;
-      const m = got.value;
-      const tx = parseTransactionId(expected.transactionId);
-      const mismatch = (reason: string): ConfirmOutcome => ({ kind: "mismatch", reason });
-      if (m.topic_id !== expected.topicId) return mismatch(`topic ${String(m.topic_id)} instead of ${expected.topicId}`);
-      if (typeof m.sequence_number !== "number") return mismatch("no sequence number");
-      if (expected.sequenceNumber !== undefined && m.sequence_number !== expected.sequenceNumber) return mismatch(`sequence number ${m.sequence_number} instead of ${expected.sequenceNumber}`);
-      if (expected.consensusAt !== undefined && m.consensus_timestamp !== expected.consensusAt) return mismatch(`consensus timestamp ${String(m.consensus_timestamp)} instead of ${expected.consensusAt}`);
-      if (m.payer_account_id !== tx.account) return mismatch(`payer ${String(m.payer_account_id)} instead of ${tx.account}`);
-      const chunk = m.chunk_info as { initial_transaction_id?: { account_id?: string; transaction_valid_start?: string; nonce?: number } } | null | undefined;
-      if (chunk?.initial_transaction_id != null) {
-        const i = chunk.initial_transaction_id;
-        const start = `${tx.seconds}.${String(tx.nanos).padStart(9, "0")}`;
-        if (i.account_id !== tx.account || i.transaction_valid_start !== start || (i.nonce ?? 0) !== 0) {
-          return mismatch(`carried by ${String(i.account_id)}@${String(i.transaction_valid_start)}, not ${expected.transactionId}`);
-        }
-      }
-      const bytes = typeof m.message === "string" ? Buffer.from(m.message, "base64") : null;
-      if (bytes === null || !Buffer.from(expected.message).equals(bytes)) return mismatch("the message bytes differ");
-      if (typeof m.consensus_timestamp !== "string" || !/^\d+\.\d{9}$/.test(m.consensus_timestamp)) return mismatch("no consensus timestamp");
-      const runningHash = typeof m.running_hash === "string" ? new Uint8Array(Buffer.from(m.running_hash, "base64")) : new Uint8Array(0);
-      return { kind: "confirmed", value: { sequenceNumber: m.sequence_number, consensusAt: m.consensus_timestamp, runningHash } };
-    },
+    lookupTransaction: mirror.lookupTransaction,
+    confirmMessage: mirror.confirmMessage,
 
     async ping(): Promise<true | string> {
       let c: Client;
@@ -477,21 +350,21 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       } catch (e) {
         return message(e);
       }
-      if (!trusted(c)) {
-        const problem = await nodeUnreachable(c, null);
+      if (!answers.trusted(c)) {
+        const problem = await checkNode(c, null);
         if (problem !== null) return problem;
       }
       try {
         await new AccountBalanceQuery().setAccountId(AccountId.fromString(operatorAccountId)).setMaxAttempts(1).execute(c);
-        noteAnswer(c);
+        answers.noted(c);
         return true;
       } catch (e) {
         if (e instanceof MaxAttemptsOrTimeoutError && lastStatus(e) !== null) {
-          noteAnswer(c);
+          answers.noted(c);
           return `consensus node answered ${lastStatus(e)}`;
         }
         if (e instanceof PrecheckStatusError) {
-          noteAnswer(c);
+          answers.noted(c);
           return `consensus node answered ${statusName(e.status)}`;
         }
         discardClient(c);
