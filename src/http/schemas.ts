@@ -1,12 +1,14 @@
 /**
  * Schemas shared by the /v1 routes. They are documentation only: the OpenAPI document is built
- * from them, while validation happens in the capabilities (which must name each offending field
+ * from them, with the constants the validators use (src/lib/formats.ts, the capabilities' limits),
+ * while validation happens in the capabilities (which must name each offending field
  * in `error.details`, something schema validation would not do the spec's way). Routes read
  * their bodies themselves (`parse: "none"`), so these never reject a request.
  */
 import { t } from "elysia";
+import { DOC_HASH_PATTERN } from "../lib/formats.ts";
 
-export const DocHash = t.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "`sha256:` and 64 lowercase hex digits", examples: ["sha256:" + "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"] });
+export const DocHash = t.String({ pattern: DOC_HASH_PATTERN, description: "`sha256:` and 64 lowercase hex digits", examples: ["sha256:" + "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"] });
 export const Timestamp = t.String({ format: "date-time", description: "RFC 3339, UTC" });
 export const Uuid = t.String({ format: "uuid" });
 

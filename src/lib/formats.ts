@@ -1,5 +1,6 @@
 /**
- * The spellings the spec fixes, in one place: every module that checks one uses these.
+ * The spellings the spec fixes, in one place: every module that checks or writes one uses these
+ * (the OpenAPI document too, through src/http/schemas.ts).
  */
 
 /** A DocHash (spec §2.1): `sha256:` and 64 lowercase hex digits; uppercase and bare digests are refused. */
@@ -8,3 +9,54 @@ export const DOC_HASH_RE = new RegExp(DOC_HASH_PATTERN);
 
 /** A UUID in its one canonical spelling: lowercase, hyphenated, no braces. */
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+// ---------------------------------------------------------------------------------------------
+// Timestamps. One behaviour on input they cannot spell: they throw. They never pad, guess or echo
+// the input. A stored time that cannot be spelled is corruption: a request that meets one fails
+// (500), as verification does for an anchored row without consensus time, rather than vouch for
+// the record or hide it. A stored time that can be spelled but is wrong (a tampered signed time)
+// is spelled as stored, and the checks recomputed over it fail (signature_invalid).
+// ---------------------------------------------------------------------------------------------
+
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: RFC 3339's years have four digits. */
+const MIN_RFC3339_MS = -62167219200000;
+const MAX_RFC3339_MS = 253402300799999;
+
+/**
+ * RFC 3339, UTC, exactly three fractional digits (`2026-01-15T09:30:00.123Z`): the API's and the
+ * ledger messages' time format. Throws a RangeError for anything but whole milliseconds in the
+ * years 0000 to 9999 (another year would need an expanded `±YYYYYY` form, which RFC 3339 does not
+ * have). Times this service writes itself are from 1970 on; the ledger messages check that.
+ */
+export function rfc3339Ms(ms: number): string {
+  if (!Number.isSafeInteger(ms) || ms < MIN_RFC3339_MS || ms > MAX_RFC3339_MS) throw new RangeError("time must be whole milliseconds in the years 0000 to 9999");
+  return new Date(ms).toISOString();
+}
+
+/**
+ * The ledger's consensus time as `consensus_at` stores it (src/storage/schema.ts): seconds, `.`,
+ * and the nanoseconds zero-padded to exactly nine digits.
+ */
+const CONSENSUS_RE = /^(\d{1,12})\.(\d{9})$/;
+
+/**
+ * A stored consensus time as RFC 3339 UTC keeping all nine fractional digits
+ * (`1768469403.000000042` → `2026-01-15T09:30:03.000000042Z`). Throws on any other text (fewer
+ * nanosecond digits, no fraction, not digits, a year past 9999): that is corruption, not
+ * something to pad or echo.
+ */
+export function consensusToRfc3339(text: string): string {
+  const m = CONSENSUS_RE.exec(text);
+  if (m === null) throw new Error(`consensus time ${JSON.stringify(text)} is not seconds.nanoseconds`);
+  const whole = rfc3339Ms(Number(m[1]) * 1000); // …SS.000Z; throws past 9999
+  return `${whole.slice(0, 19)}.${m[2]}Z`;
+}
+
+/** Orders `seconds.nanoseconds` texts by instant (seconds are not zero-padded). */
+export function compareConsensus(a: string, b: string): number {
+  const [as = "", an = ""] = a.split(".");
+  const [bs = "", bn = ""] = b.split(".");
+  const ds = Number(as) - Number(bs);
+  if (ds !== 0) return ds;
+  return an === bn ? 0 : an < bn ? -1 : 1;
+}

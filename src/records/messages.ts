@@ -16,7 +16,7 @@
  * them and compare with the message.
  */
 import { createHash } from "node:crypto";
-import { DOC_HASH_RE, UUID_RE } from "../lib/formats.ts";
+import { DOC_HASH_PATTERN, DOC_HASH_RE, rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 
 /** Largest message the ledger takes in a single chunk. */
 export const MAX_MESSAGE_BYTES = 1024;
@@ -52,10 +52,13 @@ export function sha256Text(bytes: Uint8Array): string {
   return "sha256:" + createHash("sha256").update(bytes).digest("hex");
 }
 
-/** RFC 3339 UTC with exactly three fractional digits: the API's and the messages' time format. */
-export function rfc3339Ms(ms: number): string {
-  if (!Number.isSafeInteger(ms) || ms < 0 || ms > 253402300799999) throw new RangeError("time must be whole milliseconds between 1970 and 9999");
-  return new Date(ms).toISOString();
+/**
+ * A message's time: RFC 3339 with milliseconds (src/lib/formats.ts), and never before 1970, since
+ * the times a message carries are this service's own clock (the record payload's is unsigned too).
+ */
+function messageTime(ms: number): string {
+  if (!(ms >= 0)) throw new RangeError("time must be whole milliseconds between 1970 and 9999");
+  return rfc3339Ms(ms);
 }
 
 function encode(message: LedgerMessage): Uint8Array {
@@ -67,7 +70,7 @@ function encode(message: LedgerMessage): Uint8Array {
 /** The message submitted to the organisation's topic when a record is created. */
 export function encodeCreationMessage(f: CreationMessageFields): Uint8Array {
   if (!UUID_RE.test(f.recordId)) throw new TypeError("recordId must be a lowercase canonical UUID");
-  if (!DOC_HASH_RE.test(f.docHash)) throw new TypeError("docHash must match ^sha256:[0-9a-f]{64}$");
+  if (!DOC_HASH_RE.test(f.docHash)) throw new TypeError(`docHash must match ${DOC_HASH_PATTERN}`);
   for (const [name, b] of [["signerPublicKey", f.signerPublicKey], ["signature", f.signature], ["sealSignature", f.sealSignature]] as const) {
     if (!(b instanceof Uint8Array) || b.length === 0) throw new TypeError(`${name} must be non-empty bytes`);
   }
@@ -77,7 +80,7 @@ export function encodeCreationMessage(f: CreationMessageFields): Uint8Array {
     type: "record",
     recordId: f.recordId,
     originalDocHash: f.docHash,
-    signedAt: rfc3339Ms(f.signedAtMs),
+    signedAt: messageTime(f.signedAtMs),
     signerPublicKeySha256: sha256Text(f.signerPublicKey),
     signatureSha256: sha256Text(f.signature),
     sealSignatureSha256: sha256Text(f.sealSignature),
@@ -88,7 +91,7 @@ export function encodeCreationMessage(f: CreationMessageFields): Uint8Array {
 export function encodeRevocationMessage(f: RevocationMessageFields): Uint8Array {
   if (!UUID_RE.test(f.recordId)) throw new TypeError("recordId must be a lowercase canonical UUID");
   if (!REASON_RE.test(f.reason)) throw new TypeError("reason must be a RevocationReason");
-  return encode({ v: MESSAGE_VERSION, type: "revocation", recordId: f.recordId, reason: f.reason, revokedAt: rfc3339Ms(f.revokedAtMs) });
+  return encode({ v: MESSAGE_VERSION, type: "revocation", recordId: f.recordId, reason: f.reason, revokedAt: messageTime(f.revokedAtMs) });
 }
 
 /** Parses a message's bytes; throws on anything that is not a version-1 message of a known type. */

@@ -23,12 +23,13 @@ import { eq } from "drizzle-orm";
 import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
+import { consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
 import { RECORD_COLUMNS, toRecordRow, type RawRecordRow, type RecordRow } from "../storage/record-row.ts";
 import { insertPendingMessage } from "../anchoring/queue.ts";
 import { organisations, records } from "../storage/schema.ts";
 import type { RecordLedger } from "./ledger.ts";
-import { encodeCreationMessage, encodeRevocationMessage, rfc3339Ms } from "./messages.ts";
+import { encodeCreationMessage, encodeRevocationMessage } from "./messages.ts";
 import { ensureSealKey, loadSealedKey, type StoredKey } from "./seal-key.ts";
 import { filenameProblem, isRecordId, validateDocHash, type RecordRequest, type RevocationReason } from "./validate.ts";
 import { busyAsUnavailable, createWriteQueue, type Tx, type WriteQueue } from "./write-queue.ts";
@@ -296,7 +297,10 @@ export function createRecords(deps: RecordsDeps) {
       return { recordId };
     },
 
-    /** What the public verify page shows, or null for a malformed, unknown or abandoned id. */
+    /**
+     * What the public verify page shows, or null for a malformed, unknown or abandoned id. Throws on
+     * a stored time it cannot spell (src/lib/formats.ts: corruption, never padded or echoed).
+     */
     publicRecord(recordId: string): PublicRecord | null {
       if (!isRecordId(recordId)) return null;
       const found = db
@@ -324,7 +328,7 @@ export function createRecords(deps: RecordsDeps) {
           transactionId: r.transactionId,
           hashscanUrl: ledger.transactionUrl(r.transactionId),
           sequenceNumber: r.sequenceNumber,
-          consensusAt: r.consensusAt === null ? null : consensusText(r.consensusAt),
+          consensusAt: r.consensusAt === null ? null : consensusToRfc3339(r.consensusAt),
           mirrorNodeUrl: anchored ? ledger.topicMessageUrl(r.topicId, r.sequenceNumber!) : null,
         },
         revocation: r.revokedAt === null ? null : { reason: r.revocationReason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(r.revokedAt) },
@@ -334,11 +338,3 @@ export function createRecords(deps: RecordsDeps) {
 }
 
 export type Records = ReturnType<typeof createRecords>;
-
-/** `seconds.nanoseconds` (the ledger's consensus timestamp) as RFC 3339 with nine fractional digits. */
-export function consensusText(value: string): string {
-  const m = /^(\d+)\.(\d{1,9})$/.exec(value);
-  if (m === null) return value;
-  const iso = new Date(Number(m[1]) * 1000).toISOString(); // …T09:30:00.000Z
-  return `${iso.slice(0, 19)}.${m[2]!.padEnd(9, "0")}Z`;
-}

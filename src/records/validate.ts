@@ -36,8 +36,6 @@ export function isRevocationReason(value: unknown): value is RevocationReason {
   return typeof value === "string" && (REVOCATION_REASONS as readonly string[]).includes(value);
 }
 
-export { DOC_HASH_PATTERN };
-
 export const FILENAME_MAX_CODE_POINTS = 500;
 
 export interface RecordRequest {

@@ -27,9 +27,9 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
-import { UUID_RE } from "../lib/formats.ts";
+import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
-import { ASSURANCE_LEVEL, DOC_HASH_RE, MODE, isVerdict, rfc3339Ms, type Environment, type RecordedVerification, type Verdict, type VerificationSummary } from "./types.ts";
+import { ASSURANCE_LEVEL, DOC_HASH_RE, MODE, isVerdict, type Environment, type RecordedVerification, type Verdict, type VerificationSummary } from "./types.ts";
 
 export interface VerificationLogRow {
   readonly orgId: string;

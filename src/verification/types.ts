@@ -1,6 +1,6 @@
 /**
  * The verification capability's shared vocabulary: verdicts, the shapes of a Match and of a log
- * row as the API shows them (spec §2.2–§2.4), and the timestamp spellings.
+ * row as the API shows them (spec §2.2–§2.4). The timestamp spellings are src/lib/formats.ts's.
  */
 
 export const VERDICTS = ["verified", "verified_org", "revoked", "signature_invalid", "pending_anchor", "no_record"] as const;
@@ -80,33 +80,4 @@ export interface RecordedVerification {
   readonly matches: readonly [];
   /** With verdict `pending_anchor`, as the caller was told. */
   readonly retryAfterSeconds?: number;
-}
-
-/** RFC 3339, UTC, exactly three fractional digits: `2026-01-15T09:30:00.123Z`. */
-export function rfc3339Ms(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-const CONSENSUS_RE = /^(\d{1,12})\.(\d{9})$/;
-
-/**
- * The ledger's `seconds.nanoseconds` text (nanoseconds zero-padded to nine digits, as stored in
- * `consensus_at`) as RFC 3339 UTC keeping all nine fractional digits. Throws on any other text:
- * a stored value we cannot read is corruption, not something to guess at.
- */
-export function consensusToRfc3339(text: string): string {
-  const m = CONSENSUS_RE.exec(text);
-  if (m === null) throw new Error(`consensus time ${JSON.stringify(text)} is not seconds.nanoseconds`);
-  const seconds = Number(m[1]);
-  const whole = new Date(seconds * 1000).toISOString(); // …SS.000Z
-  return `${whole.slice(0, 19)}.${m[2]}Z`;
-}
-
-/** Orders `seconds.nanoseconds` texts by instant (seconds are not zero-padded). */
-export function compareConsensus(a: string, b: string): number {
-  const [as = "", an = ""] = a.split(".");
-  const [bs = "", bn = ""] = b.split(".");
-  const ds = Number(as) - Number(bs);
-  if (ds !== 0) return ds;
-  return an === bn ? 0 : an < bn ? -1 : 1;
 }

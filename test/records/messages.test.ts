@@ -10,9 +10,9 @@ import {
   decodeLedgerMessage,
   encodeCreationMessage,
   encodeRevocationMessage,
-  rfc3339Ms,
   sha256Text,
 } from "../../src/records/messages.ts";
+import { rfc3339Ms } from "../../src/lib/formats.ts";
 import { REVOCATION_REASONS } from "../../src/records/validate.ts";
 import { ROOT } from "../support/env.ts";
 

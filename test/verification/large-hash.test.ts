@@ -9,7 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { compareConsensus, type Verdict } from "../../src/verification/types.ts";
+import { compareConsensus } from "../../src/lib/formats.ts";
+import type { Verdict } from "../../src/verification/types.ts";
 import { CLASS_HEAD_SQL, compareSqlValues, createVerifier, MAX_MATCHES, selectLargeHash, type ClassHead, type Verifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";

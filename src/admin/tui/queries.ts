@@ -1,11 +1,14 @@
 /**
  * Read-only queries the admin UI needs and no service offers: a record with its anchor and
  * revocation, and the audit trail in pages. Plain SQL through bun:sqlite (`db.$client`), like
- * `status`; drizzle's query builder stays in the capabilities. Each statement runs on its own,
+ * `status`, a record read as the one row src/storage/record-row.ts defines; drizzle's query
+ * builder stays in the capabilities. Each statement runs on its own,
  * so no read transaction is held open while the person looks at the screen (a long-lived
  * reader would keep `serve`'s WAL from being checkpointed).
  */
+import { UUID_RE } from "../../lib/formats.ts";
 import type { Db } from "../../storage/db.ts";
+import { recordColumns, toRecordRow, type RawRecordRow, type RecordRow } from "../../storage/record-row.ts";
 
 export interface LedgerTx {
   readonly transactionId: string;
@@ -16,28 +19,20 @@ export interface LedgerTx {
   readonly lastError: string | null;
 }
 
-export interface RecordView {
-  readonly id: string;
-  readonly orgId: string | null;
+/**
+ * A record as the admin UI shows it: the row (src/storage/record-row.ts) without its key
+ * fingerprints and signatures, with its organisation's name, its ledger queue rows and its
+ * revocation gathered in one place.
+ */
+export interface RecordView extends Readonly<Omit<RecordRow, "signerFingerprint" | "signature" | "sealFingerprint" | "sealSignature" | "revokedAt" | "revocationReason" | "revocationTransactionId">> {
   readonly orgName: string | null;
-  readonly signerType: string;
-  readonly kind: string;
-  readonly signerHint: string | null;
-  readonly docHash: string;
-  readonly filename: string | null;
-  readonly signedAtMs: number;
-  readonly createdAt: number;
-  readonly anchorState: string;
-  readonly topicId: string;
-  readonly transactionId: string;
-  readonly sequenceNumber: number | null;
-  readonly consensusAt: string | null;
   /** The creation message's row in the ledger queue (attempts, last error), when there is one. */
   readonly anchorTx: LedgerTx | null;
   readonly revocation: { readonly revokedAt: number; readonly reason: string | null; readonly transactionId: string | null; readonly tx: LedgerTx | null } | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// What people paste: either case, and a hash with or without its `sha256:`.
+const UUID = new RegExp(UUID_RE.source, "i");
 const HASH = /^(?:sha256:)?([0-9a-f]{64})$/i;
 
 export type RecordQuery = { readonly by: "id"; readonly id: string } | { readonly by: "hash"; readonly docHash: string };
@@ -61,31 +56,7 @@ function ledgerTx(db: Db, transactionId: string | null): LedgerTx | null {
   return { transactionId: row.transaction_id, state: row.state, sequenceNumber: row.sequence_number, consensusAt: row.consensus_at, attempts: row.attempts, lastError: row.last_error };
 }
 
-type RecordRow = {
-  id: string;
-  org_id: string | null;
-  org_name: string | null;
-  signer_type: string;
-  kind: string;
-  signer_hint: string | null;
-  doc_hash: string;
-  filename: string | null;
-  signed_at_ms: number;
-  created_at: number;
-  anchor_state: string;
-  topic_id: string;
-  transaction_id: string;
-  sequence_number: number | null;
-  consensus_at: string | null;
-  revoked_at: number | null;
-  revocation_reason: string | null;
-  revocation_transaction_id: string | null;
-};
-
-const SELECT_RECORD = `SELECT r.id, r.org_id, o.name AS org_name, r.signer_type, r.kind, r.signer_hint, r.doc_hash, r.filename,
-  r.signed_at_ms, r.created_at, r.anchor_state, r.topic_id, r.transaction_id, r.sequence_number, r.consensus_at,
-  r.revoked_at, r.revocation_reason, r.revocation_transaction_id
-  FROM records r LEFT JOIN organisations o ON o.id = r.org_id`;
+const SELECT_RECORD = `SELECT ${recordColumns("r")}, o.name AS org_name FROM records r LEFT JOIN organisations o ON o.id = r.org_id`;
 
 /** Records matching the query, newest first (a hash can have several: other organisations, or re-authenticated after a revocation). */
 export function findRecords(db: Db, q: RecordQuery): RecordView[] {
@@ -93,26 +64,16 @@ export function findRecords(db: Db, q: RecordQuery): RecordView[] {
     q.by === "id"
       ? db.$client.query(`${SELECT_RECORD} WHERE r.id = ?`).all(q.id)
       : db.$client.query(`${SELECT_RECORD} WHERE r.doc_hash = ? ORDER BY r.created_at DESC, r.id DESC LIMIT 50`).all(q.docHash)
-  ) as RecordRow[];
-  return rows.map((r) => ({
-    id: r.id,
-    orgId: r.org_id,
-    orgName: r.org_name,
-    signerType: r.signer_type,
-    kind: r.kind,
-    signerHint: r.signer_hint,
-    docHash: r.doc_hash,
-    filename: r.filename,
-    signedAtMs: r.signed_at_ms,
-    createdAt: r.created_at,
-    anchorState: r.anchor_state,
-    topicId: r.topic_id,
-    transactionId: r.transaction_id,
-    sequenceNumber: r.sequence_number,
-    consensusAt: r.consensus_at,
-    anchorTx: ledgerTx(db, r.transaction_id),
-    revocation: r.revoked_at === null ? null : { revokedAt: r.revoked_at, reason: r.revocation_reason, transactionId: r.revocation_transaction_id, tx: ledgerTx(db, r.revocation_transaction_id) },
-  }));
+  ) as (RawRecordRow & { readonly org_name: string | null })[];
+  return rows.map((raw) => {
+    const { signerFingerprint, signature, sealFingerprint, sealSignature, revokedAt, revocationReason, revocationTransactionId, ...shown } = toRecordRow(raw);
+    return {
+      ...shown,
+      orgName: raw.org_name,
+      anchorTx: ledgerTx(db, shown.transactionId),
+      revocation: revokedAt === null ? null : { revokedAt, reason: revocationReason, transactionId: revocationTransactionId, tx: ledgerTx(db, revocationTransactionId) },
+    };
+  });
 }
 
 export interface AuditRow {

@@ -7,7 +7,7 @@
  * read, right after the key's own checks (a key that could never create records hears that first).
  */
 import { Elysia, t } from "elysia";
-import { parseRecordRequest, parseRevokeRequest, REVOCATION_REASONS } from "../../records/validate.ts";
+import { FILENAME_MAX_CODE_POINTS, parseRecordRequest, parseRevokeRequest, REVOCATION_REASONS } from "../../records/validate.ts";
 import { assertMayCreateRecords, type Records } from "../../records/service.ts";
 import type { Access, Caller } from "../access.ts";
 import { readJsonObject } from "../body.ts";
@@ -50,9 +50,8 @@ const RecordRequest = t.Object(
     filename: t.Optional(
       t.String({
         minLength: 1,
-        maxLength: 500,
-        description:
-          "Public metadata shown on the verify page; never signed or put on the ledger. 1–500 code points; control and invisible formatting characters are refused except U+200C and U+200D. Stored exactly as sent.",
+        maxLength: FILENAME_MAX_CODE_POINTS,
+        description: `Public metadata shown on the verify page; never signed or put on the ledger. 1–${FILENAME_MAX_CODE_POINTS} code points; control and invisible formatting characters are refused except U+200C and U+200D. Stored exactly as sent.`,
       }),
     ),
   },

@@ -4,10 +4,11 @@
  */
 import { Elysia, t } from "elysia";
 import type { Clock } from "../../lib/clock.ts";
+import { DOC_HASH_PATTERN, rfc3339Ms } from "../../lib/formats.ts";
 import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
 import type { VerificationLog } from "../../verification/log.ts";
-import { parseListQuery, parseVerificationRequest } from "../../verification/query.ts";
-import { ASSURANCE_LEVEL, MODE, rfc3339Ms, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, parseListQuery, parseVerificationRequest } from "../../verification/query.ts";
+import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
 import type { Access } from "../access.ts";
 import { readJsonObject } from "../body.ts";
 import { jsonResponse as json } from "../errors.ts";
@@ -143,8 +144,8 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
                   type: "object",
                   required: ["originalDocHash"],
                   properties: {
-                    originalDocHash: { type: "string", pattern: "^sha256:[0-9a-f]{64}$" },
-                    reference: { type: "string", maxLength: 128, description: "No control characters; echoed and logged at the organisation tier only" },
+                    originalDocHash: { type: "string", pattern: DOC_HASH_PATTERN },
+                    reference: { type: "string", maxLength: MAX_REFERENCE_CODE_POINTS, description: "No control characters; echoed and logged at the organisation tier only" },
                   },
                 },
               },
@@ -167,15 +168,15 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
           tags: ["verifications"],
           summary: "The calling organisation's verification log, newest first",
           description:
-            "Scoped to the key's organisation and environment. Filters: `verdict`, `originalDocHash`, `from`, `to` (RFC 3339); `limit` 1–100 (default 25); `after` is the previous page's `pagination.nextCursor`, valid only with the same filters. Unknown or repeated parameters are refused. " +
+            `Scoped to the key's organisation and environment. Filters: \`verdict\`, \`originalDocHash\`, \`from\`, \`to\` (RFC 3339); \`limit\` 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT}); \`after\` is the previous page's \`pagination.nextCursor\`, valid only with the same filters. Unknown or repeated parameters are refused. ` +
             RATE_LIMIT_NOTE,
           security: [{ bearer: [] }],
           parameters: [
             { name: "verdict", in: "query", schema: { type: "string", enum: [...VERDICTS] } },
-            { name: "originalDocHash", in: "query", schema: { type: "string", pattern: "^sha256:[0-9a-f]{64}$" } },
+            { name: "originalDocHash", in: "query", schema: { type: "string", pattern: DOC_HASH_PATTERN } },
             { name: "from", in: "query", schema: { type: "string", format: "date-time" } },
             { name: "to", in: "query", schema: { type: "string", format: "date-time" } },
-            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 25 } },
+            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
             { name: "after", in: "query", schema: { type: "string" } },
           ],
         },
