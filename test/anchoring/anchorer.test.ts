@@ -11,7 +11,7 @@ import { LAST_VALID_START_SQL } from "../../src/anchoring/transaction-ids.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../../src/anchoring/submit-key.ts";
 import { ledgerTransactions, records } from "../../src/storage/schema.ts";
-import { waitFor } from "../ops/support.ts";
+import { waitFor } from "../support/wait.ts";
 import { cleanup } from "../support/env.ts";
 import { makeRig, VALID_SECONDS, type Rig } from "./rig.ts";
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import { mirrorFormTransactionId, type Ledger, type ReceiptOutcome } from "../../src/anchoring/ledger.ts";
 import { startLocalLedger } from "../../src/local-ledger/index.ts";
-import { waitFor } from "../ops/support.ts";
+import { waitFor } from "../support/wait.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -21,13 +21,11 @@ function freshId(account: string): string {
   return `${account}@${lastNs / 1_000_000_000n}.${(lastNs % 1_000_000_000n).toString().padStart(9, "0")}`;
 }
 
-const until = <T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> => waitFor(what, fn, timeoutMs, 100);
-
 const finalReceipt = (ledger: Ledger, id: string, timeoutMs: number) =>
-  until<ReceiptOutcome>(`the receipt of ${id}`, async () => {
+  waitFor<ReceiptOutcome>(`the receipt of ${id}`, async () => {
     const r = await ledger.receipt(id);
     return r.kind === "pending" || r.kind === "unreachable" ? null : r;
-  }, timeoutMs);
+  }, timeoutMs, 100);
 
 function ledgerContract(name: string, open: () => Promise<Ledger>, timeoutMs: number) {
   describe(`Ledger contract: ${name}`, () => {
@@ -57,10 +55,10 @@ function ledgerContract(name: string, open: () => Promise<Ledger>, timeoutMs: nu
         const receipt = await finalReceipt(ledger, id, timeoutMs);
         expect(receipt).toMatchObject({ kind: "success", sequenceNumber: 1 });
 
-        const confirmed = await until("the mirror node", async () => {
+        const confirmed = await waitFor("the mirror node", async () => {
           const c = await ledger.confirmMessage({ topicId, sequenceNumber: 1, transactionId: id, message });
           return c.kind === "not_found" ? null : c;
-        }, timeoutMs);
+        }, timeoutMs, 100);
         if (confirmed.kind !== "confirmed") throw new Error(JSON.stringify(confirmed));
         expect(confirmed.value.sequenceNumber).toBe(1);
         expect(confirmed.value.consensusAt).toMatch(/^\d+\.\d{9}$/);
@@ -163,7 +161,7 @@ describe("the SDK adapter: `unsent` only when the SDK never had the bytes", () =
     const after = await topicCreate();
     // gRPC's reconnect backoff (real time) decides when the node is used again: re-send the same
     // bytes until they are accepted, as the anchor loop does.
-    await until("the ledger to accept again", async () => ((await ledger.submit(after.bytes)).kind === "accepted" ? true : null), 10_000);
+    await waitFor("the ledger to accept again", async () => ((await ledger.submit(after.bytes)).kind === "accepted" ? true : null), 10_000, 100);
     expect(await finalReceipt(ledger, after.id, 5_000)).toMatchObject({ kind: "success" });
     for (const t of [first, second, third]) {
       expect(await ledger.receipt(t.id)).toEqual({ kind: "not_found" });

@@ -16,26 +16,18 @@ import { openLedger } from "../../src/anchoring/setup.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testConfig } from "../support/env.ts";
+import { waitFor } from "../support/wait.ts";
 
 afterEach(cleanup);
 
 const MAIN = join(ROOT, "src", "main.ts");
 const CRASHING_WORKER = new URL("../support/crashing-ledger-worker.ts", import.meta.url);
 
-async function waitFor<T>(what: string, fn: () => T | null | undefined, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
 /**
  * Blocks this thread for `blockMs` while another process asks the ledger's mirror for the node
  * list every 10 ms; returns how many answers that process got while this thread was blocked
- * (timestamps from the same system clock).
+ * (timestamps from the same system clock). The fixed 10 ms pace and the busy span are the
+ * measurement itself, not waits for an event.
  */
 async function answersWhileBlocked(ledger: LocalLedgerEndpoint, blockMs: number): Promise<number> {
   const script = `
@@ -178,7 +170,7 @@ describe("the embedded ledger's thread", () => {
     expect((await fetch(`${mirrorUrl}/api/v1/network/nodes`)).status).toBe(200);
 
     writeFileSync(join(config.dataDir, "ledger", "crash-now"), "");
-    const line = await waitFor("the log line", () => log.lines.find((l) => l.msg === "local ledger: its thread stopped; nothing is anchored until serve is restarted"));
+    const line = await waitFor("the log line", () => log.lines.find((l) => l.msg === "local ledger: its thread stopped; nothing is anchored until serve is restarted"), 5000, 20);
     expect(line).toMatchObject({ level: "error", error: expect.stringContaining("ledger thread crash (test)") });
     // Readiness fails at once, though the health check's cached answer is still fresh.
     expect(await anchoring.readiness()).toMatch(/^the embedded local ledger's thread stopped: .*ledger thread crash \(test\)/);
