@@ -14,8 +14,10 @@ import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { DEVELOPMENT_OPERATOR_KEY, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { records } from "../../src/storage/schema.ts";
 import { BUN, ROOT, cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
+import { createRecordsFixture } from "../support/records-fixture.ts";
+import { createRecordOnceTopicExists } from "../support/topic.ts";
+import { waitFor } from "../support/wait.ts";
 
 afterEach(cleanup);
 
@@ -25,16 +27,6 @@ const baseEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: proces
 function cli(args: string[], env: Record<string, string> = {}) {
   const p = Bun.spawnSync([BUN, MAIN, ...args], { env: { ...baseEnv(), ...env } });
   return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
-}
-
-async function waitFor<T>(what: string, fn: () => T | null | Promise<T | null>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
 }
 
 function startLocalLedgerProcess(data: string, extra: string[] = []) {
@@ -122,11 +114,12 @@ describe("serve with the embedded local ledger", () => {
     const topicId = await waitFor("the organisation's topic", () => {
       const orgs = JSON.parse(cli(["org", "list", "--json", "--data", data]).stdout) as { id: string; topicId: string | null }[];
       return orgs.find((o) => o.id === orgId)?.topicId ?? null;
-    });
+    }, 10_000);
     expect(topicId).toMatch(/^0\.0\.\d+$/);
     const topic = (await (await fetch(`${mirrorUrl}/api/v1/topics/${topicId}`)).json()) as { submit_key: { _type: string } };
     expect(topic.submit_key._type).toBe("ED25519");
-    expect(svc.logLines().some((l) => l.msg === "anchor" && l.event === "anchored" && l.kind === "topic_create")).toBe(true);
+    // The loop writes the row before it logs the line, and the line reaches stdout in a batch: wait for it.
+    await waitFor("the topic's anchored log line", () => svc.logLines().some((l) => l.msg === "anchor" && l.event === "anchored" && l.kind === "topic_create") || null);
 
     const status = JSON.parse(cli(["status", "--json", "--data", data]).stdout);
     expect(status.ledger).toMatchObject({ mode: "embedded", reachable: true, mirrorUrl });
@@ -153,36 +146,30 @@ describe("serve killed with SIGKILL while a message awaits consensus", () => {
     const topicId = await waitFor("the topic", () => {
       const orgs = JSON.parse(cli(["org", "list", "--json", "--data", data]).stdout) as { id: string; topicId: string | null }[];
       return orgs.find((o) => o.id === orgId)?.topicId ?? null;
-    });
+    }, 10_000);
 
     ledger.faults.pauseConsensus();
     // A record and its pending message, written by another connection as the records service would.
     const core = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
     onCleanup(() => core.close());
-    const org = core.db.$client.query("SELECT system_key_fingerprint AS fp FROM organisations WHERE id = ?").get(orgId) as { fp: Uint8Array };
+    const fixture = createRecordsFixture({ db: core.db, signer: core.signer });
     const recordId = Bun.randomUUIDv7();
     const nowMs = Date.now();
     const transactionId = `0.0.2@${Math.floor((nowMs - 1000) / 1000)}.${String(((nowMs - 1000) % 1000) * 1_000_000 + 7).padStart(9, "0")}`;
     const message = new TextEncoder().encode(`{"v":1,"record":"${recordId}"}`);
     core.db.transaction((tx) => {
-      tx.insert(records)
-        .values({
-          id: recordId, orgId, signerType: "org", kind: "record_only", docHash: `sha256:${"1".repeat(64)}`, signedAtMs: nowMs,
-          signerFingerprint: Buffer.from(org.fp), signature: Buffer.from([1]), sealFingerprint: Buffer.from(org.fp), sealSignature: Buffer.from([2]),
-          anchorState: "pending", topicId, transactionId, createdAt: nowMs,
-        })
-        .run();
+      fixture.addOrgRecord(fixture.orgOf(orgId), { id: recordId, docHash: `sha256:${"1".repeat(64)}`, anchorState: "pending", topicId, transactionId, signedAtMs: nowMs, createdAt: nowMs });
       insertPendingMessage(tx, { kind: "record_message", transactionId, validStartMs: nowMs - 1000, validSeconds: 120, orgId, recordId, topicId, message, now: nowMs });
     });
     const state = () => (core.db.$client.query("SELECT anchor_state AS s FROM records WHERE id = ?").get(recordId) as { s: string }).s;
-    await waitFor("acceptance", () => (state() === "accepted" ? true : null));
+    await waitFor("acceptance", () => (state() === "accepted" ? true : null), 10_000);
 
     svc.proc.kill("SIGKILL");
     await svc.proc.exited;
     ledger.faults.resumeConsensus();
 
     const svc2 = await startService({ env });
-    await waitFor("anchoring after the restart", () => (state() === "anchored" ? true : null));
+    await waitFor("anchoring after the restart", () => (state() === "anchored" ? true : null), 10_000);
     const msgs = (await (await fetch(`${ledger.mirrorUrl}/api/v1/topics/${topicId}/messages`)).json()) as { messages: { message: string }[] };
     expect(msgs.messages.length).toBe(1);
     expect(Buffer.from(msgs.messages[0]!.message, "base64").toString()).toBe(new TextDecoder().decode(message));
@@ -216,22 +203,19 @@ describe("serve against a local-ledger started elsewhere", () => {
     const ready = svc.logLines().find((l) => l.msg === "ledger ready")!;
     expect(ready).toMatchObject({ ledgerMirrorUrl: info.mirrorUrl, ledgerOperator: "0.0.2", ledgerOperatorKey: "development key" });
 
-    // The organisation's topic comes first; until then a record answers 503.
-    const recordId = await waitFor("a record created", async () => {
-      const res = await fetch(`${svc.url}/v1/records`, {
+    const created = await createRecordOnceTopicExists(() =>
+      fetch(`${svc.url}/v1/records`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ originalDocHash: `sha256:${"ab".repeat(32)}` }),
-      });
-      if (res.status === 503) return null;
-      expect(res.status).toBe(201);
-      return ((await res.json()) as { recordId: string }).recordId;
-    });
+      }),
+    );
+    const recordId = ((await created.json()) as { recordId: string }).recordId;
     expect(recordId).toBeString();
     await waitFor("the record anchored", () => {
       const status = JSON.parse(cli(["status", "--json", "--data", data], { DOCVERIFY_LOCAL_LEDGER_URL: info.mirrorUrl }).stdout) as { records: { anchored: number } };
       return status.records.anchored === 1 ? true : null;
-    });
+    }, 10_000);
     expect(await svc.stop()).toBe(0);
   }, 60_000);
 

@@ -16,6 +16,7 @@ import { memoryLogger } from "../../src/lib/log.ts";
 import { ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
 import { eq } from "drizzle-orm";
 import { onCleanup, tempDir, testConfig } from "../support/env.ts";
+import { createRecordsFixture } from "../support/records-fixture.ts";
 
 export const VALID_SECONDS = 30;
 
@@ -59,6 +60,7 @@ export async function makeRig(
   const log = memoryLogger();
   const core = openCore({ config: testConfig({ DOCVERIFY_DATA_DIR: dir, DOCVERIFY_ANCHOR_VALID_SECONDS: String(VALID_SECONDS) }), log, clock });
   onCleanup(() => core.close());
+  const fixture = createRecordsFixture({ db: core.db, signer: core.signer });
   const local = await startLocalLedger({ dataDir: join(dir, "ledger"), consensusMs: options.consensusMs ?? 1000, clock });
   onCleanup(() => local.close());
   const ledger = createHederaLedger({
@@ -117,30 +119,14 @@ export async function makeRig(
       throw new Error("topic never created");
     },
     insertRecord(orgId, topicId, message = new TextEncoder().encode(JSON.stringify({ v: 1, n: Math.random() }))) {
-      const recordId = Bun.randomUUIDv7();
       const reserved = rig.anchoring.queue.newTransactionId();
-      const org = core.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!;
       const now = clock.now();
-      core.db.transaction((tx) => {
-        tx.insert(records)
-          .values({
-            id: recordId,
-            orgId,
-            signerType: "org",
-            kind: "record_only",
-            docHash: `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`,
-            signedAtMs: now,
-            signerFingerprint: org.systemKeyFingerprint,
-            signature: Buffer.from([1]),
-            sealFingerprint: org.systemKeyFingerprint,
-            sealSignature: Buffer.from([2]),
-            anchorState: "pending",
-            topicId,
-            transactionId: reserved.transactionId,
-            createdAt: now,
-          })
-          .run();
-        insertPendingMessage(tx, { kind: "record_message", ...reserved, orgId, recordId, topicId, message, now });
+      const docHash = `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`;
+      // One transaction on the core's connection: the fixture's insert and the message commit together.
+      const recordId = core.db.transaction((tx) => {
+        const id = fixture.addOrgRecord(fixture.orgOf(orgId), { docHash, anchorState: "pending", topicId, transactionId: reserved.transactionId, signedAtMs: now, createdAt: now });
+        insertPendingMessage(tx, { kind: "record_message", ...reserved, orgId, recordId: id, topicId, message, now });
+        return id;
       });
       rig.anchoring.queue.wake();
       return { recordId, transactionId: reserved.transactionId, message };

@@ -57,6 +57,10 @@ export interface RecordOptions {
   /** Default: now. */
   readonly createdAt?: number;
   readonly id?: string;
+  /** Default: TOPIC_ID. */
+  readonly topicId?: string;
+  /** Default: one derived from the signed time and the sequence number. */
+  readonly transactionId?: string;
 }
 
 export interface RecordsFixture {
@@ -66,6 +70,8 @@ export interface RecordsFixture {
   readonly orgs: Organisations;
   readonly seal: GeneratedKey;
   createOrg(name: string, flags?: Partial<OrgFlags>): FixtureOrg;
+  /** An organisation made elsewhere on the same database (the core, the command line), with its system key. */
+  orgOf(orgId: string): FixtureOrg;
   suspend(orgId: string, suspended?: boolean): void;
   createPerson(): PersonKey;
   /** An organisation-signed record (`record_only`, `org`). Returns the record id. */
@@ -163,8 +169,8 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
         sealFingerprint: Buffer.from(seal.fingerprint),
         sealSignature: Buffer.from(sealSignature),
         anchorState: state,
-        topicId: TOPIC_ID,
-        transactionId: `0.0.2@${Math.floor(signedAtMs / 1000)}.${String((signedAtMs % 1000) * 1_000_000 + seq).padStart(9, "0")}`,
+        topicId: o.topicId ?? TOPIC_ID,
+        transactionId: o.transactionId ?? `0.0.2@${Math.floor(signedAtMs / 1000)}.${String((signedAtMs % 1000) * 1_000_000 + seq).padStart(9, "0")}`,
         sequenceNumber: anchored ? seq : null,
         consensusAt: anchored ? (o.consensusAt ?? consensusFor(seq)) : null,
         revokedAt: o.revoked ? (o.revoked.atMs ?? clock.now()) : null,
@@ -179,6 +185,22 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
   const keyRow = (fingerprint: Uint8Array) => eq(signingKeys.fingerprint, Buffer.from(fingerprint));
   const recordRow = (id: string) => db.select().from(records).where(eq(records.id, id)).get()!;
 
+  function orgOf(orgId: string): FixtureOrg {
+    const org = orgs.get(orgId);
+    const stored = db.select().from(organisations).where(eq(organisations.id, orgId)).get()!;
+    const key = db.select().from(signingKeys).where(keyRow(stored.systemKeyFingerprint)).get()!;
+    return {
+      ...org,
+      systemKey: {
+        algorithm: key.algorithm as "ML-DSA-65",
+        publicKey: new Uint8Array(key.publicKey),
+        purpose: key.purpose,
+        sealedSeed: new Uint8Array(key.sealedSeed!),
+        fingerprint: new Uint8Array(key.fingerprint),
+      },
+    };
+  }
+
   return {
     db,
     signer,
@@ -187,20 +209,10 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
     seal,
 
     createOrg(name, flags = {}) {
-      const org = orgs.create({ name, ...flags }, "test");
-      const stored = db.select().from(organisations).where(eq(organisations.id, org.id)).get()!;
-      const key = db.select().from(signingKeys).where(keyRow(stored.systemKeyFingerprint)).get()!;
-      return {
-        ...org,
-        systemKey: {
-          algorithm: key.algorithm as "ML-DSA-65",
-          publicKey: new Uint8Array(key.publicKey),
-          purpose: key.purpose,
-          sealedSeed: new Uint8Array(key.sealedSeed!),
-          fingerprint: new Uint8Array(key.fingerprint),
-        },
-      };
+      return orgOf(orgs.create({ name, ...flags }, "test").id);
     },
+
+    orgOf,
 
     suspend(orgId, suspended = true) {
       orgs.set(orgId, { suspended }, "test");
