@@ -2,7 +2,7 @@
  * The local ledger driven through the real @hashgraph/sdk over real gRPC, and read back through
  * its mirror REST API: what the product's adapter will see. No mocks.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   AccountId,
   AccountInfoQuery,
@@ -94,17 +94,20 @@ describe("local ledger through the SDK", () => {
   let submitKey: PrivateKey;
   let topicId: TopicId;
 
-  test("starts, answers a balance query, and creates a topic with a submit key", async () => {
+  beforeAll(async () => {
     ledger = await ledgerAt(tempDir());
+    client = clientFor(ledger);
+    submitKey = PrivateKey.generateED25519();
+    topicId = await createTopic(client, submitKey);
+  }, SLOW);
+
+  test("starts, answers a balance query, and creates a topic with a submit key", async () => {
     expect(ledger.grpcAddress).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(ledger.mirrorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(ledger.nodeAccountId).toBe("0.0.3");
     expect(ledger.operator.accountId).toBe("0.0.2");
-    client = clientFor(ledger);
     await client.ping(AccountId.fromString("0.0.3"));
 
-    submitKey = PrivateKey.generateED25519();
-    topicId = await createTopic(client, submitKey);
     expect(topicId.toString()).toBe("0.0.1001");
     const info = await new TopicInfoQuery().setTopicId(topicId).execute(client);
     expect(info.submitKey?.toString()).toBe(submitKey.publicKey.toString());
@@ -470,7 +473,7 @@ describe("fault hooks", () => {
   let client: Client;
   let topicId: TopicId;
 
-  test("setup", async () => {
+  beforeAll(async () => {
     ledger = await ledgerAt(tempDir());
     client = clientFor(ledger);
     topicId = await createTopic(client);
@@ -501,6 +504,8 @@ describe("fault hooks", () => {
     const tx = new TopicMessageSubmitTransaction().setTopicId(topicId).setMessage("lost").setTransactionId(txId).freezeWith(client);
     const bytes = tx.toBytes();
     const response = await Transaction.fromBytes(bytes).execute(client);
+    // A fixed wait on purpose: past the ledger's 200 ms consensus delay, the dropped message
+    // would be due; what is tested is that it does not reach consensus.
     await Bun.sleep(400);
     await ledger.runConsensus();
     const receipt = await new TransactionReceiptQuery()
