@@ -24,11 +24,21 @@ type RawValue<T> = T extends Buffer ? Uint8Array : T;
  */
 export type RawRecordRow = { readonly [K in keyof Columns as Columns[K]["_"]["name"]]: RawValue<RecordRow[K]> };
 
-const COLUMN_NAMES = Object.values(getTableColumns(records)).map((c) => c.name);
+/** A column of `records` by its SQL name. */
+export type RecordColumn = keyof RawRecordRow;
 
-/** Every column of `records`, in the schema's order, optionally qualified by a table alias (for a join). */
-export function recordColumns(alias?: string): string {
-  return COLUMN_NAMES.map((name) => (alias === undefined ? name : `${alias}.${name}`)).join(", ");
+const COLUMN_NAMES = Object.values(getTableColumns(records)).map((c) => c.name as RecordColumn);
+
+/**
+ * The columns of `records` in the schema's order, as a select list: all of them, or all but
+ * `omit` (a statement that never needs them; its rows are `Omit<RawRecordRow, …>`), optionally
+ * qualified by a table alias (for a join).
+ */
+export function recordColumns(options: { readonly alias?: string; readonly omit?: readonly RecordColumn[] } = {}): string {
+  const { alias, omit = [] } = options;
+  return COLUMN_NAMES.filter((name) => !omit.includes(name))
+    .map((name) => (alias === undefined ? name : `${alias}.${name}`))
+    .join(", ");
 }
 
 /** `SELECT ${RECORD_COLUMNS} FROM records …` returns `RawRecordRow`s. */

@@ -51,7 +51,7 @@ import {
 import { Lru } from "../crypto/lru.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
-import { RECORD_COLUMNS, type RawRecordRow } from "../storage/record-row.ts";
+import { recordColumns, type RawRecordRow } from "../storage/record-row.ts";
 import { compareConsensus, consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
 import type { CheckResult, DisclosureTier, Match, Verdict } from "./types.ts";
 
@@ -99,6 +99,15 @@ export const DEFAULT_MEMO_ENTRIES = 100_000;
 
 /** Most matches a verification returns (decisions §11); the earliest by consensus. */
 export const MAX_MATCHES = 100;
+
+/**
+ * What verification never reads of a record: the filename (the verify page's, never part of a
+ * verification answer) and the revocation's ledger transaction. Not read, not allocated per row.
+ */
+const NOT_READ = ["filename", "revocation_transaction_id"] as const;
+/** A `records` row as verification reads it. */
+type VerifyRow = Omit<RawRecordRow, (typeof NOT_READ)[number]>;
+const RECORD_COLUMNS = recordColumns({ omit: NOT_READ });
 
 /**
  * Every record of a hash, in any state, but never more than `MAX_MATCHES` + 1: for all but the
@@ -248,9 +257,9 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   // verification's 20 µs). One indexed lookup (records_doc_hash) per request, then each signing
   // organisation's name and suspension, read per request so that standing is live.
   const client = db.$client;
-  const recordsByHash = client.prepare<RawRecordRow, [string]>(RECORDS_BY_HASH_SQL);
+  const recordsByHash = client.prepare<VerifyRow, [string]>(RECORDS_BY_HASH_SQL);
   const classHead = client.prepare<ClassHead, [string, number]>(CLASS_HEAD_SQL);
-  const recordByRowid = client.prepare<RawRecordRow, [number]>(RECORD_BY_ROWID_SQL);
+  const recordByRowid = client.prepare<VerifyRow, [number]>(RECORD_BY_ROWID_SQL);
   const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED_SQL);
   const orgById = client.prepare<{ name: string; suspended: number }, [string]>("SELECT name, suspended FROM organisations WHERE id = ?");
   const keyByFingerprint = client.prepare<{ algorithm: string; public_key: Uint8Array }, [Uint8Array]>(
@@ -281,7 +290,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
    * class rests on. One read transaction, so the rows read whole are those the index placed
    * (another connection, the admin command line, may revoke a record meanwhile).
    */
-  const readLargeHash = client.transaction((docHash: string): { page: RawRecordRow[]; beyond: RawRecordRow[] } => {
+  const readLargeHash = client.transaction((docHash: string): { page: VerifyRow[]; beyond: VerifyRow[] } => {
     const { page, beyond } = selectLargeHash(VERDICT_CLASSES.map((c) => classHead.all(docHash, c)));
     const whole = (head: ClassHead) => {
       const row = recordByRowid.get(head.rid);
@@ -300,7 +309,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     }
   }
 
-  function checks(row: RawRecordRow, requested: string): { hashBinding: CheckResult; userSignature: CheckResult; serverSeal: CheckResult } {
+  function checks(row: VerifyRow, requested: string): { hashBinding: CheckResult; userSignature: CheckResult; serverSeal: CheckResult } {
     const signerKey = attempt(() => resolveKey(row.signer_fingerprint));
     const payload = attempt(() =>
       encodeRecordPayload({ recordId: row.id, docHash: row.doc_hash, signedAtMs: row.signed_at_ms, signerKeyFingerprint: row.signer_fingerprint }),
@@ -321,7 +330,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     return { hashBinding: hashBinding ? "pass" : "fail", userSignature: signatureOk ? "pass" : "fail", serverSeal: sealOk ? "pass" : "fail" };
   }
 
-  function shapeMatch(row: RawRecordRow, tier: DisclosureTier, requested: string, org: { name: string; suspended: number } | null): Match {
+  function shapeMatch(row: VerifyRow, tier: DisclosureTier, requested: string, org: { name: string; suspended: number } | null): Match {
     if (row.sequence_number === null || row.consensus_at === null) {
       // The anchor columns are written with the state in one transaction; an anchored row without
       // them is corruption. Refuse to answer (500) rather than vouch for or hide the record.
@@ -362,8 +371,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       };
       // The matches, and the records beyond them that a verdict class rests on (checked like a
       // match, never returned), and when the newest record awaiting consensus was stored.
-      let page: RawRecordRow[];
-      let beyond: RawRecordRow[] = [];
+      let page: VerifyRow[];
+      let beyond: VerifyRow[] = [];
       let newestAccepted: () => number | null;
       const rows = recordsByHash.all(docHash);
       if (rows.length <= MAX_MATCHES) {

@@ -56,7 +56,7 @@ function ledgerTx(db: Db, transactionId: string | null): LedgerTx | null {
   return { transactionId: row.transaction_id, state: row.state, sequenceNumber: row.sequence_number, consensusAt: row.consensus_at, attempts: row.attempts, lastError: row.last_error };
 }
 
-const SELECT_RECORD = `SELECT ${recordColumns("r")}, o.name AS org_name FROM records r LEFT JOIN organisations o ON o.id = r.org_id`;
+const SELECT_RECORD = `SELECT ${recordColumns({ alias: "r" })}, o.name AS org_name FROM records r LEFT JOIN organisations o ON o.id = r.org_id`;
 
 /** Records matching the query, newest first (a hash can have several: other organisations, or re-authenticated after a revocation). */
 export function findRecords(db: Db, q: RecordQuery): RecordView[] {
