@@ -37,7 +37,7 @@
 import { BackPressure, backPressureError } from "./back-pressure.ts";
 import type { ConfirmedMessage, Ledger, SubmitKeyPair } from "./ledger.ts";
 import { AnchorJournal, type LedgerTransactionRow } from "./queue.ts";
-import { backoffDelay, ErrorLog, jittered, LedgerHealth } from "./retry.ts";
+import { backoffDelay, ErrorLog, jittered, LedgerHealth, retryBeforeCutoff } from "./retry.ts";
 import { loadOrCreateSubmitKey } from "./submit-key.ts";
 import { createTransactionIds } from "./transaction-ids.ts";
 import type { AnchorMetrics, Anchoring, AnchoringOptions } from "./types.ts";
@@ -320,14 +320,15 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       case "unknown":
         metrics.ledgerError("unknown");
         health.down(outcome.error);
-        return reschedule(current, backoff(health.failures), `no answer: ${outcome.error}`);
+        return reschedule(current, retryBeforeCutoff(backoff(health.failures), windowEnd(current) - SUBMIT_MARGIN_MS - now()), `no answer: ${outcome.error}`);
       case "unsent": {
         metrics.ledgerError("unknown");
         health.down(outcome.error);
         // Nothing left: the attempt is taken back, so `attempts` counts only submissions that may have reached a node.
         const left = journal.takeBack(current, attempts);
         // Back at 0: the next try comes no later than the moment the check above abandons it.
-        const delay = left === 0 ? Math.min(backoff(health.failures), Math.max(0, windowEnd(current) - SUBMIT_MARGIN_MS - now() + 1)) : backoff(health.failures);
+        const untilCutoff = windowEnd(current) - SUBMIT_MARGIN_MS - now();
+        const delay = left === 0 ? Math.min(backoff(health.failures), Math.max(0, untilCutoff + 1)) : retryBeforeCutoff(backoff(health.failures), untilCutoff);
         return reschedule({ ...current, attempts: left }, delay, `not sent: ${outcome.error}`);
       }
     }

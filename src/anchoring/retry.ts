@@ -16,6 +16,18 @@ export function backoffDelay(n: number, baseMs: number, maxMs: number): number {
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(30, n - 1)));
 }
 
+/**
+ * The wait before re-submitting a transaction that may have been sent (`unknown`): its backoff,
+ * but never past the last moment it can still be submitted (`untilCutoffMs` from now, the window's
+ * end less the nodes' margin), so a ledger that returns while the loop backs off still gets the
+ * transaction before its window closes (a long backoff would otherwise sleep through a short
+ * window, and the record be abandoned with the ledger back). Past the cutoff, the backoff as it
+ * is: the window decides, and a ledger still down is never asked in a tight loop.
+ */
+export function retryBeforeCutoff(backoffMs: number, untilCutoffMs: number): number {
+  return untilCutoffMs > 1 ? Math.min(backoffMs, untilCutoffMs - 1) : backoffMs;
+}
+
 /** `ms` drawn uniformly from its upper half, so rows that failed together do not retry together. */
 export function jittered(ms: number, random: () => number = Math.random): number {
   return Math.round(ms / 2 + (random() * ms) / 2);

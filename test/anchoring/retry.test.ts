@@ -5,7 +5,7 @@
  * "error-log rate limit" in anchorer.test.ts.)
  */
 import { describe, expect, test } from "bun:test";
-import { backoffDelay, ErrorLog, ErrorLogLimiter, jittered, LedgerHealth } from "../../src/anchoring/retry.ts";
+import { backoffDelay, ErrorLog, ErrorLogLimiter, jittered, LedgerHealth, retryBeforeCutoff } from "../../src/anchoring/retry.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 
 describe("backoff", () => {
@@ -103,4 +103,15 @@ describe("ledger health", () => {
     await health.probe(async () => "UNAVAILABLE");
     expect(health.failures).toBe(2);
   });
+});
+
+test("a transaction that may have been sent is tried again before its window's cutoff, never in a tight loop past it", () => {
+  // A long backoff (the ledger failed many times) is cut to just before the cutoff.
+  expect(retryBeforeCutoff(60_000, 4_000)).toBe(3_999);
+  // A short one stays.
+  expect(retryBeforeCutoff(500, 4_000)).toBe(500);
+  // At or past the cutoff, the backoff as it is: the window decides; nothing retries at once.
+  expect(retryBeforeCutoff(60_000, 1)).toBe(60_000);
+  expect(retryBeforeCutoff(60_000, 0)).toBe(60_000);
+  expect(retryBeforeCutoff(8_000, -5_000)).toBe(8_000);
 });
