@@ -27,4 +27,3 @@ export async function cliAsync(args: string[], env: Record<string, string> = {})
 
 // Waiting lives in test/support/wait.ts. This re-export is for the importers in test/records/
 // and test/verification/ only, until their own change moves them to it; import it from there.
-export { waitFor } from "../support/wait.ts";

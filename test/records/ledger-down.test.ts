@@ -14,7 +14,8 @@ import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { waitFor } from "../ops/support.ts";
+import { waitFor } from "../support/wait.ts";
+import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 
@@ -70,8 +71,7 @@ beforeAll(async () => {
   admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
   const org = admin.organisations.create({ name: "Ledger Outage Ltd", apiAccess: true, addon: true, validated: true }, "test");
   key = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
-  // The service creates the organisation's topic on its own; until then, 503.
-  await waitFor("the organisation's topic", async () => ((await create(docHashOf("warm-up"))).status === 201 ? true : null), 30_000, 100);
+  await createRecordOnceTopicExists(() => create(docHashOf("warm-up")));
 }, 60_000);
 
 test("a record created while the ledger refuses connections is abandoned when its window closes, the ledger still down: the repeat answers 201 with a new record; once the ledger is back the queue drains", async () => {

@@ -6,7 +6,8 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { waitFor } from "../ops/support.ts";
+import { waitFor } from "../support/wait.ts";
+import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { BUN, ROOT, cleanup, startService, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -39,12 +40,7 @@ test(
       fetch(svc.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
 
     // The service creates the organisation's topic; until then record creation answers 503.
-    const res = await waitFor("the organisation's topic", async () => {
-      const r = await post("/v1/records", writer, { originalDocHash: HASH, filename: "Résumé <final>.pdf" });
-      if (r.status !== 503) return r;
-      expect(r.headers.get("retry-after")).not.toBeNull();
-      return null;
-    }, 30_000, 200);
+    const res = await createRecordOnceTopicExists(() => post("/v1/records", writer, { originalDocHash: HASH, filename: "Résumé <final>.pdf" }));
     expect(res.status).toBe(201);
     expect(res.headers.get("x-ratelimit-limit")).not.toBeNull();
     const record = (await res.json()) as { recordId: string; anchorState: string; verifyUrl: string; anchor: { topicId: string; transactionId: string; hashscanUrl: string } };

@@ -12,7 +12,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { createVerificationLog, type VerificationLog } from "../../src/verification/log.ts";
 import { createLogRetention, DAY_MS } from "../../src/verification/retention.ts";
-import { waitFor } from "../ops/support.ts";
+import { waitFor } from "../support/wait.ts";
 import { cleanup, onCleanup, testConfig } from "../support/env.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
 
