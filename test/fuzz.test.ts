@@ -11,23 +11,20 @@
  * successful responses say: every refused request changed nothing.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { openCore, type Core } from "../src/app.ts";
-import { parseConfig } from "../src/config/index.ts";
-import { memoryLogger } from "../src/lib/log.ts";
-import { cleanup, startService, tempDir, type ServiceProcess } from "./support/env.ts";
+import type { Core } from "../src/app.ts";
+import { cleanup, type ServiceProcess } from "./support/env.ts";
+import { startServiceWithOrg } from "./support/service-with-org.ts";
 import { rawRequest, requestText, type RawReply } from "./support/raw-http.ts";
 import { docHashOf } from "./support/records-fixture.ts";
 import { createRecordOnceTopicExists } from "./support/topic.ts";
 import { waitFor } from "./support/wait.ts";
+import { seededRandom } from "./support/random.ts";
 
 const REQUESTS = Number(process.env.DOCVERIFY_FUZZ_REQUESTS ?? 100_000);
 const SEED = Number(process.env.DOCVERIFY_FUZZ_SEED ?? 20261124);
 const CONCURRENCY = 48;
 
-afterAll(async () => {
-  admin?.close();
-  await cleanup();
-});
+afterAll(cleanup);
 
 let svc: ServiceProcess;
 let port: number;
@@ -38,21 +35,18 @@ let recordIds: string[] = [];
 const HASHES = Array.from({ length: 16 }, (_, i) => docHashOf(`fuzz ${i}`));
 
 beforeAll(async () => {
-  const data = tempDir();
-  svc = await startService({
+  let org: { id: string };
+  ({ svc, port, admin, key, org } = await startServiceWithOrg({
+    orgName: 'Fuzz <Ltd> & "Co"',
+    revoke: true,
     env: {
-      DOCVERIFY_DATA_DIR: data,
       DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100",
       DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000000",
       DOCVERIFY_RATE_LIMIT_KEY: "100000000",
       DOCVERIFY_RATE_LIMIT_ORG: "100000000",
       DOCVERIFY_TRUSTED_PROXIES: "127.0.0.0/8",
     },
-  });
-  port = Number(new URL(svc.url).port);
-  admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
-  const org = admin.organisations.create({ name: "Fuzz <Ltd> & \"Co\"", apiAccess: true, addon: true, validated: true }, "test");
-  key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
+  }));
   readOnlyKey = admin.apiKeys.mint({ orgId: org.id, environment: "test" }, "test").key;
   await createRecordOnceTopicExists(() =>
     rawRequest(port, requestText("POST", "/v1/records", { headers: [["Authorization", `Bearer ${key}`]], body: JSON.stringify({ originalDocHash: HASHES[0] }) })),
@@ -65,17 +59,6 @@ beforeAll(async () => {
   await waitFor("anchoring", () => (admin.db.$client.query("SELECT count(*) AS n FROM records WHERE anchor_state != 'anchored'").get() as { n: number }).n === 0 || undefined, 30_000);
 }, 90_000);
 
-/** mulberry32: small, seeded, good enough to spread mutations. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Template {
   method: string;
@@ -272,7 +255,7 @@ function counts(): { records: number; revoked: number; verifications: number; or
 test(`${REQUESTS} mutated requests: no application 5xx, every error in the envelope, the server alive, storage changed only by successes`, async () => {
   const before = counts();
   const rowsBefore = admin.db.$client.query("SELECT id, doc_hash, signed_at_ms, signature, seal_signature FROM records ORDER BY id").all();
-  const rand = prng(SEED);
+  const rand = seededRandom(SEED);
   const base = templates();
   const tally: Tally = { application: new Map(), parser: new Map(), created: 0, revoked: 0, logged: 0, problems: [] };
   let next = 0;

@@ -5,19 +5,15 @@
  * committed. Every route, over raw sockets against `docverify serve`, and in-process.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openCore, type Core } from "../src/app.ts";
-import { parseConfig } from "../src/config/index.ts";
-import { memoryLogger } from "../src/lib/log.ts";
-import { cleanup, startService, tempDir, testApp, type ServiceProcess } from "./support/env.ts";
+import type { Core } from "../src/app.ts";
+import { cleanup, testApp, type ServiceProcess } from "./support/env.ts";
+import { startServiceWithOrg } from "./support/service-with-org.ts";
 import { rawRequest, requestText, type RawReply } from "./support/raw-http.ts";
 import { docHashOf } from "./support/records-fixture.ts";
 import { createRecordOnceTopicExists } from "./support/topic.ts";
 import { waitFor } from "./support/wait.ts";
 
-afterAll(async () => {
-  admin?.close();
-  await cleanup();
-});
+afterAll(cleanup);
 
 /** `null`: no Host header at all, sent as HTTP/1.0 (HAProxy's default health check). */
 const HOSTS: (string | null)[] = [
@@ -51,20 +47,16 @@ let admin: Core;
 let key: string;
 
 beforeAll(async () => {
-  const data = tempDir();
-  svc = await startService({
+  ({ svc, port, admin, key } = await startServiceWithOrg({
+    orgName: "Hosts Ltd",
+    revoke: true,
     env: {
-      DOCVERIFY_DATA_DIR: data,
       DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "200",
       DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000",
       DOCVERIFY_RATE_LIMIT_KEY: "100000",
       DOCVERIFY_RATE_LIMIT_ORG: "100000",
     },
-  });
-  port = Number(new URL(svc.url).port);
-  admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
-  const org = admin.organisations.create({ name: "Hosts Ltd", apiAccess: true, addon: true, validated: true }, "test");
-  key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
+  }));
   await createRecordOnceTopicExists(() => send("dv.example", "POST", "/v1/records", { auth: true, body: { originalDocHash: docHashOf("warm-up") } }));
 }, 60_000);
 

@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { openCore, type Core } from "../src/app.ts";
-import { parseConfig } from "../src/config/index.ts";
+import type { Core } from "../src/app.ts";
 import { createHttp } from "../src/http/server.ts";
 import { memoryLogger } from "../src/lib/log.ts";
 import { giveTopics } from "./support/access-matrix.ts";
-import { cleanup, startService, tempDir, testApp, type ServiceProcess } from "./support/env.ts";
+import { cleanup, testApp, type ServiceProcess } from "./support/env.ts";
+import { startServiceWithOrg } from "./support/service-with-org.ts";
 import { rawRequest, requestText } from "./support/raw-http.ts";
 import { docHashOf } from "./support/records-fixture.ts";
 import { waitFor } from "./support/wait.ts";
@@ -142,18 +142,8 @@ describe("framing and disconnects against docverify serve", () => {
   let key: string;
 
   beforeAll(async () => {
-    const data = tempDir();
-    svc = await startService({ env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000" } });
-    port = Number(new URL(svc.url).port);
-    admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
-    onClose(() => admin.close());
-    const org = admin.organisations.create({ name: "Framing Ltd", apiAccess: true, addon: true, validated: true }, "test");
-    key = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
+    ({ svc, port, admin, key } = await startServiceWithOrg({ orgName: "Framing Ltd", env: { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000" } }));
   }, 60_000);
-
-  const closers: (() => unknown)[] = [];
-  const onClose = (fn: () => unknown) => closers.push(fn);
-  afterAll(() => closers.forEach((c) => c()));
 
   test("a body declared over 1 MiB is refused by the application: 413 in the envelope, with X-Request-Id and a log line", async () => {
     for (const [method, path] of [["POST", "/v1/verifications"], ["POST", "/v1/records"], ["GET", "/healthz"]] as const) {

@@ -15,20 +15,10 @@ import { CLASS_HEAD_SQL, compareSqlValues, createVerifier, MAX_MATCHES, selectLa
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { WINDOW_PASS_SQL } from "./window-pass.ts";
+import { seededRandom } from "../support/random.ts";
 
 const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirror.test/api/v1/topics/${topicId}/messages/${seq}` };
 
-/** mulberry32: a small seeded generator, so a failing seed can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let fx: RecordsFixture;
 let orgs: FixtureOrg[];
@@ -117,7 +107,7 @@ describe("a large hash through the index answers as brute force over every recor
   ];
   for (const { seed, records, person, org, late } of seeds) {
     test(`seed ${seed}: ${records} records, active person-signed ${person * 100} %, organisation-signed ${org * 100} %, late shares ${late.join("/")}`, () => {
-      const rand = random(seed);
+      const rand = seededRandom(seed);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
       const hex = (n: number) => Array.from({ length: n }, () => "0123456789abcdef"[Math.floor(rand() * 16)]).join("");
       const id = () => `${hex(8)}-${hex(4)}-4${hex(3)}-8${hex(3)}-${hex(12)}`; // seeded: ties are broken by id
@@ -197,7 +187,7 @@ describe("a large hash through the index answers as brute force over every recor
 
 describe("consensus order in JavaScript is SQLite's ORDER BY", () => {
   test("NULL, numbers, text (UTF-8 byte order, astral characters included) and blobs, in random mixes", () => {
-    const rand = random(42);
+    const rand = seededRandom(42);
     const alphabet = ["0", "9", ".", "a", "Z", "é", "\u00ff", "\u0800", "\ue000", "\uffff", "😀", "𝄞"];
     const value = (): null | number | string | Uint8Array => {
       const kind = rand();
