@@ -45,7 +45,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   // Operating-system access, where the operator's files and processes are handled.
   { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder" },
   { spec: "node:path", places: ["storage/", "lib/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "core.ts", "anchoring/setup.ts", "anchoring/paths.ts"], why: "paths of those files" },
-  { spec: "node:net", places: ["anchoring/node-reachability.ts", "admin/status.ts"], why: "TCP reachability of a consensus node" },
+  { spec: "node:net", places: ["anchoring/node-reachability.ts"], why: "TCP reachability of a consensus node (also for docverify status)" },
   { spec: "node:os", places: ["admin/actor.ts"], why: "the OS user, for the audit trail" },
   { spec: "node:util", places: ["lib/args.ts"], why: "parseArgs" },
   { spec: "node:readline", places: ["admin/tui/ui.ts"], why: "the terminal UI's keys" },
@@ -77,7 +77,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   "local-ledger": ["lib", "crypto"],
   http: ["lib", "config", "keys", "records", "verification", "anchoring/index.ts", "anchoring/types.ts"],
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
-  admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "verification", "local-ledger", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/setup.ts", "anchoring/types.ts"],
+  admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "verification", "local-ledger", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/setup.ts", "anchoring/types.ts", "anchoring/node-reachability.ts"],
   "(root)": ["lib", "config", "crypto", "storage", "keys", "records", "verification", "anchoring", "http", "admin", "(outside)"],
 };
 

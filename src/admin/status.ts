@@ -5,11 +5,11 @@
  * ledger and never submits anything.
  */
 import { existsSync } from "node:fs";
-import { connect } from "node:net";
 import { join } from "node:path";
 import { DATABASE_FILE, openCore } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { queueSummary } from "../anchoring/queue.ts";
+import { tcpConnectProblem } from "../anchoring/node-reachability.ts";
 import { PUBLIC_MIRRORS } from "../anchoring/links.ts";
 import { ledgerDir, readRememberedAddress } from "../anchoring/paths.ts";
 import { parseFlags } from "../lib/args.ts";
@@ -29,18 +29,6 @@ async function httpAnswers(url: string): Promise<true | string> {
   }
 }
 
-function tcpAnswers(host: string, port: number): Promise<true | string> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (r: true | string) => {
-      socket.destroy();
-      resolve(r);
-    };
-    socket.setTimeout(PROBE_MS, () => done("timed out"));
-    socket.once("connect", () => done(true));
-    socket.once("error", (e) => done(e.message));
-  });
-}
 
 export interface LedgerStatus {
   readonly network: string;
@@ -59,8 +47,8 @@ async function ledgerStatus(config: Config): Promise<LedgerStatus> {
     const host = remembered.host.includes(":") ? `[${remembered.host}]` : remembered.host;
     const mirrorUrl = `http://${host}:${remembered.mirrorPort}`;
     const grpcAddress = `${host}:${remembered.grpcPort}`;
-    const [mirror, grpc] = await Promise.all([httpAnswers(`${mirrorUrl}/api/v1/network/nodes`), tcpAnswers(remembered.host, remembered.grpcPort)]);
-    const reachable = mirror === true && grpc === true;
+    const [mirror, grpc] = await Promise.all([httpAnswers(`${mirrorUrl}/api/v1/network/nodes`), tcpConnectProblem(grpcAddress, PROBE_MS)]);
+    const reachable = mirror === true && grpc === null;
     return {
       network: "local",
       mode: "embedded",
