@@ -14,7 +14,7 @@ import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
 import { DATABASE_FILE, octal, refuseSymlinks, secureDataFolder } from "./storage/data-folder.ts";
 import { openDatabase, type Db } from "./storage/db.ts";
-import { metaValue } from "./storage/meta.ts";
+import { MASTER_KEY_CHECK, metaValue } from "./storage/meta.ts";
 import { migrate } from "./storage/migrate.ts";
 
 /** Storage and services, without HTTP: what `serve` and the admin command line share. */
@@ -114,7 +114,7 @@ export function masterKeyOf(core: Core): Uint8Array | null {
  * that could not open anything sealed under the old one.
  */
 function openKeyStore(db: Db, config: Config, log: Logger): Uint8Array | null {
-  const rememberedRow = db.$client.query("SELECT value FROM service_meta WHERE key = 'master_key_check'").get() as { value: string } | null;
+  const rememberedRow = db.$client.query("SELECT value FROM service_meta WHERE key = ?").get(MASTER_KEY_CHECK) as { value: string } | null;
   const remembered = rememberedRow?.value ?? null;
   let loaded;
   try {
@@ -130,7 +130,7 @@ function openKeyStore(db: Db, config: Config, log: Logger): Uint8Array | null {
   for (const warning of loaded.warnings) log.warn("master key file", { file: loaded.file, warning });
   const check = masterKeyCheckValue(loaded.key);
   if (remembered === null) {
-    metaValue(db, "master_key_check", () => check);
+    metaValue(db, MASTER_KEY_CHECK, () => check);
   } else if (remembered !== check) {
     log.error("master key does not match this data folder: the key store is sealed and signing answers 503", { file: loaded.file });
     return null;

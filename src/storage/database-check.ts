@@ -8,6 +8,7 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { OpsError } from "../lib/errors.ts";
 import { BUSY_TIMEOUT_MS, openDatabase } from "./db.ts";
 import { embeddedMigrations, migrate } from "./migrate.ts";
+import { MASTER_KEY_CHECK } from "./meta.ts";
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
@@ -87,7 +88,7 @@ export function checkDatabase(path: string, what: string): DatabaseCheck {
     const pages = Number((sqlite.query("PRAGMA page_count").values()[0] ?? [0])[0]);
     const pageSize = Number((sqlite.query("PRAGMA page_size").values()[0] ?? [0])[0]);
     const check = tables.has("service_meta")
-      ? ((sqlite.query("SELECT value FROM service_meta WHERE key = 'master_key_check'").get() as { value: string } | null)?.value ?? null)
+      ? ((sqlite.query("SELECT value FROM service_meta WHERE key = ?").get(MASTER_KEY_CHECK) as { value: string } | null)?.value ?? null)
       : null;
     return { pages, pageSize, migrations: applied.length, knownMigrations: known.length, masterKeyCheck: check };
   } finally {
