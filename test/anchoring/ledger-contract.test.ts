@@ -8,6 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import { mirrorFormTransactionId, type Ledger, type ReceiptOutcome } from "../../src/anchoring/ledger.ts";
+import { hederaLedgerOver } from "./rig.ts";
 import { startLocalLedger } from "../../src/local-ledger/index.ts";
 import { waitFor } from "../support/wait.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
@@ -97,13 +98,7 @@ ledgerContract(
   async () => {
     const local = await startLocalLedger({ dataDir: join(tempDir(), "ledger"), consensusMs: 100 });
     onCleanup(() => local.close());
-    return createHederaLedger({
-      network: "local",
-      operatorAccountId: local.operator.accountId,
-      operatorPrivateKey: local.operator.privateKeyDer,
-      nodes: { [local.grpcAddress]: local.nodeAccountId },
-      mirrorUrl: local.mirrorUrl,
-    });
+    return hederaLedgerOver(local);
   },
   5_000,
 );
@@ -134,15 +129,7 @@ describe("the SDK adapter: `unsent` only when the SDK never had the bytes", () =
   test("after a node has answered, the first submission into an outage is unknown, the next ones unsent; none of them lands once the ledger is back", async () => {
     const local = await startLocalLedger({ dataDir: join(tempDir(), "ledger"), consensusMs: 100 });
     onCleanup(() => local.close());
-    const ledger = createHederaLedger({
-      network: "local",
-      operatorAccountId: local.operator.accountId,
-      operatorPrivateKey: local.operator.privateKeyDer,
-      nodes: { [local.grpcAddress]: local.nodeAccountId },
-      mirrorUrl: local.mirrorUrl,
-      grpcDeadlineMs: 500,
-    });
-    onCleanup(() => ledger.close());
+    const ledger = hederaLedgerOver(local, { grpcDeadlineMs: 500 });
     const submitKey = ledger.generateSubmitKey();
     const topicCreate = async () => {
       const id = freshId(ledger.operatorAccountId);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
 import { createAnchoring, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
-import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
+import { createHederaLedger, type HederaLedgerOptions } from "../../src/anchoring/hedera-ledger.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";
@@ -19,6 +19,20 @@ import { onCleanup, tempDir, testConfig } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
 
 export const VALID_SECONDS = 30;
+
+/** The SDK adapter over a local ledger, as its operator; closed by cleanup(). */
+export function hederaLedgerOver(local: LocalLedger, options: Pick<HederaLedgerOptions, "grpcDeadlineMs" | "answerFreshMs"> = {}): Ledger {
+  const ledger = createHederaLedger({
+    network: "local",
+    operatorAccountId: local.operator.accountId,
+    operatorPrivateKey: local.operator.privateKeyDer,
+    nodes: { [local.grpcAddress]: local.nodeAccountId },
+    mirrorUrl: local.mirrorUrl,
+    ...options,
+  });
+  onCleanup(() => ledger.close());
+  return ledger;
+}
 
 export interface Rig {
   readonly dir: string;
@@ -63,16 +77,10 @@ export async function makeRig(
   const fixture = createRecordsFixture({ db: core.db, signer: core.signer });
   const local = await startLocalLedger({ dataDir: join(dir, "ledger"), consensusMs: options.consensusMs ?? 1000, clock });
   onCleanup(() => local.close());
-  const ledger = createHederaLedger({
-    network: "local",
-    operatorAccountId: local.operator.accountId,
-    operatorPrivateKey: local.operator.privateKeyDer,
-    nodes: { [local.grpcAddress]: local.nodeAccountId },
-    mirrorUrl: local.mirrorUrl,
+  const ledger = hederaLedgerOver(local, {
     grpcDeadlineMs: options.grpcDeadlineMs ?? 1000,
     ...(options.answerFreshMs !== undefined ? { answerFreshMs: options.answerFreshMs } : {}),
   });
-  onCleanup(() => ledger.close());
   const masterKey = crypto.getRandomValues(new Uint8Array(32));
   const make = () => {
     const a = createAnchoring({
