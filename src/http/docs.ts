@@ -9,7 +9,7 @@
 import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 import { DomainError } from "../lib/errors.ts";
-import { escapeHtml } from "./pages/html.ts";
+import { escapeHtml, htmlResponse, PAGE_SECURITY_HEADERS } from "./pages/html.ts";
 import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 
@@ -43,9 +43,6 @@ const DOCS_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join("; ");
-
-/** Headers on every /docs response: the page and its assets. */
-const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "no-referrer" } as const;
 
 function docsPage(version: string): string {
   return `<!DOCTYPE html>
@@ -92,10 +89,7 @@ export function docsRoutes(options: { version: string }) {
     )
     .get(
       "/docs",
-      () =>
-        new Response(docsPage(options.version), {
-          headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": DOCS_CSP, "cache-control": "no-cache", ...SECURITY_HEADERS },
-        }),
+      () => htmlResponse(200, docsPage(options.version), DOCS_CSP),
       { detail: { hide: true } },
     )
     .get(
@@ -103,7 +97,7 @@ export function docsRoutes(options: { version: string }) {
       ({ params }) => {
         const asset = ASSETS.get(params.name);
         if (asset === undefined) throw new DomainError("NOT_FOUND", "No such documentation asset.");
-        return new Response(asset.body(), { headers: { "content-type": asset.type, "cache-control": "public, max-age=86400", ...SECURITY_HEADERS } });
+        return new Response(asset.body(), { headers: { "content-type": asset.type, "cache-control": "public, max-age=86400", ...PAGE_SECURITY_HEADERS } });
       },
       { detail: { hide: true } },
     );

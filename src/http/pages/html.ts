@@ -32,15 +32,16 @@ export function contentSecurityPolicy(styleText: string, scriptText?: string): s
   ].join("; ");
 }
 
+/** On every page and page asset: no sniffing, no referrer, no framing. */
+export const PAGE_SECURITY_HEADERS = { "x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-frame-options": "DENY" } as const;
+
 export function htmlResponse(status: number, html: string, csp: string): Response {
   return new Response(html, {
     status,
     headers: {
       "content-type": "text/html; charset=utf-8",
       "content-security-policy": csp,
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-      "x-frame-options": "DENY",
+      ...PAGE_SECURITY_HEADERS,
       // The record's anchor state and status change; a cached page would show stale facts.
       "cache-control": "no-store",
     },
