@@ -105,15 +105,20 @@ export const ledgerTransactions = sqliteTable(
   "ledger_transactions",
   {
     transactionId: text("transaction_id").primaryKey(),
-    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message"] }).notNull(),
+    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement"] }).notNull(),
     orgId: text("org_id")
       .notNull()
       .references(() => organisations.id),
     recordId: text("record_id"),
     /** Null for a topic creation until its receipt names the new topic. */
     topicId: text("topic_id"),
-    /** The message submitted (record and revocation messages). */
+    /** The message submitted (record, revocation and key-announcement messages). */
     message: blob("message", { mode: "buffer" }),
+    /**
+     * A `key_announcement`'s announced organisation key (its fingerprint, docs/signing.md §2);
+     * null for every other kind. One live announcement per organisation and key.
+     */
+    keyFingerprint: blob("key_fingerprint", { mode: "buffer" }),
     /** The signed transaction as submitted; stored before the first submission. */
     signedBytes: blob("signed_bytes", { mode: "buffer" }),
     validStartMs: integer("valid_start_ms").notNull(),
@@ -135,6 +140,9 @@ export const ledgerTransactions = sqliteTable(
     index("ledger_transactions_valid_start").on(t.validStartMs),
     // One topic per organisation: a second topic creation can never be queued while one is live.
     uniqueIndex("ledger_transactions_one_topic").on(t.orgId).where(sql`kind = 'topic_create' AND state <> 'abandoned'`),
+    // One key announcement per organisation and key while it could still land (decisions §9):
+    // exactly once, whichever process or restart queues it.
+    uniqueIndex("ledger_transactions_one_announcement").on(t.orgId, t.keyFingerprint).where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
   ],
 );
 

@@ -1,0 +1,2 @@
+ALTER TABLE `ledger_transactions` ADD `key_fingerprint` blob;--> statement-breakpoint
+CREATE UNIQUE INDEX `ledger_transactions_one_announcement` ON `ledger_transactions` (`org_id`,`key_fingerprint`) WHERE kind = 'key_announcement' AND state <> 'abandoned';
