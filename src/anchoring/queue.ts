@@ -89,7 +89,7 @@ function insertPending(
     updatedAt: now,
   };
   tx.insert(ledgerTransactions).values(values).run();
-  return { ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null };
+  return { ...values, keyFingerprint: null, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null };
 }
 
 /**
