@@ -70,6 +70,7 @@ describe("settings", () => {
       DOCVERIFY_TLS_KEY_FILE: "tls/key.pem",
       DOCVERIFY_METRICS_ALLOW: "192.168.1.0/24",
       DOCVERIFY_LOG_LEVEL: "debug",
+      DOCVERIFY_MIRROR_NODES: "https://mirror-a.example.org/, http://10.0.0.5:5551",
     });
     expect(c.host).toBe("0.0.0.0");
     expect(c.port).toBe(9000);
@@ -87,7 +88,22 @@ describe("settings", () => {
     expect(c.tls).toEqual({ certFile: "/srv/dv/tls/cert.pem", keyFile: "/srv/dv/tls/key.pem" });
     expect(c.metricsAllow.map((x) => x.text)).toEqual(["192.168.1.0/24"]);
     expect(c.logLevel).toBe("debug");
-    expect(SETTINGS.length).toBe(20);
+    expect(c.mirrorNodes).toEqual(["https://mirror-a.example.org", "http://10.0.0.5:5551"]);
+    expect(SETTINGS.length).toBe(21);
+  });
+
+  test("DOCVERIFY_MIRROR_NODES: unset is null (the network's default); bad lists are refused with the setting's name", () => {
+    expect(parse({}).mirrorNodes).toBeNull();
+    for (const [value, says] of [
+      ["ftp://mirror.example.org", "http:// or https://"],
+      ["https://a.example.org,,https://b.example.org", "empty entry"],
+      ["https://a.example.org, https://a.example.org/", "listed twice"],
+      ["https://a.example.org/?x=1", "query"],
+      ["not a url", "not an absolute URL"],
+    ] as const) {
+      expect(() => parse({ DOCVERIFY_MIRROR_NODES: value })).toThrow(says);
+      expect(() => parse({ DOCVERIFY_MIRROR_NODES: value })).toThrow("DOCVERIFY_MIRROR_NODES");
+    }
   });
 
   test("systemd credentials directory supplies the key files", () => {

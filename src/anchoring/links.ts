@@ -47,3 +47,19 @@ export function linksFromSettings(config: Config): LedgerLinks | null {
   const host = remembered.host.includes(":") ? `[${remembered.host}]` : remembered.host;
   return localLinks(`http://${host}:${remembered.mirrorPort}`);
 }
+
+/**
+ * The mirror nodes a receipt suggests (decisions §9): DOCVERIFY_MIRROR_NODES when set, else the
+ * public network's mirror node, a separately started local ledger's mirror, or the embedded
+ * ledger's remembered mirror address. Empty when the embedded ledger has never started here.
+ */
+export function suggestedMirrorNodes(config: Config): string[] {
+  if (config.mirrorNodes !== null) return [...config.mirrorNodes];
+  const l = config.ledger;
+  if (l.network !== "local") return [PUBLIC_MIRRORS[l.network]];
+  if (l.localLedgerUrl !== null) return [l.localLedgerUrl];
+  const remembered = readRememberedAddress(ledgerDir(config.dataDir));
+  if (remembered === null) return [];
+  const host = remembered.host.includes(":") ? `[${remembered.host}]` : remembered.host;
+  return [`http://${host}:${remembered.mirrorPort}`];
+}

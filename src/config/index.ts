@@ -45,6 +45,12 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Days verification log rows are kept (decisions §11); 0 keeps them for ever. */
   readonly logRetentionDays: number;
+  /**
+   * DOCVERIFY_MIRROR_NODES: the mirror nodes a receipt suggests (decisions §9), base URLs
+   * without a trailing slash, in order, without duplicates. Null when unset: the network's
+   * default (anchoring/links.ts `suggestedMirrorNodes`).
+   */
+  readonly mirrorNodes: readonly string[] | null;
 }
 
 export class ConfigError extends Error {
@@ -79,6 +85,7 @@ export const SETTINGS = [
   "DOCVERIFY_METRICS_ALLOW",
   "DOCVERIFY_LOG_LEVEL",
   "DOCVERIFY_LOG_RETENTION_DAYS",
+  "DOCVERIFY_MIRROR_NODES",
 ] as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -189,6 +196,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   const logLevel = oneOf(get("DOCVERIFY_LOG_LEVEL") ?? "info", "DOCVERIFY_LOG_LEVEL", ["debug", "info", "warn", "error"] as const);
   // Up to a century; 0 keeps every row.
   const logRetentionDays = integer(get("DOCVERIFY_LOG_RETENTION_DAYS"), "DOCVERIFY_LOG_RETENTION_DAYS", 400, 0, 36_500);
+  const mirrorNodes = mirrorNodeList(get("DOCVERIFY_MIRROR_NODES"));
 
   return deepFreeze({
     host,
@@ -205,6 +213,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     metricsAllow,
     logLevel,
     logRetentionDays,
+    mirrorNodes,
   });
 }
 
@@ -233,6 +242,21 @@ function httpUrl(raw: string, name: string): string {
     throw new ConfigError(name, `"${raw}" must not carry a query, fragment or credentials`);
   }
   return url.href.replace(/\/+$/, "");
+}
+
+/** Comma-separated http(s) base URLs; duplicates (after dropping a trailing slash) are refused, as is an empty entry. */
+function mirrorNodeList(raw: string | undefined): string[] | null {
+  if (raw === undefined) return null;
+  const urls: string[] = [];
+  for (const part of raw.split(",")) {
+    const entry = part.trim();
+    if (entry === "") throw new ConfigError("DOCVERIFY_MIRROR_NODES", `empty entry in "${raw}"; give comma-separated http:// or https:// base URLs`);
+    const url = httpUrl(entry, "DOCVERIFY_MIRROR_NODES");
+    if (urls.includes(url)) throw new ConfigError("DOCVERIFY_MIRROR_NODES", `"${entry}" is listed twice`);
+    urls.push(url);
+  }
+  if (urls.length > 16) throw new ConfigError("DOCVERIFY_MIRROR_NODES", `at most 16 mirror nodes, got ${urls.length}`);
+  return urls;
 }
 
 function cidrs(raw: string, name: string): Cidr[] {
