@@ -30,8 +30,8 @@ Usage:
   docverify backup FILE [--force] [--progress]
                                    a consistent copy of the database, also while serve runs
   docverify restore FILE [--force] puts a backup in place; refused while the database is in use
-  docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--consensus-ms N]
-                         [--operator-key-file FILE]
+  docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]
+                         [--consensus-ms N] [--operator-key-file FILE]
                                    the local ledger alone, until SIGTERM/SIGINT
 
   Every command takes --json (one JSON document on stdout), --data DIR, and --help for its usage.
@@ -139,15 +139,18 @@ export const USAGES: Readonly<Record<string, string>> = {
     "the database open.\n\n" +
     options(["--force", "replace an existing database (its contents are lost)"], JSON_OUT, DATA, HELP),
   "local-ledger":
-    "Usage: docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--consensus-ms N]\n" +
-    "                              [--operator-key-file FILE] [--json] [--data DIR]\n\n" +
+    "Usage: docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]\n" +
+    "                              [--consensus-ms N] [--operator-key-file FILE] [--json] [--data DIR]\n\n" +
     "The local ledger alone, in DATA_DIR/ledger/, until SIGTERM or SIGINT; prints its gRPC and mirror\n" +
-    "addresses. A serve needs only DOCVERIFY_LOCAL_LEDGER_URL=<mirror address> to use it: its operator\n" +
+    "addresses (two mirror addresses, over the same ledger, with --second-mirror-port or when the folder\n" +
+    "remembers a second one, as the embedded ledger of serve does: receipts name two mirror nodes).\n" +
+    "A serve needs only DOCVERIFY_LOCAL_LEDGER_URL=<mirror address> to use it: its operator\n" +
     "0.0.2 has the public development key (docs/local-ledger.md; for development only) unless the\n" +
     "ledger was created with --operator-key-file.\n\n" +
     options(
       ["--host H", "listen address (default 127.0.0.1)"],
       ["--mirror-port P", "mirror REST port (default: remembered, else a free one)"],
+      ["--second-mirror-port P", "a second mirror REST port, 0 for a free one (default: remembered, else none)"],
       ["--grpc-port P", "gRPC port (default: remembered, else a free one)"],
       ["--consensus-ms N", "delay from acceptance to consensus, 0 to 60000"],
       ["--operator-key-file FILE", "0.0.2's key (hex DER PKCS#8 ED25519) for a new ledger"],

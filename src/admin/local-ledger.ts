@@ -1,7 +1,9 @@
 /**
- * `docverify local-ledger [--host H] [--mirror-port P] [--grpc-port P] [--data DIR] [--consensus-ms N]
- * [--operator-key-file FILE] [--json]`: the local ledger alone, in `<DIR>/ledger/` (the folder the
- * embedded one uses), until SIGTERM or SIGINT. Prints the two addresses it listens on; a `serve` is
+ * `docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]
+ * [--data DIR] [--consensus-ms N] [--operator-key-file FILE] [--json]`: the local ledger alone, in
+ * `<DIR>/ledger/` (the folder the embedded one uses), until SIGTERM or SIGINT. Prints the
+ * addresses it listens on (gRPC, then each mirror: a second one when `--second-mirror-port` is
+ * given or the folder remembers one, for receipts' two mirror nodes); a `serve` is
  * pointed at the mirror address with DOCVERIFY_LOCAL_LEDGER_URL and needs nothing more: the
  * operator 0.0.2 has the public development key (decisions §11) unless this ledger was created
  * with `--operator-key-file` (then serve needs DOCVERIFY_LEDGER_OPERATOR_KEY_FILE too).
@@ -38,6 +40,7 @@ export async function runLocalLedger(args: readonly string[], env: Readonly<Reco
     data: { type: "string" },
     host: { type: "string" },
     "mirror-port": { type: "string" },
+    "second-mirror-port": { type: "string" },
     "grpc-port": { type: "string" },
     "consensus-ms": { type: "string" },
     "operator-key-file": { type: "string" },
@@ -45,6 +48,8 @@ export async function runLocalLedger(args: readonly string[], env: Readonly<Reco
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
   const mirrorPort = port(values["mirror-port"], "mirror-port");
   const grpcPort = port(values["grpc-port"], "grpc-port");
+  const secondMirrorPort = port(values["second-mirror-port"], "second-mirror-port");
+  if (secondMirrorPort !== undefined && secondMirrorPort !== 0 && secondMirrorPort === mirrorPort) throw new UsageError("--second-mirror-port must differ from --mirror-port");
   let consensusMs = config.ledger.localConsensusMs;
   if (values["consensus-ms"] !== undefined) {
     const v = values["consensus-ms"];
@@ -66,7 +71,16 @@ export async function runLocalLedger(args: readonly string[], env: Readonly<Reco
   const dir = ledgerDir(config.dataDir);
   let ledger;
   try {
-    ledger = await startRememberedLedger({ dir, host, grpcPort, mirrorPort, consensusMs, log, ...(operatorKey !== undefined ? { operatorKey } : {}) });
+    ledger = await startRememberedLedger({
+      dir,
+      host,
+      grpcPort,
+      mirrorPort,
+      ...(secondMirrorPort !== undefined ? { secondMirrorPort } : {}),
+      consensusMs,
+      log,
+      ...(operatorKey !== undefined ? { operatorKey } : {}),
+    });
   } catch (e) {
     // A malformed key, or one this ledger was not created with: the operator's to fix.
     if (operatorKey !== undefined && /operator key/.test((e as Error).message)) throw new OpsError(`--operator-key-file: ${(e as Error).message}`);
@@ -76,17 +90,26 @@ export async function runLocalLedger(args: readonly string[], env: Readonly<Reco
   const developmentKey = ledger.operator.privateKeyDer === DEVELOPMENT_OPERATOR_KEY.privateKeyDer;
   if (values.json) {
     out.write(
-      JSON.stringify({ grpcAddress: ledger.grpcAddress, mirrorUrl: ledger.mirrorUrl, operatorAccountId: ledger.operator.accountId, developmentKey, operatorKeyFile, dataDir: dir }) + "\n",
+      JSON.stringify({
+        grpcAddress: ledger.grpcAddress,
+        mirrorUrl: ledger.mirrorUrl,
+        mirrorUrls: ledger.mirrorUrls,
+        operatorAccountId: ledger.operator.accountId,
+        developmentKey,
+        operatorKeyFile,
+        dataDir: dir,
+      }) + "\n",
     );
   } else {
-    out.write(`grpc    ${ledger.grpcAddress}\nmirror  ${ledger.mirrorUrl}\n`);
+    out.write(`grpc    ${ledger.grpcAddress}\n${ledger.mirrorUrls.map((u) => `mirror  ${u}\n`).join("")}`);
     process.stderr.write(
       `Local ledger in ${dir}: nothing on it is public.\n` +
         (developmentKey
           ? `Operator ${ledger.operator.accountId} has the development key, which is public (docs/local-ledger.md): for development only.\n` +
             `Point a service at it with DOCVERIFY_LOCAL_LEDGER_URL=${ledger.mirrorUrl}\n`
           : `Operator ${ledger.operator.accountId} has a key of its own, copied to ${operatorKeyFile}.\n` +
-            `Point a service at it with DOCVERIFY_LOCAL_LEDGER_URL=${ledger.mirrorUrl} and DOCVERIFY_LEDGER_OPERATOR_KEY_FILE=${operatorKeyFile}\n`),
+            `Point a service at it with DOCVERIFY_LOCAL_LEDGER_URL=${ledger.mirrorUrl} and DOCVERIFY_LEDGER_OPERATOR_KEY_FILE=${operatorKeyFile}\n`) +
+        (ledger.mirrorUrls.length > 1 ? `For receipts naming both mirrors, add DOCVERIFY_MIRROR_NODES=${ledger.mirrorUrls.join(",")}\n` : ""),
     );
   }
   await until;

@@ -7,7 +7,7 @@
 import type { Config, LedgerNetwork } from "../config/index.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { mirrorFormTransactionId } from "./ledger.ts";
-import { ledgerDir, readRememberedAddress } from "./paths.ts";
+import { ledgerDir, readRememberedAddress, rememberedMirrorUrls } from "./paths.ts";
 import { transactionPageUrl } from "../local-ledger/addresses.ts";
 
 /** The public mirror nodes. */
@@ -51,7 +51,9 @@ export function linksFromSettings(config: Config): LedgerLinks | null {
 /**
  * The mirror nodes a receipt suggests (decisions §9): DOCVERIFY_MIRROR_NODES when set, else the
  * public network's mirror node, a separately started local ledger's mirror, or the embedded
- * ledger's remembered mirror address. Empty when the embedded ledger has never started here.
+ * ledger's remembered mirror addresses (both of its mirror listeners; only the first when the
+ * address was remembered by a release without a second, until the ledger next starts). Empty
+ * when the embedded ledger has never started here.
  */
 export function suggestedMirrorNodes(config: Config): string[] {
   if (config.mirrorNodes !== null) return [...config.mirrorNodes];
@@ -59,7 +61,5 @@ export function suggestedMirrorNodes(config: Config): string[] {
   if (l.network !== "local") return [PUBLIC_MIRRORS[l.network]];
   if (l.localLedgerUrl !== null) return [l.localLedgerUrl];
   const remembered = readRememberedAddress(ledgerDir(config.dataDir));
-  if (remembered === null) return [];
-  const host = remembered.host.includes(":") ? `[${remembered.host}]` : remembered.host;
-  return [`http://${host}:${remembered.mirrorPort}`];
+  return remembered === null ? [] : rememberedMirrorUrls(remembered);
 }

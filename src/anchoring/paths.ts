@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 
-export { PORTS_FILE, readRememberedAddress, type RememberedAddress } from "../local-ledger/addresses.ts";
+export { PORTS_FILE, readRememberedAddress, rememberedMirrorUrls, type RememberedAddress } from "../local-ledger/addresses.ts";
 
 /** The embedded ledger's folder inside the data folder. */
 export const LEDGER_DIR = "ledger";

@@ -5,11 +5,12 @@
  *
  * - The embedded ledger lives in `<dataDir>/ledger/` on 127.0.0.1, on a worker thread of this
  *   process (local-ledger/thread.ts) so it does not take the API thread's time; in this thread
- *   only when the caller injects a clock (tests with a manual clock). Its ports are chosen once
- *   (free ports) and remembered in `<dataDir>/ledger/ports.json`, so the `hashscanUrl` and
- *   `mirrorNodeUrl` links already handed out keep working across restarts. When a remembered
- *   port is taken by something else, the ledger starts on fresh ports (logged as a warning)
- *   rather than not at all, and remembers those.
+ *   only when the caller injects a clock (tests with a manual clock). It serves its mirror REST
+ *   API on two ports (a receipt names two mirror nodes, docs/receipts.md §3). Its ports are
+ *   chosen once (free ports) and remembered in `<dataDir>/ledger/ports.json`, so the
+ *   `hashscanUrl` and `mirrorNodeUrl` links and the receipts already handed out keep working
+ *   across restarts. When a remembered port is taken by something else, the ledger starts on
+ *   fresh ports (logged as a warning) rather than not at all, and remembers those.
  * - A local ledger started elsewhere is found through its mirror URL: the consensus node's gRPC
  *   address comes from `/api/v1/network/nodes`, as from a public mirror node. The operator is
  *   DOCVERIFY_LEDGER_OPERATOR_ID (default 0.0.2, the local ledger's genesis account). Its key
@@ -160,7 +161,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
     const dir = ledgerDir(config.dataDir);
     const ownThread = options.clock === undefined || options.clock === systemClock;
     const thread = ownThread ? await startLedgerWorker({ dir, consensusMs: l.localConsensusMs, log, ...(options.ledgerWorkerEntry ? { entry: options.ledgerWorkerEntry } : {}) }) : null;
-    const embedded: LocalLedgerEndpoint = thread ?? (await startRememberedLedger({ dir, consensusMs: l.localConsensusMs, log, clock: options.clock! }));
+    const embedded: LocalLedgerEndpoint = thread ?? (await startRememberedLedger({ dir, consensusMs: l.localConsensusMs, log, clock: options.clock!, secondMirror: true }));
     let ledger: Ledger;
     try {
       ledger = createHederaLedger({
@@ -180,7 +181,12 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
       ledger,
       links: localLinks(embedded.mirrorUrl),
       embedded,
-      describe: { ledgerMirrorUrl: embedded.mirrorUrl, ledgerGrpcAddress: embedded.grpcAddress, ledgerOperator: embedded.operator.accountId },
+      describe: {
+        ledgerMirrorUrl: embedded.mirrorUrl,
+        ...(embedded.mirrorUrls[1] !== undefined ? { ledgerSecondMirrorUrl: embedded.mirrorUrls[1] } : {}),
+        ledgerGrpcAddress: embedded.grpcAddress,
+        ledgerOperator: embedded.operator.accountId,
+      },
       failure: () => thread?.failure() ?? null,
       async close() {
         await ledger.close();

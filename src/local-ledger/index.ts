@@ -9,8 +9,12 @@
  * docs/local-ledger.md for what it implements and how faithfully.
  *
  * Contract of `startLocalLedger`:
- * - Resolves once both listeners are up; `grpcAddress` and `mirrorUrl` carry the real ports
- *   (ports 0 pick free ones).
+ * - Resolves once every listener is up; `grpcAddress`, `mirrorUrl` and `mirrorUrls` carry the
+ *   real ports (ports 0 pick free ones).
+ * - With `secondMirrorPort`, the mirror REST API listens on a second port as well: two mirror
+ *   base URLs over the same store, so the same answers (a receipt is checked against two mirror
+ *   nodes, docs/receipts.md §3). They are not independent witnesses; they let the verifier's
+ *   two-mirror path run end to end on one machine.
  * - The data folder holds the ledger's SQLite file and a lock file; one ledger at a time may use
  *   a folder. Everything (accounts, topics, messages, seen transaction ids, pending
  *   transactions, the genesis key) survives a restart, and pending transactions reach consensus
@@ -35,7 +39,7 @@ import { createFaultInjector, type FaultInjector, type LocalLedgerFaults } from 
 import { hostPort, startGrpcEndpoint } from "./grpc.ts";
 import { entityId, mirrorTransactionId } from "./ids.ts";
 import { DEVELOPMENT_OPERATOR_KEY, ed25519KeyPairFromDer, encodeKey, type Ed25519KeyPair } from "./keys.ts";
-import { createMirrorHandler } from "./mirror.ts";
+import { CORS_HEADERS, createMirrorHandler } from "./mirror.ts";
 import { createLedgerNode, type LedgerNode } from "./node.ts";
 import { FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT } from "./rules.ts";
 import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
@@ -51,6 +55,8 @@ export interface LocalLedgerOptions {
   readonly grpcPort?: number;
   /** Mirror REST port; 0 (default) picks a free one. */
   readonly mirrorPort?: number;
+  /** A second mirror REST port over the same store; 0 picks a free one. Absent: one mirror listener. */
+  readonly secondMirrorPort?: number;
   /** Delay from acceptance to consensus. Default 3000. */
   readonly consensusMs?: number;
   /** How long receipts (and records) stay queryable after consensus, as on Hedera. Default 180000. */
@@ -77,6 +83,8 @@ export interface LocalLedgerEndpoint {
   readonly nodeAccountId: "0.0.3";
   /** `http://host:port`, the mirror node's base URL (REST under /api/v1). */
   readonly mirrorUrl: string;
+  /** Every mirror base URL the ledger serves, `mirrorUrl` first (two with `secondMirrorPort`). */
+  readonly mirrorUrls: readonly string[];
   /** The genesis account, funded with 50,000,000 hbar. Keys are hex DER (PKCS#8 / SPKI). */
   readonly operator: { readonly accountId: string; readonly privateKeyDer: string; readonly publicKeyDer: string };
   close(): Promise<void>;
@@ -117,7 +125,7 @@ export const LOCAL_LEDGER_FILES = {
   operatorKey: "operator.key",
 } as const;
 
-const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "consensusMs", "receiptTtlMs", "operatorKey", "clock", "log"];
+const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "secondMirrorPort", "consensusMs", "receiptTtlMs", "operatorKey", "clock", "log"];
 const GENESIS_BALANCE = 5_000_000_000_000_000; // 50,000,000 hbar in tinybars
 /** How often the scheduler looks for due work besides its precise wake-ups (manual clocks, resumes). */
 const POLL_MS = 250;
@@ -130,6 +138,10 @@ function checkOptions(options: LocalLedgerOptions): void {
   };
   port("grpcPort", options.grpcPort);
   port("mirrorPort", options.mirrorPort);
+  port("secondMirrorPort", options.secondMirrorPort);
+  if (options.secondMirrorPort !== undefined && options.secondMirrorPort !== 0 && options.secondMirrorPort === options.mirrorPort) {
+    throw new TypeError(`startLocalLedger: secondMirrorPort must differ from mirrorPort, got ${options.secondMirrorPort} for both`);
+  }
   const ms = (name: string, v: number | undefined): void => {
     if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 86_400_000)) throw new TypeError(`startLocalLedger: ${name} must be 0 to 86400000 ms, got ${v}`);
   };
@@ -321,18 +333,21 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
           log.error("local ledger: mirror handler failed", { err });
           return new Response(JSON.stringify({ _status: { messages: [{ message: "Internal error" }] } }), {
             status: 500,
-            headers: { "content-type": "application/json; charset=utf-8" },
+            headers: { "content-type": "application/json; charset=utf-8", ...CORS_HEADERS },
           });
         },
       });
-    let mirror: ReturnType<typeof Bun.serve> | null;
+    // One listener per requested mirror port, all over the same handler and store.
+    const requestedPorts = [options.mirrorPort ?? 0, ...(options.secondMirrorPort !== undefined ? [options.secondMirrorPort] : [])];
+    let mirrors: ReturnType<typeof Bun.serve>[] = [];
     try {
-      mirror = serveMirror(options.mirrorPort ?? 0);
+      for (const p of requestedPorts) mirrors.push(serveMirror(p));
     } catch (err) {
+      await Promise.all(mirrors.map((m) => m.stop(true)));
       await grpcEndpoint.stop();
       throw err;
     }
-    const mirrorPort = mirror.port ?? 0;
+    const mirrorPorts = mirrors.map((m) => m.port ?? 0);
 
     let unreachable = false;
     let reachability = Promise.resolve();
@@ -343,16 +358,20 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
         unreachable = on;
         if (on) {
           await grpcEndpoint.stop();
-          await mirror?.stop(true);
-          mirror = null;
+          const stopping = mirrors;
+          mirrors = [];
+          await Promise.all(stopping.map((m) => m.stop(true)));
         } else {
           await grpcEndpoint.restart();
-          for (let attempt = 0; !mirror; attempt++) {
-            try {
-              mirror = serveMirror(mirrorPort);
-            } catch (err) {
-              if (attempt >= 50) throw err;
-              await new Promise((r) => setTimeout(r, 20));
+          for (const p of mirrorPorts) {
+            for (let attempt = 0; ; attempt++) {
+              try {
+                mirrors.push(serveMirror(p));
+                break;
+              } catch (err) {
+                if (attempt >= 50) throw err;
+                await new Promise((r) => setTimeout(r, 20));
+              }
             }
           }
         }
@@ -370,10 +389,12 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
     if (pending != null) arm(pending);
 
     const mirrorHost = host.includes(":") ? `[${host}]` : host;
+    const mirrorUrls = Object.freeze(mirrorPorts.map((p) => `http://${mirrorHost}:${p}`));
     return {
       grpcAddress: hostPort(host, grpcEndpoint.port),
       nodeAccountId: entityId(NODE_ACCOUNT) as "0.0.3",
-      mirrorUrl: `http://${mirrorHost}:${mirrorPort}`,
+      mirrorUrl: mirrorUrls[0]!,
+      mirrorUrls,
       operator: { accountId: entityId(GENESIS_ACCOUNT), ...operatorKeys },
       runConsensus,
       setUnreachable: (on) => setUnreachable(on),
@@ -384,7 +405,8 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
         clearInterval(poll);
         if (timer) clearTimeout(timer);
         await grpcEndpoint.stop();
-        await mirror?.stop(true);
+        await Promise.all(mirrors.map((m) => m.stop(true)));
+        mirrors = [];
         await Promise.allSettled([...inFlight]);
         await node.whenIdle();
         store.close();

@@ -40,25 +40,56 @@ export function filtersOf(query: Map<string, string[]>): { filters: Filter[]; er
 export const isPositiveLong = (v: string): boolean => /^\d{1,19}$/.test(v) && BigInt(v) > 0n && BigInt(v) <= 9223372036854775807n;
 
 /**
- * The `links.next` of a page, built as the mirror node builds it: the request's own parameters,
- * with any `timestamp=gt:`/`gte:` (ascending) or `lt:`/`lte:` (descending) replaced by the last
- * row's timestamp.
+ * The `links.next` of a page, built as the mirror node builds it (hiero-mirror-node rest/utils.js
+ * `getNextParamQueries`): the request's own parameters in their order, with any
+ * `timestamp=gt:`/`gte:` (ascending) or `lt:`/`lte:` (descending) dropped and `gt:`/`lt:` the
+ * page's last timestamp put in. A parameter given once (a string to Express) moves to the end; one
+ * given several times (a list) keeps its place, the new bound appended when it had a range
+ * bound. Null when the bounds left describe an empty range (`gt:X&lte:X` after the last row),
+ * since the mirror node then gives no next link either.
  */
-export function nextLink(path: string, query: Map<string, string[]>, order: "asc" | "desc", last: Timestamp): string {
-  const q = new Map([...query].map(([k, v]) => [k, [...v]] as const));
+export function nextLink(path: string, query: Map<string, string[]>, order: "asc" | "desc", last: Timestamp): string | null {
   const field = "timestamp";
+  const q = new Map([...query].map(([k, v]) => [k, [...v]] as const));
   const pattern = order === "asc" ? /gt[e]?:/ : /lt[e]?:/;
   const insert = `${order === "asc" ? "gt" : "lt"}:${formatTimestamp(last)}`;
   const original = q.get(field);
-  if (original) {
-    const kept = original.filter((v) => !pattern.test(v));
-    q.delete(field);
-    if (kept.length > 0) q.set(field, original.some((v) => /[gl]t[e]?:/.test(v)) ? [...kept, insert] : kept);
-    else q.set(field, [insert]);
-  } else {
+  if (original === undefined) {
     q.set(field, [insert]);
+  } else if (original.length === 1) {
+    if (pattern.test(original[0]!)) {
+      q.delete(field);
+      q.set(field, [insert]);
+    } else if (/[gl]t[e]?:/.test(original[0]!)) {
+      q.set(field, [original[0]!, insert]); // the other direction's bound: kept, the new one beside it
+    }
+    // A plain (eq) value stays as it was.
+  } else {
+    const kept = original.filter((v) => !pattern.test(v));
+    q.set(field, original.some((v) => /[gl]t[e]?:/.test(v)) ? [...kept, insert] : kept);
   }
+  if (isEmptyRange(q.get(field) ?? [])) return null;
   const parts: string[] = [];
   for (const [k, vs] of q) for (const v of vs) parts.push(`${k}=${v}`);
   return `${path}?${parts.join("&")}`;
+}
+
+/** Whether timestamp bounds (`gt:`, `gte:`, `lt:`, `lte:`) leave no timestamp between them, in nanoseconds. */
+function isEmptyRange(values: readonly string[]): boolean {
+  let lower: bigint | null = null;
+  let upper: bigint | null = null;
+  for (const v of values) {
+    const m = /^(gte?|lte?):(\d{1,17})(?:\.(\d{1,9}))?$/.exec(v);
+    if (!m) continue;
+    const ns = BigInt(m[2]!) * 1_000_000_000n + BigInt((m[3] ?? "0").padEnd(9, "0"));
+    const op = m[1]!;
+    if (op.startsWith("gt")) {
+      const b = op === "gt" ? ns + 1n : ns;
+      lower = lower === null || b > lower ? b : lower;
+    } else {
+      const b = op === "lt" ? ns - 1n : ns;
+      upper = upper === null || b < upper ? b : upper;
+    }
+  }
+  return lower !== null && upper !== null && upper < lower;
 }

@@ -6,6 +6,12 @@
  * Guarantee: only what reached consensus is visible, as on a real mirror node; a transaction
  * that is pending, dropped or unknown is 404 alike.
  *
+ * CORS as the public mirror node answers it (its REST server uses the `cors` middleware with
+ * its defaults): every answer carries `Access-Control-Allow-Origin: *`, so a web page (the
+ * receipt verifier, docs/receipts.md) may read it from any origin; an OPTIONS preflight, on any
+ * path, is 204 with the methods this mirror serves (GET, HEAD) and the request's headers
+ * allowed. Nothing here is secret and no credential is involved.
+ *
  * This file routes and answers; the JSON shapes are mirror-views.ts's, the parameter syntax
  * mirror-params.ts's, the HTML mirror-page.ts's.
  */
@@ -226,8 +232,29 @@ function networkNodes(endpoint: { host: string; port: number }): Response {
   });
 }
 
+/** Carried by every mirror answer (also the listener's 500, index.ts). */
+export const CORS_HEADERS: Readonly<Record<string, string>> = { "access-control-allow-origin": "*" };
+
+/** The answer to an OPTIONS request: a CORS preflight, as the `cors` middleware answers it. */
+function preflight(req: Request): Response {
+  const headers: Record<string, string> = { ...CORS_HEADERS, "access-control-allow-methods": "GET,HEAD", vary: "Access-Control-Request-Headers" };
+  const asked = req.headers.get("access-control-request-headers");
+  if (asked !== null) headers["access-control-allow-headers"] = asked;
+  return new Response(null, { status: 204, headers });
+}
+
 /** The mirror's fetch handler, for Bun.serve. */
 export function createMirrorHandler(options: MirrorOptions): (req: Request) => Response {
+  const route = createRoutes(options);
+  return (req) => {
+    if (req.method === "OPTIONS") return preflight(req);
+    const res = route(req);
+    for (const [k, v] of Object.entries(CORS_HEADERS)) res.headers.set(k, v);
+    return res;
+  };
+}
+
+function createRoutes(options: MirrorOptions): (req: Request) => Response {
   const { store } = options;
   return (req) => {
     const url = new URL(req.url);

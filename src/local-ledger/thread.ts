@@ -49,6 +49,8 @@ export interface LedgerWorkerOptions {
   readonly host?: string;
   readonly grpcPort?: number;
   readonly mirrorPort?: number;
+  /** The second mirror listener's port; default the remembered one, else a free one. */
+  readonly secondMirrorPort?: number;
   readonly consensusMs: number;
   readonly log: Logger;
   /** How long `close()` waits for the ledger to close before ending its thread anyway. Default 10000 (serve's drain, 10 s, plus this stay within the systemd unit's 30 s stop timeout). */
@@ -111,8 +113,8 @@ export function startLedgerWorker(options: LedgerWorkerOptions): Promise<Embedde
         case "started": {
           if (phase !== "starting") return;
           phase = "running";
-          const { grpcAddress, mirrorUrl, nodeAccountId, operator } = m;
-          resolve({ grpcAddress, mirrorUrl, nodeAccountId, operator, failure: () => failure, close });
+          const { grpcAddress, mirrorUrl, mirrorUrls, nodeAccountId, operator } = m;
+          resolve({ grpcAddress, mirrorUrl, mirrorUrls: Object.freeze([...mirrorUrls]), nodeAccountId, operator, failure: () => failure, close });
           return;
         }
         case "error":
@@ -151,6 +153,7 @@ export function startLedgerWorker(options: LedgerWorkerOptions): Promise<Embedde
       ...(options.host !== undefined ? { host: options.host } : {}),
       ...(options.grpcPort !== undefined ? { grpcPort: options.grpcPort } : {}),
       ...(options.mirrorPort !== undefined ? { mirrorPort: options.mirrorPort } : {}),
+      ...(options.secondMirrorPort !== undefined ? { secondMirrorPort: options.secondMirrorPort } : {}),
     });
   });
 

@@ -13,6 +13,8 @@ export type ToLedgerWorker =
       readonly host?: string;
       readonly grpcPort?: number;
       readonly mirrorPort?: number;
+      /** The second mirror listener's port; absent: the remembered one, else a free one (the embedded ledger always serves two). */
+      readonly secondMirrorPort?: number;
       readonly consensusMs: number;
       readonly logLevel: Level;
     }

@@ -7,7 +7,8 @@
  * This file is an entry point of its own, in the source tree and in the compiled executable
  * (scripts/build.ts lists it), and imports only the local ledger: never `@hashgraph/sdk`.
  *
- * - `init` starts the ledger on its remembered ports (remembered.ts) and answers `started` with
+ * - `init` starts the ledger on its remembered ports (remembered.ts), with a second mirror
+ *   listener (receipts name two mirror nodes, docs/receipts.md §3), and answers `started` with
  *   its addresses and operator, or `error` with the reason (nothing is left running then).
  * - `close` closes it and answers `closed`.
  * - Log lines go to the parent as text; the parent writes them through its logger, so stdout stays
@@ -40,10 +41,19 @@ self.onmessage = (event: MessageEvent<ToLedgerWorker>) => {
       ...(message.host !== undefined ? { host: message.host } : {}),
       ...(message.grpcPort !== undefined ? { grpcPort: message.grpcPort } : {}),
       ...(message.mirrorPort !== undefined ? { mirrorPort: message.mirrorPort } : {}),
+      ...(message.secondMirrorPort !== undefined ? { secondMirrorPort: message.secondMirrorPort } : {}),
+      secondMirror: true,
     }).then(
       (started) => {
         ledger = started;
-        post({ type: "started", grpcAddress: started.grpcAddress, mirrorUrl: started.mirrorUrl, nodeAccountId: started.nodeAccountId, operator: { ...started.operator } });
+        post({
+          type: "started",
+          grpcAddress: started.grpcAddress,
+          mirrorUrl: started.mirrorUrl,
+          mirrorUrls: [...started.mirrorUrls],
+          nodeAccountId: started.nodeAccountId,
+          operator: { ...started.operator },
+        });
       },
       (e: unknown) => post({ type: "error", message: e instanceof Error ? e.message : String(e) }),
     );
