@@ -1,0 +1,194 @@
+/**
+ * `verify-receipt`'s command line, shared by `docverify verify-receipt` and the standalone
+ * `node docverify-verify.mjs`: the arguments of docs/receipts.md §4, the report on stdout, exit
+ * codes 0 (verified, verified_org), 1 (any other verdict) and 2 (usage). A usage error is one line
+ * on stderr starting `docverify verify-receipt:`, never a stack trace, whatever the receipt holds.
+ *
+ * Everything outside the process (files, stdin, the network) comes through `io`, so tests drive it
+ * in-process; `nodeIo()` is the real one.
+ */
+import { createReadStream, promises as fsp } from "node:fs";
+import type { FetchFn } from "./mirror.ts";
+import { sha256OfBytes, sha256OfStream } from "./hash.ts";
+import { normaliseMirrorUrl, parseReceipt, ReceiptFormatError } from "./receipt.ts";
+import { renderReport } from "./render.ts";
+import { VERIFY_RECEIPT_USAGE } from "./usage.ts";
+import { verifyReceipt } from "./verify.ts";
+
+export interface VerifierIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readFile(path: string): Promise<Uint8Array>;
+  /** The file as a stream of chunks, so a large document is hashed without being read whole. */
+  openFile?(path: string): AsyncIterable<Uint8Array>;
+  readStdin(): Promise<Uint8Array>;
+  fetch: FetchFn;
+}
+
+/** A receipt is some 15 KB; anything much larger is not one. */
+const MAX_RECEIPT_BYTES = 1024 * 1024;
+const PREFIX = "docverify verify-receipt:";
+
+class Usage extends Error {}
+
+interface Arguments {
+  readonly receipt: string;
+  readonly file: string | null;
+  readonly hash: string | null;
+  readonly mirrors: string[];
+  readonly minMirrors: number | undefined;
+  readonly offline: boolean;
+  readonly json: boolean;
+}
+
+const VALUED = new Set(["--file", "--hash", "--mirror", "--min-mirrors"]);
+const FLAGS = new Set(["--offline", "--json"]);
+
+function parseArguments(argv: readonly string[]): Arguments {
+  const positional: string[] = [];
+  const single = new Map<string, string>();
+  const mirrors: string[] = [];
+  const flags = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === "--") {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (token === "-" || !token.startsWith("-")) {
+      positional.push(token);
+      continue;
+    }
+    const eq = token.indexOf("=");
+    const name = eq === -1 ? token : token.slice(0, eq);
+    if (FLAGS.has(name)) {
+      if (eq !== -1) throw new Usage(`${name} takes no value`);
+      flags.add(name);
+      continue;
+    }
+    if (!VALUED.has(name)) throw new Usage(`unknown option ${JSON.stringify(token.length > 40 ? token.slice(0, 40) + "…" : token)}`);
+    let value: string;
+    if (eq !== -1) value = token.slice(eq + 1);
+    else {
+      if (i + 1 >= argv.length) throw new Usage(`${name} needs a value`);
+      value = argv[++i]!;
+    }
+    if (name === "--mirror") mirrors.push(value);
+    else if (single.has(name)) throw new Usage(`${name} given twice`);
+    else single.set(name, value);
+  }
+
+  if (positional.length === 0) throw new Usage("missing RECEIPT (a file, or - for standard input)");
+  if (positional.length > 1) throw new Usage(`one RECEIPT only, got ${positional.length} arguments`);
+  const file = single.get("--file") ?? null;
+  let hash = single.get("--hash") ?? null;
+  if ((file === null) === (hash === null)) throw new Usage("give exactly one of --file DOC and --hash sha256:HEX");
+  if (hash !== null) {
+    if (!/^sha256:[0-9a-fA-F]{64}$/.test(hash)) throw new Usage("--hash must be sha256: and 64 hex digits");
+    hash = hash.toLowerCase();
+  }
+  for (const m of mirrors) if (normaliseMirrorUrl(m) === null) throw new Usage(`--mirror ${JSON.stringify(m)} is not an http(s) URL without query or fragment`);
+  let minMirrors: number | undefined;
+  const min = single.get("--min-mirrors");
+  if (min !== undefined) {
+    if (!/^[1-9]\d{0,5}$/.test(min)) throw new Usage("--min-mirrors must be an integer ≥ 1");
+    minMirrors = Number(min);
+  }
+  return { receipt: positional[0]!, file, hash, mirrors, minMirrors, offline: flags.has("--offline"), json: flags.has("--json") };
+}
+
+/** An operating-system error as a short phrase, never its stack. */
+function reason(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code === "ENOENT") return "no such file";
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "EISDIR") return "is a folder";
+  const text = e instanceof Error ? e.message : String(e);
+  return text.split("\n")[0]!.slice(0, 200);
+}
+
+async function readReceipt(args: Arguments, io: VerifierIo) {
+  let bytes: Uint8Array;
+  try {
+    bytes = args.receipt === "-" ? await io.readStdin() : await io.readFile(args.receipt);
+  } catch (e) {
+    throw new Usage(`cannot read the receipt ${args.receipt === "-" ? "from standard input" : JSON.stringify(args.receipt)}: ${reason(e)}`);
+  }
+  if (bytes.length > MAX_RECEIPT_BYTES) throw new Usage("the receipt is larger than 1 MiB: not a docverify receipt");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new Usage("the receipt is not UTF-8 text");
+  }
+  try {
+    return parseReceipt(text);
+  } catch (e) {
+    if (e instanceof ReceiptFormatError) throw new Usage(`not a valid receipt: ${e.message}`);
+    throw e;
+  }
+}
+
+async function documentHash(args: Arguments, io: VerifierIo): Promise<string> {
+  if (args.hash !== null) return args.hash;
+  const path = args.file!;
+  try {
+    return io.openFile !== undefined ? await sha256OfStream(io.openFile(path)) : sha256OfBytes(await io.readFile(path));
+  } catch (e) {
+    throw new Usage(`cannot read --file ${JSON.stringify(path)}: ${reason(e)}`);
+  }
+}
+
+/** Runs `verify-receipt` with `argv` (the arguments after the command). Returns the exit code. */
+export async function runVerifyReceipt(argv: readonly string[], io: VerifierIo): Promise<number> {
+  const end = argv.indexOf("--");
+  if ((end === -1 ? argv : argv.slice(0, end)).some((t) => t === "--help" || t === "-h")) {
+    io.stdout(VERIFY_RECEIPT_USAGE);
+    return 0;
+  }
+  try {
+    const args = parseArguments(argv);
+    const receipt = await readReceipt(args, io);
+    const docHash = await documentHash(args, io);
+    const report = await verifyReceipt(receipt, {
+      docHash,
+      mirrors: args.mirrors,
+      minMirrors: args.minMirrors,
+      offline: args.offline,
+      fetch: io.fetch,
+      onProgress: (text) => io.stderr(`${text}\n`),
+    });
+    io.stdout(args.json ? JSON.stringify(report) + "\n" : renderReport(report));
+    return report.verdict === "verified" || report.verdict === "verified_org" ? 0 : 1;
+  } catch (e) {
+    if (e instanceof Usage) {
+      io.stderr(`${PREFIX} ${e.message} (see --help)\n`);
+      return 2;
+    }
+    // A fault of the verifier itself: still one line, and not a verdict anyone could take for a pass.
+    io.stderr(`${PREFIX} internal error: ${reason(e)}\n`);
+    return 1;
+  }
+}
+
+/** The real files, standard streams and network, for Node.js and Bun. */
+export function nodeIo(): VerifierIo {
+  return {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    readFile: async (path) => new Uint8Array(await fsp.readFile(path)),
+    openFile: (path) => createReadStream(path, { highWaterMark: 1024 * 1024 }),
+    readStdin: async () => {
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
+      const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+      let at = 0;
+      for (const c of chunks) {
+        out.set(c, at);
+        at += c.length;
+      }
+      return out;
+    },
+    fetch: (url, init) => fetch(url, init),
+  };
+}

@@ -1,0 +1,393 @@
+/**
+ * The check (decisions §9, docs/receipts.md §4): every check of §4.1 over a parsed receipt, then
+ * the verdict by the rules of §4.2, first rule that applies wins. Fails closed: a mirror node that
+ * does not answer, or answers outside the API, makes the verdict `unverifiable`, never `verified`.
+ *
+ * Signatures are verified with @noble/post-quantum (never the appliance's native code), over
+ * payloads recomputed here from the receipt's fields (payloads.ts), not over the receipt's copies.
+ */
+import { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";
+import { bytesToBase64, bytesToHex, equalBytes, utf8 } from "./encoding.ts";
+import { mirrorReader, type Answer, type FetchFn, type MirrorMessage, type TopicInfo, type ScanResult } from "./mirror.ts";
+import { keyFingerprint, recordPayloadV1, sealPayloadV1, sha256Text } from "./payloads.ts";
+import { DOC_HASH_RE, UUID_RE, normaliseMirrorUrl, rfc3339MsToMillis, type Receipt, type SignedPart } from "./receipt.ts";
+
+export type Verdict = "verified" | "verified_org" | "revoked" | "signature_invalid" | "no_record" | "inconsistent_mirrors" | "unverifiable";
+
+export type CheckName =
+  | "documentHash"
+  | "recordPayload"
+  | "signerSignature"
+  | "sealPayload"
+  | "sealSignature"
+  | "mirrors"
+  | "ledgerMessage"
+  | "messageCommitments"
+  | "keyAnnouncement"
+  | "topicSubmitKey"
+  | "revocationScan"
+  | "inclusion";
+
+export interface Check {
+  readonly name: CheckName;
+  readonly status: "pass" | "fail" | "skipped";
+  /** One line. */
+  readonly detail: string;
+  readonly evidence?: Record<string, unknown>;
+}
+
+export interface Report {
+  readonly verdict: Verdict;
+  readonly recordId: string;
+  readonly originalDocHash: string;
+  /** From the key announcement read on the ledger; null unless the keyAnnouncement check passed. */
+  readonly organisation: { readonly orgId: string; readonly name: string } | null;
+  /** The mirror nodes asked (normalised), in order; empty offline. */
+  readonly mirrors: string[];
+  readonly minMirrors: number;
+  readonly offline: boolean;
+  /** The revocation found on the ledger (never the receipt's own claim). */
+  readonly revocation: { readonly reason: string; readonly revokedAt: string; readonly sequenceNumber: number; readonly consensusAt: string } | null;
+  readonly checks: Check[];
+}
+
+export interface VerifyOptions {
+  /** The document's DocHash (`sha256:<64 hex>`), computed by the caller from the document or given. */
+  readonly docHash: string;
+  /** The user's own mirror nodes, asked before the receipt's. */
+  readonly mirrors: readonly string[];
+  /** Distinct mirror nodes required (default 2, at least 1). */
+  readonly minMirrors?: number;
+  /** Check the signatures only; the verdict is then at best `unverifiable`. */
+  readonly offline?: boolean;
+  readonly fetch?: FetchFn;
+  /** Progress of long topic scans, one line at a time. */
+  readonly onProgress?: (text: string) => void;
+  /** Per-request timeout (default 10 s). */
+  readonly timeoutMs?: number;
+  /** Pages of 100 messages the revocation scan reads per mirror node at most (default 10,000). */
+  readonly maxScanPages?: number;
+}
+
+export const DEFAULT_MIN_MIRRORS = 2;
+export const DEFAULT_MAX_SCAN_PAGES = 10_000;
+const ML_DSA_65 = { publicKeyLength: 1952, signatureLength: 3309 };
+
+/** ML-DSA-65 Verify with an empty context; false, never a throw, for malformed bytes. */
+function verifySignature(part: SignedPart, message: Uint8Array): boolean {
+  if (part.publicKey.length !== ML_DSA_65.publicKeyLength || part.signature.length !== ML_DSA_65.signatureLength) return false;
+  try {
+    // @noble/post-quantum 0.7.1: verify(signature, message, publicKey).
+    return ml_dsa65.verify(part.signature, message, part.publicKey);
+  } catch {
+    return false;
+  }
+}
+
+/** The mirror nodes to ask (docs/receipts.md §4): the user's, then the receipt's until there are enough. */
+export function chooseMirrors(user: readonly string[], suggested: readonly string[], minMirrors: number): string[] {
+  const chosen: string[] = [];
+  for (const u of user) {
+    const n = normaliseMirrorUrl(u);
+    if (n === null) throw new TypeError(`not a mirror node URL: ${JSON.stringify(u)}`);
+    if (!chosen.includes(n)) chosen.push(n);
+  }
+  for (const u of suggested) {
+    if (chosen.length >= minMirrors) break;
+    const n = normaliseMirrorUrl(u);
+    if (n !== null && !chosen.includes(n)) chosen.push(n);
+  }
+  return chosen;
+}
+
+/** What all mirror nodes said about one thing: agreed (found or absent), disagreed, or not all answered. */
+type Agreement<T> =
+  | { state: "failed" }
+  | { state: "disagree"; variants: Record<string, string> }
+  | { state: "absent" }
+  | { state: "found"; value: T };
+
+function agree<T>(answers: readonly { url: string; answer: Answer<T> }[], key: (t: T) => string): Agreement<T> {
+  if (answers.length === 0 || answers.some((a) => a.answer.kind === "failed")) return { state: "failed" };
+  const keys = answers.map((a) => (a.answer.kind === "found" ? "found:" + key(a.answer.value) : "absent"));
+  if (keys.some((k) => k !== keys[0])) {
+    return { state: "disagree", variants: Object.fromEntries(answers.map((a, i) => [a.url, keys[i] === "absent" ? "not found" : `variant ${keys.indexOf(keys[i]!) + 1}`])) };
+  }
+  const first = answers[0]!.answer;
+  return first.kind === "found" ? { state: "found", value: first.value } : { state: "absent" };
+}
+
+const messageKey = (m: MirrorMessage) => `${m.consensusAt}|${bytesToHex(m.message)}|${bytesToHex(m.runningHash)}|${m.runningHashVersion}`;
+const topicKey = (t: TopicInfo) => (t.submitKey === null ? "null" : `${t.submitKey.type}:${t.submitKey.key}`);
+const scanKey = (s: ScanResult) => s.kept.map((m) => `${m.sequenceNumber}:${m.consensusAt}:${bytesToHex(m.message)}`).join(",");
+
+function json(bytes: Uint8Array): Record<string, unknown> | null {
+  const text = utf8(bytes);
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Differences between the record message's commitments and the receipt, as `field: expected …` texts. */
+function commitmentProblems(receipt: Receipt, message: Uint8Array): string[] {
+  const m = json(message);
+  if (m === null) return ["not a JSON object"];
+  if (m.v !== 1 || m.type !== "record") return [`not a version-1 record message (v ${JSON.stringify(m.v)}, type ${JSON.stringify(m.type)})`];
+  const expected: Record<string, string> = {
+    recordId: receipt.recordId,
+    originalDocHash: receipt.originalDocHash,
+    signedAt: receipt.authenticatedAt,
+    signerPublicKeySha256: sha256Text(receipt.signer.publicKey),
+    signatureSha256: sha256Text(receipt.signer.signature),
+    sealSignatureSha256: sha256Text(receipt.seal.signature),
+  };
+  return Object.entries(expected)
+    .filter(([k, v]) => m[k] !== v)
+    .map(([k]) => k);
+}
+
+function isRevocationOf(recordId: string): (m: MirrorMessage) => boolean {
+  return (m) => {
+    if (m.chunk !== null && m.chunk.total !== 1) return false;
+    const v = json(m.message);
+    return v !== null && v.v === 1 && v.type === "revocation" && v.recordId === recordId;
+  };
+}
+
+interface MirrorAnswers {
+  readonly url: string;
+  readonly topic: Answer<TopicInfo>;
+  readonly record: Answer<MirrorMessage>;
+  readonly announcement: Answer<MirrorMessage>;
+  readonly scan: Answer<ScanResult>;
+}
+
+const notAllAnswered = "not every mirror node answered (see mirrors)";
+
+/** Verifies a receipt for a document. Never throws for anything a receipt or a mirror node holds. */
+export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): Promise<Report> {
+  const minMirrors = options.minMirrors ?? DEFAULT_MIN_MIRRORS;
+  if (!Number.isSafeInteger(minMirrors) || minMirrors < 1) throw new TypeError("minMirrors must be an integer ≥ 1");
+  const docHash = typeof options.docHash === "string" ? options.docHash.toLowerCase() : "";
+  if (!DOC_HASH_RE.test(docHash)) throw new TypeError("docHash must be sha256: and 64 hex digits");
+  const offline = options.offline === true;
+  const checks: Check[] = [];
+  const add = (name: CheckName, status: Check["status"], detail: string, evidence?: Record<string, unknown>) => checks.push(evidence === undefined ? { name, status, detail } : { name, status, detail, evidence });
+
+  // ---- Local checks: the document, the payloads, the signatures.
+  const documentOk = docHash === receipt.originalDocHash;
+  add("documentHash", documentOk ? "pass" : "fail", documentOk ? "the document's SHA-256 is the receipt's" : "the document's SHA-256 is not the receipt's: this receipt is for another document", { document: docHash, receipt: receipt.originalDocHash });
+
+  const signerFingerprint = keyFingerprint(receipt.signer.algorithm, receipt.signer.publicKey);
+  const sealFingerprint = keyFingerprint(receipt.seal.algorithm, receipt.seal.publicKey);
+  const recordPayload = recordPayloadV1({ recordId: receipt.recordId, docHash: receipt.originalDocHash, signedAtMs: rfc3339MsToMillis(receipt.authenticatedAt)!, signerFingerprint });
+  const recordPayloadOk = equalBytes(recordPayload, receipt.signer.payload);
+  add("recordPayload", recordPayloadOk ? "pass" : "fail", recordPayloadOk ? "recomputed from the record's id, hash, time and signer key: equal" : "the receipt's signer.payload is not the record payload of its own fields", {
+    signerKeyFingerprint: bytesToHex(signerFingerprint),
+    recomputedSha256: sha256Text(recordPayload),
+    receiptSha256: sha256Text(receipt.signer.payload),
+  });
+  const signerOk = verifySignature(receipt.signer, recordPayload);
+  add("signerSignature", signerOk ? "pass" : "fail", signerOk ? `${receipt.signer.algorithm} signature of the ${receipt.signerType === "org" ? "organisation" : "signer"}'s key verifies` : "the signer's signature does not verify over the record payload", {
+    algorithm: receipt.signer.algorithm,
+    signatureSha256: sha256Text(receipt.signer.signature),
+  });
+  const sealPayload = sealPayloadV1(recordPayload, receipt.signer.signature, sealFingerprint);
+  const sealPayloadOk = equalBytes(sealPayload, receipt.seal.payload);
+  add("sealPayload", sealPayloadOk ? "pass" : "fail", sealPayloadOk ? "recomputed from the record payload, the signature and the seal key: equal" : "the receipt's seal.payload is not the seal payload of its own fields", {
+    sealKeyFingerprint: bytesToHex(sealFingerprint),
+    recomputedSha256: sha256Text(sealPayload),
+    receiptSha256: sha256Text(receipt.seal.payload),
+  });
+  const sealOk = verifySignature(receipt.seal, sealPayload);
+  add("sealSignature", sealOk ? "pass" : "fail", sealOk ? "the docverify seal verifies" : "the seal signature does not verify over the seal payload", { algorithm: receipt.seal.algorithm, signatureSha256: sha256Text(receipt.seal.signature) });
+  const localOk = documentOk && recordPayloadOk && signerOk && sealPayloadOk && sealOk;
+
+  // ---- The ledger.
+  const ledgerChecks: CheckName[] = ["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan"];
+  const inclusionOk = receipt.anchor.inclusion === null;
+  const finish = (verdict: Verdict, rest: Omit<Report, "verdict" | "recordId" | "originalDocHash" | "minMirrors" | "offline" | "checks">): Report => {
+    add("inclusion", inclusionOk ? "pass" : "fail", inclusionOk ? "none: the record is its own ledger message" : "an inclusion proof this verifier cannot check", inclusionOk ? undefined : { inclusion: receipt.anchor.inclusion });
+    return { verdict, recordId: receipt.recordId, originalDocHash: receipt.originalDocHash, ...rest, minMirrors, offline, checks };
+  };
+
+  if (!localOk || offline) {
+    const why = offline ? "offline: the ledger was not consulted" : "not consulted: a check above failed";
+    for (const name of ledgerChecks) add(name, "skipped", why);
+    const verdict: Verdict = !documentOk ? "no_record" : !localOk ? "signature_invalid" : "unverifiable";
+    return finish(verdict, { organisation: null, mirrors: [], revocation: null });
+  }
+
+  const chosen = chooseMirrors(options.mirrors, receipt.mirrorNodes, minMirrors);
+  const doFetch: FetchFn = options.fetch ?? ((url, init) => fetch(url, init));
+  const maxPages = options.maxScanPages ?? DEFAULT_MAX_SCAN_PAGES;
+  const { anchor, keyAnnouncement: ka } = receipt;
+  const answers: MirrorAnswers[] = await Promise.all(
+    chosen.map(async (url) => {
+      const r = mirrorReader(url, { fetch: doFetch, timeoutMs: options.timeoutMs });
+      const [topic, record, announcement, scan] = await Promise.all([
+        r.topic(anchor.topicId),
+        r.message(anchor.topicId, anchor.sequenceNumber),
+        r.message(ka.topicId, ka.sequenceNumber),
+        r.scanAfter(anchor.topicId, anchor.consensusAt, {
+          maxPages,
+          keep: isRevocationOf(receipt.recordId),
+          onPage: (pages, scanned) => {
+            if (pages >= 2) options.onProgress?.(`${url}: revocation scan of ${anchor.topicId}, page ${pages}, ${scanned} messages`);
+          },
+        }),
+      ]);
+      return { url: r.url, topic, record, announcement, scan };
+    }),
+  );
+
+  // mirrors
+  const failures = answers.flatMap((a) =>
+    (["topic", "record", "announcement", "scan"] as const).flatMap((what) => {
+      const ans = a[what];
+      return ans.kind === "failed" ? [{ mirror: a.url, request: what, reason: ans.reason }] : [];
+    }),
+  );
+  const enough = chosen.length >= minMirrors;
+  const mirrorsOk = enough && failures.length === 0;
+  add(
+    "mirrors",
+    mirrorsOk ? "pass" : "fail",
+    !enough
+      ? `only ${chosen.length} distinct mirror node${chosen.length === 1 ? "" : "s"} for a minimum of ${minMirrors}: give more with --mirror`
+      : failures.length > 0
+        ? `${failures[0]!.mirror} did not answer as a mirror node: ${failures[0]!.reason}${failures.length > 1 ? ` (and ${failures.length - 1} more)` : ""}`
+        : `${chosen.length} distinct mirror node${chosen.length === 1 ? "" : "s"} asked, every one answered${minMirrors < DEFAULT_MIN_MIRRORS ? ` (minimum lowered to ${minMirrors}: a weakened check)` : ""}`,
+    { chosen, minMirrors, failures },
+  );
+
+  const pick = <T>(what: "topic" | "record" | "announcement" | "scan") => answers.map((a) => ({ url: a.url, answer: a[what] as Answer<T> }));
+  const record = agree(pick<MirrorMessage>("record"), messageKey);
+  const announcement = agree(pick<MirrorMessage>("announcement"), messageKey);
+  const topic = agree(pick<TopicInfo>("topic"), topicKey);
+  const scan = agree(pick<ScanResult>("scan"), scanKey);
+  const perMirror = <T>(what: "record" | "announcement", show: (m: MirrorMessage) => T) =>
+    Object.fromEntries(answers.map((a) => [a.url, a[what].kind === "found" ? show((a[what] as { value: MirrorMessage }).value) : a[what].kind]));
+  const showMessage = (m: MirrorMessage) => ({ consensusAt: m.consensusAt, messageSha256: sha256Text(m.message), runningHash: bytesToBase64(m.runningHash) });
+
+  // ledgerMessage
+  let ledgerMismatch = false;
+  let ledgerRecord: MirrorMessage | null = null;
+  if (record.state === "failed") add("ledgerMessage", "skipped", notAllAnswered);
+  else if (record.state === "disagree") add("ledgerMessage", "fail", `mirror nodes disagree on message #${anchor.sequenceNumber} of ${anchor.topicId}`, { mirrors: perMirror("record", showMessage) });
+  else if (record.state === "absent") add("ledgerMessage", "fail", `no mirror node has message #${anchor.sequenceNumber} on topic ${anchor.topicId}`, { topicId: anchor.topicId, sequenceNumber: anchor.sequenceNumber });
+  else {
+    ledgerRecord = record.value;
+    const differs = [
+      ...(equalBytes(record.value.message, anchor.message) ? [] : ["message"]),
+      ...(record.value.consensusAt === anchor.consensusAt ? [] : ["consensusAt"]),
+      ...(equalBytes(record.value.runningHash, anchor.runningHash) ? [] : ["runningHash"]),
+    ];
+    ledgerMismatch = differs.length > 0;
+    add(
+      "ledgerMessage",
+      ledgerMismatch ? "fail" : "pass",
+      ledgerMismatch ? `the ledger's message #${anchor.sequenceNumber} differs from the receipt's: ${differs.join(", ")}` : `every mirror node returns the receipt's message #${anchor.sequenceNumber} on ${anchor.topicId}, consensus ${anchor.consensusAt}`,
+      { topicId: anchor.topicId, sequenceNumber: anchor.sequenceNumber, ledger: showMessage(record.value), receipt: { consensusAt: anchor.consensusAt, messageSha256: sha256Text(anchor.message), runningHash: bytesToBase64(anchor.runningHash) } },
+    );
+  }
+
+  // messageCommitments: over the ledger's bytes, the authority.
+  let commitmentsOk = false;
+  if (ledgerRecord === null) add("messageCommitments", "skipped", "no ledger message that every mirror node agrees on");
+  else {
+    const problems = commitmentProblems(receipt, ledgerRecord.message);
+    commitmentsOk = problems.length === 0;
+    add("messageCommitments", commitmentsOk ? "pass" : "fail", commitmentsOk ? "the message commits to this record's id, hash, signed time, key and both signatures" : `the ledger message does not commit to this record: ${problems.join(", ")}`, {
+      message: utf8(ledgerRecord.message) ?? bytesToBase64(ledgerRecord.message),
+    });
+  }
+
+  // keyAnnouncement
+  let announcementOk = false;
+  let organisation: Report["organisation"] = null;
+  if (ka.topicId !== anchor.topicId) add("keyAnnouncement", "fail", `the announcement is on topic ${ka.topicId}, the record on ${anchor.topicId}`);
+  else if (announcement.state === "failed") add("keyAnnouncement", "skipped", notAllAnswered);
+  else if (announcement.state === "disagree") add("keyAnnouncement", "fail", `mirror nodes disagree on the announcement, message #${ka.sequenceNumber}`, { mirrors: perMirror("announcement", showMessage) });
+  else if (announcement.state === "absent") add("keyAnnouncement", "fail", `no mirror node has the announcement, message #${ka.sequenceNumber} on ${ka.topicId}`);
+  else {
+    const m = announcement.value;
+    const problems: string[] = [];
+    if (!equalBytes(m.message, ka.message)) problems.push("its bytes are not the receipt's");
+    if (m.consensusAt !== ka.consensusAt) problems.push("its consensus time is not the receipt's");
+    const a = json(m.message);
+    const signerFp = bytesToHex(signerFingerprint);
+    const sealFp = bytesToHex(sealFingerprint);
+    if (a === null || a.v !== 1 || a.type !== "key") problems.push("not a version-1 key announcement");
+    else {
+      if (a.algorithm !== receipt.signer.algorithm) problems.push("algorithm");
+      if (a.keyFingerprint !== signerFp) problems.push("keyFingerprint is not the signer key's");
+      if (a.sealKeyFingerprint !== sealFp) problems.push("sealKeyFingerprint is not the seal key's");
+      if (typeof a.orgId !== "string" || !UUID_RE.test(a.orgId) || typeof a.name !== "string") problems.push("orgId or name malformed");
+    }
+    announcementOk = problems.length === 0;
+    if (announcementOk) organisation = { orgId: a!.orgId as string, name: a!.name as string };
+    add(
+      "keyAnnouncement",
+      announcementOk ? "pass" : "fail",
+      announcementOk ? `message #${ka.sequenceNumber} announces the signer's key for ${JSON.stringify(organisation!.name)}, and the seal key` : `the announcement does not bind this key: ${problems.join("; ")}`,
+      { sequenceNumber: ka.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) ?? bytesToBase64(m.message), keyFingerprint: signerFp, sealKeyFingerprint: sealFp },
+    );
+  }
+
+  // topicSubmitKey
+  let submitKeyOk = false;
+  if (topic.state === "failed") add("topicSubmitKey", "skipped", notAllAnswered);
+  else if (topic.state === "disagree") add("topicSubmitKey", "fail", `mirror nodes disagree on topic ${anchor.topicId}'s submit key`, { mirrors: topic.variants });
+  else if (topic.state === "absent") add("topicSubmitKey", "fail", `no mirror node knows topic ${anchor.topicId}`);
+  else if (topic.value.submitKey === null) add("topicSubmitKey", "fail", `topic ${anchor.topicId} has no submit key: anyone could have written on it`);
+  else {
+    submitKeyOk = true;
+    add("topicSubmitKey", "pass", `topic ${anchor.topicId} accepts only messages signed by its submit key`, { submitKey: topic.value.submitKey });
+  }
+
+  // revocationScan
+  let revocation: Report["revocation"] = null;
+  const claimed = receipt.revocation === null ? null : { reason: receipt.revocation.reason, revokedAt: receipt.revocation.revokedAt, sequenceNumber: receipt.revocation.anchor.sequenceNumber };
+  if (scan.state === "failed") add("revocationScan", "skipped", notAllAnswered);
+  else if (scan.state === "disagree") {
+    const counts = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.kept.map((m) => m.sequenceNumber) : a.scan.kind]));
+    add("revocationScan", "fail", "mirror nodes disagree on the revocations of this record", { revocationsByMirror: counts });
+  } else {
+    const kept = scan.state === "found" ? scan.value.kept : [];
+    const scanned = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.scanned : 0]));
+    const first = kept[0];
+    if (first === undefined) {
+      add("revocationScan", "pass", `no revocation of this record on ${anchor.topicId} after its message${claimed !== null ? " (the receipt names one; the ledger does not have it)" : ""}`, { scannedByMirror: scanned, receiptRevocation: claimed });
+    } else {
+      const r = json(first.message)!;
+      revocation = { reason: typeof r.reason === "string" ? r.reason : "", revokedAt: typeof r.revokedAt === "string" ? r.revokedAt : "", sequenceNumber: first.sequenceNumber, consensusAt: first.consensusAt };
+      add("revocationScan", "fail", `revoked: ${revocation.reason} at ${revocation.revokedAt} (message #${first.sequenceNumber}, consensus ${first.consensusAt})`, {
+        revocations: kept.map((m) => ({ sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) })),
+        scannedByMirror: scanned,
+        receiptRevocation: claimed,
+      });
+    }
+  }
+
+  const disagree = [record, announcement, topic, scan].some((a) => a.state === "disagree");
+  const verdict: Verdict =
+    !mirrorsOk || !inclusionOk
+      ? "unverifiable"
+      : disagree
+        ? "inconsistent_mirrors"
+        : record.state === "absent"
+          ? "no_record"
+          : ledgerMismatch || !commitmentsOk || !announcementOk || !submitKeyOk
+            ? "signature_invalid"
+            : revocation !== null
+              ? "revoked"
+              : receipt.signerType === "user"
+                ? "verified"
+                : "verified_org";
+  return finish(verdict, { organisation: announcementOk ? organisation : null, mirrors: chosen, revocation });
+}

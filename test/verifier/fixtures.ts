@@ -1,0 +1,215 @@
+/**
+ * A receipt and the ledger behind it, built with the product's own encoders (src/crypto/,
+ * src/records/messages.ts) and noble deterministic keys from fixed seeds, and fake mirror nodes
+ * that serve that ledger over HTTP in the real mirror node REST shapes (Bun.serve). Each mirror
+ * holds its own copy of the ledger, so a test can make one of them lie.
+ */
+import { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";
+import { createHash } from "node:crypto";
+import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
+import { encodeCreationMessage, encodeRevocationMessage } from "../../src/records/messages.ts";
+import { onCleanup } from "../support/env.ts";
+
+export const ORG_SEED = Uint8Array.from({ length: 32 }, (_, i) => i);
+export const SEAL_SEED = Uint8Array.from({ length: 32 }, (_, i) => 0x20 + i);
+export const RECORD_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+export const ORG_ID = "0190f5a3-0000-7000-8000-000000000001";
+export const DOCUMENT = new TextEncoder().encode("hello");
+export const DOC_HASH = "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+export const OTHER_HASH = "sha256:" + "ab".repeat(32);
+export const AUTHENTICATED_AT = "2026-01-15T09:30:00.123Z";
+export const TOPIC = "0.0.5012345";
+
+const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+
+const orgKeys = ml_dsa65.keygen(ORG_SEED);
+const sealKeys = ml_dsa65.keygen(SEAL_SEED);
+
+/** One message as the ledger holds it. */
+export interface LedgerMessage {
+  sequenceNumber: number;
+  consensusAt: string;
+  message: Uint8Array;
+  runningHash: Uint8Array;
+}
+
+export interface Ledger {
+  topicId: string;
+  /** null: a topic anyone may write to; undefined: no such topic. */
+  submitKey: { _type: string; key: string } | null | undefined;
+  messages: LedgerMessage[];
+}
+
+/** Consensus time of message `n`: 1768469390 + 10·n seconds, odd nanoseconds. */
+export const consensusOf = (n: number) => `${1768469390 + 10 * n}.${String(7 + n).padStart(9, "0")}`;
+const runningHashOf = (n: number) => new Uint8Array(createHash("sha384").update(`running ${n}`).digest());
+
+export interface Built {
+  /** The receipt as a JSON value (mutable: tests change fields). */
+  receipt: Record<string, any>;
+  ledger: Ledger;
+}
+
+export interface BuildOptions {
+  signerType?: "org" | "user";
+  /** Messages of other records between the record and the end of the topic. */
+  fillers?: number;
+  /** A revocation of the record on the ledger, after the fillers. */
+  revoked?: boolean;
+  orgName?: string;
+}
+
+export function announcementBytes(name = "Acme Ltd", over: Record<string, unknown> = {}): Uint8Array {
+  const fp = (pk: Uint8Array) => hex(keyFingerprint({ algorithm: "ML-DSA-65", publicKey: pk }));
+  return new TextEncoder().encode(
+    JSON.stringify({ v: 1, type: "key", orgId: ORG_ID, name, algorithm: "ML-DSA-65", keyFingerprint: fp(orgKeys.publicKey), sealKeyFingerprint: fp(sealKeys.publicKey), ...over }),
+  );
+}
+
+export const SIGNER_SIGNATURE_PAYLOAD = encodeRecordPayload({
+  recordId: RECORD_ID,
+  docHash: DOC_HASH,
+  signedAtMs: Date.parse(AUTHENTICATED_AT),
+  signerKeyFingerprint: keyFingerprint({ algorithm: "ML-DSA-65", publicKey: orgKeys.publicKey }),
+});
+const signature = ml_dsa65.sign(SIGNER_SIGNATURE_PAYLOAD, orgKeys.secretKey, { extraEntropy: false });
+const sealPayload = encodeSealPayload(SIGNER_SIGNATURE_PAYLOAD, signature, keyFingerprint({ algorithm: "ML-DSA-65", publicKey: sealKeys.publicKey }));
+const sealSignature = ml_dsa65.sign(sealPayload, sealKeys.secretKey, { extraEntropy: false });
+const creation = encodeCreationMessage({ recordId: RECORD_ID, docHash: DOC_HASH, signedAtMs: Date.parse(AUTHENTICATED_AT), signerPublicKey: orgKeys.publicKey, signature, sealSignature });
+
+export function revocationBytes(recordId = RECORD_ID, reason = "SUPERSEDED"): Uint8Array {
+  return encodeRevocationMessage({ recordId, reason, revokedAtMs: Date.parse("2026-01-16T09:30:00.123Z") });
+}
+
+/** A receipt for DOCUMENT, and its topic: the announcement (#1), the record (#2), fillers, maybe a revocation. */
+export function buildReceipt(options: BuildOptions = {}): Built {
+  const messages: LedgerMessage[] = [];
+  const push = (message: Uint8Array) => {
+    const n = messages.length + 1;
+    messages.push({ sequenceNumber: n, consensusAt: consensusOf(n), message, runningHash: runningHashOf(n) });
+  };
+  push(announcementBytes(options.orgName));
+  push(creation);
+  for (let i = 0; i < (options.fillers ?? 0); i++) {
+    // Other records' revocations and messages that are not JSON: the scan must pass over both.
+    push(i % 2 === 0 ? revocationBytes(`0190f5a3-7c1e-7d2a-9b4c-${String(i).padStart(12, "0")}`) : new TextEncoder().encode(`filler ${i}`));
+  }
+  if (options.revoked) push(revocationBytes());
+  const [announcement, record] = [messages[0]!, messages[1]!];
+  const receipt = {
+    v: 1,
+    recordId: RECORD_ID,
+    originalDocHash: DOC_HASH,
+    authenticatedAt: AUTHENTICATED_AT,
+    kind: "record_only",
+    signerType: options.signerType ?? "org",
+    signer: { algorithm: "ML-DSA-65", publicKey: b64(orgKeys.publicKey), payload: b64(SIGNER_SIGNATURE_PAYLOAD), signature: b64(signature) },
+    seal: { algorithm: "ML-DSA-65", publicKey: b64(sealKeys.publicKey), payload: b64(sealPayload), signature: b64(sealSignature) },
+    anchor: {
+      network: "testnet",
+      topicId: TOPIC,
+      sequenceNumber: record.sequenceNumber,
+      consensusAt: record.consensusAt,
+      transactionId: "0.0.1234@1768469400.123000000",
+      message: b64(record.message),
+      runningHash: b64(record.runningHash),
+      inclusion: null,
+    },
+    keyAnnouncement: { topicId: TOPIC, sequenceNumber: announcement.sequenceNumber, consensusAt: announcement.consensusAt, message: b64(announcement.message) },
+    revocation: null as unknown,
+    mirrorNodes: ["https://testnet.mirrornode.hedera.com"],
+    issuedAt: "2026-11-24T12:00:00.000Z",
+  };
+  return { receipt, ledger: { topicId: TOPIC, submitKey: { _type: "ED25519", key: "ab".repeat(32) }, messages } };
+}
+
+export const cloneLedger = (l: Ledger): Ledger => ({ topicId: l.topicId, submitKey: l.submitKey === undefined || l.submitKey === null ? l.submitKey : { ...l.submitKey }, messages: l.messages.map((m) => ({ ...m, message: m.message.slice(), runningHash: m.runningHash.slice() })) });
+
+export interface FakeMirror {
+  readonly url: string;
+  ledger: Ledger;
+  /** How the mirror misbehaves: answers garbage, hangs, or answers 500. */
+  mode: "ok" | "garbage" | "hang" | "error500" | "html404";
+  /** Messages per page at most (the real one: 100). */
+  pageSize: number;
+  /** Requests seen, path and query. */
+  readonly requests: string[];
+  stop(): void;
+}
+
+const notFound = () => Response.json({ _status: { messages: [{ message: "Not found" }] } }, { status: 404 });
+
+function view(topicId: string, m: LedgerMessage) {
+  return {
+    chunk_info: null,
+    consensus_timestamp: m.consensusAt,
+    message: b64(m.message),
+    payer_account_id: "0.0.1234",
+    running_hash: b64(m.runningHash),
+    running_hash_version: 3,
+    sequence_number: m.sequenceNumber,
+    topic_id: topicId,
+  };
+}
+
+const compare = (a: string, b: string) => {
+  const [as, an] = a.split(".").map(Number) as [number, number];
+  const [bs, bn] = b.split(".").map(Number) as [number, number];
+  return as - bs || an - bn;
+};
+
+/** A mirror node over `ledger` (a copy of it), on a free loopback port, stopped at cleanup. */
+export function fakeMirror(ledger: Ledger): FakeMirror {
+  const state: FakeMirror = {
+    url: "",
+    ledger: cloneLedger(ledger),
+    mode: "ok",
+    pageSize: 100,
+    requests: [],
+    stop: () => server.stop(true),
+  };
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: async (req) => {
+      const url = new URL(req.url);
+      state.requests.push(url.pathname + url.search);
+      if (state.mode === "hang") return await new Promise<Response>(() => {});
+      if (state.mode === "garbage") return new Response("<html>maintenance</html>", { status: 200 });
+      if (state.mode === "error500") return Response.json({ _status: { messages: [{ message: "Internal error" }] } }, { status: 500 });
+      if (state.mode === "html404") return new Response("not here", { status: 404 });
+      const l = state.ledger;
+      const parts = url.pathname.split("/").filter((p) => p !== "");
+      // /api/v1/topics/{id}[/messages[/{seq}]]
+      if (parts[0] !== "api" || parts[1] !== "v1" || parts[2] !== "topics" || parts[3] === undefined) return notFound();
+      if (parts[3] !== l.topicId) return parts[4] === "messages" && parts[5] === undefined ? Response.json({ messages: [], links: { next: null } }) : notFound();
+      if (parts[4] === undefined) {
+        if (l.submitKey === undefined) return notFound();
+        return Response.json({ admin_key: null, auto_renew_account: null, deleted: false, memo: "", submit_key: l.submitKey, topic_id: l.topicId });
+      }
+      if (parts[4] !== "messages") return notFound();
+      if (parts[5] !== undefined) {
+        const m = l.messages.find((x) => x.sequenceNumber === Number(parts[5]));
+        return m ? Response.json(view(l.topicId, m)) : notFound();
+      }
+      const gt = url.searchParams.get("timestamp")?.replace(/^gt:/, "") ?? "0.000000000";
+      const limit = Math.min(Number(url.searchParams.get("limit") ?? "25"), state.pageSize);
+      const rows = l.messages.filter((m) => compare(m.consensusAt, gt) > 0).sort((a, b) => compare(a.consensusAt, b.consensusAt)).slice(0, limit);
+      const last = rows[rows.length - 1];
+      const next = rows.length === limit && last ? `/api/v1/topics/${l.topicId}/messages?timestamp=gt:${last.consensusAt}&limit=${url.searchParams.get("limit")}&order=asc` : null;
+      return Response.json({ messages: rows.map((m) => view(l.topicId, m)), links: { next } });
+    },
+  });
+  (state as { url: string }).url = `http://127.0.0.1:${server.port}`;
+  onCleanup(() => server.stop(true));
+  return state;
+}
+
+/** A loopback URL where nothing listens (a port just released). */
+export function deadUrl(): string {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+  const url = `http://127.0.0.1:${s.port}`;
+  s.stop(true);
+  return url;
+}

@@ -1,0 +1,419 @@
+/**
+ * verifyReceipt against fake mirror nodes served over HTTP in the real REST shapes (fixtures.ts):
+ * every verdict rule of docs/receipts.md §4.2, their order, one byte flipped in each signed
+ * thing, mirrors that lie, fail or are down, offline, a lowered minimum, and a paged scan.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { parseReceipt, renderReport, verifyReceipt, type Report, type VerifyOptions } from "../../src/verifier/index.ts";
+import { cleanup } from "../support/env.ts";
+import { buildReceipt, deadUrl, DOC_HASH, fakeMirror, OTHER_HASH, revocationBytes, consensusOf, announcementBytes, type Built, type FakeMirror } from "./fixtures.ts";
+
+afterAll(cleanup);
+
+const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+
+function flip(base64: string, at = 0.5): string {
+  const bytes = Buffer.from(base64, "base64");
+  bytes[Math.floor(bytes.length * at)]! ^= 0x01;
+  return bytes.toString("base64");
+}
+
+async function verify(built: Built, mirrors: (FakeMirror | string)[], options: Partial<VerifyOptions> = {}): Promise<Report> {
+  const receipt = parseReceipt(JSON.stringify(built.receipt));
+  return verifyReceipt(receipt, { docHash: DOC_HASH, mirrors: mirrors.map((m) => (typeof m === "string" ? m : m.url)), timeoutMs: 2_000, ...options });
+}
+
+const check = (r: Report, name: string) => r.checks.find((c) => c.name === name)!;
+const statuses = (r: Report) => Object.fromEntries(r.checks.map((c) => [c.name, c.status]));
+
+/** Two honest mirrors over the built ledger. */
+function pair(built: Built): [FakeMirror, FakeMirror] {
+  return [fakeMirror(built.ledger), fakeMirror(built.ledger)];
+}
+
+describe("an honest ledger", () => {
+  test("an organisation's record: verified_org, every check passes, the name from the announcement", async () => {
+    const built = buildReceipt({ fillers: 4 });
+    const [a, b] = pair(built);
+    const r = await verify(built, [a, b]);
+    expect(r.verdict).toBe("verified_org");
+    expect(r.checks.map((c) => c.name)).toEqual(["documentHash", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "inclusion"]);
+    expect(r.checks.filter((c) => c.status !== "pass")).toEqual([]);
+    expect(r.organisation).toEqual({ orgId: "0190f5a3-0000-7000-8000-000000000001", name: "Acme Ltd" });
+    expect(r.mirrors).toEqual([a.url, b.url]);
+    expect(r.minMirrors).toBe(2);
+    expect(r.offline).toBe(false);
+    expect(r.revocation).toBeNull();
+    // Every mirror was asked for everything.
+    for (const m of [a, b]) {
+      expect(m.requests).toContain("/api/v1/topics/0.0.5012345");
+      expect(m.requests).toContain("/api/v1/topics/0.0.5012345/messages/2");
+      expect(m.requests).toContain("/api/v1/topics/0.0.5012345/messages/1");
+      expect(m.requests).toContain(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(2)}&limit=100&order=asc`);
+    }
+    // JSON-safe: the report survives a round trip unchanged.
+    expect(JSON.parse(JSON.stringify(r))).toEqual(r);
+    const text = renderReport(r);
+    expect(text).toStartWith("Verdict: verified_org");
+    expect(text).toContain("Organisation: Acme Ltd");
+    expect(text).not.toContain("WARNING");
+  });
+
+  test("a person's record: verified", async () => {
+    const built = buildReceipt({ signerType: "user" });
+    expect((await verify(built, pair(built))).verdict).toBe("verified");
+  });
+
+  test("the user's mirrors first, then the receipt's, without duplicates, until the minimum", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    const c = fakeMirror(built.ledger);
+    built.receipt.mirrorNodes = [a.url + "/", b.url, c.url];
+    const r = await verify(built, [a.url.replace("http://", "HTTP://")]);
+    expect(r.mirrors).toEqual([a.url, b.url]);
+    expect(r.verdict).toBe("verified_org");
+    expect(c.requests).toEqual([]);
+    // All of the user's are asked, even past the minimum.
+    const all = await verify(built, [a, b, c]);
+    expect(all.mirrors).toEqual([a.url, b.url, c.url]);
+    expect(c.requests.length).toBeGreaterThan(0);
+  });
+
+  test("a name with control characters is shown escaped, never raw, in the human output", async () => {
+    const built = buildReceipt({ orgName: "Acme\u001b[2J\u202eLtd" });
+    const r = await verify(built, pair(built));
+    expect(r.verdict).toBe("verified_org");
+    expect(r.organisation!.name).toBe("Acme\u001b[2J\u202eLtd");
+    const text = renderReport(r);
+    expect(text).not.toMatch(/[\u001b\u202e]/);
+    expect(text).toContain("Acme\\u{1b}[2J\\u{202e}Ltd");
+  });
+});
+
+describe("rule 1 and 2: the document and the signatures, before anything else", () => {
+  test("another document: no_record, and no mirror node is asked", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    const r = await verify(built, [a, b], { docHash: OTHER_HASH });
+    expect(r.verdict).toBe("no_record");
+    expect(check(r, "documentHash")).toMatchObject({ status: "fail", evidence: { document: OTHER_HASH, receipt: DOC_HASH } });
+    expect(check(r, "mirrors").status).toBe("skipped");
+    expect(a.requests).toEqual([]);
+    expect(r.mirrors).toEqual([]);
+  });
+
+  test("the document's hash in upper case is the same hash", async () => {
+    const built = buildReceipt();
+    expect((await verify(built, pair(built), { docHash: DOC_HASH.toUpperCase().replace("SHA256", "sha256") })).verdict).toBe("verified_org");
+  });
+
+  const signed: [string, string, string][] = [
+    ["signer", "publicKey", "recordPayload"],
+    ["signer", "payload", "recordPayload"],
+    ["signer", "signature", "signerSignature"],
+    ["seal", "publicKey", "sealPayload"],
+    ["seal", "payload", "sealPayload"],
+    ["seal", "signature", "sealSignature"],
+  ];
+  for (const [part, field, failing] of signed) {
+    for (const at of [0, 0.5, 0.999]) {
+      test(`one byte of ${part}.${field} flipped (at ${at}): signature_invalid, ${failing} fails`, async () => {
+        const built = buildReceipt();
+        const [a, b] = pair(built);
+        built.receipt[part][field] = flip(built.receipt[part][field], at);
+        const r = await verify(built, [a, b]);
+        expect(r.verdict).toBe("signature_invalid");
+        expect(check(r, failing).status).toBe("fail");
+        expect(a.requests).toEqual([]);
+      });
+    }
+  }
+
+  test("a changed signed time or record id: signature_invalid", async () => {
+    for (const change of [(r: Built["receipt"]) => (r.authenticatedAt = "2026-01-15T09:30:00.124Z"), (r: Built["receipt"]) => (r.recordId = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9e")]) {
+      const built = buildReceipt();
+      change(built.receipt);
+      const r = await verify(built, pair(built));
+      expect(r.verdict).toBe("signature_invalid");
+      expect(check(r, "recordPayload").status).toBe("fail");
+    }
+  });
+
+  test("precedence: another document with a bad signature is no_record; a bad signature offline is signature_invalid", async () => {
+    const built = buildReceipt();
+    built.receipt.seal.signature = flip(built.receipt.seal.signature);
+    expect((await verify(built, [], { docHash: OTHER_HASH })).verdict).toBe("no_record");
+    expect((await verify(built, [], { offline: true })).verdict).toBe("signature_invalid");
+  });
+});
+
+describe("rule 3: offline", () => {
+  test("never verified: unverifiable, signatures shown, the ledger's checks skipped, nothing asked", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    const r = await verify(built, [a, b], { offline: true });
+    expect(r.verdict).toBe("unverifiable");
+    expect(r.offline).toBe(true);
+    expect(r.mirrors).toEqual([]);
+    expect(statuses(r)).toMatchObject({ documentHash: "pass", signerSignature: "pass", sealSignature: "pass", mirrors: "skipped", ledgerMessage: "skipped", revocationScan: "skipped" });
+    expect(a.requests).toEqual([]);
+    expect(renderReport(r)).toContain("Mirror nodes: none (offline)");
+  });
+});
+
+describe("rule 4: unverifiable", () => {
+  test("one mirror down: unverifiable, the mirrors check names it", async () => {
+    const built = buildReceipt();
+    const a = fakeMirror(built.ledger);
+    const dead = deadUrl();
+    const r = await verify(built, [a.url, dead]);
+    expect(r.verdict).toBe("unverifiable");
+    expect(check(r, "mirrors").status).toBe("fail");
+    expect(check(r, "mirrors").detail).toContain(dead);
+    expect(check(r, "ledgerMessage").status).toBe("skipped");
+  });
+
+  for (const mode of ["garbage", "hang", "error500", "html404"] as const) {
+    test(`one mirror answering outside the API (${mode}): unverifiable`, async () => {
+      const built = buildReceipt();
+      const [a, b] = pair(built);
+      b.mode = mode;
+      const r = await verify(built, [a, b], { timeoutMs: 300 });
+      expect(r.verdict).toBe("unverifiable");
+      expect((check(r, "mirrors").evidence!.failures as unknown[]).length).toBeGreaterThan(0);
+      if (mode === "hang") expect(check(r, "mirrors").detail).toContain("no answer within 0.3 s");
+    });
+  }
+
+  test("a message of the wrong shape (running_hash not base64): unverifiable", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    const bad = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => fetch(b.url + new URL(req.url).pathname + new URL(req.url).search).then(async (res) => new Response((await res.text()).replace(/"running_hash":"[^"]*"/g, '"running_hash":"%%"'), { status: res.status })) });
+    try {
+      const r = await verify(built, [a.url, `http://127.0.0.1:${bad.port}`]);
+      expect(r.verdict).toBe("unverifiable");
+      expect(check(r, "mirrors").detail).toContain("running_hash is not base64");
+    } finally {
+      bad.stop(true);
+    }
+  });
+
+  test("fewer distinct mirrors than the minimum: unverifiable, even when the one answers", async () => {
+    const built = buildReceipt();
+    built.receipt.mirrorNodes = [];
+    const a = fakeMirror(built.ledger);
+    const r = await verify(built, [a.url, a.url + "/"]);
+    expect(r.verdict).toBe("unverifiable");
+    expect(r.mirrors).toEqual([a.url]);
+    expect(check(r, "mirrors").detail).toContain("only 1 distinct mirror node for a minimum of 2");
+    const none = await verify(built, []);
+    expect(none.verdict).toBe("unverifiable");
+    expect(none.mirrors).toEqual([]);
+  });
+
+  test("a non-null inclusion proof: unverifiable, and the inclusion check fails", async () => {
+    const built = buildReceipt();
+    built.receipt.anchor.inclusion = { algorithm: "RFC9162-SHA256", leafIndex: 0, treeSize: 1, path: [] };
+    const r = await verify(built, pair(built));
+    expect(r.verdict).toBe("unverifiable");
+    expect(check(r, "inclusion").status).toBe("fail");
+  });
+
+  test("a scan longer than the page limit: unverifiable, never a pass", async () => {
+    const built = buildReceipt({ fillers: 10 });
+    const [a, b] = pair(built);
+    a.pageSize = b.pageSize = 3;
+    const r = await verify(built, [a, b], { maxScanPages: 2 });
+    expect(r.verdict).toBe("unverifiable");
+    expect(check(r, "mirrors").detail).toContain("stopped after 2 pages");
+  });
+
+  test("precedence: a mirror down and the others disagreeing is unverifiable", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    b.ledger.messages[1]!.message[5]! ^= 1;
+    expect((await verify(built, [a.url, b.url, deadUrl()])).verdict).toBe("unverifiable");
+  });
+});
+
+describe("rule 5: one mirror lies", () => {
+  const lies: [string, (m: FakeMirror) => void, string][] = [
+    ["the record message's bytes", (m) => void (m.ledger.messages[1]!.message[10]! ^= 1), "ledgerMessage"],
+    ["the record message's consensus time", (m) => void (m.ledger.messages[1]!.consensusAt = "1768469410.000000010"), "ledgerMessage"],
+    ["the record message's running hash", (m) => void (m.ledger.messages[1]!.runningHash[0]! ^= 1), "ledgerMessage"],
+    ["the record message missing", (m) => void m.ledger.messages.splice(1, 1), "ledgerMessage"],
+    ["the announcement's bytes", (m) => void (m.ledger.messages[0]!.message = announcementBytes("Evil Corp")), "keyAnnouncement"],
+    ["the topic's submit key", (m) => void (m.ledger.submitKey = { _type: "ED25519", key: "cd".repeat(32) }), "topicSubmitKey"],
+    ["a hidden revocation", (m) => void m.ledger.messages.pop(), "revocationScan"],
+    ["an invented revocation", (m) => void m.ledger.messages.push({ sequenceNumber: 99, consensusAt: consensusOf(99), message: revocationBytes(undefined, "ISSUED_IN_ERROR"), runningHash: new Uint8Array(48) }), "revocationScan"],
+  ];
+  for (const [what, lie, failing] of lies) {
+    test(`${what}: inconsistent_mirrors, ${failing} fails`, async () => {
+      const built = buildReceipt({ revoked: what === "a hidden revocation", fillers: 2 });
+      const [a, b] = pair(built);
+      lie(b);
+      const r = await verify(built, [a, b]);
+      expect(r.verdict).toBe("inconsistent_mirrors");
+      expect(check(r, failing).status).toBe("fail");
+      expect(check(r, failing).detail).toContain("disagree");
+    });
+  }
+
+  test("the liar may be either mirror, and a third honest one does not outvote it", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    const c = fakeMirror(built.ledger);
+    a.ledger.messages[1]!.message[3]! ^= 1;
+    expect((await verify(built, [a, b, c])).verdict).toBe("inconsistent_mirrors");
+  });
+});
+
+describe("rule 6: the record's message is not on the ledger", () => {
+  test("every mirror says not found: no_record", async () => {
+    const built = buildReceipt();
+    built.ledger.messages.splice(1, 1);
+    const r = await verify(built, pair(built));
+    expect(r.verdict).toBe("no_record");
+    expect(check(r, "ledgerMessage")).toMatchObject({ status: "fail" });
+    expect(check(r, "ledgerMessage").detail).toContain("no mirror node has message #2");
+  });
+
+  test("an unknown topic on every mirror: no_record", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    for (const m of [a, b]) m.ledger.topicId = "0.0.999";
+    expect((await verify(built, [a, b])).verdict).toBe("no_record");
+  });
+});
+
+describe("rule 7: the ledger does not back the receipt", () => {
+  const cases: [string, (b: Built) => void, string][] = [
+    ["one byte of anchor.message flipped", (b) => (b.receipt.anchor.message = flip(b.receipt.anchor.message)), "ledgerMessage"],
+    ["anchor.consensusAt changed", (b) => (b.receipt.anchor.consensusAt = "1768469410.000000010"), "ledgerMessage"],
+    ["one byte of anchor.runningHash flipped", (b) => (b.receipt.anchor.runningHash = flip(b.receipt.anchor.runningHash)), "ledgerMessage"],
+    ["one byte of keyAnnouncement.message flipped", (b) => (b.receipt.keyAnnouncement.message = flip(b.receipt.keyAnnouncement.message)), "keyAnnouncement"],
+    ["keyAnnouncement.consensusAt changed", (b) => (b.receipt.keyAnnouncement.consensusAt = "1768469390.000000001"), "keyAnnouncement"],
+    ["the announcement on another topic", (b) => (b.receipt.keyAnnouncement.topicId = "0.0.7"), "keyAnnouncement"],
+    ["the announcement's number pointing at the record message", (b) => (b.receipt.keyAnnouncement.sequenceNumber = 2), "keyAnnouncement"],
+    ["no announcement at that number", (b) => (b.receipt.keyAnnouncement.sequenceNumber = 50), "keyAnnouncement"],
+    ["a topic anyone may write to", (b) => (b.ledger.submitKey = null), "topicSubmitKey"],
+    ["the record's message pointing at the announcement", (b) => {
+      b.receipt.anchor.sequenceNumber = 1;
+      b.receipt.anchor.message = b.receipt.keyAnnouncement.message;
+      b.receipt.anchor.consensusAt = b.receipt.keyAnnouncement.consensusAt;
+      b.receipt.anchor.runningHash = b64(b.ledger.messages[0]!.runningHash);
+    }, "messageCommitments"],
+  ];
+  for (const [what, change, failing] of cases) {
+    test(`${what}: signature_invalid, ${failing} fails`, async () => {
+      const built = buildReceipt();
+      change(built);
+      const r = await verify(built, pair(built));
+      expect(r.verdict).toBe("signature_invalid");
+      expect(check(r, failing).status).toBe("fail");
+      expect(r.organisation === null || failing !== "keyAnnouncement").toBe(true);
+    });
+  }
+
+  test("the ledger and the receipt agree on a message that commits to another signature: signature_invalid", async () => {
+    const built = buildReceipt();
+    const text = Buffer.from(built.ledger.messages[1]!.message).toString().replace(/"signatureSha256":"sha256:./, '"signatureSha256":"sha256:0');
+    built.ledger.messages[1]!.message = new TextEncoder().encode(text);
+    built.receipt.anchor.message = b64(built.ledger.messages[1]!.message);
+    const r = await verify(built, pair(built));
+    expect(r.verdict).toBe("signature_invalid");
+    expect(check(r, "messageCommitments").detail).toContain("signatureSha256");
+  });
+
+  test("an announcement of another key, on ledger and receipt alike: signature_invalid", async () => {
+    const built = buildReceipt();
+    built.ledger.messages[0]!.message = announcementBytes("Acme Ltd", { keyFingerprint: "00".repeat(32) });
+    built.receipt.keyAnnouncement.message = b64(built.ledger.messages[0]!.message);
+    const r = await verify(built, pair(built));
+    expect(r.verdict).toBe("signature_invalid");
+    expect(check(r, "keyAnnouncement").detail).toContain("keyFingerprint");
+    expect(r.organisation).toBeNull();
+  });
+});
+
+describe("rule 8: revoked", () => {
+  test("a revocation on the ledger wins over the receipt's null: revoked, with its reason and place", async () => {
+    const built = buildReceipt({ revoked: true, fillers: 3 });
+    const r = await verify(built, pair(built));
+    expect(r.verdict).toBe("revoked");
+    expect(r.revocation).toEqual({ reason: "SUPERSEDED", revokedAt: "2026-01-16T09:30:00.123Z", sequenceNumber: 6, consensusAt: consensusOf(6) });
+    expect(renderReport(r)).toContain("Revoked: SUPERSEDED at 2026-01-16T09:30:00.123Z");
+  });
+
+  test("a revocation the receipt claims but the ledger lacks does not revoke", async () => {
+    const built = buildReceipt();
+    built.receipt.revocation = {
+      reason: "SUPERSEDED",
+      revokedAt: "2026-01-16T09:30:00.123Z",
+      anchor: { network: "testnet", topicId: "0.0.5012345", sequenceNumber: 3, consensusAt: consensusOf(3), transactionId: "0.0.1234@1768469500.000000000", message: b64(revocationBytes()), runningHash: b64(new Uint8Array(48)), inclusion: null },
+    };
+    const r = await verify(built, pair(built));
+    expect(r.verdict).toBe("verified_org");
+    expect(check(r, "revocationScan").detail).toContain("the receipt names one; the ledger does not have it");
+  });
+
+  test("the scan pages through links.next, relative to the mirror's origin, and reports progress", async () => {
+    const built = buildReceipt({ fillers: 20, revoked: true });
+    const [a, b] = pair(built);
+    a.pageSize = b.pageSize = 4;
+    const progress: string[] = [];
+    const r = await verify(built, [a, b], { onProgress: (t) => progress.push(t) });
+    expect(r.verdict).toBe("revoked");
+    expect(r.revocation!.sequenceNumber).toBe(23);
+    const pages = a.requests.filter((p) => p.startsWith("/api/v1/topics/0.0.5012345/messages?"));
+    expect(pages.length).toBe(6); // 21 messages after the record, 4 a page
+    expect(pages[1]).toBe(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(6)}&limit=100&order=asc`);
+    expect(progress.some((t) => t.includes(a.url) && t.includes("page 6"))).toBe(true);
+    expect(check(r, "revocationScan").evidence!.scannedByMirror).toEqual({ [a.url]: 21, [b.url]: 21 });
+  });
+
+  test("a links.next to another origin is not followed: unverifiable", async () => {
+    const built = buildReceipt({ fillers: 5 });
+    const [a] = pair(built);
+    const other = fakeMirror(built.ledger);
+    const redirecting = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: async (req) => {
+        const u = new URL(req.url);
+        const res = await fetch(a.url + u.pathname + u.search);
+        const text = (await res.text()).replace(/"next":"\//, `"next":"${other.url}/`);
+        return new Response(text, { status: res.status });
+      },
+    });
+    a.pageSize = 2;
+    try {
+      const r = await verify(built, [a.url, `http://127.0.0.1:${redirecting.port}`]);
+      expect(r.verdict).toBe("unverifiable");
+      expect(check(r, "mirrors").detail).toContain("links.next to another origin");
+      expect(other.requests).toEqual([]);
+    } finally {
+      redirecting.stop(true);
+    }
+  });
+});
+
+describe("--min-mirrors 1", () => {
+  test("one mirror suffices, and the report says the check was weakened", async () => {
+    const built = buildReceipt();
+    built.receipt.mirrorNodes = [];
+    const a = fakeMirror(built.ledger);
+    const r = await verify(built, [a], { minMirrors: 1 });
+    expect(r.verdict).toBe("verified_org");
+    expect(r.minMirrors).toBe(1);
+    expect(check(r, "mirrors").detail).toContain("weakened");
+    expect(renderReport(r)).toContain("WARNING: --min-mirrors 1 is a weakened check");
+  });
+
+  test("a bad minimum is refused", async () => {
+    const built = buildReceipt();
+    await expect(verify(built, [], { minMirrors: 0 })).rejects.toThrow("minMirrors");
+    await expect(verify(built, [], { docHash: "sha256:00" })).rejects.toThrow("docHash");
+    await expect(verify(built, ["ftp://x"])).rejects.toThrow("not a mirror node URL");
+  });
+});
