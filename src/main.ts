@@ -12,6 +12,7 @@ import { parseFlags, UsageError } from "./lib/args.ts";
 import { DomainError, OpsError } from "./lib/errors.ts";
 import { SchemaTooNewError } from "./storage/migrate.ts";
 import { VERSION, COMMIT } from "./version.ts";
+import { VERIFY_RECEIPT_USAGE } from "./verifier/usage.ts";
 // Each subcommand's module is imported when that command runs: the administration commands then
 // never load Elysia or the ledger SDK, and start in tens of milliseconds instead of hundreds.
 
@@ -33,6 +34,9 @@ Usage:
   docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]
                          [--consensus-ms N] [--operator-key-file FILE]
                                    the local ledger alone, until SIGTERM/SIGINT
+  docverify verify-receipt RECEIPT (--file DOC | --hash sha256:HEX) [--mirror URL]... [--offline]
+                                   checks a receipt on the ledger's mirror nodes, without
+                                   docverify's data (docs/receipts.md; no --data)
 
   Every command takes --json (one JSON document on stdout), --data DIR, and --help for its usage.
   docverify --version              version and commit
@@ -158,6 +162,7 @@ export const USAGES: Readonly<Record<string, string>> = {
       DATA,
       HELP,
     ),
+  "verify-receipt": VERIFY_RECEIPT_USAGE,
 };
 
 /**
@@ -214,6 +219,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         return (await import("./admin/backup.ts")).runRestore(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
       case "local-ledger":
         return await (await import("./admin/local-ledger.ts")).runLocalLedger(rest, process.env, process.stdout, untilSignal());
+      case "verify-receipt": {
+        // The verifier alone (src/verifier/): none of the appliance's data, storage or ledger code.
+        const verifier = await import("./verifier/cli.ts");
+        return await verifier.runVerifyReceipt(rest, verifier.nodeIo());
+      }
       default:
         process.stderr.write(`docverify: unknown command "${command}"\n\n${USAGE}`);
         return 2;

@@ -13,7 +13,7 @@ const MEANING: Readonly<Record<Verdict, string>> = {
   signature_invalid: "the receipt's signatures or its ledger entries do not hold: do not trust it",
   no_record: "this receipt does not prove a record of this document",
   inconsistent_mirrors: "the mirror nodes disagree: at least one of them is wrong; try others with --mirror",
-  unverifiable: "the verifier could not reach a conclusion (see the checks)",
+  unverifiable: "the verifier could not reach a conclusion; see the checks",
 };
 
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
