@@ -4,9 +4,11 @@
  * so the binary runs from any folder with nothing beside it. The embedded local ledger's worker
  * thread is a second entry point, inside the same executable. Stray .env or bunfig.toml files
  * where it runs must not change it, hence the two --no-compile-autoload flags.
+ * Beside it, docverify-verify.mjs: the standalone receipt verifier (scripts/build-verifier.ts).
  */
 import { $ } from "bun";
-import { join, relative, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
+import { buildVerifier } from "./build-verifier.ts";
 
 const root = join(import.meta.dir, "..");
 const outfile = process.argv[2] ?? join(root, "dist", "docverify");
@@ -28,3 +30,7 @@ const worker = join(src, "local-ledger", "worker.ts");
 const workerPath = "./" + relative(src, worker).split(sep).join("/");
 await $`${process.execPath} build ${join(src, "main.ts")} ${worker} --root ${src} --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --define ${"DOCVERIFY_LEDGER_WORKER=" + JSON.stringify(workerPath)} --outfile ${outfile}`.cwd(root);
 console.log(`built ${outfile} (commit ${commit}) in ${Math.round(performance.now() - started)} ms`);
+
+const verifier = join(dirname(outfile), "docverify-verify.mjs");
+await buildVerifier(verifier);
+console.log(`built ${verifier}`);

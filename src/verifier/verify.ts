@@ -212,7 +212,8 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const inclusionOk = receipt.anchor.inclusion === null;
   const finish = (verdict: Verdict, rest: Omit<Report, "verdict" | "recordId" | "originalDocHash" | "minMirrors" | "offline" | "checks">): Report => {
     add("inclusion", inclusionOk ? "pass" : "fail", inclusionOk ? "none: the record is its own ledger message" : "an inclusion proof this verifier cannot check", inclusionOk ? undefined : { inclusion: receipt.anchor.inclusion });
-    return { verdict, recordId: receipt.recordId, originalDocHash: receipt.originalDocHash, ...rest, minMirrors, offline, checks };
+    // The order of docs/receipts.md §4.3.
+    return { verdict, recordId: receipt.recordId, originalDocHash: receipt.originalDocHash, organisation: rest.organisation, mirrors: rest.mirrors, minMirrors, offline, revocation: rest.revocation, checks };
   };
 
   if (!localOk || offline) {
