@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { memoryLogger } from "../../src/lib/log.ts";
 import { startLedger, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { startLedgerWithMessages, type LedgerWithMessages } from "./ledger-with-messages.ts";
 
@@ -135,6 +137,25 @@ describe("options and lifecycle", () => {
       expect(await (await fetch(`http://127.0.0.1:${holder.port}/`)).text()).toBe("someone else");
     } finally {
       await holder.stop(true);
+    }
+  });
+
+  test("a handler failure is a 500 in the mirror's error shape, with CORS, on both listeners, and logged", async () => {
+    const dir = tempDir();
+    const log = memoryLogger();
+    const ledger = await startLocalLedger({ dataDir: dir, consensusMs: 0, secondMirrorPort: 0, log });
+    try {
+      // Another connection breaks the store under the mirror: its queries now throw.
+      const db = new Database(join(dir, "ledger.sqlite"));
+      db.run("DROP TABLE topic_messages");
+      db.close();
+      for (const u of ledger.mirrorUrls) {
+        const res = await fetch(`${u}/api/v1/topics/0.0.1001/messages/1`);
+        expect([res.status, res.headers.get("access-control-allow-origin"), await res.json()]).toEqual([500, "*", { _status: { messages: [{ message: "Internal error" }] } }]);
+      }
+      expect(log.lines.filter((l) => l.msg === "local ledger: mirror handler failed")).toHaveLength(2);
+    } finally {
+      await ledger.close();
     }
   });
 });
