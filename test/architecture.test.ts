@@ -36,6 +36,9 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "long", places: ["lib/protobuf-long.ts"], why: "patched into protobufjs before the SDK loads" },
   { spec: "protobufjs/minimal.js", places: ["lib/protobuf-long.ts"], why: "as above" },
   // Cryptography.
+  // The receipt verifier checks without the appliance's code (decisions §9): its own noble imports.
+  { spec: "@noble/post-quantum/ml-dsa.js", places: ["crypto/", "verifier/"], why: "ML-DSA; the verifier's signature check" },
+  { spec: "@noble/hashes/sha2.js", places: ["verifier/"], why: "the verifier's SHA-256, the same in Node.js and a browser" },
   { spec: "@noble/", places: ["crypto/"], why: "the second ML-DSA implementation, secp256k1, keccak" },
   { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison; signing only in crypto/ (next test)" },
   // Storage.
@@ -43,7 +46,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "verification/", "anchoring/queue.ts"], why: "queries over the schema" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
-  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder" },
+  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts", "verifier/cli.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document" },
   { spec: "node:path", places: ["storage/", "lib/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "core.ts", "anchoring/setup.ts", "anchoring/paths.ts"], why: "paths of those files" },
   { spec: "node:net", places: ["anchoring/node-reachability.ts"], why: "TCP reachability of a consensus node (also for docverify status)" },
   { spec: "node:os", places: ["admin/actor.ts"], why: "the OS user, for the audit trail" },
@@ -74,11 +77,15 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   // Records queue their ledger messages in the journal, never through the loop.
   records: ["lib", "crypto", "storage", "config", "anchoring/queue.ts", "anchoring/types.ts", "anchoring/ledger.ts"],
   anchoring: ["lib", "config", "crypto", "storage", "local-ledger"],
+  // Receipts read what records and the anchor loop stored; they wait as verification's pending_anchor does.
+  receipts: ["lib", "config", "crypto", "storage", "verification/verify.ts"],
   "local-ledger": ["lib", "crypto"],
-  http: ["lib", "config", "keys", "records", "verification", "anchoring/index.ts", "anchoring/types.ts"],
+  // The receipt verifier stands alone (decisions §9): it imports nothing of the appliance.
+  verifier: [],
+  http: ["lib", "config", "keys", "records", "verification", "receipts", "anchoring/index.ts", "anchoring/types.ts"],
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
   admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "verification", "local-ledger", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/setup.ts", "anchoring/types.ts", "anchoring/node-reachability.ts"],
-  "(root)": ["lib", "config", "crypto", "storage", "keys", "records", "verification", "anchoring", "http", "admin", "(outside)"],
+  "(root)": ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "anchoring", "http", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
 };
 
 async function sources(): Promise<Map<string, string>> {
@@ -155,6 +162,68 @@ test("signing outside crypto/: no node:crypto signing API and no WebCrypto", asy
   expect(offenders).toEqual([]);
 });
 
+/**
+ * The receipt verifier (src/verifier/) is one implementation in three shells and must run without
+ * the appliance: it imports only its own files, noble's ML-DSA and SHA-256, and, in the two
+ * command-line shells only, node:fs and node:process. Everything index.ts reaches bundles for a
+ * browser (the verify-receipt page): no node: module. Of the appliance, only the command-line
+ * dispatch (main.ts) imports it, and only its usage text and its command line.
+ */
+const VERIFIER_BARE = ["@noble/post-quantum/ml-dsa.js", "@noble/hashes/sha2.js"];
+const VERIFIER_SHELLS = ["verifier/cli.ts", "verifier/standalone.ts"];
+
+export function verifierViolations(files: Map<string, string>): string[] {
+  const bad: string[] = [];
+  for (const { file, spec } of importsOf(files)) {
+    const target = spec.startsWith(".") ? relative(SRC, resolve(dirname(join(SRC, file)), spec)) : null;
+    if (file.startsWith("verifier/")) {
+      if (target !== null) {
+        if (!target.startsWith("verifier/")) bad.push(`${file} → ${spec} (the verifier imports only its own files)`);
+      } else if (!VERIFIER_BARE.includes(spec) && !(VERIFIER_SHELLS.includes(file) && (spec === "node:fs" || spec === "node:process"))) {
+        bad.push(`${file} → ${spec} (the verifier imports only ${VERIFIER_BARE.join(", ")}; node:fs and node:process in ${VERIFIER_SHELLS.join(", ")})`);
+      }
+    } else if (target?.startsWith("verifier/") && !(file === "main.ts" && (target === "verifier/cli.ts" || target === "verifier/usage.ts"))) {
+      bad.push(`${file} → ${spec} (only main.ts's dispatch imports the verifier: verifier/cli.ts, verifier/usage.ts)`);
+    }
+  }
+  // What the browser page bundles: index.ts and everything it reaches.
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file) || !files.has(file)) return;
+    reached.add(file);
+    for (const { spec } of importsOf(new Map([[file, files.get(file)!]]))) {
+      if (spec.startsWith(".")) visit(relative(SRC, resolve(dirname(join(SRC, file)), spec)));
+      else if (spec.startsWith("node:") || spec.startsWith("bun:")) bad.push(`${file} → ${spec} (reached from verifier/index.ts, which must bundle for a browser)`);
+    }
+  };
+  visit("verifier/index.ts");
+  return bad;
+}
+
+test("src/verifier/ stands alone: its own files and noble only, node:fs/node:process in its shells, nothing of it in the server", async () => {
+  const files = await sources();
+  expect(files.has("verifier/index.ts")).toBe(true);
+  expect(verifierViolations(files)).toEqual([]);
+  // The checker itself.
+  const sample = new Map([
+    ["verifier/verify.ts", 'import { x } from "../crypto/index.ts";\nimport { y } from "./mirror.ts";\nimport { readFileSync } from "node:fs";\nimport { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";'],
+    ["verifier/index.ts", 'export { verifyReceipt } from "./verify.ts";\nexport { run } from "./cli.ts";'],
+    ["verifier/cli.ts", 'import { createReadStream } from "node:fs";\nimport { sha3_256 } from "@noble/hashes/sha3.js";'],
+    ["verifier/mirror.ts", ""],
+    ["http/pages/x.ts", 'import { parseReceipt } from "../../verifier/index.ts";'],
+    ["main.ts", 'const v = await import("./verifier/cli.ts");\nimport { renderReport } from "./verifier/render.ts";'],
+  ]);
+  expect(verifierViolations(sample)).toEqual([
+    "verifier/verify.ts → ../crypto/index.ts (the verifier imports only its own files)",
+    "verifier/verify.ts → node:fs (the verifier imports only @noble/post-quantum/ml-dsa.js, @noble/hashes/sha2.js; node:fs and node:process in verifier/cli.ts, verifier/standalone.ts)",
+    "verifier/cli.ts → @noble/hashes/sha3.js (the verifier imports only @noble/post-quantum/ml-dsa.js, @noble/hashes/sha2.js; node:fs and node:process in verifier/cli.ts, verifier/standalone.ts)",
+    "http/pages/x.ts → ../../verifier/index.ts (only main.ts's dispatch imports the verifier: verifier/cli.ts, verifier/usage.ts)",
+    "main.ts → ./verifier/render.ts (only main.ts's dispatch imports the verifier: verifier/cli.ts, verifier/usage.ts)",
+    "verifier/verify.ts → node:fs (reached from verifier/index.ts, which must bundle for a browser)",
+    "verifier/cli.ts → node:fs (reached from verifier/index.ts, which must bundle for a browser)",
+  ]);
+});
+
 test("the checker catches each kind of forbidden edge", () => {
   const files = new Map([
     ["records/service.ts", 'import { Elysia } from "elysia";\nimport { x } from "../http/server.ts";\nimport { loop } from "../anchoring/anchorer.ts";'],
@@ -168,7 +237,7 @@ test("the checker catches each kind of forbidden edge", () => {
     "records/service.ts → ../http/server.ts (records may import lib, crypto, storage, config, anchoring/queue.ts, anchoring/types.ts, anchoring/ledger.ts)",
     "records/service.ts → ../anchoring/anchorer.ts (records may import lib, crypto, storage, config, anchoring/queue.ts, anchoring/types.ts, anchoring/ledger.ts)",
     "keys/keys.ts → ../admin/cli.ts (keys may import lib, crypto, storage, config)",
-    "keys/keys.ts → @noble/post-quantum/ml-dsa.js (only crypto/ may import it)",
+    "keys/keys.ts → @noble/post-quantum/ml-dsa.js (only crypto/, verifier/ may import it)",
     "lib/util.ts → ../storage/db.ts (lib may import nothing outside itself)",
     "anchoring/anchorer.ts → @hashgraph/sdk (only anchoring/hedera-ledger.ts may import it)",
     "local-ledger/node.ts → ../storage/db.ts (local-ledger may import lib, crypto)",
