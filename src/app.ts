@@ -20,6 +20,7 @@ import { linksFromSettings } from "./anchoring/links.ts";
 import { loadAnchoring } from "./anchoring/load.ts";
 import { DomainError } from "./lib/errors.ts";
 import { createRecords, type Records } from "./records/service.ts";
+import { createKeyAnnouncements } from "./records/announcements.ts";
 import type { RecordLedger } from "./records/ledger.ts";
 import { recordsRoutes } from "./http/routes/v1-records.ts";
 import { verifyPages } from "./http/pages/verify.ts";
@@ -105,6 +106,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock: core.clock,
       log: options.log,
       masterKey: masterKeyOf(core),
+      announcementFor: createKeyAnnouncements({ db: core.db, signer: core.signer, clock: core.clock }),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
     }),

@@ -30,6 +30,12 @@
  *   topic, at the receipt's sequence number, paid by our operator, with the exact bytes.
  * - Topic provisioning: an organisation that holds the add-on and has no topic gets a
  *   `topic_create` row within one tick (≤ 1 s), whichever process flipped the flag.
+ * - Key announcements (decisions §9): the transaction that records an organisation's new topic
+ *   queues the announcement of its key; each pass queues one for every organisation with a
+ *   topic whose current key has none live (topics that predate announcements: at the first
+ *   pass after a start). Exactly once across processes and crashes (the journal's unique
+ *   index); the organisation's record messages wait until it is anchored (`AnchorJournal.due`).
+ *   An announcement is confirmed on the mirror node byte for byte, like a record message.
  * - Every state change is one JSON log line (`msg: "anchor"`); keys never appear in a log line.
  *   Ledger errors are logged at most once a minute per kind, with a count of those skipped;
  *   the memory of kinds is bounded (`ErrorLogLimiter`).
@@ -40,9 +46,9 @@ import { AnchorJournal, type LedgerTransactionRow } from "./queue.ts";
 import { backoffDelay, ErrorLog, jittered, LedgerHealth, retryBeforeCutoff } from "./retry.ts";
 import { loadOrCreateSubmitKey } from "./submit-key.ts";
 import { createTransactionIds } from "./transaction-ids.ts";
-import type { AnchorMetrics, Anchoring, AnchoringOptions } from "./types.ts";
+import type { AnchorMetrics, Anchoring, AnchoringOptions, KeyAnnouncement } from "./types.ts";
 
-export type { AnchorMetrics, Anchoring, AnchoringOptions, AnchorQueue, BackPressureCause, LedgerErrorKind, LedgerLinks } from "./types.ts";
+export type { AnchorMetrics, AnnouncementFor, Anchoring, AnchoringOptions, AnchorQueue, BackPressureCause, KeyAnnouncement, LedgerErrorKind, LedgerLinks } from "./types.ts";
 
 const NO_METRICS: AnchorMetrics = { anchored() {}, ledgerError() {} };
 
@@ -161,16 +167,29 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     metrics.anchored(row.kind, at - row.createdAt);
   };
   const toAnchoredTopic = (row: LedgerTransactionRow, topicId: string, consensusAt: string | null) => {
-    const at = journal.toAnchoredTopic(row, topicId, consensusAt);
-    if (at === null) return;
+    // Built before the journal's transaction (it may create the seal key in one of its own).
+    const done = journal.toAnchoredTopic(row, topicId, consensusAt, announcementFor(row.orgId));
+    if (done === null) return;
     event("anchored", row, { topicId });
-    metrics.anchored(row.kind, at - row.createdAt);
+    metrics.anchored(row.kind, done.at - row.createdAt);
+    if (done.announced !== null) event("queued", done.announced, { topicId });
   };
   const abandon = (row: LedgerTransactionRow, reason: string) => {
     const done = journal.abandon(row, reason);
     if (done === null) return;
     event("abandoned", row, { reason });
     if (done.requeued !== null) event("requeued", { ...row, transactionId: done.requeued }, { replaces: row.transactionId });
+  };
+  /** The provider's announcement, or null (logged) when it cannot be built now: the next pass asks again. */
+  const announcementFor = (orgId: string): KeyAnnouncement | null => {
+    try {
+      const a = options.announcementFor(orgId);
+      if (a === null) errors.warn("announcement", "key announcement cannot be built yet (no seal key, and no master key to create one); record messages of the organisation wait", { orgId });
+      return a;
+    } catch (e) {
+      errors.warn("announcement", "key announcement could not be built; it is tried again at the next pass", { orgId, error: e });
+      return null;
+    }
   };
   const mirrorUnreachable = (row: LedgerTransactionRow, error: string) => {
     metrics.ledgerError("unknown");
@@ -334,7 +353,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     }
   };
 
-  // ---- topic provisioning ------------------------------------------------------------
+  // ---- provisioning: topics and key announcements -------------------------------------
   const provision = () => {
     const wanting = journal.organisationsWantingTopic();
     if (wanting.length === 0) return;
@@ -345,6 +364,16 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     for (const orgId of wanting) {
       const row = journal.queueTopicCreate(orgId);
       if (row !== null) event("queued", row);
+    }
+  };
+
+  /** Organisations with a topic whose current key has no live announcement get one (topics that predate announcements, a new key). */
+  const announce = () => {
+    for (const orgId of journal.organisationsWantingAnnouncement()) {
+      const a = announcementFor(orgId);
+      if (a === null) continue;
+      const row = journal.queueAnnouncement(orgId, a);
+      if (row !== null) event("queued", row, { topicId: row.topicId });
     }
   };
 
@@ -374,6 +403,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     // backoff, and a record created during it could see its window close meanwhile.
     if (health.takeRecovery()) journal.retryAllNow();
     provision();
+    announce();
     pressure.observe(journal.unfinished());
     return journal.due(concurrency - inFlight.size, inFlight).map(startRow);
   };

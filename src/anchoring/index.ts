@@ -9,11 +9,11 @@ import type { Config } from "../config/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Db } from "../storage/db.ts";
-import { createAnchoring, type AnchorMetrics, type Anchoring } from "./anchorer.ts";
+import { createAnchoring, type AnchorMetrics, type Anchoring, type AnnouncementFor } from "./anchorer.ts";
 import { openLedger } from "./setup.ts";
 
 export { insertPendingMessage, queueSummary } from "./queue.ts";
-export type { AnchorMetrics, AnchorQueue, Anchoring, BackPressureCause, LedgerErrorKind, LedgerLinks } from "./types.ts";
+export type { AnchorMetrics, AnchorQueue, Anchoring, AnnouncementFor, BackPressureCause, KeyAnnouncement, LedgerErrorKind, LedgerLinks } from "./types.ts";
 
 export interface AppAnchoring extends Anchoring {
   /** Where the ledger is, for the startup line. */
@@ -27,6 +27,8 @@ export async function startAnchoring(options: {
   readonly clock: Clock;
   readonly log: Logger;
   readonly masterKey: Uint8Array | null;
+  /** Builds an organisation's key announcement (records/announcements.ts). */
+  readonly announcementFor: AnnouncementFor;
   /** Start the background loop (default true). */
   readonly start?: boolean;
   /** Monitoring sink for the loop (default: reports nothing). */
@@ -45,6 +47,7 @@ export async function startAnchoring(options: {
     ledger: setup.ledger,
     links: setup.links,
     masterKey: options.masterKey,
+    announcementFor: options.announcementFor,
     validSeconds: config.ledger.anchorValidSeconds,
     // Public nodes refuse a valid start in their future; ours may run a little ahead.
     validStartBackdateMs: config.ledger.network === "local" ? 0 : 5000,

@@ -18,7 +18,14 @@
  *   (`recordOf`): never a scan of the records table.
  * - An abandoned `revocation_message` (an acknowledged revocation) is queued again, same bytes
  *   under a new transaction id, with `records.revocation_transaction_id` moved to it, in the
- *   transaction that abandons it: a revocation is never lost.
+ *   transaction that abandons it: a revocation is never lost. An abandoned `key_announcement`
+ *   likewise (same bytes, same key fingerprint, new id).
+ * - Key announcements (decisions §9, docs/receipts.md §1): at most one live (not abandoned) per
+ *   organisation and key, by the unique index `ledger_transactions_one_announcement`, whichever
+ *   process or pass queues it; one is queued in the transaction that gives an organisation its
+ *   topic. A `record_message` row is never due (`due`, `nextDueAt`) until an `anchored`
+ *   announcement of its organisation's current system key exists: on a new topic the
+ *   announcement always has the lower sequence number.
  * - `beginAttempt` commits the signed bytes and the attempt before the caller sends them;
  *   `takeBack` uncounts only an attempt the caller knows sent nothing (`unsent`), so `attempts`
  *   counts the submissions that may have reached a node.
@@ -45,6 +52,7 @@ import { ledgerTransactions, organisations, records } from "../storage/schema.ts
 import type { QueueCounts } from "./back-pressure.ts";
 import { backoffDelay } from "./retry.ts";
 import type { NewTransaction } from "./transaction-ids.ts";
+import type { KeyAnnouncement } from "./types.ts";
 
 export type LedgerTransactionRow = typeof ledgerTransactions.$inferSelect;
 export type TransactionKind = LedgerTransactionRow["kind"];
@@ -62,13 +70,20 @@ interface MessageFields {
 }
 
 /**
- * The one insert of a `pending` row: a message (record or revocation) or a topic creation.
- * Due at `nextAttemptAt` (default `now`).
+ * The one insert of a `pending` row: a message (record, revocation or key announcement) or a
+ * topic creation. Due at `nextAttemptAt` (default `now`).
  */
 function insertPending(
   tx: Writer,
   id: NewTransaction,
-  row: { readonly kind: TransactionKind; readonly orgId: string; readonly recordId: string | null; readonly topicId: string | null; readonly message: Uint8Array | null },
+  row: {
+    readonly kind: TransactionKind;
+    readonly orgId: string;
+    readonly recordId: string | null;
+    readonly topicId: string | null;
+    readonly message: Uint8Array | null;
+    readonly keyFingerprint?: Uint8Array | null;
+  },
   now: number,
   nextAttemptAt: number = now,
 ): LedgerTransactionRow {
@@ -79,6 +94,7 @@ function insertPending(
     recordId: row.recordId,
     topicId: row.topicId,
     message: row.message === null ? null : Buffer.from(row.message),
+    keyFingerprint: row.keyFingerprint == null ? null : Buffer.from(row.keyFingerprint),
     signedBytes: null,
     validStartMs: id.validStartMs,
     validSeconds: id.validSeconds,
@@ -89,7 +105,7 @@ function insertPending(
     updatedAt: now,
   };
   tx.insert(ledgerTransactions).values(values).run();
-  return { ...values, keyFingerprint: null, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null };
+  return { ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null };
 }
 
 /**
@@ -109,7 +125,10 @@ export function insertPendingMessage(
   insertPending(tx, input, input, input.now);
 }
 
-/** A revocation abandoned for the `n`th time (not counting those that never reached a node) is queued again after this. */
+/**
+ * A revocation (or key announcement) abandoned for the `n`th time (not counting those that never
+ * reached a node) is queued again after this.
+ */
 export function revocationRequeueDelay(n: number): number {
   // The first retry goes at once (the usual cause is an outage that has ended); repeated
   // failures back off, so a permanent refusal does not spin.
@@ -126,6 +145,29 @@ const REACHED_A_NODE = sql`NOT (${ledgerTransactions.attempts} = 0 AND ${ledgerT
 
 const IMMEDIATE = { behavior: "immediate" } as const;
 
+/**
+ * Organisations with a topic whose current key has no live announcement: a scan of the
+ * organisations (as topic provisioning's), each probing the partial unique index by organisation
+ * and key. Exported for the plan test.
+ */
+export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
+  WHERE o.topic_id IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM ledger_transactions a
+                    WHERE a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned')`;
+
+/**
+ * A record message may go once its organisation's current key is announced and anchored
+ * (decisions §9). Evaluated per candidate row of `due` and `nextDueAt` (the statements name the
+ * outer table `ledger_transactions`): one primary-key read of the organisation and one probe of
+ * the partial unique index `ledger_transactions_one_announcement`, whose WHERE terms are
+ * repeated word for word so that SQLite may use it; `a.state = 'anchored'` then filters the one
+ * live row. Exported for test/anchoring/queue.test.ts, which checks the plan.
+ */
+export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message' OR EXISTS (
+  SELECT 1 FROM organisations o JOIN ledger_transactions a
+    ON a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
+  WHERE o.id = ledger_transactions.org_id AND a.state = 'anchored'))`;
+
 /** A state change's outcome: when it was made (the row's new `updated_at`), or null if the row had moved on. */
 export type Changed = number | null;
 
@@ -134,6 +176,7 @@ export class AnchorJournal {
   private readonly rescheduleStatement;
   private readonly takeBackStatement;
   private readonly retryNowStatement;
+  private readonly nextDueStatement;
 
   /**
    * @param newTransactionId ids for the rows the journal queues itself (a revocation queued
@@ -149,6 +192,7 @@ export class AnchorJournal {
     );
     this.takeBackStatement = db.$client.prepare("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?");
     this.retryNowStatement = db.$client.prepare("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?");
+    this.nextDueStatement = db.$client.prepare(`SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted') AND ${ANNOUNCED}`);
   }
 
   // ---- reading the queue ---------------------------------------------------------------
@@ -161,14 +205,17 @@ export class AnchorJournal {
     return { pending: c.find((r) => r.state === "pending")?.n ?? 0, accepted: c.find((r) => r.state === "accepted")?.n ?? 0, oldestPendingAt: oldest.at };
   }
 
-  /** Up to `limit` unfinished rows due now, soonest first, leaving out those in `busy`. */
+  /**
+   * Up to `limit` unfinished rows due now, soonest first, leaving out those in `busy` and record
+   * messages whose organisation's current key is not announced yet (`ANNOUNCED`).
+   */
   due(limit: number, busy: { readonly size: number; has(transactionId: string): boolean }): LedgerTransactionRow[] {
     this.flush();
     if (limit <= 0) return [];
     return this.db
       .select()
       .from(ledgerTransactions)
-      .where(and(inArray(ledgerTransactions.state, ["pending", "accepted"]), sql`${ledgerTransactions.nextAttemptAt} <= ${this.clock.now()}`))
+      .where(and(inArray(ledgerTransactions.state, ["pending", "accepted"]), sql`${ledgerTransactions.nextAttemptAt} <= ${this.clock.now()}`, sql.raw(ANNOUNCED)))
       .orderBy(ledgerTransactions.nextAttemptAt)
       .limit(limit + busy.size)
       .all()
@@ -176,10 +223,10 @@ export class AnchorJournal {
       .slice(0, limit);
   }
 
-  /** When the next unfinished row is due (null: none). */
+  /** When the next unfinished row is due (null: none). Record messages waiting for their announcement are not due: they wait for it to be anchored, which is a row of its own. */
   nextDueAt(): number | null {
     this.flush();
-    return (this.db.$client.query("SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted')").get() as { at: number | null }).at;
+    return (this.nextDueStatement.get() as { at: number | null }).at;
   }
 
   // ---- reschedules (batched hints) -----------------------------------------------------
@@ -284,8 +331,18 @@ export class AnchorJournal {
     }, IMMEDIATE);
   }
 
-  /** pending or accepted → anchored, for a topic creation; the organisation gets its topic (if it has none). */
-  toAnchoredTopic(row: LedgerTransactionRow, topicId: string, consensusAt: string | null): Changed {
+  /**
+   * pending or accepted → anchored, for a topic creation; the organisation gets its topic (if it
+   * has none) and, in the same transaction, the key announcement `announcement` (built by the
+   * caller before: nothing is computed under the write lock), unless it is null or the
+   * organisation's key has a live one. `announced` is the queued announcement's row.
+   */
+  toAnchoredTopic(
+    row: LedgerTransactionRow,
+    topicId: string,
+    consensusAt: string | null,
+    announcement: KeyAnnouncement | null = null,
+  ): { readonly at: number; readonly announced: LedgerTransactionRow | null } | null {
     const t = this.clock.now();
     return this.db.transaction((tx) => {
       if (!inState(tx, row.transactionId, ["pending", "accepted"])) return null;
@@ -293,17 +350,18 @@ export class AnchorJournal {
         .set({ state: "anchored", topicId, consensusAt, lastError: null, updatedAt: t })
         .where(eq(ledgerTransactions.transactionId, row.transactionId))
         .run();
-      tx.update(organisations)
-        .set({ topicId })
-        .where(and(eq(organisations.id, row.orgId), sql`${organisations.topicId} IS NULL`))
-        .run();
-      return t;
+      const org = tx.select({ topicId: organisations.topicId }).from(organisations).where(eq(organisations.id, row.orgId)).get();
+      if (org === undefined || org.topicId !== null) return { at: t, announced: null };
+      tx.update(organisations).set({ topicId }).where(eq(organisations.id, row.orgId)).run();
+      // Only on the topic the organisation has just been given: anything else is provisioning's.
+      const announced = announcement !== null ? this.insertAnnouncement(tx, row.orgId, topicId, announcement, t) : null;
+      return { at: t, announced };
     }, IMMEDIATE);
   }
 
   /**
    * pending or accepted → abandoned, with `reason`. A record message's record is abandoned too;
-   * a revocation is queued again (see the header), due at once the first time and after
+   * a revocation or a key announcement is queued again (see the header), due at once the first time and after
    * `revocationRequeueDelay` when it keeps failing. `requeued` is the new row's id.
    */
   abandon(row: LedgerTransactionRow, reason: string): { readonly at: number; readonly requeued: string | null } | null {
@@ -332,6 +390,23 @@ export class AnchorJournal {
           .where(and(eq(records.id, row.recordId), eq(records.revocationTransactionId, row.transactionId)))
           .run();
         requeued = next.transactionId;
+      } else if (row.kind === "key_announcement" && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+        // The same for a key announcement: records of the organisation wait for it. Same bytes
+        // and key, new transaction; the unique index allows it, this row being abandoned now.
+        const earlier = tx
+          .select({ n: sql<number>`count(*)` })
+          .from(ledgerTransactions)
+          .where(
+            and(
+              eq(ledgerTransactions.orgId, row.orgId),
+              eq(ledgerTransactions.keyFingerprint, Buffer.from(row.keyFingerprint)),
+              eq(ledgerTransactions.kind, "key_announcement"),
+              eq(ledgerTransactions.state, "abandoned"),
+              REACHED_A_NODE,
+            ),
+          )
+          .get()!.n;
+        requeued = insertPending(tx, this.newTransactionId(), row, t, t + revocationRequeueDelay(earlier)).transactionId;
       }
       return true;
     }, IMMEDIATE);
@@ -368,6 +443,52 @@ export class AnchorJournal {
     if (prior.n > 0 && prior.last !== null && t < prior.last + topicRequeueDelay(prior.n)) return null;
     try {
       return insertPending(this.db, this.newTransactionId(), { kind: "topic_create", orgId, recordId: null, topicId: null, message: null }, t);
+    } catch (e) {
+      if (/UNIQUE/i.test((e as Error).message)) return null;
+      throw e;
+    }
+  }
+
+  // ---- key announcements ---------------------------------------------------------------
+
+  /**
+   * Organisations with a topic whose current system key has no live (not abandoned) key
+   * announcement: topics that predate announcements, a topic whose announcement could not be
+   * built when it was created, a changed key.
+   */
+  organisationsWantingAnnouncement(): string[] {
+    const rows = this.db.$client.query(WANTING_ANNOUNCEMENT).all() as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Queues `announcement` on `orgId`'s topic, unless the organisation has no topic, its current
+   * system key is not the one announced (it changed meanwhile: the next pass builds another), or
+   * its key has a live announcement already, queued by another pass or process
+   * (`ledger_transactions_one_announcement`). The new row, or null.
+   */
+  queueAnnouncement(orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null {
+    const t = this.clock.now();
+    return this.db.transaction((tx) => {
+      const org = tx
+        .select({ topicId: organisations.topicId, key: organisations.systemKeyFingerprint })
+        .from(organisations)
+        .where(eq(organisations.id, orgId))
+        .get();
+      if (org === undefined || org.topicId === null || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+      return this.insertAnnouncement(tx, orgId, org.topicId, announcement, t);
+    }, IMMEDIATE);
+  }
+
+  /**
+   * Inside an IMMEDIATE transaction: the announcement's pending row, or null if the key has a
+   * live one (a UNIQUE violation of `ledger_transactions_one_announcement`: someone else queued
+   * it). A failed statement is undone alone; the caller's transaction goes on.
+   */
+  private insertAnnouncement(tx: Writer, orgId: string, topicId: string, announcement: KeyAnnouncement, t: number): LedgerTransactionRow | null {
+    if (announcement.message.length === 0 || announcement.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+    try {
+      return insertPending(tx, this.newTransactionId(), { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint }, t);
     } catch (e) {
       if (/UNIQUE/i.test((e as Error).message)) return null;
       throw e;

@@ -49,12 +49,33 @@ export interface AnchorMetrics {
 }
 
 
+/**
+ * A key announcement ready to queue (decisions §9, docs/receipts.md §1): the announced key and
+ * the exact message bytes (1 to 1,024).
+ */
+export interface KeyAnnouncement {
+  /** The organisation's system key fingerprint the message announces. */
+  readonly keyFingerprint: Uint8Array;
+  readonly message: Uint8Array;
+}
+
+/**
+ * Builds the announcement of organisation `orgId`'s current system key. Owned here, implemented
+ * by records/ (the message format and the seal key are theirs) and wired by the composition root.
+ * Implementations MUST be synchronous and MUST NOT be called inside a transaction (they may create
+ * the seal key in one of their own). Null when it cannot be built yet (no seal key and no master
+ * key to create one, or no such organisation): the loop asks again at its next pass.
+ */
+export type AnnouncementFor = (orgId: string) => KeyAnnouncement | null;
+
 export interface AnchoringOptions {
   readonly db: Db;
   readonly clock: Clock;
   readonly log: Logger;
   readonly ledger: Ledger;
   readonly links: LedgerLinks;
+  /** The announcement of an organisation's key, queued before its first record message (see AnnouncementFor). */
+  readonly announcementFor: AnnouncementFor;
   /** The master key, to open (or create) the sealed ledger submit key; null when the key store is sealed. */
   readonly masterKey: Uint8Array | null;
   /** Validity window of every transaction, seconds (DOCVERIFY_ANCHOR_VALID_SECONDS, 15–180). */

@@ -1,21 +1,26 @@
 /**
- * The ledger messages (decisions §5). Contract file: docs/records.md §3 describes the format
- * field by field and test/records/messages.test.ts pins it.
+ * The ledger messages (decisions §5, §9). Contract file: docs/records.md §3 and docs/receipts.md
+ * §1 describe the formats field by field and test/records/messages.test.ts pins them.
  *
  * What every encoder here MUST guarantee:
- * - Compact JSON (no whitespace), UTF-8, keys in the fixed order written below, ASCII only (every
- *   value is an id, a hash, an enum or a timestamp), so the same inputs give the same bytes.
+ * - Compact JSON (no whitespace), UTF-8, keys in the fixed order written below, so the same
+ *   inputs give the same bytes. ASCII only (every value is an id, a hash, an enum or a
+ *   timestamp), except the organisation's registered name in a key announcement, written as
+ *   JSON.stringify writes it.
  * - A version field `v` first: readers branch on it; a layout is never changed in place.
  * - One chunk: at most MAX_MESSAGE_BYTES (1,024) bytes, checked here, so a message is never
- *   split across several ledger transactions.
+ *   split across several ledger transactions. A key announcement's name is cut at a code point
+ *   to fit, never the message refused.
  * - Nothing private and nothing the spec keeps off the ledger: never the `filename` (spec §2.7),
- *   never a key, never the organisation's name.
+ *   never a key (only its fingerprint). The organisation's name appears only in the key
+ *   announcement, which exists to bind it to the topic (decisions §9).
  *
  * Creation commits to the record through digests rather than carrying signatures (3,309 bytes
  * each would not fit one chunk): anyone holding the record's public key and signatures can hash
  * them and compare with the message.
  */
 import { createHash } from "node:crypto";
+import { isAlgorithm } from "../crypto/index.ts";
 import { DOC_HASH_PATTERN, DOC_HASH_RE, rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 
 /** Largest message the ledger takes in a single chunk. */
@@ -40,10 +45,25 @@ export interface RevocationMessageFields {
   readonly revokedAtMs: number;
 }
 
-/** The parsed form of either message, for readers (tests, tools, the verify page's docs). */
+export interface KeyAnnouncementFields {
+  readonly orgId: string;
+  /** The organisation's registered name; cut at a code point when the message would not fit one chunk. */
+  readonly name: string;
+  /** The announced key's algorithm, a registry name (`ML-DSA-65`). */
+  readonly algorithm: string;
+  /** The organisation's system key fingerprint (docs/signing.md §2), 32 bytes. */
+  readonly keyFingerprint: Uint8Array;
+  /** The service seal key's fingerprint, 32 bytes. */
+  readonly sealKeyFingerprint: Uint8Array;
+}
+
+/** The parsed form of any message, for readers (tests, tools, the verify page's docs). */
 export type LedgerMessage =
   | { v: 1; type: "record"; recordId: string; originalDocHash: string; signedAt: string; signerPublicKeySha256: string; signatureSha256: string; sealSignatureSha256: string }
-  | { v: 1; type: "revocation"; recordId: string; reason: string; revokedAt: string };
+  | { v: 1; type: "revocation"; recordId: string; reason: string; revokedAt: string }
+  | { v: 1; type: "key"; orgId: string; name: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string };
+
+const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key"]);
 
 const REASON_RE = /^[A-Z_]{1,64}$/;
 
@@ -94,11 +114,49 @@ export function encodeRevocationMessage(f: RevocationMessageFields): Uint8Array 
   return encode({ v: MESSAGE_VERSION, type: "revocation", recordId: f.recordId, reason: f.reason, revokedAt: messageTime(f.revokedAtMs) });
 }
 
+/**
+ * The message announcing an organisation's key on its topic (docs/receipts.md §1), queued before
+ * its first record message and whenever its key changes.
+ */
+export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Array {
+  if (!UUID_RE.test(f.orgId)) throw new TypeError("orgId must be a lowercase canonical UUID");
+  if (typeof f.name !== "string" || f.name.length === 0) throw new TypeError("name must be a non-empty string");
+  if (!isAlgorithm(f.algorithm)) throw new TypeError("algorithm must be a registry name");
+  for (const [field, b] of [["keyFingerprint", f.keyFingerprint], ["sealKeyFingerprint", f.sealKeyFingerprint]] as const) {
+    if (!(b instanceof Uint8Array) || b.length !== 32) throw new TypeError(`${field} must be 32 bytes`);
+  }
+  const message = (name: string): LedgerMessage => ({
+    v: MESSAGE_VERSION,
+    type: "key",
+    orgId: f.orgId,
+    name,
+    algorithm: f.algorithm,
+    keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
+    sealKeyFingerprint: Buffer.from(f.sealKeyFingerprint).toString("hex"),
+  });
+  // Everything but the name is fixed in size: what is left of the chunk is the name's, as
+  // JSON.stringify writes it in UTF-8. Code points are escaped independently of their
+  // neighbours, so the name's encoded length is the sum of theirs.
+  let room = MAX_MESSAGE_BYTES - utf8Length(JSON.stringify(message("")));
+  let name = "";
+  for (const cp of f.name) {
+    const size = utf8Length(JSON.stringify(cp)) - 2;
+    if (size > room) break;
+    room -= size;
+    name += cp;
+  }
+  return encode(message(name));
+}
+
+function utf8Length(text: string): number {
+  return Buffer.byteLength(text, "utf8");
+}
+
 /** Parses a message's bytes; throws on anything that is not a version-1 message of a known type. */
 export function decodeLedgerMessage(bytes: Uint8Array): LedgerMessage {
   if (bytes.length > MAX_MESSAGE_BYTES) throw new RangeError("message larger than one chunk");
   const value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as Record<string, unknown>;
   if (value === null || typeof value !== "object" || value.v !== MESSAGE_VERSION) throw new TypeError("not a version-1 docverify ledger message");
-  if (value.type !== "record" && value.type !== "revocation") throw new TypeError(`unknown message type ${String(value.type)}`);
+  if (!MESSAGE_TYPES.has(value.type)) throw new TypeError(`unknown message type ${String(value.type)}`);
   return value as LedgerMessage;
 }

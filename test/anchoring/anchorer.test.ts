@@ -4,7 +4,7 @@
  * store → submit → store sequence, validity-window expiry, and an unreachable ledger.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { ErrorLogLimiter } from "../../src/anchoring/retry.ts";
 import { LAST_VALID_START_SQL } from "../../src/anchoring/transaction-ids.ts";
@@ -32,9 +32,22 @@ async function prepareAsLoopWould(rig: Rig, transactionId: string): Promise<Buff
 
 afterEach(cleanup);
 
+/**
+ * The topic's messages after the organisation's key announcement, which must be its first
+ * (sequence number 1, the bytes the journal queued): what the test's records and revocations put there.
+ */
 async function messagesOn(rig: Rig, topicId: string): Promise<Record<string, unknown>[]> {
   const { body } = await rig.mirror(`/api/v1/topics/${topicId}/messages?limit=100`);
-  return body.messages as Record<string, unknown>[];
+  const [first, ...rest] = body.messages as Record<string, unknown>[];
+  const announced = rig.core.db
+    .select()
+    .from(ledgerTransactions)
+    .where(and(eq(ledgerTransactions.topicId, topicId), eq(ledgerTransactions.kind, "key_announcement"), eq(ledgerTransactions.state, "anchored")))
+    .all();
+  expect(announced).toHaveLength(1);
+  expect(first?.sequence_number).toBe(1);
+  expect(Buffer.from(String(first!.message), "base64").equals(Buffer.from(announced[0]!.message!))).toBe(true);
+  return rest;
 }
 
 function anchorEvents(rig: Rig, transactionId: string): string[] {
@@ -62,14 +75,15 @@ describe("anchor loop", () => {
     expect(rig.row(rec.transactionId).signedBytes).not.toBeNull();
     await rig.drive(2);
     const row = rig.row(rec.transactionId);
-    expect(row).toMatchObject({ state: "anchored", sequenceNumber: 1, attempts: 1 });
+    // Sequence number 2: the organisation's key announcement is 1.
+    expect(row).toMatchObject({ state: "anchored", sequenceNumber: 2, attempts: 1 });
     expect(row.consensusAt).toMatch(/^\d+\.\d{9}$/);
-    expect(rig.record(rec.recordId)).toMatchObject({ anchorState: "anchored", sequenceNumber: 1, consensusAt: row.consensusAt });
+    expect(rig.record(rec.recordId)).toMatchObject({ anchorState: "anchored", sequenceNumber: 2, consensusAt: row.consensusAt });
     expect(anchorEvents(rig, rec.transactionId)).toEqual(["accepted", "anchored"]);
     const msgs = await messagesOn(rig, topicId);
     expect(msgs.length).toBe(1);
     expect(Buffer.from(String(msgs[0]!.message), "base64").equals(Buffer.from(rec.message))).toBe(true);
-    expect(rig.anchoring.links.topicMessageUrl(topicId, 1)).toBe(`${rig.local.mirrorUrl}/api/v1/topics/${topicId}/messages/1`);
+    expect(rig.anchoring.links.topicMessageUrl(topicId, 2)).toBe(`${rig.local.mirrorUrl}/api/v1/topics/${topicId}/messages/2`);
     const page = await fetch(rig.anchoring.links.transactionUrl(rec.transactionId));
     expect(page.status).toBe(200);
     // No key in any log line.
@@ -188,7 +202,7 @@ describe("anchor loop", () => {
     rig.restart();
     await rig.anchoring.runOnce();
     await rig.anchoring.runOnce();
-    expect(rig.row(rec.transactionId)).toMatchObject({ state: "anchored", sequenceNumber: 1 });
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "anchored", sequenceNumber: 2 }); // after the key announcement
     expect(rig.record(rec.recordId).anchorState).toBe("anchored");
   }, 30_000);
 

@@ -120,10 +120,12 @@ describe("serve with the embedded local ledger", () => {
     expect(topic.submit_key._type).toBe("ED25519");
     // The loop writes the row before it logs the line, and the line reaches stdout in a batch: wait for it.
     await waitFor("the topic's anchored log line", () => svc.logLines().some((l) => l.msg === "anchor" && l.event === "anchored" && l.kind === "topic_create") || null);
+    // Then the organisation's key announcement, queued with the topic, is the topic's first message.
+    await waitFor("the key announcement's anchored log line", () => svc.logLines().some((l) => l.msg === "anchor" && l.event === "anchored" && l.kind === "key_announcement") || null);
 
     const status = JSON.parse(cli(["status", "--json", "--data", data]).stdout);
     expect(status.ledger).toMatchObject({ mode: "embedded", reachable: true, mirrorUrl });
-    expect(status.queue).toMatchObject({ anchored: 1, pending: 0, accepted: 0 });
+    expect(status.queue).toMatchObject({ anchored: 2, pending: 0, accepted: 0 });
 
     expect(await svc.stop()).toBe(0);
     const svc2 = await startService({ env });
@@ -148,10 +150,13 @@ describe("serve killed with SIGKILL while a message awaits consensus", () => {
       return orgs.find((o) => o.id === orgId)?.topicId ?? null;
     }, 10_000);
 
-    ledger.faults.pauseConsensus();
-    // A record and its pending message, written by another connection as the records service would.
     const core = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
     onCleanup(() => core.close());
+    // The organisation's key announcement goes first (record messages wait for it): let it land.
+    await waitFor("the key announcement", () => core.db.$client.query("SELECT 1 FROM ledger_transactions WHERE org_id = ? AND kind = 'key_announcement' AND state = 'anchored'").get(orgId), 10_000);
+
+    ledger.faults.pauseConsensus();
+    // A record and its pending message, written by another connection as the records service would.
     const fixture = createRecordsFixture({ db: core.db, signer: core.signer });
     const recordId = Bun.randomUUIDv7();
     const nowMs = Date.now();
@@ -171,8 +176,9 @@ describe("serve killed with SIGKILL while a message awaits consensus", () => {
     const svc2 = await startService({ env });
     await waitFor("anchoring after the restart", () => (state() === "anchored" ? true : null), 10_000);
     const msgs = (await (await fetch(`${ledger.mirrorUrl}/api/v1/topics/${topicId}/messages`)).json()) as { messages: { message: string }[] };
-    expect(msgs.messages.length).toBe(1);
-    expect(Buffer.from(msgs.messages[0]!.message, "base64").toString()).toBe(new TextDecoder().decode(message));
+    expect(msgs.messages.length).toBe(2); // the key announcement, then the record's, once
+    expect(JSON.parse(Buffer.from(msgs.messages[0]!.message, "base64").toString())).toMatchObject({ type: "key", orgId });
+    expect(Buffer.from(msgs.messages[1]!.message, "base64").toString()).toBe(new TextDecoder().decode(message));
     const rows = core.db.$client.query("SELECT count(*) AS n FROM ledger_transactions WHERE record_id = ?").get(recordId) as { n: number };
     expect(rows.n).toBe(1);
     expect(await svc2.stop()).toBe(0);

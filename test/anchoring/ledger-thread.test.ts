@@ -163,7 +163,7 @@ describe("the embedded ledger's thread", () => {
     const log = memoryLogger();
     const core = openCore({ config, log });
     onCleanup(() => core.close());
-    const anchoring = await startAnchoring({ config, db: core.db, clock: core.clock, log, masterKey: null, start: false, ledgerWorkerEntry: CRASHING_WORKER });
+    const anchoring = await startAnchoring({ config, db: core.db, clock: core.clock, log, masterKey: null, announcementFor: () => null, start: false, ledgerWorkerEntry: CRASHING_WORKER });
     onCleanup(() => anchoring.close());
     expect(await anchoring.readiness()).toBe(true);
     const mirrorUrl = anchoring.describe.ledgerMirrorUrl!;

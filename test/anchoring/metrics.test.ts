@@ -20,7 +20,7 @@ test("anchored rows report their kind and the time from queued to anchored, on t
   const m = recordingSink();
   const rig = await makeRig({ metrics: m.sink });
   const { orgId, topicId } = await rig.orgWithTopic();
-  expect(m.anchored.map((a) => a.kind)).toEqual(["topic_create"]);
+  expect(m.anchored.map((a) => a.kind)).toEqual(["topic_create", "key_announcement"]);
   const rec = rig.insertRecord(orgId, topicId);
   const queuedAt = rig.row(rec.transactionId).createdAt;
   await rig.drive(3);

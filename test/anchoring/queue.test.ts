@@ -1,13 +1,16 @@
 /**
  * The anchor queue (src/anchoring/queue.ts) on its own: every state change of
  * `ledger_transactions` and of the record that follows it, the revocation re-queue, attempts
- * journaled and taken back, batched reschedules, topic provisioning and the status summary.
+ * journaled and taken back, batched reschedules, topic provisioning, key announcements (queued,
+ * exactly once, re-queued, and gating record messages) and the status summary.
  * No ledger: a data folder and a manual clock.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { AnchorJournal, insertPendingMessage, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { ANNOUNCED, AnchorJournal, insertPendingMessage, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
+import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
+import { openDatabase } from "../../src/storage/db.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import type { Db } from "../../src/storage/db.ts";
 import { ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
@@ -52,6 +55,23 @@ function queueRecord(message = new TextEncoder().encode('{"v":1}')): { recordId:
   const { transactionId, signedAtMs } = record(recordId);
   insertPendingMessage(db, { kind: "record_message", transactionId, validStartMs: signedAtMs, validSeconds: 30, orgId, recordId, topicId: TOPIC, message, now: clock.now() });
   return { recordId, transactionId };
+}
+
+/** An announcement of `key` (default: the organisation's current key) with bytes of its own. */
+function announcement(key: Uint8Array = org.systemKey.fingerprint): KeyAnnouncement {
+  return { keyFingerprint: key, message: new TextEncoder().encode(`{"v":1,"type":"key","n":"${Bun.randomUUIDv7()}"}`) };
+}
+
+const setTopic = (topicId: string | null) => db.update(organisations).set({ topicId }).where(eq(organisations.id, orgId)).run();
+const setKey = (key: Uint8Array) => db.update(organisations).set({ systemKeyFingerprint: Buffer.from(key) }).where(eq(organisations.id, orgId)).run();
+const announcements = () => db.select().from(ledgerTransactions).where(eq(ledgerTransactions.kind, "key_announcement")).all();
+
+/** The organisation gets its topic and an anchored announcement of its current key: its record messages may go. */
+function announceAnchored(): string {
+  setTopic(TOPIC);
+  const queued = journal.queueAnnouncement(orgId, announcement())!;
+  journal.toAnchoredMessage(queued, { ...CONFIRMED, sequenceNumber: 1 });
+  return queued.transactionId;
 }
 
 /** A revocation of `recordId` and its pending message, written together as the records service does. */
@@ -265,6 +285,7 @@ describe("reading the queue and rescheduling", () => {
   });
 
   test("due: the unfinished rows due now, soonest first, up to the limit, leaving out those in flight; reads see pending reschedules", () => {
+    announceAnchored();
     const [a, b, c] = [queueRecord(), queueRecord(), queueRecord()].map((r) => r.transactionId) as [string, string, string];
     const done = queueRecord().transactionId;
     journal.abandon(row(done), "x");
@@ -291,6 +312,7 @@ describe("reading the queue and rescheduling", () => {
   });
 
   test("retryAllNow makes every unfinished row waiting on a backoff due now; finished rows keep theirs", () => {
+    announceAnchored();
     const a = queueRecord().transactionId;
     const b = queueRecord().transactionId;
     journal.toAccepted(row(b), 60_000);
@@ -327,6 +349,175 @@ describe("topic provisioning", () => {
     db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([2]) }).where(eq(ledgerTransactions.transactionId, second.transactionId)).run();
     journal.abandon(row(second.transactionId), "the validity window closed before the transaction could reach a node");
     expect(journal.queueTopicCreate(orgId)).not.toBeNull();
+  });
+});
+
+describe("key announcements", () => {
+  test("a topic's anchoring queues the announcement in the same transaction: pending, due now, on the new topic, for the given key and bytes", () => {
+    const created = journal.queueTopicCreate(orgId)!;
+    clock.advance(500);
+    const a = announcement();
+    const done = journal.toAnchoredTopic(row(created.transactionId), "0.0.5005", null, a)!;
+    expect(done.at).toBe(clock.now());
+    expect(done.announced).not.toBeNull();
+    const queued = row(done.announced!.transactionId);
+    expect(queued).toMatchObject({ kind: "key_announcement", state: "pending", orgId, recordId: null, topicId: "0.0.5005", attempts: 0, signedBytes: null, nextAttemptAt: clock.now(), createdAt: clock.now() });
+    expect(Buffer.from(queued.keyFingerprint!).equals(Buffer.from(org.systemKey.fingerprint))).toBe(true);
+    expect(Buffer.from(queued.message!).equals(Buffer.from(a.message))).toBe(true);
+    expect(done.announced).toEqual(queued);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]);
+  });
+
+  test("a topic's anchoring queues nothing without an announcement, or when the organisation already had a topic; the topic is anchored all the same", () => {
+    const first = journal.queueTopicCreate(orgId)!;
+    expect(journal.toAnchoredTopic(row(first.transactionId), "0.0.5005", null, null)).toEqual({ at: clock.now(), announced: null });
+    expect(announcements()).toEqual([]);
+    // The organisation has a topic: a second creation's anchoring announces nothing on its topic.
+    db.update(ledgerTransactions).set({ state: "abandoned" }).where(eq(ledgerTransactions.transactionId, first.transactionId)).run();
+    clock.advance(topicRequeueDelay(1));
+    const again = journal.queueTopicCreate(orgId)!;
+    expect(journal.toAnchoredTopic(row(again.transactionId), "0.0.6006", null, announcement())!.announced).toBeNull();
+    expect(row(again.transactionId).state).toBe("anchored");
+    expect(announcements()).toEqual([]);
+    // Provisioning's turn: the organisation has a topic and no announcement.
+    expect(journal.organisationsWantingAnnouncement()).toEqual([orgId]);
+  });
+
+  test("a topic's anchoring with the key already announced live: the UNIQUE violation queues nothing, and the topic's change still commits", () => {
+    setTopic(TOPIC);
+    const live = journal.queueAnnouncement(orgId, announcement())!;
+    setTopic(null);
+    const created = journal.queueTopicCreate(orgId)!;
+    expect(journal.toAnchoredTopic(row(created.transactionId), "0.0.5005", null, announcement())!.announced).toBeNull();
+    expect(row(created.transactionId).state).toBe("anchored");
+    expect(db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.topicId).toBe("0.0.5005");
+    expect(announcements().map((r) => r.transactionId)).toEqual([live.transactionId]);
+  });
+
+  test("provisioning: an organisation with a topic and no live announcement of its current key wants one; one per organisation and key", () => {
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]); // no topic yet
+    expect(journal.queueAnnouncement(orgId, announcement())).toBeNull();
+    setTopic(TOPIC);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([orgId]);
+    const queued = journal.queueAnnouncement(orgId, announcement())!;
+    expect(queued).toMatchObject({ kind: "key_announcement", state: "pending", topicId: TOPIC, orgId });
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]);
+    expect(journal.queueAnnouncement(orgId, announcement())).toBeNull(); // ledger_transactions_one_announcement
+    journal.toAnchoredMessage(queued, CONFIRMED);
+    expect(journal.queueAnnouncement(orgId, announcement())).toBeNull(); // anchored is live too
+    expect(announcements()).toHaveLength(1);
+    // A new key: the old one's announcement does not cover it, and one built for the old key is refused.
+    const oldKey = org.systemKey.fingerprint;
+    setKey(fixture.seal.fingerprint);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([orgId]);
+    expect(journal.queueAnnouncement(orgId, announcement(oldKey))).toBeNull();
+    const next = journal.queueAnnouncement(orgId, announcement(fixture.seal.fingerprint))!;
+    expect(Buffer.from(next.keyFingerprint!).equals(Buffer.from(fixture.seal.fingerprint))).toBe(true);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]);
+  });
+
+  test("two processes racing to queue it: one row; the second's UNIQUE violation means someone else queued it", () => {
+    setTopic(TOPIC);
+    const other = openDatabase({ path: db.$client.filename });
+    try {
+      const theirs = new AnchorJournal(other, clock, ids);
+      const mine = journal.queueAnnouncement(orgId, announcement());
+      expect(mine).not.toBeNull();
+      expect(theirs.queueAnnouncement(orgId, announcement())).toBeNull();
+      expect(announcements().map((r) => r.transactionId)).toEqual([mine!.transactionId]);
+    } finally {
+      other.$client.close();
+    }
+  });
+
+  test("a message of 0 or more than 1024 bytes is refused before anything is written", () => {
+    setTopic(TOPIC);
+    for (const size of [0, 1025]) {
+      expect(() => journal.queueAnnouncement(orgId, { keyFingerprint: org.systemKey.fingerprint, message: new Uint8Array(size) })).toThrow("1 to 1024 bytes");
+    }
+    expect(announcements()).toEqual([]);
+  });
+
+  test("anchored: sequence number, consensus time and running hash on the row; no record is touched", () => {
+    setTopic(TOPIC);
+    const { recordId } = queueRecord();
+    const queued = journal.queueAnnouncement(orgId, announcement())!;
+    journal.toAccepted(queued, 0);
+    expect(journal.toAnchoredMessage(row(queued.transactionId), CONFIRMED)).toBe(clock.now());
+    const r = row(queued.transactionId);
+    expect(r).toMatchObject({ state: "anchored", sequenceNumber: 7, consensusAt: CONFIRMED.consensusAt, recordId: null });
+    expect([...r.runningHash!]).toEqual([...CONFIRMED.runningHash]);
+    expect(record(recordId)).toMatchObject({ anchorState: "pending", sequenceNumber: null, consensusAt: null });
+  });
+
+  test("abandoned: queued again in the same transaction with the same bytes, key and topic under a new id; the first at once, repeated failures back off", () => {
+    setTopic(TOPIC);
+    let current = journal.queueAnnouncement(orgId, announcement())!.transactionId;
+    const first = row(current);
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      db.update(ledgerTransactions).set({ attempts: 1, signedBytes: Buffer.from([i]) }).where(eq(ledgerTransactions.transactionId, current)).run();
+      clock.advance(60_000);
+      const done = journal.abandon(row(current), "did not reach consensus within its validity window")!;
+      expect(done.requeued).not.toBeNull();
+      const next = row(done.requeued!);
+      expect(next).toMatchObject({ kind: "key_announcement", state: "pending", orgId, recordId: null, topicId: TOPIC, attempts: 0, signedBytes: null, createdAt: clock.now() });
+      expect(Buffer.from(next.message!).equals(Buffer.from(first.message!))).toBe(true);
+      expect(Buffer.from(next.keyFingerprint!).equals(Buffer.from(first.keyFingerprint!))).toBe(true);
+      expect(next.transactionId).not.toBe(current);
+      delays.push(next.nextAttemptAt - clock.now());
+      current = next.transactionId;
+    }
+    expect(delays).toEqual([0, 30_000, 60_000]);
+    // Every submission unsent: not counted.
+    db.update(ledgerTransactions).set({ attempts: 0, signedBytes: Buffer.from([9]) }).where(eq(ledgerTransactions.transactionId, current)).run();
+    current = journal.abandon(row(current), "the validity window closed before the transaction could reach a node")!.requeued!;
+    expect(row(current).nextAttemptAt - clock.now()).toBe(60_000);
+    expect(announcements().filter((r) => r.state !== "abandoned").map((r) => r.transactionId)).toEqual([current]);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]);
+  });
+
+  test("gating: a record message is not due, nor counted by nextDueAt, until its organisation's current key has an anchored announcement", () => {
+    const { transactionId: rec } = queueRecord();
+    setTopic(TOPIC);
+    const other = fixture.createOrg(`Other ${Math.random()}`, { addon: true });
+    // Topic creations and revocations never wait.
+    const topic = journal.queueTopicCreate(other.id)!.transactionId;
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([topic]);
+    journal.abandon(row(topic), "x");
+    expect(journal.nextDueAt()).toBeNull();
+    // Pending, then accepted: the announcement is due itself, the record is not.
+    const ann = journal.queueAnnouncement(orgId, announcement())!.transactionId;
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([ann]);
+    journal.toAccepted(row(ann), 1000);
+    expect(journal.due(10, new Set())).toEqual([]);
+    expect(journal.nextDueAt()).toBe(clock.now() + 1000);
+    journal.toAnchoredMessage(row(ann), { ...CONFIRMED, sequenceNumber: 1 });
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([rec]);
+    expect(journal.nextDueAt()).toBe(row(rec).nextAttemptAt);
+    // A new key: the old key's announcement no longer lets record messages go.
+    setKey(fixture.seal.fingerprint);
+    expect(journal.due(10, new Set())).toEqual([]);
+    expect(journal.nextDueAt()).toBeNull();
+    // An abandoned announcement of the new key does not either.
+    const fresh = journal.queueAnnouncement(orgId, announcement(fixture.seal.fingerprint))!;
+    db.update(ledgerTransactions).set({ state: "abandoned" }).where(eq(ledgerTransactions.transactionId, fresh.transactionId)).run();
+    expect(journal.due(10, new Set())).toEqual([]);
+  });
+
+  test("due and nextDueAt read the announcement through indexes (the work index, the partial unique index, the organisation's key), never a scan", () => {
+    const plans = [
+      `SELECT * FROM ledger_transactions WHERE state IN ('pending','accepted') AND next_attempt_at <= 1 AND ${ANNOUNCED} ORDER BY next_attempt_at LIMIT 10`,
+      `SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted') AND ${ANNOUNCED}`,
+    ].map((q) => (db.$client.query(`EXPLAIN QUERY PLAN ${q}`).all() as { detail: string }[]).map((r) => r.detail));
+    for (const plan of plans) {
+      expect(plan.some((d) => /^SEARCH ledger_transactions USING INDEX ledger_transactions_work/.test(d))).toBe(true);
+      expect(plan.some((d) => /^SEARCH a USING INDEX ledger_transactions_one_announcement/.test(d))).toBe(true);
+      expect(plan.some((d) => /^SEARCH o USING (INDEX sqlite_autoindex_organisations_1|INTEGER PRIMARY KEY)/.test(d))).toBe(true);
+      expect(plan.filter((d) => /^SCAN/.test(d))).toEqual([]);
+    }
+    const wanting = (db.$client.query(`EXPLAIN QUERY PLAN ${WANTING_ANNOUNCEMENT}`).all() as { detail: string }[]).map((r) => r.detail);
+    expect(wanting.some((d) => /USING INDEX ledger_transactions_one_announcement \(org_id=\? AND key_fingerprint=\?\)/.test(d))).toBe(true);
   });
 });
 

@@ -14,9 +14,10 @@ import { localLinks } from "../../src/anchoring/setup.ts";
 import { manualClock, systemClock, type Clock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { onCleanup, tempDir, testConfig } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
+import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 
 export const VALID_SECONDS = 30;
 
@@ -45,8 +46,11 @@ export interface Rig {
   anchoring: Anchoring;
   /** A new anchor loop on the same data folder and ledger, as after a restart. */
   restart(): Anchoring;
-  /** An organisation with the add-on whose topic exists (driven to anchored). */
-  orgWithTopic(): Promise<{ orgId: string; topicId: string }>;
+  /**
+   * An organisation with the add-on whose topic exists and whose key announcement is anchored on
+   * it (sequence number 1), both driven there: its record messages may go.
+   */
+  orgWithTopic(): Promise<{ orgId: string; topicId: string; announcement: typeof ledgerTransactions.$inferSelect }>;
   /** A record and its pending creation message, written together as the records service does. */
   insertRecord(orgId: string, topicId: string, message?: Uint8Array): { recordId: string; transactionId: string; message: Uint8Array };
   /** Advances time by `ms`, runs consensus, then one loop pass; `times` times. */
@@ -82,6 +86,8 @@ export async function makeRig(
     ...(options.answerFreshMs !== undefined ? { answerFreshMs: options.answerFreshMs } : {}),
   });
   const masterKey = crypto.getRandomValues(new Uint8Array(32));
+  // As the composition root wires it: the organisation's key and the service seal key.
+  const announcements = createKeyAnnouncements({ db: core.db, signer: core.signer, clock });
   const make = () => {
     const a = createAnchoring({
       db: core.db,
@@ -90,6 +96,7 @@ export async function makeRig(
       ledger,
       links: localLinks(local.mirrorUrl),
       masterKey,
+      announcementFor: announcements,
       validSeconds: VALID_SECONDS,
       receiptPollMs: 200,
       backoffBaseMs: 200,
@@ -119,12 +126,17 @@ export async function makeRig(
     },
     async orgWithTopic() {
       const org = core.organisations.create({ name: `Org ${Math.random()}`, addon: true }, "test");
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < 40; i++) {
         await rig.drive(1);
         const row = core.db.select().from(organisations).where(eq(organisations.id, org.id)).get()!;
-        if (row.topicId !== null) return { orgId: org.id, topicId: row.topicId };
+        const announcement = core.db
+          .select()
+          .from(ledgerTransactions)
+          .where(and(eq(ledgerTransactions.orgId, org.id), eq(ledgerTransactions.kind, "key_announcement"), eq(ledgerTransactions.state, "anchored")))
+          .get();
+        if (row.topicId !== null && announcement !== undefined) return { orgId: org.id, topicId: row.topicId, announcement };
       }
-      throw new Error("topic never created");
+      throw new Error("topic or key announcement never anchored");
     },
     insertRecord(orgId, topicId, message = new TextEncoder().encode(JSON.stringify({ v: 1, n: Math.random() }))) {
       const reserved = rig.anchoring.queue.newTransactionId();

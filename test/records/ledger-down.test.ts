@@ -71,7 +71,10 @@ beforeAll(async () => {
   admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
   const org = admin.organisations.create({ name: "Ledger Outage Ltd", apiAccess: true, addon: true, validated: true }, "test");
   key = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
-  await createRecordOnceTopicExists(() => create(docHashOf("warm-up")));
+  const warmUp = await createRecordOnceTopicExists(() => create(docHashOf("warm-up")));
+  // The outage begins with the organisation's key announced and its first record anchored: its
+  // record messages are not held back by an announcement still on its way.
+  await waitFor("the warm-up record to anchor", () => (anchorState(warmUp.body.recordId) === "anchored" ? true : null), 30_000);
 }, 60_000);
 
 test("a record created while the ledger refuses connections is abandoned when its window closes, the ledger still down: the repeat answers 201 with a new record; once the ledger is back the queue drains", async () => {

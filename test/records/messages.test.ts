@@ -1,6 +1,7 @@
 /**
- * The ledger messages (decisions §5, docs/records.md §3): exact bytes for fixed inputs, the
- * worked example in docs/records.md, and the one-chunk size bound over every legal input.
+ * The ledger messages (decisions §5 and §9, docs/records.md §3, docs/receipts.md §1): exact bytes
+ * for fixed inputs, the worked examples in docs/records.md, and the one-chunk size bound over
+ * every legal input.
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import {
   MAX_MESSAGE_BYTES,
   decodeLedgerMessage,
   encodeCreationMessage,
+  encodeKeyAnnouncementMessage,
   encodeRevocationMessage,
   sha256Text,
 } from "../../src/records/messages.ts";
@@ -79,6 +81,82 @@ describe("revocation message", () => {
 
   test("refuses a reason that is not an enum spelling", () => {
     expect(() => encodeRevocationMessage({ recordId: RECORD_ID, reason: 'x"}', revokedAtMs: SIGNED })).toThrow(TypeError);
+  });
+});
+
+describe("key announcement", () => {
+  const ORG_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+  const KEY = new Uint8Array(32).fill(0xab);
+  const SEAL = new Uint8Array(32).fill(0x01);
+  const fields = { orgId: ORG_ID, name: "Acme Ltd", algorithm: "ML-DSA-65", keyFingerprint: KEY, sealKeyFingerprint: SEAL };
+  const text = (f: Partial<typeof fields>) => new TextDecoder().decode(encodeKeyAnnouncementMessage({ ...fields, ...f }));
+  const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+
+  test("is compact JSON with the fields in a fixed order (docs/receipts.md §1)", () => {
+    expect(text({})).toBe(
+      `{"v":1,"type":"key","orgId":"${ORG_ID}","name":"Acme Ltd","algorithm":"ML-DSA-65","keyFingerprint":"${"ab".repeat(32)}","sealKeyFingerprint":"${"01".repeat(32)}"}`,
+    );
+    expect(decodeLedgerMessage(encodeKeyAnnouncementMessage(fields))).toEqual({
+      v: 1,
+      type: "key",
+      orgId: ORG_ID,
+      name: "Acme Ltd",
+      algorithm: "ML-DSA-65",
+      keyFingerprint: hex(KEY),
+      sealKeyFingerprint: hex(SEAL),
+    });
+  });
+
+  test("matches the worked example in docs/records.md byte for byte", () => {
+    const doc = readFileSync(join(ROOT, "docs", "records.md"), "utf8");
+    const example = /<!-- example:key-announcement -->\n```json\n(.*)\n```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    expect(text({})).toBe(example!);
+  });
+
+  test("writes the name as JSON.stringify does: quotes and backslashes escaped, other text as UTF-8", () => {
+    expect(text({ name: 'The "Quoted" \\ Back\\slash Co' })).toContain(`"name":"The \\"Quoted\\" \\\\ Back\\\\slash Co","algorithm"`);
+    const odd = 'A "b" \\ c / d — Zürich 東京 😀';
+    expect((decodeLedgerMessage(encodeKeyAnnouncementMessage({ ...fields, name: odd })) as { name: string }).name).toBe(odd);
+    const bytes = encodeKeyAnnouncementMessage({ ...fields, name: "Zürich" });
+    expect(Buffer.from(bytes).toString("utf8")).toContain('"name":"Zürich"');
+    expect(bytes.length).toBe(text({}).length - "Acme Ltd".length + Buffer.byteLength("Zürich"));
+  });
+
+  test("a 200-character name of 4-byte characters is cut at a code point to fill the chunk exactly as far as it goes", () => {
+    const name = "😀".repeat(200); // 800 bytes of name: the message would be 1,065 bytes
+    const bytes = encodeKeyAnnouncementMessage({ ...fields, name });
+    const empty = encodeKeyAnnouncementMessage({ ...fields, name: "x" }).length - 1;
+    expect(empty).toBe(273);
+    const kept = Math.floor((MAX_MESSAGE_BYTES - empty) / 4); // 187
+    expect(kept).toBe(187);
+    expect(bytes.length).toBe(empty + kept * 4);
+    expect(bytes.length).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect(new TextDecoder().decode(bytes)).toBe(text({ name: "😀".repeat(kept) }));
+    // The cut never splits a surrogate pair: the text decodes strictly and every character is whole.
+    const decoded = (decodeLedgerMessage(bytes) as { name: string }).name;
+    expect([...decoded].every((c) => c === "😀")).toBe(true);
+  });
+
+  test("escapes count towards the size: a name of quotes is cut where its escaped form fills the chunk", () => {
+    const bytes = encodeKeyAnnouncementMessage({ ...fields, name: '"'.repeat(200) + "\\".repeat(200) });
+    expect(bytes.length).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect(bytes.length).toBeGreaterThan(MAX_MESSAGE_BYTES - 2); // cut only where the next escape would not fit
+    const decoded = (decodeLedgerMessage(bytes) as { name: string }).name;
+    expect(decoded).toBe('"'.repeat(200) + "\\".repeat(Math.floor((MAX_MESSAGE_BYTES - 273 - 400) / 2)));
+  });
+
+  test("a name that fits is never cut: the longest legal name in the Basic Multilingual Plane fits whole", () => {
+    const name = "東".repeat(200); // 3 bytes each: 600 bytes
+    expect((decodeLedgerMessage(encodeKeyAnnouncementMessage({ ...fields, name })) as { name: string }).name).toBe(name);
+  });
+
+  test("refuses inputs outside their one spelling", () => {
+    expect(() => encodeKeyAnnouncementMessage({ ...fields, orgId: ORG_ID.toUpperCase() })).toThrow(TypeError);
+    expect(() => encodeKeyAnnouncementMessage({ ...fields, name: "" })).toThrow(TypeError);
+    expect(() => encodeKeyAnnouncementMessage({ ...fields, algorithm: "RSA" })).toThrow(TypeError);
+    expect(() => encodeKeyAnnouncementMessage({ ...fields, keyFingerprint: new Uint8Array(31) })).toThrow(TypeError);
+    expect(() => encodeKeyAnnouncementMessage({ ...fields, sealKeyFingerprint: new Uint8Array(33) })).toThrow(TypeError);
   });
 });
 
