@@ -66,6 +66,28 @@ describe("--help and -h", () => {
     });
   }
 
+  // verify-receipt has no data folder (it reads only the receipt, the document and mirror nodes)
+  // and shares its usage errors with the standalone verifier: one line, docs/receipts.md §4.2.
+  test("docverify verify-receipt: usage on stdout, exit 0, nothing created; an unknown flag exit 2 in one line", async () => {
+    const cwd = tempDir();
+    const lines = [
+      ["verify-receipt", "--help"],
+      ["verify-receipt", "-h"],
+      ["verify-receipt", "receipt.json", "--json", "--hash", "nonsense", "-h"],
+      ["verify-receipt", "--bogus", "x", "--help"],
+      ["help", "verify-receipt"],
+    ];
+    const results = await Promise.all(lines.map((l) => run(l, cwd)));
+    for (const [i, r] of results.entries()) {
+      expect({ line: lines[i], code: r.code, stderr: r.stderr }).toEqual({ line: lines[i]!, code: 0, stderr: "" });
+      expect(r.stdout).toStartWith("Usage: docverify verify-receipt RECEIPT (--file DOC | --hash sha256:HEX)");
+      expect(r.stdout).toEqual(results[0]!.stdout);
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+    const refused = await run(["verify-receipt", "--bogus"], cwd);
+    expect({ code: refused.code, stdout: refused.stdout, stderr: refused.stderr }).toEqual({ code: 2, stdout: "", stderr: 'docverify verify-receipt: unknown option "--bogus" (see --help)\n' });
+  });
+
   test("docverify help COMMAND gives the same usage; -h after -- is an argument, not a flag", async () => {
     const cwd = tempDir();
     const [viaHelp, viaFlag, unknown] = await Promise.all([run(["help", "key", "mint"], cwd), run(["key", "mint", "--help"], cwd), run(["help", "nonsense"], cwd)]);

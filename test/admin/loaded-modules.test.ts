@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { buildReceipt, DOC_HASH, fakeMirror } from "../verifier/fixtures.ts";
 
 afterAll(cleanup);
 
@@ -63,6 +64,32 @@ describe("modules each admin command loads", () => {
       expect(forbidden(run.modules)).toEqual([]);
     }, 30_000);
   }
+
+  test("verify-receipt: the verifier alone, nothing of the appliance beyond what every command loads", async () => {
+    // A full, verified run against two fake mirror nodes (test/verifier/fixtures.ts).
+    const built = buildReceipt();
+    const mirrors = [fakeMirror(built.ledger), fakeMirror(built.ledger)];
+    const receipt = join(scratch, "receipt.json");
+    await Bun.write(receipt, JSON.stringify(built.receipt));
+    const args = [MAIN, "verify-receipt", receipt, "--hash", DOC_HASH, ...mirrors.flatMap((m) => ["--mirror", m.url])];
+    // Spawned asynchronously: the fake mirrors answer from this process meanwhile.
+    const out = join(scratch, "modules-verify.txt");
+    const p = Bun.spawn([BUN, "--preload", PROBE, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, USER: "tester", LOADED_MODULES_OUT: out }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stdout, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    expect({ code, stdout: stdout.split("\n")[0] }).toEqual({ code: 0, stdout: "Verdict: verified_org (the organisation's key signed this document, docverify sealed it, and the ledger confirms both)" });
+    const modules = readFileSync(out, "utf8")
+      .split("\n")
+      .filter((m) => m !== "")
+      .map((m) => (m.startsWith(ROOT + "/") ? m.slice(ROOT.length + 1) : m));
+    expect(modules).toContain("src/verifier/cli.ts");
+    expect(modules).toContain("src/verifier/verify.ts");
+    expect(modules.some((m) => m.includes("node_modules/@noble/post-quantum/"))).toBe(true);
+    expect(forbidden(modules)).toEqual([]);
+    expect(modules.filter((m) => /drizzle-orm|bun:sqlite|src\/(?:storage\/db|core)\.ts$/.test(m))).toEqual([]);
+    // Of src/, only what `docverify --version` loads too (main.ts's own imports), and the verifier.
+    const baseline = new Set(loadedBy([MAIN, "--version"], scratch).modules);
+    expect(modules.filter((m) => m.startsWith("src/") && !baseline.has(m) && !m.startsWith("src/verifier/"))).toEqual([]);
+  }, 30_000);
 
   test("control: the probe does see the SDK and the loop when they are loaded", () => {
     const run = loadedBy(["-e", 'await import("./src/anchoring/index.ts")'], scratch);
