@@ -4,9 +4,12 @@
  * so the binary runs from any folder with nothing beside it. The embedded local ledger's worker
  * thread is a second entry point, inside the same executable. Stray .env or bunfig.toml files
  * where it runs must not change it, hence the two --no-compile-autoload flags.
- * Beside it, docverify-verify.mjs: the standalone receipt verifier (scripts/build-verifier.ts).
+ * Beside it, docverify-verify.mjs: the standalone receipt verifier (scripts/build-verifier.ts),
+ * and verify-receipt.html: the receipt page, copied as committed (scripts/build-verify-page.ts
+ * generates it; a test keeps it up to date).
  */
 import { $ } from "bun";
+import { copyFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { buildVerifier } from "./build-verifier.ts";
 
@@ -34,3 +37,7 @@ console.log(`built ${outfile} (commit ${commit}) in ${Math.round(performance.now
 const verifier = join(dirname(outfile), "docverify-verify.mjs");
 await buildVerifier(verifier);
 console.log(`built ${verifier}`);
+
+const page = join(dirname(outfile), "verify-receipt.html");
+copyFileSync(join(root, "src", "http", "pages", "verify-receipt.html"), page);
+console.log(`copied ${page}`);

@@ -1,0 +1,209 @@
+/**
+ * The receipt page's script (docs/receipts.md, "The page"): the third shell of the verifier.
+ * It reads the receipt and the document from files the visitor picks or drops, hashes the
+ * document here (it is never sent anywhere), asks the mirror nodes in the form, and shows the
+ * verdict and every check. Everything it shows that came from outside (the organisation's name
+ * from the ledger, details, file names) is set with `textContent`, never parsed as HTML.
+ *
+ * Bundled with the verifier core by scripts/build-verify-page.ts into one HTML file whose
+ * Content-Security-Policy allows this script by its hash and network requests only to http(s).
+ */
+import { normaliseMirrorUrl, parseReceipt, sha256OfStream, verifyReceipt, type Receipt, type Report } from "../index.ts";
+import { pageDocument, type DomElement, type DomEvent, type DomInput } from "./dom.ts";
+import { byteSize, minimumMirrors, mirrorLines, STATUS_WORD, verdictText } from "./view.ts";
+
+const doc = pageDocument();
+function byId<T extends DomElement = DomElement>(id: string): T {
+  const el = doc.getElementById(id);
+  if (el === null) throw new Error(`the page lacks #${id}`);
+  return el as T;
+}
+
+const form = byId("form");
+const receiptInput = byId<DomInput>("receipt");
+const documentInput = byId<DomInput>("document");
+const receiptInfo = byId("receipt-info");
+const documentInfo = byId("document-info");
+const mirrorsField = byId<DomInput>("mirrors");
+const minField = byId<DomInput>("min-mirrors");
+const button = byId<DomInput>("verify");
+const progress = byId("progress");
+const verdictEl = byId("verdict");
+const verdictDetail = byId("verdict-detail");
+const organisation = byId("organisation");
+const checksTable = byId("checks");
+const checkRows = byId("check-rows");
+const mirrorsUsed = byId("mirrors-used");
+
+let receiptFile: File | null = null;
+let documentFile: File | null = null;
+let receipt: Receipt | null = null;
+let receiptError: string | null = null;
+
+function say(el: DomElement, text: string, className = ""): void {
+  el.textContent = text;
+  el.className = className;
+}
+
+function clearOutcome(): void {
+  say(progress, "");
+  say(verdictEl, "");
+  verdictEl.setAttribute("data-verdict", "");
+  say(verdictDetail, "");
+  say(organisation, "");
+  checkRows.replaceChildren();
+  checksTable.hidden = true;
+  say(mirrorsUsed, "");
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+async function loadReceipt(file: File): Promise<void> {
+  receiptFile = file;
+  receipt = null;
+  receiptError = null;
+  clearOutcome();
+  try {
+    receipt = parseReceipt(await file.text());
+    say(receiptInfo, `${file.name}: record ${receipt.recordId}, ${receipt.originalDocHash}.`, "info");
+    mirrorsField.value = receipt.mirrorNodes.join("\n");
+  } catch (e) {
+    receiptError = `${file.name} is not a usable receipt: ${errorMessage(e)}`;
+    say(receiptInfo, receiptError, "info error");
+  }
+}
+
+function loadDocument(file: File): void {
+  documentFile = file;
+  clearOutcome();
+  say(documentInfo, `${file.name} (${byteSize(file.size)}): hashed in this browser when you verify; never uploaded.`, "info");
+}
+
+function firstFile(files: { length: number; item(i: number): File | null } | null | undefined): File | null {
+  return files !== null && files !== undefined && files.length > 0 ? files.item(0) : null;
+}
+
+/** A drop zone around each file input: dropping a file is the same as choosing it. */
+function dropZone(zoneId: string, take: (file: File) => unknown): void {
+  const zone = byId(zoneId);
+  const over = (e: DomEvent) => {
+    e.preventDefault();
+    zone.classList.add("over");
+  };
+  zone.addEventListener("dragenter", over);
+  zone.addEventListener("dragover", over);
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (e) => {
+    e.preventDefault();
+    zone.classList.remove("over");
+    const file = firstFile(e.dataTransfer?.files);
+    if (file !== null) void take(file);
+  });
+}
+
+receiptInput.addEventListener("change", () => {
+  const file = firstFile(receiptInput.files);
+  if (file !== null) void loadReceipt(file);
+});
+documentInput.addEventListener("change", () => {
+  const file = firstFile(documentInput.files);
+  if (file !== null) loadDocument(file);
+});
+dropZone("receipt-drop", loadReceipt);
+dropZone("document-drop", loadDocument);
+
+function fail(text: string): void {
+  say(progress, text, "error");
+}
+
+function showReport(report: Report): void {
+  say(progress, "");
+  const v = verdictText(report.verdict);
+  say(verdictEl, v.headline, v.tone);
+  verdictEl.setAttribute("data-verdict", report.verdict);
+  say(verdictDetail, v.explanation);
+  if (report.organisation !== null) {
+    // The name is text from the ledger: textContent only, never markup.
+    organisation.replaceChildren("Organisation: ", strong(report.organisation.name));
+  }
+  const rows = report.checks.map((c) => {
+    const tr = doc.createElement("tr");
+    const status = doc.createElement("td");
+    status.textContent = STATUS_WORD[c.status] ?? c.status;
+    status.className = c.status;
+    const name = doc.createElement("td");
+    const code = doc.createElement("code");
+    code.textContent = c.name;
+    name.append(code);
+    const detail = doc.createElement("td");
+    detail.textContent = c.detail;
+    tr.setAttribute("data-check", c.name);
+    tr.append(status, name, detail);
+    return tr;
+  });
+  checkRows.replaceChildren(...rows);
+  checksTable.hidden = false;
+  say(
+    mirrorsUsed,
+    report.mirrors.length === 0
+      ? "No mirror node was asked."
+      : `Mirror nodes asked: ${report.mirrors.join(", ")} (minimum ${report.minMirrors}${report.minMirrors < 2 ? ", a weakened check" : ""}).`,
+    "hint",
+  );
+}
+
+/** The file's bytes, chunk by chunk, so a large document is never held whole. */
+async function* chunksOf(file: File): AsyncGenerator<Uint8Array> {
+  const reader = file.stream().getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
+  }
+}
+
+function strong(text: string): DomElement {
+  const el = doc.createElement("strong");
+  el.textContent = text;
+  return el;
+}
+
+async function verify(): Promise<void> {
+  clearOutcome();
+  if (receiptFile === null) return fail("Choose the receipt file first.");
+  if (receiptError !== null || receipt === null) return fail(receiptError ?? "The receipt is still being read; try again.");
+  if (documentFile === null) return fail("Choose the document the receipt is for.");
+  const minMirrors = minimumMirrors(minField.value);
+  if (minMirrors === null) return fail("The minimum number of mirror nodes must be a whole number, 1 or more.");
+  const mirrors = mirrorLines(mirrorsField.value);
+  const bad = mirrors.find((m) => normaliseMirrorUrl(m) === null);
+  if (bad !== undefined) return fail(`Not a mirror node URL (http:// or https://, no query): ${bad}`);
+  button.disabled = true;
+  try {
+    say(progress, `Hashing ${documentFile.name} in this browser…`);
+    const docHash = await sha256OfStream(chunksOf(documentFile));
+    say(documentInfo, `${documentFile.name} (${byteSize(documentFile.size)}), hashed in this browser: ${docHash}`, "info");
+    say(progress, "Asking the mirror nodes…");
+    const report = await verifyReceipt(receipt, {
+      docHash,
+      mirrors,
+      minMirrors,
+      offline: false,
+      fetch: (url, init) => fetch(url, init),
+      onProgress: (line) => say(progress, line),
+    });
+    showReport(report);
+    verdictEl.focus();
+  } catch (e) {
+    fail(`The check could not run: ${errorMessage(e)}`);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+form.addEventListener("submit", (e) => {
+  e.preventDefault();
+  void verify();
+});

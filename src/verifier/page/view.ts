@@ -1,0 +1,89 @@
+/**
+ * What the page says, as pure functions (no DOM), so that the wording of each verdict and the
+ * reading of the form's fields are tested without a browser.
+ */
+
+export type Tone = "good" | "bad" | "warn";
+
+export interface VerdictText {
+  readonly headline: string;
+  readonly explanation: string;
+  readonly tone: Tone;
+}
+
+/** Every verdict of docs/receipts.md §4.2, in words for a person. */
+const VERDICTS: Readonly<Record<string, VerdictText>> = {
+  verified_org: {
+    headline: "Verified",
+    explanation: "The organisation named below authenticated this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
+    tone: "good",
+  },
+  verified: {
+    headline: "Verified",
+    explanation: "A person within the organisation named below signed this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
+    tone: "good",
+  },
+  revoked: {
+    headline: "Revoked",
+    explanation: "The record was authenticated, but a revocation of it is on the ledger: do not rely on this document.",
+    tone: "bad",
+  },
+  signature_invalid: {
+    headline: "Not valid",
+    explanation: "A signature, or what the ledger holds, does not match the receipt: it may have been altered. Do not rely on this document.",
+    tone: "bad",
+  },
+  no_record: {
+    headline: "No record for this document",
+    explanation: "This receipt is not for this document, or the ledger holds no such record.",
+    tone: "bad",
+  },
+  inconsistent_mirrors: {
+    headline: "Mirror nodes disagree",
+    explanation: "The mirror nodes asked gave different answers, so at least one of them is wrong. Try other mirror nodes; nothing can be concluded meanwhile.",
+    tone: "bad",
+  },
+  unverifiable: {
+    headline: "Could not be verified",
+    explanation: "The ledger could not be consulted as required (too few mirror nodes, one unreachable, or an answer that is not a mirror node's). This says nothing either way about the document.",
+    tone: "warn",
+  },
+};
+
+export function verdictText(verdict: string): VerdictText {
+  return VERDICTS[verdict] ?? { headline: verdict, explanation: "An outcome this page does not know.", tone: "warn" };
+}
+
+/** The textarea's lines, trimmed, without blanks. The core checks each URL. */
+export function mirrorLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+}
+
+/**
+ * The minimum-mirrors field: a whole number ≥ 1, or null when it is anything else (the page then
+ * says so instead of guessing).
+ */
+export function minimumMirrors(text: string): number | null {
+  const t = text.trim();
+  if (!/^[0-9]{1,3}$/.test(t)) return null;
+  const n = Number(t);
+  return n >= 1 ? n : null;
+}
+
+/** `1536` → `1.5 KiB`. */
+export function byteSize(n: number): string {
+  if (n < 1024) return `${n} bytes`;
+  const units = ["KiB", "MiB", "GiB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+export const STATUS_WORD: Readonly<Record<string, string>> = { pass: "pass", fail: "fail", skipped: "skipped" };

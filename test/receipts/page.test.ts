@@ -1,0 +1,273 @@
+/**
+ * The receipt verifier's page (docs/receipts.md, "The page"): the generated file is up to date and
+ * self-contained; GET /verify-receipt serves exactly it with the page headers and a policy that
+ * allows its own script and the mirror nodes; and in headless Chromium, opened from a file and from
+ * the server, it verifies a real receipt against a real ledger's two mirror nodes, shows the
+ * organisation's name as text, every check, progress during a long scan, and a clear message for
+ * each thing a person can get wrong, with no request but to the mirror nodes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PAGE_SECURITY_HEADERS } from "../../src/http/pages/html.ts";
+import { minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
+import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
+import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
+
+afterAll(cleanup);
+
+const BUILD_PAGE = join(ROOT, "scripts", "build-verify-page.ts");
+const html = readFileSync(PAGE_FILE, "utf8");
+const sha256b64 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
+const inline = (tag: string) => {
+  const all = [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g"))];
+  expect(all.length).toBe(1);
+  return all[0]![1]!;
+};
+
+describe("the generated page", () => {
+  test(
+    "the committed file is what scripts/build-verify-page.ts writes (npm run build:page), and --check says when it is not",
+    () => {
+      const check = Bun.spawnSync([BUN, BUILD_PAGE, "--check"], { cwd: ROOT });
+      expect(check.stderr.toString()).toBe("");
+      expect(check.exitCode).toBe(0);
+      const stale = join(tempDir(), "verify-receipt.html");
+      writeFileSync(stale, html.replace("Verify a docverify receipt", "Verify a receipt"));
+      const refused = Bun.spawnSync([BUN, BUILD_PAGE, "--check", "--out", stale], { cwd: ROOT });
+      expect(refused.exitCode).toBe(1);
+      expect(refused.stderr.toString()).toContain("out of date; run npm run build:page");
+    },
+    60_000,
+  );
+
+  test("one file that loads nothing: its only script and style are inline and allowed by hash, requests only to http(s)", () => {
+    const script = inline("script");
+    const style = inline("style");
+    const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html);
+    expect(meta).not.toBeNull();
+    expect(meta![1]!.split("; ")).toEqual([
+      "default-src 'none'",
+      `script-src ${sha256b64(script)}`,
+      `style-src ${sha256b64(style)}`,
+      "connect-src http: https:",
+      "img-src 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+    ]);
+    // Nothing fetched from anywhere: no external script, style, font, image or frame.
+    const markup = html.replace(script, "").replace(style, "");
+    expect(markup).not.toMatch(/\s(src|href|srcset|action)=/i);
+    expect(markup).not.toMatch(/<(link|iframe|object|embed|img)\b/i);
+    expect(style).not.toMatch(/url\(|@import|@font-face/i);
+    // The document is hashed here and never sent: the page says so.
+    expect(markup).toContain("Your document is hashed in this browser and is never uploaded.");
+    // Every control has a label.
+    for (const id of ["receipt", "document", "mirrors", "min-mirrors"]) expect(markup).toContain(`<label for="${id}">`);
+    expect(markup).toContain('role="status"');
+  });
+});
+
+describe("the page's words", () => {
+  test("every verdict has a headline, an explanation and a tone; an unknown one is shown as is", () => {
+    for (const v of ["verified", "verified_org"]) expect(verdictText(v)).toMatchObject({ headline: "Verified", tone: "good" });
+    for (const v of ["revoked", "signature_invalid", "no_record", "inconsistent_mirrors"]) expect(verdictText(v).tone).toBe("bad");
+    expect(verdictText("unverifiable")).toMatchObject({ headline: "Could not be verified", tone: "warn" });
+    expect(verdictText("something_new")).toMatchObject({ headline: "something_new", tone: "warn" });
+  });
+
+  test("the mirror list is one URL a line, blanks dropped; the minimum is a whole number of at least 1", () => {
+    expect(mirrorLines(" http://a \r\n\n  https://b/\n")).toEqual(["http://a", "https://b/"]);
+    expect(mirrorLines("\n \n")).toEqual([]);
+    expect([" 2 ", "1", "10"].map(minimumMirrors)).toEqual([2, 1, 10]);
+    expect(["0", "-1", "1.5", "", "two", "1e3", "9999"].map(minimumMirrors)).toEqual([null, null, null, null, null, null, null]);
+  });
+});
+
+describe("GET /verify-receipt", () => {
+  test("serves the committed page, with no credential, the page headers, and a policy allowing its script, its style and the mirror nodes", async () => {
+    const { request } = await testApp();
+    const res = await request("/verify-receipt");
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(html);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    for (const [k, v] of Object.entries(PAGE_SECURITY_HEADERS)) expect(res.headers.get(k)).toBe(v);
+    expect(res.headers.get("content-security-policy")!.split("; ")).toEqual([
+      "default-src 'none'",
+      `script-src ${sha256b64(inline("script"))}`,
+      `style-src ${sha256b64(inline("style"))}`,
+      "connect-src http: https:",
+      "img-src 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ]);
+    // A browser's request (with Origin) is a page view like any other.
+    expect((await request("/verify-receipt", { headers: { origin: "https://elsewhere.example" } })).status).toBe(200);
+    expect((await request("/verify-receipt", { method: "POST" })).status).toBe(405);
+  });
+
+  test("limited per client IP like anonymous verification: 429 RATE_LIMITED beyond the budget, other clients unaffected", async () => {
+    const { request } = await testApp({ env: { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "2" } });
+    expect((await request("/verify-receipt", {}, "192.0.2.1")).status).toBe(200);
+    expect((await request("/verify-receipt", {}, "192.0.2.1")).status).toBe(200);
+    const refused = await request("/verify-receipt", {}, "192.0.2.1");
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("RATE_LIMITED");
+    expect(refused.headers.get("retry-after")).not.toBeNull();
+    expect((await request("/verify-receipt", {}, "192.0.2.2")).status).toBe(200);
+  });
+});
+
+/**
+ * A mirror node that serves at most one message a page (a real mirror node may cap `limit`): in
+ * front of a real one, so that scanning two messages takes two pages and the page shows the
+ * verifier's progress. Its `links.next` are the real node's, relative, so they lead back here.
+ */
+function smallPagesMirror(upstream: string): string {
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const url = new URL(req.url);
+      if (url.searchParams.has("limit")) url.searchParams.set("limit", "1");
+      const res = await fetch(upstream + url.pathname + url.search, { method: req.method, headers: req.headers });
+      return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
+    },
+  });
+  onCleanup(() => server.stop(true));
+  return `http://127.0.0.1:${server.port}`;
+}
+
+describe("the page in Chromium, against a real ledger's two mirror nodes", () => {
+  let d: Deployment;
+  let held: Held;
+
+  beforeAll(async () => {
+    d = await deploy("separate");
+    held = await authenticate(d);
+  }, 60_000);
+
+  const expectVerified = (run: Awaited<ReturnType<typeof pageVerify>>) => {
+    expect(run.error).toBe("");
+    expect(run.verdict).toBe("verified_org");
+    expect(run.headline).toBe("Verified");
+    // The organisation's name from the ledger, as text: its markup characters shown, never parsed.
+    expect(run.organisation).toBe(`Organisation: ${d.orgName}`);
+    expect(run.checks.map((c) => c.name)).toEqual([
+      "documentHash",
+      "recordPayload",
+      "signerSignature",
+      "sealPayload",
+      "sealSignature",
+      "mirrors",
+      "ledgerMessage",
+      "messageCommitments",
+      "keyAnnouncement",
+      "topicSubmitKey",
+      "revocationScan",
+      "inclusion",
+    ]);
+    expect(run.checks.filter((c) => c.status !== "pass")).toEqual([]);
+    expect(run.checks.every((c) => c.detail.length > 0)).toBe(true);
+    // No request but to the two mirror nodes; no policy violation.
+    expect(run.requests.length).toBeGreaterThan(0);
+    expect(run.requests.filter((u) => !d.mirrors.some((m) => u.startsWith(m + "/api/v1/")))).toEqual([]);
+    expect(run.consoleErrors).toEqual([]);
+  };
+
+  test(
+    "opened from a file: verified_org, the organisation's name as text, every check passed",
+    async () => {
+      expectVerified(await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath }));
+    },
+    60_000,
+  );
+
+  test(
+    "served by docverify at /verify-receipt: the same",
+    async () => {
+      expectVerified(await pageVerify(`${d.svc.url}/verify-receipt`, { receiptPath: held.receiptPath, documentPath: held.documentPath }));
+    },
+    60_000,
+  );
+
+  test(
+    "another document: not verified (no_record), the document hash check failed",
+    async () => {
+      const other = join(tempDir(), "other.pdf");
+      writeFileSync(other, "another document");
+      const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: other });
+      expect(run.verdict).toBe("no_record");
+      expect(run.headline).toBe("No record for this document");
+      expect(run.checks.find((c) => c.name === "documentHash")!.status).toBe("fail");
+      expect(run.documentInfo).toBe(`other.pdf (16 bytes), hashed in this browser: ${docHash("another document")}`);
+    },
+    60_000,
+  );
+
+  test(
+    "progress is shown during a long revocation scan",
+    async () => {
+      // Two more messages on the topic after the record's; served one a page, the scan takes pages.
+      await d.receipt(await d.create(new TextEncoder().encode("after 1")));
+      await d.receipt(await d.create(new TextEncoder().encode("after 2")));
+      const mirrors = d.mirrors.map(smallPagesMirror);
+      const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors });
+      expect(run.verdict).toBe("verified_org");
+      expect(run.progress).toContain("Asking the mirror nodes…");
+      const scans = run.progress.filter((p) => p.includes("revocation scan of"));
+      expect(scans.length).toBeGreaterThan(0);
+      expect(scans[0]).toMatch(/page [2-9]\d*, \d+ messages/);
+    },
+    60_000,
+  );
+
+  test(
+    "a receipt that is not one (truncated, not JSON, an unknown version): a clear message at once, no verdict, no request",
+    async () => {
+      const receipt = JSON.parse(held.receiptText) as Record<string, unknown>;
+      const cases: [string, string, RegExp][] = [
+        ["truncated", held.receiptText.slice(0, held.receiptText.length / 2), /not a usable receipt/],
+        ["version 2", JSON.stringify({ ...receipt, v: 2 }), /not a usable receipt.*\bv\b/],
+        ["wrong type", JSON.stringify({ ...receipt, anchor: "0.0.1" }), /not a usable receipt.*anchor/],
+      ];
+      for (const [what, text, message] of cases) {
+        const run = await pageVerify(pageOnDisk(), { receiptPath: writeReceipt(text), documentPath: held.documentPath });
+        expect([what, run.verdict]).toEqual([what, null]);
+        expect([what, run.error]).toEqual([what, expect.stringMatching(message)]);
+        expect([what, run.requests]).toEqual([what, []]);
+        expect([what, run.consoleErrors]).toEqual([what, []]);
+      }
+    },
+    60_000,
+  );
+
+  test(
+    "a mirror line that is not a URL, or a minimum that is not a whole number: said so, nothing asked",
+    async () => {
+      const notUrl = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors: [d.mirrors[0]!, "ftp://mirror.example"] });
+      expect(notUrl.verdict).toBeNull();
+      expect(notUrl.error).toBe("Not a mirror node URL (http:// or https://, no query): ftp://mirror.example");
+      expect(notUrl.requests).toEqual([]);
+      const badMin = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, minMirrors: "0" });
+      expect(badMin.verdict).toBeNull();
+      expect(badMin.error).toBe("The minimum number of mirror nodes must be a whole number, 1 or more.");
+      expect(badMin.requests).toEqual([]);
+    },
+    60_000,
+  );
+
+  test(
+    "one mirror node with a minimum of 1: verified, and the page calls it a weakened check",
+    async () => {
+      const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors: [d.mirrors[0]!], minMirrors: "1" });
+      expect(run.verdict).toBe("verified_org");
+      expect(run.mirrorsUsed).toBe(`Mirror nodes asked: ${d.mirrors[0]} (minimum 1, a weakened check).`);
+      expect(run.requests.filter((u) => !u.startsWith(d.mirrors[0]!))).toEqual([]);
+    },
+    60_000,
+  );
+});
