@@ -81,6 +81,8 @@ test("sha256OfStream over chunks equals sha256OfBytes over the whole", async () 
     for (let at = 0; at < whole.length; at += 65_537) yield whole.subarray(at, at + 65_537);
   }
   expect(await sha256OfStream(chunks())).toBe(sha256OfBytes(whole));
+  // A web stream, as a browser File gives it (read through its reader).
+  expect(await sha256OfStream(new Blob([whole]).stream())).toBe(sha256OfBytes(whole));
   expect(sha256OfBytes(whole)).toBe("sha256:" + sha256(whole));
   expect(sha256OfBytes(new TextEncoder().encode("hello"))).toBe("sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
 });
