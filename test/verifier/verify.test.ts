@@ -236,6 +236,48 @@ describe("rule 4: unverifiable", () => {
   });
 });
 
+describe("one byte flipped anywhere: never a pass", () => {
+  const FIELDS = ["signer.publicKey", "signer.payload", "signer.signature", "seal.publicKey", "seal.payload", "seal.signature", "anchor.message", "anchor.runningHash", "keyAnnouncement.message"];
+  const POSITIONS = [0, 0.13, 0.29, 0.41, 0.5, 0.67, 0.83, 0.999];
+
+  test("in the receipt: signature_invalid, every time", async () => {
+    const base = buildReceipt();
+    const [a, b] = pair(base);
+    const verdicts: string[] = [];
+    for (const path of FIELDS) {
+      for (const at of POSITIONS) {
+        const built = buildReceipt();
+        const [part, field] = path.split(".") as [string, string];
+        built.receipt[part][field] = flip(built.receipt[part][field], at);
+        const r = await verify(built, [a, b]);
+        verdicts.push(`${path}@${at}: ${r.verdict}`);
+      }
+    }
+    expect(verdicts.filter((v) => !v.endsWith(": signature_invalid"))).toEqual([]);
+    expect(verdicts).toHaveLength(FIELDS.length * POSITIONS.length);
+  });
+
+  test("on the ledger: on every mirror signature_invalid, on one of them inconsistent_mirrors", async () => {
+    const verdicts: string[] = [];
+    for (const index of [0, 1]) {
+      for (const at of POSITIONS) {
+        for (const where of ["both", "one"] as const) {
+          const built = buildReceipt();
+          const [a, b] = pair(built);
+          for (const m of where === "both" ? [a, b] : [b]) {
+            const bytes = m.ledger.messages[index]!.message;
+            bytes[Math.floor(bytes.length * at)]! ^= 0x01;
+          }
+          const r = await verify(built, [a, b]);
+          verdicts.push(`${index === 0 ? "announcement" : "record"}@${at} on ${where}: ${r.verdict}`);
+        }
+      }
+    }
+    expect(verdicts.filter((v) => !(v.includes(" on both: ") ? v.endsWith(": signature_invalid") : v.endsWith(": inconsistent_mirrors")))).toEqual([]);
+    expect(verdicts).toHaveLength(2 * POSITIONS.length * 2);
+  });
+});
+
 describe("rule 5: one mirror lies", () => {
   const lies: [string, (m: FakeMirror) => void, string][] = [
     ["the record message's bytes", (m) => void (m.ledger.messages[1]!.message[10]! ^= 1), "ledgerMessage"],
