@@ -16,7 +16,7 @@ import { createRateLimiter } from "./keys/rate-limit.ts";
 import { createAccess, type Access } from "./http/access.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import type { AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
-import { linksFromSettings } from "./anchoring/links.ts";
+import { linksFromSettings, suggestedMirrorNodes } from "./anchoring/links.ts";
 import { loadAnchoring } from "./anchoring/load.ts";
 import { DomainError } from "./lib/errors.ts";
 import { createRecords, type Records } from "./records/service.ts";
@@ -24,12 +24,17 @@ import { createKeyAnnouncements } from "./records/announcements.ts";
 import type { RecordLedger } from "./records/ledger.ts";
 import { recordsRoutes } from "./http/routes/v1-records.ts";
 import { verifyPages } from "./http/pages/verify.ts";
+import { receiptPage } from "./http/pages/verify-receipt.ts";
 import { verificationRoutes } from "./http/routes/v1-verifications.ts";
 import { createVerifier, type Verifier } from "./verification/verify.ts";
 import { createVerificationLog, type VerificationLog } from "./verification/log.ts";
 import { createLogRetention, type LogRetention } from "./verification/retention.ts";
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from "./http/routes/metrics.ts";
 import { recordCounter } from "./records/counts.ts";
+import { createReceipts } from "./receipts/receipt.ts";
+import { createIdentity } from "./receipts/identity.ts";
+import { receiptRoutes } from "./http/routes/receipts.ts";
+import { wellKnownRoutes } from "./http/routes/well-known.ts";
 
 export interface App extends Core {
   readonly http: Http;
@@ -158,7 +163,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),
     recordsRoutes({ access, records }),
     verifyPages({ records, network: core.config.ledger.network }),
+    receiptPage({ access }),
     metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies }),
+    ...receiptsRoutes(core, access, options),
   ];
   const http = createHttp({
     log: options.log,
@@ -193,6 +200,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       await core.close();
     },
   };
+}
+
+/** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */
+function receiptsRoutes(core: Core, access: ReturnType<typeof createAccess>, options: AppOptions): AnyElysia[] {
+  const network = core.config.ledger.network;
+  const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
+  const receipts = createReceipts({ db: core.db, clock: core.clock, network, mirrorNodes: () => suggestedMirrorNodes(core.config) });
+  const identity = createIdentity({ db: core.db, network, publicUrl });
+  return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity })];
 }
 
 /**

@@ -15,7 +15,7 @@ import { requestMeta, setResponseHeaders } from "./server.ts";
 import type { Organisation } from "../keys/organisations.ts";
 
 /** Every /v1 operation, as the access rules know it. */
-export type Operation = "verifications.create" | "verifications.list" | "verifications.get" | "records.create" | "records.revoke";
+export type Operation = "verifications.create" | "verifications.list" | "verifications.get" | "records.create" | "records.revoke" | "receipts.get";
 
 export interface CallerKey {
   readonly keyId: string;
@@ -33,6 +33,15 @@ export interface Access {
    * call it before reading the body, so refusals never wait for (or spend memory on) a body.
    */
   admit(request: Request, operation: Operation): Caller;
+}
+
+export interface PublicAccess {
+  /**
+   * Admits a request to a public document (a record's receipt, /.well-known/docverify.json): no
+   * credential and no Origin rule (they are fetched by browsers and by anyone), only the client
+   * IP's anonymous budget, shared with anonymous verification. Throws RATE_LIMITED.
+   */
+  admitPublic(request: Request): void;
 }
 
 /** What access reports for monitoring (/metrics). Implementations MUST be cheap and MUST NOT throw. */
@@ -54,6 +63,7 @@ export const RULES: Readonly<Record<Operation, Rule>> = {
   "verifications.get": { anonymous: false },
   "records.create": { anonymous: false, recordScope: "records:write" },
   "records.revoke": { anonymous: false, recordScope: "records:revoke" },
+  "receipts.get": { anonymous: false },
 };
 
 const unauthenticated = () =>
@@ -116,7 +126,7 @@ export function createAccess(deps: {
   credentials: Credentials;
   limiter: RateLimiter;
   metrics?: AccessMetrics;
-}): Access {
+}): Access & PublicAccess {
   const { config, credentials, limiter } = deps;
   const metrics = deps.metrics;
   const { rateLimit } = config;
@@ -143,11 +153,20 @@ export function createAccess(deps: {
     throw unauthenticated();
   }
 
+  function clientLimit(request: Request): { ip: string; ipLimit: Limit } {
+    const ip = clientIp(request, requestMeta(request).peer, config.trustedProxies);
+    return { ip, ipLimit: { bucket: clientBucket(ip), perMinute: rateLimit.anonymous } };
+  }
+
   return {
+    admitPublic(request) {
+      const decision = limiter.take([clientLimit(request).ipLimit]);
+      report(request, decision);
+      if (!decision.allowed) throw rateLimited(decision);
+    },
     admit(request, operation) {
       const rule = RULES[operation];
-      const ip = clientIp(request, requestMeta(request).peer, config.trustedProxies);
-      const ipLimit: Limit = { bucket: clientBucket(ip), perMinute: rateLimit.anonymous };
+      const { ip, ipLimit } = clientLimit(request);
 
       // Calls are to come from a server, not a browser (spec §5.9). Spends nothing.
       if (request.headers.has("origin")) {

@@ -71,7 +71,9 @@ export function docsRoutes(options: { version: string }) {
         // The page is ours (below). Swagger UI's default validator badge fetches
         // validator.swagger.io; air-gapped, it must not: init.js sets validatorUrl "none".
         provider: null,
-        exclude: { paths: ["/docs", "/docs/assets/:name", OPENAPI_PATH] },
+        // staticFile: false, or the plugin would leave out every path with a dot in it as a static
+        // file, /.well-known/docverify.json among them.
+        exclude: { paths: ["/docs", "/docs/assets/:name", OPENAPI_PATH], staticFile: false },
         documentation: {
           openapi: "3.1.0",
           info: {

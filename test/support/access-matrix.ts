@@ -29,6 +29,7 @@ export const OPERATIONS: readonly MatrixOperation[] = [
   { operation: "verifications.get", method: "GET", path: `/v1/verifications/${SOME_ID}`, admitted: "404 NOT_FOUND" },
   { operation: "records.create", method: "POST", path: "/v1/records", body: { originalDocHash: HASH }, admitted: "201" },
   { operation: "records.revoke", method: "POST", path: `/v1/records/${SOME_ID}/revoke`, body: { reason: "SUPERSEDED" }, admitted: "404 NOT_FOUND" },
+  { operation: "receipts.get", method: "GET", path: `/v1/records/${SOME_ID}/receipt`, admitted: "404 NOT_FOUND" },
 ];
 
 export type CallerName =

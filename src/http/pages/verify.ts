@@ -7,7 +7,8 @@
  * Shows the facts the service holds: the filename, the hash, who authenticated it and when (the
  * organisation's registered name, decisions §11: the verifyUrl is what an organisation hands out
  * with its document), the status (with a revocation's reason and what a verifier should
- * conclude), the anchor state and the ledger links. It does not compute a verdict: that is
+ * conclude), the anchor state and the ledger links, and once anchored a link to the record's
+ * receipt (docs/receipts.md §2). It does not compute a verdict: that is
  * POST /v1/verifications' job. A box hashes a file in the browser and says whether it is this
  * record's document.
  *
@@ -111,6 +112,15 @@ function link(href: string, text: string): string {
   return `<a href="${e(href)}" rel="noopener noreferrer">${e(text)}</a>`;
 }
 
+/**
+ * The receipt download (docs/receipts.md §2), offered once the record is anchored: before that
+ * there is nothing on the ledger to prove it with, and the download would answer 409.
+ */
+function receiptLink(recordId: string): string {
+  const href = `/verify/${encodeURIComponent(recordId)}/receipt`;
+  return `<p id="receipt"><a href="${e(href)}" download="${e(`docverify-receipt-${recordId}.json`)}">${e("Download the receipt")}</a>${e(": it proves this record without this service.")}</p>\n`;
+}
+
 function statusBlock(r: PublicRecord): string {
   const status = pageStatus(r);
   if (status === "active") {
@@ -167,7 +177,7 @@ ${network === "local" ? `<p class="notice" id="local-ledger">This service runs o
 <dl>
 ${rows.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("\n")}
 </dl>
-<section id="check" data-hash="${e(r.originalDocHash)}" data-status="${status}" aria-labelledby="check-title" hidden>
+${r.anchorState === "anchored" ? receiptLink(r.recordId) : ""}<section id="check" data-hash="${e(r.originalDocHash)}" data-status="${status}" aria-labelledby="check-title" hidden>
 <h2 id="check-title">Check a file against this record</h2>
 <p>Your browser computes the file's SHA-256 on this computer; the file is not uploaded anywhere.</p>
 <label class="drop" id="drop">Choose a file, or drop it here<input type="file" id="file"></label>
@@ -222,6 +232,7 @@ export function verifyPages(deps: VerifyPageDeps) {
         summary: "Public verification page of a record (HTML)",
         description:
           "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status (active, awaiting the ledger, or revoked with its reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare. " +
+          "Once the record is anchored it links to its receipt (GET /verify/{recordId}/receipt). " +
           "An unknown, malformed or abandoned id gets a 404 page.",
         parameters: [{ name: "recordId", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         responses: { 200: HTML("The record's page"), 404: HTML("No such record") },

@@ -1,0 +1,67 @@
+/**
+ * GET /.well-known/docverify.json (docs/receipts.md §5): which organisations this service anchors
+ * for, on which topics, with which keys. Public, limited per client IP like anonymous
+ * verification. It is JSON: names appear exactly as registered, escaped by JSON's rules only.
+ */
+import { Elysia, t } from "elysia";
+import type { Identity } from "../../receipts/identity.ts";
+import type { PublicAccess } from "../access.ts";
+import { jsonResponse } from "../errors.ts";
+import { errorResponses } from "../schemas.ts";
+
+export const WELL_KNOWN_PATH = "/.well-known/docverify.json";
+
+export interface WellKnownDeps {
+  readonly access: PublicAccess;
+  readonly identity: () => Identity;
+}
+
+const Fingerprint = t.String({ pattern: "^[0-9a-f]{64}$", description: "Key fingerprint (docs/signing.md §2), 64 lowercase hex digits" });
+
+const IdentitySchema = t.Object(
+  {
+    v: t.Literal(1),
+    service: t.String({ format: "uri", description: "This service's public URL (DOCVERIFY_PUBLIC_URL)" }),
+    organisations: t.Array(
+      t.Object({
+        orgId: t.String({ format: "uuid" }),
+        name: t.String({ description: "The registered name, whole" }),
+        network: t.Union([t.Literal("mainnet"), t.Literal("testnet"), t.Literal("previewnet"), t.Literal("local")]),
+        topicId: t.String({ description: "`0.0.N`: the organisation's own topic" }),
+        keys: t.Array(
+          t.Object({
+            algorithm: t.String({ description: "e.g. `ML-DSA-65`" }),
+            fingerprint: Fingerprint,
+            announcedAt: t.Union([t.String({ pattern: "^\\d+\\.\\d{9}$" }), t.Null()], {
+              description: "Consensus time (`seconds.nanoseconds`) of the key's announcement on the topic; null until then",
+            }),
+          }),
+          { description: "The organisation's key and every key announced for it: announced keys in announcement order, then the others; ties by fingerprint" },
+        ),
+      }),
+      { description: "Every organisation with a ledger topic, by name (binary order of its UTF-8 bytes), then id" },
+    ),
+    sealKeys: t.Array(t.Object({ algorithm: t.String(), fingerprint: Fingerprint }), { description: "The service's seal keys" }),
+  },
+  { description: "Identity (docs/receipts.md §5)" },
+);
+
+export function wellKnownRoutes(deps: WellKnownDeps) {
+  return new Elysia({ name: "well-known" }).get(
+    WELL_KNOWN_PATH,
+    ({ request }) => {
+      deps.access.admitPublic(request);
+      return jsonResponse(200, deps.identity());
+    },
+    {
+      detail: {
+        tags: ["pages"],
+        summary: "This service's organisations, their ledger topics and keys",
+        description:
+          "Binds each organisation's registered name to its ledger topic and key fingerprints, for a verifier who trusts this service's web address. " +
+          "Needs no credential; limited per client IP like anonymous verification. Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining`.",
+      },
+      response: { 200: IdentitySchema, ...errorResponses(429, 500, 503) },
+    },
+  );
+}

@@ -1,0 +1,245 @@
+/**
+ * The receipt (docs/receipts.md §2, decisions §9): one JSON document that, with the document and
+ * two independent mirror nodes, proves a record without docverify. Contract file: the field
+ * names, their order and every encoding are fixed by docs/receipts.md §2.1, which a verifier
+ * (src/verifier/) reads; a change here is a change of that contract.
+ *
+ * What `receipt()` MUST guarantee:
+ * - It issues a receipt only for a record whose creation message and whose signer key's
+ *   announcement on the same topic have both reached consensus (otherwise ANCHOR_NOT_FINAL, with a
+ *   retry time), and never for an unknown, malformed or abandoned id (NOT_FOUND, alike).
+ * - The payloads are rebuilt from the stored row with src/crypto's encoders (docs/signing.md §3):
+ *   exactly the bytes the keys signed, never stored copies.
+ * - Nothing but what the ledger already makes public, the public keys and the signatures: no
+ *   filename, no organisation name, nothing about the caller.
+ *
+ * Reads only: a receipt is issued afresh on every request (`issuedAt`, and the revocation as known
+ * then); every other field is fixed once the record is anchored.
+ */
+import type { LedgerNetwork } from "../config/index.ts";
+import { encodeRecordPayload, encodeSealPayload } from "../crypto/index.ts";
+import type { Clock } from "../lib/clock.ts";
+import { DomainError } from "../lib/errors.ts";
+import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
+import type { Db } from "../storage/db.ts";
+import { RECORD_COLUMNS, type RawRecordRow } from "../storage/record-row.ts";
+import { retryAfterFor } from "../verification/verify.ts";
+
+export const RECEIPT_VERSION = 1;
+export const RECEIPT_CONTENT_TYPE = "application/vnd.docverify.receipt+json";
+
+/** The file name a receipt is downloaded under. Only ever given a canonical record id. */
+export function receiptFilename(recordId: string): string {
+  return `docverify-receipt-${recordId}.json`;
+}
+
+export interface ReceiptKey {
+  readonly algorithm: string;
+  /** Base64 (standard alphabet, padded), as every byte string of a receipt. */
+  readonly publicKey: string;
+  readonly payload: string;
+  readonly signature: string;
+}
+
+export interface ReceiptAnchor {
+  readonly network: LedgerNetwork;
+  readonly topicId: string;
+  readonly sequenceNumber: number;
+  /** `seconds.nanoseconds`, nine digits of nanoseconds, as mirror nodes write it. */
+  readonly consensusAt: string;
+  readonly transactionId: string;
+  readonly message: string;
+  readonly runningHash: string;
+  /** Always null in version 1: every record is its own ledger message. */
+  readonly inclusion: null;
+}
+
+/** A revocation's anchor: sequence number, consensus time and running hash null until consensus. */
+export type RevocationAnchor = Omit<ReceiptAnchor, "sequenceNumber" | "consensusAt" | "runningHash"> & {
+  readonly sequenceNumber: number | null;
+  readonly consensusAt: string | null;
+  readonly runningHash: string | null;
+};
+
+/** docs/receipts.md §2.1, with the properties in the document's order (JSON keeps it). */
+export interface Receipt {
+  readonly v: typeof RECEIPT_VERSION;
+  readonly recordId: string;
+  readonly originalDocHash: string;
+  readonly authenticatedAt: string;
+  readonly kind: string;
+  readonly signerType: "org" | "user";
+  readonly signer: ReceiptKey;
+  readonly seal: ReceiptKey;
+  readonly anchor: ReceiptAnchor;
+  readonly keyAnnouncement: { readonly topicId: string; readonly sequenceNumber: number; readonly consensusAt: string; readonly message: string };
+  readonly revocation: { readonly reason: string; readonly revokedAt: string; readonly anchor: RevocationAnchor } | null;
+  readonly mirrorNodes: readonly string[];
+  readonly issuedAt: string;
+}
+
+export interface ReceiptsDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  /** The ledger network every topic of this installation is on (config.ledger.network). */
+  readonly network: LedgerNetwork;
+  /** The mirror nodes a receipt suggests (anchoring/links.ts suggestedMirrorNodes), read per receipt. */
+  readonly mirrorNodes: () => readonly string[];
+}
+
+export interface Receipts {
+  /**
+   * The receipt of `recordId`, or the DomainError that answers instead: NOT_FOUND for a
+   * malformed, unknown or abandoned id, and for a record of another organisation than `orgId`
+   * when given (the credentialed route); ANCHOR_NOT_FINAL with `retryAfterSeconds` while the
+   * record's message or its key's announcement awaits consensus.
+   */
+  receipt(recordId: string, options?: { readonly orgId?: string }): Receipt;
+}
+
+interface KeyRow {
+  readonly algorithm: string;
+  readonly public_key: Uint8Array;
+}
+
+interface TransactionRow {
+  readonly transaction_id: string;
+  readonly topic_id: string | null;
+  readonly message: Uint8Array | null;
+  readonly state: "pending" | "accepted" | "anchored" | "abandoned";
+  readonly sequence_number: number | null;
+  readonly consensus_at: string | null;
+  readonly running_hash: Uint8Array | null;
+  readonly created_at: number;
+}
+
+const TRANSACTION_COLUMNS = "transaction_id, topic_id, message, state, sequence_number, consensus_at, running_hash, created_at";
+/** A stored consensus time: the text the ledger's mirror nodes write (src/storage/schema.ts). */
+const CONSENSUS_RE = /^\d{1,12}\.\d{9}$/;
+
+const notFound = () => new DomainError("NOT_FOUND", "No such record.");
+
+/**
+ * A stored row that cannot make a receipt: corruption. A plain Error, so the caller gets the
+ * generic 500 and only the log gets this (src/http/server.ts).
+ */
+function corrupt(what: string): Error {
+  return new Error(`cannot issue a receipt: ${what}`);
+}
+
+const b64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+
+export function createReceipts(deps: ReceiptsDeps): Receipts {
+  const { db, clock, network } = deps;
+  const client = db.$client;
+  const recordById = client.prepare<RawRecordRow, [string]>(`SELECT ${RECORD_COLUMNS} FROM records WHERE id = ?`);
+  const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>("SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?");
+  const transactionById = client.prepare<TransactionRow, [string]>(`SELECT ${TRANSACTION_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`);
+  // The terms after org_id and key_fingerprint are the partial index's own
+  // (ledger_transactions_one_announcement): at most one such row, found by that index.
+  const announcementOf = client.prepare<TransactionRow, [string, Uint8Array]>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM ledger_transactions
+     WHERE org_id = ? AND key_fingerprint = ? AND kind = 'key_announcement' AND state <> 'abandoned'`,
+  );
+
+  function key(fingerprint: Uint8Array, payload: Uint8Array, signature: Uint8Array, role: string): ReceiptKey {
+    const row = keyByFingerprint.get(fingerprint);
+    if (row === null) throw corrupt(`the ${role} key is not in signing_keys`);
+    return { algorithm: row.algorithm, publicKey: b64(row.public_key), payload: b64(payload), signature: b64(signature) };
+  }
+
+  function consensus(tx: TransactionRow): string {
+    if (tx.consensus_at === null || !CONSENSUS_RE.test(tx.consensus_at)) throw corrupt(`transaction ${tx.transaction_id} is anchored without a consensus time`);
+    return tx.consensus_at;
+  }
+
+  function anchoredMessage(tx: TransactionRow): { topicId: string; sequenceNumber: number; consensusAt: string; message: string; runningHash: string } {
+    if (tx.topic_id === null || tx.message === null || tx.sequence_number === null || tx.running_hash === null || tx.running_hash.length === 0) {
+      throw corrupt(`transaction ${tx.transaction_id} is anchored without its topic, message, sequence number or running hash`);
+    }
+    return { topicId: tx.topic_id, sequenceNumber: tx.sequence_number, consensusAt: consensus(tx), message: b64(tx.message), runningHash: b64(tx.running_hash) };
+  }
+
+  /** 409 while `waiting` (the unfinished transaction, or null when none is queued yet) awaits consensus. */
+  function notFinal(what: string, waiting: TransactionRow | null): DomainError {
+    const now = clock.now();
+    const seconds = retryAfterFor(waiting?.created_at ?? now, now);
+    return new DomainError("ANCHOR_NOT_FINAL", `The ${what} has not reached consensus on the ledger yet; retry in ${seconds} s.`, undefined, seconds);
+  }
+
+  function revocation(row: RawRecordRow): Receipt["revocation"] {
+    if (row.revoked_at === null) return null;
+    const id = row.revocation_transaction_id;
+    const tx = id === null ? null : transactionById.get(id);
+    if (tx === null || tx.message === null) throw corrupt(`the revocation of ${row.id} has no ledger transaction`);
+    const final = tx.state === "anchored";
+    const done = final ? anchoredMessage(tx) : null;
+    return {
+      reason: row.revocation_reason ?? "UNSPECIFIED",
+      revokedAt: rfc3339Ms(row.revoked_at),
+      anchor: {
+        network,
+        topicId: tx.topic_id ?? row.topic_id,
+        sequenceNumber: done?.sequenceNumber ?? null,
+        consensusAt: done?.consensusAt ?? null,
+        transactionId: tx.transaction_id,
+        message: b64(tx.message),
+        runningHash: done?.runningHash ?? null,
+        inclusion: null,
+      },
+    };
+  }
+
+  return {
+    receipt(recordId, options = {}) {
+      if (!UUID_RE.test(recordId)) throw notFound();
+      const row = recordById.get(recordId);
+      if (row === null || row.anchor_state === "abandoned") throw notFound();
+      if (options.orgId !== undefined && row.org_id !== options.orgId) throw notFound();
+
+      const creation = transactionById.get(row.transaction_id);
+      if (row.anchor_state !== "anchored" || creation === null || creation.state !== "anchored") {
+        throw notFinal("record's ledger message", creation !== null && creation.state !== "anchored" ? creation : null);
+      }
+      // The announcement of the very key that signed, on the record's topic (docs/receipts.md §1).
+      const announcement = row.org_id === null ? null : announcementOf.get(row.org_id, row.signer_fingerprint);
+      if (announcement === null || announcement.state !== "anchored" || announcement.topic_id !== row.topic_id) {
+        throw notFinal("organisation's key announcement", announcement !== null && announcement.state !== "anchored" ? announcement : null);
+      }
+
+      const recordPayload = encodeRecordPayload({
+        recordId: row.id,
+        docHash: row.doc_hash,
+        signedAtMs: row.signed_at_ms,
+        signerKeyFingerprint: row.signer_fingerprint,
+      });
+      const sealPayload = encodeSealPayload(recordPayload, row.signature, row.seal_fingerprint);
+      const created = anchoredMessage(creation);
+      const announced = anchoredMessage(announcement);
+      return {
+        v: RECEIPT_VERSION,
+        recordId: row.id,
+        originalDocHash: row.doc_hash,
+        authenticatedAt: rfc3339Ms(row.signed_at_ms),
+        kind: row.kind,
+        signerType: row.signer_type,
+        signer: key(row.signer_fingerprint, recordPayload, row.signature, "signer"),
+        seal: key(row.seal_fingerprint, sealPayload, row.seal_signature, "seal"),
+        anchor: {
+          network,
+          topicId: created.topicId,
+          sequenceNumber: created.sequenceNumber,
+          consensusAt: created.consensusAt,
+          transactionId: creation.transaction_id,
+          message: created.message,
+          runningHash: created.runningHash,
+          inclusion: null,
+        },
+        keyAnnouncement: { topicId: announced.topicId, sequenceNumber: announced.sequenceNumber, consensusAt: announced.consensusAt, message: announced.message },
+        revocation: revocation(row),
+        mirrorNodes: [...deps.mirrorNodes()],
+        issuedAt: rfc3339Ms(clock.now()),
+      };
+    },
+  };
+}
