@@ -103,16 +103,14 @@ export function chooseMirrors(user: readonly string[], suggested: readonly strin
 /** What all mirror nodes said about one thing: agreed (found or absent), disagreed, or not all answered. */
 type Agreement<T> =
   | { state: "failed" }
-  | { state: "disagree"; variants: Record<string, string> }
+  | { state: "disagree" }
   | { state: "absent" }
   | { state: "found"; value: T };
 
 function agree<T>(answers: readonly { url: string; answer: Answer<T> }[], key: (t: T) => string): Agreement<T> {
   if (answers.length === 0 || answers.some((a) => a.answer.kind === "failed")) return { state: "failed" };
   const keys = answers.map((a) => (a.answer.kind === "found" ? "found:" + key(a.answer.value) : "absent"));
-  if (keys.some((k) => k !== keys[0])) {
-    return { state: "disagree", variants: Object.fromEntries(answers.map((a, i) => [a.url, keys[i] === "absent" ? "not found" : `variant ${keys.indexOf(keys[i]!) + 1}`])) };
-  }
+  if (keys.some((k) => k !== keys[0])) return { state: "disagree" };
   const first = answers[0]!.answer;
   return first.kind === "found" ? { state: "found", value: first.value } : { state: "absent" };
 }
@@ -343,7 +341,9 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   // topicSubmitKey
   let submitKeyOk = false;
   if (topic.state === "failed") add("topicSubmitKey", "skipped", notAllAnswered);
-  else if (topic.state === "disagree") add("topicSubmitKey", "fail", `mirror nodes disagree on topic ${anchor.topicId}'s submit key`, { mirrors: topic.variants });
+  else if (topic.state === "disagree") add("topicSubmitKey", "fail", `mirror nodes disagree on topic ${anchor.topicId}'s submit key`, {
+      mirrors: Object.fromEntries(answers.map((a) => [a.url, a.topic.kind === "found" ? a.topic.value.submitKey : a.topic.kind])),
+    });
   else if (topic.state === "absent") add("topicSubmitKey", "fail", `no mirror node knows topic ${anchor.topicId}`);
   else if (topic.value.submitKey === null) add("topicSubmitKey", "fail", `topic ${anchor.topicId} has no submit key: anyone could have written on it`);
   else {

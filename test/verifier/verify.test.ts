@@ -301,6 +301,18 @@ describe("rule 5: one mirror lies", () => {
     });
   }
 
+  test("the evidence shows what each mirror said", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    b.ledger.submitKey = null;
+    b.ledger.messages[1]!.consensusAt = "1768469410.000000010";
+    const r = await verify(built, [a, b]);
+    expect(r.verdict).toBe("inconsistent_mirrors");
+    expect(check(r, "topicSubmitKey").evidence).toEqual({ mirrors: { [a.url]: { type: "ED25519", key: "ab".repeat(32) }, [b.url]: null } });
+    const shown = check(r, "ledgerMessage").evidence!.mirrors as Record<string, { consensusAt: string }>;
+    expect([shown[a.url]!.consensusAt, shown[b.url]!.consensusAt]).toEqual([consensusOf(2), "1768469410.000000010"]);
+  });
+
   test("the liar may be either mirror, and a third honest one does not outvote it", async () => {
     const built = buildReceipt();
     const [a, b] = pair(built);
