@@ -188,6 +188,38 @@ describe("runVerifyReceipt", () => {
   });
 });
 
+describe("README's verify-receipt examples", () => {
+  test("run as written, against the fake mirrors: verified_org twice, then unverifiable offline", async () => {
+    const readme = await Bun.file(join(ROOT, "README.md")).text();
+    const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("verify-receipt"));
+    expect(block).toBeDefined();
+    const lines = block!.trim().split("\n");
+    expect(lines.length).toBe(3);
+    // The README's mirror nodes are the two fake ones here: the receipt's own and the user's.
+    const hosts: Record<string, string> = { "testnet.mirrornode.hedera.com": mirrors[0].url, "mirror.example.org": mirrors[1].url };
+    const routed = { ...built.receipt, mirrorNodes: ["https://testnet.mirrornode.hedera.com"] };
+    const codes: number[] = [];
+    for (const line of lines) {
+      const words = line.split(/\s+/);
+      expect(words.slice(0, 2).join(" ")).toMatch(/^(docverify verify-receipt|node docverify-verify\.mjs)$/);
+      let out = "";
+      const code = await runVerifyReceipt(words.slice(2), {
+        stdout: (t) => void (out += t),
+        stderr: () => {},
+        readFile: async (path) => (path === "receipt.json" ? new TextEncoder().encode(JSON.stringify(routed)) : path === "contract.pdf" ? DOCUMENT : Promise.reject(Object.assign(new Error("ENOENT"), { code: "ENOENT" }))),
+        readStdin: async () => new Uint8Array(),
+        fetch: (url, init) => {
+          const u = new URL(url);
+          return fetch(hosts[u.host] + u.pathname + u.search, init);
+        },
+      });
+      codes.push(code);
+      if (line.includes("--json")) expect(JSON.parse(out).verdict).toBe("verified_org");
+    }
+    expect(codes).toEqual([0, 0, 1]);
+  });
+});
+
 /** The user's view: the same cases through `bun src/main.ts verify-receipt` and `node docverify-verify.mjs`. */
 describe("as a process", () => {
   let dir: string;
