@@ -9,6 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { BUN, ROOT, onCleanup, tempDir, type ServiceProcess } from "../support/env.ts";
 import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
@@ -127,7 +128,7 @@ export async function deploy(kind: LedgerKind, orgName = "Acme <b>&amp;</b> \"Sร
     );
   }
 
-  async function revoke(recordId: string, reason = "issued_in_error"): Promise<void> {
+  async function revoke(recordId: string, reason = "ERROR_IN_DOCUMENT"): Promise<void> {
     const res = await fetch(`${svc.url}/v1/records/${recordId}/revoke`, { method: "POST", headers: auth, body: JSON.stringify({ reason }) });
     if (res.status !== 200) throw new Error(`revoke answered ${res.status}: ${await res.text()}`);
     // Final once a receipt fetched now carries the revocation's consensus time.
@@ -372,4 +373,115 @@ export async function pageVerify(url: string, options: PageOptions): Promise<Pag
   } finally {
     await context.close();
   }
+}
+
+export type Shell = "cli" | "node" | "page";
+export const SHELLS: readonly Shell[] = ["cli", "node", "page"];
+
+export interface VerifyOptions {
+  /** The verifier's own mirror nodes (`--mirror`, or the page's list in their place). */
+  readonly mirrors?: string[];
+  readonly minMirrors?: number;
+}
+
+/** What one shell concluded: the verdict, the exit code (null for the page), the organisation's name. */
+export interface Outcome {
+  readonly shell: Shell;
+  readonly verdict: string | null;
+  readonly code: number | null;
+  readonly organisation: string | null;
+  readonly failed: string[];
+  readonly stderr: string;
+}
+
+export async function verifyIn(shell: Shell, receiptPath: string, documentPath: string, options: VerifyOptions = {}): Promise<Outcome> {
+  if (shell === "page") {
+    const run = await pageVerify(pageOnDisk(), {
+      receiptPath,
+      documentPath,
+      ...(options.mirrors !== undefined ? { mirrors: options.mirrors } : {}),
+      ...(options.minMirrors !== undefined ? { minMirrors: String(options.minMirrors) } : {}),
+    });
+    const name = run.organisation.replace(/^Organisation: /, "");
+    return {
+      shell,
+      verdict: run.verdict,
+      code: null,
+      organisation: name === "" ? null : name,
+      failed: run.checks.filter((c) => c.status === "fail").map((c) => c.name),
+      stderr: run.error + run.consoleErrors.join("\n"),
+    };
+  }
+  const args = [
+    receiptPath,
+    "--file",
+    documentPath,
+    "--json",
+    ...(options.mirrors ?? []).flatMap((m) => ["--mirror", m]),
+    ...(options.minMirrors !== undefined ? ["--min-mirrors", String(options.minMirrors)] : []),
+  ];
+  const r = shell === "cli" ? await cliVerify(args) : await nodeVerify(args);
+  return {
+    shell,
+    verdict: r.report?.verdict ?? null,
+    code: r.code,
+    organisation: r.report?.organisation?.name ?? null,
+    failed: (r.report?.checks ?? []).filter((c) => c.status === "fail").map((c) => c.name),
+    stderr: r.stderr,
+  };
+}
+
+/** The same verification in every shell, one after another (Chromium and two runtimes at once would crowd a small machine). */
+export async function verifyInEveryShell(receiptPath: string, documentPath: string, options: VerifyOptions = {}): Promise<Outcome[]> {
+  const out: Outcome[] = [];
+  for (const shell of SHELLS) out.push(await verifyIn(shell, receiptPath, documentPath, options));
+  return out;
+}
+
+/**
+ * The end-to-end promise of decisions ยง9, on a ledger of `kind`: receipts fetched from serve, serve
+ * stopped, then every shell says `verified_org` (exit 0) for a record in good standing and
+ * `revoked` (exit 1) for a record revoked after its receipt was fetched.
+ */
+export function serveStoppedSuite(kind: LedgerKind): void {
+  describe(`the ${kind} ledger: receipts verified in every shell after serve has stopped`, () => {
+    let d: Deployment;
+    let kept: Held;
+    let withdrawn: Held;
+
+    beforeAll(async () => {
+      d = await deploy(kind);
+      kept = await authenticate(d);
+      // Its receipt is fetched before the revocation: it still says `revocation: null`.
+      withdrawn = await authenticate(d, "withdrawn.pdf");
+      await d.revoke(withdrawn.recordId, "SUPERSEDED");
+      await d.stopServe();
+    }, 60_000);
+
+    test(
+      "a record in good standing: verified_org, exit 0, the organisation named from the ledger",
+      async () => {
+        // serve is gone: nothing answers at its address.
+        expect(await fetch(`${d.svc.url}/healthz`).then((r) => r.status).catch(() => "refused")).toBe("refused");
+        expect(JSON.parse(kept.receiptText).mirrorNodes).toEqual(d.mirrors);
+        const outcomes = await verifyInEveryShell(kept.receiptPath, kept.documentPath);
+        for (const o of outcomes) {
+          expect([o.shell, o.verdict, o.code, o.organisation, o.failed]).toEqual([o.shell, "verified_org", o.shell === "page" ? null : 0, d.orgName, []]);
+        }
+      },
+      60_000,
+    );
+
+    test(
+      "a receipt fetched before its record was revoked: revoked (found on the ledger), exit 1",
+      async () => {
+        expect(JSON.parse(withdrawn.receiptText).revocation).toBeNull();
+        const outcomes = await verifyInEveryShell(withdrawn.receiptPath, withdrawn.documentPath);
+        for (const o of outcomes) {
+          expect([o.shell, o.verdict, o.code, o.failed]).toEqual([o.shell, "revoked", o.shell === "page" ? null : 1, ["revocationScan"]]);
+        }
+      },
+      60_000,
+    );
+  });
 }
