@@ -9,6 +9,8 @@ import type { App } from "../../src/app.ts";
 import { encodeRecordPayload, encodeSealPayload, isAlgorithm, keyFingerprint, verifyWithNoble } from "../../src/crypto/index.ts";
 import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
 import { createReceipts } from "../../src/receipts/receipt.ts";
+import { manualClock } from "../../src/lib/clock.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { cleanup, onCleanup, ROOT, startService, tempDir, testApp } from "../support/env.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
@@ -190,11 +192,11 @@ describe("receipts in-process", () => {
     expect(same(bytes(r.anchor.message), mirror.message)).toBe(true);
     expect(r.anchor.consensusAt).toBe(mirror.consensusAt);
     expect(same(bytes(r.anchor.runningHash), mirror.runningHash)).toBe(true);
-    if (announcement.by === "service") {
-      const announced = await mirrorMessage(app.anchoring.links.topicMessageUrl(topicId, r.keyAnnouncement.sequenceNumber));
-      expect(same(bytes(r.keyAnnouncement.message), announced.message)).toBe(true);
-      expect(r.keyAnnouncement.consensusAt).toBe(announced.consensusAt);
-    }
+    const announcedThere = await mirrorMessage(app.anchoring.links.topicMessageUrl(topicId, r.keyAnnouncement.sequenceNumber));
+    expect(same(bytes(r.keyAnnouncement.message), announcedThere.message)).toBe(true);
+    expect(r.keyAnnouncement.consensusAt).toBe(announcedThere.consensusAt);
+    // On a new topic the announcement comes before every record message (docs/receipts.md §1).
+    expect(r.keyAnnouncement.sequenceNumber).toBeLessThan(r.anchor.sequenceNumber);
   });
 
   test("mirrorNodes are DOCVERIFY_MIRROR_NODES, in order, trailing slash dropped; issuedAt is the clock's", async () => {
@@ -230,25 +232,58 @@ describe("receipts in-process", () => {
 
   test("409 ANCHOR_NOT_FINAL while the organisation's key announcement has not reached consensus", async () => {
     const db = app.db.$client;
-    const state = () => (db.query("SELECT state FROM ledger_transactions WHERE transaction_id = ?").get(announcement.transactionId) as { state: string }).state;
-    // As the journal holds an announcement that is accepted but not final (restored below).
-    db.query("UPDATE ledger_transactions SET state = 'accepted' WHERE transaction_id = ?").run(announcement.transactionId);
+    const saved = db.query("SELECT state, next_attempt_at FROM ledger_transactions WHERE transaction_id = ?").get(announcement.transactionId) as { state: string; next_attempt_at: number };
+    expect(saved.state).toBe("anchored");
+    // As the journal holds an announcement accepted but not final; not due for an hour, so the
+    // anchor loop leaves it alone until it is restored below.
+    db.query("UPDATE ledger_transactions SET state = 'accepted', next_attempt_at = ? WHERE transaction_id = ?").run(Date.now() + 3_600_000, announcement.transactionId);
     try {
-      expect(state()).toBe("accepted");
-      const res = await credentialed(anchoredId);
-      expect(res.status).toBe(409);
-      expect(((await res.json()) as Json).error).toMatchObject({ code: "ANCHOR_NOT_FINAL", message: expect.stringContaining("key announcement") });
-      expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      for (const res of [await credentialed(anchoredId), await publicReceipt(anchoredId)]) {
+        expect(res.status).toBe(409);
+        expect(((await res.json()) as Json).error).toMatchObject({ code: "ANCHOR_NOT_FINAL", message: expect.stringContaining("key announcement") });
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      }
     } finally {
-      db.query("UPDATE ledger_transactions SET state = 'anchored' WHERE transaction_id = ?").run(announcement.transactionId);
+      db.query("UPDATE ledger_transactions SET state = ?, next_attempt_at = ? WHERE transaction_id = ?").run(saved.state, saved.next_attempt_at, announcement.transactionId);
     }
     expect((await credentialed(anchoredId)).status).toBe(200);
+  });
+
+  test("Retry-After follows pending_anchor's policy: until typical finality, then 2 s, then 30 s; 5 s while no announcement is queued", async () => {
+    const created = (await (await createRecord(docHashOf("receipts: retry policy"))).json()) as Json;
+    const clock = manualClock();
+    const receipts = createReceipts({ db: app.db, clock, network: "local", mirrorNodes: () => [] });
+    const retryAt = (ms: number, id = created.recordId as string) => {
+      clock.set(ms);
+      try {
+        receipts.receipt(id);
+      } catch (e) {
+        expect(e).toBeInstanceOf(DomainError);
+        expect((e as DomainError).code).toBe("ANCHOR_NOT_FINAL");
+        return (e as DomainError).retryAfterSeconds;
+      }
+      throw new Error("a receipt was issued");
+    };
+    // Synchronous from here to the restore below: the anchor loop (on this thread) cannot run.
+    const db = app.db.$client;
+    const queued = (db.query("SELECT t.created_at, t.state FROM ledger_transactions t JOIN records r ON r.transaction_id = t.transaction_id WHERE r.id = ?").get(created.recordId) as { created_at: number; state: string });
+    expect(queued.state).not.toBe("anchored");
+    expect([retryAt(queued.created_at), retryAt(queued.created_at + 3_000), retryAt(queued.created_at + 30_000), retryAt(queued.created_at + 120_000)]).toEqual([5, 2, 2, 30]);
+    const saved = db.query("SELECT state FROM ledger_transactions WHERE transaction_id = ?").get(announcement.transactionId) as { state: string };
+    db.query("UPDATE ledger_transactions SET state = 'abandoned' WHERE transaction_id = ?").run(announcement.transactionId);
+    try {
+      expect(retryAt(Date.now(), anchoredId)).toBe(5);
+    } finally {
+      db.query("UPDATE ledger_transactions SET state = ? WHERE transaction_id = ?").run(saved.state, announcement.transactionId);
+    }
   });
 
   test("404 NOT_FOUND alike for an unknown, malformed, abandoned and (credentialed) other organisation's id", async () => {
     const abandonedHash = docHashOf("receipts: abandoned");
     const abandoned = (await (await createRecord(abandonedHash)).json()) as Json;
-    // As the anchor loop leaves a record whose validity window closed without consensus.
+    // As the anchor loop leaves a record whose validity window closed without consensus: the record
+    // and its message both abandoned (so the loop never anchors it after all).
+    app.db.$client.query("UPDATE ledger_transactions SET state = 'abandoned' WHERE transaction_id = (SELECT transaction_id FROM records WHERE id = ?)").run(abandoned.recordId);
     app.db.$client.query("UPDATE records SET anchor_state = 'abandoned' WHERE id = ?").run(abandoned.recordId);
     const cases: [string, () => Promise<Response>][] = [
       ["unknown (credentialed)", () => credentialed("0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d")],
@@ -417,11 +452,9 @@ describe("receipts over HTTP against docverify serve", () => {
       expect(same(bytes(r.anchor.message), mirror.message)).toBe(true);
       expect(r.anchor.consensusAt).toBe(mirror.consensusAt);
       expect(same(bytes(r.anchor.runningHash), mirror.runningHash)).toBe(true);
-      if (announcement.by === "service") {
-        const announced = await mirrorMessage(`${base}/api/v1/topics/${topicId}/messages/${r.keyAnnouncement.sequenceNumber}`);
-        expect(same(bytes(r.keyAnnouncement.message), announced.message)).toBe(true);
-        expect(r.keyAnnouncement.consensusAt).toBe(announced.consensusAt);
-      }
+      const announcedThere = await mirrorMessage(`${base}/api/v1/topics/${topicId}/messages/${r.keyAnnouncement.sequenceNumber}`);
+      expect(same(bytes(r.keyAnnouncement.message), announcedThere.message)).toBe(true);
+      expect(r.keyAnnouncement.consensusAt).toBe(announcedThere.consensusAt);
     }
   }, 60_000);
 
@@ -501,12 +534,11 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       for (const base of r.mirrorNodes as string[]) {
         const mirror = await mirrorMessage(`${base}/api/v1/topics/${topicId}/messages/${r.anchor.sequenceNumber}`);
         expect(same(bytes(r.anchor.message), mirror.message)).toBe(true);
-        if (announcement.by === "service") {
-          // On a topic that predates announcements, the record's message comes first (docs/receipts.md §1).
-          expect(r.keyAnnouncement.sequenceNumber).toBeGreaterThan(r.anchor.sequenceNumber);
-          const announced = await mirrorMessage(`${base}/api/v1/topics/${topicId}/messages/${r.keyAnnouncement.sequenceNumber}`);
-          expect(same(bytes(r.keyAnnouncement.message), announced.message)).toBe(true);
-        }
+        // On a topic that predates announcements, the record's message comes first (docs/receipts.md §1).
+        expect(r.keyAnnouncement.sequenceNumber).toBeGreaterThan(r.anchor.sequenceNumber);
+        const announcedThere = await mirrorMessage(`${base}/api/v1/topics/${topicId}/messages/${r.keyAnnouncement.sequenceNumber}`);
+        expect(same(bytes(r.keyAnnouncement.message), announcedThere.message)).toBe(true);
+        expect(r.keyAnnouncement.consensusAt).toBe(announcedThere.consensusAt);
       }
     },
     90_000,
