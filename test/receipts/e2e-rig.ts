@@ -11,13 +11,17 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { BUN, ROOT, onCleanup, tempDir, type ServiceProcess } from "../support/env.ts";
+import { BUN, ROOT, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
-import { startServiceWithOrg } from "../support/service-with-org.ts";
+import { openCore } from "../../src/app.ts";
+import { parseConfig } from "../../src/config/index.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
 
 export const MAIN = join(ROOT, "src", "main.ts");
+/** docverify from source; a test of the executable passes its own. */
+const FROM_SOURCE = [BUN, MAIN];
 /** The generated page, as committed (the same bytes `npm run build` copies to dist/). */
 export const PAGE_FILE = join(ROOT, "src", "http", "pages", "verify-receipt.html");
 
@@ -42,8 +46,8 @@ export interface LedgerProcess {
  * port). Without port flags it takes the ports the folder remembers: started on the data folder of
  * a stopped `serve`, it is that serve's embedded ledger again, at the same addresses.
  */
-export async function startLedgerProcess(dataDir: string, args: string[] = []): Promise<LedgerProcess> {
-  const proc = Bun.spawn([BUN, MAIN, "local-ledger", "--data", dataDir, "--consensus-ms", CONSENSUS_MS, "--json", ...args], {
+export async function startLedgerProcess(dataDir: string, args: string[] = [], cmd = FROM_SOURCE): Promise<LedgerProcess> {
+  const proc = Bun.spawn([...cmd, "local-ledger", "--data", dataDir, "--consensus-ms", CONSENSUS_MS, "--json", ...args], {
     env: baseEnv(),
     stdin: "ignore",
     stdout: "pipe",
@@ -92,17 +96,28 @@ export interface Deployment {
   stopServe(): Promise<void>;
 }
 
-/** serve with one organisation and its key, anchoring on the ledger of `kind`. */
-export async function deploy(kind: LedgerKind, orgName = "Acme <b>&amp;</b> \"Söhne\" 🧾"): Promise<Deployment> {
+/**
+ * serve with one organisation and its key, anchoring on the ledger of `kind`. `cmd` is docverify
+ * itself: from source unless given (the executable). The organisation, with the add-on, and its
+ * live key are made by the administrator's core on serve's data folder, as `docverify org create`
+ * and `key mint` would.
+ */
+export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?: string[] } = {}): Promise<Deployment> {
+  const orgName = options.orgName ?? "Acme <b>&amp;</b> \"Söhne\" 🧾";
+  const cmd = options.cmd ?? FROM_SOURCE;
   let env: Record<string, string> = { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: CONSENSUS_MS, ...HIGH_LIMITS };
   let separate: LedgerProcess | null = null;
   if (kind === "separate") {
-    separate = await startLedgerProcess(tempDir("docverify-ledger-"), ["--second-mirror-port", "0"]);
+    separate = await startLedgerProcess(tempDir("docverify-ledger-"), ["--second-mirror-port", "0"], cmd);
     if (separate.mirrorUrls.length !== 2) throw new Error(`local-ledger --second-mirror-port gave ${JSON.stringify(separate.mirrorUrls)}`);
     env = { ...env, DOCVERIFY_LOCAL_LEDGER_URL: separate.mirrorUrl, DOCVERIFY_MIRROR_NODES: separate.mirrorUrls.join(",") };
   }
-  const { svc, key, admin } = await startServiceWithOrg({ env, orgName, revoke: true });
-  const dataDir = admin.config.dataDir;
+  const dataDir = tempDir();
+  const svc = await startService({ cmd, cwd: tempDir("docverify-cwd-"), env: { DOCVERIFY_DATA_DIR: dataDir, ...env } });
+  const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: dataDir }), log: memoryLogger() });
+  onCleanup(() => admin.close());
+  const org = admin.organisations.create({ name: orgName, apiAccess: true, addon: true, validated: true }, "test");
+  const key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
   const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
   let mirrors: string[] = separate?.mirrorUrls ?? [];
   let stopped = false;
@@ -149,7 +164,7 @@ export async function deploy(kind: LedgerKind, orgName = "Acme <b>&amp;</b> \"S�
     const code = await svc.stop();
     if (code !== 0) throw new Error(`serve exited with ${code}: ${svc.stderr()}`);
     if (separate === null) {
-      const alone = await startLedgerProcess(dataDir);
+      const alone = await startLedgerProcess(dataDir, [], cmd);
       if (mirrors.length > 0 && JSON.stringify(alone.mirrorUrls) !== JSON.stringify(mirrors)) {
         throw new Error(`the embedded ledger came back at ${alone.mirrorUrls.join(", ")}, not ${mirrors.join(", ")}`);
       }
@@ -223,9 +238,9 @@ function result(code: number | null, stdout: string, stderr: string): ShellResul
   return { code, stdout, stderr, report };
 }
 
-/** `bun src/main.ts verify-receipt ARGS…` from an empty folder. */
-export async function cliVerify(args: string[]): Promise<ShellResult> {
-  const p = Bun.spawn([BUN, MAIN, "verify-receipt", ...args], { cwd: tempDir(), env: baseEnv(), stdout: "pipe", stderr: "pipe" });
+/** `docverify verify-receipt ARGS…` (from source unless `cmd` is given) from an empty folder. */
+export async function cliVerify(args: string[], cmd = FROM_SOURCE): Promise<ShellResult> {
+  const p = Bun.spawn([...cmd, "verify-receipt", ...args], { cwd: tempDir(), env: baseEnv(), stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return result(code, stdout, stderr);
 }
@@ -243,6 +258,8 @@ export function standaloneVerifier(): string {
   const built = Bun.spawnSync([BUN, join(ROOT, "scripts", "build-verifier.ts"), out], { cwd: ROOT });
   if (built.exitCode !== 0) throw new Error(`building the standalone verifier failed: ${built.stderr.toString()}`);
   standalone = out;
+  // Test files share this module in one `bun test` run; each file's cleanup() removes the folder.
+  onCleanup(() => (standalone = null));
   return out;
 }
 
