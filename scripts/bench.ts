@@ -27,6 +27,8 @@ const TARGETS = {
   deepPageRatio: 0.9,
   /** Issue 5: records per second at least this share of the single-core sign + seal rate. */
   recordsToSignRate: 0.6,
+  /** Issue 14: public receipts per second at least this share of public verifications per second. */
+  receiptToVerifyRate: 0.5,
 };
 /** Rate limits far above any load the machine can generate: the bench measures work, not refusals. */
 const UNLIMITED = {
@@ -379,6 +381,17 @@ function compare(scenarios: readonly ScenarioReport[], signRate: number): Target
         `log page ${LOG_DEPTH.toLocaleString("en-US")} rows deep vs first page: ${r.toFixed(2)} × the requests/s ` +
         `(p50 ${ms(deep.docverify.latencyMs.p50)} vs ${ms(first.docverify.latencyMs.p50)}, p99 ${ms(deep.docverify.latencyMs.p99)} vs ${ms(first.docverify.latencyMs.p99)}); target ≥ ${TARGETS.deepPageRatio.toFixed(2)}`,
       verdict: r >= TARGETS.deepPageRatio ? "PASS" : "MISS",
+    });
+  }
+  const receipts = byName("receipt-public");
+  const verifications = byName("verify-public");
+  if (receipts !== undefined && verifications !== undefined) {
+    const r = receipts.docverify.requestsPerSecond / verifications.docverify.requestsPerSecond;
+    checks.push({
+      what:
+        `public receipts ${perSecond(receipts.docverify.requestsPerSecond)}/s vs public verifications ${perSecond(verifications.docverify.requestsPerSecond)}/s ` +
+        `on the million-record dataset: ${r.toFixed(2)}; target ≥ ${TARGETS.receiptToVerifyRate.toFixed(2)}`,
+      verdict: r >= TARGETS.receiptToVerifyRate ? "PASS" : "MISS",
     });
   }
   const records = byName("records-create");

@@ -30,12 +30,12 @@ import { openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
 import { createLogger } from "../../src/lib/log.ts";
-import { encodeCreationMessage, sha256Text } from "../../src/records/messages.ts";
+import { encodeCreationMessage, encodeKeyAnnouncementMessage, sha256Text } from "../../src/records/messages.ts";
 import { ensureSealKey, loadSealedKey } from "../../src/records/seal-key.ts";
 import { createIdGenerator } from "../../src/verification/log.ts";
 
 /** Bump when what the generator writes changes. */
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 
 export const RECORD_COUNT = 1_000_000;
 /** One record in this many is signed and sealed for real. */
@@ -53,6 +53,8 @@ export interface Dataset {
   readonly dir: string;
   /** The DocHash of every real record (10,000), in id order. */
   readonly realHashes: readonly string[];
+  /** The record id of every real record, in the order of `realHashes`. */
+  readonly realIds: readonly string[];
   /** A live key of organisation 0 (verifications:read, records:write): organisation tier and log. */
   readonly logKey: string;
   /** A live key of the topic-less organisation, for record creation. */
@@ -63,6 +65,7 @@ export interface Dataset {
 
 interface Manifest {
   readonly realHashes: string[];
+  readonly realIds: string[];
   readonly logKey: string;
   readonly recordsKey: string;
   readonly recordCount: number;
@@ -160,8 +163,28 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
     const startMs = Date.now() - YEAR_MS - 86_400_000;
     const sealFp = Buffer.from(seal.fingerprint);
     const orgFps = orgKeys.map((k) => Buffer.from(k.fingerprint));
-    const sequence = new Array<number>(ORG_COUNT).fill(0);
+    // Each topic opens with its organisation's key announcement (docs/receipts.md §1), anchored
+    // at sequence 1, as the anchor loop leaves it: receipts need it.
+    const insertAnnouncement = sql.prepare(
+      `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds,
+        state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, 'key_announcement', ?, NULL, ?, ?, ?, NULL, ?, 180, 'anchored', 1, ?, ?, 1, ?, ?, ?)`,
+    );
+    orgs.forEach((o, org) => {
+      const ms = startMs - 60_000 + org;
+      const message = encodeKeyAnnouncementMessage({
+        orgId: o.id,
+        name: o.name,
+        algorithm: orgKeys[org]!.algorithm,
+        keyFingerprint: orgKeys[org]!.fingerprint,
+        sealKeyFingerprint: seal.fingerprint,
+      });
+      insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000 + 999_999).padStart(9, "0")}`, o.id, `0.0.${900_001 + org}`, message,
+        orgFps[org]!, ms, consensusOf(ms, 0), crypto.getRandomValues(new Uint8Array(48)), ms, ms, ms + 4000);
+    });
+    const sequence = new Array<number>(ORG_COUNT).fill(1);
     const realHashes: string[] = [];
+    const realIds: string[] = [];
     const spacing = Math.floor(YEAR_MS / RECORD_COUNT);
 
     const writeBatch = sql.transaction((from: number, to: number) => {
@@ -186,6 +209,7 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
           sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
           message = encodeCreationMessage({ recordId: id, docHash, signedAtMs: ms, signerPublicKey: orgKeys[org]!.publicKey, signature, sealSignature });
           realHashes.push(docHash);
+          realIds.push(id);
         } else {
           docHash = `sha256:${hex(rnd.subarray(o + 10, o + 42))}`;
           signature = pool[i & 63]!;
@@ -232,7 +256,7 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
     const logRowsOfOrg0 = sql.prepare<{ n: number }, [string]>("SELECT count(*) AS n FROM verifications WHERE org_id = ? AND environment = 'live'").get(orgs[0]!.id)!.n;
     // Sanity: the fingerprints the records name are the keys' own.
     for (const k of orgKeys) if (hex(keyFingerprint({ algorithm: k.algorithm, publicKey: k.publicKey })) !== hex(k.fingerprint)) throw new Error("fingerprint");
-    return { realHashes, logKey, recordsKey, recordCount: RECORD_COUNT, logRowsOfOrg0 };
+    return { realHashes, realIds, logKey, recordsKey, recordCount: RECORD_COUNT, logRowsOfOrg0 };
   } finally {
     void core.close();
   }

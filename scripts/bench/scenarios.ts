@@ -27,6 +27,8 @@ export interface Scenario {
   readonly body?: string;
   /** Bodies sent in turn, each wrk thread starting at its own offset. */
   readonly bodies?: readonly string[];
+  /** Paths (with query) requested in turn, like `bodies`; `path` is then only the first request's. */
+  readonly paths?: readonly string[];
   /**
    * A body in which `{{hash}}` becomes a DocHash never sent before (a per-run random prefix,
    * the wrk thread and a counter), for operations that must not repeat.
@@ -72,6 +74,7 @@ export function millionScenarios(data: Dataset, deepCursor: string): Scenario[] 
   // the signature memo to hold (2 entries per record), large enough not to be one cached row.
   const hot = data.realHashes.filter((_, i) => i % Math.floor(data.realHashes.length / HOT_SET) === 0).slice(0, HOT_SET);
   const verifyBodies = hot.map((h) => JSON.stringify({ originalDocHash: h }));
+  const hotIds = data.realIds.filter((_, i) => i % Math.floor(data.realIds.length / HOT_SET) === 0).slice(0, HOT_SET);
   const orgVerifyBodies = hot.map((h, i) => JSON.stringify({ originalDocHash: h, reference: `bench-${i}` }));
   const json = { "content-type": "application/json" };
   const logAuth = { authorization: `Bearer ${data.logKey}` };
@@ -130,6 +133,18 @@ export function millionScenarios(data: Dataset, deepCursor: string): Scenario[] 
       duration: 10,
       // The organisation's topic is created on the embedded ledger when the service starts.
       preflightRetryOn503: true,
+    },
+    {
+      // The public receipt (docs/receipts.md §2), for the same hot set of records: every
+      // request reads the record, its keys, its ledger rows and the announcement, and encodes
+      // about 14 KB of JSON. Target: at least half the public verification rate (compare()).
+      name: "receipt-public",
+      target: "million",
+      method: "GET",
+      path: `/verify/${hotIds[0]}/receipt`,
+      paths: hotIds.map((id) => `/verify/${id}/receipt`),
+      connections: 50,
+      duration: 10,
     },
     {
       name: "verify-public-memo-off",

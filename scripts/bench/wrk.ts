@@ -129,7 +129,8 @@ export const HASH_SLOT = "{{hash}}";
 /**
  * With a fixed body the request is fixed at load time (wrk.format caches it per connection), so
  * a scenario's method, headers and body cost nothing per request. With `bodies`, every request
- * is formatted once per thread in `init()` and `request()` only picks the next one. With
+ * is formatted once per thread in `init()` and `request()` only picks the next one; `paths` the
+ * same, one request per path. With
  * `freshHashBody`, `request()` formats a body with a DocHash never sent before: a random
  * prefix new for every wrk run (so the warm-up's hashes are not repeated), the thread's
  * number and a counter. `done()` runs once, after all threads.
@@ -138,7 +139,8 @@ function luaScript(scenario: Scenario): string {
   const lines = [`wrk.method = ${luaString(scenario.method)}`];
   for (const [name, value] of Object.entries(scenario.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   if (scenario.body !== undefined) lines.push(`wrk.body = ${luaString(scenario.body)}`);
-  if (scenario.bodies !== undefined || scenario.freshHashBody !== undefined) {
+  if (scenario.bodies !== undefined && scenario.paths !== undefined) throw new Error(`scenario ${scenario.name}: bodies and paths cannot be combined`);
+  if (scenario.bodies !== undefined || scenario.freshHashBody !== undefined || scenario.paths !== undefined) {
     // setup() runs in the main Lua state once per thread, before that thread's init().
     lines.push("local threads = 0", "function setup(thread)", "  thread:set(\"tid\", threads)", "  threads = threads + 1", "end");
   }
@@ -149,6 +151,21 @@ function luaScript(scenario: Scenario): string {
       "local n = 0",
       "function init(args)",
       "  for i, b in ipairs(bodies) do reqs[i] = wrk.format(nil, nil, nil, b) end",
+      "  n = (tid * 7919) % #reqs",
+      "end",
+      "function request()",
+      "  n = n % #reqs + 1",
+      "  return reqs[n]",
+      "end",
+    );
+  }
+  if (scenario.paths !== undefined) {
+    lines.push(
+      `local paths = {${scenario.paths.map(luaString).join(",\n")}}`,
+      "local reqs = {}",
+      "local n = 0",
+      "function init(args)",
+      "  for i, p in ipairs(paths) do reqs[i] = wrk.format(nil, p) end",
       "  n = (tid * 7919) % #reqs",
       "end",
       "function request()",
