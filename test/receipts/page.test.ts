@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { PAGE_SECURITY_HEADERS } from "../../src/http/pages/html.ts";
 import { minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
-import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
+import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, sharedBrowser, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
 
 afterAll(cleanup);
 
@@ -267,6 +267,64 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
       expect(run.verdict).toBe("verified_org");
       expect(run.mirrorsUsed).toBe(`Mirror nodes asked: ${d.mirrors[0]} (minimum 1, a weakened check).`);
       expect(run.requests.filter((u) => !u.startsWith(d.mirrors[0]!))).toEqual([]);
+    },
+    60_000,
+  );
+
+  test(
+    "by keyboard and by dropping files: every control is reached with Tab in order, a missing file is named, Enter verifies, the verdict takes the focus",
+    async () => {
+      const context = await (await sharedBrowser()).newContext();
+      try {
+        const p = await context.newPage();
+        await p.goto(pageOnDisk());
+        const focused = () => p.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? "");
+        const order: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          await p.keyboard.press("Tab");
+          order.push(await focused());
+        }
+        expect(order).toEqual(["receipt", "document", "mirrors", "min-mirrors", "verify"]);
+        expect(await p.inputValue("#min-mirrors")).toBe("2");
+
+        await p.keyboard.press("Enter");
+        expect(await p.textContent("#progress.error")).toBe("Choose the receipt file first.");
+
+        /** Drops a file made in the page, as a person drags one from their desktop. */
+        const drop = async (zone: string, name: string, bytes: number[]) => {
+          const dt = await p.evaluateHandle(
+            ({ name, bytes }) => {
+              const g = globalThis as unknown as { DataTransfer: new () => { items: { add(f: unknown): void } } };
+              const transfer = new g.DataTransfer();
+              transfer.items.add(new File([new Uint8Array(bytes)], name));
+              return transfer;
+            },
+            { name, bytes },
+          );
+          await p.dispatchEvent(zone, "drop", { dataTransfer: dt });
+        };
+        await drop("#receipt-drop", "receipt.json", [...new TextEncoder().encode(held.receiptText)]);
+        await p.waitForSelector("#receipt-info:not(:empty)");
+        expect(await p.textContent("#receipt-info")).toBe(`receipt.json: record ${held.recordId}, ${docHash(held.document)}.`);
+        // The mirror list is the receipt's, one a line.
+        expect(await p.inputValue("#mirrors")).toBe((JSON.parse(held.receiptText) as { mirrorNodes: string[] }).mirrorNodes.join("\n"));
+
+        await p.focus("#verify");
+        await p.keyboard.press("Enter");
+        expect(await p.textContent("#progress.error")).toBe("Choose the document the receipt is for.");
+
+        await drop("#document-drop", "contract.pdf", [...held.document]);
+        await p.waitForSelector("#document-info:not(:empty)");
+        await p.focus("#verify");
+        await p.keyboard.press("Enter");
+        await p.waitForSelector("#verdict:not(:empty)", { timeout: 30_000 });
+        expect(await p.getAttribute("#verdict", "data-verdict")).toBe("verified_org");
+        expect(await focused()).toBe("verdict");
+        // The verdict is in the status region a screen reader announces.
+        expect(await p.$eval("#verdict", (el) => (el as unknown as { closest(s: string): { getAttribute(n: string): string | null } | null }).closest("[role=status]")?.getAttribute("id"))).toBe("status");
+      } finally {
+        await context.close();
+      }
     },
     60_000,
   );
