@@ -19,6 +19,7 @@ import { coldStart, killAll, memoryOf, startAppServer, startDocverify, startFloo
 import { EMPTY_SCENARIOS, LOG_DEPTH, millionScenarios, type Scenario, type Target } from "./bench/scenarios.ts";
 import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
 import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
+import { runVerifierBench, VERIFIER_TARGET_MS } from "./bench/receipt-verifier.ts";
 
 const TARGETS = {
   coldStartMs: 100,
@@ -220,6 +221,10 @@ async function main(argv: string[]): Promise<number> {
       `idle RSS (after ${IDLE_REQUESTS} requests and ${IDLE_WAIT_MS / 1000} s idle): ${mb(idleRss)}  target ≤ ${mb(TARGETS.idleRssBytes)}  ${rssVerdict}`,
     );
 
+    // Issue 14: the standalone verifier's time for one receipt (scripts/bench/receipt-verifier.ts).
+    console.log("");
+    const verifier = await runVerifierBench(binary, work, (line) => console.log(line));
+
     // Issue 4: anchoring throughput and backlog while records are created (scripts/bench/anchoring.ts).
     const anchoring = await runAnchoringBench({ quick: mode.name === "quick", workDir: work });
     printAnchoring(anchoring);
@@ -236,6 +241,7 @@ async function main(argv: string[]): Promise<number> {
         comparisons,
         coldStart: { runsMs: startMs, medianMs: startMedian, targetMs: TARGETS.coldStartMs, verdict: startVerdict },
         idleRss: { bytes: idleRss, targetBytes: TARGETS.idleRssBytes, verdict: rssVerdict },
+        receiptVerifier: { ...verifier, targetMs: VERIFIER_TARGET_MS },
         anchoring,
         broken,
       };
