@@ -300,6 +300,9 @@ export interface PageRun {
   readonly verdict: string | null;
   readonly headline: string;
   readonly organisation: string;
+  /** The signed time and record line, and the revocation line (empty when not shown). */
+  readonly signed: string;
+  readonly revocation: string;
   readonly checks: { name: string; status: string; detail: string }[];
   /** What the page says about the document (its name, size and, once hashed, its hash). */
   readonly documentInfo: string;
@@ -379,6 +382,8 @@ export async function pageVerify(url: string, options: PageOptions): Promise<Pag
       verdict: (await page.textContent("#verdict")) === "" ? null : verdict,
       headline: (await page.textContent("#verdict")) ?? "",
       organisation: (await page.textContent("#organisation")) ?? "",
+      signed: (await page.textContent("#signed")) ?? "",
+      revocation: (await page.textContent("#revocation")) ?? "",
       checks,
       mirrorsUsed: (await page.textContent("#mirrors-used")) ?? "",
       documentInfo: (await page.textContent("#document-info")) ?? "",

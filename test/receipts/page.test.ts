@@ -156,6 +156,9 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
     expect(run.headline).toBe("Verified");
     // The organisation's name from the ledger, as text: its markup characters shown, never parsed.
     expect(run.organisation).toBe(`Organisation: ${d.orgName}`);
+    const receipt = JSON.parse(held.receiptText) as { authenticatedAt: string };
+    expect(run.signed).toBe(`Authenticated at ${receipt.authenticatedAt} (the signed time), record ${held.recordId}.`);
+    expect(run.revocation).toBe("");
     expect(run.checks.map((c) => c.name)).toEqual([
       "documentHash",
       "recordPayload",
@@ -204,6 +207,24 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
       expect(run.headline).toBe("No record for this document");
       expect(run.checks.find((c) => c.name === "documentHash")!.status).toBe("fail");
       expect(run.documentInfo).toBe(`other.pdf (16 bytes), hashed in this browser: ${docHash("another document")}`);
+      // Nothing about the record is vouched for: no organisation, no signed time.
+      expect([run.organisation, run.signed]).toEqual(["", ""]);
+    },
+    60_000,
+  );
+
+  test(
+    "a receipt fetched before its record was revoked: Revoked, with the revocation as found on the ledger",
+    async () => {
+      const withdrawn = await authenticate(d, "withdrawn.pdf");
+      await d.revoke(withdrawn.recordId, "KEY_COMPROMISE");
+      const after = JSON.parse(await d.receipt(withdrawn.recordId)) as { revocation: { revokedAt: string; anchor: { sequenceNumber: number; consensusAt: string } } };
+      const run = await pageVerify(pageOnDisk(), { receiptPath: withdrawn.receiptPath, documentPath: withdrawn.documentPath });
+      expect([run.verdict, run.headline]).toEqual(["revoked", "Revoked"]);
+      expect(run.revocation).toBe(
+        `Revoked at ${after.revocation.revokedAt}, reason KEY_COMPROMISE: ledger message ${after.revocation.anchor.sequenceNumber}, consensus at ${after.revocation.anchor.consensusAt}.`,
+      );
+      expect(run.checks.filter((c) => c.status === "fail").map((c) => c.name)).toEqual(["revocationScan"]);
     },
     60_000,
   );

@@ -31,6 +31,8 @@ const progress = byId("progress");
 const verdictEl = byId("verdict");
 const verdictDetail = byId("verdict-detail");
 const organisation = byId("organisation");
+const signed = byId("signed");
+const revocation = byId("revocation");
 const checksTable = byId("checks");
 const checkRows = byId("check-rows");
 const mirrorsUsed = byId("mirrors-used");
@@ -51,6 +53,8 @@ function clearOutcome(): void {
   verdictEl.setAttribute("data-verdict", "");
   say(verdictDetail, "");
   say(organisation, "");
+  say(signed, "");
+  say(revocation, "");
   checkRows.replaceChildren();
   checksTable.hidden = true;
   say(mirrorsUsed, "");
@@ -118,7 +122,7 @@ function fail(text: string): void {
   say(progress, text, "error");
 }
 
-function showReport(report: Report): void {
+function showReport(report: Report, receipt: Receipt): void {
   say(progress, "");
   const v = verdictText(report.verdict);
   say(verdictEl, v.headline, v.tone);
@@ -127,6 +131,12 @@ function showReport(report: Report): void {
   if (report.organisation !== null) {
     // The name is text from the ledger: textContent only, never markup.
     organisation.replaceChildren("Organisation: ", strong(report.organisation.name));
+  }
+  // The signed time is only worth showing once the signatures over it have been checked.
+  if (SIGNED_VERDICTS.has(report.verdict)) say(signed, `Authenticated at ${receipt.authenticatedAt} (the signed time), record ${report.recordId}.`);
+  if (report.revocation !== null) {
+    const r = report.revocation;
+    say(revocation, `Revoked at ${r.revokedAt}, reason ${r.reason}: ledger message ${r.sequenceNumber}, consensus at ${r.consensusAt}.`);
   }
   const rows = report.checks.map((c) => {
     const tr = doc.createElement("tr");
@@ -154,6 +164,8 @@ function showReport(report: Report): void {
   );
 }
 
+const SIGNED_VERDICTS: ReadonlySet<string> = new Set(["verified", "verified_org", "revoked"]);
+
 function strong(text: string): DomElement {
   const el = doc.createElement("strong");
   el.textContent = text;
@@ -165,6 +177,9 @@ async function verify(): Promise<void> {
   if (receiptFile === null) return fail("Choose the receipt file first.");
   if (receiptError !== null || receipt === null) return fail(receiptError ?? "The receipt is still being read; try again.");
   if (documentFile === null) return fail("Choose the document the receipt is for.");
+  // What is checked is what was chosen when Verify was pressed, whatever is chosen meanwhile.
+  const current = receipt;
+  const file = documentFile;
   const minMirrors = minimumMirrors(minField.value);
   if (minMirrors === null) return fail("The minimum number of mirror nodes must be a whole number, 1 or more.");
   const mirrors = mirrorLines(mirrorsField.value);
@@ -172,12 +187,12 @@ async function verify(): Promise<void> {
   if (bad !== undefined) return fail(`Not a mirror node URL (http:// or https://, no query): ${bad}`);
   button.disabled = true;
   try {
-    say(progress, `Hashing ${documentFile.name} in this browser…`);
+    say(progress, `Hashing ${file.name} in this browser…`);
     // Chunk by chunk: a large document is never held whole.
-    const docHash = await sha256OfStream(documentFile.stream());
-    say(documentInfo, `${documentFile.name} (${byteSize(documentFile.size)}), hashed in this browser: ${docHash}`, "info");
+    const docHash = await sha256OfStream(file.stream());
+    say(documentInfo, `${file.name} (${byteSize(file.size)}), hashed in this browser: ${docHash}`, "info");
     say(progress, "Asking the mirror nodes…");
-    const report = await verifyReceipt(receipt, {
+    const report = await verifyReceipt(current, {
       docHash,
       mirrors,
       minMirrors,
@@ -185,7 +200,7 @@ async function verify(): Promise<void> {
       fetch: (url, init) => fetch(url, init),
       onProgress: (line) => say(progress, line),
     });
-    showReport(report);
+    showReport(report, current);
     verdictEl.focus();
   } catch (e) {
     fail(`The check could not run: ${errorMessage(e)}`);
@@ -193,6 +208,9 @@ async function verify(): Promise<void> {
     button.disabled = false;
   }
 }
+
+// A file dropped beside the zones would make the browser leave the page to show it.
+for (const type of ["dragover", "drop"]) doc.addEventListener(type, (e) => e.preventDefault());
 
 form.addEventListener("submit", (e) => {
   e.preventDefault();

@@ -35,6 +35,7 @@ export interface DomInput extends DomElement {
 export interface DomDocument {
   getElementById(id: string): DomElement | null;
   createElement(tag: string): DomElement;
+  addEventListener(type: string, listener: (event: DomEvent) => void): void;
 }
 
 /** The page's document; only ever read in the browser. */
