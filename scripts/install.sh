@@ -240,6 +240,9 @@ if [ ! -f "$env_file" ]; then
 #DOCVERIFY_LOG_LEVEL=info
 # Days the verification log keeps a row (0 keeps every row).
 #DOCVERIFY_LOG_RETENTION_DAYS=400
+# Mirror nodes a receipt suggests to its verifiers, comma-separated (default: the network's
+# public mirror node). Name two independent ones: a verifier needs two that agree.
+#DOCVERIFY_MIRROR_NODES=https://mainnet-public.mirrornode.hedera.com
 EOF
 	)
 	chmod 0640 "$tmp"
