@@ -43,10 +43,11 @@ export const isPositiveLong = (v: string): boolean => /^\d{1,19}$/.test(v) && Bi
  * The `links.next` of a page, built as the mirror node builds it (hiero-mirror-node rest/utils.js
  * `getNextParamQueries`): the request's own parameters in their order, with any
  * `timestamp=gt:`/`gte:` (ascending) or `lt:`/`lte:` (descending) dropped and `gt:`/`lt:` the
- * page's last timestamp put in. A parameter given once (a string to Express) moves to the end; one
- * given several times (a list) keeps its place, the new bound appended when it had a range
- * bound. Null when the bounds left describe an empty range (`gt:X&lte:X` after the last row),
- * since the mirror node then gives no next link either.
+ * page's last timestamp put in. A `timestamp` given once (a string to Express) that is replaced
+ * moves to the end; one with the other direction's bound stays and gets the new bound beside it;
+ * a plain (eq) one stays as it is. One given several times (a list) keeps its place, the new
+ * bound appended when it had any range bound. Null when the bounds left describe an empty range
+ * (`gt:X&lte:X` after the last row), since the mirror node then gives no next link either.
  */
 export function nextLink(path: string, query: Map<string, string[]>, order: "asc" | "desc", last: Timestamp): string | null {
   const field = "timestamp";
