@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { chromium } from "playwright-core";
 import { PAGE_SECURITY_HEADERS } from "../../src/http/pages/html.ts";
 import { minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
+import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
 import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, sharedBrowser, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
 
 afterAll(cleanup);
@@ -193,6 +195,29 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
     "served by docverify at /verify-receipt: the same",
     async () => {
       expectVerified(await pageVerify(`${d.svc.url}/verify-receipt`, { receiptPath: held.receiptPath, documentPath: held.documentPath }));
+    },
+    60_000,
+  );
+
+  test(
+    "served over plain HTTP under a host name (not a secure context, as on a private network): the same",
+    async () => {
+      // Chromium treats localhost and 127.0.0.1 as secure; a name mapped to the same address is not.
+      const port = new URL(d.svc.url).port;
+      const browser = await chromium.launch({ executablePath: ensureChromium(), args: [...CHROMIUM_ARGS, "--host-resolver-rules=MAP docverify.test 127.0.0.1"] });
+      try {
+        const p = await browser.newPage();
+        await p.goto(`http://docverify.test:${port}/verify-receipt`);
+        expect(await p.evaluate(() => (globalThis as unknown as { isSecureContext: boolean }).isSecureContext)).toBe(false);
+        await p.setInputFiles("#receipt", held.receiptPath);
+        await p.waitForSelector("#receipt-info:not(:empty)");
+        await p.setInputFiles("#document", held.documentPath);
+        await p.click("#verify");
+        await p.waitForSelector("#verdict:not(:empty)", { timeout: 30_000 });
+        expect(await p.getAttribute("#verdict", "data-verdict")).toBe("verified_org");
+      } finally {
+        await browser.close();
+      }
     },
     60_000,
   );
