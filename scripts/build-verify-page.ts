@@ -1,6 +1,5 @@
 /**
- * Writes src/http/pages/verify-receipt.html: the receipt verifier's page (docs/receipts.md,
- * "The page") as ONE self-contained file. The verifier core and the page's script
+ * Writes src/http/pages/verify-receipt.html: the receipt verifier's page (docs/receipts.md §4.4) as ONE self-contained file. The verifier core and the page's script
  * (src/verifier/page/browser.ts) are bundled for the browser, minified, and inlined with the
  * page's style into src/verifier/page/template.html, under a Content-Security-Policy that allows
  * exactly that script and that style by their SHA-256 and network requests to http(s) only (the

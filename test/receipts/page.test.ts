@@ -1,5 +1,5 @@
 /**
- * The receipt verifier's page (docs/receipts.md, "The page"): the generated file is up to date and
+ * The receipt verifier's page (docs/receipts.md §4.4): the generated file is up to date and
  * self-contained; GET /verify-receipt serves exactly it with the page headers and a policy that
  * allows its own script and the mirror nodes; and in headless Chromium, opened from a file and from
  * the server, it verifies a real receipt against a real ledger's two mirror nodes, shows the

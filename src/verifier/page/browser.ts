@@ -1,5 +1,5 @@
 /**
- * The receipt page's script (docs/receipts.md, "The page"): the third shell of the verifier.
+ * The receipt page's script (docs/receipts.md §4.4): the third shell of the verifier.
  * It reads the receipt and the document from files the visitor picks or drops, hashes the
  * document here (it is never sent anywhere), asks the mirror nodes in the form, and shows the
  * verdict and every check. Everything it shows that came from outside (the organisation's name
@@ -69,14 +69,19 @@ async function loadReceipt(file: File): Promise<void> {
   receipt = null;
   receiptError = null;
   clearOutcome();
+  let parsed: Receipt;
   try {
-    receipt = parseReceipt(await file.text());
-    say(receiptInfo, `${file.name}: record ${receipt.recordId}, ${receipt.originalDocHash}.`, "info");
-    mirrorsField.value = receipt.mirrorNodes.join("\n");
+    parsed = parseReceipt(await file.text());
   } catch (e) {
+    if (receiptFile !== file) return; // another receipt was chosen meanwhile
     receiptError = `${file.name} is not a usable receipt: ${errorMessage(e)}`;
     say(receiptInfo, receiptError, "info error");
+    return;
   }
+  if (receiptFile !== file) return;
+  receipt = parsed;
+  say(receiptInfo, `${file.name}: record ${parsed.recordId}, ${parsed.originalDocHash}.`, "info");
+  mirrorsField.value = parsed.mirrorNodes.join("\n");
 }
 
 function loadDocument(file: File): void {
