@@ -184,10 +184,10 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const announcementFor = (orgId: string): KeyAnnouncement | null => {
     try {
       const a = options.announcementFor(orgId);
-      if (a === null) errors.warn("announcement", "key announcement cannot be built yet (no seal key, and no master key to create one); record messages of the organisation wait", { orgId });
+      if (a === null) errors.warn("announcement-unavailable", "key announcement cannot be built yet (no seal key, and no master key to create one); record messages of the organisation wait", { orgId });
       return a;
     } catch (e) {
-      errors.warn("announcement", "key announcement could not be built; it is tried again at the next pass", { orgId, error: e });
+      errors.warn("announcement-failed", "key announcement could not be built; it is tried again at the next pass", { orgId, error: e });
       return null;
     }
   };

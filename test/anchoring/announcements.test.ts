@@ -3,7 +3,9 @@
  * through the real SDK: the announcement is an organisation's first message on a new topic,
  * records wait for it, a topic that predates announcements gets one at the next start, an
  * abandoned one is queued again with the same bytes, and it is queued and submitted exactly once
- * across loops, processes and a `kill -9` of `serve`.
+ * across loops, processes and a `kill -9` of `serve`. Also, without a ledger, how
+ * src/records/announcements.ts builds it (the seal key read, created, or not available), and the
+ * loop when it cannot be built yet.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
@@ -18,7 +20,11 @@ import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import { decodeLedgerMessage, encodeKeyAnnouncementMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { ledgerTransactions, organisations, serviceMeta } from "../../src/storage/schema.ts";
+import { createSigner } from "../../src/crypto/index.ts";
+import { ensureSealKey } from "../../src/records/seal-key.ts";
+import { signingKeys } from "../../src/storage/schema.ts";
 import { BUN, cleanup, onCleanup, ROOT, startService, tempDir } from "../support/env.ts";
+import { createRecordsFixture, MASTER_KEY } from "../support/records-fixture.ts";
 import { waitFor } from "../support/wait.ts";
 import { makeRig, VALID_SECONDS, type Rig } from "./rig.ts";
 
@@ -120,6 +126,94 @@ async function orgBeforeAnnouncements(rig: Rig, records = 2): Promise<{ orgId: s
 }
 
 const anchorLines = (rig: Rig, transactionId: string) => rig.log.lines.filter((l) => l.msg === "anchor" && l.transactionId === transactionId);
+
+describe("announcementFor (src/records/announcements.ts), without a ledger", () => {
+  const sealNamed = (f: ReturnType<typeof createRecordsFixture>) => f.db.select().from(serviceMeta).where(eq(serviceMeta.key, SEAL_KEY_META)).get();
+
+  test("the organisation's current key and name, and the seal key named in service_meta", () => {
+    const f = createRecordsFixture();
+    const org = f.createOrg('Quote " and \\ Ltd');
+    const seal = ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock });
+    const a = createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)!;
+    expect(Buffer.from(a.keyFingerprint).equals(Buffer.from(org.systemKey.fingerprint))).toBe(true);
+    expect(Buffer.from(a.message).equals(Buffer.from(encodeKeyAnnouncementMessage({ orgId: org.id, name: org.name, algorithm: "ML-DSA-65", keyFingerprint: org.systemKey.fingerprint, sealKeyFingerprint: seal.fingerprint })))).toBe(true);
+  });
+
+  test("no seal key yet: created as record creation creates it, and the one record creation then uses", () => {
+    const f = createRecordsFixture();
+    const org = f.createOrg("Fresh Ltd");
+    expect(sealNamed(f)).toBeUndefined();
+    const a = createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)!;
+    const named = sealNamed(f)!;
+    expect((decodeLedgerMessage(a.message) as { sealKeyFingerprint: string }).sealKeyFingerprint).toBe(named.value);
+    expect(f.db.select().from(signingKeys).where(eq(signingKeys.fingerprint, Buffer.from(named.value, "hex"))).get()).toMatchObject({ purpose: "service-seal" });
+    expect(Buffer.from(ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock }).fingerprint).toString("hex")).toBe(named.value);
+  });
+
+  test("no seal key and a sealed key store (no master key): null, and nothing written; the organisation unknown: null", () => {
+    const f = createRecordsFixture();
+    const org = f.createOrg("Sealed Ltd");
+    const sealed = createKeyAnnouncements({ db: f.db, signer: createSigner({ masterKey: null }), clock: f.clock });
+    expect(sealed(org.id)).toBeNull();
+    expect(sealNamed(f)).toBeUndefined();
+    // Once a seal key exists (made by a process that has the master key), the sealed one can announce.
+    ensureSealKey({ db: f.db, signer: createSigner({ masterKey: MASTER_KEY }), clock: f.clock });
+    expect(sealed(org.id)).not.toBeNull();
+    expect(sealed(Bun.randomUUIDv7())).toBeNull();
+  });
+
+  test("an organisation whose key is not in signing_keys: an error naming it, never a message", () => {
+    const f = createRecordsFixture();
+    const org = f.createOrg("Broken Ltd");
+    f.db.update(organisations).set({ systemKeyFingerprint: Buffer.alloc(32, 9) }).where(eq(organisations.id, org.id)).run();
+    expect(() => createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)).toThrow("is not in signing_keys");
+  });
+});
+
+describe("the loop when the announcement cannot be built", () => {
+  test("null or an error: logged, the topic is still recorded, records wait; built at a later pass, it is queued then", async () => {
+    const rig = await makeRig();
+    const real = createKeyAnnouncements({ db: rig.core.db, signer: rig.core.signer, clock: rig.clock });
+    let mode: "null" | "throw" | "real" = "null";
+    const loop = createAnchoring({
+      db: rig.core.db,
+      clock: rig.clock,
+      log: rig.log,
+      ledger: rig.ledger,
+      links: localLinks(rig.local.mirrorUrl),
+      masterKey: rig.masterKey,
+      announcementFor: (orgId) => {
+        if (mode === "throw") throw new Error("storage busy");
+        return mode === "null" ? null : real(orgId);
+      },
+      validSeconds: VALID_SECONDS,
+    });
+    onCleanup(() => loop.stop());
+    const pass = async () => {
+      rig.clock.advance(1100);
+      await rig.local.runConsensus();
+      await loop.runOnce();
+    };
+    const org = rig.core.organisations.create({ name: `Late Ltd ${Math.random()}`, addon: true }, "test");
+    for (let i = 0; i < 40 && orgRow(rig.core, org.id).topicId === null; i++) await pass();
+    const topicId = orgRow(rig.core, org.id).topicId!;
+    expect(topicId).toMatch(/^0\.0\.\d+$/);
+    const rec = rig.insertRecord(org.id, topicId);
+    for (let i = 0; i < 3; i++) await pass();
+    expect(announcementsOf(rig.core, org.id)).toEqual([]);
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(rig.log.lines.filter((l) => String(l.msg).startsWith("key announcement cannot be built yet"))).toHaveLength(1); // once a minute
+    mode = "throw";
+    await pass();
+    expect(rig.log.lines.some((l) => String(l.msg).startsWith("key announcement could not be built") && JSON.stringify(l).includes("storage busy"))).toBe(true);
+    expect(announcementsOf(rig.core, org.id)).toEqual([]);
+    mode = "real";
+    for (let i = 0; i < 40 && rig.record(rec.recordId).anchorState !== "anchored"; i++) await pass();
+    const [announcement] = announcementsOf(rig.core, org.id);
+    expect(announcement).toMatchObject({ state: "anchored", sequenceNumber: 1 });
+    expect(rig.record(rec.recordId).sequenceNumber).toBe(2);
+  }, 30_000);
+});
 
 describe("a new organisation's topic", () => {
   test("the key announcement is sequence 1, its first record sequence 2; the mirror holds the announcement's exact bytes", async () => {
