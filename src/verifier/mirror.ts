@@ -12,8 +12,23 @@ import { base64ToBytes } from "./encoding.ts";
 
 export const MIRROR_TIMEOUT_MS = 10_000;
 
-/** What the reader needs of `fetch` (the global one fits; tests pass their own). */
-export type FetchFn = (url: string, init?: RequestInit) => Promise<Response>;
+/** What the reader asks of a GET. */
+export interface FetchInit {
+  readonly signal?: AbortSignal;
+  readonly headers?: Record<string, string>;
+}
+
+/** What the reader needs of an answer: its status and its body's text. */
+export interface FetchAnswer {
+  readonly status: number;
+  text(): Promise<string>;
+}
+
+/**
+ * What the reader needs of `fetch`: the global one fits (the page uses it), the command-line
+ * shells pass http-get.ts's, tests their own.
+ */
+export type FetchFn = (url: string, init?: FetchInit) => Promise<FetchAnswer>;
 
 export interface MirrorMessage {
   readonly topicId: string;
@@ -100,7 +115,7 @@ export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeout
 
   /** One GET: the parsed 200 body, or a 404 in the API's error shape; throws BadAnswer for the rest. */
   async function get(url: string): Promise<Got> {
-    let res: Response;
+    let res: FetchAnswer;
     let text: string;
     // One deadline for the headers and the body alike.
     const signal = AbortSignal.timeout(timeoutMs);
