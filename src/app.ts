@@ -206,7 +206,15 @@ export async function createApp(options: AppOptions): Promise<App> {
 function receiptsRoutes(core: Core, access: ReturnType<typeof createAccess>, options: AppOptions): AnyElysia[] {
   const network = core.config.ledger.network;
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
-  const receipts = createReceipts({ db: core.db, clock: core.clock, network, mirrorNodes: () => suggestedMirrorNodes(core.config) });
+  // For the embedded ledger the suggestion comes from its remembered addresses, a file: read at
+  // most once a second rather than once per receipt (its ports change only when it restarts).
+  let suggested: { readonly at: number; readonly nodes: readonly string[] } | null = null;
+  const mirrorNodes = (): readonly string[] => {
+    const now = core.clock.now();
+    if (suggested === null || now - suggested.at >= 1000 || now < suggested.at) suggested = { at: now, nodes: suggestedMirrorNodes(core.config) };
+    return suggested.nodes;
+  };
+  const receipts = createReceipts({ db: core.db, clock: core.clock, network, mirrorNodes });
   const identity = createIdentity({ db: core.db, network, publicUrl });
   return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity })];
 }
