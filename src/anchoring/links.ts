@@ -17,10 +17,14 @@ export const PUBLIC_MIRRORS: Readonly<Record<Exclude<LedgerNetwork, "local">, st
   previewnet: "https://previewnet.mirrornode.hedera.com",
 };
 
+/**
+ * Every link names a transaction in the mirror node's form (`0.0.2-1795507107-624000000`), the one
+ * mirror nodes and HashScan accept; a Record's own `transactionId` keeps the SDK's `@` form.
+ */
 export function localLinks(mirrorUrl: string): LedgerLinks {
   const base = mirrorUrl.replace(/\/+$/, "");
   return {
-    transactionUrl: (id) => transactionPageUrl(base, id),
+    transactionUrl: (id) => transactionPageUrl(base, mirrorFormTransactionId(id)),
     topicMessageUrl: (topicId, sequenceNumber) => `${base}/api/v1/topics/${topicId}/messages/${sequenceNumber}`,
   };
 }

@@ -53,11 +53,11 @@ export function msToNs(ms: number): bigint {
 }
 
 /**
- * A mirror-node timestamp parameter: `seconds` or `seconds.nanos` with 1 to 9 digits of nanos
- * (`1.5` means 1.500000000), or null when malformed.
+ * A mirror-node timestamp parameter: `seconds` (at most 10 digits, as the mirror node allows) or
+ * `seconds.nanos` with 1 to 9 digits of nanos (`1.5` means 1.500000000), or null when malformed.
  */
 export function parseTimestampParam(text: string): Timestamp | null {
-  const m = /^(\d{1,17})(?:\.(\d{1,9}))?$/.exec(text);
+  const m = /^(\d{1,10})(?:\.(\d{1,9}))?$/.exec(text);
   if (!m) return null;
   return { seconds: Number(m[1]), nanos: Number((m[2] ?? "0").padEnd(9, "0")) };
 }

@@ -47,6 +47,8 @@ export function resultName(code: number | null): string {
 
 export function transactionView(tx: TxRow): Record<string, unknown> {
   return {
+    // Not part of an atomic batch: the mirror node always writes the field, null then.
+    batch_key: null,
     bytes: null,
     charged_tx_fee: tx.chargedFee ?? 0,
     consensus_timestamp: tx.consensus ? formatTimestamp(tx.consensus) : null,

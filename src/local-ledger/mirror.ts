@@ -18,7 +18,7 @@
 import { entityId, formatTimestamp, parseEntityId, parseTimestampParam, parseTransactionId, type Timestamp } from "./ids.ts";
 import { mirrorKey } from "./keys.ts";
 import { page, transactionPage } from "./mirror-page.ts";
-import { filtersOf, isPositiveLong, nextLink, orderedQuery } from "./mirror-params.ts";
+import { exactQuery, filterOf, filtersOf, isPositiveLong, nextLink, orderedQuery } from "./mirror-params.ts";
 import { messageView, transactionView } from "./mirror-views.ts";
 import type { Comparison, TxRow } from "./rows.ts";
 import { NODE_ACCOUNT } from "./rules.ts";
@@ -38,12 +38,26 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
 }
 
-function errorBody(status: number, messages: string[]): Response {
-  return json(status, { _status: { messages: messages.map((message) => ({ message })) } });
+/** One entry of an error body: a message, and the detail the rest-java routes add. */
+type ErrorMessage = string | { message: string; detail: string };
+
+function errorBody(status: number, messages: ErrorMessage[]): Response {
+  return json(status, { _status: { messages: messages.map((m) => (typeof m === "string" ? { message: m } : m)) } });
 }
 
 const notFound = (): Response => errorBody(404, ["Not found"]);
 const invalid = (...params: string[]): Response => errorBody(400, params.map((p) => `Invalid parameter: ${p}`));
+/** A 400 as the mirror node's rest-java routes write it: the status's reason phrase and a detail. */
+const badRequest = (detail: string): Response => errorBody(400, [{ message: "Bad Request", detail }]);
+
+/**
+ * A route that takes no query parameter (one message by number or by timestamp): each parameter
+ * given is refused, as the mirror node's `validateReq` refuses it, before the path is read.
+ */
+function refuseParameters(url: URL): Response | null {
+  const keys = [...orderedQuery(url).keys()];
+  return keys.length ? errorBody(400, keys.map((k) => `Unknown query parameter: ${k}`)) : null;
+}
 
 function topicNumOf(text: string): number | null | "foreign" {
   const id = parseEntityId(text);
@@ -82,8 +96,9 @@ function listMessages(store: LedgerStore, url: URL, topicText: string): Response
         else order = f.value;
         break;
       case "encoding":
-        if (f.op !== "eq" || !["base64", "utf-8"].includes(f.value.toLowerCase())) bad.push(f.key);
-        else encoding = f.value.toLowerCase() as "base64" | "utf-8";
+        // base64 (the default) or UTF-8 text, any case, `utf8` or `utf-8`, as the mirror node reads it.
+        if (f.op !== "eq" || !/^(?:base64|utf-?8)$/.test(f.value.toLowerCase())) bad.push(f.key);
+        else encoding = f.value.toLowerCase() === "base64" ? "base64" : "utf-8";
         break;
       case "sequencenumber":
         if (!isPositiveLong(f.value)) bad.push(f.key);
@@ -107,7 +122,9 @@ function listMessages(store: LedgerStore, url: URL, topicText: string): Response
   return json(200, { messages, links: { next: rows.length === limit && last ? nextLink(url.pathname, query, order, last.consensus) : null } });
 }
 
-function getMessage(store: LedgerStore, topicText: string, seqText: string): Response {
+function getMessage(store: LedgerStore, url: URL, topicText: string, seqText: string): Response {
+  const refused = refuseParameters(url);
+  if (refused) return refused;
   const topic = topicNumOf(topicText);
   const badParams = [...(topic === null ? ["topic.id"] : []), ...(isPositiveLong(seqText) ? [] : ["sequencenumber"])];
   if (badParams.length) return invalid(...badParams);
@@ -116,18 +133,24 @@ function getMessage(store: LedgerStore, topicText: string, seqText: string): Res
   return m ? json(200, messageView(m)) : notFound();
 }
 
-function getMessageAt(store: LedgerStore, tsText: string): Response {
+function getMessageAt(store: LedgerStore, url: URL, tsText: string): Response {
+  const refused = refuseParameters(url);
+  if (refused) return refused;
   const ts = parseTimestampParam(tsText);
   if (!ts) return invalid("consensus_timestamp");
   const m = store.messageAt(ts);
   return m ? json(200, messageView(m)) : notFound();
 }
 
+/**
+ * One topic, as the mirror node's rest-java service answers it: query parameters are ignored, and
+ * its errors carry a detail (`Failed to convert 'id'`, `Topic not found`).
+ */
 function getTopic(store: LedgerStore, topicText: string): Response {
   const topic = topicNumOf(topicText);
-  if (topic === null) return invalid("topic.id");
+  if (topic === null) return badRequest("Failed to convert 'id'");
   const t = topic === "foreign" ? null : store.getTopic(topic);
-  if (!t) return notFound();
+  if (!t) return errorBody(404, [{ message: "Not Found", detail: "Topic not found" }]);
   const created = formatTimestamp({ seconds: t.createdSeconds, nanos: t.createdNanos });
   return json(200, {
     admin_key: mirrorKey(t.adminKey),
@@ -191,26 +214,132 @@ function getAccount(store: LedgerStore, accountText: string): Response {
   if (num === null) return invalid("idOrAliasOrEvmAddress");
   const account = num === "foreign" ? null : store.getAccount(num);
   if (!account) return notFound();
+  // Every field the mirror node's AccountInfo requires; what this ledger does not keep (creation,
+  // expiry, staking, aliases) is null, as the mirror node writes an unknown; the EVM address is
+  // the account's long-zero form.
   return json(200, {
     account: entityId(account.num),
+    alias: null,
+    auto_renew_period: null,
     balance: { balance: account.balance, timestamp: null, tokens: [] },
+    created_timestamp: null,
+    decline_reward: false,
     deleted: false,
+    ethereum_nonce: 0,
+    evm_address: `0x${account.num.toString(16).padStart(40, "0")}`,
+    expiry_timestamp: null,
     key: mirrorKey(account.key),
+    max_automatic_token_associations: 0,
     memo: "",
+    pending_reward: 0,
+    receiver_sig_required: false,
+    stake_period_start: null,
+    staked_account_id: null,
+    staked_node_id: null,
     transactions: [],
     links: { next: null },
   });
 }
 
-function networkNodes(endpoint: { host: string; port: number }): Response {
+const NODE_PARAMETERS = ["file.id", "node.id", "limit", "order"];
+const NODES_DEFAULT_LIMIT = 10;
+const NODES_MAX_LIMIT = 25;
+/** The address books a network keeps: 0.0.101 and 0.0.102 (the default); each lists the one node here. */
+const ADDRESS_BOOKS = new Set([101, 102]);
+
+interface NodesRequest {
+  fileNum: number | null;
+  nodeIds: { op: string; num: number }[];
+  limit: number;
+  order: "asc" | "desc";
+}
+
+/**
+ * `network/nodes`' parameters as the mirror node's rest-java service reads them: names exactly
+ * as written (no lowercasing there); `file.id` (`eq` only, default 0.0.102), `node.id` (any
+ * number of `eq`/`gt`/`gte`/`lt`/`lte` bounds), `limit` (1 or more, at most 25 used, default 10),
+ * `order` (`asc`/`desc`, any case). A blank value is the default. Errors: a repeated single
+ * parameter or `file.id` with a range operator is a 400 with a detail; unreadable values and
+ * unknown names are listed together, the values first.
+ */
+function nodesRequest(url: URL): NodesRequest | Response {
+  const query = exactQuery(url);
+  for (const key of ["file.id", "limit", "order"]) {
+    if ((query.get(key)?.length ?? 0) > 1) return badRequest(`Only a single instance is supported for ${key}`);
+  }
+  const present = (key: string): string[] => (query.get(key) ?? []).filter((v, i) => i > 0 || v.trim() !== "");
+  const invalidNames: string[] = [];
+  const entity = (key: string, text: string): { op: string; num: number } | null => {
+    const f = filterOf(key, text);
+    const id = /^(?:(\d{1,4})\.)?(?:(\d{1,5})\.)?(\d{1,12})$/.exec(f.value);
+    if (!id || !["eq", "gt", "gte", "lt", "lte"].includes(f.op)) return null;
+    // Another shard or realm names nothing on this ledger (shard and realm 0).
+    return { op: f.op, num: Number(id[1] ?? 0) !== 0 || Number(id[2] ?? 0) !== 0 ? -1 : Number(id[3]) };
+  };
+  let file: { op: string; num: number } | null = { op: "eq", num: 102 };
+  const [fileText] = present("file.id");
+  if (fileText !== undefined) {
+    file = entity("file.id", fileText);
+    if (!file) invalidNames.push("file.id");
+  }
+  const nodeIds: { op: string; num: number }[] = [];
+  for (const v of present("node.id")) {
+    const b = entity("node.id", v);
+    if (b) nodeIds.push(b);
+    else if (!invalidNames.includes("node.id")) invalidNames.push("node.id");
+  }
+  let limit = NODES_DEFAULT_LIMIT;
+  const [limitText] = present("limit");
+  if (limitText !== undefined) {
+    if (!/^\d{1,10}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 2147483647) invalidNames.push("limit");
+    else limit = Math.min(Number(limitText), NODES_MAX_LIMIT);
+  }
+  let order: "asc" | "desc" = "asc";
+  const [orderText] = present("order");
+  if (orderText !== undefined) {
+    const o = orderText.trim().toLowerCase();
+    if (o !== "asc" && o !== "desc") invalidNames.push("order");
+    else order = o;
+  }
+  const unknown = [...query.keys()].filter((k) => !NODE_PARAMETERS.includes(k));
+  if (invalidNames.length || unknown.length) {
+    return errorBody(400, [...invalidNames.map((k) => `Invalid parameter: ${k}`), ...unknown.map((k) => `Unknown query parameter: ${k}`)]);
+  }
+  if (file && file.op !== "eq") return badRequest("Only equality operator is supported for file.id");
+  return { fileNum: file?.num ?? 102, nodeIds, limit, order };
+}
+
+function matchesBounds(num: number, bounds: readonly { op: string; num: number }[]): boolean {
+  const equals = bounds.filter((b) => b.op === "eq");
+  if (equals.length && !equals.some((b) => b.num === num)) return false;
+  return bounds.every((b) => b.op === "eq" || (b.op === "gt" ? num > b.num : b.op === "gte" ? num >= b.num : b.op === "lt" ? num < b.num : num <= b.num));
+}
+
+function networkNodes(url: URL, endpoint: { host: string; port: number }): Response {
+  const request = nodesRequest(url);
+  if (request instanceof Response) return request;
+  const all = request.fileNum !== null && ADDRESS_BOOKS.has(request.fileNum) ? [localNode(endpoint, request.fileNum)] : [];
+  const nodes = all.filter((n) => matchesBounds(n.node_id, request.nodeIds)).slice(0, request.limit);
+  const last = nodes[nodes.length - 1];
+  let next: string | null = null;
+  if (last && nodes.length === request.limit) {
+    // The request's own parameters, the paging direction's node.id bounds replaced by the page's last node.
+    const paging = request.order === "asc" ? /^gte?:/ : /^lte?:/;
+    const parts: string[] = [];
+    for (const [k, vs] of exactQuery(url)) for (const v of vs) if (k !== "node.id" || !paging.test(v)) parts.push(`${k}=${v}`);
+    parts.push(`node.id=${request.order === "asc" ? "gt" : "lt"}:${last.node_id}`);
+    next = `/api/v1/network/nodes?${parts.join("&")}`;
+  }
+  return json(200, { nodes, links: { next } });
+}
+
+function localNode(endpoint: { host: string; port: number }, fileNum: number) {
   const isIpv4 = /^\d{1,3}(?:\.\d{1,3}){3}$/.test(endpoint.host);
-  return json(200, {
-    nodes: [
-      {
+  return {
         admin_key: null,
         decline_reward: true,
         description: "docverify local ledger",
-        file_id: "0.0.102",
+        file_id: entityId(fileNum),
         grpc_proxy_endpoint: null,
         max_stake: null,
         memo: entityId(NODE_ACCOUNT),
@@ -226,10 +355,16 @@ function networkNodes(endpoint: { host: string; port: number }): Response {
         stake_rewarded: 0,
         staking_period: null,
         timestamp: { from: "0.000000000", to: null },
-      },
-    ],
-    links: { next: null },
-  });
+  };
+}
+
+/**
+ * How long a successful answer may be cached, as the mirror node says: `public, max-age=1`, and 5
+ * seconds for one topic (`/api/v1/topics/{id}`). Errors and the HTML pages carry none.
+ */
+function cacheControl(pathname: string): string | null {
+  if (!pathname.startsWith("/api/v1/")) return null;
+  return /^\/api\/v1\/topics\/[^/]+$/.test(pathname) && pathname !== "/api/v1/topics/messages" ? "public, max-age=5" : "public, max-age=1";
 }
 
 /** Carried by every mirror answer (also the listener's 500, index.ts). */
@@ -250,6 +385,8 @@ export function createMirrorHandler(options: MirrorOptions): (req: Request) => R
     if (req.method === "OPTIONS") return preflight(req);
     const res = route(req);
     for (const [k, v] of Object.entries(CORS_HEADERS)) res.headers.set(k, v);
+    const cache = res.status === 200 ? cacheControl(new URL(req.url).pathname) : null;
+    if (cache !== null) res.headers.set("cache-control", cache);
     return res;
   };
 }
@@ -269,13 +406,13 @@ function createRoutes(options: MirrorOptions): (req: Request) => Response {
     // parts[0] is "" (the path starts with "/").
     const [, a, b, c, d, e, f, ...rest] = parts;
     if (rest.length === 0 && a === "api" && b === "v1") {
-      if (c === "topics" && d === "messages" && e !== undefined && f === undefined) return getMessageAt(store, e);
+      if (c === "topics" && d === "messages" && e !== undefined && f === undefined) return getMessageAt(store, url, e);
       if (c === "topics" && d !== undefined && e === undefined) return getTopic(store, d);
       if (c === "topics" && d !== undefined && e === "messages" && f === undefined) return listMessages(store, url, d);
-      if (c === "topics" && d !== undefined && e === "messages" && f !== undefined) return getMessage(store, d, f);
+      if (c === "topics" && d !== undefined && e === "messages" && f !== undefined) return getMessage(store, url, d, f);
       if (c === "transactions" && d !== undefined && e === undefined) return getTransactions(store, url, d);
       if (c === "accounts" && d !== undefined && e === undefined) return getAccount(store, d);
-      if (c === "network" && d === "nodes" && e === undefined) return networkNodes(options.grpcEndpoint());
+      if (c === "network" && d === "nodes" && e === undefined) return networkNodes(url, options.grpcEndpoint());
     }
     if (a === "transaction" && b !== undefined && c === undefined) return transactionPage(store, b, findTransactions(store, b, true));
     if (url.pathname === "/") {

@@ -112,7 +112,7 @@ const cases: Case[] = [
     check: (b) => {
       expect(Object.keys(b.transactions[0]).sort()).toEqual(
         [
-          "bytes", "charged_tx_fee", "consensus_timestamp", "entity_id", "max_custom_fees", "max_fee", "memo_base64", "name", "nft_transfers", "node",
+          "batch_key", "bytes", "charged_tx_fee", "consensus_timestamp", "entity_id", "max_custom_fees", "max_fee", "memo_base64", "name", "nft_transfers", "node",
           "nonce", "parent_consensus_timestamp", "result", "scheduled", "staking_reward_transfers", "token_transfers", "transaction_hash",
           "transaction_id", "transfers", "valid_duration_seconds", "valid_start_timestamp",
         ].sort(),
