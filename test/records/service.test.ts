@@ -87,8 +87,16 @@ test(
     expect(html).toContain("<strong>Revoked</strong>");
     expect(html).toContain("Anchored:");
     expect(html).toContain("/api/v1/topics/");
-    // The hashscan link answers on the local ledger.
-    expect((await fetch(record.anchor.hashscanUrl)).status).toBeLessThan(500);
+    // The links the service hands out answer on the local ledger: the hashscan link names the
+    // transaction in the mirror form (0.0.2-s-nnnnnnnnn), the page's mirror-node link the message.
+    const [account, start] = record.anchor.transactionId.split("@") as [string, string];
+    const [s, n] = start.split(".") as [string, string];
+    expect(record.anchor.hashscanUrl).toEndWith(`/transaction/${account}-${s}-${n.padStart(9, "0")}`);
+    expect((await fetch(record.anchor.hashscanUrl)).status).toBe(200);
+    const mirrorNodeUrl = /href="([^"]*\/api\/v1\/topics\/[^"]*)"/.exec(html)?.[1];
+    expect(mirrorNodeUrl).toBeDefined();
+    const message = await fetch(mirrorNodeUrl!.replaceAll("&amp;", "&"));
+    expect([message.status, ((await message.json()) as { topic_id: string }).topic_id]).toEqual([200, record.anchor.topicId]);
 
     expect(await svc.stop()).toBe(0);
   },
