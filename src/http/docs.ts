@@ -16,11 +16,23 @@ import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const SPEC_VERSION = "1.0.0-draft";
 
-/** Swagger UI's start, served as a file so the page needs no inline script. */
+/**
+ * Swagger UI's start, served as a file so the page needs no inline script. "Try it out" is off
+ * (`supportedSubmitMethods: []`): a browser sends `Origin` on a same-origin POST, and /v1 refuses
+ * every request carrying `Origin` (spec §5.9), so the UI could not call the API; the page shows
+ * the equivalent curl command instead (TRY_IT_NOTE, in the document's description).
+ */
 const INIT_SCRIPT = `window.addEventListener("load", () => {
-  window.ui = SwaggerUIBundle({ dom_id: "#swagger-ui", url: ${JSON.stringify(OPENAPI_PATH)}, validatorUrl: "none" });
+  window.ui = SwaggerUIBundle({ dom_id: "#swagger-ui", url: ${JSON.stringify(OPENAPI_PATH)}, validatorUrl: "none", supportedSubmitMethods: [] });
 });
 `;
+
+/** Shown in the document's description, hence on /docs above the operations. */
+export const TRY_IT_NOTE =
+  "This page cannot send requests: a browser adds an `Origin` header even to a same-origin POST, and `/v1` refuses every request that carries one " +
+  "(403 FORBIDDEN, spec §5.9: calls come from servers). Call the API from a server or a terminal instead, for example:\n\n" +
+  "```sh\ncurl -s http://127.0.0.1:8080/v1/verifications -H 'content-type: application/json' \\\n  -d '{\"originalDocHash\":\"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\"}'\n```\n\n" +
+  "To generate a typed client from this document, see docs/clients.md.";
 
 /** A Map, not an object: a name such as `__proto__` or `constructor` must be just another unknown asset. */
 const ASSETS: ReadonlyMap<string, { body: () => Blob | string; type: string }> = new Map([
@@ -64,6 +76,8 @@ function docsPage(version: string): string {
 
 export function docsRoutes(options: { version: string }) {
   return new Elysia({ name: "docs" })
+    // Before the plugin, so that it applies to the plugin's route for the document.
+    .onAfterHandle(({ path, response }) => (path === OPENAPI_PATH && isObject(response) ? refinedOnce(response) : undefined))
     .use(
       openapi({
         path: "/docs",
@@ -81,8 +95,13 @@ export function docsRoutes(options: { version: string }) {
             version: SPEC_VERSION,
             description:
               `Document authenticity verification. Callers send a document's SHA-256 hash, never the document. ` +
-              `Served by docverify ${options.version}. Calls come from servers: a request carrying an Origin header is refused with 403.`,
+              `Served by docverify ${options.version}. Calls come from servers: a request carrying an Origin header is refused with 403.\n\n` +
+              TRY_IT_NOTE,
+            // No licence file ships with this private package (package.json `private`): none is
+            // granted. A custom SPDX reference, since redocly's recommended rules want one.
+            license: { name: "Proprietary: no licence granted", identifier: "LicenseRef-Proprietary" },
           },
+          servers: [{ url: "/", description: "The service that serves this document (its DOCVERIFY_PUBLIC_URL)" }],
           components: {
             securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "`dv_live_…` or `dv_test_…` API key" } },
           },
@@ -103,4 +122,142 @@ export function docsRoutes(options: { version: string }) {
       },
       { detail: { hide: true } },
     );
+}
+
+/* -------------------------------------------------------------------------------------------- *
+ * The document as served: what the plugin generates from the routes, refined so that a client
+ * generator (openapi-typescript, docs/clients.md) gets named types and exact ones. Description
+ * only: nothing here changes what a route accepts or answers.
+ * -------------------------------------------------------------------------------------------- */
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Operations whose callers spend a rate-limit budget, and so get `X-RateLimit-*` headers. */
+const RATE_LIMITED_PATHS = (path: string) => path.startsWith("/v1/") || path === "/verify-receipt" || path.endsWith("/receipt") || path.startsWith("/.well-known/");
+
+const HEADERS: Json = {
+  "X-Request-Id": { description: "This request's id, also in the service's log line for it", required: true, schema: { type: "string", format: "uuid" } },
+  "X-RateLimit-Limit": {
+    description: "The tightest rate limit that applied to this request (requests per window). Absent when the request was refused before any limit was consulted",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  "X-RateLimit-Remaining": { description: "Requests left in that limit's window", schema: { type: "string", pattern: "^[0-9]+$" } },
+  "Retry-After": { description: "Seconds to wait before retrying (an integer, at least 1)", schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
+  "Retry-After-Required": { description: "Seconds to wait before retrying (an integer, at least 1)", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
+  Allow: { description: "The methods the path accepts", required: true, schema: { type: "string" } },
+};
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/**
+ * TypeBox's integer in a response schema comes out as `anyOf: [{type: string, format: integer,
+ * default: 0}, {type: integer}]` (Elysia's coercion); the service always sends a JSON integer.
+ */
+function collapseCoercedInteger(node: Json): Json {
+  const anyOf = node.anyOf;
+  if (!Array.isArray(anyOf) || anyOf.length !== 2) return node;
+  const coerced = anyOf.find((s) => isObject(s) && s.type === "string" && s.format === "integer");
+  const integer = anyOf.find((s) => isObject(s) && s.type === "integer");
+  if (coerced === undefined || !isObject(integer)) return node;
+  const { anyOf: _, ...rest } = node;
+  return { ...integer, ...rest };
+}
+
+/**
+ * Walks a schema bottom-up: coerced integers collapsed, `t.Record` maps (`patternProperties`
+ * `^(.*)$`) as `additionalProperties`, and every schema with a `title` moved to
+ * `components.schemas` under that title, replaced by a `$ref`. A component's description is its
+ * `x-description`; a use's own description stays with the use (a response's, a property's).
+ */
+function refineSchema(node: unknown, components: Json): unknown {
+  if (Array.isArray(node)) return node.map((n) => refineSchema(n, components));
+  if (!isObject(node)) return node;
+  let out: Json = {};
+  for (const [k, v] of Object.entries(node)) {
+    // `properties` and `patternProperties` map names to schemas; their keys are not keywords.
+    if ((k === "properties" || k === "patternProperties") && isObject(v)) {
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, refineSchema(s, components)]));
+    } else if (isObject(v) || Array.isArray(v)) out[k] = refineSchema(v, components);
+    else out[k] = v;
+  }
+  out = collapseCoercedInteger(out);
+  const pattern = out.patternProperties;
+  if (isObject(pattern) && Object.keys(pattern).length === 1 && "^(.*)$" in pattern) {
+    const { patternProperties: _, ...rest } = out;
+    out = { ...rest, additionalProperties: pattern["^(.*)$"] };
+  }
+  if (typeof out.title === "string") {
+    const { title, description, "x-description": about, ...body } = out;
+    if (!(title in components)) components[title] = { title, ...(typeof about === "string" ? { description: about } : {}), ...body };
+    return { $ref: `#/components/schemas/${title}`, ...(typeof description === "string" ? { description } : {}) };
+  }
+  return out;
+}
+
+const ERROR_REF = { $ref: "#/components/schemas/Error" };
+
+/** The plugin returns the same object until the routes change: refine each one once. */
+const refined = new WeakMap<Json, Json>();
+function refinedOnce(generated: Json): Json {
+  let doc = refined.get(generated);
+  if (doc === undefined) refined.set(generated, (doc = refineDocument(generated)));
+  return doc;
+}
+
+/** The served document: the plugin's, refined (see above). Pure: returns a new object. */
+export function refineDocument(generated: Json): Json {
+  const doc = structuredClone(generated);
+  const schemas: Json = {};
+  const paths = isObject(doc.paths) ? doc.paths : {};
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isObject(item)) continue;
+    const methods = Object.keys(item).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m));
+    for (const method of methods) {
+      const op = item[method] as Json;
+      // Public operations say so: no credential needed (the default would be none declared).
+      if (op.security === undefined) op.security = [];
+      if (Array.isArray(op.parameters)) {
+        op.parameters = op.parameters.map((p: Json) => {
+          if (p.in === "path" && typeof p.name === "string" && p.name.endsWith("Id")) {
+            return { ...p, description: p.description ?? "A UUID; a malformed one is answered like an unknown one (404)", schema: { type: "string", format: "uuid" } };
+          }
+          return { ...p, schema: refineSchema(p.schema, schemas) };
+        });
+      }
+      const body = op.requestBody;
+      if (isObject(body) && isObject(body.content)) {
+        for (const media of Object.values(body.content)) if (isObject(media)) media.schema = refineSchema(media.schema, schemas);
+      }
+      const responses = (op.responses ?? {}) as Json;
+      // Every path answers 405 to a method it does not have (with `Allow`); for the health
+      // routes it is the only 4xx.
+      responses["405"] = {
+        description: "METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does",
+        headers: { Allow: headerRef("Allow") },
+        content: { "application/json": { schema: ERROR_REF } },
+      };
+      for (const [status, response] of Object.entries(responses)) {
+        if (!isObject(response)) continue;
+        if (isObject(response.content)) {
+          for (const media of Object.values(response.content)) if (isObject(media)) media.schema = refineSchema(media.schema, schemas);
+        }
+        const headers: Json = { ...(isObject(response.headers) ? response.headers : {}), "X-Request-Id": headerRef("X-Request-Id") };
+        if (RATE_LIMITED_PATHS(path)) {
+          headers["X-RateLimit-Limit"] = headerRef("X-RateLimit-Limit");
+          headers["X-RateLimit-Remaining"] = headerRef("X-RateLimit-Remaining");
+        }
+        if (status === "429") headers["Retry-After"] = headerRef("Retry-After-Required");
+        if (status === "503" || status === "409") headers["Retry-After"] = headerRef("Retry-After");
+        response.headers = headers;
+      }
+      op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+    }
+  }
+  const components = isObject(doc.components) ? doc.components : {};
+  doc.components = {
+    ...components,
+    schemas: Object.fromEntries(Object.entries({ ...(isObject(components.schemas) ? components.schemas : {}), ...schemas }).sort(([a], [b]) => a.localeCompare(b))),
+    headers: HEADERS,
+  };
+  return doc;
 }

@@ -7,6 +7,7 @@
  */
 import { t } from "elysia";
 import { DOC_HASH_PATTERN } from "../lib/formats.ts";
+import { STATUS } from "./errors.ts";
 
 export const DocHash = t.String({ pattern: DOC_HASH_PATTERN, description: "`sha256:` and 64 lowercase hex digits", examples: ["sha256:" + "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"] });
 export const Timestamp = t.String({ format: "date-time", description: "RFC 3339, UTC" });
@@ -15,12 +16,14 @@ export const Uuid = t.String({ format: "uuid" });
 export const ErrorBody = t.Object(
   {
     error: t.Object({
-      code: t.String({ description: "Stable; branch on it" }),
+      code: t.String({
+        description: `Stable; branch on it. Codes this version answers: ${Object.keys(STATUS).map((c) => `\`${c}\``).join(", ")}. Handle an unknown code by its HTTP status`,
+      }),
       message: t.String({ description: "Human text; changes without notice" }),
       details: t.Optional(t.Record(t.String(), t.String(), { description: "On 400: each offending field → one message" })),
     }),
   },
-  { description: "Error envelope" },
+  { title: "Error", "x-description": "The error envelope every error answer carries" },
 );
 
 const DESCRIPTIONS: Record<number, string> = {
@@ -44,9 +47,21 @@ export function errorResponses(...statuses: (number | readonly [number, string])
   const out: Record<number, typeof ErrorBody> = {};
   for (const entry of statuses) {
     const [s, description] = typeof entry === "number" ? [entry, DESCRIPTIONS[entry] ?? "Error"] : entry;
-    out[s] = t.Object(ErrorBody.properties, { description });
+    out[s] = t.Object(ErrorBody.properties, { title: "Error", description });
   }
   return out;
+}
+
+/**
+ * A request body's documentation: the schema, and the operation's body limit (a larger body is
+ * refused with 413 PAYLOAD_TOO_LARGE before it is parsed).
+ */
+export function jsonBody(schema: object, limitBytes: number) {
+  return {
+    required: true,
+    description: `JSON, at most ${limitBytes.toLocaleString("en")} bytes (a larger body is refused with 413 PAYLOAD_TOO_LARGE)`,
+    content: { "application/json": { schema } },
+  };
 }
 
 export const RATE_LIMIT_NOTE =

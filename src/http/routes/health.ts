@@ -43,7 +43,7 @@ export function healthRoutes(deps: HealthDeps) {
   return new Elysia({ name: "health" })
     .get("/healthz", () => json(200, { status: "ok" }), {
       detail: { tags: ["health"], summary: "Liveness: the process answers" },
-      response: { 200: t.Object({ status: t.Literal("ok") }) },
+      response: { 200: t.Object({ status: t.Literal("ok") }, { title: "Health", description: "The process answers" }) },
     })
     .get(
       "/readyz",
@@ -66,8 +66,8 @@ export function healthRoutes(deps: HealthDeps) {
       {
         detail: { tags: ["health"], summary: "Readiness: storage writable and the ledger reachable" },
         response: {
-          200: t.Object({ status: t.Literal("ready"), checks: Checks }),
-          503: t.Object({ status: t.Literal("not_ready"), checks: Checks }, { description: "Not ready; `checks` names what failed" }),
+          200: t.Object({ status: t.Literal("ready"), checks: Checks }, { title: "Ready", description: "Every check passes" }),
+          503: t.Object({ status: t.Literal("not_ready"), checks: Checks }, { title: "NotReady", description: "Not ready; `checks` names what failed (with `Retry-After`)" }),
         },
       },
     );

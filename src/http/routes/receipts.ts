@@ -10,6 +10,7 @@ import { Elysia, t } from "elysia";
 import { RECEIPT_CONTENT_TYPE, receiptFilename, type Receipt, type Receipts } from "../../receipts/receipt.ts";
 import type { Access, PublicAccess } from "../access.ts";
 import { DocHash, errorResponses, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
+import { RevocationReason } from "./v1-records.ts";
 
 export interface ReceiptRouteDeps {
   readonly access: Access & PublicAccess;
@@ -33,7 +34,7 @@ export function receiptResponse(receipt: Receipt): Response {
 
 const Base64 = (description: string) => t.String({ contentEncoding: "base64", description });
 const ConsensusAt = t.String({ pattern: "^\\d+\\.\\d{9}$", description: "Consensus time as mirror nodes write it: `seconds.nanoseconds`, nine digits" });
-const Network = t.Union([t.Literal("mainnet"), t.Literal("testnet"), t.Literal("previewnet"), t.Literal("local")]);
+const Network = t.Union([t.Literal("mainnet"), t.Literal("testnet"), t.Literal("previewnet"), t.Literal("local")], { title: "Network" });
 const Key = (description: string) =>
   t.Object(
     {
@@ -42,7 +43,7 @@ const Key = (description: string) =>
       payload: Base64("The exact signed bytes (docs/signing.md §3)"),
       signature: Base64("The signature over `payload`"),
     },
-    { description },
+    { title: "ReceiptKey", description },
   );
 const anchorOf = (nullable: boolean) => {
   const n = <T extends ReturnType<typeof t.String> | ReturnType<typeof t.Integer>>(s: T) => (nullable ? t.Union([s, t.Null()]) : s);
@@ -55,7 +56,9 @@ const anchorOf = (nullable: boolean) => {
     message: Base64("The exact ledger message bytes"),
     runningHash: n(Base64("The topic's running hash after this message (48 bytes)")),
     inclusion: t.Null({ description: "Always null in version 1: every record is its own ledger message" }),
-  });
+  }, nullable
+    ? { title: "ReceiptRevocationAnchor", "x-description": "The revocation's ledger message; sequence number, consensus time and running hash are null until consensus" }
+    : { title: "ReceiptAnchor", "x-description": "The record's ledger message" });
 };
 
 /** docs/receipts.md §2.1; documentation only (the capability builds the body). */
@@ -65,8 +68,8 @@ export const ReceiptSchema = t.Object(
     recordId: Uuid,
     originalDocHash: DocHash,
     authenticatedAt: t.String({ format: "date-time", description: "The signed time: RFC 3339 UTC, three fractional digits" }),
-    kind: t.String({ description: "`record_only` or `pdf_embedded`" }),
-    signerType: t.String({ description: "`org` or `user`" }),
+    kind: t.Union([t.Literal("record_only"), t.Literal("pdf_embedded")]),
+    signerType: t.Union([t.Literal("org"), t.Literal("user")]),
     signer: Key("The key that signed the record payload"),
     seal: Key("The service seal key and the seal payload"),
     anchor: anchorOf(false),
@@ -74,13 +77,13 @@ export const ReceiptSchema = t.Object(
       { topicId: t.String(), sequenceNumber: t.Integer({ minimum: 1 }), consensusAt: ConsensusAt, message: Base64("The announcement's exact bytes") },
       { description: "The announcement of `signer`'s key on the same topic" },
     ),
-    revocation: t.Union([t.Null(), t.Object({ reason: t.String(), revokedAt: t.String({ format: "date-time" }), anchor: anchorOf(true) })], {
+    revocation: t.Union([t.Null(), t.Object({ reason: RevocationReason, revokedAt: t.String({ format: "date-time" }), anchor: anchorOf(true) })], {
       description: "As known when issued; the revocation's anchor has null sequence number, consensus time and running hash until consensus",
     }),
     mirrorNodes: t.Array(t.String({ format: "uri" }), { description: "Mirror nodes this service suggests (DOCVERIFY_MIRROR_NODES)" }),
     issuedAt: t.String({ format: "date-time" }),
   },
-  { description: "Receipt (docs/receipts.md §2). Properties in this order; byte strings are standard base64 with padding." },
+  { title: "Receipt", "x-description": "Receipt (docs/receipts.md §2). Properties in this order; byte strings are standard base64 with padding." },
 );
 
 /**

@@ -12,7 +12,7 @@ import { assertMayCreateRecords, type Records } from "../../records/service.ts";
 import type { Access, Caller } from "../access.ts";
 import { readJsonObject } from "../body.ts";
 import { jsonResponse } from "../errors.ts";
-import { DocHash, errorResponses, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
+import { DocHash, errorResponses, jsonBody, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
 
 /** Body limits (decisions §7): room for every legal value written with `\u` escapes. */
 export const RECORD_BODY_LIMIT = 8 * 1024;
@@ -23,8 +23,9 @@ export interface RecordsRouteDeps {
   readonly records: Pick<Records, "create" | "revoke">;
 }
 
-const AnchorState = t.Union([t.Literal("pending"), t.Literal("accepted"), t.Literal("anchored")], {
-  description: "Progress towards ledger finality. Treat an unrecognised value as not yet final.",
+export const AnchorState = t.Union([t.Literal("pending"), t.Literal("accepted"), t.Literal("anchored")], {
+  title: "AnchorState",
+  "x-description": "Progress towards ledger finality. Treat an unrecognised value as not yet final.",
 });
 
 const RecordBody = t.Object(
@@ -34,14 +35,19 @@ const RecordBody = t.Object(
     authenticatedAt: t.String({ format: "date-time", description: "The signed time (RFC 3339, UTC, milliseconds), not the consensus time" }),
     anchorState: AnchorState,
     verifyUrl: t.String({ format: "uri", description: "Public verification page; needs no credential and shows the filename" }),
-    anchor: t.Object({
-      topicId: t.String({ description: "The organisation's own ledger topic, e.g. 0.0.1234" }),
-      transactionId: t.String({ description: "`<account>@<seconds>.<nanoseconds>`" }),
-      hashscanUrl: t.String({ format: "uri", description: "Public ledger explorer page; resolves after consensus" }),
-    }),
+    anchor: t.Object(
+      {
+        topicId: t.String({ description: "The organisation's own ledger topic, e.g. 0.0.1234" }),
+        transactionId: t.String({
+          description: "`<account>@<seconds>.<nanoseconds>`, e.g. `0.0.2@1795507107.624000000`. Mirror nodes and HashScan write it `0.0.2-1795507107-624000000` (docs/clients.md)",
+        }),
+        hashscanUrl: t.String({ format: "uri", description: "Public ledger explorer page; resolves after consensus" }),
+      },
+      { title: "RecordAnchor", "x-description": "Where the record's ledger message goes" },
+    ),
     retryAfterSeconds: t.Optional(t.Integer({ minimum: 1, description: "Present while `anchorState` is not `anchored`" })),
   },
-  { description: "Record" },
+  { title: "Record", "x-description": "A record: the organisation's authentication of a document hash" },
 );
 
 const RecordRequest = t.Object(
@@ -55,15 +61,14 @@ const RecordRequest = t.Object(
       }),
     ),
   },
-  { description: "Unknown properties (an orgId, a credentialId) are ignored: tenancy comes from the credential." },
+  { title: "RecordRequest", "x-description": "Unknown properties (an orgId, a credentialId) are ignored: tenancy comes from the credential." },
 );
 
-const RevokeRequest = t.Object({
-  reason: t.Union(
-    REVOCATION_REASONS.map((r) => t.Literal(r)),
-    { description: "RevocationReason" },
-  ),
-});
+export const RevocationReason = t.Union(
+  REVOCATION_REASONS.map((r) => t.Literal(r)),
+  { title: "RevocationReason" },
+);
+const RevokeRequest = t.Object({ reason: RevocationReason }, { title: "RevokeRequest" });
 
 const CREATE_FORBIDDEN =
   "FORBIDDEN (Origin header, or no verifications:read), TEST_ENVIRONMENT, SCOPE_REQUIRED (records:write), " +
@@ -93,7 +98,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
         // after access). The schema documents the body through `requestBody` instead.
         parse: "none",
         detail: {
-          requestBody: jsonBody(RecordRequest),
+          requestBody: jsonBody(RecordRequest, RECORD_BODY_LIMIT),
           tags: ["records"],
           summary: "Authenticate a document as the calling organisation",
           description:
@@ -105,8 +110,8 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
           security: [{ bearer: [] }],
         },
         response: {
-          200: t.Object(RecordBody.properties, { description: "The organisation already holds an active record for this hash; nothing was created" }),
-          201: t.Object(RecordBody.properties, { description: "Record created and durable; its ledger message is queued" }),
+          200: t.Object(RecordBody.properties, { title: "Record", description: "The organisation already holds an active record for this hash; nothing was created" }),
+          201: t.Object(RecordBody.properties, { title: "Record", description: "Record created and durable; its ledger message is queued" }),
           ...errorResponses(400, 401, 402, [403, CREATE_FORBIDDEN], 413, 429, 500, 503),
         },
       },
@@ -126,7 +131,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
         // not Elysia's validation error.
         parse: "none",
         detail: {
-          requestBody: jsonBody(RevokeRequest),
+          requestBody: jsonBody(RevokeRequest, REVOKE_BODY_LIMIT),
           parameters: [{ name: "recordId", in: "path", required: true, description: "The record's id (UUID); a malformed one is answered 404", schema: { type: "string", format: "uuid" } }],
           tags: ["records"],
           summary: "Revoke a record this organisation authenticated",
@@ -139,13 +144,9 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
           security: [{ bearer: [] }],
         },
         response: {
-          200: t.Object({ recordId: Uuid }, { description: "Revoked; the decision has been queued for the ledger" }),
+          200: t.Object({ recordId: Uuid }, { title: "Revoked", description: "Revoked; the decision has been queued for the ledger" }),
           ...errorResponses(400, 401, 402, 403, 404, 409, 413, 429, 500, 503),
         },
       },
     );
-}
-
-function jsonBody(schema: object) {
-  return { required: true, content: { "application/json": { schema } } };
 }

@@ -12,7 +12,8 @@ import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as V
 import type { Access } from "../access.ts";
 import { readJsonObject } from "../body.ts";
 import { jsonResponse as json } from "../errors.ts";
-import { DocHash, errorResponses, RATE_LIMIT_NOTE, Timestamp, Uuid } from "../schemas.ts";
+import { DocHash, errorResponses, jsonBody, RATE_LIMIT_NOTE, Timestamp, Uuid } from "../schemas.ts";
+import { AnchorState, RevocationReason } from "./v1-records.ts";
 
 /** decisions §7: the largest legal body is a hash and a 128-character reference, with room for `\u` escapes. */
 export const VERIFICATION_BODY_LIMIT = 4 * 1024;
@@ -26,57 +27,98 @@ export interface VerificationRouteDeps {
   readonly onVerdict?: (verdict: VerdictName, tier: DisclosureTier) => void;
 }
 
-const Verdict = t.Union(VERDICTS.map((v) => t.Literal(v)));
-const Match = t.Object({
-  recordId: Uuid,
-  kind: t.String({ description: "`record_only` (organisation-signed) or `pdf_embedded` (person-signed)" }),
-  status: t.String({ description: "`active` or `revoked`" }),
-  recordIssuedAt: Timestamp,
-  signerType: t.String({ description: "`org` or `user`" }),
-  signerStanding: t.String({ description: "Recomputed per request: `good_standing` or `suspended`" }),
-  signerHint: t.Optional(t.String({ description: "Person-signed matches" })),
-  signerOrg: t.Optional(t.String({ description: "Organisation-signed matches, organisation tier only" })),
-  revocation: t.Optional(t.Object({ reason: t.String(), revokedAt: Timestamp })),
-  checksPerformed: t.Object({
-    hashBinding: t.String({ description: "`pass` or `fail`, recomputed" }),
-    userSignature: t.String({ description: "`pass` or `fail`, recomputed" }),
-    serverSeal: t.String({ description: "`pass` or `fail`, recomputed" }),
-    anchorStatus: t.String({ description: "The stored anchor state" }),
-  }),
-  anchor: t.Object({
-    topicId: t.String(),
-    transactionId: t.String(),
-    sequenceNumber: t.Integer(),
-    consensusAt: Timestamp,
-    mirrorNodeUrl: t.String({ format: "uri" }),
-  }),
-});
-const Verification = t.Object({
-  verificationId: t.Optional(t.String({ format: "uuid", description: "Organisation tier only" })),
-  verdict: Verdict,
-  disclosureTier: t.String({ description: "`public` or `organisation`" }),
-  assuranceLevel: t.Literal(ASSURANCE_LEVEL),
-  mode: t.String({ description: "`partial`; read it, do not hardcode it" }),
-  environment: t.Optional(t.String({ description: "Organisation tier only: `live` or `test`" })),
-  originalDocHash: DocHash,
-  verifiedAt: Timestamp,
-  reference: t.Optional(t.String({ description: "Echoed at the organisation tier when supplied" })),
-  matches: t.Array(Match, {
-    maxItems: MAX_MATCHES,
-    description: `Anchored records for the hash, earliest consensus first, at most ${MAX_MATCHES} (decisions §11); the verdict is decided over every record, returned or not`,
-  }),
-  retryAfterSeconds: t.Optional(t.Integer({ description: "With `pending_anchor`" })),
-});
-const Summary = t.Object({
-  verificationId: Uuid,
-  verdict: Verdict,
-  assuranceLevel: t.String(),
-  mode: t.String(),
-  environment: t.String(),
-  originalDocHash: DocHash,
-  verifiedAt: Timestamp,
-  reference: t.Optional(t.String()),
-});
+const oneOf = <const V extends readonly string[]>(values: V, options: { title?: string; description?: string } = {}) => t.Union(values.map((v) => t.Literal(v)), options);
+const Verdict = oneOf(VERDICTS, { title: "Verdict" });
+const CheckResult = oneOf(["pass", "fail"], { title: "CheckResult" });
+const Environment = oneOf(["live", "test"], { title: "Environment" });
+const Mode = t.String({ description: "`partial` in this version; its values may change (spec): read it, do not hardcode it", examples: [MODE] });
+const Match = t.Object(
+  {
+    recordId: Uuid,
+    kind: oneOf(["record_only", "pdf_embedded"], { description: "`record_only` (organisation-signed) or `pdf_embedded` (person-signed)" }),
+    status: oneOf(["active", "revoked"]),
+    recordIssuedAt: Timestamp,
+    signerType: oneOf(["org", "user"]),
+    signerStanding: oneOf(["good_standing", "suspended"], { description: "Recomputed per request" }),
+    signerHint: t.Optional(t.String({ description: "Person-signed matches" })),
+    signerOrg: t.Optional(t.String({ description: "Organisation-signed matches, organisation tier only" })),
+    revocation: t.Optional(t.Object({ reason: RevocationReason, revokedAt: Timestamp })),
+    checksPerformed: t.Object(
+      {
+        hashBinding: t.Union(CheckResult.anyOf, { title: "CheckResult", description: "Recomputed" }),
+        userSignature: t.Union(CheckResult.anyOf, { title: "CheckResult", description: "Recomputed" }),
+        serverSeal: t.Union(CheckResult.anyOf, { title: "CheckResult", description: "Recomputed" }),
+        anchorStatus: t.Union(AnchorState.anyOf, { title: "AnchorState", description: "The stored anchor state, not a recomputation (`anchored` on every match)" }),
+      },
+      { title: "ChecksPerformed" },
+    ),
+    anchor: t.Object(
+      {
+        topicId: t.String({ description: "`0.0.N`" }),
+        transactionId: t.String({
+          description: "`<account>@<seconds>.<nanoseconds>`, e.g. `0.0.2@1795507107.624000000`. Mirror nodes and HashScan write it `0.0.2-1795507107-624000000` (docs/clients.md)",
+        }),
+        sequenceNumber: t.Integer({ minimum: 1 }),
+        consensusAt: Timestamp,
+        mirrorNodeUrl: t.String({ format: "uri", description: "A ready link to the message on a mirror node" }),
+      },
+      { title: "MatchAnchor" },
+    ),
+  },
+  { title: "Match", "x-description": "An anchored record for the hash, shaped for the caller's disclosure tier" },
+);
+const Verification = t.Object(
+  {
+    verificationId: t.Optional(t.String({ format: "uuid", description: "Organisation tier only" })),
+    verdict: Verdict,
+    disclosureTier: oneOf(["public", "organisation"]),
+    assuranceLevel: t.Literal(ASSURANCE_LEVEL),
+    mode: Mode,
+    environment: t.Optional(t.Union(Environment.anyOf, { title: "Environment", description: "Organisation tier only" })),
+    originalDocHash: DocHash,
+    verifiedAt: Timestamp,
+    reference: t.Optional(t.String({ description: "Echoed at the organisation tier when supplied" })),
+    matches: t.Array(Match, {
+      maxItems: MAX_MATCHES,
+      description: `Anchored records for the hash, earliest consensus first, at most ${MAX_MATCHES} (decisions §11); the verdict is decided over every record, returned or not`,
+    }),
+    retryAfterSeconds: t.Optional(t.Integer({ minimum: 1, description: "With `pending_anchor`: when to ask again" })),
+  },
+  { title: "Verification", "x-description": "A verification's answer (spec §2.3)" },
+);
+const Summary = t.Object(
+  {
+    verificationId: Uuid,
+    verdict: Verdict,
+    assuranceLevel: t.String({ examples: [ASSURANCE_LEVEL] }),
+    mode: Mode,
+    environment: Environment,
+    originalDocHash: DocHash,
+    verifiedAt: Timestamp,
+    reference: t.Optional(t.String()),
+  },
+  { title: "VerificationSummary", "x-description": "A row of the verification log (spec §2.4)" },
+);
+const VerificationRequest = t.Object(
+  {
+    originalDocHash: t.String({ pattern: DOC_HASH_PATTERN }),
+    reference: t.Optional(t.String({ maxLength: MAX_REFERENCE_CODE_POINTS, description: "No control characters; echoed and logged at the organisation tier only" })),
+  },
+  { title: "VerificationRequest" },
+);
+/** decisions §6: `nextCursor` is null on the last page. */
+const VerificationPage = t.Object(
+  {
+    data: t.Array(Summary),
+    pagination: t.Object({
+      nextCursor: t.Union([t.String(), t.Null()], { description: "Pass as `after` for the next page; null on the last page" }),
+      hasMore: t.Boolean(),
+    }),
+  },
+  { title: "VerificationPage" },
+);
+/** What parseListQuery accepts for `limit`: digits, no sign or leading zero, 1–MAX_LIMIT. */
+const LIMIT_PATTERN = "^[1-9][0-9]{0,2}$";
 
 export function verificationRoutes(deps: VerificationRouteDeps) {
   const { access, verifier, log, clock } = deps;
@@ -136,21 +178,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
             "Anonymous calls get the public tier; a credential gets the organisation tier and a log row. A credential that is present and unusable gets 401, never the public tier. Body limit 4 KiB. " +
             RATE_LIMIT_NOTE,
           security: [{}, { bearer: [] }],
-          requestBody: {
-            required: true,
-            content: {
-              "application/json": {
-                schema: {
-                  type: "object",
-                  required: ["originalDocHash"],
-                  properties: {
-                    originalDocHash: { type: "string", pattern: DOC_HASH_PATTERN },
-                    reference: { type: "string", maxLength: MAX_REFERENCE_CODE_POINTS, description: "No control characters; echoed and logged at the organisation tier only" },
-                  },
-                },
-              },
-            },
-          },
+          requestBody: jsonBody(VerificationRequest, VERIFICATION_BODY_LIMIT),
         },
         response: { 200: Verification, ...errorResponses(400, 401, 402, 403, 413, 429, 500, 503) },
       },
@@ -176,12 +204,17 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
             { name: "originalDocHash", in: "query", schema: { type: "string", pattern: DOC_HASH_PATTERN } },
             { name: "from", in: "query", schema: { type: "string", format: "date-time" } },
             { name: "to", in: "query", schema: { type: "string", format: "date-time" } },
-            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
-            { name: "after", in: "query", schema: { type: "string" } },
+            {
+              name: "limit",
+              in: "query",
+              description: `1–${MAX_LIMIT}, written in digits without sign or leading zero (\`05\`, \`+5\`, \`5.0\` are refused with 400)`,
+              schema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, pattern: LIMIT_PATTERN },
+            },
+            { name: "after", in: "query", description: "The previous page's `pagination.nextCursor`", schema: { type: "string" } },
           ],
         },
         response: {
-          200: t.Object({ data: t.Array(Summary), pagination: t.Object({ nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() }) }),
+          200: VerificationPage,
           ...errorResponses(400, 401, 402, 403, 429, 500, 503),
         },
       },

@@ -43,7 +43,7 @@ const IdentitySchema = t.Object(
     ),
     sealKeys: t.Array(t.Object({ algorithm: t.String(), fingerprint: Fingerprint }), { description: "The service's seal keys" }),
   },
-  { description: "Identity (docs/receipts.md §5)" },
+  { title: "Identity", "x-description": "Identity (docs/receipts.md §5)" },
 );
 
 export function wellKnownRoutes(deps: WellKnownDeps) {
