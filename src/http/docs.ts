@@ -164,7 +164,7 @@ function collapseCoercedInteger(node: Json): Json {
 }
 
 /**
- * Walks a schema bottom-up: coerced integers collapsed, `t.Record` maps (`patternProperties`
+ * Walks a schema bottom-up: coerced integers collapsed, unions of string literals as enums, `t.Record` maps (`patternProperties`
  * `^(.*)$`) as `additionalProperties`, and every schema with a `title` moved to
  * `components.schemas` under that title, replaced by a `$ref`. A component's description is its
  * `x-description`; a use's own description stays with the use (a response's, a property's).
@@ -181,6 +181,12 @@ function refineSchema(node: unknown, components: Json): unknown {
     else out[k] = v;
   }
   out = collapseCoercedInteger(out);
+  // A union of string literals (TypeBox's form where Elysia does not flatten it) as one enum.
+  const anyOf = out.anyOf;
+  if (Array.isArray(anyOf) && anyOf.length > 0 && anyOf.every((s) => isObject(s) && s.type === "string" && typeof s.const === "string" && Object.keys(s).length === 2)) {
+    const { anyOf: _, ...rest } = out;
+    out = { ...rest, type: "string", enum: anyOf.map((s) => (s as Json).const) };
+  }
   const pattern = out.patternProperties;
   if (isObject(pattern) && Object.keys(pattern).length === 1 && "^(.*)$" in pattern) {
     const { patternProperties: _, ...rest } = out;
