@@ -66,7 +66,43 @@ describe("OpenAPI document", () => {
   });
 });
 
+describe("docs/clients.md", () => {
+  const clients = readFileSync(join(ROOT, "docs", "clients.md"), "utf8");
+  test("the README links it", () => {
+    expect(readme).toContain("`docs/clients.md`");
+  });
+
+  test("its transaction-id conversion gives the service's own mirror form", async () => {
+    const code = /```ts\n(\/\*\* `0\.0\.2@[\s\S]*?)```/.exec(clients)![1]!;
+    const convert = new Function(`${code.replace(/: string/g, "").replace(/!\./g, ".")}; return mirrorTransactionId;`)() as (id: string) => string;
+    const { mirrorFormTransactionId } = await import("../src/anchoring/ledger.ts");
+    for (const id of ["0.0.2@1795507107.624000000", "0.0.1234@1700000000.5", "0.0.9@1.000000001"]) expect(convert(id)).toBe(mirrorFormTransactionId(id));
+    expect(convert("0.0.2@1795507107.624000000")).toBe("0.0.2-1795507107-624000000");
+    expect(() => convert("0.0.2-1795507107-624000000")).toThrow();
+  });
+
+  test("the versions it names are the ones the tests pin", () => {
+    const dev = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies;
+    expect(clients).toContain(`openapi-typescript@${dev["openapi-typescript"]}`);
+    expect(clients).toContain(`openapi-fetch@${dev["openapi-fetch"]}`);
+    expect(clients).toContain(`"typescript5": "${dev["typescript5"]}"`);
+  });
+});
+
 describe("documentation UI", () => {
+  test("turns Try it out off and says why, with the curl command instead", async () => {
+    const { request } = await testApp();
+    const init = await (await request("/docs/assets/init.js")).text();
+    expect(init).toContain("supportedSubmitMethods: []");
+    const doc = (await (await request("/v1/openapi.json")).json()) as { info: { description: string } };
+    expect(doc.info.description).toContain("adds an `Origin` header even to a same-origin POST");
+    const curl = /```sh\ncurl -s (\S+) -H 'content-type: ([^']+)' \\\n\s+-d '([^']+)'\n```/.exec(doc.info.description)!;
+    const res = await request(new URL(curl[1]!).pathname, { method: "POST", headers: { "content-type": curl[2]! }, body: curl[3]! });
+    expect(res.status).toBe(200);
+    const refused = await request(new URL(curl[1]!).pathname, { method: "POST", headers: { "content-type": curl[2]!, origin: "http://localhost" }, body: curl[3]! });
+    expect(refused.status).toBe(403);
+  });
+
   test(
     "renders in Chromium with every request served by docverify itself",
     async () => {
