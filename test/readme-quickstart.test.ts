@@ -5,7 +5,7 @@
  * (and node_modules), so the files the commands write stay out of the repository.
  */
 import { afterAll, expect, test } from "bun:test";
-import { readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig } from "../src/config/index.ts";
 import { BUN, ROOT, cleanup, onCleanup, startService, tempDir } from "./support/env.ts";
@@ -28,7 +28,7 @@ function checkout(): string {
   const tracked = Bun.spawnSync(["git", "ls-files"], { cwd: ROOT });
   if (tracked.exitCode !== 0) throw new Error(`git ls-files failed: ${tracked.stderr.toString()}`);
   const top = new Set(tracked.stdout.toString().split("\n").filter((l) => l !== "").map((l) => l.split("/")[0]!));
-  Bun.spawnSync(["mkdir", dir]);
+  mkdirSync(dir);
   for (const entry of [...top, "node_modules"]) symlinkSync(join(ROOT, entry), join(dir, entry));
   return dir;
 }
