@@ -95,7 +95,7 @@ describe("the document", () => {
     expect(s.VerificationPage.properties.pagination.properties.nextCursor.type).toEqual(["string", "null"]);
   });
 
-  test("public operations say security: [], path ids are uuids, POST bodies state their limit, every operation documents 405 and its headers", async () => {
+  test("operations have stable ids; public ones say security: [], path ids are uuids, POST bodies state their limit, every operation documents 405 and its headers", async () => {
     const doc = await servedDocument();
     expect(doc.servers).toEqual([expect.objectContaining({ url: "/" })]);
     expect(doc.info.license.name).toBeString();
@@ -109,6 +109,8 @@ describe("the document", () => {
         if (op.responses["429"] !== undefined) expect(op.responses["429"].headers["Retry-After"]).toEqual({ $ref: "#/components/headers/Retry-After-Required" });
       }
     }
+    const ids = Object.values(doc.paths as Json).flatMap((ops) => Object.values(ops as Json).map((op) => op.operationId as string));
+    expect(ids.sort()).toEqual(["createRecord", "getHealth", "getIdentity", "getPublicReceipt", "getReadiness", "getReceiptVerifierPage", "getRecordReceipt", "getVerification", "getVerifyPage", "listVerifications", "revokeRecord", "verifyDocument"]);
     expect(publicOps.sort()).toEqual(["get /.well-known/docverify.json", "get /healthz", "get /readyz", "get /verify-receipt", "get /verify/{recordId}", "get /verify/{recordId}/receipt"]);
     expect(doc.paths["/v1/records"].post.requestBody.description).toContain("8,192 bytes");
     expect(doc.paths["/v1/records/{recordId}/revoke"].post.requestBody.description).toContain("4,096 bytes");

@@ -49,6 +49,7 @@ export function receiptPage(deps: ReceiptPageDeps) {
     {
       detail: {
         tags: ["pages"],
+        operationId: "getReceiptVerifierPage",
         summary: "The receipt verifier (HTML)",
         description:
           "A self-contained page that checks a receipt (GET /verify/{recordId}/receipt) against the document and the ledger's mirror nodes, in the browser: the document is hashed locally and never uploaded; the only requests go to the mirror nodes listed. The same file is dist/verify-receipt.html. Needs no credential; limited per client IP like anonymous verification.",

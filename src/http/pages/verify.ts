@@ -229,6 +229,7 @@ export function verifyPages(deps: VerifyPageDeps) {
     {
       detail: {
         tags: ["pages"],
+        operationId: "getVerifyPage",
         summary: "Public verification page of a record (HTML)",
         description:
           "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status (active, awaiting the ledger, or revoked with its reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare. " +

@@ -123,6 +123,7 @@ export function receiptRoutes(deps: ReceiptRouteDeps) {
       {
         detail: {
           tags: ["records"],
+          operationId: "getRecordReceipt",
           summary: "A record's receipt, for the organisation that authenticated it",
           description: `${RECEIPT_NOTE} Needs \`verifications:read\`; only the key's own organisation's records (another's is a 404, like an unknown id). ${RATE_LIMIT_NOTE}`,
           security: [{ bearer: [] }],
@@ -139,6 +140,7 @@ export function receiptRoutes(deps: ReceiptRouteDeps) {
       {
         detail: {
           tags: ["pages"],
+          operationId: "getPublicReceipt",
           summary: "A record's receipt, public (the verify page's download)",
           description:
             `${RECEIPT_NOTE} Needs no credential (one sent is ignored) and accepts any Origin; limited per client IP like anonymous verification, whose budget it shares. ` +

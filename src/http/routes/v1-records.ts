@@ -100,6 +100,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
         detail: {
           requestBody: jsonBody(RecordRequest, RECORD_BODY_LIMIT),
           tags: ["records"],
+          operationId: "createRecord",
           summary: "Authenticate a document as the calling organisation",
           description:
             "Signs the hash with the organisation's ML-DSA-65 system key, seals it with the service key and queues its ledger message. " +
@@ -134,6 +135,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
           requestBody: jsonBody(RevokeRequest, REVOKE_BODY_LIMIT),
           parameters: [{ name: "recordId", in: "path", required: true, description: "The record's id (UUID); a malformed one is answered 404", schema: { type: "string", format: "uuid" } }],
           tags: ["records"],
+          operationId: "revokeRecord",
           summary: "Revoke a record this organisation authenticated",
           description:
             "Permanent. Any key of the organisation with `records:revoke` may revoke any record the organisation authenticated through the API. " +

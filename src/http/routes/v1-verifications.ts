@@ -173,6 +173,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
         parse: "none",
         detail: {
           tags: ["verifications"],
+          operationId: "verifyDocument",
           summary: "Verify a document hash",
           description:
             "Anonymous calls get the public tier; a credential gets the organisation tier and a log row. A credential that is present and unusable gets 401, never the public tier. Body limit 4 KiB. " +
@@ -194,6 +195,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
       {
         detail: {
           tags: ["verifications"],
+          operationId: "listVerifications",
           summary: "The calling organisation's verification log, newest first",
           description:
             `Scoped to the key's organisation and environment. Filters: \`verdict\`, \`originalDocHash\`, \`from\`, \`to\` (RFC 3339); \`limit\` 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT}); \`after\` is the previous page's \`pagination.nextCursor\`, valid only with the same filters. Unknown or repeated parameters are refused. ` +
@@ -230,6 +232,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
       {
         detail: {
           tags: ["verifications"],
+          operationId: "getVerification",
           summary: "One verification as it was recorded (`matches` always empty)",
           description: "404 alike for a missing, malformed, other organisation's or other environment's id. " + RATE_LIMIT_NOTE,
           security: [{ bearer: [] }],

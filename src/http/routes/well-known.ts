@@ -56,6 +56,7 @@ export function wellKnownRoutes(deps: WellKnownDeps) {
     {
       detail: {
         tags: ["pages"],
+        operationId: "getIdentity",
         summary: "This service's organisations, their ledger topics and keys",
         description:
           "Binds each organisation's registered name to its ledger topic and key fingerprints, for a verifier who trusts this service's web address. " +
