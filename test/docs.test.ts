@@ -103,6 +103,36 @@ describe("documentation UI", () => {
     expect(refused.status).toBe(403);
   });
 
+  test("every operation shows a curl command, and each is a well-formed request", async () => {
+    const { app, request } = await testApp();
+    const org = app.organisations.create({ name: "Curl", apiAccess: true, addon: true, validated: true }, "test");
+    const key = app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
+    const doc = (await (await request("/v1/openapi.json")).json()) as { paths: Record<string, Record<string, { description: string }>> };
+    let count = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const block = /From a terminal:\n\n```sh\n(curl[\s\S]*?)\n```$/.exec(op.description)?.[1];
+        expect([path, method, block === undefined]).toEqual([path, method, false]);
+        const command = block!.replace(/ \\\n\s+/g, " ");
+        const url = /curl -s(?: -X (\w+))? '([^']+)'/.exec(command)!;
+        expect(url[1] ?? (command.includes(" -d ") ? "POST" : "GET")).toBe(method.toUpperCase());
+        const target = new URL(url[2]!.replace(/<\w+Id>/g, crypto.randomUUID()));
+        expect(target.origin).toBe("http://127.0.0.1:8080");
+        const headers: Record<string, string> = {};
+        for (const h of command.matchAll(/-H (?:'([^']+)'|"([^"]+)")/g)) {
+          const [name, value] = (h[1] ?? h[2]!).split(": ");
+          headers[name!] = value!.replace("$DOCVERIFY_KEY", key);
+        }
+        const body = /-d '([^']+)'/.exec(command)?.[1];
+        const res = await request(target.pathname, { method: method.toUpperCase(), headers, ...(body === undefined ? {} : { body }) });
+        // Well-formed: routed, authorised, body accepted (a random id is unknown; a record may wait for its topic).
+        expect([path, method, [400, 401, 403, 405, 413].includes(res.status)]).toEqual([path, method, false]);
+        count++;
+      }
+    }
+    expect(count).toBe(12);
+  });
+
   test(
     "renders in Chromium with every request served by docverify itself",
     async () => {
@@ -116,6 +146,11 @@ describe("documentation UI", () => {
         await page.goto(`${svc.url}/docs`);
         await page.waitForSelector(".swagger-ui .info .title", { timeout: 15_000 });
         expect(await page.textContent(".swagger-ui .info .title")).toContain("docverify");
+        // No "Try it out" (init.js): an expanded operation offers none, and shows its curl command.
+        await page.click(".opblock-post .opblock-summary");
+        await page.waitForSelector(".opblock-post .opblock-description-wrapper", { timeout: 15_000 });
+        expect(await page.locator(".try-out__btn").count()).toBe(0);
+        expect(await page.textContent(".opblock-post .opblock-description-wrapper")).toContain("curl -s");
         expect(requested.length).toBeGreaterThan(2);
         const foreign = requested.filter((u) => !u.startsWith(svc.url) && !u.startsWith("data:"));
         expect(foreign).toEqual([]);

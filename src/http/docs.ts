@@ -139,13 +139,14 @@ const RATE_LIMITED_PATHS = (path: string) => path.startsWith("/v1/") || path ===
 const HEADERS: Json = {
   "X-Request-Id": { description: "This request's id, also in the service's log line for it", required: true, schema: { type: "string", format: "uuid" } },
   "X-RateLimit-Limit": {
-    description: "The tightest rate limit that applied to this request (requests per window). Absent when the request was refused before any limit was consulted",
-    schema: { type: "string", pattern: "^[0-9]+$" },
+    description:
+      "The tightest rate limit that applied to this request (requests per window). Absent when the request was answered before any limit was consulted (405, a body over 1 MiB, shutting down)",
+    schema: { type: "integer", minimum: 0 },
   },
-  "X-RateLimit-Remaining": { description: "Requests left in that limit's window", schema: { type: "string", pattern: "^[0-9]+$" } },
-  "Retry-After": { description: "Seconds to wait before retrying (an integer, at least 1)", schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
-  "Retry-After-Required": { description: "Seconds to wait before retrying (an integer, at least 1)", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
-  Allow: { description: "The methods the path accepts", required: true, schema: { type: "string" } },
+  "X-RateLimit-Remaining": { description: "Requests left in that limit's window", schema: { type: "integer", minimum: 0 } },
+  "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
+  "Retry-After-Required": { description: "Seconds to wait before retrying", required: true, schema: { type: "integer", minimum: 1 } },
+  Allow: { description: "The methods the path accepts, e.g. `GET, HEAD`", required: true, schema: { type: "string" } },
 };
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
@@ -201,6 +202,37 @@ function refineSchema(node: unknown, components: Json): unknown {
 }
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
+const EXAMPLE_BASE = "http://127.0.0.1:8080";
+
+/**
+ * The operation as a curl command, for the documentation page, which cannot send requests
+ * (TRY_IT_NOTE): the credential when the operation needs one, and a body of the required
+ * properties' example values (an `examples` entry, else the first of an enum).
+ */
+function curlExample(path: string, method: string, op: Json, schemas: Json): string {
+  const hasBody = isObject(op.requestBody);
+  const parts = [`curl -s${method === "get" || (method === "post" && hasBody) ? "" : ` -X ${method.toUpperCase()}`} '${EXAMPLE_BASE}${path.replace(/\{(\w+)\}/g, "<$1>")}'`];
+  // The credential when every way to call the operation takes one (POST /v1/verifications is
+  // also anonymous: its example is the public tier's).
+  const security = Array.isArray(op.security) ? op.security : [];
+  if (security.length > 0 && security.every((s) => isObject(s) && "bearer" in s)) parts.push(`-H "authorization: Bearer $DOCVERIFY_KEY"`);
+  const resolve = (schema: unknown): Json => {
+    const name = isObject(schema) && typeof schema.$ref === "string" ? schema.$ref.split("/").at(-1)! : undefined;
+    return name !== undefined && isObject(schemas[name]) ? resolve(schemas[name]) : isObject(schema) ? schema : {};
+  };
+  const body = isObject(op.requestBody) && isObject(op.requestBody.content) ? op.requestBody.content["application/json"] : undefined;
+  if (isObject(body)) {
+    const schema = resolve(body.schema);
+    const properties = isObject(schema.properties) ? schema.properties : {};
+    const example: Json = {};
+    for (const name of Array.isArray(schema.required) ? (schema.required as string[]) : []) {
+      const p = resolve(properties[name]);
+      example[name] = Array.isArray(p.examples) ? p.examples[0] : Array.isArray(p.enum) ? p.enum[0] : `<${name}>`;
+    }
+    parts.push(`-H 'content-type: application/json'`, `-d '${JSON.stringify(example)}'`);
+  }
+  return parts.join(" \\\n  ");
+}
 
 /** The plugin returns the same object until the routes change: refine each one once. */
 const refined = new WeakMap<Json, Json>();
@@ -234,6 +266,7 @@ export function refineDocument(generated: Json): Json {
       if (isObject(body) && isObject(body.content)) {
         for (const media of Object.values(body.content)) if (isObject(media)) media.schema = refineSchema(media.schema, schemas);
       }
+      op.description = `${typeof op.description === "string" ? `${op.description}\n\n` : ""}From a terminal:\n\n\`\`\`sh\n${curlExample(path, method, op, schemas)}\n\`\`\``;
       const responses = (op.responses ?? {}) as Json;
       // Every path answers 405 to a method it does not have (with `Allow`); for the health
       // routes it is the only 4xx.

@@ -182,7 +182,11 @@ describe("real answers conform to the document", () => {
           const value = res.headers.get(name);
           if (value === null) {
             if (def.required) problems.push(`${at}: header ${name} missing`);
-          } else problems.push(...check(doc, def.schema, value).map((p) => `${at}: header ${name}: ${p}`));
+          } else {
+            // A header is text; an integer schema describes text of decimal digits.
+            const typed = def.schema.type === "integer" && /^(0|[1-9][0-9]*)$/.test(value) ? Number(value) : value;
+            problems.push(...check(doc, def.schema, typed).map((p) => `${at}: header ${name}: ${p}`));
+          }
         }
         for (const name of ["x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "allow"]) {
           if (res.headers.has(name) && declared[name] === undefined) problems.push(`${at}: header ${name} sent, not declared`);

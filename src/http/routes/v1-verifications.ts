@@ -101,7 +101,7 @@ const Summary = t.Object(
 );
 const VerificationRequest = t.Object(
   {
-    originalDocHash: t.String({ pattern: DOC_HASH_PATTERN }),
+    originalDocHash: DocHash,
     reference: t.Optional(t.String({ maxLength: MAX_REFERENCE_CODE_POINTS, description: "No control characters; echoed and logged at the organisation tier only" })),
   },
   { title: "VerificationRequest" },
