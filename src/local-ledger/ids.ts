@@ -26,11 +26,11 @@ export function entityId(num: number): string {
 }
 
 /**
- * `0.0.N` or plain `N` (both accepted by the public mirror node) → `{shard, realm, num}`, or null
- * when malformed.
+ * `shard.realm.num`, `realm.num` or plain `num` (all accepted by the public mirror node; shard and
+ * realm default to 0) → `{shard, realm, num}`, or null when malformed.
  */
 export function parseEntityId(text: string): { shard: number; realm: number; num: number } | null {
-  const m = /^(?:(\d{1,4})\.(\d{1,5})\.)?(\d{1,12})$/.exec(text);
+  const m = /^(?:(?:(\d{1,4})\.)?(\d{1,5})\.)?(\d{1,12})$/.exec(text);
   if (!m) return null;
   return { shard: Number(m[1] ?? 0), realm: Number(m[2] ?? 0), num: Number(m[3]) };
 }

@@ -234,6 +234,19 @@ describe("GET /api/v1/topics/{id}: the rest-java service's error bodies", () => 
     }
   });
 
+  test("an id in any of the mirror node's forms: shard.realm.num, realm.num, num", async () => {
+    const num = topic.split(".")[2]!;
+    for (const id of [topic, `0.${num}`, num]) {
+      const one = await get(`/api/v1/topics/${id}`);
+      const page = await get(`/api/v1/topics/${id}/messages?limit=1`);
+      const message = await get(`/api/v1/topics/${id}/messages/1`);
+      expect([id, one.status, one.body.topic_id, page.status, seqs(page.body), message.status, message.body.topic_id]).toEqual([id, 200, topic, 200, [1], 200, topic]);
+    }
+    // Another realm is well formed and names nothing here.
+    expect((await get(`/api/v1/topics/1.${num}`)).status).toBe(404);
+    expect(seqs((await get(`/api/v1/topics/1.${num}/messages`)).body)).toEqual([]);
+  });
+
   test("query parameters are ignored there, as by the rest-java service", async () => {
     const { status, body } = await get(`/api/v1/topics/${topic}?foo=1`);
     expect([status, body.topic_id]).toEqual([200, topic]);
