@@ -12,8 +12,15 @@
  * path, is 204 with the methods this mirror serves (GET, HEAD) and the request's headers
  * allowed. Nothing here is secret and no credential is involved.
  *
+ * Two families of routes, as on the public mirror node: the `rest/` module's (messages,
+ * transactions, accounts: parameter names lowercased, unknown ones refused, errors a `message`)
+ * and the rest-java service's (`/topics/{id}`, `/network/nodes`: names as written, errors a
+ * reason phrase and a `detail`). A successful `/api/v1/` answer says how long it may be cached,
+ * as the mirror node does.
+ *
  * This file routes and answers; the JSON shapes are mirror-views.ts's, the parameter syntax
- * mirror-params.ts's, the HTML mirror-page.ts's.
+ * mirror-params.ts's, the HTML mirror-page.ts's. docs/local-ledger.md lists what is implemented
+ * and the known differences.
  */
 import { entityId, formatTimestamp, parseEntityId, parseTimestampParam, parseTransactionId, type Timestamp } from "./ids.ts";
 import { mirrorKey } from "./keys.ts";
