@@ -144,28 +144,15 @@ function luaScript(scenario: Scenario): string {
     // setup() runs in the main Lua state once per thread, before that thread's init().
     lines.push("local threads = 0", "function setup(thread)", "  thread:set(\"tid\", threads)", "  threads = threads + 1", "end");
   }
-  if (scenario.bodies !== undefined) {
+  // Requests formatted once per thread and sent in turn: each body, or each path.
+  const inTurn = scenario.bodies !== undefined ? { values: scenario.bodies, format: "wrk.format(nil, nil, nil, v)" } : scenario.paths !== undefined ? { values: scenario.paths, format: "wrk.format(nil, v)" } : null;
+  if (inTurn !== null) {
     lines.push(
-      `local bodies = {${scenario.bodies.map(luaString).join(",\n")}}`,
+      `local values = {${inTurn.values.map(luaString).join(",\n")}}`,
       "local reqs = {}",
       "local n = 0",
       "function init(args)",
-      "  for i, b in ipairs(bodies) do reqs[i] = wrk.format(nil, nil, nil, b) end",
-      "  n = (tid * 7919) % #reqs",
-      "end",
-      "function request()",
-      "  n = n % #reqs + 1",
-      "  return reqs[n]",
-      "end",
-    );
-  }
-  if (scenario.paths !== undefined) {
-    lines.push(
-      `local paths = {${scenario.paths.map(luaString).join(",\n")}}`,
-      "local reqs = {}",
-      "local n = 0",
-      "function init(args)",
-      "  for i, p in ipairs(paths) do reqs[i] = wrk.format(nil, p) end",
+      `  for i, v in ipairs(values) do reqs[i] = ${inTurn.format} end`,
       "  n = (tid * 7919) % #reqs",
       "end",
       "function request()",
