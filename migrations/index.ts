@@ -8,6 +8,7 @@ import m4 from "./0004_records_anchor_state.sql" with { type: "text" };
 import m5 from "./0005_ledger_valid_start.sql" with { type: "text" };
 import m6 from "./0006_records_anchored_by_class.sql" with { type: "text" };
 import m7 from "./0007_key_announcements.sql" with { type: "text" };
+import m8 from "./0008_persons.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -20,4 +21,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0005_ledger_valid_start": m5,
   "0006_records_anchored_by_class": m6,
   "0007_key_announcements": m7,
+  "0008_persons": m8,
 };

@@ -40,7 +40,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "@noble/post-quantum/ml-dsa.js", places: ["crypto/", "verifier/"], why: "ML-DSA; the verifier's signature check" },
   { spec: "@noble/hashes/sha2.js", places: ["verifier/"], why: "the verifier's SHA-256, the same in Node.js and a browser" },
   { spec: "@noble/", places: ["crypto/"], why: "the second ML-DSA implementation, secp256k1, keccak" },
-  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison; signing only in crypto/ (next test)" },
+  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "verification/", "anchoring/queue.ts"], why: "queries over the schema" },

@@ -189,4 +189,35 @@ describe("storage", () => {
     expect(verifier.verify({ docHash: pending, tier: "public" })).toMatchObject({ verdict: "pending_anchor", matches: [] });
     db.$client.close();
   });
+
+  test("0008 adds persons and enrolments to a database as the previous release left it: its records and organisations kept", () => {
+    const db = databaseBefore("0008");
+    expect(rows(db, "SELECT name FROM sqlite_master WHERE name IN ('persons', 'enrolments')")).toEqual([]);
+    const fx = createRecordsFixture({ db });
+    const acme = fx.createOrg("Acme Certification Ltd");
+    const alice = fx.createPerson();
+    const hash = docHashOf("upgrade: 0008");
+    const ids = [fx.addOrgRecord(acme, { docHash: hash }), fx.addPersonRecord(alice, { docHash: hash })];
+    const tables = ["organisations", "signing_keys", "records", "audit_log"];
+    const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
+
+    expect(migrate(db).applied).toBe(1);
+    expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
+    expect(rows(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+    expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
+    const fresh = openDatabase({ path: join(tempDir(), "fresh.db") });
+    migrate(fresh);
+    const schema = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+    expect(rows(db, schema)).toEqual(rows(fresh, schema));
+    fresh.$client.close();
+    // The new tables take rows, with their foreign keys enforced.
+    db.$client.query("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p1', ?, 'Alice', 'a@example.org', 'passport', 1)").run(acme.id);
+    expect(() => db.$client.run("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p2', 'nope', 'B', 'b@example.org', 'passport', 1)")).toThrow();
+    expect(() => db.$client.run("INSERT INTO enrolments (token_digest, person_id, expires_at, created_at) VALUES (x'00', 'nope', 2, 1)")).toThrow();
+    const verifier = createVerifier({ db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const answer = verifier.verify({ docHash: hash, tier: "public" });
+    expect(answer.verdict).toBe("verified");
+    expect(answer.matches.map((m) => [m.recordId, m.signerStanding])).toEqual(ids.map((id) => [id, "good_standing"]));
+    db.$client.close();
+  });
 });

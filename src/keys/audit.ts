@@ -10,7 +10,7 @@ import { auditLog } from "../storage/schema.ts";
 export interface AuditEntry {
   readonly actor: string;
   readonly action: string;
-  readonly subjectType: "organisation" | "api_key";
+  readonly subjectType: "organisation" | "api_key" | "person";
   readonly subjectId: string;
   readonly before: unknown;
   readonly after: unknown;

@@ -236,3 +236,49 @@ export const verifications = sqliteTable(
     index("verifications_scope_hash").on(t.orgId, t.environment, t.docHash, t.id),
   ],
 );
+
+/**
+ * Persons of an organisation who sign PDFs themselves (decisions §10), added by an administrator.
+ * `identity_evidence` is the administrator's attestation of how identity was verified (document
+ * type and reference), never the document. `key_fingerprint` names the person's own key in
+ * `signing_keys` once they have enrolled (null before); verification reads `suspended` by it,
+ * per request, as it reads an organisation's.
+ */
+export const persons = sqliteTable(
+  "persons",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organisations.id),
+    name: text("name").notNull(),
+    email: text("email").notNull(),
+    identityEvidence: text("identity_evidence").notNull(),
+    suspended: integer("suspended", { mode: "boolean" }).notNull().default(false),
+    keyFingerprint: blob("key_fingerprint", { mode: "buffer" }).references(() => signingKeys.fingerprint),
+    createdAt: integer("created_at").notNull(),
+    enrolledAt: integer("enrolled_at"),
+  },
+  (t) => [
+    index("persons_org").on(t.orgId),
+    uniqueIndex("persons_key_fingerprint").on(t.keyFingerprint).where(sql`key_fingerprint IS NOT NULL`),
+  ],
+);
+
+/**
+ * Enrolment links: the token is shown once, in the link, and only its SHA-256 is kept. Single
+ * use (`used_at`), valid until `expires_at` (created + 24 h).
+ */
+export const enrolments = sqliteTable(
+  "enrolments",
+  {
+    tokenDigest: blob("token_digest", { mode: "buffer" }).primaryKey(),
+    personId: text("person_id")
+      .notNull()
+      .references(() => persons.id),
+    expiresAt: integer("expires_at").notNull(),
+    usedAt: integer("used_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("enrolments_person").on(t.personId)],
+);

@@ -11,7 +11,8 @@
  *   the memo, keyed on every input byte (src/crypto/memo.ts), which decisions §4 counts as
  *   recomputing. Public keys are cached by fingerprint (key rows are append-only and immutable),
  *   together with the result of recomputing their fingerprint.
- * - Organisation name and suspension are read with the records, per request: standing is live.
+ * - Organisation name and suspension, and a signing person's suspension, are read with the records,
+ *   per request: standing is live.
  * - Bounded work per hash (decisions §11), whatever the number of records for it: at most
  *   `MAX_MATCHES` matches are returned (the earliest by consensus), and at most `MAX_MATCHES` + 3
  *   records are read whole and checked (the matches, and beyond them the earliest record of each
@@ -262,6 +263,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   const recordByRowid = client.prepare<VerifyRow, [number]>(RECORD_BY_ROWID_SQL);
   const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED_SQL);
   const orgById = client.prepare<{ name: string; suspended: number }, [string]>("SELECT name, suspended FROM organisations WHERE id = ?");
+  // A person-signed record's standing is its signer's (decisions §10), by the key it was signed with.
+  const personSuspendedByKey = client.prepare<{ suspended: number }, [Uint8Array]>("SELECT suspended FROM persons WHERE key_fingerprint = ?");
   const keyByFingerprint = client.prepare<{ algorithm: string; public_key: Uint8Array }, [Uint8Array]>(
     "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",
   );
@@ -330,7 +333,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     return { hashBinding: hashBinding ? "pass" : "fail", userSignature: signatureOk ? "pass" : "fail", serverSeal: sealOk ? "pass" : "fail" };
   }
 
-  function shapeMatch(row: VerifyRow, tier: DisclosureTier, requested: string, org: { name: string; suspended: number } | null): Match {
+  function shapeMatch(row: VerifyRow, tier: DisclosureTier, requested: string, org: { name: string; suspended: number } | null, personSuspended: boolean): Match {
     if (row.sequence_number === null || row.consensus_at === null) {
       // The anchor columns are written with the state in one transaction; an anchored row without
       // them is corruption. Refuse to answer (500) rather than vouch for or hide the record.
@@ -343,7 +346,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       status: row.revoked_at === null ? "active" : "revoked",
       recordIssuedAt: rfc3339Ms(row.signed_at_ms),
       signerType,
-      signerStanding: org !== null && org.suspended !== 0 ? "suspended" : "good_standing",
+      signerStanding: (org !== null && org.suspended !== 0) || personSuspended ? "suspended" : "good_standing",
       ...(signerType === "user" && row.signer_hint !== null ? { signerHint: row.signer_hint } : {}),
       ...(signerType === "org" && tier === "organisation" && org !== null ? { signerOrg: org.name } : {}),
       ...(row.revoked_at !== null ? { revocation: { reason: row.revocation_reason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(row.revoked_at) } } : {}),
@@ -388,9 +391,17 @@ export function createVerifier(deps: VerifierDeps): Verifier {
         ({ page, beyond } = readLargeHash(docHash));
         newestAccepted = () => newestAcceptedOf.get(docHash)?.newest ?? null;
       }
-      const matches = page.map((r) => shapeMatch(r, tier, docHash, orgOf(r.org_id)));
+      const persons = new Map<string, boolean>();
+      const personSuspended = (r: VerifyRow) => {
+        if (r.signer_type !== "user") return false;
+        const id = Buffer.from(r.signer_fingerprint.buffer, r.signer_fingerprint.byteOffset, r.signer_fingerprint.byteLength).toString("hex");
+        if (!persons.has(id)) persons.set(id, (personSuspendedByKey.get(r.signer_fingerprint)?.suspended ?? 0) !== 0);
+        return persons.get(id)!;
+      };
+      const shape = (r: VerifyRow) => shapeMatch(r, tier, docHash, orgOf(r.org_id), personSuspended(r));
+      const matches = page.map(shape);
       // Over `deciding`, "is there a record of this class" has the answer it has over every record.
-      const deciding = [...matches, ...beyond.map((r) => shapeMatch(r, tier, docHash, orgOf(r.org_id)))];
+      const deciding = [...matches, ...beyond.map(shape)];
 
       const failed = deciding.some((m) => m.checksPerformed.hashBinding === "fail" || m.checksPerformed.userSignature === "fail" || m.checksPerformed.serverSeal === "fail");
       if (failed) return { verdict: "signature_invalid", matches };
