@@ -27,6 +27,11 @@ Usage:
   docverify key mint --org ORG --env live|test [--revoke]
   docverify key list [--org ORG]
   docverify key revoke KEYID
+  docverify person add --org ORG --name NAME --email EMAIL --identity TEXT
+                                   a person who signs PDFs; prints their one-time enrolment link
+  docverify person list [--org ORG]
+  docverify person suspend PERSON
+  docverify person link PERSON     a new enrolment link (older unused ones stop working)
   docverify status                 records by anchor state, the ledger and its health, the anchor queue
   docverify backup FILE [--force] [--progress]
                                    a consistent copy of the database, also while serve runs
@@ -127,6 +132,41 @@ export const USAGES: Readonly<Record<string, string>> = {
     "Keys without secrets: id, organisation, environment, scopes, created, last used, revoked.\n\n" +
     options(["--org ORG", "only this organisation's keys"], JSON_OUT, DATA, HELP),
   "key revoke": "Usage: docverify key revoke KEYID [--json] [--data DIR]\n\nRevokes the key KEYID.\n\n" + options(JSON_OUT, DATA, HELP),
+  person:
+    "Usage: docverify person add|list|suspend|link [OPTIONS]\n\n" +
+    "  docverify person add --org ORG --name NAME --email EMAIL --identity TEXT\n" +
+    "  docverify person list [--org ORG]\n" +
+    "  docverify person suspend PERSON\n" +
+    "  docverify person link PERSON\n\n" +
+    "Persons of an organisation who sign PDFs themselves (docs/admin.md). Each takes --data DIR and\n" +
+    "--json; docverify person SUBCOMMAND --help for its usage.\n",
+  "person add":
+    "Usage: docverify person add --org ORG --name NAME --email EMAIL --identity TEXT [--json] [--data DIR]\n\n" +
+    "Adds a person to organisation ORG and prints their enrolment link {DOCVERIFY_PUBLIC_URL}/enrol/TOKEN,\n" +
+    "once: it works once, for 24 hours, and only its digest is kept. With --json: {id, enrolUrl, expiresAt}.\n\n" +
+    options(
+      ["--org ORG", "the organisation's id (required)"],
+      ["--name NAME", "the person's name, shown to anyone verifying what they sign (required)"],
+      ["--email EMAIL", "the person's email address (required)"],
+      ["--identity TEXT", "how their identity was verified: document type and reference, never the document (required)"],
+      JSON_OUT,
+      DATA,
+      HELP,
+    ),
+  "person list":
+    "Usage: docverify person list [--org ORG] [--json] [--data DIR]\n\n" +
+    "Persons: id, organisation, name, email, enrolment, suspension, identity evidence. Never a link.\n\n" +
+    options(["--org ORG", "only this organisation's persons"], JSON_OUT, DATA, HELP),
+  "person suspend":
+    "Usage: docverify person suspend PERSON [--json] [--data DIR]\n\n" +
+    "Suspends person PERSON (their id): they cannot enrol or sign, and their records verify with\n" +
+    "signerStanding suspended. Suspending a suspended person changes nothing.\n\n" +
+    options(JSON_OUT, DATA, HELP),
+  "person link":
+    "Usage: docverify person link PERSON [--json] [--data DIR]\n\n" +
+    "A new enrolment link for person PERSON, not yet enrolled, printed once (as person add prints it);\n" +
+    "their older unused links stop working.\n\n" +
+    options(JSON_OUT, DATA, HELP),
   status:
     "Usage: docverify status [--json] [--data DIR]\n\n" +
     "Records by anchor state, the ledger network and whether it answers, and the anchor queue.\n" +
@@ -167,7 +207,7 @@ export const USAGES: Readonly<Record<string, string>> = {
 
 /**
  * The usage `--help`/`-h` asks for, or null when it is not asked for. Tokens after `--` are
- * arguments, never flags. `org`/`key` with a known subcommand give that subcommand's usage.
+ * arguments, never flags. `org`/`key`/`person` with a known subcommand give that subcommand's usage.
  */
 export function helpRequested(command: string, rest: readonly string[]): string | null {
   const end = rest.indexOf("--");
@@ -211,6 +251,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return (await import("./admin/cli.ts")).runOrg(rest, process.env, process.stdout);
       case "key":
         return (await import("./admin/cli.ts")).runKey(rest, process.env, process.stdout);
+      case "person":
+        return (await import("./admin/cli.ts")).runPerson(rest, process.env, process.stdout);
       case "status":
         return await (await import("./admin/status.ts")).runStatus(rest, process.env, process.stdout);
       case "backup":

@@ -30,6 +30,11 @@ const SUBCOMMANDS: [string[], string][] = [
   [["key", "mint"], "Usage: docverify key mint --org ORG --env live|test"],
   [["key", "list"], "Usage: docverify key list"],
   [["key", "revoke"], "Usage: docverify key revoke KEYID"],
+  [["person"], "Usage: docverify person add|list|suspend|link"],
+  [["person", "add"], "Usage: docverify person add --org ORG --name NAME --email EMAIL --identity TEXT"],
+  [["person", "list"], "Usage: docverify person list"],
+  [["person", "suspend"], "Usage: docverify person suspend PERSON"],
+  [["person", "link"], "Usage: docverify person link PERSON"],
   [["status"], "Usage: docverify status"],
   [["backup"], "Usage: docverify backup FILE"],
   [["restore"], "Usage: docverify restore FILE"],
@@ -58,7 +63,7 @@ describe("--help and -h", () => {
       // Nothing opened or created: no data folder appeared.
       expect(readdirSync(cwd)).toEqual([]);
 
-      if (args.length === 1 && (args[0] === "org" || args[0] === "key")) return; // no parser of their own
+      if (args.length === 1 && (args[0] === "org" || args[0] === "key" || args[0] === "person")) return; // no parser of their own
       const refused = await run([...args, "--bogus", "--data", join(cwd, "data")], cwd);
       expect(refused.code).toBe(2);
       expect(refused.stdout).toBe("");

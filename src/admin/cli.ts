@@ -1,6 +1,6 @@
 /**
- * The administration command line of decisions §8: `org create|set|list` and
- * `key mint|list|revoke`. It works on the data folder directly (no network API), also while
+ * The administration command line of decisions §8 and §10: `org create|set|list`,
+ * `key mint|list|revoke` and `person add|list|suspend|link`. It works on the data folder directly (no network API), also while
  * `serve` runs on it: SQLite's locking and the services' IMMEDIATE transactions make the two
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
@@ -10,6 +10,7 @@ import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";
 import type { Organisation } from "../keys/organisations.ts";
+import { createPersons, type EnrolmentLink, type Person, type Persons } from "../keys/persons.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";
 
@@ -133,5 +134,68 @@ export function runKey(args: readonly string[], env: Readonly<Record<string, str
     }
     default:
       throw new UsageError(sub === undefined ? "key needs a subcommand: mint, list or revoke" : `unknown key subcommand "${sub}": use mint, list or revoke`);
+  }
+}
+
+const personsOf = (c: Core): Persons => createPersons({ db: c.db, clock: c.clock, publicUrl: c.config.publicUrl });
+
+function personJson(p: Person) {
+  return { ...p, createdAt: time(p.createdAt), enrolledAt: p.enrolledAt === null ? null : time(p.enrolledAt) };
+}
+
+function personLine(p: Person): string {
+  return `${p.id}  org=${p.orgId}  ${JSON.stringify(p.name)}  ${p.email}  enrolled=${time(p.enrolledAt)}  suspended=${yes(p.suspended)}  created=${time(p.createdAt)}  identity=${JSON.stringify(p.identityEvidence)}`;
+}
+
+/** The link is a secret shown once: on stdout only, never in a log line. */
+function writeLink(out: Out, json: boolean, link: EnrolmentLink, name: string, defaultUrl: boolean): void {
+  if (json) {
+    out.write(JSON.stringify({ id: link.personId, enrolUrl: link.enrolUrl, expiresAt: time(link.expiresAt) }) + "\n");
+    return;
+  }
+  out.write(`${link.enrolUrl}\n`);
+  process.stderr.write(
+    `This enrolment link is shown once; send it to ${JSON.stringify(name)} now. It works once, until ${time(link.expiresAt)}. Person id ${link.personId}.\n` +
+      (defaultUrl ? "DOCVERIFY_PUBLIC_URL is not set: the link names this machine's listening address; set it to the address people reach.\n" : ""),
+  );
+}
+
+export function runPerson(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): number {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case "add": {
+      const { values } = parse(rest, { org: { type: "string" }, name: { type: "string" }, email: { type: "string" }, identity: { type: "string" } });
+      for (const flag of ["org", "name", "email", "identity"] as const) {
+        if (typeof values[flag] !== "string") throw new UsageError(`--${flag} is required`);
+      }
+      const input = { orgId: values.org as string, name: values.name as string, email: values.email as string, identity: values.identity as string };
+      const { person, link, defaultUrl } = withCore(env, values.data, (c) => ({ ...personsOf(c).add(input, osActor(env)), defaultUrl: c.config.publicUrlIsDefault }));
+      writeLink(out, values.json === true, link, person.name, defaultUrl);
+      return 0;
+    }
+    case "list": {
+      const { values } = parse(rest, { org: { type: "string" } });
+      const list = withCore(env, values.data, (c) => personsOf(c).list(typeof values.org === "string" ? { orgId: values.org } : {}));
+      out.write(values.json ? JSON.stringify(list.map(personJson)) + "\n" : list.map((p) => personLine(p) + "\n").join(""));
+      return 0;
+    }
+    case "suspend": {
+      const { values, positionals } = parse(rest, {}, 1);
+      const p = withCore(env, values.data, (c) => personsOf(c).suspend(positionals[0]!, osActor(env)));
+      out.write(values.json ? JSON.stringify(personJson(p)) + "\n" : `suspended ${p.id} ${JSON.stringify(p.name)}\n`);
+      return 0;
+    }
+    case "link": {
+      const { values, positionals } = parse(rest, {}, 1);
+      const { link, name, defaultUrl } = withCore(env, values.data, (c) => {
+        const persons = personsOf(c);
+        const issued = persons.issueLink(positionals[0]!, osActor(env));
+        return { link: issued, name: persons.get(issued.personId).name, defaultUrl: c.config.publicUrlIsDefault };
+      });
+      writeLink(out, values.json === true, link, name, defaultUrl);
+      return 0;
+    }
+    default:
+      throw new UsageError(sub === undefined ? "person needs a subcommand: add, list, suspend or link" : `unknown person subcommand "${sub}": use add, list, suspend or link`);
   }
 }

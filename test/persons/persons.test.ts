@@ -1,0 +1,259 @@
+/**
+ * The persons capability (decisions §10): adding, listing and suspending persons, each audited in
+ * its transaction; enrolment links shown once, stored as digests, single use, 24 hours, replaced
+ * by a newer link; and a suspended person's standing in verification.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { listAudit } from "../../src/keys/audit.ts";
+import { createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError, tokenDigest, type EnrolmentRefusal, type Persons } from "../../src/keys/persons.ts";
+import { DomainError } from "../../src/lib/errors.ts";
+import { persons as personsTable } from "../../src/storage/schema.ts";
+import { createVerifier } from "../../src/verification/verify.ts";
+import { cleanup } from "../support/env.ts";
+import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
+
+afterAll(cleanup);
+
+const PUBLIC_URL = "https://verify.example.org";
+const LINK_RE = /^https:\/\/verify\.example\.org\/enrol\/([A-Za-z0-9_-]{43})$/;
+
+let fx: RecordsFixture;
+let persons: Persons;
+let acme: FixtureOrg;
+
+beforeAll(() => {
+  fx = createRecordsFixture();
+  persons = createPersons({ db: fx.db, clock: fx.clock, publicUrl: PUBLIC_URL });
+  acme = fx.createOrg("Acme Certification Ltd");
+});
+
+const valid = () => ({ orgId: acme.id, name: "Alice Example", email: "alice@example.org", identity: "Passport, number ending 4821, seen in person by J. Smith" });
+const tokenOf = (url: string) => LINK_RE.exec(url)![1]!;
+const allRows = () => fx.db.$client.query("SELECT * FROM persons").all();
+const enrolmentRows = () => fx.db.$client.query("SELECT * FROM enrolments").all() as { token_digest: Uint8Array; person_id: string; expires_at: number; used_at: number | null }[];
+
+function refusal(fn: () => unknown): EnrolmentRefusal {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof EnrolmentTokenError) return e.reason;
+    throw e;
+  }
+  throw new Error("not refused");
+}
+
+function validationField(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof DomainError && e.code === "VALIDATION_FAILED") return Object.keys(e.details ?? {}).join(",");
+    throw e;
+  }
+  throw new Error("not refused");
+}
+
+describe("add", () => {
+  test("adds the person, issues a 24-hour link, stores only the token's digest, audits both in the change's transaction", () => {
+    const auditBefore = listAudit(fx.db).length;
+    const { person, link } = persons.add(valid(), "alice-admin");
+    expect(person).toMatchObject({ orgId: acme.id, name: "Alice Example", email: "alice@example.org", suspended: false, keyFingerprint: null, enrolledAt: null });
+    expect(link.personId).toBe(person.id);
+    expect(link.expiresAt).toBe(fx.clock.now() + ENROLMENT_TTL_MS);
+    const token = tokenOf(link.enrolUrl);
+    expect(Buffer.from(token, "base64url").length).toBe(32);
+
+    const rows = enrolmentRows().filter((r) => r.person_id === person.id);
+    expect(rows.length).toBe(1);
+    expect(Buffer.from(rows[0]!.token_digest).equals(tokenDigest(token))).toBe(true);
+    // The token is nowhere in the database file's tables, nor in the audit trail.
+    const everything = JSON.stringify([allRows(), enrolmentRows().map((r) => ({ ...r, token_digest: Buffer.from(r.token_digest).toString("hex") })), listAudit(fx.db)]);
+    expect(everything).not.toContain(token);
+    expect(everything).not.toContain(Buffer.from(token, "base64url").toString("hex"));
+
+    const audit = listAudit(fx.db).slice(0, listAudit(fx.db).length - auditBefore).reverse();
+    expect(audit.map((a) => [a.action, a.subjectType, a.subjectId, a.actor])).toEqual([
+      ["person.add", "person", person.id, "alice-admin"],
+      ["person.link", "person", person.id, "alice-admin"],
+    ]);
+    expect(JSON.parse(audit[0]!.after!)).toMatchObject({ name: "Alice Example", email: "alice@example.org", identityEvidence: valid().identity });
+    expect(JSON.parse(audit[1]!.after!)).toEqual({ expiresAt: link.expiresAt });
+    expect(JSON.stringify(audit)).not.toContain(Buffer.from(tokenDigest(token)).toString("hex"));
+  });
+
+  test("two links are never the same", () => {
+    const a = persons.add({ ...valid(), name: "Bob" }, "admin").link.enrolUrl;
+    const b = persons.add({ ...valid(), name: "Carol" }, "admin").link.enrolUrl;
+    expect(a).not.toBe(b);
+  });
+
+  test("an unknown organisation is NOT_FOUND and nothing is written", () => {
+    const [p, a] = [allRows().length, listAudit(fx.db, 1000).length];
+    expect(() => persons.add({ ...valid(), orgId: "no-such-org" }, "admin")).toThrow(new DomainError("NOT_FOUND", "No organisation no-such-org."));
+    expect([allRows().length, listAudit(fx.db, 1000).length]).toEqual([p, a]);
+  });
+
+  const bad: [string, Partial<ReturnType<typeof valid>>, string][] = [
+    ["an empty name", { name: "  " }, "name"],
+    ["a name with a control character", { name: "Alice\u0007" }, "name"],
+    ["a name with a bidirectional override", { name: "Alice\u202e" }, "name"],
+    ["a name of 201 characters", { name: "a".repeat(201) }, "name"],
+    ["an empty email", { email: "" }, "email"],
+    ["an email without @", { email: "alice.example.org" }, "email"],
+    ["an email with two @", { email: "alice@bob@example.org" }, "email"],
+    ["an email with nothing before @", { email: "@example.org" }, "email"],
+    ["an email with nothing after @", { email: "alice@" }, "email"],
+    ["an email with a space", { email: "alice @example.org" }, "email"],
+    ["an email with a newline", { email: "alice@example.org\nBcc: x@y" }, "email"],
+    ["an email of 255 characters", { email: `${"a".repeat(243)}@example.org` }, "email"],
+    ["empty identity evidence", { identity: " " }, "identity"],
+    ["identity evidence of 501 characters", { identity: "x".repeat(501) }, "identity"],
+    ["identity evidence with a newline", { identity: "Passport\nforged line" }, "identity"],
+    ["identity evidence with a control character", { identity: "Passport\u001b[31m" }, "identity"],
+  ];
+  for (const [what, change, field] of bad) {
+    test(`${what} is refused on ${field}, nothing written`, () => {
+      const [p, e] = [allRows().length, enrolmentRows().length];
+      expect(validationField(() => persons.add({ ...valid(), ...change }, "admin"))).toBe(field);
+      expect([allRows().length, enrolmentRows().length]).toEqual([p, e]);
+    });
+  }
+
+  test("the bounds themselves are accepted: a 254-character email, 500 characters of evidence", () => {
+    const { person } = persons.add({ ...valid(), email: `${"a".repeat(242)}@example.org`, identity: "é".repeat(500) }, "admin");
+    expect(person.email.length).toBe(254);
+    expect([...person.identityEvidence].length).toBe(500);
+  });
+});
+
+describe("list", () => {
+  test("all persons, or one organisation's; an unknown organisation is NOT_FOUND", () => {
+    const globex = fx.createOrg("Globex Registry");
+    const { person: gina } = persons.add({ ...valid(), orgId: globex.id, name: "Gina" }, "admin");
+    expect(persons.list({ orgId: globex.id }).map((p) => p.id)).toEqual([gina.id]);
+    expect(persons.list({ orgId: acme.id }).every((p) => p.orgId === acme.id)).toBe(true);
+    expect(persons.list().map((p) => p.id)).toContain(gina.id);
+    expect(persons.list().length).toBe(persons.list({ orgId: acme.id }).length + 1);
+    expect(() => persons.list({ orgId: "nope" })).toThrow(new DomainError("NOT_FOUND", "No organisation nope."));
+  });
+});
+
+describe("suspend", () => {
+  test("suspends once, audited; again changes nothing and writes no audit row; unknown is NOT_FOUND", () => {
+    const { person } = persons.add({ ...valid(), name: "Dan" }, "admin");
+    const before = listAudit(fx.db, 1000).length;
+    expect(persons.suspend(person.id, "root").suspended).toBe(true);
+    expect(persons.get(person.id).suspended).toBe(true);
+    const audit = listAudit(fx.db, 1000);
+    expect(audit.length).toBe(before + 1);
+    expect(audit[0]).toMatchObject({ action: "person.suspend", subjectType: "person", subjectId: person.id, actor: "root" });
+    expect(JSON.parse(audit[0]!.before!).suspended).toBe(false);
+    expect(JSON.parse(audit[0]!.after!).suspended).toBe(true);
+
+    expect(persons.suspend(person.id, "root").suspended).toBe(true);
+    expect(listAudit(fx.db, 1000).length).toBe(before + 1);
+    expect(() => persons.suspend("nope", "root")).toThrow(new DomainError("NOT_FOUND", "No person nope."));
+  });
+});
+
+describe("enrolment links and redeemEnrolment", () => {
+  test("a link redeems once; the second time it is used", () => {
+    const { person, link } = persons.add({ ...valid(), name: "Erin" }, "admin");
+    const token = tokenOf(link.enrolUrl);
+    expect(persons.redeemEnrolment(token, fx.clock.now()).id).toBe(person.id);
+    const row = enrolmentRows().find((r) => r.person_id === person.id)!;
+    expect(row.used_at).toBe(fx.clock.now());
+    expect(refusal(() => persons.redeemEnrolment(token, fx.clock.now()))).toBe("used");
+  });
+
+  test("a link is good until 24 hours after issue, then expired and still unused", () => {
+    const { person, link } = persons.add({ ...valid(), name: "Frank" }, "admin");
+    const token = tokenOf(link.enrolUrl);
+    expect(refusal(() => persons.redeemEnrolment(token, link.expiresAt))).toBe("expired");
+    expect(refusal(() => persons.redeemEnrolment(token, link.expiresAt + 60_000))).toBe("expired");
+    expect(enrolmentRows().find((r) => r.person_id === person.id)!.used_at).toBeNull();
+    expect(persons.redeemEnrolment(token, link.expiresAt - 1).id).toBe(person.id);
+  });
+
+  test("unknown, malformed and altered tokens are unknown", () => {
+    const { link } = persons.add({ ...valid(), name: "Gus" }, "admin");
+    const token = tokenOf(link.enrolUrl);
+    const altered = (token[0] === "A" ? "B" : "A") + token.slice(1);
+    for (const t of ["", "short", altered, token + "A", token.slice(0, 42) + "=", "../" + token.slice(3), Buffer.alloc(32).toString("base64url")]) {
+      expect(refusal(() => persons.redeemEnrolment(t, fx.clock.now()))).toBe("unknown");
+    }
+    // still good: the refusals changed nothing
+    expect(persons.redeemEnrolment(token, fx.clock.now()).name).toBe("Gus");
+  });
+
+  test("a refusal carries a code the transport maps and a message for the person", () => {
+    try {
+      persons.redeemEnrolment("nope", fx.clock.now());
+      throw new Error("not refused");
+    } catch (e) {
+      expect(e).toBeInstanceOf(DomainError);
+      expect((e as DomainError).code).toBe("NOT_FOUND");
+      expect((e as DomainError).message).toContain("Ask your administrator");
+    }
+  });
+
+  test("a second link replaces the first: the first then refuses as expired, the second works", () => {
+    const { person, link: first } = persons.add({ ...valid(), name: "Hana" }, "admin");
+    fx.clock.advance(1000);
+    const second = persons.issueLink(person.id, "admin");
+    expect(second.enrolUrl).not.toBe(first.enrolUrl);
+    expect(second.expiresAt).toBe(fx.clock.now() + ENROLMENT_TTL_MS);
+    expect(refusal(() => persons.redeemEnrolment(tokenOf(first.enrolUrl), fx.clock.now()))).toBe("expired");
+    expect(persons.redeemEnrolment(tokenOf(second.enrolUrl), fx.clock.now()).id).toBe(person.id);
+    expect(listAudit(fx.db, 1000).filter((a) => a.subjectId === person.id).map((a) => a.action)).toEqual(["person.link", "person.link", "person.add"]);
+  });
+
+  test("a suspended person's link refuses as suspended; no new link for a suspended or enrolled person; unknown person NOT_FOUND", () => {
+    const { person, link } = persons.add({ ...valid(), name: "Ivan" }, "admin");
+    persons.suspend(person.id, "admin");
+    expect(refusal(() => persons.redeemEnrolment(tokenOf(link.enrolUrl), fx.clock.now()))).toBe("suspended");
+    expect(enrolmentRows().find((r) => r.person_id === person.id)!.used_at).toBeNull();
+    expect(() => persons.issueLink(person.id, "admin")).toThrow(new DomainError("FORBIDDEN", `Person ${person.id} is suspended.`));
+
+    const { person: enrolled, link: spare } = persons.add({ ...valid(), name: "Jo" }, "admin");
+    fx.db.update(personsTable).set({ enrolledAt: fx.clock.now() }).where(eq(personsTable.id, enrolled.id)).run();
+    expect(() => persons.issueLink(enrolled.id, "admin")).toThrow(new DomainError("FORBIDDEN", `Person ${enrolled.id} has already enrolled.`));
+    expect(refusal(() => persons.redeemEnrolment(tokenOf(spare.enrolUrl), fx.clock.now()))).toBe("used");
+    expect(() => persons.issueLink("nope", "admin")).toThrow(new DomainError("NOT_FOUND", "No person nope."));
+  });
+});
+
+describe("a suspended person's standing in verification", () => {
+  test("their records report signerStanding suspended at both tiers, read per request; others keep good standing", () => {
+    const verifier = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const keyA = fx.createPerson();
+    const keyB = fx.createPerson();
+    const { person: a } = persons.add({ ...valid(), name: "Kim Signer" }, "admin");
+    const { person: b } = persons.add({ ...valid(), name: "Lee Signer" }, "admin");
+    // Enrolment (a later slice) stores the person's key fingerprint; set it as it will.
+    fx.db.update(personsTable).set({ keyFingerprint: Buffer.from(keyA.fingerprint), enrolledAt: fx.clock.now() }).where(eq(personsTable.id, a.id)).run();
+    fx.db.update(personsTable).set({ keyFingerprint: Buffer.from(keyB.fingerprint), enrolledAt: fx.clock.now() }).where(eq(personsTable.id, b.id)).run();
+    const hash = docHashOf("persons: standing");
+    const recA = fx.addPersonRecord(keyA, { docHash: hash, hint: "Kim Signer", orgId: acme.id });
+    const recB = fx.addPersonRecord(keyB, { docHash: hash, hint: "Lee Signer" });
+    const orgHash = docHashOf("persons: org record");
+    fx.addOrgRecord(acme, { docHash: orgHash });
+
+    const standings = (tier: "public" | "organisation") => {
+      const answer = verifier.verify({ docHash: hash, tier });
+      return { verdict: answer.verdict, standings: answer.matches.map((m) => [m.recordId, m.signerStanding, m.signerHint]) };
+    };
+    for (const tier of ["public", "organisation"] as const) {
+      expect(standings(tier)).toEqual({ verdict: "verified", standings: [[recA, "good_standing", "Kim Signer"], [recB, "good_standing", "Lee Signer"]] });
+    }
+    persons.suspend(a.id, "admin");
+    for (const tier of ["public", "organisation"] as const) {
+      // The records stay valid: the verdict and checks do not change, only the standing.
+      expect(standings(tier)).toEqual({ verdict: "verified", standings: [[recA, "suspended", "Kim Signer"], [recB, "good_standing", "Lee Signer"]] });
+      const m = verifier.verify({ docHash: hash, tier }).matches[0]!;
+      expect(m.checksPerformed).toMatchObject({ hashBinding: "pass", userSignature: "pass", serverSeal: "pass" });
+      // The organisation's own records are not the person's: still in good standing.
+      expect(verifier.verify({ docHash: orgHash, tier }).matches.map((x) => x.signerStanding)).toEqual(["good_standing"]);
+    }
+  });
+});
