@@ -76,8 +76,8 @@ export const USAGES: Readonly<Record<string, string>> = {
     SETTINGS_NOTE,
   admin:
     "Usage: docverify admin [--data DIR]\n\n" +
-    "The administrator's terminal UI: organisations, API keys, records, the anchor queue and the\n" +
-    "audit trail. Needs a terminal; scripts use the org, key and status commands.\n\n" +
+    "The administrator's terminal UI: organisations, API keys, persons, records, the anchor queue and\n" +
+    "the audit trail. Needs a terminal; scripts use the org, key, person and status commands.\n\n" +
     options(DATA, HELP),
   org:
     "Usage: docverify org create|set|list [OPTIONS]\n\n" +

@@ -19,6 +19,7 @@ import { createLogger } from "../lib/log.ts";
 import { auditScreen } from "./tui/audit.ts";
 import { keysScreen, mintKey } from "./tui/keys.ts";
 import { organisationsScreen } from "./tui/orgs.ts";
+import { personsScreen } from "./tui/persons.ts";
 import { queueScreen } from "./tui/queue.ts";
 import { recordsScreen } from "./tui/records.ts";
 import { BACK, createUi, ExitRequested, TERMINAL, type Ctx, type Ui } from "./tui/ui.ts";
@@ -29,6 +30,7 @@ export const NO_TERMINAL_MESSAGE = `admin is interactive and needs a terminal (s
 For scripts, use the scriptable commands, each with --json:
   docverify org create|set|list …
   docverify key mint|list|revoke …
+  docverify person add|list|suspend|link …
   docverify status
 `;
 
@@ -112,6 +114,7 @@ async function mainMenu(ctx: Ctx): Promise<void> {
       { value: "orgs", label: "Organisations", hint: "create; API access, add-on, validated, suspended" },
       { value: "keys", label: "API keys", hint: "list, revoke" },
       { value: "mint", label: "Mint an API key", hint: "shown once" },
+      { value: "persons", label: "Persons", hint: "add (enrolment link shown once), suspend, new link" },
       { value: "records", label: "Find a record", hint: "by document hash or record id" },
       { value: "queue", label: "Anchor queue and ledger health" },
       { value: "audit", label: "Audit trail", hint: "every administrative change, newest first" },
@@ -122,8 +125,9 @@ async function mainMenu(ctx: Ctx): Promise<void> {
   }
 }
 
-const SCREENS: Record<"orgs" | "keys" | "mint" | "records" | "queue" | "audit", (ctx: Ctx) => Promise<void>> = {
+const SCREENS: Record<"orgs" | "keys" | "mint" | "persons" | "records" | "queue" | "audit", (ctx: Ctx) => Promise<void>> = {
   orgs: organisationsScreen,
+  persons: personsScreen,
   keys: (ctx) => keysScreen(ctx),
   mint: (ctx) => mintKey(ctx),
   records: recordsScreen,

@@ -7,10 +7,11 @@ import { BACK, cut, time, type Ctx } from "./ui.ts";
 
 const PAGE = 12;
 
-/** The subject as a person knows it: the organisation's name, or the key's prefix. */
+/** The subject as a person knows it: the organisation's or person's name, or the key's prefix. */
 function subject(e: AuditRow): string {
   const v = (e.after ?? e.before ?? {}) as { name?: unknown; environment?: unknown; keyId?: unknown };
   if (e.subjectType === "organisation" && typeof v.name === "string") return v.name;
+  if (e.subjectType === "person" && typeof v.name === "string") return v.name;
   if (e.subjectType === "api_key" && typeof v.environment === "string") return keyPrefix({ environment: v.environment as Environment, keyId: e.subjectId });
   return e.subjectId;
 }

@@ -1,0 +1,189 @@
+/**
+ * The terminal UI's persons screen, driven as a person would (the harness of
+ * test/admin/tui.test.ts, reduced): add a person, the enrolment link shown once and cleared,
+ * a new link that replaces it, suspension that asks first. Checked through the command line
+ * and the database.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, ROOT, cleanup, onCleanup, tempDir } from "../support/env.ts";
+import { ensureProgram } from "../support/programs.ts";
+import { waitFor } from "../support/wait.ts";
+
+const TMUX = ensureProgram("tmux", "tmux");
+const MAIN = join(ROOT, "src", "main.ts");
+const LINK_RE = /https:\/\/verify\.example\.org\/enrol\/([A-Za-z0-9_-]{43})/;
+
+afterAll(cleanup);
+
+function paneEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", USER: "tui-tester", LANG: "C.UTF-8", DOCVERIFY_PUBLIC_URL: "https://verify.example.org" };
+}
+
+class Terminal {
+  readonly socket = `docverify-persons-tui-${process.pid}`;
+
+  constructor(cmd: string[]) {
+    const dir = tempDir("docverify-tty-");
+    this.tmux(["new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", dir, "sh", "-c", `"$@"; echo "[exit $?]"; exec sleep 600`, "sh", ...cmd]);
+    onCleanup(() => {
+      Bun.spawnSync([TMUX, "-L", this.socket, "kill-server"]);
+      rmSync(join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid!()}`, this.socket), { force: true });
+    });
+  }
+
+  private tmux(args: string[]): string {
+    const r = Bun.spawnSync([TMUX, "-u", "-L", this.socket, "-f", "/dev/null", ...args], { env: paneEnv() });
+    if (r.exitCode !== 0) throw new Error(`tmux ${args[0]} failed: ${r.stderr.toString()}`);
+    return r.stdout.toString();
+  }
+
+  screen(): string {
+    return this.tmux(["capture-pane", "-p", "-t", "t"]);
+  }
+
+  keys(...keys: string[]): void {
+    this.tmux(["send-keys", "-t", "t", ...keys]);
+  }
+
+  type(text: string): void {
+    this.tmux(["send-keys", "-t", "t", "-l", text]);
+  }
+
+  /** Waits until the screen shows `what`, a prompt is drawn in full, and two captures agree. */
+  async waitForScreen(what: string | RegExp, ms = 10_000): Promise<string> {
+    let previous = "";
+    let s = "";
+    try {
+      return await waitFor(
+        String(what),
+        () => {
+          s = this.screen();
+          const ok = (typeof what === "string" ? s.includes(what) : what.test(s)) && /^└/m.test(s);
+          if (ok && s === previous) return s;
+          previous = ok ? s : "";
+          return undefined;
+        },
+        ms,
+        30,
+      );
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; the screen:\n${s}`);
+    }
+  }
+
+  heading(heading: string): Promise<string> {
+    return this.waitForScreen(`docverify admin  ›  ${heading}\n`);
+  }
+
+  choose(label: string): void {
+    const options = this.screen()
+      .split("\n")
+      .filter((l) => /^│  [●○] /.test(l) && !/ Yes \/ . No/.test(l))
+      .map((l) => ({ active: l.startsWith("│  ●"), text: l.slice(5) }));
+    const active = options.findIndex((o) => o.active);
+    const target = options.findIndex((o) => o.text.startsWith(label));
+    if (active < 0 || target < 0) throw new Error(`no option "${label}" in the select on screen:\n${this.screen()}`);
+    const d = target - active;
+    this.keys(...Array<string>(Math.abs(d)).fill(d > 0 ? "Down" : "Up"), "Enter");
+  }
+}
+
+describe("persons in the terminal UI", () => {
+  const data = tempDir();
+  let t: Terminal;
+  let personId = "";
+  let firstToken = "";
+  const dv = (...args: string[]) => {
+    const p = Bun.spawnSync([BUN, MAIN, ...args, "--data", data], { env: paneEnv() });
+    return { code: p.exitCode, out: p.stdout.toString() };
+  };
+  const query = (sql: string) => {
+    const db = new Database(join(data, "docverify.db"), { readonly: true });
+    try {
+      return db.query(sql).all() as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeAll(async () => {
+    expect(dv("org", "create", "--name", "Acme Ltd").code).toBe(0);
+    t = new Terminal([BUN, MAIN, "admin", "--data", data]);
+    await t.heading("Main menu");
+  }, 30_000);
+
+  test("add a person: fields checked, the link shown once, only its digest stored, cleared from the screen", async () => {
+    t.choose("Persons");
+    let s = await t.heading("Persons");
+    expect(s).toContain("No persons yet.");
+    t.choose("+ Add a person");
+    await t.waitForScreen("Organisation the person signs for");
+    t.choose("Acme Ltd");
+    await t.waitForScreen("Name (shown to anyone verifying what they sign)");
+    t.keys("Enter");
+    await t.waitForScreen("Invalid name: must not be empty");
+    t.type("Alice Example");
+    t.keys("Enter");
+    await t.waitForScreen("Email address");
+    t.type("alice at example.org");
+    t.keys("Enter");
+    await t.waitForScreen("Invalid email");
+    t.keys(...Array<string>("alice at example.org".length).fill("BSpace"));
+    t.type("alice@example.org");
+    t.keys("Enter");
+    await t.waitForScreen("How was their identity verified?");
+    t.type("Passport, number ending 4821");
+    t.keys("Enter");
+    await t.waitForScreen('Add "Alice Example" <alice@example.org> to "Acme Ltd"?');
+    t.keys("Enter");
+    s = await t.heading("Persons › Enrolment link");
+    expect(s).toContain("This link is shown ONCE");
+    firstToken = LINK_RE.exec(s)![1]!;
+    const stored = JSON.stringify([query("SELECT * FROM persons"), query("SELECT hex(token_digest) AS d, person_id, expires_at FROM enrolments"), query("SELECT * FROM audit_log")]);
+    expect(stored).not.toContain(firstToken);
+    const people = JSON.parse(dv("person", "list", "--json").out) as { id: string; name: string; email: string; identityEvidence: string }[];
+    expect(people).toMatchObject([{ name: "Alice Example", email: "alice@example.org", identityEvidence: "Passport, number ending 4821" }]);
+    personId = people[0]!.id;
+
+    t.choose("I have copied the link");
+    s = await t.waitForScreen('Added "Alice Example". The link is no longer on the screen.');
+    expect(s).not.toContain(firstToken);
+    expect(s).toMatch(/○ Alice Example +Acme Ltd +not enrolled/);
+  });
+
+  test("a new link replaces the first; suspension asks first, then shows", async () => {
+    t.choose("Alice Example");
+    await t.heading("Persons › Alice Example");
+    t.choose("New enrolment link");
+    let s = await t.heading("Persons › Enrolment link");
+    const second = LINK_RE.exec(s)![1]!;
+    expect(second).not.toBe(firstToken);
+    const rows = query("SELECT expires_at, used_at FROM enrolments ORDER BY created_at, expires_at");
+    expect(rows.length).toBe(2);
+    expect((rows[0]!.expires_at as number) < (rows[1]!.expires_at as number)).toBe(true);
+    t.choose("I have copied the link");
+    await t.waitForScreen('New link for "Alice Example".');
+
+    t.choose("Suspend this person");
+    await t.waitForScreen('Suspend "Alice Example"?');
+    t.keys("Enter"); // default No
+    await t.waitForScreen("Nothing changed.");
+    expect((JSON.parse(dv("person", "list", "--json").out) as { suspended: boolean }[])[0]!.suspended).toBe(false);
+    t.choose("Suspend this person");
+    await t.waitForScreen('Suspend "Alice Example"?');
+    t.keys("y");
+    s = await t.waitForScreen('"Alice Example" is suspended.');
+    expect(s).toContain("suspended     yes");
+    expect(s).not.toContain("New enrolment link");
+    expect((JSON.parse(dv("person", "list", "--json").out) as { suspended: boolean }[])[0]!.suspended).toBe(true);
+    expect(query(`SELECT action FROM audit_log WHERE subject_id = '${personId}' ORDER BY id`).map((r) => r.action)).toEqual(["person.add", "person.link", "person.link", "person.suspend"]);
+    t.keys("Escape");
+    s = await t.heading("Persons");
+    expect(s).toMatch(/○ Alice Example +Acme Ltd +not enrolled · SUSPENDED/);
+    t.keys("Escape");
+    await t.heading("Main menu");
+  });
+});
