@@ -509,6 +509,9 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       const db = openDatabase({ path: join(data, DATABASE_FILE) });
       const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
       const since = journal.entries.find((e) => e.tag.startsWith("0007"))!.when;
+      // Later migrations taken back out too (0008: persons and enrolment links, empty here).
+      db.$client.run("DROP TABLE enrolments");
+      db.$client.run("DROP TABLE persons");
       db.$client.run("DELETE FROM ledger_transactions WHERE kind = 'key_announcement'");
       db.$client.run("DROP INDEX ledger_transactions_one_announcement");
       db.$client.run("ALTER TABLE ledger_transactions DROP COLUMN key_fingerprint");
