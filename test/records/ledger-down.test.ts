@@ -118,14 +118,23 @@ test("a record created while the ledger refuses connections is abandoned when it
   await ledger.faults.unreachable(false);
   const laterHash = docHashOf("created once the ledger is back");
   expect((await create(laterHash)).status).toBe(201);
-  await waitFor("the later record to anchor", async () => ((await verdictOf(laterHash)).verdict === "verified_org" ? true : null), 30_000, 200);
+  // A record for it anchors: the first one, or, when its 15 s window closes before a submission
+  // lands (seen about once in six runs: the submissions made in the first seconds after the
+  // ledger's return time out, and the row is settled as never on the ledger), the one a repeat
+  // creates, as a client does after no_record. Generous limits: a loaded machine adds to it.
+  await waitFor("a record for the later hash to anchor", async () => {
+    if ((await verdictOf(laterHash)).verdict === "verified_org") return true;
+    const r = await create(laterHash);
+    expect([200, 201]).toContain(r.status);
+    return null;
+  }, 90_000, 500);
   // The hash's record anchors (the new one, or, had its window closed before the ledger came
   // back, the one a further repeat creates).
   const final = await waitFor("a record for the hash to anchor", async () => {
     const r = await create(hash);
     expect([200, 201]).toContain(r.status);
     return r.body.anchorState === "anchored" ? r.body : null;
-  }, 30_000, 200);
+  }, 60_000, 200);
   expect(final.recordId).not.toBe(original);
   expect((await verdictOf(hash)).matches.map((m: Json) => m.recordId)).toEqual([final.recordId]);
   await waitFor("the queue to drain", () => {
@@ -139,4 +148,4 @@ test("a record created while the ledger refuses connections is abandoned when it
     expect((await fetch(`${ledger.mirrorUrl}/api/v1/transactions/${mirrorFormTransactionId(tx)}`)).status).toBe(404);
   }
   expect(svc.logLines().some((l) => l.level === "error")).toBe(false);
-}, 120_000);
+}, 210_000);
