@@ -7,26 +7,13 @@ import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/m
 import { metaValue } from "../src/storage/meta.ts";
 import { createVerifier, MAX_MATCHES } from "../src/verification/verify.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
+import { databaseBefore } from "./support/previous-release.ts";
 import { createRecordsFixture, docHashOf } from "./support/records-fixture.ts";
 import { WINDOW_PASS_SQL } from "./verification/window-pass.ts";
 
 afterAll(cleanup);
 
 const rows = (db: ReturnType<typeof openDatabase>, sql: string) => db.$client.query(sql).all();
-
-/** A database as a previous release left it: the migrations before `tag` applied, by the stock migrator. */
-function databaseBefore(tag: string): ReturnType<typeof openDatabase> {
-  const dir = tempDir();
-  const old = join(dir, "migrations");
-  cpSync(join(ROOT, "migrations"), old, { recursive: true });
-  const journalFile = join(old, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
-  journal.entries = journal.entries.filter((e) => e.tag < tag);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  const db = openDatabase({ path: join(dir, "old.db") });
-  stockMigrate(db, { migrationsFolder: old });
-  return db;
-}
 
 describe("storage", () => {
   test("pragmas are set in the documented order with durable settings", () => {

@@ -17,13 +17,13 @@ import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-wit
 import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
 import { announced, type Announcement } from "./announce.ts";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { databaseBefore } from "../support/previous-release.ts";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
 import { DATABASE_FILE, openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { openDatabase, type Db } from "../../src/storage/db.ts";
+import { openDatabase } from "../../src/storage/db.ts";
 
 afterAll(cleanup);
 
@@ -468,20 +468,6 @@ describe("receipts over HTTP against docverify serve", () => {
     expect(anonymous.status).toBe(401);
   });
 });
-
-/** A database as the release before `tag` leaves it: the earlier migrations, by the stock migrator (as test/storage.test.ts). */
-function databaseBefore(tag: string): Db {
-  const dir = tempDir();
-  const old = join(dir, "migrations");
-  cpSync(join(ROOT, "migrations"), old, { recursive: true });
-  const journalFile = join(old, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
-  journal.entries = journal.entries.filter((e) => e.tag < tag);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  const db = openDatabase({ path: join(dir, "old.db") });
-  stockMigrate(db, { migrationsFolder: old });
-  return db;
-}
 
 const SCHEMA = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
 
