@@ -13,126 +13,21 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { auditChanges, parseRecordQuery } from "../../src/admin/tui/queries.ts";
 import { openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { docHashOf } from "../support/records-fixture.ts";
-import { BUN, ROOT, cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
-import { ensureProgram } from "../support/programs.ts";
+import { BUN, ROOT, cleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
+import { paneEnv, Terminal, TUI_USER } from "../support/terminal.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
 
-const TMUX = ensureProgram("tmux", "tmux");
 const MAIN = join(ROOT, "src", "main.ts");
-const WIDTH = 120;
-const HEIGHT = 40;
-const USER = "tui-tester";
 
 afterAll(cleanup);
-
-/** The environment of the tmux server, and so of the UI: nothing from the test runner's but PATH and HOME. */
-function paneEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", USER, LANG: "C.UTF-8", ...extra };
-}
-
-let sessions = 0;
-
-/** One program in its own tmux server (a private socket, no config file), in a pane of WIDTH × HEIGHT. */
-class Terminal {
-  readonly socket = `docverify-tui-${process.pid}-${++sessions}`;
-
-  constructor(cmd: string[], env: Record<string, string> = paneEnv()) {
-    const dir = tempDir("docverify-tty-");
-    // stty before/after: the UI must leave the terminal's modes as it found them.
-    const wrapper = `stty -g > ${dir}/before; "$@"; code=$?; stty -g > ${dir}/after; cmp -s ${dir}/before ${dir}/after && echo TTY-RESTORED; echo "[exit $code]"; exec sleep 600`;
-    // An empty working folder, as an operator's would be (the binary must not see this repository's node_modules).
-    this.tmux(["new-session", "-d", "-s", "t", "-x", String(WIDTH), "-y", String(HEIGHT), "-c", dir, "sh", "-c", wrapper, "sh", ...cmd], env);
-    onCleanup(() => {
-      Bun.spawnSync([TMUX, "-L", this.socket, "kill-server"]);
-      // kill-server can leave the socket file behind.
-      rmSync(join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid!()}`, this.socket), { force: true });
-    });
-  }
-
-  private tmux(args: string[], env?: Record<string, string>): string {
-    // -u: UTF-8 whatever the locale, so clack's box and bullet characters come back as written.
-    const r = Bun.spawnSync([TMUX, "-u", "-L", this.socket, "-f", "/dev/null", ...args], { env: env ?? paneEnv() });
-    if (r.exitCode !== 0) throw new Error(`tmux ${args[0]} failed: ${r.stderr.toString()}`);
-    return r.stdout.toString();
-  }
-
-  screen(): string {
-    return this.tmux(["capture-pane", "-p", "-t", "t"]);
-  }
-
-  /** The pane's scrollback and screen (the main screen's; the alternate screen keeps none). */
-  history(): string {
-    return this.tmux(["capture-pane", "-p", "-S", "-", "-t", "t"]);
-  }
-
-  /** Named keys (`Down`, `Enter`, `Escape`, `C-c`, `Space`, …). */
-  keys(...keys: string[]): void {
-    this.tmux(["send-keys", "-t", "t", ...keys]);
-  }
-
-  /** Literal text, as typed. */
-  type(text: string): void {
-    this.tmux(["send-keys", "-t", "t", "-l", text]);
-  }
-
-  /**
-   * Waits until the screen shows `what` and is settled: a prompt is drawn in full (its closing
-   * `└` line; clack draws a prompt only once the terminal is in raw mode, so keys sent after this
-   * reach it as keys) and two captures in a row are the same. Returns the screen.
-   */
-  async waitForScreen(what: string | RegExp, ms = 10_000, prompt = true): Promise<string> {
-    let previous = "";
-    let s = "";
-    try {
-      return await waitFor(
-        String(what),
-        () => {
-          s = this.screen();
-          const ok = (typeof what === "string" ? s.includes(what) : what.test(s)) && (!prompt || /^└/m.test(s));
-          if (ok && s === previous) return s;
-          previous = ok ? s : "";
-          return undefined;
-        },
-        ms,
-        30,
-      );
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; the screen:\n${s}`);
-    }
-  }
-
-  /** Waits for a screen whose header is `heading` (the header line is unique to the screen). */
-  heading(heading: string, ms?: number): Promise<string> {
-    return this.waitForScreen(`docverify admin  ›  ${heading}\n`, ms);
-  }
-
-  /** Moves the select prompt's cursor to the option whose label starts with `label` and presses Enter. */
-  choose(label: string): void {
-    const options = this.screen()
-      .split("\n")
-      .filter((l) => /^│  [●○] /.test(l) && !/ Yes \/ . No/.test(l))
-      .map((l) => ({ active: l.startsWith("│  ●"), text: l.slice(5) }));
-    const active = options.findIndex((o) => o.active);
-    const target = options.findIndex((o) => o.text.startsWith(label));
-    if (active < 0 || target < 0) throw new Error(`no option "${label}" in the select on screen:\n${this.screen()}`);
-    const d = target - active;
-    this.keys(...Array<string>(Math.abs(d)).fill(d > 0 ? "Down" : "Up"), "Enter");
-  }
-
-  /** Waits for the program to end; its exit code, and whether the terminal's modes came back. */
-  async exited(ms = 10_000): Promise<{ code: number; restored: boolean }> {
-    const s = await this.waitForScreen(/\[exit \d+\]/, ms, false);
-    return { code: Number(/\[exit (\d+)\]/.exec(s)![1]), restored: s.includes("TTY-RESTORED") };
-  }
-}
 
 function dv(data: string, ...args: string[]) {
   const p = Bun.spawnSync([BUN, MAIN, ...args, "--data", data], { env: paneEnv() });
@@ -352,7 +247,7 @@ describe("an administrator's sitting, against a running serve", () => {
   test("the audit trail shows each action, newest first, with the OS user; an entry shows what changed", async () => {
     t.choose("Audit trail");
     const s = await t.heading("Audit trail › page 1");
-    const actor = `os:${USER} (uid ${process.geteuid!()})`;
+    const actor = `os:${TUI_USER} (uid ${process.geteuid!()})`;
     const rows = s.split("\n").filter((l) => /^│  [●○] \d{4}-/.test(l));
     expect(rows.map((l) => l.split(/ {2,}/).slice(2, 4))).toEqual([
       ["api_key.revoke", prefix],

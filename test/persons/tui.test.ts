@@ -6,90 +6,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, ROOT, cleanup, onCleanup, tempDir } from "../support/env.ts";
-import { ensureProgram } from "../support/programs.ts";
-import { waitFor } from "../support/wait.ts";
+import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { paneEnv, Terminal } from "../support/terminal.ts";
 
-const TMUX = ensureProgram("tmux", "tmux");
 const MAIN = join(ROOT, "src", "main.ts");
 const LINK_RE = /https:\/\/verify\.example\.org\/enrol\/([A-Za-z0-9_-]{43})/;
+const ENV = paneEnv({ DOCVERIFY_PUBLIC_URL: "https://verify.example.org" });
 
 afterAll(cleanup);
-
-function paneEnv(): Record<string, string> {
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", USER: "tui-tester", LANG: "C.UTF-8", DOCVERIFY_PUBLIC_URL: "https://verify.example.org" };
-}
-
-class Terminal {
-  readonly socket = `docverify-persons-tui-${process.pid}`;
-
-  constructor(cmd: string[]) {
-    const dir = tempDir("docverify-tty-");
-    this.tmux(["new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", dir, "sh", "-c", `"$@"; echo "[exit $?]"; exec sleep 600`, "sh", ...cmd]);
-    onCleanup(() => {
-      Bun.spawnSync([TMUX, "-L", this.socket, "kill-server"]);
-      rmSync(join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid!()}`, this.socket), { force: true });
-    });
-  }
-
-  private tmux(args: string[]): string {
-    const r = Bun.spawnSync([TMUX, "-u", "-L", this.socket, "-f", "/dev/null", ...args], { env: paneEnv() });
-    if (r.exitCode !== 0) throw new Error(`tmux ${args[0]} failed: ${r.stderr.toString()}`);
-    return r.stdout.toString();
-  }
-
-  screen(): string {
-    return this.tmux(["capture-pane", "-p", "-t", "t"]);
-  }
-
-  keys(...keys: string[]): void {
-    this.tmux(["send-keys", "-t", "t", ...keys]);
-  }
-
-  type(text: string): void {
-    this.tmux(["send-keys", "-t", "t", "-l", text]);
-  }
-
-  /** Waits until the screen shows `what`, a prompt is drawn in full, and two captures agree. */
-  async waitForScreen(what: string | RegExp, ms = 10_000): Promise<string> {
-    let previous = "";
-    let s = "";
-    try {
-      return await waitFor(
-        String(what),
-        () => {
-          s = this.screen();
-          const ok = (typeof what === "string" ? s.includes(what) : what.test(s)) && /^└/m.test(s);
-          if (ok && s === previous) return s;
-          previous = ok ? s : "";
-          return undefined;
-        },
-        ms,
-        30,
-      );
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; the screen:\n${s}`);
-    }
-  }
-
-  heading(heading: string): Promise<string> {
-    return this.waitForScreen(`docverify admin  ›  ${heading}\n`);
-  }
-
-  choose(label: string): void {
-    const options = this.screen()
-      .split("\n")
-      .filter((l) => /^│  [●○] /.test(l) && !/ Yes \/ . No/.test(l))
-      .map((l) => ({ active: l.startsWith("│  ●"), text: l.slice(5) }));
-    const active = options.findIndex((o) => o.active);
-    const target = options.findIndex((o) => o.text.startsWith(label));
-    if (active < 0 || target < 0) throw new Error(`no option "${label}" in the select on screen:\n${this.screen()}`);
-    const d = target - active;
-    this.keys(...Array<string>(Math.abs(d)).fill(d > 0 ? "Down" : "Up"), "Enter");
-  }
-}
 
 describe("persons in the terminal UI", () => {
   const data = tempDir();
@@ -97,7 +22,7 @@ describe("persons in the terminal UI", () => {
   let personId = "";
   let firstToken = "";
   const dv = (...args: string[]) => {
-    const p = Bun.spawnSync([BUN, MAIN, ...args, "--data", data], { env: paneEnv() });
+    const p = Bun.spawnSync([BUN, MAIN, ...args, "--data", data], { env: ENV });
     return { code: p.exitCode, out: p.stdout.toString() };
   };
   const query = (sql: string) => {
@@ -111,7 +36,7 @@ describe("persons in the terminal UI", () => {
 
   beforeAll(async () => {
     expect(dv("org", "create", "--name", "Acme Ltd").code).toBe(0);
-    t = new Terminal([BUN, MAIN, "admin", "--data", data]);
+    t = new Terminal([BUN, MAIN, "admin", "--data", data], ENV);
     await t.heading("Main menu");
   }, 30_000);
 
