@@ -11,25 +11,11 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cspHash } from "../src/http/pages/html.ts";
+import { receiptPagePolicy } from "../src/http/pages/html.ts";
 
 const root = join(import.meta.dir, "..");
 const pageDir = join(root, "src", "verifier", "page");
 const target = join(root, "src", "http", "pages", "verify-receipt.html");
-
-/** The page's policy; the server sends the same one as a header, plus frame-ancestors. */
-export function pagePolicy(script: string, style: string): string {
-  return [
-    "default-src 'none'",
-    `script-src ${cspHash(script)}`,
-    `style-src ${cspHash(style)}`,
-    // Mirror nodes only: any http(s) URL the visitor lists. Nothing else is ever loaded.
-    "connect-src http: https:",
-    "img-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-  ].join("; ");
-}
 
 export async function renderPage(): Promise<string> {
   const built = await Bun.build({
@@ -48,7 +34,7 @@ export async function renderPage(): Promise<string> {
   }
   const style = readFileSync(join(pageDir, "style.css"), "utf8").trim();
   const template = readFileSync(join(pageDir, "template.html"), "utf8");
-  const slots: Record<string, string> = { CSP: pagePolicy(script, style), STYLE: style, SCRIPT: script };
+  const slots: Record<string, string> = { CSP: receiptPagePolicy(script, style), STYLE: style, SCRIPT: script };
   // A function replacer: `$&` and friends in the bundle are not replacement patterns.
   const html = template.replace(/\{\{(CSP|STYLE|SCRIPT)\}\}/g, (_, name: string) => slots[name]!);
   return html;

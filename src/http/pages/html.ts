@@ -15,6 +15,24 @@ export function cspHash(text: string): string {
 }
 
 /**
+ * The receipt verifier page's policy (docs/receipts.md §4.4): its one script and one style by
+ * hash, and requests to any http(s) mirror node the visitor lists; nothing else is ever loaded.
+ * The generated page carries it in a `<meta>` (scripts/build-verify-page.ts); the server sends it
+ * as a header with `frame-ancestors 'none'`, which a `<meta>` policy cannot carry.
+ */
+export function receiptPagePolicy(script: string, style: string): string {
+  return [
+    "default-src 'none'",
+    `script-src ${cspHash(script)}`,
+    `style-src ${cspHash(style)}`,
+    "connect-src http: https:",
+    "img-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join("; ");
+}
+
+/**
  * Strict policy: nothing is loaded from anywhere (the appliance may be air-gapped, and a page
  * showing user-supplied text must not run anything but its own code). Only the inline style and
  * script whose hashes are given may apply.

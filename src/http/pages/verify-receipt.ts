@@ -9,7 +9,7 @@
  */
 import { Elysia } from "elysia";
 import PAGE_TEXT from "./verify-receipt.html" with { type: "text" };
-import { cspHash, htmlResponse } from "./html.ts";
+import { htmlResponse, receiptPagePolicy } from "./html.ts";
 
 // A text import is a string; bun-types types every `*.html` import as an HTML bundle (what a
 // plain import of HTML gives), and its declaration wins over src/types.d.ts's.
@@ -23,16 +23,7 @@ function inline(tag: "script" | "style"): string {
   return m[1]!;
 }
 
-export const RECEIPT_PAGE_CSP = [
-  "default-src 'none'",
-  `script-src ${cspHash(inline("script"))}`,
-  `style-src ${cspHash(inline("style"))}`,
-  "connect-src http: https:",
-  "img-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+export const RECEIPT_PAGE_CSP = `${receiptPagePolicy(inline("script"), inline("style"))}; frame-ancestors 'none'`;
 
 export interface ReceiptPageDeps {
   /** The public documents' per-IP limit (http/access.ts `admitPublic`): throws RATE_LIMITED. */
