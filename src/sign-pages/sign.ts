@@ -1,0 +1,402 @@
+/**
+ * The signing page's script (GET /sign, src/http/pages/app-pages.ts), decisions §10:
+ * - sign in with the passkey: POST /app/session/options → startAuthentication → POST /app/session;
+ * - choose a PDF (file input or drop): refused here unless it is a PDF; read and hashed on this
+ *   computer (the document never leaves it), and a trial stamp made so that a PDF that cannot
+ *   take one is refused before anything is signed;
+ * - sign: POST /app/signatures/options with the hash; check that the challenge commits to a
+ *   record payload naming this document; the passkey confirms (startAuthentication); POST
+ *   /app/signatures records it; signPdf writes the signed copy, offered as a download;
+ * - the person's records (GET /app/records) with their state in words, each revocable after a
+ *   confirmation with a reason (POST /app/records/{id}/revoke); sign out (DELETE /app/session).
+ * Every step is said in the status region; everything shown that came from the service or the
+ * file is set as text, never parsed as HTML.
+ *
+ * Bundled by scripts/build-app-pages.ts into src/http/pages/app-sign.js.
+ */
+import { browserSupportsWebAuthn, startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import { signPdf } from "../pdf/stamp.ts";
+import { ApiError, call, organisationName, type AppPerson, type AppRecord } from "./api.ts";
+import { checkIntent, hex, looksLikePdf, readAndHash } from "./document.ts";
+import { byId, el, pageWindow, type DomControl, type DomDialog, type DomEvent, type DomInput, type DomLink } from "./dom.ts";
+import { insecureContextMessage, say } from "./status.ts";
+import { explain, readableSize, reasonLabel, recordStateWords, REVOKE_REASONS, signedName, type Step } from "./words.ts";
+
+const win = pageWindow();
+const status = byId("status");
+const signedOut = byId("signed-out");
+const signedOutTitle = byId("signed-out-title");
+const signInButton = byId<DomControl>("sign-in");
+const signedIn = byId("signed-in");
+const signedInTitle = byId("signed-in-title");
+const who = byId("who");
+const org = byId("org");
+const signOutButton = byId<DomControl>("sign-out");
+const drop = byId("drop");
+const fileInput = byId<DomInput>("file");
+const chosenText = byId("chosen");
+const signButton = byId<DomControl>("sign");
+const done = byId("done");
+const doneTitle = byId("done-title");
+const download = byId<DomLink>("download");
+const verifyLink = byId<DomLink>("verify-link");
+const recordsTitle = byId("records-title");
+const recordsEmpty = byId("records-empty");
+const recordsTable = byId("records");
+const recordsBody = byId("records-body");
+const dialog = byId<DomDialog>("revoke-dialog");
+const revokeWhat = byId("revoke-what");
+const revokeReason = byId<DomControl>("revoke-reason");
+const revokeConfirm = byId<DomControl>("revoke-confirm");
+const revokeCancel = byId<DomControl>("revoke-cancel");
+
+/** What the page knows: the person signed in, and the document chosen and checked. */
+const state: {
+  person: AppPerson | null;
+  chosen: { name: string; bytes: Uint8Array; digest: Uint8Array } | null;
+  busy: boolean;
+  downloadUrl: string | null;
+  revoking: AppRecord | null;
+  refreshTimer: ReturnType<typeof setTimeout> | null;
+  refreshesLeft: number;
+} = { person: null, chosen: null, busy: false, downloadUrl: null, revoking: null, refreshTimer: null, refreshesLeft: 0 };
+
+/** A stamp with a record's shape, to check that a PDF can take one before anything is signed. */
+const TRIAL_RECORD = "00000000-0000-7000-8000-000000000000";
+
+function setBusy(busy: boolean): void {
+  state.busy = busy;
+  signButton.disabled = busy;
+  fileInput.disabled = busy;
+  signOutButton.disabled = busy;
+}
+
+/** A failure at `step`; a lost session takes the person back to signing in. */
+function fail(e: unknown, step: Step): void {
+  if (e instanceof ApiError && e.code === "UNAUTHENTICATED" && step !== "sign-in" && step !== "sign") {
+    showSignedOut();
+  }
+  say(status, explain(e, step), "error");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signing in and out
+
+function showSignedOut(): void {
+  state.person = null;
+  signedIn.hidden = true;
+  signedOut.hidden = false;
+  stopRefreshing();
+}
+
+function showSignedIn(person: AppPerson): void {
+  state.person = person;
+  who.textContent = person.name;
+  org.textContent = organisationName(person);
+  signedOut.hidden = true;
+  signedIn.hidden = false;
+  void loadRecords();
+}
+
+async function signIn(): Promise<void> {
+  signInButton.disabled = true;
+  try {
+    say(status, "Preparing to sign in…");
+    const optionsJSON = await call<PublicKeyCredentialRequestOptionsJSON>("POST", "/app/session/options", {});
+    say(status, "Your browser now asks for your passkey. Follow its steps: you may be asked for your fingerprint, your face, your device's PIN, or to touch a security key.");
+    const assertion = await startAuthentication({ optionsJSON });
+    say(status, "Checking your passkey with the service…");
+    const { person } = await call<{ person: AppPerson }>("POST", "/app/session", assertion);
+    showSignedIn(person);
+    say(status, `You are signed in as ${person.name}. Choose a PDF document to sign.`, "ok");
+    signedInTitle.focus();
+  } catch (e) {
+    fail(e, "sign-in");
+  } finally {
+    signInButton.disabled = false;
+  }
+}
+
+async function signOut(): Promise<void> {
+  try {
+    await call<void>("DELETE", "/app/session");
+  } catch (e) {
+    if (!(e instanceof ApiError && e.code === "UNAUTHENTICATED")) return fail(e, "sign-out");
+  }
+  forgetDocument();
+  clearDownload();
+  showSignedOut();
+  say(status, "You are signed out.", "ok");
+  signedOutTitle.focus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choosing the document
+
+function forgetDocument(): void {
+  state.chosen = null;
+  fileInput.value = "";
+  chosenText.textContent = "No document chosen yet.";
+}
+
+function clearDownload(): void {
+  if (state.downloadUrl !== null) win.URL.revokeObjectURL(state.downloadUrl);
+  state.downloadUrl = null;
+  done.hidden = true;
+}
+
+async function choose(file: File | null): Promise<void> {
+  if (file === null || state.busy || state.person === null) return;
+  forgetDocument();
+  clearDownload();
+  if (file.size === 0) return say(status, `“${file.name}” is empty. Choose the PDF document you want to sign. Nothing was sent.`, "error");
+  const head = new Uint8Array(await file.slice(0, 1029).arrayBuffer());
+  if (!looksLikePdf(head)) {
+    return say(status, `“${file.name}” is not a PDF document. Only PDF files can be signed here: save or export the document as a PDF, then choose that file. Nothing was sent.`, "error");
+  }
+  setBusy(true);
+  try {
+    say(status, `Reading “${file.name}” on this computer…`);
+    const { bytes, digest } = await readAndHash(file, (at, total) => {
+      if (total > 8_000_000) say(status, `Reading “${file.name}” on this computer: ${Math.floor((100 * at) / total)}%…`);
+    });
+    say(status, `Checking that a signature stamp can be added to “${file.name}”…`);
+    await signPdf(bytes, {
+      recordId: TRIAL_RECORD,
+      verifyUrl: `${win.location.origin}/verify/${TRIAL_RECORD}`,
+      signerName: state.person.name,
+      organisation: organisationName(state.person),
+      signedAt: new Date().toISOString(),
+    });
+    state.chosen = { name: file.name, bytes, digest };
+    chosenText.textContent = `Chosen: “${file.name}” (${readableSize(file.size)}).`;
+    say(status, `“${file.name}” is ready to sign. Press “Sign this document” when you are ready.`, "ok");
+  } catch (e) {
+    forgetDocument();
+    say(status, pdfProblem(file.name, e), "error");
+  } finally {
+    setBusy(false);
+  }
+}
+
+function pdfProblem(name: string, e: unknown): string {
+  const reason = e instanceof Error && e.name === "SignPdfError" ? e.message : e instanceof Error ? `it could not be read (${e.message})` : "it could not be read";
+  return `“${name}” cannot be signed here: ${reason}. Nothing was sent.`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signing
+
+async function sign(): Promise<void> {
+  const person = state.person;
+  const chosen = state.chosen;
+  if (person === null || state.busy) return;
+  if (chosen === null) {
+    say(status, "Choose a PDF document first: use “Choose a PDF document”, or drop the file in the box.", "error");
+    fileInput.focus();
+    return;
+  }
+  setBusy(true);
+  clearDownload();
+  let recorded: (AppRecord & { signerName?: string }) | null = null;
+  try {
+    say(status, `Preparing the signature for “${chosen.name}”…`);
+    const hash = hex(chosen.digest);
+    const options = await call<PublicKeyCredentialRequestOptionsJSON & { docverify?: unknown }>("POST", "/app/signatures/options", {
+      originalDocHash: `sha256:${hash}`,
+      filename: chosen.name,
+    });
+    const intent = checkIntent(options, chosen.digest);
+    say(status, `Confirm with your passkey that you sign “${chosen.name}”. Your browser now asks for it: fingerprint, face, PIN or security key.`);
+    const { docverify: _intent, ...optionsJSON } = options;
+    const assertion = await startAuthentication({ optionsJSON });
+    say(status, "Recording your signature…");
+    recorded = await call<AppRecord & { signerName?: string }>("POST", "/app/signatures", assertion);
+    // 200 with an earlier record of the same document is fine; another document is not.
+    if (recorded.originalDocHash !== intent.originalDocHash) throw new Error("the service recorded another document");
+    say(status, "Adding the signature stamp to your PDF…");
+    const signed = await signPdf(chosen.bytes, {
+      recordId: recorded.recordId,
+      verifyUrl: recorded.verifyUrl,
+      signerName: recorded.signerName ?? person.name,
+      organisation: organisationName(person),
+      signedAt: recorded.authenticatedAt,
+    });
+    const name = signedName(chosen.name);
+    state.downloadUrl = win.URL.createObjectURL(new Blob([signed], { type: "application/pdf" }));
+    download.href = state.downloadUrl;
+    download.download = name;
+    download.textContent = `Download “${name}”`;
+    verifyLink.href = recorded.verifyUrl;
+    done.hidden = false;
+    say(
+      status,
+      `Signed. Your signed copy “${name}” is ready: download it below and send that file, not the original. ` +
+        (recorded.anchorState === "anchored" ? "The ledger has confirmed the signature." : "The ledger confirms the signature within seconds; your list below shows when."),
+      "ok",
+    );
+    forgetDocument();
+    doneTitle.focus();
+    void loadRecords(true);
+  } catch (e) {
+    if (recorded !== null) {
+      say(status, `Your signature was recorded, but the signed PDF could not be written: ${e instanceof Error ? e.message : String(e)}. You can revoke this signature in your list below once the ledger has confirmed it.`, "error");
+      void loadRecords(true);
+    } else {
+      fail(e, "sign");
+      // Refused for the passkey's answer, or because the session ended? Only the latter signs out.
+      if (e instanceof ApiError && e.code === "UNAUTHENTICATED") void call("GET", "/app/session").catch(() => showSignedOut());
+    }
+  } finally {
+    setBusy(false);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The person's records
+
+function stopRefreshing(): void {
+  if (state.refreshTimer !== null) clearTimeout(state.refreshTimer);
+  state.refreshTimer = null;
+}
+
+/** Loads the list; after a change, reloads it every 3 s (at most 40 times) while a record awaits the ledger. */
+async function loadRecords(afterChange = false): Promise<void> {
+  stopRefreshing();
+  if (afterChange) state.refreshesLeft = 40;
+  let records: AppRecord[];
+  try {
+    ({ records } = await call<{ records: AppRecord[] }>("GET", "/app/records"));
+  } catch (e) {
+    return fail(e, "records");
+  }
+  renderRecords(records);
+  const waiting = records.some((r) => r.revocation === null && (r.anchorState === "pending" || r.anchorState === "accepted"));
+  if (waiting && state.refreshesLeft > 0 && state.person !== null) {
+    state.refreshesLeft--;
+    state.refreshTimer = setTimeout(() => void loadRecords(), 3000);
+  }
+}
+
+function renderRecords(records: AppRecord[]): void {
+  recordsEmpty.hidden = records.length > 0;
+  recordsTable.hidden = records.length === 0;
+  recordsBody.replaceChildren(...records.map(recordRow));
+}
+
+function readableTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function recordRow(r: AppRecord) {
+  const row = el("tr");
+  const name = r.filename ?? "(no file name)";
+  const docCell = el("td");
+  docCell.append(el("bdi", name));
+  const time = el("time", readableTime(r.authenticatedAt));
+  time.setAttribute("datetime", r.authenticatedAt);
+  const timeCell = el("td");
+  timeCell.append(time);
+  const stateCell = el("td", recordStateWords(r.anchorState, r.revocation));
+  stateCell.setAttribute("data-state", r.revocation !== null ? "revoked" : r.anchorState);
+  const actions = el("td");
+  const link = el<DomLink>("a", "Verify page");
+  link.href = r.verifyUrl;
+  link.append(el("span", ` of ${name}`, "vh"));
+  actions.append(link);
+  if (r.revocation === null && r.anchorState === "anchored") {
+    const revoke = el<DomControl>("button", "Revoke", "secondary");
+    revoke.setAttribute("type", "button");
+    revoke.append(el("span", ` my signature of ${name}`, "vh"));
+    revoke.addEventListener("click", () => askRevoke(r));
+    actions.append(" ", revoke);
+  }
+  row.append(docCell, timeCell, stateCell, actions);
+  return row;
+}
+
+function askRevoke(r: AppRecord): void {
+  state.revoking = r;
+  revokeWhat.textContent =
+    `“${r.filename ?? "(no file name)"}”, signed ${readableTime(r.authenticatedAt)}. ` +
+    "Anyone who verifies this document will be told that your signature was revoked and no longer counts. This cannot be undone.";
+  revokeReason.value = REVOKE_REASONS[0]!.code;
+  dialog.showModal();
+  revokeReason.focus();
+}
+
+async function confirmRevoke(): Promise<void> {
+  const r = state.revoking;
+  if (r === null) return;
+  revokeConfirm.disabled = true;
+  const reason = revokeReason.value;
+  try {
+    say(status, "Revoking your signature…");
+    await call<{ recordId: string }>("POST", `/app/records/${encodeURIComponent(r.recordId)}/revoke`, { reason });
+    dialog.close();
+    say(status, `Your signature of “${r.filename ?? "(no file name)"}” is revoked (${reasonLabel(reason)}).`, "ok");
+    recordsTitle.focus();
+    await loadRecords();
+  } catch (e) {
+    dialog.close();
+    fail(e, "revoke");
+    recordsTitle.focus();
+  } finally {
+    state.revoking = null;
+    revokeConfirm.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring
+
+for (const { code, label } of REVOKE_REASONS) {
+  const option = el<DomControl>("option", label);
+  option.value = code;
+  revokeReason.append(option);
+}
+
+signInButton.addEventListener("click", () => void signIn());
+signOutButton.addEventListener("click", () => void signOut());
+signButton.addEventListener("click", () => void sign());
+fileInput.addEventListener("change", () => void choose(fileInput.files?.item(0) ?? null));
+revokeConfirm.addEventListener("click", () => void confirmRevoke());
+revokeCancel.addEventListener("click", () => {
+  dialog.close();
+  state.revoking = null;
+});
+drop.addEventListener("dragover", (e: DomEvent) => {
+  e.preventDefault();
+  if (e.dataTransfer) e.dataTransfer.dropEffect = "copy";
+  drop.classList.add("over");
+});
+drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+drop.addEventListener("drop", (e: DomEvent) => {
+  e.preventDefault();
+  drop.classList.remove("over");
+  void choose(e.dataTransfer?.files.item(0) ?? null);
+});
+// A file dropped beside the box must not replace the page (the browser would open the PDF).
+win.document.addEventListener("dragover", (e) => e.preventDefault());
+win.document.addEventListener("drop", (e) => e.preventDefault());
+
+async function start(): Promise<void> {
+  forgetDocument();
+  const blocked = !win.isSecureContext ? insecureContextMessage() : !browserSupportsWebAuthn() ? "This browser cannot use passkeys. Open this page in an up-to-date Chrome, Edge, Firefox or Safari." : null;
+  try {
+    const { person } = await call<{ person: AppPerson }>("GET", "/app/session");
+    showSignedIn(person);
+    say(status, `You are signed in as ${person.name}.`);
+  } catch (e) {
+    showSignedOut();
+    if (!(e instanceof ApiError && e.code === "UNAUTHENTICATED")) say(status, explain(e, "session"), "error");
+  }
+  if (blocked !== null) {
+    signInButton.disabled = true;
+    signButton.disabled = true;
+    say(status, blocked, "error");
+  }
+}
+
+void start();
