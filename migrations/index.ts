@@ -9,6 +9,7 @@ import m5 from "./0005_ledger_valid_start.sql" with { type: "text" };
 import m6 from "./0006_records_anchored_by_class.sql" with { type: "text" };
 import m7 from "./0007_key_announcements.sql" with { type: "text" };
 import m8 from "./0008_persons.sql" with { type: "text" };
+import m9 from "./0009_passkeys_sessions.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -22,4 +23,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0006_records_anchored_by_class": m6,
   "0007_key_announcements": m7,
   "0008_persons": m8,
+  "0009_passkeys_sessions": m9,
 };

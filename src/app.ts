@@ -13,7 +13,7 @@ import type { Logger } from "./lib/log.ts";
 import type { Db } from "./storage/db.ts";
 import { metaValue } from "./storage/meta.ts";
 import { createRateLimiter } from "./keys/rate-limit.ts";
-import { createAccess, type Access } from "./http/access.ts";
+import { createAccess, type Access, type PublicAccess } from "./http/access.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import type { AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
 import { linksFromSettings, suggestedMirrorNodes } from "./anchoring/links.ts";
@@ -35,6 +35,10 @@ import { createReceipts } from "./receipts/receipt.ts";
 import { createIdentity } from "./receipts/identity.ts";
 import { receiptRoutes } from "./http/routes/receipts.ts";
 import { wellKnownRoutes } from "./http/routes/well-known.ts";
+import { appRoutes } from "./http/routes/app.ts";
+import { createPersons } from "./keys/persons.ts";
+import { createPersonApp } from "./persons/app.ts";
+import { createWebAuthn, relyingPartyOf } from "./persons/webauthn.ts";
 
 export interface App extends Core {
   readonly http: Http;
@@ -166,6 +170,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     receiptPage({ access }),
     metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies }),
     ...receiptsRoutes(core, access, options),
+    ...personRoutes(core, access, records, ledger, options),
   ];
   const http = createHttp({
     log: options.log,
@@ -200,6 +205,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       await core.close();
     },
   };
+}
+
+/** The person application's JSON endpoints (decisions §10, docs/persons.md). */
+function personRoutes(core: Core, access: PublicAccess, records: Records, ledger: RecordLedger, options: AppOptions): AnyElysia[] {
+  const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
+  const persons = createPersons({ db: core.db, clock: core.clock, publicUrl: core.config.publicUrl });
+  const webauthn = createWebAuthn(() => relyingPartyOf(publicUrl()));
+  const app = createPersonApp({ db: core.db, clock: core.clock, signer: core.signer, persons, records, ledger, webauthn, publicUrl });
+  return [appRoutes({ app, access, publicUrl })];
 }
 
 /** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */

@@ -38,12 +38,15 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   // Cryptography.
   // The receipt verifier checks without the appliance's code (decisions §9): its own noble imports.
   { spec: "@noble/post-quantum/ml-dsa.js", places: ["crypto/", "verifier/"], why: "ML-DSA; the verifier's signature check" },
-  { spec: "@noble/hashes/sha2.js", places: ["verifier/"], why: "the verifier's SHA-256, the same in Node.js and a browser" },
+  { spec: "@noble/hashes/sha2.js", places: ["verifier/", "sign-pages/"], why: "SHA-256 the same in Node.js and a browser: the verifier's, and the signing page's (plain http has no crypto.subtle)" },
   { spec: "@noble/", places: ["crypto/"], why: "the second ML-DSA implementation, secp256k1, keccak" },
-  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
+  { spec: "@simplewebauthn/server", places: ["persons/webauthn.ts"], why: "WebAuthn ceremonies of the person application, one adapter" },
+  { spec: "@simplewebauthn/browser", places: ["sign-pages/"], why: "the browser half of those ceremonies, bundled into the enrolment and signing pages" },
+  { spec: "@cantoo/pdf-lib", places: ["pdf/stamp.ts"], why: "the signed PDF's incremental update, one adapter (runs in the browser)" },
+  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "persons/app.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
-  { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "verification/", "anchoring/queue.ts"], why: "queries over the schema" },
+  { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "verification/", "persons/app.ts", "anchoring/queue.ts"], why: "queries over the schema" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
   { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts", "verifier/cli.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document" },
@@ -82,12 +85,17 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   // Receipts read what records and the anchor loop stored; they wait as verification's pending_anchor does.
   receipts: ["lib", "config", "crypto", "storage", "verification/verify.ts"],
   "local-ledger": ["lib", "crypto"],
+  // The person application (decisions §10): persons, their passkeys and sessions, over records.
+  persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],
+  // Browser code: the signed PDF's writer, and the pages' scripts bundled with it (scripts/build-app-pages.ts).
+  pdf: [],
+  "sign-pages": ["pdf"],
   // The receipt verifier stands alone (decisions §9): it imports nothing of the appliance.
   verifier: [],
-  http: ["lib", "config", "keys", "records", "verification", "receipts", "anchoring/index.ts", "anchoring/types.ts"],
+  http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts", "anchoring/types.ts"],
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
   admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "verification", "local-ledger", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/setup.ts", "anchoring/types.ts", "anchoring/node-reachability.ts"],
-  "(root)": ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "anchoring", "http", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
+  "(root)": ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "persons", "anchoring", "http", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
 };
 
 async function sources(): Promise<Map<string, string>> {

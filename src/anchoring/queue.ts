@@ -119,10 +119,29 @@ export function insertPendingMessage(
       readonly kind: "record_message" | "revocation_message";
       /** ms since the epoch (the caller's clock). */
       readonly now: number;
+      /**
+       * A person-signed record's message only: the person's key, whose announcement must be
+       * anchored before the message goes (`ANNOUNCED`). Absent: the organisation's current key's.
+       */
+      readonly keyFingerprint?: Uint8Array;
     },
 ): void {
   if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+  if (input.keyFingerprint !== undefined && input.kind !== "record_message") throw new TypeError("only a record message waits for a person's key");
   insertPending(tx, input, input, input.now);
+}
+
+/**
+ * Writes the `pending` announcement of a person's key (decisions §10) on their organisation's
+ * topic, in the transaction that enrols them: a new key, so never a duplicate. Their record
+ * messages wait for it to be anchored; abandoned, it is queued again like any announcement.
+ */
+export function insertPendingPersonKeyAnnouncement(
+  tx: Writer,
+  input: NewTransaction & { readonly orgId: string; readonly topicId: string; readonly message: Uint8Array; readonly keyFingerprint: Uint8Array; readonly now: number },
+): void {
+  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+  insertPending(tx, input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint }, input.now);
 }
 
 /**
@@ -163,10 +182,15 @@ export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
  * repeated word for word so that SQLite may use it; `a.state = 'anchored'` then filters the one
  * live row. Exported for test/anchoring/queue.test.ts, which checks the plan.
  */
-export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message' OR EXISTS (
-  SELECT 1 FROM organisations o JOIN ledger_transactions a
-    ON a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
-  WHERE o.id = ledger_transactions.org_id AND a.state = 'anchored'))`;
+export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message'
+  OR (ledger_transactions.key_fingerprint IS NULL AND EXISTS (
+    SELECT 1 FROM organisations o JOIN ledger_transactions a
+      ON a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
+    WHERE o.id = ledger_transactions.org_id AND a.state = 'anchored'))
+  OR (ledger_transactions.key_fingerprint IS NOT NULL AND EXISTS (
+    SELECT 1 FROM ledger_transactions a
+    WHERE a.org_id = ledger_transactions.org_id AND a.key_fingerprint = ledger_transactions.key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
+      AND a.state = 'anchored')))`;
 
 /** A state change's outcome: when it was made (the row's new `updated_at`), or null if the row had moved on. */
 export type Changed = number | null;

@@ -123,6 +123,26 @@ export function createPersons(deps: { db: Db; clock: Clock; publicUrl: string })
     return view(row);
   }
 
+  /** The token's enrolment row and person if it may be used now; EnrolmentTokenError otherwise. */
+  function check(tx: Pick<Db, "select">, token: string, now: number): { digest: Buffer; person: Person } {
+    if (!TOKEN_RE.test(token)) throw new EnrolmentTokenError("unknown");
+    const digest = tokenDigest(token);
+    const row = tx.select().from(enrolments).where(eq(enrolments.tokenDigest, digest)).get();
+    if (row === undefined) throw new EnrolmentTokenError("unknown");
+    if (row.usedAt !== null) throw new EnrolmentTokenError("used");
+    if (now >= row.expiresAt) throw new EnrolmentTokenError("expired");
+    const person = getIn(tx, row.personId);
+    if (person.enrolledAt !== null) throw new EnrolmentTokenError("used");
+    if (person.suspended) throw new EnrolmentTokenError("suspended");
+    return { digest, person };
+  }
+
+  function redeemIn(tx: Tx, token: string, now: number): Person {
+    const { digest, person } = check(tx, token, now);
+    tx.update(enrolments).set({ usedAt: now }).where(eq(enrolments.tokenDigest, digest)).run();
+    return person;
+  }
+
   return {
     get(id: string): Person {
       return getIn(db, id);
@@ -186,19 +206,21 @@ export function createPersons(deps: { db: Db; clock: Clock; publicUrl: string })
      * so nothing compares the secret itself.
      */
     redeemEnrolment(token: string, now: number): Person {
-      if (!TOKEN_RE.test(token)) throw new EnrolmentTokenError("unknown");
-      const digest = tokenDigest(token);
-      return db.transaction((tx) => {
-        const row = tx.select().from(enrolments).where(eq(enrolments.tokenDigest, digest)).get();
-        if (row === undefined) throw new EnrolmentTokenError("unknown");
-        if (row.usedAt !== null) throw new EnrolmentTokenError("used");
-        if (now >= row.expiresAt) throw new EnrolmentTokenError("expired");
-        const person = getIn(tx, row.personId);
-        if (person.enrolledAt !== null) throw new EnrolmentTokenError("used");
-        if (person.suspended) throw new EnrolmentTokenError("suspended");
-        tx.update(enrolments).set({ usedAt: now }).where(eq(enrolments.tokenDigest, digest)).run();
-        return person;
-      }, { behavior: "immediate" });
+      return db.transaction((tx) => redeemIn(tx, token, now), { behavior: "immediate" });
+    },
+
+    /** `redeemEnrolment` inside the caller's IMMEDIATE transaction (the enrolment that registers the passkey). */
+    redeemEnrolmentIn: redeemIn,
+
+    /**
+     * The person and organisation an enrolment token is for, without using it: for the enrolment
+     * page and the registration options. The same refusals as `redeemEnrolment`.
+     */
+    peekEnrolment(token: string, now: number = clock.now()): { person: Person; organisation: { id: string; name: string } } {
+      const person = check(db, token, now).person;
+      const org = db.select({ id: organisations.id, name: organisations.name }).from(organisations).where(eq(organisations.id, person.orgId)).get();
+      if (org === undefined) throw new Error(`person ${person.id}'s organisation does not exist`);
+      return { person, organisation: org };
     },
   };
 }

@@ -57,13 +57,25 @@ export interface KeyAnnouncementFields {
   readonly sealKeyFingerprint: Uint8Array;
 }
 
+export interface PersonKeyAnnouncementFields {
+  readonly orgId: string;
+  /** The person's id: no name, no e-mail, nothing personal goes on the ledger (decisions §10). */
+  readonly personId: string;
+  readonly algorithm: string;
+  /** The person's key fingerprint (docs/signing.md §2), 32 bytes. */
+  readonly keyFingerprint: Uint8Array;
+  /** The service seal key's fingerprint, 32 bytes. */
+  readonly sealKeyFingerprint: Uint8Array;
+}
+
 /** The parsed form of any message, for readers (tests, tools, the verify page's docs). */
 export type LedgerMessage =
   | { v: 1; type: "record"; recordId: string; originalDocHash: string; signedAt: string; signerPublicKeySha256: string; signatureSha256: string; sealSignatureSha256: string }
   | { v: 1; type: "revocation"; recordId: string; reason: string; revokedAt: string }
-  | { v: 1; type: "key"; orgId: string; name: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string };
+  | { v: 1; type: "key"; orgId: string; name: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string }
+  | { v: 1; type: "person_key"; orgId: string; personId: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string };
 
-const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key"]);
+const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key", "person_key"]);
 
 const REASON_RE = /^[A-Z_]{1,64}$/;
 
@@ -146,6 +158,28 @@ export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Arr
     name += cp;
   }
   return encode(message(name));
+}
+
+/**
+ * The message announcing a person's key on their organisation's topic (decisions §10), queued in
+ * the transaction that enrols them, before any record they sign: by fingerprint and person id.
+ */
+export function encodePersonKeyAnnouncementMessage(f: PersonKeyAnnouncementFields): Uint8Array {
+  if (!UUID_RE.test(f.orgId)) throw new TypeError("orgId must be a lowercase canonical UUID");
+  if (!UUID_RE.test(f.personId)) throw new TypeError("personId must be a lowercase canonical UUID");
+  if (!isAlgorithm(f.algorithm)) throw new TypeError("algorithm must be a registry name");
+  for (const [field, b] of [["keyFingerprint", f.keyFingerprint], ["sealKeyFingerprint", f.sealKeyFingerprint]] as const) {
+    if (!(b instanceof Uint8Array) || b.length !== 32) throw new TypeError(`${field} must be 32 bytes`);
+  }
+  return encode({
+    v: MESSAGE_VERSION,
+    type: "person_key",
+    orgId: f.orgId,
+    personId: f.personId,
+    algorithm: f.algorithm,
+    keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
+    sealKeyFingerprint: Buffer.from(f.sealKeyFingerprint).toString("hex"),
+  });
 }
 
 function utf8Length(text: string): number {

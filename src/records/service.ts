@@ -19,7 +19,7 @@
  *   write lock, so a suspension committed before the record's transaction always wins. Revocation
  *   is not affected: it is how a compromised organisation protects verifiers.
  */
-import { eq } from "drizzle-orm";
+import { and, desc, eq, ne } from "drizzle-orm";
 import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -120,7 +120,7 @@ export function createRecords(deps: RecordsDeps) {
   const writes = deps.writes ?? createWriteQueue(db);
   let sealKey: StoredKey | null = null;
   // Key rows never change (a record names its keys by fingerprint forever), so caching is safe.
-  const orgKeys = new Map<string, StoredKey>();
+  const heldKeys = new Map<string, StoredKey>();
 
   function view(row: RecordRow): RecordView {
     if (row.anchorState === "abandoned") throw new Error("an abandoned record is never shown");
@@ -141,7 +141,10 @@ export function createRecords(deps: RecordsDeps) {
   // drizzle's transactions, so inside `writes.run` they see and join its transaction.
   const client = db.$client;
   const activeByHash = client.prepare<RawRecordRow, [string, string]>(
-    `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND anchor_state <> 'abandoned' AND revoked_at IS NULL`,
+    `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND signer_type = 'org' AND anchor_state <> 'abandoned' AND revoked_at IS NULL`,
+  );
+  const activeByPerson = client.prepare<RawRecordRow, [string, string, Uint8Array]>(
+    `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND signer_type = 'user' AND signer_fingerprint = ? AND anchor_state <> 'abandoned' AND revoked_at IS NULL`,
   );
   const orgForCreate = client.prepare<{ topic_id: string | null; system_key_fingerprint: Uint8Array; suspended: number }, [string]>(
     "SELECT topic_id, system_key_fingerprint, suspended FROM organisations WHERE id = ?",
@@ -153,23 +156,87 @@ export function createRecords(deps: RecordsDeps) {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
 
+  /**
+   * Inside `writes.run`: inserts a new pending record and its creation message, unless another
+   * writer of the same database committed an active record with the same `records_one_active`
+   * key first: `winner` reads it, and it is returned instead (created false).
+   */
+  function insertNew(
+    tx: Tx,
+    row: RecordRow,
+    reserved: ReturnType<RecordLedger["newTransactionId"]>,
+    message: Uint8Array,
+    winner: () => RecordRow | undefined,
+    waitFor?: Uint8Array,
+  ): { created: boolean; row: RecordRow } {
+    try {
+      insertRecord.run(row.id, row.orgId!, row.signerType, row.kind, row.signerHint, row.docHash, row.filename, row.signedAtMs, row.signerFingerprint, row.signature,
+        row.sealFingerprint, row.sealSignature, row.anchorState, row.topicId, row.transactionId, row.createdAt);
+    } catch (e) {
+      const other = winner();
+      if (other !== undefined) return { created: false, row: other };
+      throw e;
+    }
+    insertPendingMessage(tx, {
+      kind: "record_message",
+      ...reserved,
+      orgId: row.orgId!,
+      recordId: row.id,
+      topicId: row.topicId,
+      message,
+      now: row.createdAt,
+      ...(waitFor === undefined ? {} : { keyFingerprint: waitFor }),
+    });
+    return { created: true, row };
+  }
+
   /** The organisation's active record for the hash (same rows and columns as the drizzle query it replaces). */
   function activeRecord(orgId: string, docHash: string): RecordRow | undefined {
     const raw = activeByHash.get(orgId, docHash);
     return raw === null ? undefined : toRecordRow(raw);
   }
 
-  function orgKey(fingerprint: Buffer): StoredKey {
+  function heldKey(fingerprint: Buffer): StoredKey {
     const hex = fingerprint.toString("hex");
-    let key = orgKeys.get(hex);
+    let key = heldKeys.get(hex);
     if (key === undefined) {
       const loaded = loadSealedKey(db, fingerprint);
-      if (loaded === null) throw new Error(`organisation system key ${hex} has no private half`);
+      if (loaded === null) throw new Error(`signing key ${hex} has no private half`);
       key = loaded;
-      if (orgKeys.size >= 1024) orgKeys.clear();
-      orgKeys.set(hex, key);
+      if (heldKeys.size >= 1024) heldKeys.clear();
+      heldKeys.set(hex, key);
     }
     return key;
+  }
+
+  /** Revocation of a record `owns` accepts (decisions §3's refusal order), for `revoke` and `revokePersonSigned`. */
+  async function revokeIf(owns: (row: RecordRow) => boolean, notYours: string, recordId: string, reason: RevocationReason): Promise<{ recordId: string }> {
+    const check = (row: RecordRow | undefined): RecordRow => {
+      if (row === undefined || row.anchorState === "abandoned") throw new DomainError("NOT_FOUND", "No such record.");
+      if (!owns(row)) throw new DomainError("NOT_REVOCABLE", notYours);
+      if (row.revokedAt !== null) throw new DomainError("ALREADY_REVOKED", "The record is already revoked; revocation is permanent.");
+      if (row.anchorState !== "anchored") {
+        throw new DomainError("ANCHOR_NOT_FINAL", "The record's anchor has not reached consensus yet; retry once it is anchored (verification then no longer reports pending_anchor).");
+      }
+      return row;
+    };
+    if (!isRecordId(recordId)) throw new DomainError("NOT_FOUND", "No such record.");
+    const byId = (q: Pick<Db, "select">) => q.select().from(records).where(eq(records.id, recordId)).get();
+    // Refusals without the write lock; the same checks run again under it.
+    check(byId(db));
+    const reserved = ledger.newTransactionId();
+    await writes.run((tx: Tx) => {
+      const row = check(byId(tx));
+      const now = clock.now();
+      const message = encodeRevocationMessage({ recordId, reason, revokedAtMs: now });
+      tx.update(records)
+        .set({ revokedAt: now, revocationReason: reason, revocationTransactionId: reserved.transactionId })
+        .where(eq(records.id, recordId))
+        .run();
+      insertPendingMessage(tx, { kind: "revocation_message", ...reserved, orgId: row.orgId!, recordId, topicId: row.topicId, message, now });
+    });
+    ledger.wake();
+    return { recordId };
   }
 
   return {
@@ -205,7 +272,7 @@ export function createRecords(deps: RecordsDeps) {
         // Its first creation takes the write lock outside the queue: busy there is a 503 too.
         throw busyAsUnavailable(e);
       }
-      const signerKey = orgKey(Buffer.from(org.system_key_fingerprint));
+      const signerKey = heldKey(Buffer.from(org.system_key_fingerprint));
 
       const recordId = Bun.randomUUIDv7();
       const signedAtMs = clock.now();
@@ -245,17 +312,8 @@ export function createRecords(deps: RecordsDeps) {
           revocationTransactionId: null,
           createdAt: now,
         };
-        try {
-          insertRecord.run(row.id, orgId, row.signerType, row.kind, row.signerHint, docHash, row.filename, signedAtMs, row.signerFingerprint, row.signature,
-            row.sealFingerprint, row.sealSignature, row.anchorState, topicId, row.transactionId, now);
-        } catch (e) {
-          // Another writer of the same database got there first (records_one_active): its record wins.
-          const other = activeRecord(orgId, docHash);
-          if (other !== undefined) return { created: false, row: other };
-          throw e;
-        }
-        insertPendingMessage(tx, { kind: "record_message", ...reserved, orgId, recordId, topicId, message, now });
-        return { created: true, row };
+        // Another writer of the same database may have got there first (records_one_active): its record wins.
+        return insertNew(tx, row, reserved, message, () => activeRecord(orgId, docHash));
       });
       if (result.created) ledger.wake();
       return { created: result.created, record: view(result.row) };
@@ -267,34 +325,109 @@ export function createRecords(deps: RecordsDeps) {
      * organisation's or a person-signed record), 409 ALREADY_REVOKED, 409 ANCHOR_NOT_FINAL.
      */
     async revoke(orgId: string, recordId: string, reason: RevocationReason): Promise<{ recordId: string }> {
-      const check = (row: RecordRow | undefined): RecordRow => {
-        if (row === undefined || row.anchorState === "abandoned") throw new DomainError("NOT_FOUND", "No such record.");
-        if (row.signerType !== "org" || row.orgId !== orgId) {
-          throw new DomainError("NOT_REVOCABLE", "This record is not revocable by your organisation.");
-        }
-        if (row.revokedAt !== null) throw new DomainError("ALREADY_REVOKED", "The record is already revoked; revocation is permanent.");
-        if (row.anchorState !== "anchored") {
-          throw new DomainError("ANCHOR_NOT_FINAL", "The record's anchor has not reached consensus yet; retry once verification reports verified_org.");
-        }
-        return row;
+      return revokeIf((row) => row.signerType === "org" && row.orgId === orgId, "This record is not revocable by your organisation.", recordId, reason);
+    },
+
+    /**
+     * POST /app/records/{recordId}/revoke by the person whose key is `keyFingerprint` (decisions
+     * §10): their own person-signed records only. The same refusals, in the same order, as `revoke`.
+     */
+    async revokePersonSigned(keyFingerprint: Uint8Array, recordId: string, reason: RevocationReason): Promise<{ recordId: string }> {
+      const key = Buffer.from(keyFingerprint);
+      return revokeIf((row) => row.signerType === "user" && key.equals(row.signerFingerprint), "This record was not signed by you: you can revoke only your own.", recordId, reason);
+    },
+
+    /**
+     * A person-signed record (decisions §10) for `personKey`, with exactly the id, hash and time
+     * the person's WebAuthn challenge committed to: signed with the person's key and sealed like
+     * any record, its message waiting for the person's key announcement. `created` false: the
+     * person already has an active record for the hash (nothing written). Refusals as `create`:
+     * 403 ORGANISATION_SUSPENDED (read again under the write lock), 503 while the topic does not
+     * exist, without the master key, or when the ledger queue is full.
+     */
+    async createPersonSigned(input: {
+      readonly orgId: string;
+      readonly personName: string;
+      readonly personKey: Uint8Array;
+      readonly recordId: string;
+      readonly docHash: string;
+      readonly signedAtMs: number;
+      readonly filename: string | null;
+    }): Promise<{ created: boolean; record: RecordView }> {
+      const { orgId, recordId, docHash, signedAtMs } = input;
+      const personKey = Buffer.from(input.personKey);
+      const org = orgForCreate.get(orgId);
+      if (org === null) throw new Error(`organisation ${orgId} does not exist`);
+      assertMayCreateRecords({ suspended: org.suspended !== 0 });
+      const active = () => {
+        const raw = activeByPerson.get(orgId, docHash, personKey);
+        return raw === null ? undefined : toRecordRow(raw);
       };
-      if (!isRecordId(recordId)) throw new DomainError("NOT_FOUND", "No such record.");
-      const byId = (q: Pick<Db, "select">) => q.select().from(records).where(eq(records.id, recordId)).get();
-      // Refusals without the write lock; the same checks run again under it.
-      check(byId(db));
+      const existing = active();
+      if (existing !== undefined) return { created: false, record: view(existing) };
+      if (org.topic_id === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; retry shortly.", undefined, TOPIC_RETRY_SECONDS);
+      const topicId = org.topic_id;
+      if (!signer.canSign) throw new MasterKeyMissingError(null);
+      ledger.assertCapacity();
+      try {
+        sealKey ??= ensureSealKey({ db, signer, clock });
+      } catch (e) {
+        throw busyAsUnavailable(e);
+      }
+      const signerKey = heldKey(personKey);
+      const payload = encodeRecordPayload({ recordId, docHash, signedAtMs, signerKeyFingerprint: signerKey.fingerprint });
+      const signature = signer.sign(signerKey, payload);
+      const seal = sealKey;
+      const sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
+      const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
       const reserved = ledger.newTransactionId();
-      await writes.run((tx: Tx) => {
-        const row = check(byId(tx));
-        const now = clock.now();
-        const message = encodeRevocationMessage({ recordId, reason, revokedAtMs: now });
-        tx.update(records)
-          .set({ revokedAt: now, revocationReason: reason, revocationTransactionId: reserved.transactionId })
-          .where(eq(records.id, recordId))
-          .run();
-        insertPendingMessage(tx, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: row.topicId, message, now });
+      const result = await writes.run((tx: Tx) => {
+        if ((orgSuspended.get(orgId)?.suspended ?? 0) !== 0) throw organisationSuspended();
+        const winner = active();
+        if (winner !== undefined) return { created: false, row: winner };
+        const row: RecordRow = {
+          id: recordId,
+          orgId,
+          signerType: "user",
+          kind: "pdf_embedded",
+          signerHint: input.personName,
+          docHash,
+          filename: input.filename,
+          signedAtMs,
+          signerFingerprint: personKey,
+          signature: Buffer.from(signature),
+          sealFingerprint: Buffer.from(seal.fingerprint),
+          sealSignature: Buffer.from(sealSignature),
+          anchorState: "pending",
+          topicId,
+          transactionId: reserved.transactionId,
+          sequenceNumber: null,
+          consensusAt: null,
+          revokedAt: null,
+          revocationReason: null,
+          revocationTransactionId: null,
+          createdAt: clock.now(),
+        };
+        return insertNew(tx, row, reserved, message, active, personKey);
       });
-      ledger.wake();
-      return { recordId };
+      if (result.created) ledger.wake();
+      return { created: result.created, record: view(result.row) };
+    },
+
+    /** A person's records (by their key), newest first, at most `limit`; abandoned ones never. */
+    personSigned(keyFingerprint: Uint8Array, limit: number): { record: RecordView; filename: string | null; revocation: { reason: string; revokedAt: string } | null }[] {
+      return db
+        .select()
+        .from(records)
+        .where(and(eq(records.signerType, "user"), eq(records.signerFingerprint, Buffer.from(keyFingerprint)), ne(records.anchorState, "abandoned")))
+        .orderBy(desc(records.id))
+        .limit(limit)
+        .all()
+        .map((r) => ({
+          record: view(r as RecordRow),
+          filename: r.filename,
+          revocation: r.revokedAt === null ? null : { reason: r.revocationReason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(r.revokedAt) },
+        }));
     },
 
     /**

@@ -194,7 +194,13 @@ export const records = sqliteTable(
     // /metrics counts records by anchor state at scrape time; without this index that count
     // reads the whole table (kilobytes of signatures per row: 3.4 s on a million records).
     index("records_anchor_state").on(t.anchorState),
-    uniqueIndex("records_one_active").on(t.orgId, t.docHash).where(sql`anchor_state <> 'abandoned' AND revoked_at IS NULL`),
+    // One active record per organisation and hash among its own records, and one per person and
+    // hash among each person's (decisions §10): a person's key is theirs alone, so the third term
+    // is the signer key for person-signed records and the same empty blob for all of the
+    // organisation's. Its first two terms serve the create path's lookup.
+    uniqueIndex("records_one_active")
+      .on(t.orgId, t.docHash, sql`(CASE WHEN signer_type = 'user' THEN signer_fingerprint ELSE x'' END)`)
+      .where(sql`anchor_state <> 'abandoned' AND revoked_at IS NULL`),
     // Verification of a hash with more than 100 records (docs/verification.md, "Bounded cost per
     // hash"): per verdict class, its anchored records in consensus order, so the first 100 of each
     // are one index range read whatever the number of records. The expressions must stay exactly
@@ -281,4 +287,63 @@ export const enrolments = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("enrolments_person").on(t.personId)],
+);
+
+/**
+ * Passkeys (decisions §10): a person's WebAuthn credentials, registered at enrolment. The
+ * credential id is the primary key (what an assertion names); `public_key` is the COSE key the
+ * authenticator returned; `counter` the last signature counter seen (0 for authenticators that
+ * keep none). No private material: the private key never leaves the authenticator.
+ */
+export const passkeys = sqliteTable(
+  "passkeys",
+  {
+    credentialId: text("credential_id").primaryKey(),
+    personId: text("person_id")
+      .notNull()
+      .references(() => persons.id),
+    publicKey: blob("public_key", { mode: "buffer" }).notNull(),
+    counter: integer("counter").notNull(),
+    transports: text("transports"),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [index("passkeys_person").on(t.personId)],
+);
+
+/**
+ * WebAuthn challenges the application has issued and not yet seen answered (decisions §10):
+ * each is single-use (deleted in the transaction that accepts its answer) and expires after five
+ * minutes. `purpose` says which ceremony; `subject` is the enrolment token's digest (hex) for
+ * `enrol`, the person id for `signature`, null for `session`; `payload` holds what a `signature`
+ * challenge commits to (JSON: record id, hash, filename, time, key). Kept in the database, not in
+ * memory, so that any process of the service can take the answer.
+ */
+export const appChallenges = sqliteTable(
+  "app_challenges",
+  {
+    challenge: text("challenge").primaryKey(),
+    purpose: text("purpose", { enum: ["enrol", "session", "signature"] }).notNull(),
+    subject: text("subject"),
+    payload: text("payload"),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("app_challenges_expiry").on(t.expiresAt)],
+);
+
+/**
+ * Signed-in persons (decisions §10): the session cookie's value is shown once, in the cookie,
+ * and only its SHA-256 is kept. A session ends 15 minutes after its last use.
+ */
+export const appSessions = sqliteTable(
+  "app_sessions",
+  {
+    tokenDigest: blob("token_digest", { mode: "buffer" }).primaryKey(),
+    personId: text("person_id")
+      .notNull()
+      .references(() => persons.id),
+    createdAt: integer("created_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+  },
+  (t) => [index("app_sessions_person").on(t.personId), index("app_sessions_last_seen").on(t.lastSeenAt)],
 );
