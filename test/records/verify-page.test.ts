@@ -1,7 +1,8 @@
 /**
  * GET /verify/{recordId}: what it shows, escaping, the Content-Security-Policy, 404 pages, the
- * in-browser SHA-256, and the page in headless Chromium (filename shown, a smuggled script not
- * run, a dropped file matched locally, no request leaving the service).
+ * in-browser SHA-256 and signed-PDF rule, and the page in headless Chromium (filename shown, a
+ * smuggled script not run, a dropped file matched locally, a signed PDF matched by its original,
+ * no request leaving the service).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
@@ -9,7 +10,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { cspHash } from "../../src/http/pages/html.ts";
-import { SHA256_JS, VERIFY_SCRIPT } from "../../src/http/pages/verify-script.ts";
+import { SHA256_JS, SIGNED_PDF_JS, VERIFY_SCRIPT } from "../../src/http/pages/verify-script.ts";
+import { signPdf } from "../../src/pdf/stamp.ts";
+import { originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES } from "../../src/verifier/signed-pdf.ts";
+import { makeTestPdf } from "../support/pdf.ts";
 import { eq } from "drizzle-orm";
 import { verifyPages } from "../../src/http/pages/verify.ts";
 import { createHttp } from "../../src/http/server.ts";
@@ -265,6 +269,46 @@ describe("the page's SHA-256", () => {
   });
 });
 
+describe("the page's signed-PDF rule", () => {
+  const pageRule = new Function(`${SIGNED_PDF_JS}\nreturn { originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES };`)() as {
+    originalOfSignedPdfTail(tail: Uint8Array, totalLength: number): unknown;
+    SIGNED_PDF_TAIL_BYTES: number;
+  };
+  const ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+  const stamp = { recordId: ID, verifyUrl: `https://dv.example/verify/${ID}`, signerName: "Ada", organisation: "Org", signedAt: "2026-01-15T09:30:00Z" };
+  const join2 = (a: Uint8Array, b: Uint8Array) => {
+    const out = new Uint8Array(a.length + b.length);
+    out.set(a);
+    out.set(b, a.length);
+    return out;
+  };
+
+  test("gives the same answer as src/verifier/signed-pdf.ts on the same bytes: signed, changed, cut, forged, plain, not a PDF", async () => {
+    expect(pageRule.SIGNED_PDF_TAIL_BYTES).toBe(SIGNED_PDF_TAIL_BYTES);
+    const inputs: Uint8Array[] = [new Uint8Array(), new TextEncoder().encode("hello"), new Uint8Array(randomBytes(70_000))];
+    for (const original of [makeTestPdf(), makeTestPdf({ xrefStream: true, updated: true }), makeTestPdf({ pages: 900 })]) {
+      const signed = await signPdf(original, stamp);
+      const text = new TextDecoder("latin1").decode(signed);
+      const forged = (from: RegExp, to: string) => Uint8Array.from(text.replace(from, to), (c) => c.charCodeAt(0));
+      inputs.push(original, signed, join2(signed, new Uint8Array([10])), join2(signed, new Uint8Array(randomBytes(3000))), await signPdf(signed, stamp));
+      for (let cut = 1; cut < 60; cut += 3) inputs.push(signed.subarray(0, signed.length - cut));
+      inputs.push(forged(/\/DocverifyOriginalLength \(\d+\)/, `/DocverifyOriginalLength (${original.length - 6})`));
+      inputs.push(forged(/\/DocverifySignedLength \(\d+\)/, `/DocverifySignedLength (${String(signed.length - 1).padStart(10, "0")})`));
+      inputs.push(forged(/\/DocverifyRecordId \([^)]*\)/, "/DocverifyRecordId (0190F5A3-7C1E-7D2A-9B4C-3E5F6A7B8C9D)"));
+    }
+    const kinds = new Set<string>();
+    for (const bytes of inputs) {
+      for (const size of [SIGNED_PDF_TAIL_BYTES, 4096]) {
+        const tail = bytes.subarray(Math.max(0, bytes.length - size));
+        const ts = originalOfSignedPdfTail(tail, bytes.length);
+        expect(pageRule.originalOfSignedPdfTail(tail, bytes.length)).toEqual(ts);
+        kinds.add(ts.kind);
+      }
+    }
+    expect([...kinds].sort()).toEqual(["changed-after-signing", "not-signed", "signed"]);
+  });
+});
+
 describe("in Chromium", () => {
   test(
     "shows the filename, does not run a smuggled script, and matches a chosen file locally",
@@ -341,6 +385,70 @@ describe("in Chromium", () => {
         const notFound = await p.goto(`${base}/verify/0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d`);
         expect(notFound?.status()).toBe(404);
         expect(await p.textContent("h1")).toBe("No such record");
+      } finally {
+        await browser.close();
+        await server.stop(true);
+      }
+    },
+    120_000,
+  );
+
+  test(
+    "a signed PDF matches by its original; one changed after signing, or signed under another record, says so",
+    async () => {
+      const executablePath = ensureChromium();
+      const h = harness();
+      const org = h.org();
+      const dir = tempDir();
+      const original = makeTestPdf({ xrefStream: true, pages: 2 });
+      const id = storedRecord(h, org, "contract.pdf", "sha256:" + createHash("sha256").update(original).digest("hex"));
+      h.markAnchored(id);
+      const stamp = { recordId: id, verifyUrl: `http://127.0.0.1/verify/${id}`, signerName: "Ada Lovelace", organisation: "Org", signedAt: "2026-01-15T09:30:00Z" };
+      const signed = await signPdf(original, stamp);
+      const files = {
+        original: original,
+        signed,
+        changed: new Uint8Array([...signed, ...new TextEncoder().encode("% appended after signing\n")]),
+        other: await signPdf(original, { ...stamp, recordId: "0190f5a3-7c1e-7d2a-9b4c-000000000002" }),
+        otherDocument: await signPdf(makeTestPdf({ title: "another document" }), stamp),
+      };
+      const paths = Object.fromEntries(
+        Object.entries(files).map(([name, bytes]) => {
+          const path = join(dir, `${name}.pdf`);
+          writeFileSync(path, bytes);
+          return [name, path];
+        }),
+      ) as Record<keyof typeof files, string>;
+
+      const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => h.http.handle(req, "127.0.0.1") });
+      const base = `http://127.0.0.1:${server.port}`;
+      const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+      try {
+        const p = await browser.newPage();
+        await p.goto(`${base}/verify/${id}`);
+        await p.waitForSelector("#check:not([hidden])", { timeout: 10_000 });
+        const check = async (path: string, kind: "match" | "mismatch") => {
+          await p.evaluate(() => {
+            const r = (globalThis as unknown as { document: { getElementById(id: string): { className: string; textContent: string } } }).document.getElementById("result");
+            r.className = "";
+            r.textContent = "";
+          });
+          await p.setInputFiles("#file", path);
+          await p.waitForSelector(`#result.${kind}`, { timeout: 15_000 });
+          return (await p.textContent("#result")) ?? "";
+        };
+        expect(await check(paths.signed, "match")).toBe(
+          "Match: this is the signed PDF of this record: its original document matches. The stamp and metadata were added when it was signed and are not part of what was signed.",
+        );
+        expect(await check(paths.original, "match")).toBe("Match: this file is the document this record authenticates.");
+        expect(await check(paths.changed, "mismatch")).toBe(
+          "No match: this PDF was signed with docverify, but changed after signing (something was added to it afterwards), so it is no longer the signed document.",
+        );
+        expect(await check(paths.other, "match")).toBe(
+          "Match: this PDF was signed with docverify under another record (0190f5a3-7c1e-7d2a-9b4c-000000000002); its original document is the document this record authenticates.",
+        );
+        const wrong = await check(paths.otherDocument, "mismatch");
+        expect(wrong).toStartWith("No match: this is a PDF signed with docverify, but its original document is not the document of this record. The original's hash is sha256:");
       } finally {
         await browser.close();
         await server.stop(true);

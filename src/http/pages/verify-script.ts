@@ -9,6 +9,11 @@
  * file in memory. test/records/verify-page.test.ts checks this implementation against
  * node:crypto on the FIPS 180-4 examples and block-boundary lengths.
  *
+ * A docverify-signed PDF (docs/signing.md, "The signed PDF") is recognised from the file's last
+ * 64 KiB and only the original inside it, the bytes before docverify's update, is hashed:
+ * `SIGNED_PDF_JS` is src/verifier/signed-pdf.ts's rule again, and the same test runs both on the
+ * same inputs, so the two cannot drift apart.
+ *
  * Plain ES2017 in a string (not compiled TypeScript), so the bytes the CSP hash covers are exactly
  * the bytes written here, whatever the bundler does.
  */
@@ -85,6 +90,44 @@ function createSha256() {
 }
 `;
 
+/**
+ * Defines `SIGNED_PDF_TAIL_BYTES` and `originalOfSignedPdfTail(tail, totalLength)` →
+ * `{kind: "signed" | "changed-after-signing", originalLength, recordId}` or `{kind: "not-signed"}`,
+ * exactly as src/verifier/signed-pdf.ts.
+ */
+export const SIGNED_PDF_JS = String.raw`
+var SIGNED_PDF_TAIL_BYTES = 65536;
+function originalOfSignedPdfTail(tail, totalLength) {
+  var NOT_SIGNED = { kind: "not-signed" };
+  var MAX_SPACE = 32;
+  if (tail.length > totalLength) return NOT_SIGNED;
+  var text = "";
+  for (var i = 0; i < tail.length; i += 8192) text += String.fromCharCode.apply(null, tail.subarray(i, i + 8192));
+  var base = totalLength - tail.length;
+  var isSpace = function (c) { return c === 0 || c === 9 || c === 10 || c === 12 || c === 13 || c === 32; };
+  var endsAtEof = function (end) {
+    var at = end;
+    while (at > 0 && end - at < MAX_SPACE && isSpace(text.charCodeAt(at - 1))) at--;
+    return at >= 5 && text.slice(at - 5, at) === "%%EOF";
+  };
+  var at = text.lastIndexOf("/DocverifyOriginalLength");
+  if (at === -1) return NOT_SIGNED;
+  var start = text.lastIndexOf(" obj", at);
+  var end = text.indexOf("endobj", at);
+  if (start === -1 || end === -1) return NOT_SIGNED;
+  var dict = text.slice(start, end);
+  var n = /\/DocverifyOriginalLength\s*\((\d{1,10})\)/.exec(dict);
+  var s = /\/DocverifySignedLength\s*\((\d{10})\)/.exec(dict);
+  var id = /\/DocverifyRecordId\s*\(([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\)/.exec(dict);
+  if (n === null || s === null || id === null) return NOT_SIGNED;
+  var originalLength = Number(n[1]);
+  var signedLength = Number(s[1]);
+  if (!(base + MAX_SPACE + 5 <= originalLength && originalLength <= base + start && originalLength < signedLength && signedLength <= totalLength)) return NOT_SIGNED;
+  if (!endsAtEof(originalLength - base) || !endsAtEof(signedLength - base)) return NOT_SIGNED;
+  return { kind: signedLength === totalLength ? "signed" : "changed-after-signing", originalLength: originalLength, recordId: id[1] };
+}
+`;
+
 /** Wires the file picker and the drop zone; reads the expected hash from `#check[data-hash]`. */
 const UI_JS = String.raw`
 var section = document.getElementById("check");
@@ -93,6 +136,7 @@ var drop = document.getElementById("drop");
 var result = document.getElementById("result");
 if (section && input && drop && result) {
   var expected = section.getAttribute("data-hash");
+  var recordId = section.getAttribute("data-record");
   var status = section.getAttribute("data-status");
   var revoked = status === "revoked";
   var waiting = status === "waiting";
@@ -101,11 +145,9 @@ if (section && input && drop && result) {
     result.textContent = text;
     result.className = kind;
   };
-  var check = function (file) {
-    if (!file) return;
-    say("Computing the SHA-256 of the file on this computer…", "busy");
+  var hashOf = function (blob) {
     var hasher = createSha256();
-    var reader = file.stream().getReader();
+    var reader = blob.stream().getReader();
     var step = function () {
       return reader.read().then(function (r) {
         if (r.done) return "sha256:" + hasher.hex();
@@ -113,17 +155,42 @@ if (section && input && drop && result) {
         return step();
       });
     };
-    step().then(function (actual) {
-      if (actual === expected) {
-        say(revoked
-          ? "Match: this file is the document of this record, but the record has been revoked (see its status above)."
-          : waiting
-            ? "Match: this file is the document of this record, but the record is not final yet: it awaits the ledger (see its status above)."
-            : "Match: this file is the document this record authenticates.", revoked ? "match revoked" : waiting ? "match waiting" : "match");
-      } else {
-        say("No match: this file is not the document of this record. Its hash is " + actual + ".", "mismatch");
+    return step();
+  };
+  // Three sentences for a match: active, revoked, awaiting the ledger.
+  var matched = function (active, revokedText, waitingText) {
+    if (revoked) say(revokedText + ", but the record has been revoked (see its status above).", "match revoked");
+    else if (waiting) say(waitingText + ", but the record is not final yet: it awaits the ledger (see its status above).", "match waiting");
+    else say(active, "match");
+  };
+  var check = function (file) {
+    if (!file) return;
+    say("Computing the SHA-256 of the file on this computer…", "busy");
+    // A docverify-signed PDF carries its original's length in its last bytes: read those first.
+    file.slice(Math.max(0, file.size - SIGNED_PDF_TAIL_BYTES)).arrayBuffer().then(function (buffer) {
+      var pdf = originalOfSignedPdfTail(new Uint8Array(buffer), file.size);
+      var other = pdf.kind !== "not-signed" && pdf.recordId !== recordId ? " It names another record, " + pdf.recordId + "." : "";
+      if (pdf.kind === "changed-after-signing") {
+        say("No match: this PDF was signed with docverify, but changed after signing (something was added to it afterwards), so it is no longer the signed document." + other, "mismatch");
+        return;
       }
-    }, function () {
+      if (pdf.kind === "signed") {
+        return hashOf(file.slice(0, pdf.originalLength)).then(function (actual) {
+          if (actual === expected && pdf.recordId === recordId) {
+            var ours = "Match: this is the signed PDF of this record, and its original document matches";
+            matched("Match: this is the signed PDF of this record: its original document matches. The stamp and metadata were added when it was signed and are not part of what was signed.", ours, ours);
+          } else if (actual === expected) {
+            var theirs = "Match: this PDF was signed with docverify under another record (" + pdf.recordId + "); its original document is the document";
+            matched(theirs + " this record authenticates.", theirs + " of this record", theirs + " of this record");
+          }
+          else say("No match: this is a PDF signed with docverify, but its original document is not the document of this record." + other + " The original's hash is " + actual + ".", "mismatch");
+        });
+      }
+      return hashOf(file).then(function (actual) {
+        if (actual === expected) matched("Match: this file is the document this record authenticates.", "Match: this file is the document of this record", "Match: this file is the document of this record");
+        else say("No match: this file is not the document of this record. Its hash is " + actual + ".", "mismatch");
+      });
+    }).then(null, function () {
       say("The file could not be read.", "mismatch");
     });
   };
@@ -141,4 +208,4 @@ if (section && input && drop && result) {
 }
 `;
 
-export const VERIFY_SCRIPT = `(function () {\n"use strict";\n${SHA256_JS}\n${UI_JS}\n})();`;
+export const VERIFY_SCRIPT = `(function () {\n"use strict";\n${SHA256_JS}\n${SIGNED_PDF_JS}\n${UI_JS}\n})();`;

@@ -10,7 +10,9 @@
  * conclude), the anchor state and the ledger links, and once anchored a link to the record's
  * receipt (docs/receipts.md §2). It does not compute a verdict: that is
  * POST /v1/verifications' job. A box hashes a file in the browser and says whether it is this
- * record's document.
+ * record's document; of a docverify-signed PDF it hashes the original inside it (the bytes before
+ * docverify's update, docs/signing.md "The signed PDF"), and a signed PDF changed afterwards never
+ * matches.
  *
  * It never says more than is true: a record that has not reached consensus is shown as awaiting
  * the ledger (it can still be abandoned), never as active and in good standing; and on network
@@ -177,9 +179,9 @@ ${network === "local" ? `<p class="notice" id="local-ledger">This service runs o
 <dl>
 ${rows.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("\n")}
 </dl>
-${r.anchorState === "anchored" ? receiptLink(r.recordId) : ""}<section id="check" data-hash="${e(r.originalDocHash)}" data-status="${status}" aria-labelledby="check-title" hidden>
+${r.anchorState === "anchored" ? receiptLink(r.recordId) : ""}<section id="check" data-hash="${e(r.originalDocHash)}" data-record="${e(r.recordId)}" data-status="${status}" aria-labelledby="check-title" hidden>
 <h2 id="check-title">Check a file against this record</h2>
-<p>Your browser computes the file's SHA-256 on this computer; the file is not uploaded anywhere.</p>
+<p>Your browser computes the file's SHA-256 on this computer; the file is not uploaded anywhere. For a PDF signed with docverify, it checks the original document inside it, as it was before the stamp was added.</p>
 <label class="drop" id="drop">Choose a file, or drop it here<input type="file" id="file"></label>
 <p id="result" aria-live="polite"></p>
 </section>
@@ -232,7 +234,7 @@ export function verifyPages(deps: VerifyPageDeps) {
         operationId: "getVerifyPage",
         summary: "Public verification page of a record (HTML)",
         description:
-          "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status (active, awaiting the ledger, or revoked with its reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare. " +
+          "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status (active, awaiting the ledger, or revoked with its reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare (of a docverify-signed PDF, the original inside it). " +
           "Once the record is anchored it links to its receipt (GET /verify/{recordId}/receipt). " +
           "An unknown, malformed or abandoned id gets a 404 page.",
         parameters: [{ name: "recordId", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
