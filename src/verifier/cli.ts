@@ -6,10 +6,16 @@
  *
  * Everything outside the process (files, stdin, the network) comes through `io`, so tests drive it
  * in-process; `nodeIo()` is the real one.
+ *
+ * `--file` of a docverify-signed PDF is checked by the original inside it (signed-pdf.ts): the
+ * file's last 64 KiB are read first, then only its first N bytes are hashed, and one line on
+ * stderr says so; a signed PDF changed after signing is hashed whole (so it does not match) with a
+ * line saying why.
  */
 import { createReadStream, promises as fsp } from "node:fs";
 import type { FetchFn } from "./mirror.ts";
 import { sha256OfBytes, sha256OfStream } from "./hash.ts";
+import { originalOfSignedPdf, originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES, type SignedPdf } from "./signed-pdf.ts";
 import { normaliseMirrorUrl, parseReceipt, ReceiptFormatError } from "./receipt.ts";
 import { renderReport } from "./render.ts";
 import { httpGet } from "./http-get.ts";
@@ -20,8 +26,10 @@ export interface VerifierIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readFile(path: string): Promise<Uint8Array>;
-  /** The file as a stream of chunks, so a large document is hashed without being read whole. */
-  openFile?(path: string): AsyncIterable<Uint8Array>;
+  /** The file as a stream of chunks, so a large document is hashed without being read whole; `end`: only its first `end` bytes. */
+  openFile?(path: string, end?: number): AsyncIterable<Uint8Array>;
+  /** The file's last `bytes` bytes (all of it if shorter) and its size. With openFile, a document is never read whole; without both, readFile reads it. */
+  readTail?(path: string, bytes: number): Promise<{ tail: Uint8Array; size: number }>;
   readStdin(): Promise<Uint8Array>;
   fetch: FetchFn;
 }
@@ -130,11 +138,28 @@ async function readReceipt(args: Arguments, io: VerifierIo) {
   }
 }
 
+/** The line on stderr about a signed PDF, or nothing for any other file. */
+function signedPdfNote(pdf: SignedPdf): string {
+  if (pdf.kind === "signed") return `--file is a PDF signed with docverify (record ${pdf.recordId}): checking the original document inside it, its first ${pdf.originalLength} bytes\n`;
+  if (pdf.kind === "changed-after-signing") return `--file is a PDF signed with docverify (record ${pdf.recordId}) but changed after signing (bytes were added after docverify's update): it is no longer the signed document, so it is checked whole and cannot match\n`;
+  return "";
+}
+
 async function documentHash(args: Arguments, io: VerifierIo): Promise<string> {
   if (args.hash !== null) return args.hash;
   const path = args.file!;
   try {
-    return io.openFile !== undefined ? await sha256OfStream(io.openFile(path)) : sha256OfBytes(await io.readFile(path));
+    if (io.openFile !== undefined && io.readTail !== undefined) {
+      const { tail, size } = await io.readTail(path, SIGNED_PDF_TAIL_BYTES);
+      const pdf = originalOfSignedPdfTail(tail, size);
+      io.stderr(signedPdfNote(pdf));
+      return await sha256OfStream(io.openFile(path, pdf.kind === "signed" ? pdf.originalLength : undefined));
+    }
+    // Without both, the file is read whole: recognising a signed PDF matters more than memory.
+    const bytes = await io.readFile(path);
+    const pdf = originalOfSignedPdf(bytes);
+    io.stderr(signedPdfNote(pdf));
+    return sha256OfBytes(pdf.kind === "signed" ? bytes.subarray(0, pdf.originalLength) : bytes);
   } catch (e) {
     throw new Usage(`cannot read --file ${JSON.stringify(path)}: ${reason(e)}`);
   }
@@ -178,7 +203,23 @@ export function nodeIo(): VerifierIo {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
     readFile: async (path) => new Uint8Array(await fsp.readFile(path)),
-    openFile: (path) => createReadStream(path, { highWaterMark: 1024 * 1024 }),
+    openFile: (path, end) => createReadStream(path, { highWaterMark: 1024 * 1024, ...(end === undefined ? {} : { end: end - 1 }) }),
+    readTail: async (path, bytes) => {
+      const handle = await fsp.open(path, "r");
+      try {
+        const size = (await handle.stat()).size;
+        const tail = new Uint8Array(Math.min(bytes, size));
+        let at = 0;
+        while (at < tail.length) {
+          const { bytesRead } = await handle.read(tail, at, tail.length - at, size - tail.length + at);
+          if (bytesRead === 0) throw new Error("the file became shorter while it was read");
+          at += bytesRead;
+        }
+        return { tail, size };
+      } finally {
+        await handle.close();
+      }
+    },
     readStdin: async () => {
       const chunks: Uint8Array[] = [];
       for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);

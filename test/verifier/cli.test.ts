@@ -2,12 +2,16 @@
  * The verifier's command line (docs/receipts.md §4): in-process through runVerifyReceipt with
  * fake files and the fake mirror nodes, then as the user runs it, `bun src/main.ts
  * verify-receipt` and the built standalone `node docverify-verify.mjs` alone in an empty folder,
- * with the same cases, the same output and the same exit codes.
+ * with the same cases, the same output and the same exit codes; a docverify-signed PDF given as
+ * --file is checked by the original inside it, in both.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { signPdf } from "../../src/pdf/stamp.ts";
 import { runVerifyReceipt, type VerifierIo } from "../../src/verifier/cli.ts";
+import { makeTestPdf } from "../support/pdf.ts";
 import { VERIFY_RECEIPT_USAGE } from "../../src/verifier/usage.ts";
 import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
 import { buildReceipt, DOC_HASH, DOCUMENT, fakeMirror, OTHER_HASH, type Built, type FakeMirror } from "./fixtures.ts";
@@ -41,12 +45,16 @@ async function runInProcess(argv: string[], files: Record<string, Uint8Array | s
     fetch: (url, init) => fetch(url, init),
   };
   if (options.streaming !== false) {
-    io.openFile = (path) =>
+    io.openFile = (path, end) =>
       (async function* () {
-        opened.push(path);
-        const all = await read(path);
+        opened.push(end === undefined ? path : `${path}[0, ${end})`);
+        const all = (await read(path)).subarray(0, end);
         for (let at = 0; at < all.length; at += 2) yield all.subarray(at, at + 2);
       })();
+    io.readTail = async (path, n) => {
+      const all = await read(path);
+      return { tail: all.subarray(Math.max(0, all.length - n)), size: all.length };
+    };
   }
   const code = await runVerifyReceipt(argv, io);
   return { code, stdout, stderr, opened };
@@ -188,6 +196,40 @@ describe("runVerifyReceipt", () => {
   });
 });
 
+describe("--file of a docverify-signed PDF", () => {
+  const sha = (b: Uint8Array) => "sha256:" + createHash("sha256").update(b).digest("hex");
+  let original: Uint8Array;
+  let signed: Uint8Array;
+  let changed: Uint8Array;
+  beforeAll(async () => {
+    original = makeTestPdf({ xrefStream: true });
+    signed = await signPdf(original, { recordId: built.receipt.recordId, verifyUrl: `https://dv.example/verify/${built.receipt.recordId}`, signerName: "Ada", organisation: "Acme Ltd", signedAt: "2026-01-15T09:30:00.123Z" });
+    changed = new Uint8Array([...signed, ...new TextEncoder().encode("%appended\n")]);
+  });
+  /** The hash the command compared with the receipt's, from its JSON report. */
+  const compared = (stdout: string) => (JSON.parse(stdout) as { checks: { name: string; evidence: { document: string } }[] }).checks.find((c) => c.name === "documentHash")!.evidence.document;
+
+  test("the original inside it is hashed (only its first bytes are read), and stderr says so; streaming or not", async () => {
+    for (const streaming of [true, false]) {
+      const r = await runInProcess(["r.json", "--file", "signed.pdf", "--offline", "--json"], { "r.json": receiptText, "signed.pdf": signed }, "", { streaming });
+      expect(compared(r.stdout)).toBe(sha(original));
+      expect(r.stderr).toBe(`--file is a PDF signed with docverify (record ${built.receipt.recordId}): checking the original document inside it, its first ${original.length} bytes\n`);
+      expect(r.opened).toEqual(streaming ? [`signed.pdf[0, ${original.length})`] : []);
+    }
+  });
+
+  test("changed after signing: hashed whole, so it cannot match, and stderr says why; a plain PDF: hashed whole, nothing said", async () => {
+    const r = await runInProcess(["r.json", "--file", "changed.pdf", "--offline", "--json"], { "r.json": receiptText, "changed.pdf": changed });
+    expect(compared(r.stdout)).toBe(sha(changed));
+    expect(r.stderr).toContain("changed after signing (bytes were added after docverify's update): it is no longer the signed document, so it is checked whole and cannot match\n");
+    expect(JSON.parse(r.stdout).checks.find((c: { name: string }) => c.name === "documentHash").status).toBe("fail");
+    const plain = await runInProcess(["r.json", "--file", "plain.pdf", "--offline", "--json"], { "r.json": receiptText, "plain.pdf": original });
+    expect(compared(plain.stdout)).toBe(sha(original));
+    expect(plain.stderr).toBe("");
+    expect(plain.opened).toEqual(["plain.pdf"]);
+  });
+});
+
 describe("README's verify-receipt examples", () => {
   test("run as written, against the fake mirrors: verified_org twice, then unverifiable offline", async () => {
     const readme = await Bun.file(join(ROOT, "README.md")).text();
@@ -224,11 +266,17 @@ describe("README's verify-receipt examples", () => {
 describe("as a process", () => {
   let dir: string;
   let standalone: string;
-  beforeAll(() => {
+  let signedPdf: Uint8Array;
+  let original: Uint8Array;
+  beforeAll(async () => {
+    // Larger than the 64 KiB tail (a 1,500-page PDF), so the file's tail and its first bytes are read separately.
+    original = makeTestPdf({ pages: 1500 });
+    signedPdf = await signPdf(original, { recordId: built.receipt.recordId, verifyUrl: "https://dv.example/verify/x", signerName: "Ada", organisation: "Acme Ltd", signedAt: "2026-01-15T09:30:00Z" });
     dir = tempDir("docverify-verify-cli-");
     writeFileSync(join(dir, "receipt.json"), receiptText);
     writeFileSync(join(dir, "doc.txt"), DOCUMENT);
     writeFileSync(join(dir, "bad.json"), receiptText.slice(0, 300));
+    writeFileSync(join(dir, "signed.pdf"), signedPdf);
     // Built as npm run build builds it, then copied alone into an empty folder.
     const out = join(tempDir("docverify-verify-build-"), "docverify-verify.mjs");
     const build = Bun.spawnSync([BUN, join(ROOT, "scripts", "build-verifier.ts"), out], { cwd: ROOT });
@@ -272,6 +320,17 @@ describe("as a process", () => {
     ["a truncated receipt", (d) => [join(d, "bad.json"), "--hash", DOC_HASH], 2, (r) => expect(r.stderr).toBe(`${PREFIX}not a valid receipt: not JSON (truncated or damaged?) (see --help)\n`)],
     ["a missing receipt", (d) => [join(d, "none.json"), "--hash", DOC_HASH], 2, (r) => expect(r.stderr).toStartWith(`${PREFIX}cannot read the receipt`)],
     ["a folder as the document", (d) => [join(d, "receipt.json"), "--file", d], 2, (r) => expect(r.stderr).toStartWith(`${PREFIX}cannot read --file`)],
+    [
+      "a signed PDF: its original checked",
+      (d) => [join(d, "receipt.json"), "--file", join(d, "signed.pdf"), "--offline", "--json"],
+      1,
+      (r) => {
+        const check = (JSON.parse(r.stdout) as { checks: { name: string; evidence: { document: string } }[] }).checks.find((c) => c.name === "documentHash")!;
+        expect(check.evidence.document).toBe("sha256:" + createHash("sha256").update(original).digest("hex"));
+        expect(r.stderr).toStartWith("--file is a PDF signed with docverify");
+      },
+      "note",
+    ],
     ["an unknown option", () => ["--bogus"], 2, (r) => expect(r.stderr).toBe(`${PREFIX}unknown option "--bogus" (see --help)\n`)],
     ["--help", () => ["--help"], 0, (r) => expect(r.stdout).toBe(VERIFY_RECEIPT_USAGE)],
   ];
@@ -279,7 +338,7 @@ describe("as a process", () => {
     test(`${name} → exit ${code}, the same output from both shells`, async () => {
       const [main, node] = await Promise.all(shells.map(([, cmd]) => run(cmd(), argsOf(dir), stdin === "stdin" ? receiptText : undefined)));
       for (const r of [main!, node!]) {
-        expect({ code: r.code, stderrLines: r.stderr === "" ? 0 : r.stderr.split("\n").length - 1 }).toEqual({ code, stderrLines: code === 2 ? 1 : 0 });
+        expect({ code: r.code, stderrLines: r.stderr === "" ? 0 : r.stderr.split("\n").length - 1 }).toEqual({ code, stderrLines: code === 2 || stdin === "note" ? 1 : 0 });
         if (code === 2) expect(r.stdout).toBe("");
         more(r);
       }
