@@ -4,7 +4,8 @@
  * allows its own script and the mirror nodes; and in headless Chromium, opened from a file and from
  * the server, it verifies a real receipt against a real ledger's two mirror nodes, shows the
  * organisation's name as text, every check, progress during a long scan, and a clear message for
- * each thing a person can get wrong, with no request but to the mirror nodes.
+ * each thing a person can get wrong, with no request but to the mirror nodes; a docverify-signed
+ * PDF is verified by the original inside it, and one changed after signing is not.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
@@ -12,7 +13,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { PAGE_SECURITY_HEADERS } from "../../src/http/pages/html.ts";
-import { minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
+import { signPdf } from "../../src/pdf/stamp.ts";
+import { documentLine, minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
+import { makeTestPdf } from "../support/pdf.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
 import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
 import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, sharedBrowser, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
@@ -77,6 +80,18 @@ describe("the page's words", () => {
     for (const v of ["revoked", "signature_invalid", "no_record", "inconsistent_mirrors"]) expect(verdictText(v).tone).toBe("bad");
     expect(verdictText("unverifiable")).toMatchObject({ headline: "Could not be verified", tone: "warn" });
     expect(verdictText("something_new")).toMatchObject({ headline: "something_new", tone: "warn" });
+  });
+
+  test("what was hashed: the file, the original inside a signed PDF, or a signed PDF changed afterwards, whole", () => {
+    const id = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+    const h = "sha256:" + "ab".repeat(32);
+    expect(documentLine("a.pdf", 2048, { kind: "not-signed" }, h)).toBe(`a.pdf (2.0 KiB), hashed in this browser: ${h}`);
+    expect(documentLine("a.pdf", 2048, { kind: "signed", originalLength: 900, recordId: id }, h)).toBe(
+      `a.pdf (2.0 KiB) is a PDF signed with docverify (record ${id}): its original document, the first 900 bytes, hashed in this browser: ${h}`,
+    );
+    expect(documentLine("a.pdf", 2048, { kind: "changed-after-signing", originalLength: 900, recordId: id }, h)).toBe(
+      `a.pdf (2.0 KiB) is a PDF signed with docverify (record ${id}) but changed after signing, so it is no longer the signed document and cannot match; hashed whole in this browser: ${h}`,
+    );
   });
 
   test("the mirror list is one URL a line, blanks dropped; the minimum is a whole number of at least 1", () => {
@@ -218,6 +233,33 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
       } finally {
         await browser.close();
       }
+    },
+    60_000,
+  );
+
+  test(
+    "a docverify-signed PDF: verified by the original inside it; the same PDF changed after signing: no_record",
+    async () => {
+      const original = makeTestPdf({ xrefStream: true, title: "signed on the page" });
+      const recordId = await d.create(original);
+      const receiptPath = writeReceipt(await d.receipt(recordId), `docverify-receipt-${recordId}.json`);
+      const signed = await signPdf(original, { recordId, verifyUrl: `${d.svc.url}/verify/${recordId}`, signerName: "Ada Lovelace", organisation: "Acme", signedAt: new Date().toISOString() });
+      const dir = tempDir();
+      const signedPath = join(dir, "contract-signed.pdf");
+      writeFileSync(signedPath, signed);
+      const changedPath = join(dir, "contract-changed.pdf");
+      writeFileSync(changedPath, new Uint8Array([...signed, ...new TextEncoder().encode("%changed\n")]));
+
+      const ok = await pageVerify(pageOnDisk(), { receiptPath, documentPath: signedPath });
+      expect([ok.error, ok.verdict]).toEqual(["", "verified_org"]);
+      expect(ok.checks.find((c) => c.name === "documentHash")!.status).toBe("pass");
+      expect(ok.documentInfo).toStartWith(`contract-signed.pdf (${(signed.length / 1024).toFixed(1)} KiB) is a PDF signed with docverify (record ${recordId}): its original document, the first ${original.length} bytes`);
+      expect(ok.documentInfo).toEndWith(docHash(original));
+
+      const changed = await pageVerify(pageOnDisk(), { receiptPath, documentPath: changedPath });
+      expect(changed.verdict).toBe("no_record");
+      expect(changed.checks.find((c) => c.name === "documentHash")!.status).toBe("fail");
+      expect(changed.documentInfo).toContain("but changed after signing, so it is no longer the signed document and cannot match");
     },
     60_000,
   );

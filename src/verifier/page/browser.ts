@@ -1,7 +1,8 @@
 /**
  * The receipt page's script (docs/receipts.md §4.4): the third shell of the verifier.
  * It reads the receipt and the document from files the visitor picks or drops, hashes the
- * document here (it is never sent anywhere), asks the mirror nodes in the form, and shows the
+ * document here (it is never sent anywhere; of a docverify-signed PDF, the original inside it:
+ * signed-pdf.ts), asks the mirror nodes in the form, and shows the
  * verdict and every check. Everything it shows that came from outside (the organisation's name
  * from the ledger, details, file names) is set with `textContent`, never parsed as HTML.
  *
@@ -9,8 +10,9 @@
  * Content-Security-Policy allows this script by its hash and network requests only to http(s).
  */
 import { normaliseMirrorUrl, parseReceipt, sha256OfStream, verifyReceipt, type Receipt, type Report } from "../index.ts";
+import { originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES } from "../signed-pdf.ts";
 import { pageDocument, type DomElement, type DomEvent, type DomInput } from "./dom.ts";
-import { byteSize, minimumMirrors, mirrorLines, STATUS_WORD, verdictText } from "./view.ts";
+import { byteSize, documentLine, minimumMirrors, mirrorLines, STATUS_WORD, verdictText } from "./view.ts";
 
 const doc = pageDocument();
 function byId<T extends DomElement = DomElement>(id: string): T {
@@ -193,9 +195,12 @@ async function verify(): Promise<void> {
   button.disabled = true;
   try {
     say(progress, `Hashing ${file.name} in this browser…`);
+    // A docverify-signed PDF names its original's length in its last bytes: read those first.
+    const tail = new Uint8Array(await file.slice(Math.max(0, file.size - SIGNED_PDF_TAIL_BYTES)).arrayBuffer());
+    const pdf = originalOfSignedPdfTail(tail, file.size);
     // Chunk by chunk: a large document is never held whole.
-    const docHash = await sha256OfStream(file.stream());
-    say(documentInfo, `${file.name} (${byteSize(file.size)}), hashed in this browser: ${docHash}`, "info");
+    const docHash = await sha256OfStream((pdf.kind === "signed" ? file.slice(0, pdf.originalLength) : file).stream());
+    say(documentInfo, documentLine(file.name, file.size, pdf, docHash), "info");
     say(progress, "Asking the mirror nodes…");
     const report = await verifyReceipt(current, {
       docHash,

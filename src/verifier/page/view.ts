@@ -3,6 +3,8 @@
  * reading of the form's fields are tested without a browser.
  */
 
+import type { SignedPdf } from "../signed-pdf.ts";
+
 export type Tone = "good" | "bad" | "warn";
 
 export interface VerdictText {
@@ -87,3 +89,13 @@ export function byteSize(n: number): string {
 }
 
 export const STATUS_WORD: Readonly<Record<string, string>> = { pass: "pass", fail: "fail", skipped: "skipped" };
+
+/** What was hashed, said under the document's field: the file, or the original inside a signed PDF. */
+export function documentLine(name: string, size: number, pdf: SignedPdf, docHash: string): string {
+  const file = `${name} (${byteSize(size)})`;
+  if (pdf.kind === "signed") return `${file} is a PDF signed with docverify (record ${pdf.recordId}): its original document, the first ${pdf.originalLength} bytes, hashed in this browser: ${docHash}`;
+  if (pdf.kind === "changed-after-signing") {
+    return `${file} is a PDF signed with docverify (record ${pdf.recordId}) but changed after signing, so it is no longer the signed document and cannot match; hashed whole in this browser: ${docHash}`;
+  }
+  return `${file}, hashed in this browser: ${docHash}`;
+}
