@@ -9,7 +9,7 @@
 import { browserSupportsWebAuthn, startRegistration, type PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/browser";
 import { call, type AppPerson } from "./api.ts";
 import { byId, pageWindow, type DomControl, type DomLink } from "./dom.ts";
-import { say, insecureContextMessage } from "./status.ts";
+import { insecureContextMessage, markBusy, say } from "./status.ts";
 import { explain } from "./words.ts";
 
 const win = pageWindow();
@@ -28,8 +28,12 @@ interface Enrolled {
   readonly signUrl?: string;
 }
 
+let busy = false;
+
 async function enrol(): Promise<void> {
-  button.disabled = true;
+  if (busy) return;
+  busy = true;
+  markBusy(true, button);
   try {
     say(status, "Preparing your passkey…");
     const optionsJSON = await call<PublicKeyCredentialCreationOptionsJSON>("POST", `${base}/options`, {});
@@ -44,12 +48,15 @@ async function enrol(): Promise<void> {
     doneTitle.focus();
   } catch (e) {
     say(status, explain(e, "enrol"), "error");
-    button.disabled = false;
+  } finally {
+    busy = false;
+    markBusy(false, button);
   }
 }
 
 const blocked = !win.isSecureContext ? insecureContextMessage() : !browserSupportsWebAuthn() ? "This browser cannot use passkeys. Open this page in an up-to-date Chrome, Edge, Firefox or Safari." : null;
 if (blocked !== null) {
+  // Nothing on this page can work: the button is off, and the status says why.
   button.disabled = true;
   say(status, blocked, "error");
 } else {

@@ -19,7 +19,7 @@ import { signPdf } from "../pdf/stamp.ts";
 import { ApiError, call, organisationName, type AppPerson, type AppRecord } from "./api.ts";
 import { checkIntent, hex, looksLikePdf, readAndHash } from "./document.ts";
 import { byId, el, pageWindow, type DomControl, type DomDialog, type DomEvent, type DomInput, type DomLink } from "./dom.ts";
-import { insecureContextMessage, say } from "./status.ts";
+import { insecureContextMessage, markBusy, say } from "./status.ts";
 import { explain, readableSize, reasonLabel, recordStateWords, REVOKE_REASONS, signedName, type Step } from "./words.ts";
 
 const win = pageWindow();
@@ -55,20 +55,19 @@ const state: {
   person: AppPerson | null;
   chosen: { name: string; bytes: Uint8Array; digest: Uint8Array } | null;
   busy: boolean;
+  signingIn: boolean;
   downloadUrl: string | null;
   revoking: AppRecord | null;
   refreshTimer: ReturnType<typeof setTimeout> | null;
   refreshesLeft: number;
-} = { person: null, chosen: null, busy: false, downloadUrl: null, revoking: null, refreshTimer: null, refreshesLeft: 0 };
+} = { person: null, chosen: null, busy: false, signingIn: false, downloadUrl: null, revoking: null, refreshTimer: null, refreshesLeft: 0 };
 
 /** A stamp with a record's shape, to check that a PDF can take one before anything is signed. */
 const TRIAL_RECORD = "00000000-0000-7000-8000-000000000000";
 
 function setBusy(busy: boolean): void {
   state.busy = busy;
-  signButton.disabled = busy;
-  fileInput.disabled = busy;
-  signOutButton.disabled = busy;
+  markBusy(busy, signButton, fileInput, signOutButton);
 }
 
 /** A failure at `step`; a lost session takes the person back to signing in. */
@@ -99,7 +98,9 @@ function showSignedIn(person: AppPerson): void {
 }
 
 async function signIn(): Promise<void> {
-  signInButton.disabled = true;
+  if (state.signingIn) return;
+  state.signingIn = true;
+  markBusy(true, signInButton);
   try {
     say(status, "Preparing to sign in…");
     const optionsJSON = await call<PublicKeyCredentialRequestOptionsJSON>("POST", "/app/session/options", {});
@@ -113,11 +114,13 @@ async function signIn(): Promise<void> {
   } catch (e) {
     fail(e, "sign-in");
   } finally {
-    signInButton.disabled = false;
+    state.signingIn = false;
+    markBusy(false, signInButton);
   }
 }
 
 async function signOut(): Promise<void> {
+  if (state.busy) return;
   try {
     await call<void>("DELETE", "/app/session");
   } catch (e) {
@@ -199,6 +202,8 @@ async function sign(): Promise<void> {
   setBusy(true);
   clearDownload();
   let recorded: (AppRecord & { signerName?: string }) | null = null;
+  // Until the passkey is asked, a 401 means the session ended; after, that its answer was refused.
+  let step: Step = "session";
   try {
     say(status, `Preparing the signature for “${chosen.name}”…`);
     const hash = hex(chosen.digest);
@@ -209,6 +214,7 @@ async function sign(): Promise<void> {
     const intent = checkIntent(options, chosen.digest);
     say(status, `Confirm with your passkey that you sign “${chosen.name}”. Your browser now asks for it: fingerprint, face, PIN or security key.`);
     const { docverify: _intent, ...optionsJSON } = options;
+    step = "sign";
     const assertion = await startAuthentication({ optionsJSON });
     say(status, "Recording your signature…");
     recorded = await call<AppRecord & { signerName?: string }>("POST", "/app/signatures", assertion);
@@ -243,9 +249,9 @@ async function sign(): Promise<void> {
       say(status, `Your signature was recorded, but the signed PDF could not be written: ${e instanceof Error ? e.message : String(e)}. You can revoke this signature in your list below once the ledger has confirmed it.`, "error");
       void loadRecords(true);
     } else {
-      fail(e, "sign");
-      // Refused for the passkey's answer, or because the session ended? Only the latter signs out.
-      if (e instanceof ApiError && e.code === "UNAUTHENTICATED") void call("GET", "/app/session").catch(() => showSignedOut());
+      fail(e, step);
+      // Refused for the passkey's answer, or because the session ended meanwhile? Only the latter signs out.
+      if (step === "sign" && e instanceof ApiError && e.code === "UNAUTHENTICATED") void call("GET", "/app/session").catch(() => showSignedOut());
     }
   } finally {
     setBusy(false);
@@ -328,8 +334,9 @@ function askRevoke(r: AppRecord): void {
 
 async function confirmRevoke(): Promise<void> {
   const r = state.revoking;
-  if (r === null) return;
-  revokeConfirm.disabled = true;
+  if (r === null || state.busy) return;
+  setBusy(true);
+  markBusy(true, revokeConfirm);
   const reason = revokeReason.value;
   try {
     say(status, "Revoking your signature…");
@@ -344,7 +351,8 @@ async function confirmRevoke(): Promise<void> {
     recordsTitle.focus();
   } finally {
     state.revoking = null;
-    revokeConfirm.disabled = false;
+    setBusy(false);
+    markBusy(false, revokeConfirm);
   }
 }
 
@@ -361,6 +369,10 @@ signInButton.addEventListener("click", () => void signIn());
 signOutButton.addEventListener("click", () => void signOut());
 signButton.addEventListener("click", () => void sign());
 fileInput.addEventListener("change", () => void choose(fileInput.files?.item(0) ?? null));
+// While a step runs the chooser stays shut (the input keeps focus: it is not disabled).
+fileInput.addEventListener("click", (e) => {
+  if (state.busy) e.preventDefault();
+});
 revokeConfirm.addEventListener("click", () => void confirmRevoke());
 revokeCancel.addEventListener("click", () => {
   dialog.close();

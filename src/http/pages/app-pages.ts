@@ -52,6 +52,7 @@ a { color: var(--accent); }
 button { font: inherit; padding: .55rem 1.1rem; border-radius: .4rem; border: 2px solid var(--accent); background: var(--accent); color: var(--accent-fg); cursor: pointer; }
 button.secondary { background: transparent; color: var(--fg); border-color: var(--line); padding: .3rem .7rem; }
 button:disabled { opacity: .6; cursor: not-allowed; }
+[aria-disabled="true"] { opacity: .6; cursor: progress; }
 :focus-visible { outline: 3px solid var(--fg); outline-offset: 3px; }
 [tabindex="-1"]:focus { outline: none; }
 .drop { border: 2px dashed var(--line); border-radius: .5rem; padding: 1rem 1.25rem; margin: 0 0 1rem; }
