@@ -12,7 +12,7 @@ import { SIGNED_PDF_TAIL_BYTES as STAMP_TAIL, SignPdfError, signPdf, stampText, 
 import { originalOfSignedPdf, originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES, type SignedPdf } from "../../src/verifier/signed-pdf.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { makeTestPdf } from "../support/pdf.ts";
-import { ensureProgram } from "../support/programs.ts";
+import { CHROMIUM_ARGS, ensureChromium, ensureProgram } from "../support/programs.ts";
 
 afterAll(cleanup);
 
@@ -114,6 +114,29 @@ describe("signPdf", () => {
       expect(originalOfSignedPdf(original)).toEqual({ kind: "not-signed" });
     });
   }
+
+  test("PDFs written by other programs: qpdf (object streams; linearized) and Chromium's print to PDF", async () => {
+    const plain = file(makeTestPdf({ pages: 2 }));
+    const made: Record<string, string> = {};
+    for (const [name, args] of Object.entries({ objectStreams: ["--object-streams=generate"], linearized: ["--linearize"], linearizedObjectStreams: ["--linearize", "--object-streams=generate"] })) {
+      made[name] = join(dir, `${name}.pdf`);
+      expect(run([qpdf, ...args, plain, made[name]!]).code).toBe(0);
+    }
+    const html = join(dir, "page.html");
+    writeFileSync(html, "<!doctype html><title>Printed</title><h1>Printed by Chromium</h1><p>Zoë’s contract, page one.</p>");
+    made.chromium = join(dir, "chromium.pdf");
+    const print = run([ensureChromium(), ...CHROMIUM_ARGS, "--no-pdf-header-footer", `--print-to-pdf=${made.chromium}`, `file://${html}`]);
+    expect(print.code).toBe(0);
+    for (const [name, path] of Object.entries(made)) {
+      const original = new Uint8Array(readFileSync(path));
+      const signed = await signPdf(original, STAMP);
+      expect(sha256(signed.subarray(0, original.length))).toBe(sha256(original));
+      const out = file(signed);
+      expect({ name, check: run([qpdf, "--check", out]).code }).toEqual({ name, check: 0 });
+      expect(run([pdftotext, "-f", "1", "-l", "1", out, "-"]).out).toContain("Signed with docverify by Ada Lovelace");
+      expect(originalOfSignedPdf(signed)).toEqual({ kind: "signed", originalLength: original.length, recordId: RECORD });
+    }
+  }, 60_000);
 
   test("the stamp is on the first page only", async () => {
     const path = file(await signPdf(makeTestPdf({ pages: 3 }), STAMP));
