@@ -18,7 +18,21 @@
  *   transliterated (accents dropped) or replaced by "?", while the metadata keeps the exact text.
  * Otherwise it throws `SignPdfError` with a `reason`, and nothing is produced.
  */
-import { PDFDict, PDFDocument, PDFHexString, PDFName, PDFRef, PDFString, StandardFonts, rgb, type PDFFont } from "@cantoo/pdf-lib";
+import {
+  PDFDict,
+  PDFDocument,
+  PDFHexString,
+  PDFName,
+  PDFRef,
+  PDFString,
+  StandardFonts,
+  concatTransformationMatrix,
+  popGraphicsState,
+  pushGraphicsState,
+  rgb,
+  type PDFFont,
+  type PDFPage,
+} from "@cantoo/pdf-lib";
 
 export interface Stamp {
   /** The record's id: a lowercase canonical UUID. */
@@ -139,16 +153,29 @@ async function load(original: Uint8Array): Promise<PDFDocument> {
   return doc;
 }
 
-/** The visible stamp: a white box with a thin border at the bottom left of the first page's visible area. */
+/**
+ * The matrix from the page as it is shown (origin at its visible bottom left, /Rotate applied) to
+ * its default user space, and the shown width. A viewer turns the page clockwise by /Rotate.
+ */
+function shownFrame(page: PDFPage): { matrix: [number, number, number, number, number, number]; width: number } {
+  const { x, y, width, height } = page.getCropBox();
+  const turn = (((page.getRotation().angle % 360) + 360) % 360) as number;
+  if (turn === 90) return { matrix: [0, 1, -1, 0, x + width, y], width: height };
+  if (turn === 180) return { matrix: [-1, 0, 0, -1, x + width, y + height], width };
+  if (turn === 270) return { matrix: [0, -1, 1, 0, x, y + height], width: height };
+  return { matrix: [1, 0, 0, 1, x, y], width };
+}
+
+/** The visible stamp: a white box with a thin border at the bottom left of the first page as shown. */
 async function drawStamp(doc: PDFDocument, stamp: Stamp, signedAt: Date): Promise<void> {
   const page = doc.getPage(0);
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  const box = page.getCropBox();
-  const margin = Math.min(12, box.width / 20);
-  const room = box.width - 2 * margin - 8;
+  const frame = shownFrame(page);
+  const margin = Math.min(12, frame.width / 20);
+  const room = frame.width - 2 * margin - 8;
   const who = `${stampText(stamp.signerName)} (${stampText(stamp.organisation)})`;
   const lines = [`Signed with docverify by ${who} on ${utcMinute(signedAt)}`, `Verify at ${stampText(stamp.verifyUrl)}`];
-  // 7 pt, smaller down to 4 pt on a narrow page; past that the name is cut with "…".
+  // 7 pt, smaller down to 4 pt on a narrow page; past that the line is cut with "…".
   let size = 7;
   const widest = () => Math.max(...lines.map((l) => font.widthOfTextAtSize(l, size)));
   while (size > 4 && widest() > room) size -= 0.5;
@@ -156,12 +183,12 @@ async function drawStamp(doc: PDFDocument, stamp: Stamp, signedAt: Date): Promis
   const lineHeight = size * 1.3;
   const width = Math.max(...shown.map((l) => font.widthOfTextAtSize(l, size))) + 8;
   const height = lineHeight * shown.length + 5;
-  const x = box.x + margin;
-  const y = box.y + margin;
-  page.drawRectangle({ x, y, width, height, color: rgb(1, 1, 1), opacity: 0.9, borderColor: rgb(0.2, 0.2, 0.2), borderWidth: 0.5 });
+  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...frame.matrix));
+  page.drawRectangle({ x: margin, y: margin, width, height, color: rgb(1, 1, 1), opacity: 0.9, borderColor: rgb(0.2, 0.2, 0.2), borderWidth: 0.5 });
   shown.forEach((line, i) => {
-    page.drawText(line, { x: x + 4, y: y + height - 3 - lineHeight * (i + 1) + (lineHeight - size) / 2 + 1, size, font, color: rgb(0, 0, 0) });
+    page.drawText(line, { x: margin + 4, y: margin + height - 3 - lineHeight * (i + 1) + (lineHeight - size) / 2 + 1, size, font, color: rgb(0, 0, 0) });
   });
+  page.pushOperators(popGraphicsState());
 }
 
 function writeMetadata(doc: PDFDocument, original: Uint8Array, stamp: Stamp): void {

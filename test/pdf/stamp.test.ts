@@ -138,6 +138,21 @@ describe("signPdf", () => {
     }
   }, 60_000);
 
+  test("on a turned page (/Rotate) the stamp is at the bottom left of the page as shown, and reads horizontally", async () => {
+    for (const rotate of [0, 90, 180, 270]) {
+      const path = file(await signPdf(makeTestPdf({ rotate }), STAMP));
+      expect(run([qpdf, "--check", path]).code).toBe(0);
+      // pdftotext -bbox gives coordinates on the page as shown, from its top left.
+      const bbox = run([pdftotext, "-bbox", path, "-"]).out;
+      const word = (w: string) => /xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(\w+)</.exec(bbox.split("\n").find((l) => l.endsWith(`>${w}</word>`))!)!.slice(1, 5).map(Number);
+      const shownHeight = rotate % 180 === 0 ? 842 : 595;
+      const [x1, y1, , yBottom] = word("Verify") as [number, number, number, number];
+      const [x0, y0] = word("Signed") as [number, number];
+      expect({ rotate, left: x1 < 30, nearBottom: shownHeight - yBottom < 30, signedAbove: y0 < y1, sameColumn: x0 === x1 }).toEqual({ rotate, left: true, nearBottom: true, signedAbove: true, sameColumn: true });
+      expect(run([pdftotext, path, "-"]).out).toContain("Signed with docverify by Ada Lovelace (Analytical Engines Ltd)");
+    }
+  });
+
   test("the stamp is on the first page only", async () => {
     const path = file(await signPdf(makeTestPdf({ pages: 3 }), STAMP));
     expect(run([pdfinfo, path]).out).toMatch(/Pages:\s+3/);

@@ -20,6 +20,8 @@ export interface TestPdfOptions {
   xrefStream?: boolean;
   /** Append one incremental update (a new Info dictionary with " (edited)" after the title). */
   updated?: boolean;
+  /** Every page's /Rotate (0, 90, 180 or 270): a viewer turns the page clockwise by it. */
+  rotate?: number;
 }
 
 const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0) & 0xff);
@@ -104,7 +106,7 @@ export function makeTestPdf(opts: TestPdfOptions = {}): Uint8Array {
     [4, `<</Title${literal(title)}/Producer(docverify tests)>>`],
   ]);
   for (let i = 0; i < pages; i++) {
-    dicts.set(pageNum(i), `<</Type/Page/Parent 2 0 R/MediaBox[0 0 595 842]/Resources<</Font<</F1 3 0 R>>>>/Contents ${contentNum(i)} 0 R>>`);
+    dicts.set(pageNum(i), `<</Type/Page/Parent 2 0 R/MediaBox[0 0 595 842]${opts.rotate ? `/Rotate ${opts.rotate}` : ""}/Resources<</Font<</F1 3 0 R>>>>/Contents ${contentNum(i)} 0 R>>`);
   }
   const contents = Array.from({ length: pages }, (_, i) => latin1(`BT /F1 18 Tf 72 760 Td ${literal(`Page ${i + 1} of ${pages}: ${title}`)} Tj ET`));
   const size = 5 + 2 * pages;
