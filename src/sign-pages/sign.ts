@@ -342,9 +342,10 @@ async function confirmRevoke(): Promise<void> {
     say(status, "Revoking your signature…");
     await call<{ recordId: string }>("POST", `/app/records/${encodeURIComponent(r.recordId)}/revoke`, { reason });
     dialog.close();
+    // The list first, so that what the status says is what the list shows.
+    await loadRecords();
     say(status, `Your signature of “${r.filename ?? "(no file name)"}” is revoked (${reasonLabel(reason)}).`, "ok");
     recordsTitle.focus();
-    await loadRecords();
   } catch (e) {
     dialog.close();
     fail(e, "revoke");
