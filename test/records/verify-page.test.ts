@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { cspHash } from "../../src/http/pages/html.ts";
@@ -440,14 +440,22 @@ describe("in Chromium", () => {
         expect(await check(paths.signed, "match")).toBe(
           "Match: this is the signed PDF of this record: its original document matches. The stamp and metadata were added when it was signed and are not part of what was signed.",
         );
+        // The original inside it, offered to save: exactly the signed bytes, no stamp.
+        await p.waitForSelector("#original:not([hidden])");
+        expect(await p.getAttribute("#original-link", "download")).toBe("contract (original).pdf");
+        const [download] = await Promise.all([p.waitForEvent("download"), p.click("#original-link")]);
+        expect(readFileSync((await download.path())!).equals(original)).toBe(true);
         expect(await check(paths.original, "match")).toBe("Match: this file is the document this record authenticates.");
+        expect(await p.isHidden("#original")).toBe(true);
         expect(await check(paths.changed, "mismatch")).toBe(
           "No match: this PDF was signed with docverify, but changed after signing (something was added to it afterwards), so it is no longer the signed document.",
         );
         expect(await check(paths.other, "match")).toBe(
           "Match: this PDF was signed with docverify under another record (0190f5a3-7c1e-7d2a-9b4c-000000000002); its original document is the document this record authenticates.",
         );
+        expect(await p.isHidden("#original")).toBe(false);
         const wrong = await check(paths.otherDocument, "mismatch");
+        expect(await p.isHidden("#original")).toBe(true);
         expect(wrong).toStartWith("No match: this is a PDF signed with docverify, but its original document is not the document of this record. The original's hash is sha256:");
       } finally {
         await browser.close();

@@ -10,7 +10,8 @@
  * node:crypto on the FIPS 180-4 examples and block-boundary lengths.
  *
  * A docverify-signed PDF (docs/signing.md, "The signed PDF") is recognised from the file's last
- * 64 KiB and only the original inside it, the bytes before docverify's update, is hashed:
+ * 64 KiB and only the original inside it, the bytes before docverify's update, is hashed; when it
+ * matches, that original is offered to save (a blob: link, nothing leaves the machine).
  * `SIGNED_PDF_JS` is src/verifier/signed-pdf.ts's rule again, and the same test runs both on the
  * same inputs, so the two cannot drift apart.
  *
@@ -134,7 +135,9 @@ var section = document.getElementById("check");
 var input = document.getElementById("file");
 var drop = document.getElementById("drop");
 var result = document.getElementById("result");
-if (section && input && drop && result) {
+var original = document.getElementById("original");
+var originalLink = document.getElementById("original-link");
+if (section && input && drop && result && original && originalLink) {
   var expected = section.getAttribute("data-hash");
   var recordId = section.getAttribute("data-record");
   var status = section.getAttribute("data-status");
@@ -144,6 +147,15 @@ if (section && input && drop && result) {
   var say = function (text, kind) {
     result.textContent = text;
     result.className = kind;
+  };
+  // The original cut out of a signed PDF that matched, offered to save: what was signed, no stamp.
+  var originalUrl = null;
+  var offerOriginal = function (blob) {
+    if (originalUrl !== null) URL.revokeObjectURL(originalUrl);
+    originalUrl = blob === null ? null : URL.createObjectURL(blob);
+    if (originalUrl === null) originalLink.removeAttribute("href");
+    else originalLink.setAttribute("href", originalUrl);
+    original.hidden = originalUrl === null;
   };
   var hashOf = function (blob) {
     var hasher = createSha256();
@@ -165,6 +177,7 @@ if (section && input && drop && result) {
   };
   var check = function (file) {
     if (!file) return;
+    offerOriginal(null);
     say("Computing the SHA-256 of the file on this computer…", "busy");
     // A docverify-signed PDF carries its original's length in its last bytes: read those first.
     file.slice(Math.max(0, file.size - SIGNED_PDF_TAIL_BYTES)).arrayBuffer().then(function (buffer) {
@@ -175,7 +188,9 @@ if (section && input && drop && result) {
         return;
       }
       if (pdf.kind === "signed") {
-        return hashOf(file.slice(0, pdf.originalLength)).then(function (actual) {
+        var inside = file.slice(0, pdf.originalLength, "application/pdf");
+        return hashOf(inside).then(function (actual) {
+          if (actual === expected) offerOriginal(inside);
           if (actual === expected && pdf.recordId === recordId) {
             var ours = "Match: this is the signed PDF of this record, and its original document matches";
             matched("Match: this is the signed PDF of this record: its original document matches. The stamp and metadata were added when it was signed and are not part of what was signed.", ours, ours);

@@ -11,7 +11,8 @@
  * receipt (docs/receipts.md §2). It does not compute a verdict: that is
  * POST /v1/verifications' job. A box hashes a file in the browser and says whether it is this
  * record's document; of a docverify-signed PDF it hashes the original inside it (the bytes before
- * docverify's update, docs/signing.md "The signed PDF"), and a signed PDF changed afterwards never
+ * docverify's update, docs/signing.md "The signed PDF"), offers that original to save (what was
+ * signed, without the stamp, which nothing signs), and a signed PDF changed afterwards never
  * matches.
  *
  * It never says more than is true: a record that has not reached consensus is shown as awaiting
@@ -69,6 +70,12 @@ footer { margin-top: 2.5rem; color: var(--muted); font-size: .875rem; }
 `;
 
 const PAGE_CSP = contentSecurityPolicy(STYLE, VERIFY_SCRIPT);
+
+/** The name offered for the original cut out of a signed PDF: the record's filename, else a plain one. */
+function originalName(filename: string | null): string {
+  const base = filename === null || filename.trim() === "" ? "document.pdf" : filename;
+  return /\.pdf$/i.test(base) ? base.replace(/\.pdf$/i, " (original).pdf") : `${base} (original).pdf`;
+}
 const NOT_FOUND_CSP = contentSecurityPolicy(STYLE);
 
 /** How the page names the ledger of each network. */
@@ -184,6 +191,7 @@ ${r.anchorState === "anchored" ? receiptLink(r.recordId) : ""}<section id="check
 <p>Your browser computes the file's SHA-256 on this computer; the file is not uploaded anywhere. For a PDF signed with docverify, it checks the original document inside it, as it was before the stamp was added.</p>
 <label class="drop" id="drop">Choose a file, or drop it here<input type="file" id="file"></label>
 <p id="result" aria-live="polite"></p>
+<p id="original" hidden><a id="original-link" download="${e(originalName(r.filename))}">Save the original document</a>: the bytes that were signed, without docverify's stamp. What this record vouches for is that document, not the stamp.</p>
 </section>
 <footer>docverify · the facts on this page are as recorded by this service. Verify a hash through the API (<code>POST /v1/verifications</code>) for a verdict that recomputes every signature.</footer>
 </main>
