@@ -217,7 +217,7 @@ describe("the signing page", () => {
     }
   }, 60_000);
 
-  test("error states, each said in words and clean: no file chosen, a file that is not a PDF (chosen from the keyboard, or dropped), a session that ended, too many attempts", async () => {
+  test("error states, each said in words and clean: no file chosen, a file that is not a PDF (chosen from the keyboard, or dropped), a PDF that cannot take a stamp, a session that ended, too many attempts", async () => {
     const fake = startFakeApp();
     fake.signedIn = true;
     const dir = tempDir();
@@ -251,6 +251,15 @@ describe("the signing page", () => {
     });
     await page.dispatchEvent("#drop", "drop", { dataTransfer: dropped });
     await waitStatus(page, "“photo.gif” is not a PDF document");
+
+    // A PDF the stamp cannot be added to (data after its end): refused before anything is sent.
+    const trailing = join(dir, "scan.pdf");
+    writeFileSync(trailing, Buffer.concat([makeTestPdf(), Buffer.from("\nJUNK".repeat(20))]));
+    await page.setInputFiles("#file", trailing);
+    await waitStatus(page, "“scan.pdf” cannot be signed here: this PDF has data after its end");
+    expect(await status(page)).toContain("Nothing was sent.");
+    expect(fake.calls.filter((c) => c.includes("signatures"))).toEqual([]);
+    await expectClean(page, "PDF that cannot take a stamp");
 
     // The session ended (15 minutes idle): the person is told, and taken back to signing in.
     const pdf = join(dir, "report.pdf");
