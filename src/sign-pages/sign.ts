@@ -7,8 +7,8 @@
  * - sign: POST /app/signatures/options with the hash; check that the challenge commits to a
  *   record payload naming this document; the passkey confirms (startAuthentication); POST
  *   /app/signatures records it; signPdf writes the signed copy, offered as a download;
- * - the person's records (GET /app/records) with their state in words, each revocable after a
- *   confirmation with a reason (POST /app/records/{id}/revoke); sign out (DELETE /app/session).
+ * - the person's records with their state in words, each revocable (records.ts); sign out
+ *   (DELETE /app/session).
  * Every step is said in the status region; everything shown that came from the service or the
  * file is set as text, never parsed as HTML.
  *
@@ -18,9 +18,10 @@ import { browserSupportsWebAuthn, startAuthentication, type PublicKeyCredentialR
 import { signPdf } from "../pdf/stamp.ts";
 import { ApiError, call, organisationName, type AppPerson, type AppRecord } from "./api.ts";
 import { checkIntent, hex, looksLikePdf, readAndHash } from "./document.ts";
-import { byId, el, pageWindow, type DomControl, type DomDialog, type DomEvent, type DomInput, type DomLink } from "./dom.ts";
+import { byId, pageWindow, type DomControl, type DomEvent, type DomInput, type DomLink } from "./dom.ts";
+import { recordsList } from "./records.ts";
 import { insecureContextMessage, markBusy, say } from "./status.ts";
-import { explain, readableSize, reasonLabel, recordStateWords, REVOKE_REASONS, signedName, type Step } from "./words.ts";
+import { explain, readableSize, signedName, type Step } from "./words.ts";
 
 const win = pageWindow();
 const status = byId("status");
@@ -40,15 +41,6 @@ const done = byId("done");
 const doneTitle = byId("done-title");
 const download = byId<DomLink>("download");
 const verifyLink = byId<DomLink>("verify-link");
-const recordsTitle = byId("records-title");
-const recordsEmpty = byId("records-empty");
-const recordsTable = byId("records");
-const recordsBody = byId("records-body");
-const dialog = byId<DomDialog>("revoke-dialog");
-const revokeWhat = byId("revoke-what");
-const revokeReason = byId<DomControl>("revoke-reason");
-const revokeConfirm = byId<DomControl>("revoke-confirm");
-const revokeCancel = byId<DomControl>("revoke-cancel");
 
 /** What the page knows: the person signed in, and the document chosen and checked. */
 const state: {
@@ -57,10 +49,7 @@ const state: {
   busy: boolean;
   signingIn: boolean;
   downloadUrl: string | null;
-  revoking: AppRecord | null;
-  refreshTimer: ReturnType<typeof setTimeout> | null;
-  refreshesLeft: number;
-} = { person: null, chosen: null, busy: false, signingIn: false, downloadUrl: null, revoking: null, refreshTimer: null, refreshesLeft: 0 };
+} = { person: null, chosen: null, busy: false, signingIn: false, downloadUrl: null };
 
 /** A stamp with a record's shape, to check that a PDF can take one before anything is signed. */
 const TRIAL_RECORD = "00000000-0000-7000-8000-000000000000";
@@ -78,14 +67,13 @@ function fail(e: unknown, step: Step): void {
   say(status, explain(e, step), "error");
 }
 
-// ---------------------------------------------------------------------------------------------
-// Signing in and out
+const records = recordsList({ status, fail, isBusy: () => state.busy, setBusy, isSignedIn: () => state.person !== null });
 
 function showSignedOut(): void {
   state.person = null;
   signedIn.hidden = true;
   signedOut.hidden = false;
-  stopRefreshing();
+  records.stop();
 }
 
 function showSignedIn(person: AppPerson): void {
@@ -94,7 +82,7 @@ function showSignedIn(person: AppPerson): void {
   org.textContent = organisationName(person);
   signedOut.hidden = true;
   signedIn.hidden = false;
-  void loadRecords();
+  void records.load();
 }
 
 async function signIn(): Promise<void> {
@@ -133,8 +121,6 @@ async function signOut(): Promise<void> {
   signedOutTitle.focus();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Choosing the document
 
 function forgetDocument(): void {
   state.chosen = null;
@@ -187,8 +173,6 @@ function pdfProblem(name: string, e: unknown): string {
   return `“${name}” cannot be signed here: ${reason}. Nothing was sent.`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Signing
 
 async function sign(): Promise<void> {
   const person = state.person;
@@ -243,11 +227,11 @@ async function sign(): Promise<void> {
     );
     forgetDocument();
     doneTitle.focus();
-    void loadRecords(true);
+    void records.load(true);
   } catch (e) {
     if (recorded !== null) {
       say(status, `Your signature was recorded, but the signed PDF could not be written: ${e instanceof Error ? e.message : String(e)}. You can revoke this signature in your list below once the ledger has confirmed it.`, "error");
-      void loadRecords(true);
+      void records.load(true);
     } else {
       fail(e, step);
       // Refused for the passkey's answer, or because the session ended meanwhile? Only the latter signs out.
@@ -258,113 +242,6 @@ async function sign(): Promise<void> {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The person's records
-
-function stopRefreshing(): void {
-  if (state.refreshTimer !== null) clearTimeout(state.refreshTimer);
-  state.refreshTimer = null;
-}
-
-/** Loads the list; after a change, reloads it every 3 s (at most 40 times) while a record awaits the ledger. */
-async function loadRecords(afterChange = false): Promise<void> {
-  stopRefreshing();
-  if (afterChange) state.refreshesLeft = 40;
-  let records: AppRecord[];
-  try {
-    ({ records } = await call<{ records: AppRecord[] }>("GET", "/app/records"));
-  } catch (e) {
-    return fail(e, "records");
-  }
-  renderRecords(records);
-  const waiting = records.some((r) => r.revocation === null && (r.anchorState === "pending" || r.anchorState === "accepted"));
-  if (waiting && state.refreshesLeft > 0 && state.person !== null) {
-    state.refreshesLeft--;
-    state.refreshTimer = setTimeout(() => void loadRecords(), 3000);
-  }
-}
-
-function renderRecords(records: AppRecord[]): void {
-  recordsEmpty.hidden = records.length > 0;
-  recordsTable.hidden = records.length === 0;
-  recordsBody.replaceChildren(...records.map(recordRow));
-}
-
-function readableTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-}
-
-function recordRow(r: AppRecord) {
-  const row = el("tr");
-  const name = r.filename ?? "(no file name)";
-  const docCell = el("td");
-  docCell.append(el("bdi", name));
-  const time = el("time", readableTime(r.authenticatedAt));
-  time.setAttribute("datetime", r.authenticatedAt);
-  const timeCell = el("td");
-  timeCell.append(time);
-  const stateCell = el("td", recordStateWords(r.anchorState, r.revocation));
-  stateCell.setAttribute("data-state", r.revocation !== null ? "revoked" : r.anchorState);
-  const actions = el("td");
-  const link = el<DomLink>("a", "Verify page");
-  link.href = r.verifyUrl;
-  link.append(el("span", ` of ${name}`, "vh"));
-  actions.append(link);
-  if (r.revocation === null && r.anchorState === "anchored") {
-    const revoke = el<DomControl>("button", "Revoke", "secondary");
-    revoke.setAttribute("type", "button");
-    revoke.append(el("span", ` my signature of ${name}`, "vh"));
-    revoke.addEventListener("click", () => askRevoke(r));
-    actions.append(" ", revoke);
-  }
-  row.append(docCell, timeCell, stateCell, actions);
-  return row;
-}
-
-function askRevoke(r: AppRecord): void {
-  state.revoking = r;
-  revokeWhat.textContent =
-    `“${r.filename ?? "(no file name)"}”, signed ${readableTime(r.authenticatedAt)}. ` +
-    "Anyone who verifies this document will be told that your signature was revoked and no longer counts. This cannot be undone.";
-  revokeReason.value = REVOKE_REASONS[0]!.code;
-  dialog.showModal();
-  revokeReason.focus();
-}
-
-async function confirmRevoke(): Promise<void> {
-  const r = state.revoking;
-  if (r === null || state.busy) return;
-  setBusy(true);
-  markBusy(true, revokeConfirm);
-  const reason = revokeReason.value;
-  try {
-    say(status, "Revoking your signature…");
-    await call<{ recordId: string }>("POST", `/app/records/${encodeURIComponent(r.recordId)}/revoke`, { reason });
-    dialog.close();
-    // The list first, so that what the status says is what the list shows.
-    await loadRecords();
-    say(status, `Your signature of “${r.filename ?? "(no file name)"}” is revoked (${reasonLabel(reason)}).`, "ok");
-    recordsTitle.focus();
-  } catch (e) {
-    dialog.close();
-    fail(e, "revoke");
-    recordsTitle.focus();
-  } finally {
-    state.revoking = null;
-    setBusy(false);
-    markBusy(false, revokeConfirm);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Wiring
-
-for (const { code, label } of REVOKE_REASONS) {
-  const option = el<DomControl>("option", label);
-  option.value = code;
-  revokeReason.append(option);
-}
 
 signInButton.addEventListener("click", () => void signIn());
 signOutButton.addEventListener("click", () => void signOut());
@@ -373,11 +250,6 @@ fileInput.addEventListener("change", () => void choose(fileInput.files?.item(0) 
 // While a step runs the chooser stays shut (the input keeps focus: it is not disabled).
 fileInput.addEventListener("click", (e) => {
   if (state.busy) e.preventDefault();
-});
-revokeConfirm.addEventListener("click", () => void confirmRevoke());
-revokeCancel.addEventListener("click", () => {
-  dialog.close();
-  state.revoking = null;
 });
 drop.addEventListener("dragover", (e: DomEvent) => {
   e.preventDefault();
