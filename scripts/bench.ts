@@ -20,6 +20,7 @@ import { EMPTY_SCENARIOS, LOG_DEPTH, millionScenarios, type Scenario, type Targe
 import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
 import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
 import { runVerifierBench, VERIFIER_TARGET_MS } from "./bench/receipt-verifier.ts";
+import { runPersonSigningBench, type PersonSigningResult } from "./bench/person-signing.ts";
 
 const TARGETS = {
   coldStartMs: 100,
@@ -30,6 +31,8 @@ const TARGETS = {
   recordsToSignRate: 0.6,
   /** Issue 14: public receipts per second at least this share of public verifications per second. */
   receiptToVerifyRate: 0.5,
+  /** Issue 16: person signatures per second (JSON endpoints, passkey included) at least this share of organisation records per second. */
+  personToRecordRate: 0.5,
 };
 /** Rate limits far above any load the machine can generate: the bench measures work, not refusals. */
 const UNLIMITED = {
@@ -38,6 +41,8 @@ const UNLIMITED = {
   DOCVERIFY_RATE_LIMIT_ORG: "1000000000",
 };
 const SIGN_RATE_SECONDS = 3;
+/** Persons signing at once in the person-signing measurement (closed loop, one signature at a time each). */
+const PERSON_SIGNERS = 16;
 /** One wrk thread per core of the reference machine (2 cores). */
 const WRK_THREADS = 2;
 const IDLE_REQUESTS = 20;
@@ -138,6 +143,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(`\nload: wrk ${WRK_THREADS} threads, ${mode.warmupS} s warm-up, then the measurement; same settings for floor and docverify`);
     const scenarios: ScenarioReport[] = [];
     let peakRss: number | null = null;
+    let personSigning: PersonSigningResult | null = null;
     const floor = await startFloor(join(work, "floor"));
     try {
       const run = async (list: readonly Scenario[], service: Server) => {
@@ -190,6 +196,9 @@ async function main(argv: string[]): Promise<number> {
       const unpaced = await startAppServer(join(work, "unpaced"), { dataDir, env: UNLIMITED, flag: "--unpaced" });
       try {
         await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-unpaced"), unpaced);
+        // Issue 16: person signatures through the JSON endpoints, on the same server and data.
+        personSigning = await runPersonSigningBench({ url: unpaced.url, dataDir, workers: PERSON_SIGNERS, warmupS: mode.warmupS, seconds: Math.min(10, mode.maxDurationS) });
+        printPersonSigning(personSigning);
       } finally {
         await stop(unpaced, "the unpaced server");
       }
@@ -197,7 +206,7 @@ async function main(argv: string[]): Promise<number> {
       await floor.stop();
     }
 
-    const comparisons = compare(scenarios, signRate);
+    const comparisons = compare(scenarios, signRate, personSigning);
     console.log("\ntargets across scenarios:");
     for (const c of comparisons) console.log(`  ${c.what}  ${c.verdict}`);
 
@@ -242,6 +251,7 @@ async function main(argv: string[]): Promise<number> {
         coldStart: { runsMs: startMs, medianMs: startMedian, targetMs: TARGETS.coldStartMs, verdict: startVerdict },
         idleRss: { bytes: idleRss, targetBytes: TARGETS.idleRssBytes, verdict: rssVerdict },
         receiptVerifier: { ...verifier, targetMs: VERIFIER_TARGET_MS },
+        personSigning,
         anchoring,
         broken,
       };
@@ -375,7 +385,7 @@ async function measureSignRate(): Promise<number> {
 }
 
 /** The targets that compare two measurements: the deep log page with the first, records with sign + seal. */
-function compare(scenarios: readonly ScenarioReport[], signRate: number): TargetCheck[] {
+function compare(scenarios: readonly ScenarioReport[], signRate: number, personSigning: PersonSigningResult | null): TargetCheck[] {
   const byName = (name: string) => scenarios.find((s) => s.name === name);
   const checks: TargetCheck[] = [];
   const first = byName("log-first-page");
@@ -408,7 +418,23 @@ function compare(scenarios: readonly ScenarioReport[], signRate: number): Target
       verdict: r >= TARGETS.recordsToSignRate ? "PASS" : "MISS",
     });
   }
+  if (records !== undefined && personSigning !== null) {
+    const r = personSigning.signaturesPerSecond / records.docverify.requestsPerSecond;
+    checks.push({
+      what:
+        `person signatures ${perSecond(personSigning.signaturesPerSecond)}/s (options + passkey assertion + signature, every one 201) vs organisation records ${perSecond(records.docverify.requestsPerSecond)}/s: ` +
+        `${r.toFixed(2)}; target ≥ ${TARGETS.personToRecordRate.toFixed(2)}`,
+      verdict: r >= TARGETS.personToRecordRate ? "PASS" : "MISS",
+    });
+  }
   return checks;
+}
+
+function printPersonSigning(r: PersonSigningResult): void {
+  console.log(
+    `person-signing: ${r.workers} persons signing at once, ${r.signatures} signatures in ${r.seconds.toFixed(1)} s = ${perSecond(r.signaturesPerSecond)}/s; ` +
+      `one signature (two requests) p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms`,
+  );
 }
 
 async function idleMemory(binary: string, dir: string): Promise<number> {

@@ -20,6 +20,7 @@ import { linksFromSettings, suggestedMirrorNodes } from "./anchoring/links.ts";
 import { loadAnchoring } from "./anchoring/load.ts";
 import { DomainError } from "./lib/errors.ts";
 import { createRecords, type Records } from "./records/service.ts";
+import { createWriteQueue, type WriteQueue } from "./records/write-queue.ts";
 import { createKeyAnnouncements } from "./records/announcements.ts";
 import type { RecordLedger } from "./records/ledger.ts";
 import { recordsRoutes } from "./http/routes/v1-records.ts";
@@ -150,7 +151,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     limiter: createRateLimiter({ clock: core.clock }),
     metrics: metrics.access,
   });
-  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl });
+  // One group-commit queue for every write on a request's path: records, and the person application's.
+  const writes = createWriteQueue(core.db);
+  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl, writes });
   const verifier = createVerifier({
     db: core.db,
     signer: core.signer,
@@ -170,7 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     receiptPage({ access }),
     metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies }),
     ...receiptsRoutes(core, access, options),
-    ...personRoutes(core, access, records, ledger, options),
+    ...personRoutes(core, access, records, ledger, writes, options),
   ];
   const http = createHttp({
     log: options.log,
@@ -208,11 +211,11 @@ export async function createApp(options: AppOptions): Promise<App> {
 }
 
 /** The person application's JSON endpoints (decisions §10, docs/persons.md). */
-function personRoutes(core: Core, access: PublicAccess, records: Records, ledger: RecordLedger, options: AppOptions): AnyElysia[] {
+function personRoutes(core: Core, access: PublicAccess, records: Records, ledger: RecordLedger, writes: WriteQueue, options: AppOptions): AnyElysia[] {
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
   const persons = createPersons({ db: core.db, clock: core.clock, publicUrl: core.config.publicUrl });
   const webauthn = createWebAuthn(() => relyingPartyOf(publicUrl()));
-  const app = createPersonApp({ db: core.db, clock: core.clock, signer: core.signer, persons, records, ledger, webauthn, publicUrl });
+  const app = createPersonApp({ db: core.db, clock: core.clock, signer: core.signer, persons, records, ledger, webauthn, writes, publicUrl });
   return [appRoutes({ app, access, publicUrl })];
 }
 

@@ -41,6 +41,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "@noble/hashes/sha2.js", places: ["verifier/", "sign-pages/"], why: "SHA-256 the same in Node.js and a browser: the verifier's, and the signing page's (plain http has no crypto.subtle)" },
   { spec: "@noble/", places: ["crypto/"], why: "the second ML-DSA implementation, secp256k1, keccak" },
   { spec: "@simplewebauthn/server", places: ["persons/webauthn.ts"], why: "WebAuthn ceremonies of the person application, one adapter" },
+  { spec: "reflect-metadata", places: ["persons/webauthn.ts"], why: "the polyfill @simplewebauthn/server's certificate code needs loaded first (the compiled binary)" },
   { spec: "@simplewebauthn/browser", places: ["sign-pages/"], why: "the browser half of those ceremonies, bundled into the enrolment and signing pages" },
   { spec: "@cantoo/pdf-lib", places: ["pdf/stamp.ts"], why: "the signed PDF's incremental update, one adapter (runs in the browser)" },
   { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "persons/app.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },

@@ -6,6 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, startService, tempDir } from "./support/env.ts";
+import { SoftAuthenticator } from "./support/soft-authenticator.ts";
 
 afterAll(cleanup);
 
@@ -96,3 +97,41 @@ test("the embedded ledger's worker thread is the one inside the binary, never a 
   expect(await svc.stop()).toBe(0);
   expect(existsSync(marker)).toBe(false);
 }, 30_000);
+
+test("the binary enrols a person with a passkey and signs for them (the WebAuthn library and its polyfill load inside it)", async () => {
+  const cwd = tempDir("docverify-person-");
+  const data = join(cwd, "data");
+  const dv = (...args: string[]) => {
+    const out = Bun.spawnSync([binary, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, DOCVERIFY_DATA_DIR: data } });
+    expect(out.exitCode, out.stderr.toString()).toBe(0);
+    return out.stdout.toString().trim();
+  };
+  const org = dv("org", "create", "--name", "Binary Notaries", "--api-access", "--addon", "--validated");
+  // A port chosen first, so that the public URL (a domain: the relying party id) is known.
+  const probe = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = probe.port;
+  probe.stop(true);
+  const publicUrl = `http://localhost:${port}`;
+  const svc = await startService({ cmd: [binary], cwd, env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_PORT: String(port), DOCVERIFY_PUBLIC_URL: publicUrl, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100" } });
+  const added = JSON.parse(dv("person", "add", "--org", org.split(/\s/)[0]!, "--name", "Bin Signer", "--email", "bin@example.test", "--identity", "passport", "--json")) as { enrolUrl: string };
+  const token = added.enrolUrl.split("/enrol/")[1]!;
+  const post = (path: string, body: unknown, cookie?: string) =>
+    fetch(`${svc.url}${path}`, { method: "POST", headers: { origin: publicUrl, "content-type": "application/json", ...(cookie ? { cookie: `docverify_session=${cookie}` } : {}) }, body: JSON.stringify(body) });
+  const auth = new SoftAuthenticator(publicUrl);
+  let options = await post(`/app/enrol/${token}/options`, {});
+  for (let i = 0; options.status === 503 && i < 100; i++) {
+    // The organisation's topic is being created on the embedded ledger.
+    await Bun.sleep(100);
+    options = await post(`/app/enrol/${token}/options`, {});
+  }
+  expect(options.status).toBe(200);
+  const enrolled = await post(`/app/enrol/${token}`, auth.register((await options.json()) as never));
+  expect(enrolled.status).toBe(201);
+  const session = /docverify_session=([^;]*)/.exec(enrolled.headers.get("set-cookie")!)![1]!;
+  const docHash = "sha256:" + "ab".repeat(32);
+  const prepared = await post("/app/signatures/options", { originalDocHash: docHash }, session);
+  const signed = await post("/app/signatures", auth.assert((await prepared.json()) as never), session);
+  expect(signed.status).toBe(201);
+  expect(((await signed.json()) as { originalDocHash: string; signerName: string })).toMatchObject({ originalDocHash: docHash, signerName: "Bin Signer" });
+  expect(await svc.stop()).toBe(0);
+}, 60_000);

@@ -188,7 +188,8 @@ describe("storage", () => {
     const tables = ["organisations", "signing_keys", "records", "audit_log"];
     const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
 
-    expect(migrate(db).applied).toBe(1);
+    // 0008, and the releases after it.
+    expect(migrate(db).applied).toBe(2);
     expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
     expect(rows(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
     expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
@@ -205,6 +206,44 @@ describe("storage", () => {
     const answer = verifier.verify({ docHash: hash, tier: "public" });
     expect(answer.verdict).toBe("verified");
     expect(answer.matches.map((m) => [m.recordId, m.signerStanding])).toEqual(ids.map((id) => [id, "good_standing"]));
+    db.$client.close();
+  });
+
+  test("0009 adds passkeys, challenges and sessions, and lets a person's record share a hash with their organisation's: records, persons and links kept", () => {
+    const db = databaseBefore("0009");
+    expect(rows(db, "SELECT name FROM sqlite_master WHERE name IN ('passkeys', 'app_challenges', 'app_sessions')")).toEqual([]);
+    const fx = createRecordsFixture({ db });
+    const acme = fx.createOrg("Acme Certification Ltd");
+    const alice = fx.createPerson();
+    const hash = docHashOf("upgrade: 0009");
+    const ids = [fx.addOrgRecord(acme, { docHash: hash }), fx.addPersonRecord(alice, { docHash: hash })];
+    db.$client.query("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p1', ?, 'Alice', 'a@example.org', 'passport', 1)").run(acme.id);
+    db.$client.run("INSERT INTO enrolments (token_digest, person_id, expires_at, created_at) VALUES (x'01', 'p1', 2, 1)");
+    const tables = ["organisations", "signing_keys", "records", "audit_log", "persons", "enrolments"];
+    const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
+    // Before: one active record per organisation and hash, whoever signed.
+    expect(() => fx.addPersonRecord(alice, { docHash: hash, orgId: acme.id })).toThrow(/UNIQUE/);
+
+    expect(migrate(db).applied).toBe(1);
+    expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
+    expect(rows(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+    expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
+    const fresh = openDatabase({ path: join(tempDir(), "fresh.db") });
+    migrate(fresh);
+    const schema = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+    expect(rows(db, schema)).toEqual(rows(fresh, schema));
+    fresh.$client.close();
+    // After: a person of the organisation may sign the hash the organisation authenticated, once;
+    // the organisation still holds one active record per hash.
+    const personal = fx.addPersonRecord(alice, { docHash: hash, orgId: acme.id });
+    expect(() => fx.addPersonRecord(alice, { docHash: hash, orgId: acme.id })).toThrow(/UNIQUE/);
+    expect(() => fx.addOrgRecord(acme, { docHash: hash })).toThrow(/UNIQUE/);
+    expect(() => db.$client.run("INSERT INTO passkeys (credential_id, person_id, public_key, counter, created_at) VALUES ('c', 'nope', x'00', 0, 1)")).toThrow();
+    db.$client.run("INSERT INTO passkeys (credential_id, person_id, public_key, counter, created_at) VALUES ('c', 'p1', x'00', 0, 1)");
+    const verifier = createVerifier({ db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const answer = verifier.verify({ docHash: hash, tier: "public" });
+    expect(answer.verdict).toBe("verified");
+    expect(answer.matches.map((m) => m.recordId).sort()).toEqual([...ids, personal].sort());
     db.$client.close();
   });
 });

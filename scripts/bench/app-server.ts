@@ -21,7 +21,9 @@ const flags = new Set(process.argv.slice(2));
 for (const f of flags) if (f !== "--memo-off" && f !== "--unpaced") throw new Error(`app-server: unknown flag ${f}`);
 const config = parseConfig(process.env);
 const log = createLogger({ level: config.logLevel });
-const app = await createApp({ config, log, verificationMemo: !flags.has("--memo-off"), anchorPacing: !flags.has("--unpaced") });
+// As serve does: with the default public URL, the address is known once the listener is bound.
+let publicUrl = config.publicUrl;
+const app = await createApp({ config, log, verificationMemo: !flags.has("--memo-off"), anchorPacing: !flags.has("--unpaced"), publicUrl: () => publicUrl });
 await app.anchoringStarted;
 const server = Bun.serve({
   hostname: config.host,
@@ -31,6 +33,7 @@ const server = Bun.serve({
   maxRequestBodySize: 1 << 20,
   fetch: (request, srv) => app.http.handle(request, srv.requestIP(request)?.address),
 });
+if (config.publicUrlIsDefault) publicUrl = `http://${config.host}:${server.port}`;
 log.info("docverify started", { url: `http://${config.host}:${server.port}`, flags: [...flags] });
 
 let stopping = false;

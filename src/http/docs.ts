@@ -103,7 +103,10 @@ export function docsRoutes(options: { version: string }) {
           },
           servers: [{ url: "/", description: "The service that serves this document (its DOCVERIFY_PUBLIC_URL)" }],
           components: {
-            securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "`dv_live_…` or `dv_test_…` API key" } },
+            securitySchemes: {
+              bearer: { type: "http", scheme: "bearer", description: "`dv_live_…` or `dv_test_…` API key" },
+              session: { type: "apiKey", in: "cookie", name: "docverify_session", description: "A person's session (/app, decisions §10): set by POST /app/session or /app/enrol/{token}, ended after 15 minutes unused" },
+            },
           },
         },
       }),
@@ -134,7 +137,8 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Operations whose callers spend a rate-limit budget, and so get `X-RateLimit-*` headers. */
-const RATE_LIMITED_PATHS = (path: string) => path.startsWith("/v1/") || path === "/verify-receipt" || path.endsWith("/receipt") || path.startsWith("/.well-known/");
+const RATE_LIMITED_PATHS = (path: string) =>
+  path.startsWith("/v1/") || path === "/verify-receipt" || path.endsWith("/receipt") || path.startsWith("/.well-known/") || path.startsWith("/app/enrol/") || path.startsWith("/app/session");
 
 const HEADERS: Json = {
   "X-Request-Id": { description: "This request's id, also in the service's log line for it", required: true, schema: { type: "string", format: "uuid" } },
@@ -202,6 +206,8 @@ function refineSchema(node: unknown, components: Json): unknown {
 }
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
+/** What /app operations say instead of a curl command. */
+export const APP_NOTE = "A step of the enrolment or signing page (decisions §10): a passkey in a browser answers it, so there is no terminal example. docs/persons.md gives the whole sequence.";
 const EXAMPLE_BASE = "http://127.0.0.1:8080";
 
 /**
@@ -266,7 +272,10 @@ export function refineDocument(generated: Json): Json {
       if (isObject(body) && isObject(body.content)) {
         for (const media of Object.values(body.content)) if (isObject(media)) media.schema = refineSchema(media.schema, schemas);
       }
-      op.description = `${typeof op.description === "string" ? `${op.description}\n\n` : ""}From a terminal:\n\n\`\`\`sh\n${curlExample(path, method, op, schemas)}\n\`\`\``;
+      // The person application's steps are a browser's: a passkey answers them, so no curl.
+      op.description = path.startsWith("/app/")
+        ? `${typeof op.description === "string" ? `${op.description}\n\n` : ""}${APP_NOTE}`
+        : `${typeof op.description === "string" ? `${op.description}\n\n` : ""}From a terminal:\n\n\`\`\`sh\n${curlExample(path, method, op, schemas)}\n\`\`\``;
       const responses = (op.responses ?? {}) as Json;
       // Every path answers 405 to a method it does not have (with `Allow`); for the health
       // routes it is the only 4xx.
@@ -277,6 +286,8 @@ export function refineDocument(generated: Json): Json {
       };
       for (const [status, response] of Object.entries(responses)) {
         if (!isObject(response)) continue;
+        // A 204 has no body (Elysia writes one for its t.Void schema).
+        if (status === "204") delete response.content;
         if (isObject(response.content)) {
           for (const media of Object.values(response.content)) if (isObject(media)) media.schema = refineSchema(media.schema, schemas);
         }

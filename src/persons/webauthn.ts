@@ -13,18 +13,25 @@
  *   it: the caller looks it up among the challenges it issued, and the verification then checks
  *   the signature over it.
  */
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import { DomainError } from "../lib/errors.ts";
+
+/**
+ * The library, loaded on first use and after the Reflect metadata polyfill its certificate code
+ * (tsyringe, through @peculiar/x509) requires: in the compiled binary's bundle a static import
+ * cannot guarantee that order, and the polyfill would come too late.
+ */
+let library: Promise<typeof import("@simplewebauthn/server")> | null = null;
+function simpleWebAuthn(): Promise<typeof import("@simplewebauthn/server")> {
+  library ??= import("reflect-metadata").then(() => import("@simplewebauthn/server"));
+  return library;
+}
 
 /** How long a person has to answer a challenge. */
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
@@ -102,6 +109,7 @@ function why(e: unknown): string {
 export function createWebAuthn(rp: () => RelyingParty) {
   return {
     async registrationOptions(input: { challenge: Uint8Array; personId: string; userName: string; displayName: string; exclude: readonly StoredPasskey[] }): Promise<PublicKeyCredentialCreationOptionsJSON> {
+      const { generateRegistrationOptions } = await simpleWebAuthn();
       return generateRegistrationOptions({
         rpName: rp().name,
         rpID: rp().id,
@@ -121,6 +129,7 @@ export function createWebAuthn(rp: () => RelyingParty) {
     /** The new passkey, or AnswerRefused. */
     async verifyRegistration(body: Record<string, unknown>, expectedChallenge: string): Promise<StoredPasskey> {
       assertCredentialJson(body, "registration");
+      const { verifyRegistrationResponse } = await simpleWebAuthn();
       let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
       try {
         result = await verifyRegistrationResponse({
@@ -139,6 +148,7 @@ export function createWebAuthn(rp: () => RelyingParty) {
     },
 
     async authenticationOptions(input: { challenge: Uint8Array; allow: readonly StoredPasskey[] }): Promise<PublicKeyCredentialRequestOptionsJSON> {
+      const { generateAuthenticationOptions } = await simpleWebAuthn();
       return generateAuthenticationOptions({
         rpID: rp().id,
         challenge: new Uint8Array(input.challenge),
@@ -151,6 +161,7 @@ export function createWebAuthn(rp: () => RelyingParty) {
     /** The passkey's new counter, or AnswerRefused. */
     async verifyAssertion(body: Record<string, unknown>, expectedChallenge: string, passkey: StoredPasskey): Promise<number> {
       assertCredentialJson(body, "assertion");
+      const { verifyAuthenticationResponse } = await simpleWebAuthn();
       let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
       try {
         result = await verifyAuthenticationResponse({

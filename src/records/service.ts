@@ -340,8 +340,9 @@ export function createRecords(deps: RecordsDeps) {
     /**
      * A person-signed record (decisions §10) for `personKey`, with exactly the id, hash and time
      * the person's WebAuthn challenge committed to: signed with the person's key and sealed like
-     * any record, its message waiting for the person's key announcement. `created` false: the
-     * person already has an active record for the hash (nothing written). Refusals as `create`:
+     * any record, its message waiting for the person's key announcement, in one group-committed
+     * transaction with the caller's `claim`. `created` false: the person already has an active
+     * record for the hash (nothing written but the claim). Refusals as `create`:
      * 403 ORGANISATION_SUSPENDED (read again under the write lock), 503 while the topic does not
      * exist, without the master key, or when the ledger queue is full.
      */
@@ -353,6 +354,12 @@ export function createRecords(deps: RecordsDeps) {
       readonly docHash: string;
       readonly signedAtMs: number;
       readonly filename: string | null;
+      /**
+       * Runs first inside the record's transaction: the caller's single-use claim (the WebAuthn
+       * challenge, the passkey's counter). If it throws, nothing is written and `createPersonSigned`
+       * rejects with its error.
+       */
+      readonly claim?: (tx: Tx) => void;
     }): Promise<{ created: boolean; record: RecordView }> {
       const { orgId, recordId, docHash, signedAtMs } = input;
       const personKey = Buffer.from(input.personKey);
@@ -363,8 +370,6 @@ export function createRecords(deps: RecordsDeps) {
         const raw = activeByPerson.get(orgId, docHash, personKey);
         return raw === null ? undefined : toRecordRow(raw);
       };
-      const existing = active();
-      if (existing !== undefined) return { created: false, record: view(existing) };
       if (org.topic_id === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; retry shortly.", undefined, TOPIC_RETRY_SECONDS);
       const topicId = org.topic_id;
       if (!signer.canSign) throw new MasterKeyMissingError(null);
@@ -382,6 +387,7 @@ export function createRecords(deps: RecordsDeps) {
       const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
       const reserved = ledger.newTransactionId();
       const result = await writes.run((tx: Tx) => {
+        input.claim?.(tx);
         if ((orgSuspended.get(orgId)?.suspended ?? 0) !== 0) throw organisationSuspended();
         const winner = active();
         if (winner !== undefined) return { created: false, row: winner };

@@ -11,7 +11,7 @@ export const VERIFY_RECEIPT_USAGE =
   "message, the organisation's key announcement and any revocation (docs/receipts.md).\n" +
   "RECEIPT is a file, or - for standard input.\n\n" +
   "Options:\n" +
-  "  --file DOC         the document: its SHA-256 is computed here\n" +
+  "  --file DOC         the document: its SHA-256 is computed here (of a docverify-signed PDF, of the original inside it)\n" +
   "  --hash sha256:HEX  the document's SHA-256, instead of --file\n" +
   "  --mirror URL       a mirror node to ask (repeat for several); asked before the receipt's own\n" +
   "  --min-mirrors N    distinct mirror nodes required (default 2; 1 is a weakened check)\n" +

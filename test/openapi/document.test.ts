@@ -9,6 +9,8 @@ import { ROOT, cleanup, tempDir, testApp } from "../support/env.ts";
 import { startServiceWithOrg } from "../support/service-with-org.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
+import { SoftAuthenticator } from "../support/soft-authenticator.ts";
+import { createPersons } from "../../src/keys/persons.ts";
 import { check } from "./schema-check.ts";
 
 afterAll(cleanup);
@@ -103,15 +105,27 @@ describe("the document", () => {
     for (const [path, ops] of Object.entries(doc.paths as Json)) {
       for (const [method, op] of Object.entries(ops as Json)) {
         if (op.security.length === 0) publicOps.push(`${method} ${path}`);
-        for (const p of op.parameters ?? []) if (p.in === "path") expect(p.schema).toEqual({ type: "string", format: "uuid" });
+        // Path ids are UUIDs; the one other path parameter is an enrolment link's token.
+        for (const p of op.parameters ?? []) if (p.in === "path") expect(p.schema).toEqual(p.name === "token" ? { type: "string" } : { type: "string", format: "uuid" });
         expect(op.responses["405"].headers.Allow).toBeDefined();
         for (const response of Object.values(op.responses as Json)) expect(response.headers["X-Request-Id"]).toEqual({ $ref: "#/components/headers/X-Request-Id" });
         if (op.responses["429"] !== undefined) expect(op.responses["429"].headers["Retry-After"]).toEqual({ $ref: "#/components/headers/Retry-After-Required" });
       }
     }
     const ids = Object.values(doc.paths as Json).flatMap((ops) => Object.values(ops as Json).map((op) => op.operationId as string));
-    expect(ids.sort()).toEqual(["createRecord", "getHealth", "getIdentity", "getPublicReceipt", "getReadiness", "getReceiptVerifierPage", "getRecordReceipt", "getVerification", "getVerifyPage", "listVerifications", "revokeRecord", "verifyDocument"]);
-    expect(publicOps.sort()).toEqual(["get /.well-known/docverify.json", "get /healthz", "get /readyz", "get /verify-receipt", "get /verify/{recordId}", "get /verify/{recordId}/receipt"]);
+    expect(ids.sort()).toEqual([
+      "createRecord", "enrol", "enrolmentOptions", "getHealth", "getIdentity", "getPublicReceipt", "getReadiness", "getReceiptVerifierPage", "getRecordReceipt", "getSession",
+      "getVerification", "getVerifyPage", "listPersonRecords", "listVerifications", "revokePersonRecord", "revokeRecord", "sessionOptions", "sign", "signIn", "signOut",
+      "signatureOptions", "verifyDocument",
+    ]);
+    expect(publicOps.sort()).toEqual([
+      "get /.well-known/docverify.json", "get /healthz", "get /readyz", "get /verify-receipt", "get /verify/{recordId}", "get /verify/{recordId}/receipt",
+      // The person application's steps before a session exists (decisions §10).
+      "post /app/enrol/{token}", "post /app/enrol/{token}/options", "post /app/session", "post /app/session/options",
+    ]);
+    const session = Object.entries(doc.paths as Json).flatMap(([path, ops]) => Object.entries(ops as Json).filter(([, op]) => JSON.stringify(op.security) === '[{"session":[]}]').map(([m]) => `${m} ${path}`));
+    expect(session.sort()).toEqual(["delete /app/session", "get /app/records", "get /app/session", "post /app/records/{recordId}/revoke", "post /app/signatures", "post /app/signatures/options"]);
+    expect(Object.keys(doc.paths["/app/session"].delete.responses)).toContain("204");
     expect(doc.paths["/v1/records"].post.requestBody.description).toContain("8,192 bytes");
     expect(doc.paths["/v1/records/{recordId}/revoke"].post.requestBody.description).toContain("4,096 bytes");
     expect(doc.paths["/v1/verifications"].post.requestBody.description).toContain("4,096 bytes");
@@ -145,14 +159,14 @@ describe("real answers conform to the document", () => {
     "every operation's statuses, bodies and headers, from a running service",
     async () => {
       const doc = await servedDocument();
-      const { svc, key } = await startServiceWithOrg({ revoke: true });
+      const { svc, key, admin, org } = await startServiceWithOrg({ revoke: true });
       const hash = "sha256:" + "ab".repeat(32);
       const seen: string[] = [];
       const problems: string[] = [];
       const templates = Object.keys(doc.paths).map((p) => ({ p, re: new RegExp("^" + p.replace(/\{\w+\}/g, "[^/]+").replace(/\./g, "\\.") + "$") }));
       const headerDef = (ref: Json): Json => (ref.$ref ? doc.components.headers[ref.$ref.split("/").at(-1)] : ref);
 
-      async function call(method: string, path: string, init: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: any }> {
+      async function call(method: string, path: string, init: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: any; cookie: string | null }> {
         const headers: Record<string, string> = { ...init.headers };
         if (init.key !== undefined) headers.authorization = `Bearer ${init.key}`;
         if (init.body !== undefined) headers["content-type"] = "application/json";
@@ -167,7 +181,7 @@ describe("real answers conform to the document", () => {
         const response = op?.responses[String(res.status)];
         if (response === undefined) {
           problems.push(`${at}: status not documented`);
-          return { status: res.status, body: text };
+          return { status: res.status, body: text, cookie: null };
         }
         const type = (res.headers.get("content-type") ?? "").split(";")[0]!;
         const media = response.content?.[type];
@@ -191,7 +205,7 @@ describe("real answers conform to the document", () => {
         for (const name of ["x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "allow"]) {
           if (res.headers.has(name) && declared[name] === undefined) problems.push(`${at}: header ${name} sent, not declared`);
         }
-        return { status: res.status, body: parsed };
+        return { status: res.status, body: parsed, cookie: /docverify_session=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1] ?? null };
       }
 
       await call("GET", "/healthz");
@@ -239,12 +253,44 @@ describe("real answers conform to the document", () => {
       await call("POST", "/v1/verifications", { key, body: { originalDocHash: hash } }); // revoked, with revocation
       await call("GET", `/verify/${recordId}/receipt`); // with its revocation
 
+      // The person application (decisions §10), with a software passkey.
+      const origin = new URL(svc.url).origin;
+      const persons = createPersons({ db: admin.db, clock: admin.clock, publicUrl: svc.url });
+      const token = persons.add({ orgId: org.id, name: "Doc Signer", email: "doc@example.test", identity: "passport" }, "test").link.enrolUrl.split("/enrol/")[1]!;
+      const auth = new SoftAuthenticator(origin);
+      await call("POST", `/app/enrol/${token}/options`, { body: {} }); // 403: no Origin
+      await call("POST", `/app/enrol/${"A".repeat(43)}/options`, { body: {}, headers: { origin } }); // 404
+      const creation = await call("POST", `/app/enrol/${token}/options`, { body: {}, headers: { origin } });
+      await call("POST", `/app/enrol/${token}`, { body: { id: "x" }, headers: { origin } }); // 400
+      const session = (await call("POST", `/app/enrol/${token}`, { body: auth.register(creation.body), headers: { origin } })).cookie!;
+      const withSession = { origin, cookie: `docverify_session=${session}` };
+      await call("GET", "/app/session", { headers: withSession });
+      await call("GET", "/app/session"); // 401
+      const personHash = "sha256:" + "cd".repeat(32);
+      const prepared = await call("POST", "/app/signatures/options", { body: { originalDocHash: personHash, filename: "p.pdf" }, headers: withSession });
+      await call("POST", "/app/signatures/options", { body: { originalDocHash: "nope" }, headers: withSession }); // 400
+      const signed = await call("POST", "/app/signatures", { body: auth.assert(prepared.body), headers: withSession });
+      await call("POST", "/app/signatures", { body: auth.assert(prepared.body), headers: withSession }); // 401: replayed challenge
+      await call("GET", "/app/records", { headers: withSession });
+      await call("POST", `/app/records/${signed.body.recordId}/revoke`, { body: { reason: "SUPERSEDED" }, headers: withSession }); // 409 until anchored
+      await waitFor("the person's record anchored", async () => {
+        const r = await call("GET", "/app/records", { headers: withSession });
+        return r.body.records[0].anchorState === "anchored" ? r : null;
+      }, 30_000, 200);
+      await call("POST", `/app/records/${signed.body.recordId}/revoke`, { body: { reason: "SUPERSEDED" }, headers: withSession });
+      const signInOptions = await call("POST", "/app/session/options", { body: {}, headers: { origin } });
+      await call("POST", "/app/session", { body: auth.assert(signInOptions.body), headers: { origin } });
+      await call("POST", "/app/session", { body: { id: "x" }, headers: { origin } }); // 400
+      await call("DELETE", "/app/session", { headers: withSession });
+
       expect(problems).toEqual([]);
       // Every documented operation was called, with its success and at least one refusal.
       const operations = Object.entries(doc.paths as Json).flatMap(([p, ops]) => Object.keys(ops as Json).map((m) => `${m.toUpperCase()} ${p}`));
       for (const op of operations) expect([op, seen.some((s) => s.startsWith(op + " 2"))]).toEqual([op, true]);
       for (const s of ["POST /healthz 405", "POST /v1/records 201", "POST /v1/records 200", "POST /v1/records 400", "POST /v1/records 401", "POST /v1/records 413", "POST /v1/verifications 403", "POST /v1/verifications 413",
-        "GET /v1/verifications 400", "GET /v1/verifications/{verificationId} 404", "POST /v1/records/{recordId}/revoke 409", "POST /v1/records/{recordId}/revoke 404", "GET /verify/{recordId} 404", "GET /verify/{recordId}/receipt 404", "GET /v1/records/{recordId}/receipt 404", "DELETE /v1/verifications 405"]) {
+        "GET /v1/verifications 400", "GET /v1/verifications/{verificationId} 404", "POST /v1/records/{recordId}/revoke 409", "POST /v1/records/{recordId}/revoke 404", "GET /verify/{recordId} 404", "GET /verify/{recordId}/receipt 404", "GET /v1/records/{recordId}/receipt 404", "DELETE /v1/verifications 405",
+        "POST /app/enrol/{token}/options 403", "POST /app/enrol/{token}/options 404", "POST /app/enrol/{token} 400", "GET /app/session 401", "POST /app/signatures/options 400", "POST /app/signatures 401",
+        "POST /app/records/{recordId}/revoke 409", "POST /app/session 400"]) {
         expect(seen).toContain(s);
       }
     },

@@ -51,7 +51,7 @@ async function enrolled(name: string) {
   const auth = new SoftAuthenticator(ORIGIN);
   const token = tokenOf(link.enrolUrl);
   const options = await (await call("POST", `/app/enrol/${token}/options`, { body: {} })).json();
-  const res = await call("POST", `/app/enrol/${token}`, { body: auth.register(options) });
+  const res = await call("POST", `/app/enrol/${token}`, { body: auth.register(options as never) });
   expect(res.status).toBe(201);
   return { person, auth, session: cookieOf(res)!, token };
 }
@@ -109,7 +109,7 @@ describe("enrolment", () => {
     const late = tokenOf(link.enrolUrl);
     const options = await (await call("POST", `/app/enrol/${late}/options`, { body: {} })).json();
     t.app.db.update(enrolments).set({ expiresAt: Date.now() - 1 }).where(eq(enrolments.personId, person.id)).run();
-    const expired = await call("POST", `/app/enrol/${late}`, { body: new SoftAuthenticator(ORIGIN).register(options) });
+    const expired = await call("POST", `/app/enrol/${late}`, { body: new SoftAuthenticator(ORIGIN).register(options as never) });
     expect(expired.status).toBe(403);
     expect(((await expired.json()) as { error: { message: string } }).error.message).toContain("expired");
     expect(persons.get(person.id).enrolledAt).toBeNull();

@@ -495,7 +495,13 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       const db = openDatabase({ path: join(data, DATABASE_FILE) });
       const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
       const since = journal.entries.find((e) => e.tag.startsWith("0007"))!.when;
-      // Later migrations taken back out too (0008: persons and enrolment links, empty here).
+      // Later migrations taken back out too (0009: passkeys, challenges, sessions, and the old
+      // records_one_active; 0008: persons and enrolment links; all empty here).
+      db.$client.run("DROP TABLE passkeys");
+      db.$client.run("DROP TABLE app_challenges");
+      db.$client.run("DROP TABLE app_sessions");
+      db.$client.run("DROP INDEX records_one_active");
+      db.$client.run("CREATE UNIQUE INDEX `records_one_active` ON `records` (`org_id`,`doc_hash`) WHERE anchor_state <> 'abandoned' AND revoked_at IS NULL");
       db.$client.run("DROP TABLE enrolments");
       db.$client.run("DROP TABLE persons");
       db.$client.run("DELETE FROM ledger_transactions WHERE kind = 'key_announcement'");
