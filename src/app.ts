@@ -37,6 +37,7 @@ import { createIdentity } from "./receipts/identity.ts";
 import { receiptRoutes } from "./http/routes/receipts.ts";
 import { wellKnownRoutes } from "./http/routes/well-known.ts";
 import { appRoutes } from "./http/routes/app.ts";
+import { appPages } from "./http/pages/app-pages.ts";
 import { createPersons } from "./keys/persons.ts";
 import { createPersonApp } from "./persons/app.ts";
 import { createWebAuthn, relyingPartyOf } from "./persons/webauthn.ts";
@@ -216,7 +217,7 @@ function personRoutes(core: Core, access: PublicAccess, records: Records, ledger
   const persons = createPersons({ db: core.db, clock: core.clock, publicUrl: core.config.publicUrl });
   const webauthn = createWebAuthn(() => relyingPartyOf(publicUrl()));
   const app = createPersonApp({ db: core.db, clock: core.clock, signer: core.signer, persons, records, ledger, webauthn, writes, publicUrl });
-  return [appRoutes({ app, access, publicUrl })];
+  return [appRoutes({ app, access, publicUrl }), appPages({ persons, publicUrl })];
 }
 
 /** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */
