@@ -59,8 +59,12 @@ describe("OpenAPI document", () => {
     expect(doc.openapi).toStartWith("3.1");
     expect(doc.info).toMatchObject({ title: "docverify", version: "1.0.0-draft" });
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`));
-    // Hidden: the docs UI and its assets, the document itself, and /metrics (the operator's, not the API's).
-    const served = app.http.routes.map((r) => `${r.method} ${r.path}`).filter((r) => !r.includes("/docs") && !r.endsWith("/openapi.json") && r !== "GET /metrics");
+    // Hidden: the docs UI and its assets, the document itself, and /metrics (the operator's, not the API's)…
+    // …and the enrolment and signing pages with their scripts (docs/persons.md: pages for people, whose JSON endpoints, /app, are documented).
+    const pages = ["GET /enrol/:token", "GET /sign", "GET /app/assets/enrol.js", "GET /app/assets/sign.js"];
+    const served = app.http.routes
+      .map((r) => `${r.method} ${r.path}`)
+      .filter((r) => !r.includes("/docs") && !r.endsWith("/openapi.json") && r !== "GET /metrics" && !pages.includes(r));
     expect(documented.sort()).toEqual(served.sort());
     expect(app.http.routes.map((r) => `${r.method} ${r.path}`)).toContain("GET /metrics");
     expect(Object.keys(doc.paths)).not.toContain("/metrics");

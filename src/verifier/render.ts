@@ -26,7 +26,12 @@ export function safeText(text: string): string {
 export function renderReport(report: Report): string {
   const lines: string[] = [];
   lines.push(`Verdict: ${report.verdict} (${MEANING[report.verdict]})`);
-  lines.push(report.organisation === null ? "Organisation: not established (no confirmed key announcement)" : `Organisation: ${report.organisation.name} (${report.organisation.orgId}), as announced on the ledger`);
+  if (report.organisation === null) lines.push("Organisation: not established (no confirmed key announcement)");
+  else if (report.organisation.name === null) {
+    // A person's key is announced without any name (decisions §10).
+    lines.push(`Organisation: ${report.organisation.orgId}, as announced on the ledger (a person's key is announced without names: the organisation's /.well-known/docverify.json names it)`);
+  } else lines.push(`Organisation: ${report.organisation.name} (${report.organisation.orgId}), as announced on the ledger`);
+  if (report.person !== null) lines.push(`Signed by: person ${report.person.personId} of that organisation, whose key is announced on its topic (no name is on the ledger)`);
   lines.push(`Record: ${report.recordId}`);
   lines.push(`Document: ${report.originalDocHash}`);
   if (report.revocation !== null) {

@@ -40,8 +40,14 @@ export interface Report {
   readonly verdict: Verdict;
   readonly recordId: string;
   readonly originalDocHash: string;
-  /** From the key announcement read on the ledger; null unless the keyAnnouncement check passed. */
-  readonly organisation: { readonly orgId: string; readonly name: string } | null;
+  /**
+   * From the key announcement read on the ledger; null unless the keyAnnouncement check passed.
+   * `name` is null for a person-signed record: a person's key is announced by organisation id and
+   * person id only (decisions §10), never with a name.
+   */
+  readonly organisation: { readonly orgId: string; readonly name: string | null } | null;
+  /** A person-signed record's signer as announced on the ledger (their id, nothing personal); null otherwise. */
+  readonly person: { readonly personId: string } | null;
   /** The mirror nodes asked (normalised), in order; empty offline. */
   readonly mirrors: string[];
   readonly minMirrors: number;
@@ -211,14 +217,14 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const finish = (verdict: Verdict, rest: Omit<Report, "verdict" | "recordId" | "originalDocHash" | "minMirrors" | "offline" | "checks">): Report => {
     add("inclusion", inclusionOk ? "pass" : "fail", inclusionOk ? "none: the record is its own ledger message" : "an inclusion proof this verifier cannot check", inclusionOk ? undefined : { inclusion: receipt.anchor.inclusion });
     // The order of docs/receipts.md §4.3.
-    return { verdict, recordId: receipt.recordId, originalDocHash: receipt.originalDocHash, organisation: rest.organisation, mirrors: rest.mirrors, minMirrors, offline, revocation: rest.revocation, checks };
+    return { verdict, recordId: receipt.recordId, originalDocHash: receipt.originalDocHash, organisation: rest.organisation, person: rest.person, mirrors: rest.mirrors, minMirrors, offline, revocation: rest.revocation, checks };
   };
 
   if (!localOk || offline) {
     const why = offline ? "offline: the ledger was not consulted" : "not consulted: a check above failed";
     for (const name of ledgerChecks) add(name, "skipped", why);
     const verdict: Verdict = !documentOk ? "no_record" : !localOk ? "signature_invalid" : "unverifiable";
-    return finish(verdict, { organisation: null, mirrors: [], revocation: null });
+    return finish(verdict, { organisation: null, person: null, mirrors: [], revocation: null });
   }
 
   const chosen = chooseMirrors(options.mirrors, receipt.mirrorNodes, minMirrors);
@@ -309,6 +315,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   // keyAnnouncement
   let announcementOk = false;
   let organisation: Report["organisation"] = null;
+  let person: Report["person"] = null;
   if (ka.topicId !== anchor.topicId) add("keyAnnouncement", "fail", `the announcement is on topic ${ka.topicId}, the record on ${anchor.topicId}`);
   else if (announcement.state === "failed") add("keyAnnouncement", "skipped", notAllAnswered);
   else if (announcement.state === "disagree") add("keyAnnouncement", "fail", `mirror nodes disagree on the announcement, message #${ka.sequenceNumber}`, { mirrors: perMirror("announcement", showMessage) });
@@ -321,19 +328,31 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     const a = json(m.message);
     const signerFp = bytesToHex(signerFingerprint);
     const sealFp = bytesToHex(sealFingerprint);
-    if (a === null || a.v !== 1 || a.type !== "key") problems.push("not a version-1 key announcement");
+    // An organisation's key is announced as `key` with its name; a person's as `person_key`, by
+    // organisation id and person id (decisions §10). The kind must be the record's signer type's.
+    const personal = receipt.signerType === "user";
+    const expected = personal ? "person_key" : "key";
+    if (a === null || a.v !== 1 || a.type !== expected) problems.push(`not a version-1 ${personal ? "person key" : "key"} announcement`);
     else {
       if (a.algorithm !== receipt.signer.algorithm) problems.push("algorithm");
       if (a.keyFingerprint !== signerFp) problems.push("keyFingerprint is not the signer key's");
       if (a.sealKeyFingerprint !== sealFp) problems.push("sealKeyFingerprint is not the seal key's");
-      if (typeof a.orgId !== "string" || !UUID_RE.test(a.orgId) || typeof a.name !== "string") problems.push("orgId or name malformed");
+      if (typeof a.orgId !== "string" || !UUID_RE.test(a.orgId)) problems.push("orgId malformed");
+      if (personal ? typeof a.personId !== "string" || !UUID_RE.test(a.personId) : typeof a.name !== "string") problems.push(personal ? "personId malformed" : "name malformed");
     }
     announcementOk = problems.length === 0;
-    if (announcementOk) organisation = { orgId: a!.orgId as string, name: a!.name as string };
+    if (announcementOk) {
+      organisation = { orgId: a!.orgId as string, name: personal ? null : (a!.name as string) };
+      if (personal) person = { personId: a!.personId as string };
+    }
     add(
       "keyAnnouncement",
       announcementOk ? "pass" : "fail",
-      announcementOk ? `message #${ka.sequenceNumber} announces the signer's key for ${JSON.stringify(organisation!.name)}, and the seal key` : `the announcement does not bind this key: ${problems.join("; ")}`,
+      announcementOk
+        ? personal
+          ? `message #${ka.sequenceNumber} announces the signer's key for person ${person!.personId} of organisation ${organisation!.orgId}, and the seal key`
+          : `message #${ka.sequenceNumber} announces the signer's key for ${JSON.stringify(organisation!.name)}, and the seal key`
+        : `the announcement does not bind this key: ${problems.join("; ")}`,
       { sequenceNumber: ka.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) ?? bytesToBase64(m.message), keyFingerprint: signerFp, sealKeyFingerprint: sealFp },
     );
   }
@@ -390,5 +409,5 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
               : receipt.signerType === "user"
                 ? "verified"
                 : "verified_org";
-  return finish(verdict, { organisation: announcementOk ? organisation : null, mirrors: chosen, revocation });
+  return finish(verdict, { organisation: announcementOk ? organisation : null, person: announcementOk ? person : null, mirrors: chosen, revocation });
 }

@@ -103,7 +103,7 @@ describe("runVerifyReceipt", () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trimEnd().split("\n")).toHaveLength(1);
     const report = JSON.parse(r.stdout);
-    expect(Object.keys(report)).toEqual(["verdict", "recordId", "originalDocHash", "organisation", "mirrors", "minMirrors", "offline", "revocation", "checks"]);
+    expect(Object.keys(report)).toEqual(["verdict", "recordId", "originalDocHash", "organisation", "person", "mirrors", "minMirrors", "offline", "revocation", "checks"]);
     expect(report).toMatchObject({ verdict: "verified_org", mirrors: [mirrors[0].url, mirrors[1].url], minMirrors: 2, offline: false, revocation: null });
     expect(report.checks[0]).toMatchObject({ name: "documentHash", status: "pass", evidence: { document: DOC_HASH } });
   });

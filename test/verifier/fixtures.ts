@@ -60,6 +60,8 @@ export interface BuildOptions {
   orgName?: string;
 }
 
+export const PERSON_ID = "0190f5a3-7c1e-7d2a-9b4c-0000000000aa";
+
 export function announcementBytes(name = "Acme Ltd", over: Record<string, unknown> = {}): Uint8Array {
   const fp = (pk: Uint8Array) => hex(keyFingerprint({ algorithm: "ML-DSA-65", publicKey: pk }));
   return new TextEncoder().encode(
@@ -89,7 +91,8 @@ export function buildReceipt(options: BuildOptions = {}): Built {
     const n = messages.length + 1;
     messages.push({ sequenceNumber: n, consensusAt: consensusOf(n), message, runningHash: runningHashOf(n) });
   };
-  push(announcementBytes(options.orgName));
+  // A person's key is announced by ids only (decisions §10): the same key here, as a person's.
+  push(options.signerType === "user" ? announcementBytes(undefined, { type: "person_key", name: undefined, personId: PERSON_ID }) : announcementBytes(options.orgName));
   push(creation);
   for (let i = 0; i < (options.fillers ?? 0); i++) {
     // Other records' revocations and messages that are not JSON: the scan must pass over both.

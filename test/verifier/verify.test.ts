@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { parseReceipt, renderReport, verifyReceipt, type Report, type VerifyOptions } from "../../src/verifier/index.ts";
 import { cleanup } from "../support/env.ts";
-import { buildReceipt, deadUrl, DOC_HASH, fakeMirror, OTHER_HASH, revocationBytes, consensusOf, announcementBytes, type Built, type FakeMirror } from "./fixtures.ts";
+import { buildReceipt, deadUrl, DOC_HASH, fakeMirror, OTHER_HASH, revocationBytes, consensusOf, announcementBytes, PERSON_ID, type Built, type FakeMirror } from "./fixtures.ts";
 
 afterAll(cleanup);
 
@@ -59,9 +59,17 @@ describe("an honest ledger", () => {
     expect(text).not.toContain("WARNING");
   });
 
-  test("a person's record: verified", async () => {
+  test("a person's record: verified, its key announced by ids only (person_key); an organisation's kind of announcement does not bind it", async () => {
     const built = buildReceipt({ signerType: "user" });
-    expect((await verify(built, pair(built))).verdict).toBe("verified");
+    const report = await verify(built, pair(built));
+    expect(report.verdict).toBe("verified");
+    expect(report.organisation).toEqual({ orgId: expect.any(String), name: null });
+    expect(report.person).toEqual({ personId: PERSON_ID });
+    expect(renderReport(report)).toContain(`Signed by: person ${PERSON_ID}`);
+    // An organisation's record whose announcement is a person's, and the other way round: not bound.
+    const swapped = buildReceipt({ signerType: "user" });
+    swapped.receipt.signerType = "org";
+    expect((await verify(swapped, pair(swapped))).verdict).toBe("signature_invalid");
   });
 
   test("the user's mirrors first, then the receipt's, without duplicates, until the minimum", async () => {

@@ -137,7 +137,10 @@ function showReport(report: Report, receipt: Receipt): void {
   say(verdictDetail, v.explanation);
   if (report.organisation !== null) {
     // The name is text from the ledger: textContent only, never markup.
-    organisation.replaceChildren("Organisation: ", strong(report.organisation.name));
+    if (report.organisation.name !== null) organisation.replaceChildren("Organisation: ", strong(report.organisation.name));
+    // A person's key is announced by ids only (decisions §10): no name is on the ledger.
+    else organisation.replaceChildren("Organisation: ", strong(report.organisation.orgId), " (its name is not on the ledger for a person's key)");
+    if (report.person !== null) organisation.append(doc.createElement("br"), "Signed by person ", strong(report.person.personId), " of that organisation.");
   }
   // The signed time is only worth showing once the signatures over it have been checked.
   if (SIGNED_VERDICTS.has(report.verdict)) say(signed, `Authenticated at ${receipt.authenticatedAt} (the signed time), record ${report.recordId}.`);
