@@ -192,6 +192,60 @@ export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message'
     WHERE a.org_id = ledger_transactions.org_id AND a.key_fingerprint = ledger_transactions.key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
       AND a.state = 'anchored')))`;
 
+/** `ledger_transactions` as bun:sqlite returns it (snake_case, blobs as Uint8Array). */
+interface RawLedgerRow {
+  transaction_id: string;
+  kind: TransactionKind;
+  org_id: string;
+  record_id: string | null;
+  topic_id: string | null;
+  message: Uint8Array | null;
+  key_fingerprint: Uint8Array | null;
+  signed_bytes: Uint8Array | null;
+  valid_start_ms: number;
+  valid_seconds: number;
+  state: TransactionState;
+  sequence_number: number | null;
+  consensus_at: string | null;
+  running_hash: Uint8Array | null;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const LEDGER_COLUMNS =
+  "transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds, state, " +
+  "sequence_number, consensus_at, running_hash, attempts, next_attempt_at, last_error, created_at, updated_at";
+
+const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+
+/** The row as drizzle would have mapped it (blobs as Buffers, columns camelCase). */
+function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
+  return {
+    transactionId: r.transaction_id,
+    kind: r.kind,
+    orgId: r.org_id,
+    recordId: r.record_id,
+    topicId: r.topic_id,
+    message: buffer(r.message),
+    keyFingerprint: buffer(r.key_fingerprint),
+    signedBytes: buffer(r.signed_bytes),
+    validStartMs: r.valid_start_ms,
+    validSeconds: r.valid_seconds,
+    state: r.state,
+    sequenceNumber: r.sequence_number,
+    consensusAt: r.consensus_at,
+    runningHash: buffer(r.running_hash),
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
 /** A state change's outcome: when it was made (the row's new `updated_at`), or null if the row had moved on. */
 export type Changed = number | null;
 
@@ -201,6 +255,7 @@ export class AnchorJournal {
   private readonly takeBackStatement;
   private readonly retryNowStatement;
   private readonly nextDueStatement;
+  private readonly dueStatement;
 
   /**
    * @param newTransactionId ids for the rows the journal queues itself (a revocation queued
@@ -217,6 +272,13 @@ export class AnchorJournal {
     this.takeBackStatement = db.$client.prepare("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?");
     this.retryNowStatement = db.$client.prepare("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?");
     this.nextDueStatement = db.$client.prepare(`SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted') AND ${ANNOUNCED}`);
+    // Prepared once: the loop asks on every pass, and drizzle would build and prepare the
+    // statement each time (a fifth of the process's CPU under sustained record creation).
+    this.dueStatement = db.$client.prepare<RawLedgerRow, [number, number]>(
+      `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions
+        WHERE state IN ('pending','accepted') AND next_attempt_at <= ? AND ${ANNOUNCED}
+        ORDER BY next_attempt_at LIMIT ?`,
+    );
   }
 
   // ---- reading the queue ---------------------------------------------------------------
@@ -236,13 +298,9 @@ export class AnchorJournal {
   due(limit: number, busy: { readonly size: number; has(transactionId: string): boolean }): LedgerTransactionRow[] {
     this.flush();
     if (limit <= 0) return [];
-    return this.db
-      .select()
-      .from(ledgerTransactions)
-      .where(and(inArray(ledgerTransactions.state, ["pending", "accepted"]), sql`${ledgerTransactions.nextAttemptAt} <= ${this.clock.now()}`, sql.raw(ANNOUNCED)))
-      .orderBy(ledgerTransactions.nextAttemptAt)
-      .limit(limit + busy.size)
-      .all()
+    return this.dueStatement
+      .all(this.clock.now(), limit + busy.size)
+      .map(toLedgerRow)
       .filter((r) => !busy.has(r.transactionId))
       .slice(0, limit);
   }

@@ -115,8 +115,9 @@ export const ledgerTransactions = sqliteTable(
     /** The message submitted (record, revocation and key-announcement messages). */
     message: blob("message", { mode: "buffer" }),
     /**
-     * A `key_announcement`'s announced organisation key (its fingerprint, docs/signing.md §2);
-     * null for every other kind. One live announcement per organisation and key.
+     * A `key_announcement`'s announced key (an organisation's or a person's fingerprint,
+     * docs/signing.md §2); for a person-signed record's `record_message`, the person's key whose
+     * announcement it waits for; null otherwise. One live announcement per organisation and key.
      */
     keyFingerprint: blob("key_fingerprint", { mode: "buffer" }),
     /** The signed transaction as submitted; stored before the first submission. */

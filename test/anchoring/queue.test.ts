@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { ANNOUNCED, AnchorJournal, insertPendingMessage, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { ANNOUNCED, AnchorJournal, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -503,6 +503,38 @@ describe("key announcements", () => {
     const fresh = journal.queueAnnouncement(orgId, announcement(fixture.seal.fingerprint))!;
     db.update(ledgerTransactions).set({ state: "abandoned" }).where(eq(ledgerTransactions.transactionId, fresh.transactionId)).run();
     expect(journal.due(10, new Set())).toEqual([]);
+  });
+
+  test("gating of a person's record: its message waits for the announcement of the person's key, not the organisation's", () => {
+    setTopic(TOPIC);
+    const ann = journal.queueAnnouncement(orgId, announcement())!.transactionId;
+    journal.toAnchoredMessage(row(ann), { ...CONFIRMED, sequenceNumber: 1 });
+    const personKey = fixture.seal.fingerprint;
+    const recordId = fixture.addOrgRecord(org, { docHash: docHashOf(Bun.randomUUIDv7()), anchorState: "pending" });
+    const { transactionId: rec, signedAtMs } = record(recordId);
+    insertPendingMessage(db, { kind: "record_message", transactionId: rec, validStartMs: signedAtMs, validSeconds: 30, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: personKey });
+    // The organisation's key is announced and anchored: not enough.
+    expect(journal.due(10, new Set())).toEqual([]);
+    expect(journal.nextDueAt()).toBeNull();
+    const personal = ids();
+    insertPendingPersonKeyAnnouncement(db, { ...personal, orgId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1,"type":"person_key"}'), keyFingerprint: personKey, now: clock.now() });
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([personal.transactionId]);
+    journal.toAnchoredMessage(row(personal.transactionId), { ...CONFIRMED, sequenceNumber: 2 });
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([rec]);
+    // Only a record message may wait for a person's key.
+    expect(() =>
+      insertPendingMessage(db, { kind: "revocation_message", transactionId: "0.0.2@1.000000001", validStartMs: 1, validSeconds: 30, orgId, recordId, topicId: TOPIC, message: new Uint8Array([1]), now: 1, keyFingerprint: personKey }),
+    ).toThrow(TypeError);
+  });
+
+  test("due's rows are exactly drizzle's rows (its prepared statement maps every column)", () => {
+    setTopic(TOPIC);
+    const ann = journal.queueAnnouncement(orgId, announcement())!.transactionId;
+    db.update(ledgerTransactions).set({ signedBytes: Buffer.from([1, 2, 3]), runningHash: Buffer.from([4]), lastError: "e", attempts: 2 }).where(eq(ledgerTransactions.transactionId, ann)).run();
+    const [due] = journal.due(10, new Set());
+    expect(due).toEqual(row(ann));
+    expect(Object.keys(due!).sort()).toEqual(Object.keys(row(ann)).sort());
+    expect(Buffer.isBuffer(due!.message)).toBe(true);
   });
 
   test("due and nextDueAt read the announcement through indexes (the work index, the partial unique index, the organisation's key), never a scan", () => {
