@@ -15,6 +15,17 @@ afterAll(cleanup);
 
 const rows = (db: ReturnType<typeof openDatabase>, sql: string) => db.$client.query(sql).all();
 
+/** After an upgrade: the database is sound, and its schema is exactly a fresh installation's. */
+function expectSoundAndAsFresh(db: ReturnType<typeof openDatabase>): void {
+  expect(rows(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+  expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
+  const fresh = openDatabase({ path: join(tempDir(), "fresh.db") });
+  migrate(fresh);
+  const schema = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+  expect(rows(db, schema)).toEqual(rows(fresh, schema));
+  fresh.$client.close();
+}
+
 describe("storage", () => {
   test("pragmas are set in the documented order with durable settings", () => {
     expect(PRAGMAS.map((p) => p.split(" ")[1])).toEqual(["busy_timeout", "journal_mode", "foreign_keys", "synchronous"]);
@@ -191,13 +202,7 @@ describe("storage", () => {
     // 0008, and the releases after it.
     expect(migrate(db).applied).toBe(2);
     expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
-    expect(rows(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
-    expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
-    const fresh = openDatabase({ path: join(tempDir(), "fresh.db") });
-    migrate(fresh);
-    const schema = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
-    expect(rows(db, schema)).toEqual(rows(fresh, schema));
-    fresh.$client.close();
+    expectSoundAndAsFresh(db);
     // The new tables take rows, with their foreign keys enforced.
     db.$client.query("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p1', ?, 'Alice', 'a@example.org', 'passport', 1)").run(acme.id);
     expect(() => db.$client.run("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p2', 'nope', 'B', 'b@example.org', 'passport', 1)")).toThrow();
@@ -226,13 +231,7 @@ describe("storage", () => {
 
     expect(migrate(db).applied).toBe(1);
     expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
-    expect(rows(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
-    expect(rows(db, "PRAGMA foreign_key_check")).toEqual([]);
-    const fresh = openDatabase({ path: join(tempDir(), "fresh.db") });
-    migrate(fresh);
-    const schema = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
-    expect(rows(db, schema)).toEqual(rows(fresh, schema));
-    fresh.$client.close();
+    expectSoundAndAsFresh(db);
     // After: a person of the organisation may sign the hash the organisation authenticated, once;
     // the organisation still holds one active record per hash.
     const personal = fx.addPersonRecord(alice, { docHash: hash, orgId: acme.id });

@@ -256,6 +256,13 @@ export class AnchorJournal {
   private readonly retryNowStatement;
   private readonly nextDueStatement;
   private readonly dueStatement;
+  /**
+   * The two state changes every message goes through (accepted, anchored), prepared once: the
+   * loop makes two per record, and drizzle would build and prepare four statements for each. The
+   * record is found as recordOf() finds it: by its primary key and this transaction (or, for a
+   * row without a record id, by the transaction alone).
+   */
+  private readonly statements;
 
   /**
    * @param newTransactionId ids for the rows the journal queues itself (a revocation queued
@@ -272,6 +279,24 @@ export class AnchorJournal {
     this.takeBackStatement = db.$client.prepare("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?");
     this.retryNowStatement = db.$client.prepare("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?");
     this.nextDueStatement = db.$client.prepare(`SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted') AND ${ANNOUNCED}`);
+    const client = db.$client;
+    this.statements = {
+      stateOf: client.prepare<{ state: TransactionState }, [string]>("SELECT state FROM ledger_transactions WHERE transaction_id = ?"),
+      accept: client.prepare<never, [number, number, string]>(
+        "UPDATE ledger_transactions SET state = 'accepted', next_attempt_at = ?, last_error = NULL, updated_at = ? WHERE transaction_id = ?",
+      ),
+      recordAcceptedById: client.prepare<never, [string, string]>("UPDATE records SET anchor_state = 'accepted' WHERE id = ? AND transaction_id = ? AND anchor_state = 'pending'"),
+      recordAcceptedByTransaction: client.prepare<never, [string]>("UPDATE records SET anchor_state = 'accepted' WHERE transaction_id = ? AND anchor_state = 'pending'"),
+      anchor: client.prepare<never, [number, string, Uint8Array, number, string]>(
+        "UPDATE ledger_transactions SET state = 'anchored', sequence_number = ?, consensus_at = ?, running_hash = ?, last_error = NULL, updated_at = ? WHERE transaction_id = ?",
+      ),
+      recordAnchoredById: client.prepare<never, [number, string, string, string]>(
+        "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE id = ? AND transaction_id = ?",
+      ),
+      recordAnchoredByTransaction: client.prepare<never, [number, string, string]>(
+        "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE transaction_id = ?",
+      ),
+    };
     // Prepared once: the loop asks on every pass, and drizzle would build and prepare the
     // statement each time (a fifth of the process's CPU under sustained record creation).
     this.dueStatement = db.$client.prepare<RawLedgerRow, [number, number]>(
@@ -371,46 +396,35 @@ export class AnchorJournal {
   /** pending → accepted, due again in `pollMs` (for its receipt). */
   toAccepted(row: LedgerTransactionRow, pollMs: number): Changed {
     const t = this.clock.now();
-    return this.db.transaction((tx) => {
-      if (!inState(tx, row.transactionId, ["pending"])) return null;
-      tx.update(ledgerTransactions)
-        .set({ state: "accepted", nextAttemptAt: t + pollMs, lastError: null, updatedAt: t })
-        .where(eq(ledgerTransactions.transactionId, row.transactionId))
-        .run();
-      if (row.kind === "record_message") {
-        tx.update(records)
-          .set({ anchorState: "accepted" })
-          .where(and(recordOf(row), eq(records.anchorState, "pending")))
-          .run();
-      }
-      return t;
-    }, IMMEDIATE);
+    const s = this.statements;
+    return this.db.$client
+      .transaction((): Changed => {
+        if (!["pending"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
+        s.accept.run(t + pollMs, t, row.transactionId);
+        if (row.kind === "record_message") {
+          if (row.recordId !== null) s.recordAcceptedById.run(row.recordId, row.transactionId);
+          else s.recordAcceptedByTransaction.run(row.transactionId);
+        }
+        return t;
+      })
+      .immediate();
   }
 
   /** pending or accepted → anchored, for a message the mirror node confirmed. */
   toAnchoredMessage(row: LedgerTransactionRow, confirmed: { readonly sequenceNumber: number; readonly consensusAt: string; readonly runningHash: Uint8Array }): Changed {
     const t = this.clock.now();
-    return this.db.transaction((tx) => {
-      if (!inState(tx, row.transactionId, ["pending", "accepted"])) return null;
-      tx.update(ledgerTransactions)
-        .set({
-          state: "anchored",
-          sequenceNumber: confirmed.sequenceNumber,
-          consensusAt: confirmed.consensusAt,
-          runningHash: Buffer.from(confirmed.runningHash),
-          lastError: null,
-          updatedAt: t,
-        })
-        .where(eq(ledgerTransactions.transactionId, row.transactionId))
-        .run();
-      if (row.kind === "record_message") {
-        tx.update(records)
-          .set({ anchorState: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt })
-          .where(recordOf(row))
-          .run();
-      }
-      return t;
-    }, IMMEDIATE);
+    const s = this.statements;
+    return this.db.$client
+      .transaction((): Changed => {
+        if (!["pending", "accepted"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
+        s.anchor.run(confirmed.sequenceNumber, confirmed.consensusAt, confirmed.runningHash, t, row.transactionId);
+        if (row.kind === "record_message") {
+          if (row.recordId !== null) s.recordAnchoredById.run(confirmed.sequenceNumber, confirmed.consensusAt, row.recordId, row.transactionId);
+          else s.recordAnchoredByTransaction.run(confirmed.sequenceNumber, confirmed.consensusAt, row.transactionId);
+        }
+        return t;
+      })
+      .immediate();
   }
 
   /**

@@ -106,7 +106,22 @@ function why(e: unknown): string {
   return "it is not valid.";
 }
 
+/** A verification by the library, its refusal (thrown or `verified: false`) as AnswerRefused in plain words. */
+async function verified<T extends { verified: boolean }>(what: string, run: () => Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await run();
+  } catch (e) {
+    throw new AnswerRefused(`${what}: ${why(e)}`);
+  }
+  if (!result.verified) throw new AnswerRefused(`${what}: it is not valid.`);
+  return result;
+}
+
 export function createWebAuthn(rp: () => RelyingParty) {
+  /** What every answer must match: the challenge, this origin and relying party, user verification. */
+  const expected = (expectedChallenge: string) => ({ expectedChallenge, expectedOrigin: rp().origin, expectedRPID: rp().id, requireUserVerification: true });
+
   return {
     async registrationOptions(input: { challenge: Uint8Array; personId: string; userName: string; displayName: string; exclude: readonly StoredPasskey[] }): Promise<PublicKeyCredentialCreationOptionsJSON> {
       const { generateRegistrationOptions } = await simpleWebAuthn();
@@ -130,20 +145,10 @@ export function createWebAuthn(rp: () => RelyingParty) {
     async verifyRegistration(body: Record<string, unknown>, expectedChallenge: string): Promise<StoredPasskey> {
       assertCredentialJson(body, "registration");
       const { verifyRegistrationResponse } = await simpleWebAuthn();
-      let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
-      try {
-        result = await verifyRegistrationResponse({
-          response: body as unknown as RegistrationResponseJSON,
-          expectedChallenge,
-          expectedOrigin: rp().origin,
-          expectedRPID: rp().id,
-          requireUserVerification: true,
-        });
-      } catch (e) {
-        throw new AnswerRefused(`The passkey could not be registered: ${why(e)}`);
-      }
-      if (!result.verified) throw new AnswerRefused("The passkey could not be registered: it is not valid.");
-      const { credential } = result.registrationInfo;
+      const result = await verified("The passkey could not be registered", () =>
+        verifyRegistrationResponse({ response: body as unknown as RegistrationResponseJSON, ...expected(expectedChallenge) }),
+      );
+      const { credential } = result.registrationInfo!;
       return { credentialId: credential.id, publicKey: credential.publicKey, counter: credential.counter, transports: credential.transports ?? [] };
     },
 
@@ -162,21 +167,14 @@ export function createWebAuthn(rp: () => RelyingParty) {
     async verifyAssertion(body: Record<string, unknown>, expectedChallenge: string, passkey: StoredPasskey): Promise<number> {
       assertCredentialJson(body, "assertion");
       const { verifyAuthenticationResponse } = await simpleWebAuthn();
-      let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
-      try {
-        result = await verifyAuthenticationResponse({
+      const result = await verified("The passkey's answer was refused", () =>
+        verifyAuthenticationResponse({
           response: body as unknown as AuthenticationResponseJSON,
-          expectedChallenge,
-          expectedOrigin: rp().origin,
-          expectedRPID: rp().id,
-          requireUserVerification: true,
+          ...expected(expectedChallenge),
           credential: { id: passkey.credentialId, publicKey: new Uint8Array(passkey.publicKey), counter: passkey.counter, transports: passkey.transports as AuthenticatorTransport[] },
-        });
-      } catch (e) {
-        throw new AnswerRefused(`The passkey's answer was refused: ${why(e)}`);
-      }
-      if (!result.verified) throw new AnswerRefused("The passkey's answer was refused: it is not valid.");
-      return result.authenticationInfo.newCounter;
+        }),
+      );
+      return result.authenticationInfo!.newCounter;
     },
   };
 }

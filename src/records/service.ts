@@ -113,6 +113,11 @@ export interface RecordsDeps {
   readonly writes?: WriteQueue;
 }
 
+/** A new record's row: pending, neither anchored nor revoked. */
+function pendingRow(fields: Omit<RecordRow, "anchorState" | "sequenceNumber" | "consensusAt" | "revokedAt" | "revocationReason" | "revocationTransactionId">): RecordRow {
+  return { ...fields, anchorState: "pending", sequenceNumber: null, consensusAt: null, revokedAt: null, revocationReason: null, revocationTransactionId: null };
+}
+
 export function createRecords(deps: RecordsDeps) {
   const { db, signer, clock, ledger } = deps;
   const publicUrlOption = deps.publicUrl;
@@ -155,6 +160,29 @@ export function createRecords(deps: RecordsDeps) {
        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+
+  /**
+   * Signs the record payload with the held key `signerFingerprint`, seals it, and builds the
+   * creation message. 503 without the master key (MasterKeyMissingError) or while the ledger queue
+   * is full; the seal key is created on first use.
+   */
+  function signAndSeal(signerFingerprint: Buffer, recordId: string, docHash: string, signedAtMs: number) {
+    if (!signer.canSign) throw new MasterKeyMissingError(null);
+    ledger.assertCapacity();
+    try {
+      sealKey ??= ensureSealKey({ db, signer, clock });
+    } catch (e) {
+      // Its first creation takes the write lock outside the queue: busy there is a 503 too.
+      throw busyAsUnavailable(e);
+    }
+    const seal = sealKey;
+    const signerKey = heldKey(signerFingerprint);
+    const payload = encodeRecordPayload({ recordId, docHash, signedAtMs, signerKeyFingerprint: signerKey.fingerprint });
+    const signature = signer.sign(signerKey, payload);
+    const sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
+    const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
+    return { signerKey, seal, signature, sealSignature, message };
+  }
 
   /**
    * Inside `writes.run`: inserts a new pending record and its creation message, unless another
@@ -264,24 +292,10 @@ export function createRecords(deps: RecordsDeps) {
         );
       }
       const topicId = org.topic_id;
-      if (!signer.canSign) throw new MasterKeyMissingError(null);
-      ledger.assertCapacity();
-      try {
-        sealKey ??= ensureSealKey({ db, signer, clock });
-      } catch (e) {
-        // Its first creation takes the write lock outside the queue: busy there is a 503 too.
-        throw busyAsUnavailable(e);
-      }
-      const signerKey = heldKey(Buffer.from(org.system_key_fingerprint));
-
       const recordId = Bun.randomUUIDv7();
       const signedAtMs = clock.now();
-      const payload = encodeRecordPayload({ recordId, docHash, signedAtMs, signerKeyFingerprint: signerKey.fingerprint });
-      const signature = signer.sign(signerKey, payload);
-      const sealSignature = signer.sign(sealKey, encodeSealPayload(payload, signature, sealKey.fingerprint));
-      const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
+      const { signerKey, seal, signature, sealSignature, message } = signAndSeal(Buffer.from(org.system_key_fingerprint), recordId, docHash, signedAtMs);
       const reserved = ledger.newTransactionId();
-      const seal = sealKey;
 
       const result = await writes.run((tx: Tx) => {
         // Under the write lock: an administrator's suspension committed meanwhile wins.
@@ -289,7 +303,7 @@ export function createRecords(deps: RecordsDeps) {
         const winner = activeRecord(orgId, docHash);
         if (winner !== undefined) return { created: false, row: winner };
         const now = clock.now();
-        const row: RecordRow = {
+        const row = pendingRow({
           id: recordId,
           orgId,
           signerType: "org",
@@ -302,16 +316,10 @@ export function createRecords(deps: RecordsDeps) {
           signature: Buffer.from(signature),
           sealFingerprint: Buffer.from(seal.fingerprint),
           sealSignature: Buffer.from(sealSignature),
-          anchorState: "pending",
           topicId,
           transactionId: reserved.transactionId,
-          sequenceNumber: null,
-          consensusAt: null,
-          revokedAt: null,
-          revocationReason: null,
-          revocationTransactionId: null,
           createdAt: now,
-        };
+        });
         // Another writer of the same database may have got there first (records_one_active): its record wins.
         return insertNew(tx, row, reserved, message, () => activeRecord(orgId, docHash));
       });
@@ -372,26 +380,14 @@ export function createRecords(deps: RecordsDeps) {
       };
       if (org.topic_id === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; retry shortly.", undefined, TOPIC_RETRY_SECONDS);
       const topicId = org.topic_id;
-      if (!signer.canSign) throw new MasterKeyMissingError(null);
-      ledger.assertCapacity();
-      try {
-        sealKey ??= ensureSealKey({ db, signer, clock });
-      } catch (e) {
-        throw busyAsUnavailable(e);
-      }
-      const signerKey = heldKey(personKey);
-      const payload = encodeRecordPayload({ recordId, docHash, signedAtMs, signerKeyFingerprint: signerKey.fingerprint });
-      const signature = signer.sign(signerKey, payload);
-      const seal = sealKey;
-      const sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
-      const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
+      const { seal, signature, sealSignature, message } = signAndSeal(personKey, recordId, docHash, signedAtMs);
       const reserved = ledger.newTransactionId();
       const result = await writes.run((tx: Tx) => {
         input.claim?.(tx);
         if ((orgSuspended.get(orgId)?.suspended ?? 0) !== 0) throw organisationSuspended();
         const winner = active();
         if (winner !== undefined) return { created: false, row: winner };
-        const row: RecordRow = {
+        const row = pendingRow({
           id: recordId,
           orgId,
           signerType: "user",
@@ -404,16 +400,10 @@ export function createRecords(deps: RecordsDeps) {
           signature: Buffer.from(signature),
           sealFingerprint: Buffer.from(seal.fingerprint),
           sealSignature: Buffer.from(sealSignature),
-          anchorState: "pending",
           topicId,
           transactionId: reserved.transactionId,
-          sequenceNumber: null,
-          consensusAt: null,
-          revokedAt: null,
-          revocationReason: null,
-          revocationTransactionId: null,
           createdAt: clock.now(),
-        };
+        });
         return insertNew(tx, row, reserved, message, active, personKey);
       });
       if (result.created) ledger.wake();

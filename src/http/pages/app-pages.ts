@@ -21,7 +21,7 @@ import { DomainError } from "../../lib/errors.ts";
 // Text imports (app-enrol.d.ts, app-sign.d.ts say so to TypeScript): the scripts' source.
 import ENROL_JS from "./app-enrol.js" with { type: "text" };
 import SIGN_JS from "./app-sign.js" with { type: "text" };
-import { cspHash, escapeHtml as e, PAGE_SECURITY_HEADERS } from "./html.ts";
+import { cspHash, escapeHtml as e, PAGE_SECURITY_HEADERS, pageHeadStart } from "./html.ts";
 
 if (typeof ENROL_JS !== "string" || typeof SIGN_JS !== "string") throw new Error("the app pages' scripts were not imported as text");
 
@@ -115,15 +115,7 @@ function script(text: string): Response {
 }
 
 function shell(title: string, body: string, scriptPath?: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<title>${e(title)}</title>
-<style>${STYLE}</style>
+  return `${pageHeadStart(title, STYLE, { robots: true })}
 ${scriptPath === undefined ? "" : `<script src="${e(scriptPath)}" defer></script>\n`}</head>
 <body>
 <main>

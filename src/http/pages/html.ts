@@ -65,3 +65,20 @@ export function htmlResponse(status: number, html: string, csp: string): Respons
     },
   });
 }
+
+/**
+ * The start of a page's document up to its `<style>`: UTF-8, the mobile viewport, no referrer
+ * (page addresses may hold a record id or an enrolment token), the escaped title. `robots` adds
+ * `noindex, nofollow`.
+ */
+export function pageHeadStart(title: string, style: string, options: { robots?: boolean } = {}): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+${options.robots === true ? '<meta name="robots" content="noindex, nofollow">\n' : ""}<title>${escapeHtml(title)}</title>
+<style>${style}</style>`;
+}
+

@@ -23,7 +23,7 @@ import { Elysia } from "elysia";
 import type { LedgerNetwork } from "../../config/index.ts";
 import type { PublicRecord, Records } from "../../records/service.ts";
 import { isRevocationReason, REVOCATION_MEANINGS } from "../../records/validate.ts";
-import { contentSecurityPolicy, escapeHtml as e, htmlResponse } from "./html.ts";
+import { contentSecurityPolicy, escapeHtml as e, htmlResponse, pageHeadStart } from "./html.ts";
 import { VERIFY_SCRIPT } from "./verify-script.ts";
 
 export interface VerifyPageDeps {
@@ -203,14 +203,7 @@ ${r.anchorState === "anchored" ? receiptLink(r.recordId) : ""}<section id="check
 
 /** The document head both pages share; `title` is escaped here. */
 function pageHead(title: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${e(title)}</title>
-<style>${STYLE}</style>
+  return `${pageHeadStart(title, STYLE)}
 </head>`;
 }
 
