@@ -7,6 +7,7 @@ CREATE TABLE `app_challenges` (
 );
 --> statement-breakpoint
 CREATE INDEX `app_challenges_expiry` ON `app_challenges` (`expires_at`);--> statement-breakpoint
+CREATE INDEX `app_challenges_subject` ON `app_challenges` (`purpose`,`subject`,`expires_at`);--> statement-breakpoint
 CREATE TABLE `app_sessions` (
 	`token_digest` blob PRIMARY KEY NOT NULL,
 	`person_id` text NOT NULL,
@@ -30,4 +31,5 @@ CREATE TABLE `passkeys` (
 --> statement-breakpoint
 CREATE INDEX `passkeys_person` ON `passkeys` (`person_id`);--> statement-breakpoint
 DROP INDEX `records_one_active`;--> statement-breakpoint
+CREATE INDEX `records_person` ON `records` (`signer_fingerprint`,`id`) WHERE signer_type = 'user';--> statement-breakpoint
 CREATE UNIQUE INDEX `records_one_active` ON `records` (`org_id`,`doc_hash`,(CASE WHEN signer_type = 'user' THEN signer_fingerprint ELSE x'' END)) WHERE anchor_state <> 'abandoned' AND revoked_at IS NULL;

@@ -18,13 +18,13 @@
  * - A suspended person cannot sign in, sign or enrol (403 FORBIDDEN); their records still verify.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, gt, lt } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { encodeRecordPayload, type Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
-import { appChallenges, appSessions, organisations, passkeys, persons, signingKeys } from "../storage/schema.ts";
+import { appSessions, passkeys, persons, signingKeys } from "../storage/schema.ts";
 import { writeAudit } from "../keys/audit.ts";
 import type { Person, Persons } from "../keys/persons.ts";
 import { insertPendingPersonKeyAnnouncement } from "../anchoring/queue.ts";
@@ -40,6 +40,8 @@ import { AnswerRefused, CHALLENGE_TTL_MS, challengeOf, type StoredPasskey, type 
 export const SESSION_IDLE_MS = 15 * 60 * 1000;
 /** A session's last use is written at most this often, so reading pages does not write every time. */
 const TOUCH_EVERY_MS = 30 * 1000;
+/** Live challenges kept per subject (a person's signatures in progress, an enrolment link's). */
+export const LIVE_PER_SUBJECT = 10;
 /** At most this many of a person's records are listed. */
 export const LISTED_RECORDS = 100;
 
@@ -84,6 +86,13 @@ export function createPersonApp(deps: PersonAppDeps) {
   const client = db.$client;
   const deleteChallenge = client.prepare<never, [string]>("DELETE FROM app_challenges WHERE challenge = ?");
   const deleteExpiredChallenges = client.prepare<never, [number]>("DELETE FROM app_challenges WHERE expires_at < ?");
+  // Of one subject's live challenges (a person's signatures, an enrolment link's), only the newest
+  // LIVE_PER_SUBJECT are kept: someone holding a session cannot fill the table.
+  const trimSubject = client.prepare<never, [string, string, string, string, number]>(
+    `DELETE FROM app_challenges WHERE purpose = ? AND subject = ? AND challenge NOT IN (
+       SELECT challenge FROM app_challenges WHERE purpose = ? AND subject = ? ORDER BY expires_at DESC LIMIT ?)`,
+  );
+  const deleteIdleSessions = client.prepare<never, [number]>("DELETE FROM app_sessions WHERE last_seen_at <= ?");
   const insertChallenge = client.prepare<never, [string, string, string | null, string | null, number]>(
     "INSERT INTO app_challenges (challenge, purpose, subject, payload, expires_at) VALUES (?, ?, ?, ?, ?)",
   );
@@ -110,6 +119,7 @@ export function createPersonApp(deps: PersonAppDeps) {
     await writes.run(() => {
       deleteExpiredChallenges.run(now);
       insertChallenge.run(Buffer.from(challenge).toString("base64url"), purpose, subject, payload, now + CHALLENGE_TTL_MS);
+      if (subject !== null) trimSubject.run(purpose, subject, purpose, subject, LIVE_PER_SUBJECT);
     });
     return challenge;
   }
@@ -163,7 +173,9 @@ export function createPersonApp(deps: PersonAppDeps) {
     return { topicId: org.topic_id };
   }
 
+  /** A new session for the person (ended ones are deleted on the way); its token, for the cookie. */
   function openSession(tx: Pick<Db, "insert">, personId: string, now: number): string {
+    deleteIdleSessions.run(now - SESSION_IDLE_MS);
     const token = randomBytes(32).toString("base64url");
     tx.insert(appSessions).values({ tokenDigest: digest(token), personId, createdAt: now, lastSeenAt: now }).run();
     return token;

@@ -19,7 +19,7 @@
  *   write lock, so a suspension committed before the record's transaction always wins. Revocation
  *   is not affected: it is how a compromised organisation protects verifiers.
  */
-import { and, desc, eq, ne } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -113,6 +113,15 @@ export interface RecordsDeps {
   readonly writes?: WriteQueue;
 }
 
+/**
+ * A person's records, newest first, abandoned ones left out: one range of the partial index
+ * `records_person (signer_fingerprint, id) WHERE signer_type = 'user'`, never a scan of the
+ * records table. Exported for the plan test.
+ */
+export const PERSON_RECORDS_SQL = `SELECT ${RECORD_COLUMNS} FROM records
+  WHERE signer_type = 'user' AND signer_fingerprint = ? AND anchor_state <> 'abandoned'
+  ORDER BY id DESC LIMIT ?`;
+
 /** A new record's row: pending, neither anchored nor revoked. */
 function pendingRow(fields: Omit<RecordRow, "anchorState" | "sequenceNumber" | "consensusAt" | "revokedAt" | "revocationReason" | "revocationTransactionId">): RecordRow {
   return { ...fields, anchorState: "pending", sequenceNumber: null, consensusAt: null, revokedAt: null, revocationReason: null, revocationTransactionId: null };
@@ -151,6 +160,8 @@ export function createRecords(deps: RecordsDeps) {
   const activeByPerson = client.prepare<RawRecordRow, [string, string, Uint8Array]>(
     `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND signer_type = 'user' AND signer_fingerprint = ? AND anchor_state <> 'abandoned' AND revoked_at IS NULL`,
   );
+  // A person's records, newest first, through the partial index `records_person` (PERSON_RECORDS_SQL).
+  const bySigner = client.prepare<RawRecordRow, [Uint8Array, number]>(PERSON_RECORDS_SQL);
   const orgForCreate = client.prepare<{ topic_id: string | null; system_key_fingerprint: Uint8Array; suspended: number }, [string]>(
     "SELECT topic_id, system_key_fingerprint, suspended FROM organisations WHERE id = ?",
   );
@@ -412,15 +423,11 @@ export function createRecords(deps: RecordsDeps) {
 
     /** A person's records (by their key), newest first, at most `limit`; abandoned ones never. */
     personSigned(keyFingerprint: Uint8Array, limit: number): { record: RecordView; filename: string | null; revocation: { reason: string; revokedAt: string } | null }[] {
-      return db
-        .select()
-        .from(records)
-        .where(and(eq(records.signerType, "user"), eq(records.signerFingerprint, Buffer.from(keyFingerprint)), ne(records.anchorState, "abandoned")))
-        .orderBy(desc(records.id))
-        .limit(limit)
-        .all()
+      return bySigner
+        .all(keyFingerprint, limit)
+        .map(toRecordRow)
         .map((r) => ({
-          record: view(r as RecordRow),
+          record: view(r),
           filename: r.filename,
           revocation: r.revokedAt === null ? null : { reason: r.revocationReason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(r.revokedAt) },
         }));

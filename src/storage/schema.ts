@@ -210,6 +210,8 @@ export const records = sqliteTable(
     // `anchor_state` is a column too, though the WHERE fixes it: SQLite counts an index as covering
     // only if it holds every column the statement names, and the statement must name the WHERE's
     // term to use a partial index; covering, the read never touches a table row.
+    // A person's own records, newest first (GET /app/records): one index range, not a scan.
+    index("records_person").on(t.signerFingerprint, t.id).where(sql`signer_type = 'user'`),
     index("records_anchored_by_class")
       .on(t.docHash, sql`(CASE WHEN revoked_at IS NOT NULL THEN 2 WHEN signer_type = 'user' THEN 0 ELSE 1 END)`, sql`length(consensus_at)`, t.consensusAt, t.id, t.anchorState)
       .where(sql`anchor_state = 'anchored'`),
@@ -329,7 +331,12 @@ export const appChallenges = sqliteTable(
     payload: text("payload"),
     expiresAt: integer("expires_at").notNull(),
   },
-  (t) => [index("app_challenges_expiry").on(t.expiresAt)],
+  (t) => [
+    index("app_challenges_expiry").on(t.expiresAt),
+    // A ceremony's live challenges by their subject (a person, an enrolment link), newest last:
+    // each keeps only its latest few, so no one fills the table.
+    index("app_challenges_subject").on(t.purpose, t.subject, t.expiresAt),
+  ],
 );
 
 /**

@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { createPersons, type Persons } from "../../src/keys/persons.ts";
-import { appSessions, enrolments, ledgerTransactions, records } from "../../src/storage/schema.ts";
+import { appChallenges, appSessions, enrolments, ledgerTransactions, records } from "../../src/storage/schema.ts";
+import { LIVE_PER_SUBJECT } from "../../src/persons/app.ts";
+import { PERSON_RECORDS_SQL } from "../../src/records/service.ts";
 import { cleanup, testApp } from "../support/env.ts";
 import { SoftAuthenticator } from "../support/soft-authenticator.ts";
 
@@ -316,3 +318,27 @@ test("requests without a session spend the client IP's anonymous budget (429 wit
   const withSession = await t.request("/app/records", { headers: { cookie: `docverify_session=${session}` } }, "10.9.9.9");
   expect(withSession.status).toBe(200);
 });
+
+describe("bounded storage", () => {
+  test("a person's live signature challenges are capped (the oldest beyond the cap no longer verify); ended sessions are deleted at the next sign-in", async () => {
+    const { auth, session, person } = await enrolled("Busy Bea");
+    const prepared = [];
+    for (let i = 0; i < LIVE_PER_SUBJECT + 3; i++) prepared.push(await prepare(session, hashOf(`busy ${i}`)));
+    const live = t.app.db.select().from(appChallenges).all().filter((c) => c.purpose === "signature" && c.subject === person.id);
+    expect(live).toHaveLength(LIVE_PER_SUBJECT);
+    expect((await call("POST", "/app/signatures", { cookie: session, body: auth.assert(prepared[0]!) })).status).toBe(401);
+    expect((await call("POST", "/app/signatures", { cookie: session, body: auth.assert(prepared.at(-1)!) })).status).toBe(201);
+
+    t.app.db.update(appSessions).set({ lastSeenAt: Date.now() - 16 * 60 * 1000 }).run();
+    const o = (await (await call("POST", "/app/session/options", { body: {} })).json()) as { challenge: string };
+    expect((await call("POST", "/app/session", { body: auth.assert(o as never) })).status).toBe(200);
+    expect(t.app.db.select().from(appSessions).all()).toHaveLength(1);
+  });
+
+  test("a person's records are read through the partial index records_person, never a scan", () => {
+    const plan = (t.app.db.$client.query(`EXPLAIN QUERY PLAN ${PERSON_RECORDS_SQL}`).all(new Uint8Array(32), 100) as { detail: string }[]).map((r) => r.detail);
+    expect(plan.some((d) => /^SEARCH records USING INDEX records_person/.test(d))).toBe(true);
+    expect(plan.filter((d) => /^SCAN|TEMP B-TREE/.test(d))).toEqual([]);
+  });
+});
+

@@ -500,6 +500,7 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       db.$client.run("DROP TABLE passkeys");
       db.$client.run("DROP TABLE app_challenges");
       db.$client.run("DROP TABLE app_sessions");
+      db.$client.run("DROP INDEX records_person");
       db.$client.run("DROP INDEX records_one_active");
       db.$client.run("CREATE UNIQUE INDEX `records_one_active` ON `records` (`org_id`,`doc_hash`) WHERE anchor_state <> 'abandoned' AND revoked_at IS NULL");
       db.$client.run("DROP TABLE enrolments");
