@@ -348,7 +348,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       signerType,
       signerStanding: (org !== null && org.suspended !== 0) || personSuspended ? "suspended" : "good_standing",
       ...(signerType === "user" && row.signer_hint !== null ? { signerHint: row.signer_hint } : {}),
-      ...(signerType === "org" && tier === "organisation" && org !== null ? { signerOrg: org.name } : {}),
+      // The signing organisation, or the organisation a person signed within (decisions §10).
+      ...(tier === "organisation" && org !== null ? { signerOrg: org.name } : {}),
       ...(row.revoked_at !== null ? { revocation: { reason: row.revocation_reason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(row.revoked_at) } } : {}),
       checksPerformed: { ...checks(row, requested), anchorStatus: row.anchor_state },
       anchor: {

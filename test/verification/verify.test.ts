@@ -71,16 +71,20 @@ describe("each verdict", () => {
     expect("retryAfterSeconds" in result).toBe(false);
   });
 
-  test("verified: an anchored person-signed record, with its hint and no signerOrg", () => {
+  test("verified: an anchored person-signed record, with its hint; at the organisation tier signerOrg names the organisation the person signed within (decisions §10)", () => {
     const hash = freshHash();
-    const id = fx.addPersonRecord(alice, { docHash: hash, hint: "Alice Example (identity verified)" });
+    const id = fx.addPersonRecord(alice, { docHash: hash, hint: "Alice Example (identity verified)", orgId: acme.id });
     const result = verifier().verify({ docHash: hash, tier: "organisation" });
     expect(result.verdict).toBe("verified");
     expect(result.matches).toHaveLength(1);
     const m = result.matches[0]!;
-    expect(m).toMatchObject({ recordId: id, kind: "pdf_embedded", signerType: "user", status: "active", signerHint: "Alice Example (identity verified)", checksPerformed: PASS });
-    expect("signerOrg" in m).toBe(false);
+    expect(m).toMatchObject({ recordId: id, kind: "pdf_embedded", signerType: "user", status: "active", signerHint: "Alice Example (identity verified)", signerOrg: "Acme Certification Ltd", checksPerformed: PASS });
     expect("revocation" in m).toBe(false);
+    expect("signerOrg" in verifier().verify({ docHash: hash, tier: "public" }).matches[0]!).toBe(false);
+    // A record with no organisation (none can be made today) names none.
+    const orphan = freshHash();
+    fx.addPersonRecord(alice, { docHash: orphan, hint: "Alice Example" });
+    expect("signerOrg" in verifier().verify({ docHash: orphan, tier: "organisation" }).matches[0]!).toBe(false);
   });
 
   test("revoked: the match carries the reason and time", () => {
@@ -359,11 +363,11 @@ describe("signer standing", () => {
 });
 
 describe("disclosure tiers", () => {
-  test("field by field: public hides only signerOrg on organisation-signed matches", () => {
+  test("field by field: public hides only signerOrg, on organisation-signed and person-signed matches", () => {
     const hash = freshHash();
     const acmeRecord = fx.addOrgRecord(acme, { docHash: hash, revoked: { reason: "SUPERSEDED" } });
     const globexRecord = fx.addOrgRecord(globex, { docHash: hash });
-    fx.addPersonRecord(alice, { docHash: hash, hint: "Alice Example" });
+    const aliceRecord = fx.addPersonRecord(alice, { docHash: hash, hint: "Alice Example", orgId: globex.id });
     const v = verifier();
     const pub = v.verify({ docHash: hash, tier: "public" });
     const org = v.verify({ docHash: hash, tier: "organisation" });
@@ -372,17 +376,16 @@ describe("disclosure tiers", () => {
     const names = new Map([
       [acmeRecord, "Acme Certification Ltd"],
       [globexRecord, "Globex Registry"],
+      [aliceRecord, "Globex Registry"],
     ]);
     for (let i = 0; i < 3; i++) {
       const p = pub.matches[i]!;
       const o = org.matches[i]!;
       expect(o.recordId).toBe(p.recordId);
       expect("signerOrg" in p).toBe(false);
-      if (o.signerType === "org") {
-        // Whichever organisation signed it.
-        expect(o.signerOrg).toBe(names.get(o.recordId)!);
-      } else {
-        expect("signerOrg" in o).toBe(false);
+      // Whichever organisation signed it, or the person signed within.
+      expect(o.signerOrg).toBe(names.get(o.recordId)!);
+      if (o.signerType === "user") {
         expect(p.signerHint).toBe("Alice Example");
         expect(o.signerHint).toBe("Alice Example");
       }

@@ -41,7 +41,7 @@ const Match = t.Object(
     signerType: oneOf(["org", "user"]),
     signerStanding: oneOf(["good_standing", "suspended"], { description: "Recomputed per request" }),
     signerHint: t.Optional(t.String({ description: "Person-signed matches" })),
-    signerOrg: t.Optional(t.String({ description: "Organisation-signed matches, organisation tier only" })),
+    signerOrg: t.Optional(t.String({ description: "Organisation tier only: the signing organisation's registered name, or for a person-signed match the organisation the person signed within" })),
     revocation: t.Optional(t.Object({ reason: RevocationReason, revokedAt: Timestamp })),
     checksPerformed: t.Object(
       {
