@@ -1,8 +1,8 @@
 /**
  * Reading a JSON object body under a byte limit. The limit is enforced while the body
- * streams in: a declared `Content-Length` over it is refused before a byte is read, and a
- * chunked body is cancelled as soon as it passes the limit, so an oversized request costs
- * at most `limit` bytes of memory.
+ * streams in: a declared `Content-Length` over it is refused before a byte is read, one within
+ * it is read whole, and a chunked body is cancelled as soon as it passes the limit, so an
+ * oversized request costs at most `limit` bytes of memory.
  */
 import { DomainError } from "../lib/errors.ts";
 
@@ -20,6 +20,38 @@ export async function readJsonObject(request: Request, limit: number): Promise<R
     });
   }
 
+  let bytes: Uint8Array;
+  if (declared !== null && /^\d+$/.test(declared)) {
+    // A declared length within the limit (checked above): HTTP/1.1 framing delivers exactly that
+    // many bytes, so the body is read whole, without the stream machinery (a tenth of a
+    // verification's CPU in its profile, docs/benchmarks.md). Checked again all the same.
+    bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.length > limit) throw tooLarge();
+  } else bytes = await readStreamed(request, limit, tooLarge);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new DomainError("VALIDATION_FAILED", "The request body is not valid UTF-8.", { body: "not valid UTF-8" });
+  }
+  if (text.trim() === "") {
+    throw new DomainError("VALIDATION_FAILED", "The request body is empty; send a JSON object.", { body: "required: a JSON object" });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new DomainError("VALIDATION_FAILED", "The request body is not valid JSON.", { body: "not valid JSON" });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+    throw new DomainError("VALIDATION_FAILED", `The request body must be a JSON object, not ${kind}.`, { body: `must be a JSON object, not ${kind}` });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A body without a declared length (chunked): read as it streams in, cancelled past `limit`. */
+async function readStreamed(request: Request, limit: number, tooLarge: () => DomainError): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (request.body !== null) {
@@ -41,24 +73,5 @@ export async function readJsonObject(request: Request, limit: number): Promise<R
     bytes.set(c, at);
     at += c.byteLength;
   }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw new DomainError("VALIDATION_FAILED", "The request body is not valid UTF-8.", { body: "not valid UTF-8" });
-  }
-  if (text.trim() === "") {
-    throw new DomainError("VALIDATION_FAILED", "The request body is empty; send a JSON object.", { body: "required: a JSON object" });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new DomainError("VALIDATION_FAILED", "The request body is not valid JSON.", { body: "not valid JSON" });
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-    throw new DomainError("VALIDATION_FAILED", `The request body must be a JSON object, not ${kind}.`, { body: `must be a JSON object, not ${kind}` });
-  }
-  return value as Record<string, unknown>;
+  return bytes;
 }
