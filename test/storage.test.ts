@@ -200,7 +200,7 @@ describe("storage", () => {
     const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
 
     // 0008, and the releases after it.
-    expect(migrate(db).applied).toBe(2);
+    expect(migrate(db).applied).toBe(3);
     expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
     expectSoundAndAsFresh(db);
     // The new tables take rows, with their foreign keys enforced.
@@ -229,7 +229,8 @@ describe("storage", () => {
     // Before: one active record per organisation and hash, whoever signed.
     expect(() => fx.addPersonRecord(alice, { docHash: hash, orgId: acme.id })).toThrow(/UNIQUE/);
 
-    expect(migrate(db).applied).toBe(1);
+    // 0009, and the releases after it.
+    expect(migrate(db).applied).toBe(2);
     expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
     expectSoundAndAsFresh(db);
     // After: a person of the organisation may sign the hash the organisation authenticated, once;
@@ -243,6 +244,43 @@ describe("storage", () => {
     const answer = verifier.verify({ docHash: hash, tier: "public" });
     expect(answer.verdict).toBe("verified");
     expect(answer.matches.map((m) => m.recordId).sort()).toEqual([...ids, personal].sort());
+    db.$client.close();
+  });
+
+  test("0010 adds the change counter and its triggers and makes the log's index covering: records, keys and log kept; the counter moves only on what caches hold", () => {
+    const db = databaseBefore("0010");
+    expect(rows(db, "SELECT name FROM sqlite_master WHERE name = 'change_counter' OR (type = 'trigger' AND sql LIKE '%change_counter%')")).toEqual([]);
+    const fx = createRecordsFixture({ db });
+    const acme = fx.createOrg("Acme Certification Ltd");
+    const hash = docHashOf("upgrade: 0010");
+    const id = fx.addOrgRecord(acme, { docHash: hash });
+    db.$client.run("INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms) VALUES ('01900000-0000-7000-8000-000000000001', ?, 'live', 'k', 'verified_org', ?, 'ref', 1)", [acme.id, hash]);
+    const tables = ["organisations", "signing_keys", "records", "verifications", "api_keys", "persons"];
+    const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
+
+    expect(migrate(db).applied).toBe(1);
+    expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
+    expectSoundAndAsFresh(db);
+    const counter = () => (db.$client.query("SELECT value FROM change_counter WHERE id = 1").get() as { value: number }).value;
+    expect(counter()).toBe(0);
+    // What verification and authentication keep in memory moves the counter, from any connection ...
+    const bumps = (sql: string, params: (string | number | Uint8Array)[] = []) => {
+      const was = counter();
+      db.$client.query(sql).run(...params);
+      return counter() - was;
+    };
+    expect(bumps("UPDATE records SET signature = signature || x'00' WHERE id = ?", [id])).toBe(1);
+    expect(bumps("UPDATE records SET seal_fingerprint = seal_fingerprint WHERE id = ?", [id])).toBe(1);
+    expect(bumps("UPDATE organisations SET suspended = 1 WHERE id = ?", [acme.id])).toBe(1);
+    expect(bumps("UPDATE signing_keys SET created_at = created_at + 1")).toBeGreaterThan(0);
+    // ... and what verification reads afresh on every request does not.
+    expect(bumps("UPDATE records SET revoked_at = 5, revocation_reason = 'SUPERSEDED' WHERE id = ?", [id])).toBe(0);
+    expect(bumps("UPDATE records SET anchor_state = anchor_state WHERE id = ?", [id])).toBe(0);
+    expect(bumps("INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, verified_at_ms) VALUES ('01900000-0000-7000-8000-000000000002', ?, 'live', 'k', 'no_record', ?, 2)", [acme.id, hash])).toBe(0);
+    expect(bumps("DELETE FROM records WHERE id = ?", [id])).toBe(1);
+    // The log's first page is read from the covering index alone.
+    const plan = db.$client.query("EXPLAIN QUERY PLAN SELECT id, org_id, environment, verdict, doc_hash, reference, verified_at_ms FROM verifications WHERE org_id = ? AND environment = ? ORDER BY id DESC LIMIT 26").all(acme.id, "live") as { detail: string }[];
+    expect(plan.map((p) => p.detail)).toEqual(["SEARCH verifications USING COVERING INDEX verifications_scope (org_id=? AND environment=?)"]);
     db.$client.close();
   });
 });

@@ -33,6 +33,20 @@ export const signingKeys = sqliteTable("signing_keys", {
 });
 
 /**
+ * One row (id 1): a counter that triggers raise whenever something the service keeps in memory
+ * between requests changes in the tables it was read from (issue 17): the columns of `records`
+ * that verification checks, any `signing_keys` row, `organisations`, an API key's credential
+ * columns, a person's suspension or key. Every change, from this process or any other connection
+ * (the admin command line, an operator's sqlite3), bumps it in the changing transaction itself;
+ * the in-memory caches read it with their data and drop what was read under an older value.
+ * The triggers are in migrations/0010 (drizzle schema cannot express triggers).
+ */
+export const changeCounter = sqliteTable("change_counter", {
+  id: integer("id").primaryKey(),
+  value: integer("value").notNull(),
+});
+
+/**
  * Organisations. Flags are 0/1 integers. `system_key_fingerprint` names the organisation's own
  * ML-DSA key in `signing_keys`. `topic_id` is set once the running service has created the
  * organisation's ledger topic.
@@ -240,7 +254,9 @@ export const verifications = sqliteTable(
     retryAfterSeconds: integer("retry_after_seconds"),
   },
   (t) => [
-    index("verifications_scope").on(t.orgId, t.environment, t.id),
+    // Covering: a page of the unfiltered log (and a time-bounded one) is read from this index
+    // alone, in id order, with no table row touched (issue 17; the query-plan test checks it).
+    index("verifications_scope").on(t.orgId, t.environment, t.id, t.verdict, t.docHash, t.verifiedAtMs, t.reference),
     index("verifications_scope_verdict").on(t.orgId, t.environment, t.verdict, t.id),
     index("verifications_scope_hash").on(t.orgId, t.environment, t.docHash, t.id),
   ],

@@ -495,8 +495,15 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       const db = openDatabase({ path: join(data, DATABASE_FILE) });
       const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
       const since = journal.entries.find((e) => e.tag.startsWith("0007"))!.when;
-      // Later migrations taken back out too (0009: passkeys, challenges, sessions, and the old
-      // records_one_active; 0008: persons and enrolment links; all empty here).
+      // Later migrations taken back out too (0010: the change counter, its triggers and the
+      // covering log index; 0009: passkeys, challenges, sessions, and the old records_one_active;
+      // 0008: persons and enrolment links; all empty here).
+      for (const { name } of db.$client.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%change_counter%'").all() as { name: string }[]) {
+        db.$client.run(`DROP TRIGGER ${name}`);
+      }
+      db.$client.run("DROP TABLE change_counter");
+      db.$client.run("DROP INDEX verifications_scope");
+      db.$client.run("CREATE INDEX `verifications_scope` ON `verifications` (`org_id`,`environment`,`id`)");
       db.$client.run("DROP TABLE passkeys");
       db.$client.run("DROP TABLE app_challenges");
       db.$client.run("DROP TABLE app_sessions");
