@@ -26,12 +26,13 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openCore } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { encodeCreationMessage, encodeKeyAnnouncementMessage, sha256Text } from "../../src/records/messages.ts";
-import { ensureSealKey, loadSealedKey } from "../../src/records/seal-key.ts";
+import type { Organisation } from "../../src/keys/organisations.ts";
+import { ensureSealKey, loadSealedKey, type StoredKey } from "../../src/records/seal-key.ts";
 import { createIdGenerator } from "../../src/verification/log.ts";
 
 /** Bump when what the generator writes changes. */
@@ -72,9 +73,22 @@ interface Manifest {
   readonly logRowsOfOrg0: number;
 }
 
+/** An anchored organisation-signed record, as the anchor loop leaves it. */
+export const INSERT_RECORD_SQL = `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
+    seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, sequence_number, consensus_at, created_at)
+  VALUES (?, ?, 'org', 'record_only', NULL, ?, ?, ?, ?, ?, ?, ?, 'anchored', ?, ?, ?, ?, ?)`;
+/** Its anchored `record_message` row in `ledger_transactions`. */
+export const INSERT_RECORD_MESSAGE_SQL = `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, signed_bytes, valid_start_ms, valid_seconds,
+    state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
+  VALUES (?, 'record_message', ?, ?, ?, ?, NULL, ?, 180, 'anchored', ?, ?, ?, 1, ?, ?, ?)`;
+/** A verification-log row. */
+export const INSERT_LOG_SQL =
+  "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)";
+
 export const CACHE_ROOT = join(import.meta.dir, "..", "..", ".bench-cache");
 
-function schemaDigest(): string {
+/** A digest of `migrations/*.sql`: part of every cached dataset's name, so a schema change builds a new one. */
+export function schemaDigest(): string {
   const dir = join(import.meta.dir, "..", "..", "migrations");
   const h = createHash("sha256");
   for (const f of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(dir, f)));
@@ -102,19 +116,19 @@ export function ensureDataset(say: (line: string) => void): Dataset {
   return { dir, ...m };
 }
 
-function hex(bytes: Uint8Array): string {
+export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 }
 
 /** A UUIDv7 for millisecond `ms` with the random bits from `rnd` (10 bytes). */
-function uuidV7(ms: number, rnd: Uint8Array): string {
+export function uuidV7(ms: number, rnd: Uint8Array): string {
   const t = ms.toString(16).padStart(12, "0");
   const r = hex(rnd);
   const variant = ((rnd[2]! & 0x3f) | 0x80).toString(16);
   return `${t.slice(0, 8)}-${t.slice(8)}-7${r.slice(0, 3)}-${variant}${r.slice(6, 8)}-${r.slice(8, 20)}`;
 }
 
-function consensusOf(ms: number, i: number): string {
+export function consensusOf(ms: number, i: number): string {
   return `${Math.floor(ms / 1000) + 4}.${String((ms % 1000) * 1_000_000 + (i % 1_000_000)).padStart(9, "0")}`;
 }
 
@@ -124,21 +138,11 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
   const { db, signer, clock } = core;
   const sql = db.$client;
   try {
-    const orgs = Array.from({ length: ORG_COUNT }, (_, i) =>
-      core.organisations.create({ name: `Bench organisation ${i}`, apiAccess: true, addon: true, validated: true }, "bench"),
-    );
-    const setTopic = sql.prepare("UPDATE organisations SET topic_id = ? WHERE id = ?");
-    orgs.forEach((o, i) => setTopic.run(`0.0.${900_001 + i}`, o.id));
+    // The records span the year before the build; the log the day before it.
+    const startMs = Date.now() - YEAR_MS - 86_400_000;
+    const { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId } = createBenchOrganisations(core, ORG_COUNT, startMs - 60_000);
     const recordsOrg = core.organisations.create({ name: "Bench record creation", apiAccess: true, addon: true, validated: true }, "bench");
-    const logKey = core.apiKeys.mint({ orgId: orgs[0]!.id, environment: "live" }, "bench").key;
     const recordsKey = core.apiKeys.mint({ orgId: recordsOrg.id, environment: "live" }, "bench").key;
-    const seal = ensureSealKey({ db, signer, clock });
-    const fingerprintOf = sql.prepare<{ f: Uint8Array }, [string]>("SELECT system_key_fingerprint AS f FROM organisations WHERE id = ?");
-    const orgKeys = orgs.map((o) => {
-      const key = loadSealedKey(db, fingerprintOf.get(o.id)!.f);
-      if (key === null) throw new Error(`organisation ${o.id} has no sealed key`);
-      return key;
-    });
 
     // A bulk build: no other connection, and a failure throws the folder away, so neither the
     // journal nor fsync buys anything here. WAL again (the product's mode) at the end.
@@ -146,42 +150,11 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
     sql.run("PRAGMA synchronous = OFF");
     sql.run("PRAGMA cache_size = -1000000");
 
-    const insertRecord = sql.prepare(
-      `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
-        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, sequence_number, consensus_at, created_at)
-       VALUES (?, ?, 'org', 'record_only', NULL, ?, ?, ?, ?, ?, ?, ?, 'anchored', ?, ?, ?, ?, ?)`,
-    );
-    const insertLedger = sql.prepare(
-      `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, signed_bytes, valid_start_ms, valid_seconds,
-        state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, 'record_message', ?, ?, ?, ?, NULL, ?, 180, 'anchored', ?, ?, ?, 1, ?, ?, ?)`,
-    );
+    const insertRecord = sql.prepare(INSERT_RECORD_SQL);
+    const insertLedger = sql.prepare(INSERT_RECORD_MESSAGE_SQL);
     const pool = Array.from({ length: 64 }, () => crypto.getRandomValues(new Uint8Array(3309)));
     const poolDigests = pool.map(sha256Text);
     const orgKeyDigests = orgKeys.map((k) => sha256Text(k.publicKey));
-    // The records span the year before the build; the log the day before it.
-    const startMs = Date.now() - YEAR_MS - 86_400_000;
-    const sealFp = Buffer.from(seal.fingerprint);
-    const orgFps = orgKeys.map((k) => Buffer.from(k.fingerprint));
-    // Each topic opens with its organisation's key announcement (docs/receipts.md §1), anchored
-    // at sequence 1, as the anchor loop leaves it: receipts need it.
-    const insertAnnouncement = sql.prepare(
-      `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds,
-        state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, 'key_announcement', ?, NULL, ?, ?, ?, NULL, ?, 180, 'anchored', 1, ?, ?, 1, ?, ?, ?)`,
-    );
-    orgs.forEach((o, org) => {
-      const ms = startMs - 60_000 + org;
-      const message = encodeKeyAnnouncementMessage({
-        orgId: o.id,
-        name: o.name,
-        algorithm: orgKeys[org]!.algorithm,
-        keyFingerprint: orgKeys[org]!.fingerprint,
-        sealKeyFingerprint: seal.fingerprint,
-      });
-      insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000 + 999_999).padStart(9, "0")}`, o.id, `0.0.${900_001 + org}`, message,
-        orgFps[org]!, ms, consensusOf(ms, 0), crypto.getRandomValues(new Uint8Array(48)), ms, ms, ms + 4000);
-    });
     const sequence = new Array<number>(ORG_COUNT).fill(1);
     const realHashes: string[] = [];
     const realIds: string[] = [];
@@ -234,10 +207,7 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
     // The verification log, through the log's own id generator (strictly increasing UUIDv7).
     let now = Date.now() - 86_400_000;
     const ids = createIdGenerator({ now: () => now });
-    const insertLog = sql.prepare(
-      "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-    );
-    const logKeyId = sql.prepare<{ key_id: string }, [string]>("SELECT key_id FROM api_keys WHERE org_id = ?").get(orgs[0]!.id)!.key_id;
+    const insertLog = sql.prepare(INSERT_LOG_SQL);
     const writeLog = sql.transaction((from: number, to: number) => {
       for (let i = from; i < to; i++) {
         now += 97;
@@ -260,4 +230,62 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
   } finally {
     void core.close();
   }
+}
+
+/** What both datasets (this one and the scale one, scale-dataset.ts) share: organisations, their keys, the seal key. */
+export interface BenchOrganisations {
+  readonly orgs: readonly Organisation[];
+  /** Each organisation's sealed system key, in the order of `orgs`. */
+  readonly orgKeys: readonly StoredKey[];
+  readonly seal: StoredKey;
+  readonly orgFps: readonly Buffer[];
+  readonly sealFp: Buffer;
+  /** A live key of organisation 0 (verifications:read, records:write) and its id. */
+  readonly logKey: string;
+  readonly logKeyId: string;
+}
+
+/**
+ * `count` organisations made through the product's services (real sealed system keys, API access,
+ * the add-on), each with a (fake) topic id that opens with its key announcement, anchored at
+ * sequence 1 at `announcedAtMs` (docs/receipts.md §1: receipts need it); the seal key; a live key
+ * of organisation 0.
+ */
+export function createBenchOrganisations(core: Core, count: number, announcedAtMs: number): BenchOrganisations {
+  const { db, signer, clock } = core;
+  const sql = db.$client;
+  const orgs = Array.from({ length: count }, (_, i) =>
+    core.organisations.create({ name: `Bench organisation ${i}`, apiAccess: true, addon: true, validated: true }, "bench"),
+  );
+  const setTopic = sql.prepare("UPDATE organisations SET topic_id = ? WHERE id = ?");
+  orgs.forEach((o, i) => setTopic.run(`0.0.${900_001 + i}`, o.id));
+  const logKey = core.apiKeys.mint({ orgId: orgs[0]!.id, environment: "live" }, "bench").key;
+  const logKeyId = sql.prepare<{ key_id: string }, [string]>("SELECT key_id FROM api_keys WHERE org_id = ?").get(orgs[0]!.id)!.key_id;
+  const seal = ensureSealKey({ db, signer, clock });
+  const fingerprintOf = sql.prepare<{ f: Uint8Array }, [string]>("SELECT system_key_fingerprint AS f FROM organisations WHERE id = ?");
+  const orgKeys = orgs.map((o) => {
+    const key = loadSealedKey(db, fingerprintOf.get(o.id)!.f);
+    if (key === null) throw new Error(`organisation ${o.id} has no sealed key`);
+    return key;
+  });
+  const sealFp = Buffer.from(seal.fingerprint);
+  const orgFps = orgKeys.map((k) => Buffer.from(k.fingerprint));
+  const insertAnnouncement = sql.prepare(
+    `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds,
+      state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, 'key_announcement', ?, NULL, ?, ?, ?, NULL, ?, 180, 'anchored', 1, ?, ?, 1, ?, ?, ?)`,
+  );
+  orgs.forEach((o, org) => {
+    const ms = announcedAtMs + org;
+    const message = encodeKeyAnnouncementMessage({
+      orgId: o.id,
+      name: o.name,
+      algorithm: orgKeys[org]!.algorithm,
+      keyFingerprint: orgKeys[org]!.fingerprint,
+      sealKeyFingerprint: seal.fingerprint,
+    });
+    insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000 + 999_999).padStart(9, "0")}`, o.id, `0.0.${900_001 + org}`, message,
+      orgFps[org]!, ms, consensusOf(ms, 0), crypto.getRandomValues(new Uint8Array(48)), ms, ms, ms + 4000);
+  });
+  return { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId };
 }
