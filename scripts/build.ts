@@ -31,7 +31,13 @@ const started = performance.now();
 const src = join(root, "src");
 const worker = join(src, "local-ledger", "worker.ts");
 const workerPath = "./" + relative(src, worker).split(sep).join("/");
-await $`${process.execPath} build ${join(src, "main.ts")} ${worker} --root ${src} --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --define ${"DOCVERIFY_LEDGER_WORKER=" + JSON.stringify(workerPath)} --outfile ${outfile}`.cwd(root);
+// The signing workers (src/crypto/sign-pool.ts) the same way: DOCVERIFY_SIGN_WORKER.
+const signWorker = join(src, "crypto", "sign-worker.ts");
+const signWorkerPath = "./" + relative(src, signWorker).split(sep).join("/");
+// The writer thread of group commits (src/storage/writer-thread.ts) the same way: DOCVERIFY_WRITER_WORKER.
+const writerWorker = join(src, "storage", "writer-worker.ts");
+const writerWorkerPath = "./" + relative(src, writerWorker).split(sep).join("/");
+await $`${process.execPath} build ${join(src, "main.ts")} ${worker} ${signWorker} ${writerWorker} --root ${src} --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --define ${"DOCVERIFY_LEDGER_WORKER=" + JSON.stringify(workerPath)} --define ${"DOCVERIFY_SIGN_WORKER=" + JSON.stringify(signWorkerPath)} --define ${"DOCVERIFY_WRITER_WORKER=" + JSON.stringify(writerWorkerPath)} --outfile ${outfile}`.cwd(root);
 console.log(`built ${outfile} (commit ${commit}) in ${Math.round(performance.now() - started)} ms`);
 
 const verifier = join(dirname(outfile), "docverify-verify.mjs");

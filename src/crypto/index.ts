@@ -30,4 +30,5 @@ export {
   type SeedBinding,
 } from "./sealed-seed.ts";
 export { decompressSecp256k1, verifySecp256k1 } from "./secp256k1.ts";
-export { createSigner, type GeneratedKey, type SealedKey, type Signer, type SignerOptions } from "./signer.ts";
+export { SignWorkerError } from "./sign-pool.ts";
+export { createSigner, defaultSignWorkers, type GeneratedKey, type RecordSignatures, type SealedKey, type Signer, type SignerOptions } from "./signer.ts";

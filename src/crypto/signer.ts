@@ -27,7 +27,9 @@ import { assertBytes, bytesEqual, checkOptions, toHex } from "./bytes.ts";
 import { KeyDecryptionError, MasterKeyMissingError, UnsupportedAlgorithmError } from "./errors.ts";
 import { keyFingerprint } from "./keys.ts";
 import { Lru } from "./lru.ts";
+import { encodeSealPayload } from "./payload.ts";
 import { assertPurpose, deriveSeedEncryptionKey, openSeed, sealSeed } from "./sealed-seed.ts";
+import { createSignPool } from "./sign-pool.ts";
 
 /** A private key as stored: everything needed to open and use it, nothing secret in clear. */
 export interface SealedKey {
@@ -50,8 +52,21 @@ export interface Signer {
   readonly canSign: boolean;
   generateKey(purpose: string, algorithm?: Algorithm): GeneratedKey;
   sign(key: SealedKey, message: Uint8Array): Uint8Array;
+  /**
+   * A record's signature by `signerKey` over `recordPayload` (payload.ts) and the seal's over the
+   * seal payload binding it, each verified before it is returned: on a signing worker when the
+   * signer has any (started on first use), else on this thread. Rejects with what `sign` throws,
+   * or, when a worker stops while it holds the job, with `SignWorkerError`; nothing is returned
+   * then, so a caller that writes only after it resolves writes nothing.
+   */
+  signAndSeal(signerKey: SealedKey, sealKey: SealedKey & { readonly fingerprint: Uint8Array }, recordPayload: Uint8Array): Promise<RecordSignatures>;
+  /** Signing workers running now (0 before the first signAndSeal and after an idle stop). */
+  workersRunning(): number;
   verify(algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
-  /** Forgets cached private keys (for example after the master key is rotated) and imported public keys. */
+  /**
+   * Forgets cached private keys (for example after the master key is rotated) and imported public
+   * keys; stops the signing workers, whose caches go with them (they start again when needed).
+   */
   clearCache(): void;
 }
 
@@ -62,22 +77,112 @@ export interface SignerOptions {
   readonly cacheSize?: number;
   /** Imported public keys `verify` keeps in memory; default 1024 (about 3 KB each). */
   readonly publicKeyCacheSize?: number;
+  /**
+   * Signing workers for `signAndSeal`: default one per core (`navigator.hardwareConcurrency`,
+   * at least 1); 0 signs on the calling thread. None runs before the first `signAndSeal`.
+   */
+  readonly workers?: number;
+  /** For tests only: another worker entry point (one that wraps sign-worker.ts). */
+  readonly workerEntry?: URL;
 }
 
-interface OpenedKey {
+/** The two signatures of a record. */
+export interface RecordSignatures {
+  readonly signature: Uint8Array;
+  readonly sealSignature: Uint8Array;
+}
+
+/** One signing worker per core, at least one. */
+export function defaultSignWorkers(): number {
+  const cores = typeof navigator === "object" ? navigator.hardwareConcurrency : 1;
+  return Number.isSafeInteger(cores) && cores > 0 ? cores : 1;
+}
+
+export interface OpenedKey {
   readonly privateKey: KeyObject;
   readonly publicKey: KeyObject;
 }
 
 const SEALED_KEY_FIELDS = ["algorithm", "publicKey", "purpose", "sealedSeed", "fingerprint"] as const;
 
+/** Opened private keys, and signing with them: the half of the signer the worker pool shares. */
+export interface KeyRing {
+  /** Signs `message` with the sealed `key` (opened once, then cached), verified before it is returned. */
+  sign(key: SealedKey, message: Uint8Array): Uint8Array;
+  /** Caches a key just generated, so its first use does not open the seed again. */
+  remember(key: { fingerprint: Uint8Array; purpose: string; sealedSeed: Uint8Array }, opened: OpenedKey): void;
+  clear(): void;
+}
+
+/**
+ * The private-key side of a signer over the seed-encryption key (derived from the master key):
+ * used by `createSigner` on the calling thread and by each signing worker (sign-worker.ts) on its
+ * own, so both sign with exactly the same checks.
+ */
+export function createKeyRing(encryptionKey: Uint8Array, cacheSize: number): KeyRing {
+  assertBytes(encryptionKey, "encryptionKey", 32);
+  const opened = new Lru<string, OpenedKey>(cacheSize);
+  const cacheKey = (fingerprint: Uint8Array, purpose: string, sealedSeed: Uint8Array) => `${toHex(fingerprint)}|${purpose}|${toHex(sealedSeed)}`;
+  return {
+    sign(key, message) {
+      checkOptions(key, "sealed key", SEALED_KEY_FIELDS);
+      const spec = algorithmSpec(key.algorithm);
+      assertBytes(key.publicKey, "publicKey", spec.publicKeyLength);
+      assertBytes(key.sealedSeed, "sealedSeed");
+      assertPurpose(key.purpose);
+      assertBytes(message, "message");
+      const fingerprint = keyFingerprint({ algorithm: spec.name, publicKey: key.publicKey });
+      if (key.fingerprint !== undefined) {
+        assertBytes(key.fingerprint, "fingerprint");
+        if (!bytesEqual(key.fingerprint, fingerprint)) throw new KeyDecryptionError("key_mismatch", toHex(key.fingerprint));
+      }
+      const id = cacheKey(fingerprint, key.purpose, key.sealedSeed);
+      let entry = opened.get(id);
+      if (entry === undefined) {
+        const seed = openSeed(encryptionKey, key.sealedSeed, { algorithm: spec.name, fingerprint, purpose: key.purpose });
+        try {
+          const { privateKey, publicKey } = spec.importSeed(seed);
+          if (!bytesEqual(publicKey, key.publicKey)) throw new KeyDecryptionError("key_mismatch", toHex(fingerprint));
+          entry = { privateKey, publicKey: spec.importPublicKey(publicKey) };
+          opened.set(id, entry);
+        } finally {
+          seed.fill(0);
+        }
+      }
+      const signature = spec.sign(entry.privateKey, message);
+      if (!spec.verify(entry.publicKey, message, signature)) {
+        throw new Error(`${spec.name}: a fresh signature did not verify (key ${toHex(fingerprint)})`);
+      }
+      return signature;
+    },
+    remember(key, entry) {
+      opened.set(cacheKey(key.fingerprint, key.purpose, key.sealedSeed), entry);
+    },
+    clear() {
+      opened.clear();
+    },
+  };
+}
+
+/**
+ * A record's two signatures (docs/signing.md §3): the signer's over the record payload, then the
+ * seal's over the seal payload, which binds that signature. The same on the calling thread and in
+ * a signing worker.
+ */
+export function signAndSealWith(ring: KeyRing, signerKey: SealedKey, sealKey: SealedKey & { readonly fingerprint: Uint8Array }, recordPayload: Uint8Array): RecordSignatures {
+  const signature = ring.sign(signerKey, recordPayload);
+  const sealSignature = ring.sign(sealKey, encodeSealPayload(recordPayload, signature, sealKey.fingerprint));
+  return { signature, sealSignature };
+}
+
 export function createSigner(options: SignerOptions): Signer {
-  checkOptions(options, "createSigner options", ["masterKey", "cacheSize", "publicKeyCacheSize"]);
+  checkOptions(options, "createSigner options", ["masterKey", "cacheSize", "publicKeyCacheSize", "workers", "workerEntry"]);
   const { masterKey, cacheSize = 1024, publicKeyCacheSize = 1024 } = options;
   if (masterKey !== null) assertBytes(masterKey, "masterKey", 32);
+  const workers = options.workers ?? defaultSignWorkers();
+  if (!Number.isSafeInteger(workers) || workers < 0) throw new RangeError("workers must be a non-negative integer");
   // Derived once; the master key itself is not retained.
   const encryptionKey = masterKey === null ? null : deriveSeedEncryptionKey(masterKey);
-  const opened = new Lru<string, OpenedKey>(cacheSize);
   const imported = new Lru<string, { readonly bytes: Buffer; readonly key: KeyObject }>(publicKeyCacheSize);
 
   /**
@@ -100,10 +205,13 @@ export function createSigner(options: SignerOptions): Signer {
     if (encryptionKey === null) throw new MasterKeyMissingError(null);
     return encryptionKey;
   }
-
-  function cacheKey(fingerprint: Uint8Array, purpose: string, sealedSeed: Uint8Array): string {
-    return `${toHex(fingerprint)}|${purpose}|${toHex(sealedSeed)}`;
+  const keyRing = encryptionKey === null ? null : createKeyRing(encryptionKey, cacheSize);
+  function requireKeyRing(): KeyRing {
+    if (keyRing === null) throw new MasterKeyMissingError(null);
+    return keyRing;
   }
+  // Started on the first signAndSeal, never at creation: idle memory (issue 17).
+  const pool = encryptionKey === null || workers === 0 ? null : createSignPool({ encryptionKey, size: workers, cacheSize, ...(options.workerEntry === undefined ? {} : { entry: options.workerEntry }) });
 
   return {
     canSign: encryptionKey !== null,
@@ -117,7 +225,7 @@ export function createSigner(options: SignerOptions): Signer {
         const { privateKey, publicKey } = spec.importSeed(seed);
         const fingerprint = keyFingerprint({ algorithm: spec.name, publicKey });
         const sealedSeed = sealSeed(encKey, seed, { algorithm: spec.name, fingerprint, purpose });
-        opened.set(cacheKey(fingerprint, purpose, sealedSeed), { privateKey, publicKey: spec.importPublicKey(publicKey) });
+        requireKeyRing().remember({ fingerprint, purpose, sealedSeed }, { privateKey, publicKey: spec.importPublicKey(publicKey) });
         return { algorithm: spec.name, publicKey, fingerprint, purpose, sealedSeed };
       } finally {
         seed.fill(0);
@@ -125,36 +233,17 @@ export function createSigner(options: SignerOptions): Signer {
     },
 
     sign(key, message) {
-      checkOptions(key, "sealed key", SEALED_KEY_FIELDS);
-      const encKey = requireEncryptionKey();
-      const spec = algorithmSpec(key.algorithm);
-      assertBytes(key.publicKey, "publicKey", spec.publicKeyLength);
-      assertBytes(key.sealedSeed, "sealedSeed");
-      assertPurpose(key.purpose);
-      assertBytes(message, "message");
-      const fingerprint = keyFingerprint({ algorithm: spec.name, publicKey: key.publicKey });
-      if (key.fingerprint !== undefined) {
-        assertBytes(key.fingerprint, "fingerprint");
-        if (!bytesEqual(key.fingerprint, fingerprint)) throw new KeyDecryptionError("key_mismatch", toHex(key.fingerprint));
-      }
-      const id = cacheKey(fingerprint, key.purpose, key.sealedSeed);
-      let entry = opened.get(id);
-      if (entry === undefined) {
-        const seed = openSeed(encKey, key.sealedSeed, { algorithm: spec.name, fingerprint, purpose: key.purpose });
-        try {
-          const { privateKey, publicKey } = spec.importSeed(seed);
-          if (!bytesEqual(publicKey, key.publicKey)) throw new KeyDecryptionError("key_mismatch", toHex(fingerprint));
-          entry = { privateKey, publicKey: spec.importPublicKey(publicKey) };
-          opened.set(id, entry);
-        } finally {
-          seed.fill(0);
-        }
-      }
-      const signature = spec.sign(entry.privateKey, message);
-      if (!spec.verify(entry.publicKey, message, signature)) {
-        throw new Error(`${spec.name}: a fresh signature did not verify (key ${toHex(fingerprint)})`);
-      }
-      return signature;
+      return requireKeyRing().sign(key, message);
+    },
+
+    async signAndSeal(signerKey, sealKey, recordPayload) {
+      const ring = requireKeyRing();
+      if (pool !== null) return pool.signAndSeal(signerKey, sealKey, recordPayload);
+      return signAndSealWith(ring, signerKey, sealKey, recordPayload);
+    },
+
+    workersRunning() {
+      return pool?.running() ?? 0;
     },
 
     verify(algorithm, publicKey, message, signature) {
@@ -174,8 +263,9 @@ export function createSigner(options: SignerOptions): Signer {
     },
 
     clearCache() {
-      opened.clear();
+      keyRing?.clear();
       imported.clear();
+      pool?.close();
     },
   };
 }

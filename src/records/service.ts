@@ -20,7 +20,7 @@
  *   is not affected: it is how a compromised organisation protects verifiers.
  */
 import { eq } from "drizzle-orm";
-import { MasterKeyMissingError, encodeRecordPayload, encodeSealPayload, type Signer } from "../crypto/index.ts";
+import { MasterKeyMissingError, encodeRecordPayload, type Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
 import { consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
@@ -173,11 +173,12 @@ export function createRecords(deps: RecordsDeps) {
   );
 
   /**
-   * Signs the record payload with the held key `signerFingerprint`, seals it, and builds the
-   * creation message. 503 without the master key (MasterKeyMissingError) or while the ledger queue
-   * is full; the seal key is created on first use.
+   * Signs the record payload with the held key `signerFingerprint`, seals it (on a signing worker:
+   * `signer.signAndSeal`), and builds the creation message. 503 without the master key
+   * (MasterKeyMissingError) or while the ledger queue is full; the seal key is created on first
+   * use. Nothing is written here: a failure (a signing worker that stops, for one) leaves no trace.
    */
-  function signAndSeal(signerFingerprint: Buffer, recordId: string, docHash: string, signedAtMs: number) {
+  async function signAndSeal(signerFingerprint: Buffer, recordId: string, docHash: string, signedAtMs: number) {
     if (!signer.canSign) throw new MasterKeyMissingError(null);
     ledger.assertCapacity();
     try {
@@ -189,8 +190,7 @@ export function createRecords(deps: RecordsDeps) {
     const seal = sealKey;
     const signerKey = heldKey(signerFingerprint);
     const payload = encodeRecordPayload({ recordId, docHash, signedAtMs, signerKeyFingerprint: signerKey.fingerprint });
-    const signature = signer.sign(signerKey, payload);
-    const sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
+    const { signature, sealSignature } = await signer.signAndSeal(signerKey, seal, payload);
     const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
     return { signerKey, seal, signature, sealSignature, message };
   }
@@ -305,7 +305,7 @@ export function createRecords(deps: RecordsDeps) {
       const topicId = org.topic_id;
       const recordId = Bun.randomUUIDv7();
       const signedAtMs = clock.now();
-      const { signerKey, seal, signature, sealSignature, message } = signAndSeal(Buffer.from(org.system_key_fingerprint), recordId, docHash, signedAtMs);
+      const { signerKey, seal, signature, sealSignature, message } = await signAndSeal(Buffer.from(org.system_key_fingerprint), recordId, docHash, signedAtMs);
       const reserved = ledger.newTransactionId();
 
       const result = await writes.run((tx: Tx) => {
@@ -391,7 +391,7 @@ export function createRecords(deps: RecordsDeps) {
       };
       if (org.topic_id === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; retry shortly.", undefined, TOPIC_RETRY_SECONDS);
       const topicId = org.topic_id;
-      const { seal, signature, sealSignature, message } = signAndSeal(personKey, recordId, docHash, signedAtMs);
+      const { seal, signature, sealSignature, message } = await signAndSeal(personKey, recordId, docHash, signedAtMs);
       const reserved = ledger.newTransactionId();
       const result = await writes.run((tx: Tx) => {
         input.claim?.(tx);

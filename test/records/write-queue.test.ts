@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { DATABASE_FILE } from "../../src/app.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { BUSY_RETRY_SECONDS, createWriteQueue, isBusy } from "../../src/records/write-queue.ts";
+import { BUSY_RETRY_SECONDS, GROUP_WINDOW_MS, createWriteQueue, isBusy } from "../../src/records/write-queue.ts";
 import { openDatabase } from "../../src/storage/db.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { HASH, harness } from "./fixtures.ts";
@@ -38,6 +38,37 @@ async function refusal(p: Promise<unknown>): Promise<unknown> {
 }
 
 describe("write queue", () => {
+  test("work submitted in separate tasks within the group window shares one transaction; later work gets its own", async () => {
+    const db = openDatabase({ path: join(tempDir(), DATABASE_FILE) });
+    try {
+      let transactions = 0;
+      const counting = new Proxy(db, {
+        get(target, prop, receiver) {
+          if (prop !== "transaction") return Reflect.get(target, prop, receiver);
+          return (...args: Parameters<typeof db.transaction>) => {
+            transactions++;
+            return target.transaction(...args);
+          };
+        },
+      });
+      const queue = createWriteQueue(counting);
+      const inTx = () => db.$client.inTransaction;
+      // Three items, each from its own task (as signing workers' answers arrive), inside the window.
+      const items: Promise<boolean>[] = [queue.run(inTx)];
+      await new Promise((r) => setImmediate(r));
+      items.push(queue.run(inTx));
+      await new Promise((r) => setImmediate(r));
+      items.push(queue.run(inTx));
+      expect(await Promise.all(items)).toEqual([true, true, true]);
+      expect(transactions).toBe(1);
+      await Bun.sleep(GROUP_WINDOW_MS * 5);
+      expect(await queue.run(inTx)).toBe(true);
+      expect(transactions).toBe(2);
+    } finally {
+      db.$client.close();
+    }
+  });
+
   test("a write lock held elsewhere past busy_timeout: every item of the batch gets 503 SERVICE_UNAVAILABLE with Retry-After, nothing is written; then it works again", async () => {
     const path = join(tempDir(), "queue.db");
     const db = openDatabase({ path });
