@@ -2,19 +2,23 @@
  * `npm run bench`: throughput and latency of docverify against a floor (a bare Bun.serve in
  * its own process), on an empty data folder and on a 1,000,000-record one (verification,
  * the verification log, record creation), plus the compiled binary's cold start and idle
- * memory against their targets. See docs/benchmarks.md.
+ * memory against their targets, and at scale: 10,000,000 records and log rows (issue 17, step 6).
+ * See docs/benchmarks.md.
  *
  * A benchmark reports: a missed target is printed as MISS and the exit code stays 0. The exit
  * code is 1 only when the measurement itself broke (a server did not start, wrk failed, or
  * the load saw error responses or socket errors), since those figures mean nothing.
  *
- *   bun scripts/bench.ts [--quick] [--json FILE]
+ *   bun scripts/bench.ts [--quick] [--scale-only] [--json FILE]
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDataset, type Dataset } from "./bench/dataset.ts";
+import { tableDepths } from "./bench/btree.ts";
+import { BULK_SIGNATURE_BYTES, ensureScaleDataset, scaleSpec, type ScaleDataset } from "./bench/scale-dataset.ts";
+import { runScale, type ScaleServing } from "./bench/scale.ts";
 import { coldStart, killAll, memoryOf, startAppServer, startDocverify, startFloor, type Server } from "./bench/processes.ts";
 import { EMPTY_SCENARIOS, LOG_DEPTH, millionScenarios, type Scenario, type Target } from "./bench/scenarios.ts";
 import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
@@ -33,6 +37,10 @@ const TARGETS = {
   receiptToVerifyRate: 0.5,
   /** Issue 16: person signatures per second (JSON endpoints, passkey included) at least this share of organisation records per second. */
   personToRecordRate: 0.5,
+  /** Issue 17 step 6: public verification's p99 at 10,000,000 records at most this multiple of its p99 at 1,000,000. */
+  scaleP99Ratio: 1.2,
+  /** Issue 17 step 6: a log page 1,000,000 rows deep at least this share of the first page's requests/s. */
+  scaleDeepPageRatio: 0.95,
 };
 /** Rate limits far above any load the machine can generate: the bench measures work, not refusals. */
 const UNLIMITED = {
@@ -88,17 +96,39 @@ interface ScenarioReport {
   readonly checks: readonly TargetCheck[];
 }
 
-const USAGE = `Usage: bun scripts/bench.ts [--quick] [--json FILE]
-  --quick      short smoke run (${QUICK.maxDurationS} s per measurement, ${QUICK.coldStartRuns} cold starts)
-  --json FILE  also write the results as JSON to FILE
+/** The scale part's report (issue 17 step 6): the dataset, and how it was served. */
+interface ScaleReport extends ScaleServing {
+  readonly dataset: {
+    readonly records: number;
+    readonly logRows: number;
+    readonly logRowsOfLogOrg: number;
+    readonly deepPageDepth: number;
+    /** False for a development dataset (BENCH_SCALE_RECORDS): its verdicts are not issue 17's. */
+    readonly full: boolean;
+    readonly realRecords: number;
+    readonly bulkSignatureBytes: number;
+    readonly bytes: number;
+    readonly buildSeconds: number;
+    readonly depths: Readonly<Record<string, number>>;
+    readonly depthsAtOneMillion: Readonly<Record<string, number>> | null;
+  };
+}
+
+const USAGE = `Usage: bun scripts/bench.ts [--quick] [--scale-only] [--json FILE]
+  --quick       short smoke run (${QUICK.maxDurationS} s per measurement, ${QUICK.coldStartRuns} cold starts), without the 10,000,000-record scale part
+  --scale-only  only the scale part (issue 17 step 6) and the 1,000,000-record public verification it is compared with;
+                with --quick, ${QUICK.maxDurationS} s per measurement
+  --json FILE   also write the results as JSON to FILE
 `;
+const QUICK_SKIPS_SCALE =
+  "scale (10,000,000 records, issue 17 step 6): not measured in a --quick run; a full run measures it, `npm run bench -- --scale-only` measures only it";
 
 async function main(argv: string[]): Promise<number> {
-  let options: { quick?: boolean; json?: string; help?: boolean };
+  let options: { quick?: boolean; "scale-only"?: boolean; json?: string; help?: boolean };
   try {
     options = parseArgs({
       args: argv,
-      options: { quick: { type: "boolean" }, json: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: { quick: { type: "boolean" }, "scale-only": { type: "boolean" }, json: { type: "string" }, help: { type: "boolean", short: "h" } },
       strict: true,
       allowPositionals: false,
     }).values;
@@ -111,6 +141,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const mode = options.quick === true ? QUICK : FULL;
+  const scaleOnly = options["scale-only"] === true;
+  const withScale = scaleOnly || mode.name === "full";
   const wrk = await ensureWrk();
   const machine = {
     cpus: availableParallelism(),
@@ -121,7 +153,7 @@ async function main(argv: string[]): Promise<number> {
     busyBeforeRun: await cpuBusy(1_000),
   };
   const date = new Date().toISOString();
-  console.log(`docverify benchmark, ${mode.name} run, ${date}`);
+  console.log(`docverify benchmark, ${mode.name} run${scaleOnly ? ", scale part only" : ""}, ${date}`);
   console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, Linux ${machine.kernel}, Bun ${machine.bun}, ${machine.wrk}`);
   console.log(`CPU busy with other work just before the run: ${Math.round(machine.busyBeforeRun * 100)}%`);
   if (machine.busyBeforeRun > BUSY_WARNING) {
@@ -140,14 +172,30 @@ async function main(argv: string[]): Promise<number> {
   try {
     const binary = await build(work);
     const dataset = ensureDataset((line) => console.log(line));
+    // Built before any measurement, so that the build's CPU and disk work never overlaps one.
+    let scaleData: ScaleDataset | null = null;
+    if (withScale) {
+      try {
+        scaleData = ensureScaleDataset(scaleSpec(), (line) => console.log(line));
+      } catch (e) {
+        // The rest of the run still means something; the run as a whole is BROKEN (a target unchecked).
+        broken.push(`scale dataset: ${e instanceof Error ? e.message : String(e)}`);
+        console.log(`scale dataset: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    } else {
+      console.log(QUICK_SKIPS_SCALE);
+    }
 
-    const signRate = await measureSignRate();
-    console.log(`\nsign + seal of one record on one core (scripts/bench/sign-rate.ts, ${SIGN_RATE_SECONDS} s): ${Math.round(signRate).toLocaleString("en-US")} records/s`);
+    const signRate = scaleOnly ? null : await measureSignRate();
+    if (signRate !== null) {
+      console.log(`\nsign + seal of one record on one core (scripts/bench/sign-rate.ts, ${SIGN_RATE_SECONDS} s): ${Math.round(signRate).toLocaleString("en-US")} records/s`);
+    }
 
     console.log(`\nload: wrk ${WRK_THREADS} threads, ${mode.warmupS} s warm-up, then the measurement; same settings for floor and docverify`);
     const scenarios: ScenarioReport[] = [];
     let peakRss: number | null = null;
     let personSigning: PersonSigningResult | null = null;
+    let scale: ScaleReport | null = null;
     const floor = await startFloor(join(work, "floor"));
     try {
       const run = async (list: readonly Scenario[], service: Server) => {
@@ -166,14 +214,16 @@ async function main(argv: string[]): Promise<number> {
         if (code !== 0) broken.push(`${what} exited with ${code} on SIGTERM after the load`);
       };
 
-      console.log("\n== docverify on an empty data folder ==");
-      const empty = await startDocverify(binary, join(work, "load"));
-      try {
-        await run(EMPTY_SCENARIOS, empty);
-        peakRss = memoryOf(empty.pid).peak;
-        console.log(`docverify peak RSS during the load: ${mb(peakRss)}`);
-      } finally {
-        await stop(empty, "docverify");
+      if (!scaleOnly) {
+        console.log("\n== docverify on an empty data folder ==");
+        const empty = await startDocverify(binary, join(work, "load"));
+        try {
+          await run(EMPTY_SCENARIOS, empty);
+          peakRss = memoryOf(empty.pid).peak;
+          console.log(`docverify peak RSS during the load: ${mb(peakRss)}`);
+        } finally {
+          await stop(empty, "docverify");
+        }
       }
 
       console.log(`\n== docverify on ${dataset.recordCount.toLocaleString("en-US")} anchored records (${dataset.realHashes.length.toLocaleString("en-US")} signed for real; see docs/benchmarks.md) ==`);
@@ -182,79 +232,143 @@ async function main(argv: string[]): Promise<number> {
       copyDataset(dataset, dataDir);
       console.log(`copied the cached dataset in ${((performance.now() - copyStarted) / 1000).toFixed(1)} s`);
       const million = await startDocverify(binary, join(work, "million"), { dataDir, env: UNLIMITED });
-      let deepCursor: string;
+      let deepCursor = "";
       try {
-        deepCursor = await cursorAfter(million, dataset.logKey, LOG_DEPTH);
-        const list = millionScenarios(dataset, deepCursor);
-        await run(list.filter((s) => s.target === "million"), million);
+        if (scaleOnly) {
+          // Only what the scale part is compared with.
+          await run(millionScenarios(dataset, deepCursor).filter((s) => s.name === "verify-public"), million);
+        } else {
+          deepCursor = await cursorAfter(million, dataset.logKey, LOG_DEPTH);
+          await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million"), million);
+        }
         console.log(`docverify peak RSS during the load: ${mb(memoryOf(million.pid).peak)}`);
       } finally {
         await stop(million, "docverify");
       }
-      const memoOff = await startAppServer(join(work, "memo-off"), { dataDir, env: UNLIMITED, flag: "--memo-off" });
-      try {
-        await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-memo-off"), memoOff);
-      } finally {
-        await stop(memoOff, "the memo-off server");
+      if (!scaleOnly) {
+        const memoOff = await startAppServer(join(work, "memo-off"), { dataDir, env: UNLIMITED, flag: "--memo-off" });
+        try {
+          await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-memo-off"), memoOff);
+        } finally {
+          await stop(memoOff, "the memo-off server");
+        }
+        const unpaced = await startAppServer(join(work, "unpaced"), { dataDir, env: UNLIMITED, flag: "--unpaced" });
+        try {
+          await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-unpaced"), unpaced);
+          // Issue 16: person signatures through the JSON endpoints, on the same server and data.
+          personSigning = await runPersonSigningBench({ url: unpaced.url, dataDir, workers: PERSON_SIGNERS, warmupS: mode.warmupS, seconds: Math.min(10, mode.maxDurationS) });
+          printPersonSigning(personSigning);
+        } finally {
+          await stop(unpaced, "the unpaced server");
+        }
       }
-      const unpaced = await startAppServer(join(work, "unpaced"), { dataDir, env: UNLIMITED, flag: "--unpaced" });
-      try {
-        await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-unpaced"), unpaced);
-        // Issue 16: person signatures through the JSON endpoints, on the same server and data.
-        personSigning = await runPersonSigningBench({ url: unpaced.url, dataDir, workers: PERSON_SIGNERS, warmupS: mode.warmupS, seconds: Math.min(10, mode.maxDurationS) });
-        printPersonSigning(personSigning);
-      } finally {
-        await stop(unpaced, "the unpaced server");
+      // The million-record copy is done with: its B-tree depths for the scale report, then its disk back.
+      const millionDepths = scaleData === null ? null : tableDepths(join(dataDir, "docverify.db"), ["records", "verifications"]);
+      rmSync(dataDir, { recursive: true, force: true });
+
+      if (scaleData !== null) {
+        const data = scaleData;
+        const full = data.spec.full;
+        console.log(
+          `\n== docverify at scale: ${data.rows.records.toLocaleString("en-US")} records, ${data.rows.verifications.toLocaleString("en-US")} log rows ` +
+            `(issue 17 step 6${full ? "" : `; a DEVELOPMENT dataset from BENCH_SCALE_*, not the issue's 10,000,000`}) ==`,
+        );
+        console.log(
+          `dataset: ${(data.bytes / 1e9).toFixed(1)} GB, built in ${data.buildSeconds.toFixed(0)} s; ${data.realHashes.length.toLocaleString("en-US")} records full-size and signed for real, ` +
+            `the rest with ${BULK_SIGNATURE_BYTES}-byte signatures (docs/benchmarks.md); ${data.logRowsOfOrg0.toLocaleString("en-US")} rows in organisation 0's live log`,
+        );
+        console.log(`B-tree depths at scale (and in the 1,000,000-record dataset): ${formatDepthsBeside(data.depths, millionDepths ?? {})}`);
+        let serving: ScaleServing | null = null;
+        try {
+          serving = await runScale({
+            data,
+            dir: join(work, "scale"),
+            start: (scaleDataDir) => startDocverify(binary, join(work, "scale"), { dataDir: scaleDataDir, env: UNLIMITED }),
+            run,
+            stop: (server) => stop(server, "docverify on the scale dataset"),
+            say: (line) => console.log(line),
+          });
+        } catch (e) {
+          broken.push(`scale: ${e instanceof Error ? e.message : String(e)}`);
+          console.log(`scale: BROKEN: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        if (serving !== null) scale = {
+          dataset: {
+            records: data.rows.records,
+            logRows: data.rows.verifications,
+            logRowsOfLogOrg: data.logRowsOfOrg0,
+            deepPageDepth: data.spec.depth,
+            full,
+            realRecords: data.realHashes.length,
+            bulkSignatureBytes: BULK_SIGNATURE_BYTES,
+            bytes: data.bytes,
+            buildSeconds: data.buildSeconds,
+            depths: data.depths,
+            depthsAtOneMillion: millionDepths,
+          },
+          ...serving,
+        };
       }
     } finally {
       await floor.stop();
     }
 
-    const comparisons = compare(scenarios, signRate, personSigning);
+    const comparisons = compare(scenarios, signRate, personSigning, scale);
     console.log("\ntargets across scenarios:");
     for (const c of comparisons) console.log(`  ${c.what}  ${c.verdict}`);
+    if (!withScale) console.log(`  ${QUICK_SKIPS_SCALE}`);
 
     const startMs: number[] = [];
-    // The first start reads the binary from disk; the measured ones find it in the page cache,
-    // as a service restarted by its supervisor does.
-    for (let i = 0; i <= mode.coldStartRuns; i++) {
-      const elapsed = await coldStart(binary, join(work, `cold-${i}`));
-      if (i > 0) startMs.push(elapsed);
+    let startMedian: number | null = null;
+    let startVerdict: Verdict | null = null;
+    let idleRss: number | null = null;
+    let rssVerdict: Verdict | null = null;
+    let verifier: Awaited<ReturnType<typeof runVerifierBench>> | null = null;
+    let anchoring: Awaited<ReturnType<typeof runAnchoringBench>> | null = null;
+    if (!scaleOnly) {
+      // The first start reads the binary from disk; the measured ones find it in the page cache,
+      // as a service restarted by its supervisor does.
+      for (let i = 0; i <= mode.coldStartRuns; i++) {
+        const elapsed = await coldStart(binary, join(work, `cold-${i}`));
+        if (i > 0) startMs.push(elapsed);
+      }
+      startMedian = median(startMs);
+      startVerdict = startMedian <= TARGETS.coldStartMs ? "PASS" : "MISS";
+      console.log(
+        `\ncold start (spawn → first 200 on /healthz, fresh data folder, median of ${startMs.length}): ${ms(startMedian)}` +
+          ` (min ${ms(Math.min(...startMs))}, max ${ms(Math.max(...startMs))})  target ≤ ${TARGETS.coldStartMs} ms  ${startVerdict}`,
+      );
+
+      idleRss = await idleMemory(binary, join(work, "idle"));
+      rssVerdict = idleRss <= TARGETS.idleRssBytes ? "PASS" : "MISS";
+      console.log(
+        `idle RSS (after ${IDLE_REQUESTS} requests and ${IDLE_WAIT_MS / 1000} s idle): ${mb(idleRss)}  target ≤ ${mb(TARGETS.idleRssBytes)}  ${rssVerdict}`,
+      );
+
+      // Issue 14: the standalone verifier's time for one receipt (scripts/bench/receipt-verifier.ts).
+      console.log("");
+      verifier = await runVerifierBench(binary, work, (line) => console.log(line));
+
+      // Issue 4: anchoring throughput and backlog while records are created (scripts/bench/anchoring.ts).
+      anchoring = await runAnchoringBench({ quick: mode.name === "quick", workDir: work });
+      printAnchoring(anchoring);
+      broken.push(...anchoring.broken);
     }
-    const startMedian = median(startMs);
-    const startVerdict: Verdict = startMedian <= TARGETS.coldStartMs ? "PASS" : "MISS";
-    console.log(
-      `\ncold start (spawn → first 200 on /healthz, fresh data folder, median of ${startMs.length}): ${ms(startMedian)}` +
-        ` (min ${ms(Math.min(...startMs))}, max ${ms(Math.max(...startMs))})  target ≤ ${TARGETS.coldStartMs} ms  ${startVerdict}`,
-    );
-
-    const idleRss = await idleMemory(binary, join(work, "idle"));
-    const rssVerdict: Verdict = idleRss <= TARGETS.idleRssBytes ? "PASS" : "MISS";
-    console.log(
-      `idle RSS (after ${IDLE_REQUESTS} requests and ${IDLE_WAIT_MS / 1000} s idle): ${mb(idleRss)}  target ≤ ${mb(TARGETS.idleRssBytes)}  ${rssVerdict}`,
-    );
-
-    // Issue 14: the standalone verifier's time for one receipt (scripts/bench/receipt-verifier.ts).
-    console.log("");
-    const verifier = await runVerifierBench(binary, work, (line) => console.log(line));
-
-    // Issue 4: anchoring throughput and backlog while records are created (scripts/bench/anchoring.ts).
-    const anchoring = await runAnchoringBench({ quick: mode.name === "quick", workDir: work });
-    printAnchoring(anchoring);
-    broken.push(...anchoring.broken);
 
     if (options.json !== undefined) {
       const results = {
         date,
         mode: mode.name,
+        scaleOnly,
         machine,
         dataset: { records: dataset.recordCount, realRecords: dataset.realHashes.length, logRowsOfLogOrg: dataset.logRowsOfOrg0 },
         signAndSealPerSecond: signRate,
         load: { threads: WRK_THREADS, warmupS: mode.warmupS, scenarios, peakRssBytes: peakRss },
         comparisons,
-        coldStart: { runsMs: startMs, medianMs: startMedian, targetMs: TARGETS.coldStartMs, verdict: startVerdict },
-        idleRss: { bytes: idleRss, targetBytes: TARGETS.idleRssBytes, verdict: rssVerdict },
-        receiptVerifier: { ...verifier, targetMs: VERIFIER_TARGET_MS },
+        scale: scale ?? { skipped: QUICK_SKIPS_SCALE },
+        coldStart: scaleOnly ? null : { runsMs: startMs, medianMs: startMedian, targetMs: TARGETS.coldStartMs, verdict: startVerdict },
+        idleRss: scaleOnly ? null : { bytes: idleRss, targetBytes: TARGETS.idleRssBytes, verdict: rssVerdict },
+        receiptVerifier: verifier === null ? null : { ...verifier, targetMs: VERIFIER_TARGET_MS },
         personSigning,
         anchoring,
         broken,
@@ -388,8 +502,8 @@ async function measureSignRate(): Promise<number> {
   return (JSON.parse(out) as { perSecond: number }).perSecond;
 }
 
-/** The targets that compare two measurements: the deep log page with the first, records with sign + seal. */
-function compare(scenarios: readonly ScenarioReport[], signRate: number, personSigning: PersonSigningResult | null): TargetCheck[] {
+/** The targets that compare two measurements: the deep log page with the first, records with sign + seal, 10 M with 1 M. */
+function compare(scenarios: readonly ScenarioReport[], signRate: number | null, personSigning: PersonSigningResult | null, scale: ScaleReport | null): TargetCheck[] {
   const byName = (name: string) => scenarios.find((s) => s.name === name);
   const checks: TargetCheck[] = [];
   const first = byName("log-first-page");
@@ -415,7 +529,7 @@ function compare(scenarios: readonly ScenarioReport[], signRate: number, personS
     });
   }
   const records = byName("records-create");
-  if (records !== undefined) {
+  if (records !== undefined && signRate !== null) {
     const r = records.docverify.requestsPerSecond / signRate;
     checks.push({
       what: `records created ${perSecond(records.docverify.requestsPerSecond)}/s (every 201 durable) vs sign + seal ${perSecond(signRate)}/s on one core: ${r.toFixed(2)}; target ≥ ${TARGETS.recordsToSignRate.toFixed(2)}`,
@@ -431,7 +545,47 @@ function compare(scenarios: readonly ScenarioReport[], signRate: number, personS
       verdict: r >= TARGETS.personToRecordRate ? "PASS" : "MISS",
     });
   }
+  if (scale !== null) checks.push(...compareScale(byName, scale));
   return checks;
+}
+
+/** Issue 17 step 6: public verification's p99 at 10 M against 1 M, and the page 1,000,000 rows deep against the first. */
+function compareScale(byName: (name: string) => ScenarioReport | undefined, scale: ScaleReport): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const d = scale.dataset;
+  const size = d.full ? "" : ` [DEVELOPMENT dataset: ${d.records.toLocaleString("en-US")} records, ${d.logRows.toLocaleString("en-US")} log rows; not issue 17's figures]`;
+  const atOne = byName("verify-public");
+  const atScale = byName("verify-public-10m");
+  if (atOne !== undefined && atScale !== undefined) {
+    const r = atScale.docverify.latencyMs.p99 / atOne.docverify.latencyMs.p99;
+    checks.push({
+      what:
+        `public verification p99 at ${d.records.toLocaleString("en-US")} records ${ms(atScale.docverify.latencyMs.p99)} vs ${ms(atOne.docverify.latencyMs.p99)} at 1,000,000: ${r.toFixed(2)} × ` +
+        `(${perSecond(atScale.docverify.requestsPerSecond)} vs ${perSecond(atOne.docverify.requestsPerSecond)} req/s, p50 ${ms(atScale.docverify.latencyMs.p50)} vs ${ms(atOne.docverify.latencyMs.p50)}); ` +
+        `target ≤ ${TARGETS.scaleP99Ratio.toFixed(2)}${size}`,
+      verdict: r <= TARGETS.scaleP99Ratio ? "PASS" : "MISS",
+    });
+  }
+  const first = byName("log-first-page-10m");
+  const deep = byName("log-page-1m-deep");
+  if (first !== undefined && deep !== undefined) {
+    const r = deep.docverify.requestsPerSecond / first.docverify.requestsPerSecond;
+    checks.push({
+      what:
+        `log page ${d.deepPageDepth.toLocaleString("en-US")} rows deep vs first page, ${d.logRows.toLocaleString("en-US")} log rows: ${r.toFixed(2)} × the requests/s ` +
+        `(p50 ${ms(deep.docverify.latencyMs.p50)} vs ${ms(first.docverify.latencyMs.p50)}, p99 ${ms(deep.docverify.latencyMs.p99)} vs ${ms(first.docverify.latencyMs.p99)}); ` +
+        `target ≥ ${TARGETS.scaleDeepPageRatio.toFixed(2)}${size}`,
+      verdict: r >= TARGETS.scaleDeepPageRatio ? "PASS" : "MISS",
+    });
+  }
+  return checks;
+}
+
+/** `records 4 (4), …`: each tree's depth at scale, with the 1 M dataset's in brackets where it has the tree. */
+function formatDepthsBeside(atScale: Readonly<Record<string, number>>, atOne: Readonly<Record<string, number>>): string {
+  return Object.entries(atScale)
+    .map(([name, depth]) => `${name} ${depth}${atOne[name] === undefined ? "" : ` (${atOne[name]})`}`)
+    .join(", ");
 }
 
 function printPersonSigning(r: PersonSigningResult): void {

@@ -10,6 +10,7 @@
  * the scale dataset, where this reads a handful of pages. test/bench-btree.test.ts checks one
  * against the other.
  */
+import { Database } from "bun:sqlite";
 import { closeSync, openSync, readSync } from "node:fs";
 
 /** Page types (the first byte of a B-tree page's header). */
@@ -63,4 +64,24 @@ export function fileBtreeDepths(file: string, trees: readonly { readonly name: s
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The depth of every tree (table and indexes) of `tables` in the database `file`: the roots from
+ * sqlite_master through a read-only connection, then the pages themselves. For a database no
+ * process is writing.
+ */
+export function tableDepths(file: string, tables: readonly string[]): Record<string, number> {
+  const db = new Database(file, { readonly: true });
+  let trees: { name: string; rootpage: number }[];
+  try {
+    trees = db
+      .query<{ name: string; rootpage: number }, string[]>(
+        `SELECT name, rootpage FROM sqlite_master WHERE rootpage > 0 AND tbl_name IN (${tables.map(() => "?").join(", ")}) ORDER BY name`,
+      )
+      .all(...tables);
+  } finally {
+    db.close();
+  }
+  return fileBtreeDepths(file, trees);
 }

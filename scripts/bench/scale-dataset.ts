@@ -150,6 +150,8 @@ export function ensureScaleDataset(spec: ScaleSpec, say: (line: string) => void)
   const manifestFile = join(dir, "manifest.json");
   if (!existsSync(manifestFile)) {
     removeStale(name, spec, say);
+    // A folder without its manifest is a build that never finished, or one dropped after a run wrote to it (scale.ts).
+    rmSync(dir, { recursive: true, force: true });
     const needed = spec.records * BYTES_PER_RECORD + spec.logRows * BYTES_PER_LOG_ROW;
     mkdirSync(CACHE_ROOT, { recursive: true });
     const free = freeBytes(CACHE_ROOT);
@@ -170,7 +172,6 @@ export function ensureScaleDataset(spec: ScaleSpec, say: (line: string) => void)
       rmSync(building, { recursive: true, force: true });
       throw e;
     }
-    rmSync(dir, { recursive: true, force: true });
     renameSync(building, dir);
   }
   const m = JSON.parse(readFileSync(manifestFile, "utf8")) as Manifest;
@@ -178,16 +179,17 @@ export function ensureScaleDataset(spec: ScaleSpec, say: (line: string) => void)
 }
 
 /**
- * Scale caches that can no longer be used or are in the way: a build that never finished, this
- * size built by another generator or for another schema, and smaller development builds when
- * the full one is built. Never the 1 M dataset's folders.
+ * Scale caches that can no longer be used or are in the way: this size built by another
+ * generator or for another schema (finished or not), and smaller development builds when the
+ * full one is built. Never another size's build in progress (another run may be making it), nor
+ * the 1 M dataset's folders.
  */
 function removeStale(name: string, spec: ScaleSpec, say: (line: string) => void): void {
   if (!existsSync(CACHE_ROOT)) return;
   const size = name.split("-g")[0]!;
   for (const entry of readdirSync(CACHE_ROOT)) {
-    if (!entry.startsWith("scale-") || entry === name) continue;
-    const stale = entry.endsWith(".building") || entry.startsWith(`${size}-g`) || (spec.full && !entry.startsWith("scale-10m-"));
+    if (!entry.startsWith("scale-") || entry === name || entry === `${name}.building`) continue;
+    const stale = entry.startsWith(`${size}-g`) || (spec.full && !entry.startsWith("scale-10m-") && !entry.endsWith(".building"));
     if (!stale) continue;
     say(`removing the stale scale cache .bench-cache/${entry}`);
     rmSync(join(CACHE_ROOT, entry), { recursive: true, force: true });

@@ -4,6 +4,7 @@
  * service's own code costs on top of the runtime. Add a scenario here when a route lands.
  */
 import type { Dataset } from "./dataset.ts";
+import type { ScaleDataset } from "./scale-dataset.ts";
 
 /** Which docverify process a scenario loads (see docs/benchmarks.md). */
 export type Target =
@@ -14,7 +15,9 @@ export type Target =
   /** The same data, served from source by scripts/bench/app-server.ts with the signature memo off. */
   | "million-memo-off"
   /** The same data, served from source by scripts/bench/app-server.ts with record creation not paced to the ledger. */
-  | "million-unpaced";
+  | "million-unpaced"
+  /** The compiled binary on the 10,000,000-record scale dataset (issue 17, step 6), served in place. */
+  | "scale";
 
 export interface Scenario {
   /** Short identifier, used in the printed table and the --json output. */
@@ -66,15 +69,23 @@ export const EMPTY_SCENARIOS: readonly Scenario[] = [
 ];
 
 /**
+ * HOT_SET values spread evenly over `values` (the real records, in id order): a hot set over the
+ * whole table and year, small enough for the signature memo to hold (2 entries per record),
+ * large enough not to be one cached row.
+ */
+export function hotSet<T>(values: readonly T[]): T[] {
+  return values.filter((_, i) => i % Math.floor(values.length / HOT_SET) === 0).slice(0, HOT_SET);
+}
+
+/**
  * The scenarios on the 1,000,000-record dataset. `deepCursor` is the log cursor after
  * LOG_DEPTH rows of organisation 0's live log, obtained by paging before the load.
  */
 export function millionScenarios(data: Dataset, deepCursor: string): Scenario[] {
-  // Every tenth real record: a hot set spread over the whole table and year, small enough for
-  // the signature memo to hold (2 entries per record), large enough not to be one cached row.
-  const hot = data.realHashes.filter((_, i) => i % Math.floor(data.realHashes.length / HOT_SET) === 0).slice(0, HOT_SET);
+  // Every tenth real record (hotSet).
+  const hot = hotSet(data.realHashes);
   const verifyBodies = hot.map((h) => JSON.stringify({ originalDocHash: h }));
-  const hotIds = data.realIds.filter((_, i) => i % Math.floor(data.realIds.length / HOT_SET) === 0).slice(0, HOT_SET);
+  const hotIds = hotSet(data.realIds);
   const orgVerifyBodies = hot.map((h, i) => JSON.stringify({ originalDocHash: h, reference: `bench-${i}` }));
   const json = { "content-type": "application/json" };
   const logAuth = { authorization: `Bearer ${data.logKey}` };
@@ -156,6 +167,46 @@ export function millionScenarios(data: Dataset, deepCursor: string): Scenario[] 
       connections: 50,
       duration: 10,
       minRequestsPerSecond: 5_000,
+    },
+  ];
+}
+
+/**
+ * The scale scenarios (issue 17, step 6) on the 10,000,000-record dataset: public verification as
+ * `verify-public` (its p99 compared with that scenario's), and organisation 0's log, first page
+ * and `depth` (1,000,000) rows deep (compared with each other). `deepCursor` is made from the
+ * folder's cursor key (scale.ts), not by paging a million rows.
+ */
+export function scaleScenarios(data: ScaleDataset, deepCursor: string): Scenario[] {
+  const logAuth = { authorization: `Bearer ${data.logKey}` };
+  return [
+    {
+      name: "verify-public-10m",
+      target: "scale",
+      method: "POST",
+      path: "/v1/verifications",
+      bodies: hotSet(data.realHashes).map((h) => JSON.stringify({ originalDocHash: h })),
+      headers: { "content-type": "application/json" },
+      connections: 50,
+      duration: 10,
+    },
+    {
+      name: "log-first-page-10m",
+      target: "scale",
+      method: "GET",
+      path: "/v1/verifications",
+      headers: logAuth,
+      connections: 50,
+      duration: 5,
+    },
+    {
+      name: "log-page-1m-deep",
+      target: "scale",
+      method: "GET",
+      path: `/v1/verifications?after=${deepCursor}`,
+      headers: logAuth,
+      connections: 50,
+      duration: 5,
     },
   ];
 }
