@@ -164,7 +164,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   // Authenticates verification-log cursors; made once per installation, never leaves the database.
   const cursorKey = Buffer.from(metaValue(core.db, "cursor_key", () => randomBytes(32).toString("hex")), "hex");
-  const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey });
+  // Its group commits are written by a worker thread with its own connection (issue 17), so the
+  // inserts, the commit and its fsync never hold the event loop.
+  const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey, writerThread: { path: core.db.$client.filename } });
   const logRetention = createLogRetention({ db: core.db, clock: core.clock, log: options.log, days: core.config.logRetentionDays });
   logRetention.start();
   const routePlugins: AnyElysia[] = [
@@ -203,7 +205,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       // Retention's batch in progress and queued log rows first, then the loop (it may still store
       // an answer), then the ledger, then storage.
       await logRetention.stop();
-      verificationLog.flush();
+      await verificationLog.close();
       const settled = await anchoringStarted.catch(() => null);
       await settled?.close();
       await core.close();

@@ -4,11 +4,19 @@
  * Guarantees:
  * - A key that is malformed or whose CRC does not match is refused before storage is touched.
  * - Every other cause of an unusable key (unknown key id, wrong secret, revoked key, key of an
- *   environment other than the one its id was minted for) does the same work: one indexed read
- *   and one constant-time comparison of SHA-256 digests (against a fixed dummy digest when the
- *   id is unknown), and gives the same answer, `null`. Callers turn `null` into one 401.
+ *   environment other than the one its id was minted for) does the same work: the counter's
+ *   read, one indexed read and one constant-time comparison of SHA-256 digests (against a fixed
+ *   dummy digest when the id is unknown), and gives the same answer, `null`. Callers turn `null`
+ *   into one 401.
  * - Revocation is seen by the next request, also when another process (the admin command line)
- *   revoked the key: nothing about a key is cached across requests.
+ *   revoked the key. A key that authenticated is kept in memory with the value of the change
+ *   counter (migration 0010) it was read under; triggers raise that counter in the very
+ *   transaction that changes any API key's credential columns or any organisation, whichever
+ *   connection writes, and every authentication reads the counter first (one indexed read of a
+ *   one-row table instead of the key and organisation join), so a kept key is used only while
+ *   nothing it was read from has changed. Only keys presented with their right secret are kept
+ *   (a flood of wrong or unknown keys cannot fill the memory), and a kept key presented with a
+ *   wrong secret still costs the full lookup, like any other refusal.
  * - Last-used times are kept without a write per request: the row read for authentication
  *   tells whether the stored time is older than `LAST_USED_RESOLUTION_MS`; only then is the key
  *   queued, and queued keys are written together, in one transaction, every few seconds and at
@@ -16,6 +24,7 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import { Lru } from "../crypto/lru.ts";
 import type { Db } from "../storage/db.ts";
 import { parseKey, secretDigest, secretMatches, type Environment } from "./api-key.ts";
 import type { Scope } from "./api-keys.ts";
@@ -48,11 +57,36 @@ interface Row {
   topic_id: string | null;
 }
 
+function toKey(row: Row): AuthenticatedKey {
+  return Object.freeze({
+    keyId: row.key_id,
+    environment: row.environment,
+    scopes: Object.freeze(row.scopes.split(" ") as Scope[]),
+    org: Object.freeze({
+      id: row.org_id,
+      name: row.name,
+      apiAccess: row.api_access === 1,
+      addon: row.addon === 1,
+      validated: row.validated === 1,
+      suspended: row.suspended === 1,
+      createdAt: row.created_at,
+      topicId: row.topic_id,
+    }),
+  });
+}
+
 // Compared against when the key id is unknown, so that case costs what a wrong secret costs.
 const DUMMY_DIGEST = secretDigest("docverify/unknown-key");
 
+/** Authenticated keys kept in memory at most (a few hundred bytes each). */
+export const KEY_CACHE_ENTRIES = 10_000;
+
 export function createCredentials(deps: { db: Db; clock: Clock; log: Logger }) {
   const { db, clock, log } = deps;
+  // The change counter (migration 0010); null when its row is missing, and nothing is kept then.
+  const counter = db.$client.query<{ value: number }, []>("SELECT value FROM change_counter WHERE id = 1");
+  const kept = new Lru<string, { row: Row; key: AuthenticatedKey }>(KEY_CACHE_ENTRIES);
+  let keptGen: number | null = null;
   const lookup = db.$client.query<Row, [string]>(
     `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at, k.revoked_at,
             o.id AS org_id, o.name, o.api_access, o.addon, o.validated, o.suspended, o.created_at, o.topic_id
@@ -87,30 +121,37 @@ export function createCredentials(deps: { db: Db; clock: Clock; log: Logger }) {
     authenticate(presented: string): AuthenticatedKey | null {
       const parsed = parseKey(presented);
       if (parsed === null) return null;
-      const row = lookup.get(parsed.keyId);
-      const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
-      if (row === null || !matches || row.revoked_at !== null || row.environment !== parsed.environment) return null;
+      const gen = counter.get()?.value ?? null;
+      if (gen !== keptGen) {
+        kept.clear();
+        keptGen = gen;
+      }
+      let entry = gen === null ? undefined : kept.get(parsed.keyId);
+      if (entry === undefined || !secretMatches(parsed.secret, entry.row.secret_digest)) {
+        const row = lookup.get(parsed.keyId);
+        const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
+        if (row === null || !matches) {
+          // What was kept for this id is replaced by what was just read (never added: only a
+          // right secret adds a key).
+          if (entry !== undefined) {
+            if (row === null) kept.delete(parsed.keyId);
+            else kept.set(parsed.keyId, { row, key: toKey(row) });
+          }
+          return null;
+        }
+        entry = { row, key: toKey(row) };
+        if (gen !== null) kept.set(parsed.keyId, entry);
+      }
+      const { row, key } = entry;
+      if (row.revoked_at !== null || row.environment !== parsed.environment) return null;
       const now = clock.now();
       if ((row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) && !pending.has(row.key_id)) {
         pending.set(row.key_id, now);
+        row.last_used_at = now; // the kept copy: queued once a minute, not on every request after a flush
         timer ??= setInterval(flush, FLUSH_EVERY_MS);
         timer.unref?.();
       }
-      return {
-        keyId: row.key_id,
-        environment: row.environment,
-        scopes: row.scopes.split(" ") as Scope[],
-        org: {
-          id: row.org_id,
-          name: row.name,
-          apiAccess: row.api_access === 1,
-          addon: row.addon === 1,
-          validated: row.validated === 1,
-          suspended: row.suspended === 1,
-          createdAt: row.created_at,
-          topicId: row.topic_id,
-        },
-      };
+      return key;
     },
     /** Writes queued last-used times now. */
     flush,

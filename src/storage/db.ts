@@ -22,18 +22,12 @@ import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { refuseSymlinks, withSideFiles } from "./data-folder.ts";
+import { PRAGMAS } from "./db-pragmas.ts";
 import * as schema from "./schema.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
-export const BUSY_TIMEOUT_MS = 5000;
-
-export const PRAGMAS = [
-  `PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`,
-  "PRAGMA journal_mode = WAL",
-  "PRAGMA foreign_keys = ON",
-  "PRAGMA synchronous = FULL",
-] as const;
+export { BUSY_TIMEOUT_MS, PRAGMAS } from "./db-pragmas.ts";
 
 export interface OpenOptions {
   /** Path of the database file; `:memory:` for a throwaway database. */

@@ -8,6 +8,10 @@
  *   it cannot name a row that a crash loses. Rows from concurrent callers are grouped into one
  *   transaction (group commit); if that transaction fails, every caller in it is rejected and
  *   none of its rows exist.
+ * - With `writerThread` (what `serve` uses), the transactions are written by a worker thread
+ *   with its own connection (src/storage/writer-thread.ts): the inserts, the commit and its fsync
+ *   never hold the event loop, and the rows arriving meanwhile form the next batch (one batch in
+ *   flight at a time). Without it (tests, tools), on the calling thread.
  * - Ids are UUIDv7 and strictly increasing in the order `record()` is called within this process,
  *   and (seeded from the newest stored id at start) across restarts, even if the clock steps
  *   back. Batches commit one at a time, in order, so a reader never sees a row while an older
@@ -29,6 +33,7 @@ import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
+import { createWriterThread, WriterBusyError, type WriterThread } from "../storage/writer-thread.ts";
 import { ASSURANCE_LEVEL, DOC_HASH_RE, MODE, isVerdict, type Environment, type RecordedVerification, type Verdict, type VerificationSummary } from "./types.ts";
 
 export interface VerificationLogRow {
@@ -73,6 +78,11 @@ export interface VerificationLogDeps {
   readonly cursorKey: Uint8Array;
   /** Rows per transaction at most; a full batch is written at once. Default 256. */
   readonly maxBatch?: number;
+  /**
+   * Write on a worker thread with its own connection to this database file (`path`, the main
+   * connection's). `entry` is for tests only. Default: on the calling thread.
+   */
+  readonly writerThread?: { readonly path: string; readonly entry?: URL };
 }
 
 export interface VerificationLog {
@@ -80,10 +90,13 @@ export interface VerificationLog {
   list(input: ListInput): ListPage;
   get(input: { orgId: string; environment: Environment; verificationId: string }): RecordedVerification;
   /**
-   * Writes whatever is queued now, synchronously (its callers' promises settle as usual). Call
-   * before closing the database at shutdown.
+   * Writes whatever is queued now (its callers' promises settle as usual). On the calling thread
+   * this is synchronous; with a writer thread the promise settles once every row recorded so far
+   * is committed. Never rejects.
    */
-  flush(): void;
+  flush(): Promise<void>;
+  /** Flushes, then ends the writer thread, if any. Call before closing the database at shutdown. */
+  close(): Promise<void>;
   /** Transactions and rows written so far (for tests and metrics). */
   stats(): { readonly batches: number; readonly rows: number; readonly failedBatches: number };
 }
@@ -271,6 +284,11 @@ function isBusy(e: unknown): boolean {
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
 }
 
+const INSERT_SQL =
+  "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+const serviceBusy = (cause: unknown) => Object.assign(new DomainError("SERVICE_UNAVAILABLE", "The service is busy. Retry shortly.", undefined, 1), { cause });
+
 interface Pending {
   readonly row: Row;
   resolve(v: { verificationId: string; verifiedAt: string }): void;
@@ -288,9 +306,8 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
   const newest = client.prepare<{ id: string }, []>("SELECT id FROM verifications ORDER BY id DESC LIMIT 1").get();
   const nextId = createIdGenerator(clock, newest?.id ?? null);
 
-  const insertRow = client.prepare<never, [string, string, string, string, string, string, string | null, number, number | null]>(
-    "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
+  const insertRow = client.prepare<never, [string, string, string, string, string, string, string | null, number, number | null]>(INSERT_SQL);
+  const writer: WriterThread | null = deps.writerThread === undefined ? null : createWriterThread({ ...deps.writerThread, statements: [INSERT_SQL] });
   const insertBatch = client.transaction((batch: readonly Pending[]) => {
     for (const { row: r } of batch) insertRow.run(r.id, r.org_id, r.environment, r.key_id, r.verdict, r.doc_hash, r.reference, r.verified_at_ms, r.retry_after_seconds ?? null);
   });
@@ -310,10 +327,20 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
   let rows = 0;
   let failedBatches = 0;
 
+  /** The writer thread's batch in flight, settled (never rejected) when it is done; null when none. */
+  let inFlight: Promise<void> | null = null;
+
+  function settle(batch: readonly Pending[]): void {
+    batches++;
+    rows += batch.length;
+    for (const p of batch) p.resolve({ verificationId: p.row.id, verifiedAt: rfc3339Ms(p.row.verified_at_ms) });
+  }
+
   /** Writes the queue in one transaction. Synchronous, so batches commit one at a time, in order. */
   function writeQueued(): void {
     scheduled = false;
     if (queue.length === 0) return;
+    if (writer !== null) return writeOnThread(writer);
     const batch = queue;
     queue = [];
     try {
@@ -321,15 +348,41 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
       insertBatch.immediate(batch);
     } catch (e) {
       failedBatches++;
-      const err = isBusy(e)
-        ? Object.assign(new DomainError("SERVICE_UNAVAILABLE", "The service is busy. Retry shortly.", undefined, 1), { cause: e })
-        : e;
+      const err = isBusy(e) ? serviceBusy(e) : e;
       for (const p of batch) p.reject(err);
       return;
     }
-    batches++;
-    rows += batch.length;
-    for (const p of batch) p.resolve({ verificationId: p.row.id, verifiedAt: rfc3339Ms(p.row.verified_at_ms) });
+    settle(batch);
+  }
+
+  /** The queue as one batch to the writer thread, unless one is in flight (its end sends the next). */
+  function writeOnThread(w: WriterThread): void {
+    if (inFlight !== null || queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    const values = batch.map(({ row: r }) => [r.id, r.org_id, r.environment, r.key_id, r.verdict, r.doc_hash, r.reference, r.verified_at_ms, r.retry_after_seconds ?? null]);
+    inFlight = w.write(INSERT_SQL, values).then(
+      () => settle(batch),
+      (e: unknown) => {
+        failedBatches++;
+        const err = e instanceof WriterBusyError ? serviceBusy(e) : e;
+        for (const p of batch) p.reject(err);
+      },
+    );
+    void inFlight.then(() => {
+      inFlight = null;
+      // Rows recorded while this batch was written: the next batch, at once.
+      writeOnThread(w);
+    });
+  }
+
+  async function flush(): Promise<void> {
+    writeQueued();
+    while (inFlight !== null) {
+      await inFlight;
+      // The in-flight batch's end sent what was queued behind it; wait for that one too.
+      await Promise.resolve();
+    }
   }
 
   function schedule(): void {
@@ -368,6 +421,7 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
         retry_after_seconds: input.retryAfterSeconds ?? null,
       };
       const done = new Promise<{ verificationId: string; verifiedAt: string }>((resolve, reject) => queue.push({ row, resolve, reject }));
+      if (writer !== null && inFlight !== null) return done; // joins the batch after the one in flight
       if (queue.length >= maxBatch) writeQueued();
       else schedule();
       return done;
@@ -416,8 +470,11 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
       };
     },
 
-    flush() {
-      writeQueued();
+    flush,
+
+    async close() {
+      await flush();
+      await writer?.close();
     },
 
     stats() {

@@ -8,11 +8,22 @@
  *   failed check on any match makes the verdict `signature_invalid` (tamper evidence is never
  *   masked by another, valid record).
  * - Nothing about a verdict is cached. Only pure signature verifications may be answered from
- *   the memo, keyed on every input byte (src/crypto/memo.ts), which decisions §4 counts as
- *   recomputing. Public keys are cached by fingerprint (key rows are append-only and immutable),
- *   together with the result of recomputing their fingerprint.
- * - Organisation name and suspension, and a signing person's suspension, are read with the records,
- *   per request: standing is live.
+ *   memory, which decisions §4 counts as recomputing when it is keyed on the exact bytes verified:
+ *   - the record memo (issue 17): per record (rowid), the outcome of its two signature checks
+ *     together with the exact inputs they were computed from other than the two signatures (id,
+ *     hash, signed time, both fingerprints: compared on every use) and the value of the change
+ *     counter (migration 0010) read in the same statement as the signatures. Triggers raise the
+ *     counter in the very transaction that changes any checked column of a record, deletes one,
+ *     or changes a key row, whichever connection writes; so an entry whose counter is still the
+ *     one read with the record's current row was computed on the bytes the row holds now. The
+ *     hot read then skips the two signature columns (6.6 KB of a 7 KB row). Entries also expire
+ *     after `RECORD_MEMO_TTL_MS`, bounding what a writer that bypasses triggers could hide.
+ *   - the signature memo, keyed on SHA-256 of every input byte (src/crypto/memo.ts), answers
+ *     when the record memo cannot (a record read whole).
+ *   Public keys are cached by fingerprint with the result of recomputing their fingerprint.
+ * - Organisation name and suspension, and a signing person's suspension, are live: read per
+ *   request, or kept while the change counter read with the records is unchanged (every change
+ *   to them raises it).
  * - Bounded work per hash (decisions §11), whatever the number of records for it: at most
  *   `MAX_MATCHES` matches are returned (the earliest by consensus), and at most `MAX_MATCHES` + 3
  *   records are read whole and checked (the matches, and beyond them the earliest record of each
@@ -98,6 +109,11 @@ export interface Verifier {
 /** About 200 bytes each (a 64-character key and a boolean in a Map): some 20 MB when full. */
 export const DEFAULT_MEMO_ENTRIES = 100_000;
 
+/** Records whose check outcomes the record memo keeps (about 500 bytes each: some 25 MB when full). */
+export const RECORD_MEMO_ENTRIES = 50_000;
+/** A record memo entry is used for at most this long after its signatures were verified. */
+export const RECORD_MEMO_TTL_MS = 60_000;
+
 /** Most matches a verification returns (decisions §11); the earliest by consensus. */
 export const MAX_MATCHES = 100;
 
@@ -109,13 +125,25 @@ const NOT_READ = ["filename", "revocation_transaction_id"] as const;
 /** A `records` row as verification reads it. */
 type VerifyRow = Omit<RawRecordRow, (typeof NOT_READ)[number]>;
 const RECORD_COLUMNS = recordColumns({ omit: NOT_READ });
+/** A row of the by-hash reads: the record, its rowid, and the change counter read with it (null without its row). */
+type HashRow = VerifyRow & { readonly rid: number; readonly gen: number | null };
+type HeadRow = Omit<HashRow, "signature" | "seal_signature">;
+
+/** The change counter (migration 0010), as a scalar subquery. */
+const CHANGE_COUNTER = "(SELECT value FROM change_counter WHERE id = 1)";
 
 /**
  * Every record of a hash, in any state, but never more than `MAX_MATCHES` + 1: for all but the
  * largest hashes this one indexed read is the whole answer (a test checks the plan). A full
  * result means there may be more, and the hash is read as `readLargeHash` reads it instead.
  */
-export const RECORDS_BY_HASH_SQL = `SELECT ${RECORD_COLUMNS} FROM records WHERE doc_hash = ? LIMIT ${MAX_MATCHES + 1}`;
+export const RECORDS_BY_HASH_SQL = `SELECT rowid AS rid, ${RECORD_COLUMNS}, ${CHANGE_COUNTER} AS gen FROM records WHERE doc_hash = ? LIMIT ${MAX_MATCHES + 1}`;
+
+/**
+ * The same read without the two signature columns: what a verification needs when the record
+ * memo holds every anchored record's checks. `gen` is read in the same statement as the rows.
+ */
+export const RECORD_HEADS_BY_HASH_SQL = `SELECT rowid AS rid, ${recordColumns({ omit: [...NOT_READ, "signature", "seal_signature"] })}, ${CHANGE_COUNTER} AS gen FROM records WHERE doc_hash = ? LIMIT ${MAX_MATCHES + 1}`;
 
 /**
  * Consensus order: `consensus_at` is `seconds.nanoseconds` with exactly nine nanosecond digits and
@@ -244,21 +272,55 @@ export function retryAfterFor(acceptedAtMs: number, nowMs: number): number {
   return 30;
 }
 
+/** The outcome of a record's two signature checks, and the inputs it was computed on. */
+interface RecordMemoEntry {
+  /** The change counter read in the statement that read the signatures. */
+  readonly gen: number;
+  readonly verifiedAtMs: number;
+  readonly id: string;
+  readonly docHash: string;
+  readonly signedAtMs: number;
+  readonly signerFingerprint: Uint8Array;
+  readonly sealFingerprint: Uint8Array;
+  readonly signatureOk: boolean;
+  readonly sealOk: boolean;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The outcome of the signature checks of one record (hashBinding adds the hash comparison). */
+interface SignatureChecks {
+  readonly signatureOk: boolean;
+  readonly sealOk: boolean;
+}
+
 export function createVerifier(deps: VerifierDeps): Verifier {
   const { db, signer, clock, links } = deps;
+  const memoOn = deps.memo !== false;
   const verifySignature: VerifyFn =
     deps.memo === false
       ? (a, pk, m, s) => signer.verify(a, pk, m, s)
       : (deps.memo ?? createVerificationMemo({ verify: (a, pk, m, s) => signer.verify(a, pk, m, s), maxEntries: DEFAULT_MEMO_ENTRIES })).verify;
   const keys = new Lru<string, ResolvedKey>(deps.keyCacheSize ?? 1024);
+  // The record memo (see the header): by rowid, oldest inserted forgotten first.
+  const recordMemo = new Map<number, RecordMemoEntry>();
+  // Standing kept while the change counter stays `cachedGen` (every change to it raises the counter).
+  const orgCache = new Map<string, { name: string; suspended: number }>();
+  const personCache = new Map<string, boolean>();
+  let cachedGen: number | null = null;
 
   // The hot path uses bun:sqlite prepared statements directly, rows as src/storage/record-row.ts
   // names them: measured, drizzle's row mapping and a LEFT JOIN each cost too much here (a drizzle
   // prepared statement reads a hash's one record in 12 µs, this one in 4.4 µs, of a whole memoised
-  // verification's 20 µs). One indexed lookup (records_doc_hash) per request, then each signing
-  // organisation's name and suspension, read per request so that standing is live.
+  // verification's 20 µs). One indexed lookup (records_doc_hash) per request when the record memo
+  // answers, two when it does not.
   const client = db.$client;
-  const recordsByHash = client.prepare<VerifyRow, [string]>(RECORDS_BY_HASH_SQL);
+  const recordHeadsByHash = client.prepare<HeadRow, [string]>(RECORD_HEADS_BY_HASH_SQL);
+  const recordsByHash = client.prepare<HashRow, [string]>(RECORDS_BY_HASH_SQL);
   const classHead = client.prepare<ClassHead, [string, number]>(CLASS_HEAD_SQL);
   const recordByRowid = client.prepare<VerifyRow, [number]>(RECORD_BY_ROWID_SQL);
   const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED_SQL);
@@ -268,6 +330,16 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   const keyByFingerprint = client.prepare<{ algorithm: string; public_key: Uint8Array }, [Uint8Array]>(
     "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",
   );
+
+  /** Drops what was kept under another value of the change counter. */
+  function syncCaches(gen: number | null): void {
+    if (gen === cachedGen) return;
+    cachedGen = gen;
+    keys.clear();
+    recordMemo.clear();
+    orgCache.clear();
+    personCache.clear();
+  }
 
   /**
    * The key a fingerprint names, only if its row exists, its algorithm is known and the
@@ -312,7 +384,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     }
   }
 
-  function checks(row: VerifyRow, requested: string): { hashBinding: CheckResult; userSignature: CheckResult; serverSeal: CheckResult } {
+  /** Both signature checks of a row read whole, recomputed (or answered by the signature memo). */
+  function signatureChecks(row: VerifyRow): SignatureChecks {
     const signerKey = attempt(() => resolveKey(row.signer_fingerprint));
     const payload = attempt(() =>
       encodeRecordPayload({ recordId: row.id, docHash: row.doc_hash, signedAtMs: row.signed_at_ms, signerKeyFingerprint: row.signer_fingerprint }),
@@ -320,8 +393,6 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     const signature = row.signature;
     const signatureOk =
       signerKey !== null && payload !== null && attempt(() => verifySignature(signerKey.algorithm, signerKey.publicKey, payload, signature)) === true;
-    const hashBinding = row.doc_hash === requested && signerKey !== null && payload !== null && signatureOk;
-
     const sealKey = attempt(() => resolveKey(row.seal_fingerprint));
     const sealOk =
       sealKey !== null &&
@@ -330,16 +401,53 @@ export function createVerifier(deps: VerifierDeps): Verifier {
         const sealPayload = encodeSealPayload(payload, signature, row.seal_fingerprint);
         return verifySignature(sealKey.algorithm, sealKey.publicKey, sealPayload, row.seal_signature);
       }) === true;
-    return { hashBinding: hashBinding ? "pass" : "fail", userSignature: signatureOk ? "pass" : "fail", serverSeal: sealOk ? "pass" : "fail" };
+    return { signatureOk, sealOk };
   }
 
-  function shapeMatch(row: VerifyRow, tier: DisclosureTier, requested: string, org: { name: string; suspended: number } | null, personSuspended: boolean): Match {
+  /** The record memo's entry for a row, if it was computed on the inputs the row holds now. */
+  function remembered(row: HeadRow, now: number): RecordMemoEntry | null {
+    const e = recordMemo.get(row.rid);
+    if (e === undefined || row.gen === null || e.gen !== row.gen || now - e.verifiedAtMs >= RECORD_MEMO_TTL_MS || now < e.verifiedAtMs) return null;
+    if (e.id !== row.id || e.docHash !== row.doc_hash || e.signedAtMs !== row.signed_at_ms) return null;
+    if (!sameBytes(e.signerFingerprint, row.signer_fingerprint) || !sameBytes(e.sealFingerprint, row.seal_fingerprint)) return null;
+    return e;
+  }
+
+  function remember(row: HashRow, checks: SignatureChecks, now: number): void {
+    if (row.gen === null) return;
+    if (recordMemo.size >= RECORD_MEMO_ENTRIES && !recordMemo.has(row.rid)) {
+      const oldest = recordMemo.keys().next();
+      if (!oldest.done) recordMemo.delete(oldest.value);
+    }
+    recordMemo.set(row.rid, {
+      gen: row.gen,
+      verifiedAtMs: now,
+      id: row.id,
+      docHash: row.doc_hash,
+      signedAtMs: row.signed_at_ms,
+      signerFingerprint: row.signer_fingerprint,
+      sealFingerprint: row.seal_fingerprint,
+      ...checks,
+    });
+  }
+
+  function shapeMatch(
+    row: HeadRow | VerifyRow,
+    tier: DisclosureTier,
+    requested: string,
+    sig: SignatureChecks,
+    org: { name: string; suspended: number } | null,
+    personSuspended: boolean,
+  ): Match {
     if (row.sequence_number === null || row.consensus_at === null) {
       // The anchor columns are written with the state in one transaction; an anchored row without
       // them is corruption. Refuse to answer (500) rather than vouch for or hide the record.
       throw new Error(`record ${row.id} is anchored without sequence number or consensus time`);
     }
     const signerType = row.signer_type;
+    // hashBinding: the stored hash is the one asked about, and the signature over the payload
+    // rebuilt from it verifies (which implies the key row resolved and the payload encoded).
+    const hashBinding = row.doc_hash === requested && sig.signatureOk;
     const match: Match = {
       recordId: row.id,
       kind: row.kind,
@@ -351,7 +459,12 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       // The signing organisation, or the organisation a person signed within (decisions §10).
       ...(tier === "organisation" && org !== null ? { signerOrg: org.name } : {}),
       ...(row.revoked_at !== null ? { revocation: { reason: row.revocation_reason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(row.revoked_at) } } : {}),
-      checksPerformed: { ...checks(row, requested), anchorStatus: row.anchor_state },
+      checksPerformed: {
+        hashBinding: hashBinding ? "pass" : "fail",
+        userSignature: sig.signatureOk ? "pass" : "fail",
+        serverSeal: sig.sealOk ? "pass" : "fail",
+        anchorStatus: row.anchor_state,
+      },
       anchor: {
         topicId: row.topic_id,
         transactionId: row.transaction_id,
@@ -363,46 +476,115 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     return match;
   }
 
+  const byConsensus = (a: HeadRow, b: HeadRow) => compareConsensus(a.consensus_at ?? "", b.consensus_at ?? "") || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
   return {
     verify(input) {
       const { docHash, tier } = input;
       if (tier !== "public" && tier !== "organisation") throw new TypeError(`unknown disclosure tier ${String(tier)}`);
-      const orgs = new Map<string, { name: string; suspended: number } | null>();
-      const orgOf = (id: string | null) => {
-        if (id === null) return null;
-        if (!orgs.has(id)) orgs.set(id, orgById.get(id));
-        return orgs.get(id)!;
-      };
+      const now = clock.now();
       // The matches, and the records beyond them that a verdict class rests on (checked like a
-      // match, never returned), and when the newest record awaiting consensus was stored.
-      let page: VerifyRow[];
+      // match, never returned), each with its signature checks, and when the newest record
+      // awaiting consensus was stored.
+      let page: (HeadRow | VerifyRow)[];
       let beyond: VerifyRow[] = [];
+      let sigOf: (row: HeadRow | VerifyRow) => SignatureChecks;
       let newestAccepted: () => number | null;
-      const rows = recordsByHash.all(docHash);
-      if (rows.length <= MAX_MATCHES) {
+      let gen: number | null = null;
+
+      let rows: readonly HeadRow[] | null = null;
+      let large = false;
+      if (memoOn) {
+        // The record memo first: without the signature columns, if it holds every anchored record.
+        const heads = recordHeadsByHash.all(docHash);
+        const known = new Map<HeadRow, RecordMemoEntry>();
+        large = heads.length > MAX_MATCHES;
+        if (heads.length <= MAX_MATCHES && heads.length > 0 && heads[0]!.gen !== null) {
+          syncCaches(heads[0]!.gen);
+          let all = true;
+          for (const h of heads) {
+            if (h.anchor_state !== "anchored") continue;
+            const e = remembered(h, now);
+            if (e === null) {
+              all = false;
+              break;
+            }
+            known.set(h, e);
+          }
+          if (all) {
+            rows = heads;
+            gen = heads[0]!.gen;
+            sigOf = (r) => known.get(r as HeadRow)!;
+          }
+        } else if (heads.length === 0) {
+          rows = heads;
+          sigOf = () => {
+            throw new Error("no record to check");
+          };
+        }
+      }
+      if (rows === null && !large) {
+        const whole = recordsByHash.all(docHash);
+        if (whole.length <= MAX_MATCHES) {
+          gen = whole[0]?.gen ?? null;
+          syncCaches(gen);
+          const computed = new Map<VerifyRow, SignatureChecks>();
+          for (const r of whole) {
+            if (r.anchor_state !== "anchored") continue;
+            const checks = signatureChecks(r);
+            computed.set(r, checks);
+            if (memoOn) remember(r, checks, now);
+          }
+          rows = whole;
+          sigOf = (r) => computed.get(r as VerifyRow)!;
+        }
+      }
+      if (rows !== null) {
         // Every record of the hash is here.
-        page = rows
-          .filter((r) => r.anchor_state === "anchored")
-          .sort((a, b) => compareConsensus(a.consensus_at ?? "", b.consensus_at ?? "") || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        const all = rows;
+        page = all.filter((r) => r.anchor_state === "anchored").sort(byConsensus);
         newestAccepted = () => {
-          const accepted = rows.filter((r) => r.anchor_state === "accepted");
+          const accepted = all.filter((r) => r.anchor_state === "accepted");
           return accepted.length === 0 ? null : Math.max(...accepted.map((r) => r.created_at));
         };
       } else {
         ({ page, beyond } = readLargeHash(docHash));
+        gen = null; // read in its own transaction, without the counter: standing read afresh
+        const computed = new Map<VerifyRow, SignatureChecks>();
+        sigOf = (r) => {
+          let c = computed.get(r as VerifyRow);
+          if (c === undefined) computed.set(r as VerifyRow, (c = signatureChecks(r as VerifyRow)));
+          return c;
+        };
         newestAccepted = () => newestAcceptedOf.get(docHash)?.newest ?? null;
       }
-      const persons = new Map<string, boolean>();
-      const personSuspended = (r: VerifyRow) => {
+
+      const orgs = new Map<string, { name: string; suspended: number } | null>();
+      const orgOf = (id: string | null) => {
+        if (id === null) return null;
+        let org = orgs.get(id);
+        if (org === undefined) {
+          org = (gen !== null ? orgCache.get(id) : undefined) ?? orgById.get(id);
+          if (gen !== null && org !== null && orgCache.size < 4096) orgCache.set(id, org);
+          orgs.set(id, org);
+        }
+        return org;
+      };
+      const personSuspended = (r: HeadRow | VerifyRow) => {
         if (r.signer_type !== "user") return false;
         const id = Buffer.from(r.signer_fingerprint.buffer, r.signer_fingerprint.byteOffset, r.signer_fingerprint.byteLength).toString("hex");
-        if (!persons.has(id)) persons.set(id, (personSuspendedByKey.get(r.signer_fingerprint)?.suspended ?? 0) !== 0);
-        return persons.get(id)!;
+        let suspended = gen !== null ? personCache.get(id) : undefined;
+        if (suspended === undefined) {
+          const found = personSuspendedByKey.get(r.signer_fingerprint);
+          suspended = (found?.suspended ?? 0) !== 0;
+          if (gen !== null && found !== null && personCache.size < 65_536) personCache.set(id, suspended);
+        }
+        return suspended;
       };
-      const shape = (r: VerifyRow) => shapeMatch(r, tier, docHash, orgOf(r.org_id), personSuspended(r));
+      const shape = (r: HeadRow | VerifyRow) => shapeMatch(r, tier, docHash, sigOf(r), orgOf(r.org_id), personSuspended(r));
       const matches = page.map(shape);
       // Over `deciding`, "is there a record of this class" has the answer it has over every record.
-      const deciding = [...matches, ...beyond.map(shape)];
+      const deciding = beyond.length === 0 ? matches : [...matches, ...beyond.map(shape)];
 
       const failed = deciding.some((m) => m.checksPerformed.hashBinding === "fail" || m.checksPerformed.userSignature === "fail" || m.checksPerformed.serverSeal === "fail");
       if (failed) return { verdict: "signature_invalid", matches };
@@ -412,11 +594,12 @@ export function createVerifier(deps: VerifierDeps): Verifier {
 
       // No anchored record at all (every anchored record is active or revoked).
       const newest = newestAccepted();
-      if (newest !== null) return { verdict: "pending_anchor", matches: [], retryAfterSeconds: retryAfterFor(newest, clock.now()) };
+      if (newest !== null) return { verdict: "pending_anchor", matches: [], retryAfterSeconds: retryAfterFor(newest, now) };
       return { verdict: "no_record", matches: [] };
     },
     clearKeyCache() {
       keys.clear();
+      recordMemo.clear();
     },
   };
 }

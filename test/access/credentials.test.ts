@@ -3,6 +3,7 @@
  * answer; a bad checksum never reaches storage; last use is recorded without a write per request.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { openCore, type Core } from "../../src/app.ts";
 import { crcBase62, generateKey } from "../../src/keys/api-key.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
@@ -75,5 +76,59 @@ describe("credentials", () => {
     credentials.authenticate(minted.key);
     credentials.close();
     expect(lastUsed()).toBe(clock.now());
+  });
+
+  describe("kept in memory while the change counter stands (issue 17)", () => {
+    /** Another connection to the same database file, as the admin command line or an operator's sqlite3 has. */
+    function otherConnection(core: Core): Database {
+      const file = (core.db.$client.query("PRAGMA database_list").get() as { file: string }).file;
+      const other = new Database(file);
+      other.run("PRAGMA busy_timeout = 5000");
+      onCleanup(() => other.close());
+      return other;
+    }
+
+    test("a kept key answers without the key and organisation join; a wrong secret for it still costs the lookup and fails", () => {
+      const { core, minted, credentials } = setup();
+      expect(credentials.authenticate(minted.key)).not.toBeNull();
+      // Without the counter's trigger, a change to the key row is invisible to a kept key: which
+      // shows the kept key is what answers, and that the trigger is what keeps it true.
+      const other = otherConnection(core);
+      other.run("DROP TRIGGER api_keys_credential_changed");
+      other.query("UPDATE api_keys SET revoked_at = 1 WHERE key_id = ?").run(minted.keyId);
+      expect(credentials.authenticate(minted.key)).not.toBeNull();
+      const wrong = generateKey("live");
+      const sameIdWrongSecret = `dv_live_${minted.keyId}${wrong.key.slice(24, 56)}`;
+      expect(credentials.authenticate(sameIdWrongSecret + crcBase62(sameIdWrongSecret))).toBeNull();
+      // That refusal read the row again and keeps the revoked row: the key is refused from now on.
+      expect(credentials.authenticate(minted.key)).toBeNull();
+    });
+
+    test("revoking a key on another connection is seen by the very next request", () => {
+      const { core, minted, credentials } = setup();
+      for (let i = 0; i < 3; i++) expect(credentials.authenticate(minted.key)).not.toBeNull();
+      otherConnection(core).query("UPDATE api_keys SET revoked_at = 1 WHERE key_id = ?").run(minted.keyId);
+      expect(credentials.authenticate(minted.key)).toBeNull();
+    });
+
+    test("an organisation changed on another connection is seen by the very next request", () => {
+      const { core, org, minted, credentials } = setup();
+      expect(credentials.authenticate(minted.key)!.org.suspended).toBe(false);
+      const other = otherConnection(core);
+      other.query("UPDATE organisations SET suspended = 1, name = 'Keys Renamed Ltd' WHERE id = ?").run(org.id);
+      expect(credentials.authenticate(minted.key)!.org).toMatchObject({ suspended: true, name: "Keys Renamed Ltd" });
+      core.organisations.set(org.id, { suspended: false }, "test");
+      expect(credentials.authenticate(minted.key)!.org.suspended).toBe(false);
+    });
+
+    test("last-used writes do not clear what is kept; the kept key is not mutable by its callers", () => {
+      const { core, minted, credentials } = setup();
+      const counter = () => (core.db.$client.query("SELECT value FROM change_counter").get() as { value: number }).value;
+      const key = credentials.authenticate(minted.key)!;
+      const before = counter();
+      credentials.flush(); // writes last_used_at
+      expect(counter()).toBe(before);
+      expect(Object.isFrozen(key) && Object.isFrozen(key.org) && Object.isFrozen(key.scopes)).toBe(true);
+    });
   });
 });

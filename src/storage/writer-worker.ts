@@ -1,0 +1,69 @@
+/**
+ * The writer thread's worker (src/storage/writer-thread.ts): its own connection to the service's
+ * database file, opened with the service's pragmas (WAL, synchronous FULL, busy timeout), and one
+ * IMMEDIATE transaction per batch it is sent, committed (and so synced) before it answers. Batches
+ * are taken one at a time, in the order they were posted. It knows no table: a batch names its
+ * statement, one of those the main thread registered when it opened the thread.
+ */
+import { Database } from "bun:sqlite";
+import { PRAGMAS } from "./db-pragmas.ts";
+import type { WorkerReply, WorkerRequest } from "./writer-thread.ts";
+
+declare const self: Worker;
+
+let db: Database | null = null;
+const statements = new Map<string, { run(...values: unknown[]): unknown }>();
+let writeBatch: ((input: { sql: string; rows: readonly (readonly unknown[])[] }) => void) | null = null;
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+function reply(message: WorkerReply): void {
+  self.postMessage(message);
+}
+
+self.onmessage = (event: MessageEvent<WorkerRequest>) => {
+  const m = event.data;
+  switch (m.type) {
+    case "open": {
+      try {
+        const opened = new Database(m.path, { readwrite: true, create: false, strict: true });
+        for (const pragma of PRAGMAS) opened.run(pragma);
+        for (const sql of m.statements) statements.set(sql, opened.prepare(sql));
+        writeBatch = opened.transaction(({ sql, rows }: { sql: string; rows: readonly (readonly unknown[])[] }) => {
+          const statement = statements.get(sql);
+          if (statement === undefined) throw new Error("statement not registered with the writer thread");
+          for (const row of rows) statement.run(...row);
+        }).immediate;
+        db = opened;
+        reply({ type: "opened" });
+      } catch (e) {
+        reply({ type: "open-failed", message: e instanceof Error ? e.message : String(e) });
+      }
+      return;
+    }
+    case "batch": {
+      if (db === null || writeBatch === null) {
+        reply({ type: "failed", id: m.id, busy: false, message: "the writer thread's database is not open" });
+        return;
+      }
+      try {
+        writeBatch({ sql: m.sql, rows: m.rows });
+        reply({ type: "committed", id: m.id });
+      } catch (e) {
+        reply({ type: "failed", id: m.id, busy: isBusy(e), message: e instanceof Error ? e.message : String(e) });
+      }
+      return;
+    }
+    case "close": {
+      statements.clear();
+      db?.close();
+      db = null;
+      writeBatch = null;
+      reply({ type: "closed" });
+      return;
+    }
+  }
+};
