@@ -98,6 +98,37 @@ test("the embedded ledger's worker thread is the one inside the binary, never a 
   expect(existsSync(marker)).toBe(false);
 }, 30_000);
 
+test("an organisation-tier verification is logged by the writer thread inside the binary, never by a file of that name in the working folder", async () => {
+  const cwd = tempDir("docverify-writer-");
+  const data = join(cwd, "data");
+  const marker = join(cwd, "PLANTED-CODE-RAN");
+  const planted = `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran"); process.exit(9);\n`;
+  for (const dir of [".", "storage", "src/storage"]) {
+    mkdirSync(join(cwd, dir), { recursive: true });
+    for (const name of ["writer-worker.ts", "writer-worker.js"]) await Bun.write(join(cwd, dir, name), planted);
+  }
+  const dv = (...args: string[]) => {
+    const out = Bun.spawnSync([binary, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, DOCVERIFY_DATA_DIR: data } });
+    expect(out.exitCode, out.stderr.toString()).toBe(0);
+    return out.stdout.toString().trim();
+  };
+  const org = dv("org", "create", "--name", "Binary Verifiers", "--api-access", "--validated").split(/\s/)[0]!;
+  const key = (JSON.parse(dv("key", "mint", "--org", org, "--env", "live", "--json")) as { key: string }).key;
+  const svc = await startService({ cmd: [binary], cwd, env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100" } });
+  const docHash = "sha256:" + "cd".repeat(32);
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      fetch(`${svc.url}/v1/verifications`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash }) }),
+    ),
+  );
+  expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+  const ids = await Promise.all(answers.map(async (a) => ((await a.json()) as { verificationId: string }).verificationId));
+  const page = (await (await fetch(`${svc.url}/v1/verifications?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { verificationId: string }[] };
+  expect(page.data.map((r) => r.verificationId).sort()).toEqual([...ids].sort());
+  expect(await svc.stop()).toBe(0);
+  expect(existsSync(marker)).toBe(false);
+}, 60_000);
+
 test("the binary enrols a person with a passkey and signs for them (the WebAuthn library and its polyfill load inside it)", async () => {
   const cwd = tempDir("docverify-person-");
   const data = join(cwd, "data");
