@@ -10,7 +10,8 @@
  */
 import { proto } from "@hashgraph/proto";
 import { timestampToNs, type Timestamp } from "./ids.ts";
-import { createSignatureCheck, decodeKey, encodeKey, isEmptyKeyList, isValidKey } from "./keys.ts";
+import { decodeKey, encodeKey } from "./key-codec.ts";
+import { createSignatureCheck, isEmptyKeyList, isValidKey } from "./keys.ts";
 import type { NodeOptions } from "./node.ts";
 import type { TopicRow, TxRow } from "./rows.ts";
 import { FEES, MAX_AUTO_RENEW_S, MAX_MEMO_BYTES, MAX_MESSAGE_BYTES, MIN_AUTO_RENEW_S } from "./rules.ts";

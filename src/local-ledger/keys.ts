@@ -14,7 +14,7 @@
  * keccak256 with @noble/curves), and synchronous: the consensus step decides inside one
  * synchronous SQLite transaction.
  */
-import { proto } from "@hashgraph/proto";
+import type { proto } from "@hashgraph/proto";
 import { ed25519PublicKeyFromPkcs8, type Ed25519Verifier } from "../crypto/ed25519.ts";
 import { verifySecp256k1 } from "../crypto/secp256k1.ts";
 import { hex } from "./ids.ts";
@@ -65,7 +65,7 @@ const MAX_KEY_DEPTH = 15;
 
 type Primitive = { kind: "ed25519" | "ecdsa"; bytes: Uint8Array };
 
-function primitiveOf(key: proto.IKey): Primitive | null {
+export function primitiveOf(key: proto.IKey): Primitive | null {
   if (key.ed25519 != null && key.ed25519.length > 0) return { kind: "ed25519", bytes: key.ed25519 };
   if (key.ECDSASecp256k1 != null && key.ECDSASecp256k1.length > 0) return { kind: "ecdsa", bytes: key.ECDSASecp256k1 };
   return null;
@@ -158,23 +158,3 @@ export function createSignatureCheck(bodyBytes: Uint8Array, sigMap: proto.ISigna
   return { satisfies: (key) => satisfiesAt(key, 0) };
 }
 
-/** Protobuf bytes of a key, as stored. */
-export function encodeKey(key: proto.IKey): Uint8Array {
-  return proto.Key.encode(key).finish();
-}
-
-export function decodeKey(bytes: Uint8Array): proto.Key {
-  return proto.Key.decode(bytes);
-}
-
-/** The mirror node's rendering of a key: `{_type, key}` with hex, or null. */
-export function mirrorKey(bytes: Uint8Array | null): { _type: string; key: string } | null {
-  if (bytes == null) return null;
-  const key = decodeKey(bytes);
-  // Like the mirror node, a list or 1-of-1 threshold around a single key shows as that key.
-  const single = key.keyList?.keys?.length === 1 ? key.keyList.keys[0] : key.thresholdKey?.threshold === 1 && key.thresholdKey.keys?.keys?.length === 1 ? key.thresholdKey.keys.keys[0] : key;
-  const p = single ? primitiveOf(single) : null;
-  if (p?.kind === "ed25519") return { _type: "ED25519", key: hex(p.bytes) };
-  if (p?.kind === "ecdsa") return { _type: "ECDSA_SECP256K1", key: hex(p.bytes) };
-  return { _type: "ProtobufEncoded", key: hex(bytes) };
-}

@@ -23,7 +23,7 @@
  * and the known differences.
  */
 import { entityId, formatTimestamp, parseEntityId, parseTimestampParam, parseTransactionId, type Timestamp } from "./ids.ts";
-import { mirrorKey } from "./keys.ts";
+import { mirrorKey } from "./key-codec.ts";
 import { page, transactionPage } from "./mirror-page.ts";
 import { exactQuery, filterOf, filtersOf, isPositiveLong, nextLink, orderedQuery } from "./mirror-params.ts";
 import { messageView, transactionView } from "./mirror-views.ts";

@@ -10,7 +10,8 @@
  * the earlier check passed.
  */
 import { proto } from "@hashgraph/proto";
-import { createSignatureCheck, decodeKey } from "./keys.ts";
+import { decodeKey } from "./key-codec.ts";
+import { createSignatureCheck } from "./keys.ts";
 import { msToNs, timestampToNs } from "./ids.ts";
 import type { NodeOptions, Received } from "./node.ts";
 import type { Faults } from "./faults.ts";

@@ -9,7 +9,8 @@
  */
 import { proto } from "@hashgraph/proto";
 import { msToNs, timestampToNs, type Timestamp } from "./ids.ts";
-import { createSignatureCheck, decodeKey } from "./keys.ts";
+import { decodeKey } from "./key-codec.ts";
+import { createSignatureCheck } from "./keys.ts";
 import type { NodeOptions, Received } from "./node.ts";
 import type { TxRow } from "./rows.ts";
 import { EXCHANGE_RATE, MAX_VALID_DURATION_S, MIN_VALID_DURATION_S, NODE_ACCOUNT, QUERY_COST, transfersOf } from "./rules.ts";
