@@ -10,7 +10,7 @@ import m6 from "./0006_records_anchored_by_class.sql" with { type: "text" };
 import m7 from "./0007_key_announcements.sql" with { type: "text" };
 import m8 from "./0008_persons.sql" with { type: "text" };
 import m9 from "./0009_passkeys_sessions.sql" with { type: "text" };
-import m10 from "./0010_caches_and_log_cover.sql" with { type: "text" };
+import m10 from "./0010_caches_and_covering_indexes.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -25,5 +25,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0007_key_announcements": m7,
   "0008_persons": m8,
   "0009_passkeys_sessions": m9,
-  "0010_caches_and_log_cover": m10,
+  "0010_caches_and_covering_indexes": m10,
 };

@@ -5,7 +5,7 @@ import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
 import { openDatabase, PRAGMAS } from "../src/storage/db.ts";
 import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/migrate.ts";
 import { metaValue } from "../src/storage/meta.ts";
-import { createVerifier, MAX_MATCHES } from "../src/verification/verify.ts";
+import { createVerifier, MAX_MATCHES, RECORD_HEADS_BY_HASH_SQL } from "../src/verification/verify.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
 import { databaseBefore } from "./support/previous-release.ts";
 import { createRecordsFixture, docHashOf } from "./support/records-fixture.ts";
@@ -247,7 +247,7 @@ describe("storage", () => {
     db.$client.close();
   });
 
-  test("0010 adds the change counter and its triggers and makes the log's index covering: records, keys and log kept; the counter moves only on what caches hold", () => {
+  test("0010 adds the change counter and its triggers and makes the records' hash index and the log's index covering: records, keys and log kept; the counter moves only on what caches hold", () => {
     const db = databaseBefore("0010");
     expect(rows(db, "SELECT name FROM sqlite_master WHERE name = 'change_counter' OR (type = 'trigger' AND sql LIKE '%change_counter%')")).toEqual([]);
     const fx = createRecordsFixture({ db });
@@ -278,6 +278,9 @@ describe("storage", () => {
     expect(bumps("UPDATE records SET anchor_state = anchor_state WHERE id = ?", [id])).toBe(0);
     expect(bumps("INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, verified_at_ms) VALUES ('01900000-0000-7000-8000-000000000002', ?, 'live', 'k', 'no_record', ?, 2)", [acme.id, hash])).toBe(0);
     expect(bumps("DELETE FROM records WHERE id = ?", [id])).toBe(1);
+    // A verification's hot read is index-only too.
+    const heads = db.$client.query(`EXPLAIN QUERY PLAN ${RECORD_HEADS_BY_HASH_SQL}`).all("x") as { detail: string }[];
+    expect(heads.map((p) => p.detail)).toContain("SEARCH records USING COVERING INDEX records_doc_hash (doc_hash=?)");
     // The log's first page is read from the covering index alone.
     const plan = db.$client.query("EXPLAIN QUERY PLAN SELECT id, org_id, environment, verdict, doc_hash, reference, verified_at_ms FROM verifications WHERE org_id = ? AND environment = ? ORDER BY id DESC LIMIT 26").all(acme.id, "live") as { detail: string }[];
     expect(plan.map((p) => p.detail)).toEqual(["SEARCH verifications USING COVERING INDEX verifications_scope (org_id=? AND environment=?)"]);

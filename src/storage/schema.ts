@@ -205,7 +205,29 @@ export const records = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
-    index("records_doc_hash").on(t.docHash),
+    // Covering for verification's hot read (issue 17): every column a verification shows or
+    // orders by, after the hash; only the two signatures (6.6 KB, read only when the record memo
+    // cannot answer), the filename and the revocation's transaction are left to the table row,
+    // whose tail columns would otherwise be read through its overflow pages. Migration 0010.
+    index("records_doc_hash").on(
+      t.docHash,
+      t.id,
+      t.orgId,
+      t.signerType,
+      t.kind,
+      t.signerHint,
+      t.signedAtMs,
+      t.signerFingerprint,
+      t.sealFingerprint,
+      t.anchorState,
+      t.topicId,
+      t.transactionId,
+      t.sequenceNumber,
+      t.consensusAt,
+      t.revokedAt,
+      t.revocationReason,
+      t.createdAt,
+    ),
     // /metrics counts records by anchor state at scrape time; without this index that count
     // reads the whole table (kilobytes of signatures per row: 3.4 s on a million records).
     index("records_anchor_state").on(t.anchorState),

@@ -496,7 +496,7 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
       const since = journal.entries.find((e) => e.tag.startsWith("0007"))!.when;
       // Later migrations taken back out too (0010: the change counter, its triggers and the
-      // covering log index; 0009: passkeys, challenges, sessions, and the old records_one_active;
+      // covering indexes; 0009: passkeys, challenges, sessions, and the old records_one_active;
       // 0008: persons and enrolment links; all empty here).
       for (const { name } of db.$client.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%change_counter%'").all() as { name: string }[]) {
         db.$client.run(`DROP TRIGGER ${name}`);
@@ -504,6 +504,8 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       db.$client.run("DROP TABLE change_counter");
       db.$client.run("DROP INDEX verifications_scope");
       db.$client.run("CREATE INDEX `verifications_scope` ON `verifications` (`org_id`,`environment`,`id`)");
+      db.$client.run("DROP INDEX records_doc_hash");
+      db.$client.run("CREATE INDEX `records_doc_hash` ON `records` (`doc_hash`)");
       db.$client.run("DROP TABLE passkeys");
       db.$client.run("DROP TABLE app_challenges");
       db.$client.run("DROP TABLE app_sessions");

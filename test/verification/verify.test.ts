@@ -9,7 +9,7 @@ import { createVerificationMemo } from "../../src/crypto/index.ts";
 import { records } from "../../src/storage/schema.ts";
 import { compareConsensus, consensusToRfc3339 } from "../../src/lib/formats.ts";
 import type { ChecksPerformed } from "../../src/verification/types.ts";
-import { CLASS_HEAD_SQL, createVerifier, NEWEST_ACCEPTED_SQL, RECORD_BY_ROWID_SQL, RECORDS_BY_HASH_SQL, retryAfterFor, type Verifier } from "../../src/verification/verify.ts";
+import { CLASS_HEAD_SQL, createVerifier, NEWEST_ACCEPTED_SQL, RECORD_BY_ROWID_SQL, RECORD_HEADS_BY_HASH_SQL, RECORDS_BY_HASH_SQL, retryAfterFor, type Verifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, TOPIC_ID, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 
@@ -467,8 +467,9 @@ describe("query plans", () => {
 
   test("every lookup by hash searches the records_doc_hash index; a large hash's rows are read whole only by rowid", () => {
     expect(plan(RECORDS_BY_HASH_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
+    expect(plan(RECORD_HEADS_BY_HASH_SQL, "x")).toEqual(["SEARCH records USING COVERING INDEX records_doc_hash (doc_hash=?)"]);
     expect(plan(RECORD_BY_ROWID_SQL, 1)).toEqual(["SEARCH records USING INTEGER PRIMARY KEY (rowid=?)"]);
-    expect(plan(NEWEST_ACCEPTED_SQL, "x")).toEqual(["SEARCH records USING INDEX records_doc_hash (doc_hash=?)"]);
+    expect(plan(NEWEST_ACCEPTED_SQL, "x")).toEqual(["SEARCH records USING COVERING INDEX records_doc_hash (doc_hash=?)"]);
   });
 
   test("a large hash's class heads are one range read of records_anchored_by_class: covering, in index order, no scan", () => {

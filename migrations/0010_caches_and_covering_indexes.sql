@@ -3,6 +3,8 @@ CREATE TABLE `change_counter` (
 	`value` integer NOT NULL
 );
 --> statement-breakpoint
+DROP INDEX `records_doc_hash`;--> statement-breakpoint
+CREATE INDEX `records_doc_hash` ON `records` (`doc_hash`,`id`,`org_id`,`signer_type`,`kind`,`signer_hint`,`signed_at_ms`,`signer_fingerprint`,`seal_fingerprint`,`anchor_state`,`topic_id`,`transaction_id`,`sequence_number`,`consensus_at`,`revoked_at`,`revocation_reason`,`created_at`);--> statement-breakpoint
 DROP INDEX `verifications_scope`;--> statement-breakpoint
 CREATE INDEX `verifications_scope` ON `verifications` (`org_id`,`environment`,`id`,`verdict`,`doc_hash`,`verified_at_ms`,`reference`);--> statement-breakpoint
 INSERT INTO `change_counter` (`id`, `value`) VALUES (1, 0);--> statement-breakpoint
