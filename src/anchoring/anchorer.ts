@@ -10,7 +10,9 @@
  *
  * What it guarantees:
  * - Store, then submit, then store: a row's signed bytes and its attempt count are committed
- *   (one synchronous transaction) before the bytes are sent; the answer is committed in another.
+ *   before the bytes are sent; the answer is committed in another transaction. Those changes (and
+ *   acceptance and anchoring) are group-committed with the other rows' due in the same
+ *   millisecond (queue.ts, `grouped`): a step goes on only once its change has committed.
  *   Nothing is ever awaited inside a bun:sqlite transaction.
  * - One transaction per purpose while it could still land: after a crash or an unanswered
  *   submission the same bytes are re-submitted (DUPLICATE_TRANSACTION means they were accepted)
@@ -156,11 +158,13 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const event = (name: string, row: Pick<LedgerTransactionRow, "transactionId" | "kind" | "orgId" | "recordId">, extra: Record<string, unknown> = {}) => {
     log.info("anchor", { event: name, kind: row.kind, transactionId: row.transactionId, orgId: row.orgId, ...(row.recordId ? { recordId: row.recordId } : {}), ...extra });
   };
-  const toAccepted = (row: LedgerTransactionRow, duplicate: boolean) => {
-    if (journal.toAccepted(row, receiptPollMs) !== null) event("accepted", row, duplicate ? { duplicate: true } : {});
+  // The three changes every message goes through are group-committed (queue.ts, `grouped`):
+  // each resolves once committed, with the other changes due within the same millisecond.
+  const toAccepted = async (row: LedgerTransactionRow, duplicate: boolean) => {
+    if ((await journal.grouped.toAccepted(row, receiptPollMs)) !== null) event("accepted", row, duplicate ? { duplicate: true } : {});
   };
-  const toAnchoredMessage = (row: LedgerTransactionRow, confirmed: ConfirmedMessage) => {
-    const at = journal.toAnchoredMessage(row, confirmed);
+  const toAnchoredMessage = async (row: LedgerTransactionRow, confirmed: ConfirmedMessage) => {
+    const at = await journal.grouped.toAnchoredMessage(row, confirmed);
     if (at === null) return;
     pressure.noteAnchored(at);
     event("anchored", row, { topicId: row.topicId, sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt });
@@ -224,7 +228,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
 
   /** Receipt SUCCESS for a message: confirm it on the mirror before calling it anchored. */
   const confirm = async (row: LedgerTransactionRow, by: { sequenceNumber: number } | { consensusAt: string }) => {
-    if (row.state === "pending") toAccepted(row, false);
+    if (row.state === "pending") await toAccepted(row, false);
     const current = { ...row, state: "accepted" as const };
     const c = await ledger.confirmMessage({ topicId: row.topicId!, transactionId: row.transactionId, message: new Uint8Array(row.message!), ...by });
     switch (c.kind) {
@@ -271,7 +275,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       case "success":
         if (row.kind === "topic_create") {
           if (r.topicId === null) return abandon(row, "receipt of a topic creation names no topic");
-          if (row.state === "pending") toAccepted(row, false);
+          if (row.state === "pending") await toAccepted(row, false);
           return toAnchoredTopic({ ...row, state: "accepted" }, r.topicId, null);
         }
         if (r.sequenceNumber === null) return reschedule(row, backoffMaxMs, "receipt names no sequence number");
@@ -280,7 +284,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         metrics.ledgerError("permanent");
         return abandon(row, `failed at consensus: ${r.status}`);
       case "pending":
-        if (row.state === "pending") toAccepted(row, false);
+        if (row.state === "pending") await toAccepted(row, false);
         return reschedule({ ...row, state: "accepted" }, receiptPollMs, null);
       case "not_found":
         if (now() >= windowEnd(row)) return settle(row);
@@ -314,7 +318,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     }
     const bytes = row.signedBytes !== null ? new Uint8Array(row.signedBytes) : await prepare(row);
     if (bytes === null) return;
-    const attempts = journal.beginAttempt(row, bytes);
+    // Committed before the bytes leave (store, then submit).
+    const attempts = await journal.grouped.beginAttempt(row, bytes);
     if (attempts === null) return;
     const current = { ...row, attempts, signedBytes: Buffer.from(bytes) };
     const outcome = await ledger.submit(bytes);

@@ -10,9 +10,13 @@
  *        └───────────┴──▶ abandoned
  *
  * What an implementation MUST guarantee:
- * - Every state change is one synchronous IMMEDIATE transaction, guarded by the row's current
- *   state: a change to a row that moved on (another worker, a replay after a crash) changes
- *   nothing and reports `false`. Rows only move forward; `anchored` and `abandoned` are final.
+ * - Every state change is atomic and guarded by the row's current state: a change to a row that
+ *   moved on (another worker, a replay after a crash) changes nothing and reports `false` (null).
+ *   Rows only move forward; `anchored` and `abandoned` are final. A change is either its own
+ *   synchronous IMMEDIATE transaction (the methods of `AnchorJournal`) or, through `grouped`,
+ *   its own savepoint in one IMMEDIATE transaction with the other changes due within
+ *   GROUP_WINDOW_MS (group commit: one fsync for all), whose promise resolves only once that
+ *   transaction has committed: a caller acts on a change (sends the bytes, logs it) only then.
  * - A `record_message` row's record follows it in the same transaction: `anchor_state`, and on
  *   consensus `sequence_number` and `consensus_at`. The record is found by its primary key
  *   (`recordOf`): never a scan of the records table.
@@ -165,6 +169,12 @@ const REACHED_A_NODE = sql`NOT (${ledgerTransactions.attempts} = 0 AND ${ledgerT
 const IMMEDIATE = { behavior: "immediate" } as const;
 
 /**
+ * Milliseconds the first grouped change waits for others to share its transaction: the loop's
+ * steps end on separate network answers, so "the same turn" would rarely hold two.
+ */
+export const GROUP_WINDOW_MS = 1;
+
+/**
  * Organisations with a topic whose current key has no live announcement: a scan of the
  * organisations (as topic provisioning's), each probing the partial unique index by organisation
  * and key. Exported for the plan test.
@@ -246,19 +256,25 @@ function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
   };
 }
 
+/** What the mirror node confirmed of an anchored message. */
+type ConfirmedFields = { readonly sequenceNumber: number; readonly consensusAt: string; readonly runningHash: Uint8Array };
+
 /** A state change's outcome: when it was made (the row's new `updated_at`), or null if the row had moved on. */
 export type Changed = number | null;
 
 export class AnchorJournal {
   private deferred: { id: string; state: string; at: number; t: number; lastError: string | null }[] = [];
+  /** Grouped state changes waiting for their transaction (`grouped`), in the order they were made. */
+  private waiting: { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
+  private groupTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly rescheduleStatement;
   private readonly takeBackStatement;
   private readonly retryNowStatement;
   private readonly nextDueStatement;
   private readonly dueStatement;
   /**
-   * The two state changes every message goes through (accepted, anchored), prepared once: the
-   * loop makes two per record, and drizzle would build and prepare four statements for each. The
+   * The three changes every message goes through (an attempt, accepted, anchored), prepared once:
+   * the loop makes three per record, and drizzle would build and prepare several statements for each. The
    * record is found as recordOf() finds it: by its primary key and this transaction (or, for a
    * row without a record id, by the transaction alone).
    */
@@ -267,11 +283,13 @@ export class AnchorJournal {
   /**
    * @param newTransactionId ids for the rows the journal queues itself (a revocation queued
    *   again, a topic creation).
+   * @param groupWindowMs how long the first grouped change waits for others (tests lengthen it).
    */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly newTransactionId: () => NewTransaction,
+    private readonly groupWindowMs: number = GROUP_WINDOW_MS,
   ) {
     this.rescheduleStatement = db.$client.prepare(
       "UPDATE ledger_transactions SET next_attempt_at = ?, updated_at = ?, last_error = coalesce(?, last_error) WHERE transaction_id = ? AND state = ?",
@@ -282,6 +300,10 @@ export class AnchorJournal {
     const client = db.$client;
     this.statements = {
       stateOf: client.prepare<{ state: TransactionState }, [string]>("SELECT state FROM ledger_transactions WHERE transaction_id = ?"),
+      attemptOf: client.prepare<{ state: TransactionState; signed_bytes: Uint8Array | null; attempts: number }, [string]>(
+        "SELECT state, signed_bytes, attempts FROM ledger_transactions WHERE transaction_id = ?",
+      ),
+      attempt: client.prepare<never, [Uint8Array, number, number, string]>("UPDATE ledger_transactions SET signed_bytes = ?, attempts = ?, updated_at = ? WHERE transaction_id = ?"),
       accept: client.prepare<never, [number, number, string]>(
         "UPDATE ledger_transactions SET state = 'accepted', next_attempt_at = ?, last_error = NULL, updated_at = ? WHERE transaction_id = ?",
       ),
@@ -351,10 +373,14 @@ export class AnchorJournal {
    */
   flush(): void {
     if (this.deferred.length === 0) return;
+    this.db.$client.transaction(() => this.writeDeferred())();
+  }
+
+  /** Inside a transaction: the collected reschedules. A transaction that fails loses them: a lost reschedule leaves its row due at once (the header). */
+  private writeDeferred(): void {
     const batch = this.deferred;
-    this.db.$client.transaction(() => {
-      for (const d of batch) this.rescheduleStatement.run(d.at, d.t, d.lastError, d.id, d.state);
-    })();
+    if (batch.length === 0) return;
+    for (const d of batch) this.rescheduleStatement.run(d.at, d.t, d.lastError, d.id, d.state);
     this.deferred = [];
   }
 
@@ -368,17 +394,19 @@ export class AnchorJournal {
 
   /** Journals an attempt before the bytes leave: stores them (first time) and counts it. The new count, or null if the row moved on (or holds other bytes). */
   beginAttempt(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): number | null {
-    return this.db.transaction((tx) => {
-      const cur = tx.select().from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, row.transactionId)).get();
-      if (cur === undefined || cur.state !== "pending") return null;
-      if (cur.signedBytes !== null && !Buffer.from(cur.signedBytes).equals(Buffer.from(bytes))) return null;
-      const attempts = cur.attempts + 1;
-      tx.update(ledgerTransactions)
-        .set({ signedBytes: Buffer.from(bytes), attempts, updatedAt: this.clock.now() })
-        .where(eq(ledgerTransactions.transactionId, row.transactionId))
-        .run();
-      return attempts;
-    }, IMMEDIATE);
+    const t = this.clock.now();
+    return this.db.$client.transaction(() => this.attemptIn(row, bytes, t)).immediate();
+  }
+
+  /** `beginAttempt` inside the caller's transaction, at `t`. */
+  private attemptIn(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array, t: number): number | null {
+    const s = this.statements;
+    const cur = s.attemptOf.get(row.transactionId);
+    if (cur === null || cur.state !== "pending") return null;
+    if (cur.signed_bytes !== null && !Buffer.from(cur.signed_bytes).equals(Buffer.from(bytes))) return null;
+    const attempts = cur.attempts + 1;
+    s.attempt.run(Buffer.from(bytes), attempts, t, row.transactionId);
+    return attempts;
   }
 
   /**
@@ -396,35 +424,106 @@ export class AnchorJournal {
   /** pending → accepted, due again in `pollMs` (for its receipt). */
   toAccepted(row: LedgerTransactionRow, pollMs: number): Changed {
     const t = this.clock.now();
+    return this.db.$client.transaction(() => this.acceptedIn(row, pollMs, t)).immediate();
+  }
+
+  private acceptedIn(row: LedgerTransactionRow, pollMs: number, t: number): Changed {
     const s = this.statements;
-    return this.db.$client
-      .transaction((): Changed => {
-        if (!["pending"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
-        s.accept.run(t + pollMs, t, row.transactionId);
-        if (row.kind === "record_message") {
-          if (row.recordId !== null) s.recordAcceptedById.run(row.recordId, row.transactionId);
-          else s.recordAcceptedByTransaction.run(row.transactionId);
-        }
-        return t;
-      })
-      .immediate();
+    if (s.stateOf.get(row.transactionId)?.state !== "pending") return null;
+    s.accept.run(t + pollMs, t, row.transactionId);
+    if (row.kind === "record_message") {
+      if (row.recordId !== null) s.recordAcceptedById.run(row.recordId, row.transactionId);
+      else s.recordAcceptedByTransaction.run(row.transactionId);
+    }
+    return t;
   }
 
   /** pending or accepted → anchored, for a message the mirror node confirmed. */
-  toAnchoredMessage(row: LedgerTransactionRow, confirmed: { readonly sequenceNumber: number; readonly consensusAt: string; readonly runningHash: Uint8Array }): Changed {
+  toAnchoredMessage(row: LedgerTransactionRow, confirmed: ConfirmedFields): Changed {
     const t = this.clock.now();
+    return this.db.$client.transaction(() => this.anchoredIn(row, confirmed, t)).immediate();
+  }
+
+  private anchoredIn(row: LedgerTransactionRow, confirmed: ConfirmedFields, t: number): Changed {
     const s = this.statements;
-    return this.db.$client
-      .transaction((): Changed => {
-        if (!["pending", "accepted"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
-        s.anchor.run(confirmed.sequenceNumber, confirmed.consensusAt, confirmed.runningHash, t, row.transactionId);
-        if (row.kind === "record_message") {
-          if (row.recordId !== null) s.recordAnchoredById.run(confirmed.sequenceNumber, confirmed.consensusAt, row.recordId, row.transactionId);
-          else s.recordAnchoredByTransaction.run(confirmed.sequenceNumber, confirmed.consensusAt, row.transactionId);
-        }
-        return t;
-      })
-      .immediate();
+    if (!["pending", "accepted"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
+    s.anchor.run(confirmed.sequenceNumber, confirmed.consensusAt, confirmed.runningHash, t, row.transactionId);
+    if (row.kind === "record_message") {
+      if (row.recordId !== null) s.recordAnchoredById.run(confirmed.sequenceNumber, confirmed.consensusAt, row.recordId, row.transactionId);
+      else s.recordAnchoredByTransaction.run(confirmed.sequenceNumber, confirmed.consensusAt, row.transactionId);
+    }
+    return t;
+  }
+
+  // ---- the same changes, group-committed -----------------------------------------------
+
+  /**
+   * `beginAttempt`, `toAccepted` and `toAnchoredMessage`, each made at the time of the call and
+   * committed with every other grouped change made within GROUP_WINDOW_MS (and the reschedules
+   * waiting then) in one IMMEDIATE transaction, each change in its own savepoint. The promise
+   * resolves with what the synchronous method would have returned, once that transaction has
+   * committed; a change that throws is undone alone and rejects alone; a transaction that fails
+   * as a whole rejects them all and stores none. The anchor loop makes three of these per
+   * message: one fsync each, on the API's thread, before they were grouped (issue 17).
+   */
+  readonly grouped = {
+    beginAttempt: (row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): Promise<number | null> => {
+      const t = this.clock.now();
+      return this.enqueue(() => this.attemptIn(row, bytes, t));
+    },
+    toAccepted: (row: LedgerTransactionRow, pollMs: number): Promise<Changed> => {
+      const t = this.clock.now();
+      return this.enqueue(() => this.acceptedIn(row, pollMs, t));
+    },
+    toAnchoredMessage: (row: LedgerTransactionRow, confirmed: ConfirmedFields): Promise<Changed> => {
+      const t = this.clock.now();
+      return this.enqueue(() => this.anchoredIn(row, confirmed, t));
+    },
+  };
+
+  private enqueue<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ work, resolve: resolve as (value: never) => void, reject });
+      this.groupTimer ??= setTimeout(() => this.commitGrouped(), this.groupWindowMs);
+    });
+  }
+
+  /**
+   * Commits the grouped changes waiting now, then the reschedules, in one IMMEDIATE
+   * transaction. Runs on its timer; callable at any time (nothing waiting: nothing happens).
+   */
+  commitGrouped(): void {
+    if (this.groupTimer !== null) clearTimeout(this.groupTimer);
+    this.groupTimer = null;
+    if (this.waiting.length === 0) return;
+    const batch = this.waiting;
+    this.waiting = [];
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const client = this.db.$client;
+    try {
+      client
+        .transaction(() => {
+          for (const item of batch) {
+            try {
+              // Nested: a savepoint, so a change that throws is undone alone.
+              outcomes.push({ ok: true, value: client.transaction(item.work)() });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
+          }
+          // After the changes: a reschedule made for a row's new state finds it in that state.
+          this.writeDeferred();
+        })
+        .immediate();
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) item.resolve(o.value as never);
+      else item.reject(o.error);
+    });
   }
 
   /**

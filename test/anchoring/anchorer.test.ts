@@ -3,7 +3,10 @@
  * with the ledger: the happy path, each failure class, crashes at each point of the
  * store → submit → store sequence, validity-window expiry, and an unreachable ledger.
  */
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { DATABASE_FILE } from "../../src/app.ts";
 import { and, eq } from "drizzle-orm";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { ErrorLogLimiter } from "../../src/anchoring/retry.ts";
@@ -153,6 +156,35 @@ describe("anchor loop", () => {
     expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", lastError: "failed at consensus: INVALID_SIGNATURE" });
     expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
     expect(anchorEvents(rig, rec.transactionId)).toEqual(["accepted", "abandoned"]);
+  }, 30_000);
+
+  test("group commit: every attempt is committed (another connection reads it) before its bytes are sent, when several rows' attempts share a commit too", async () => {
+    const seen: { transactionId: string; attempts: number }[] = [];
+    let reader: Database | null = null;
+    const rig = await makeRig({
+      wrapLedger: (ledger) => ({
+        ...ledger,
+        async submit(bytes) {
+          if (reader !== null) {
+            const row = reader.query("SELECT transaction_id, attempts FROM ledger_transactions WHERE signed_bytes = ?").get(bytes) as { transaction_id: string; attempts: number } | null;
+            seen.push({ transactionId: row?.transaction_id ?? "(not committed)", attempts: row?.attempts ?? 0 });
+          }
+          return ledger.submit(bytes);
+        },
+      }),
+    });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    reader = new Database(join(rig.dir, DATABASE_FILE), { readonly: true });
+    try {
+      const recs = Array.from({ length: 6 }, () => rig.insertRecord(orgId, topicId));
+      await rig.drive(4);
+      expect(seen.map((s) => s.transactionId).sort()).toEqual(recs.map((r) => r.transactionId).sort());
+      expect(seen.every((s) => s.attempts === 1)).toBe(true);
+      for (const r of recs) expect(rig.record(r.recordId).anchorState).toBe("anchored");
+      expect((await messagesOn(rig, topicId)).length).toBe(recs.length);
+    } finally {
+      reader.close();
+    }
   }, 30_000);
 
   test("crash after the signed bytes were stored, before they were sent: the restart sends those bytes, once", async () => {

@@ -268,6 +268,94 @@ describe("attempts", () => {
   });
 });
 
+describe("group commit (grouped)", () => {
+  /** A journal over `db` that counts the transactions it begins (nested savepoints included). */
+  function countingJournal() {
+    const counts = { top: 0 };
+    const client = new Proxy(db.$client, {
+      get(target, prop) {
+        if (prop !== "transaction") {
+          // The real object as `this`: bun:sqlite's Database keeps private fields.
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (fn: () => unknown) => {
+          const tx = target.transaction(fn);
+          const begin = (run: () => unknown) => {
+            if (!target.inTransaction) counts.top++;
+            return run();
+          };
+          return Object.assign(() => begin(() => tx()), { immediate: () => begin(() => tx.immediate()) });
+        };
+      },
+    });
+    // A window long enough for the test's tasks on a loaded machine (the product's is 1 ms).
+    return { journal: new AnchorJournal(new Proxy(db, { get: (t, p, r) => (p === "$client" ? client : Reflect.get(t, p, r)) }), clock, ids, 200), counts };
+  }
+
+  test("changes made in separate tasks within the window commit in one transaction, each as its synchronous method would; the reschedules waiting go with them", async () => {
+    const { journal: grouped, counts } = countingJournal();
+    const [a, b, c] = [queueRecord(), queueRecord(), queueRecord()];
+    const bytes = new Uint8Array([1, 2, 3]);
+    clock.advance(5);
+    const attempt = grouped.grouped.beginAttempt(row(a.transactionId), bytes);
+    await new Promise((r) => setImmediate(r));
+    const accepted = grouped.grouped.toAccepted(row(b.transactionId), 250);
+    await new Promise((r) => setImmediate(r));
+    const anchored = grouped.grouped.toAnchoredMessage(row(c.transactionId), CONFIRMED);
+    grouped.reschedule(row(a.transactionId), 1000, "waiting");
+    // Nothing is written before the group commits.
+    expect(row(a.transactionId).attempts).toBe(0);
+    expect(await Promise.all([attempt, accepted, anchored])).toEqual([1, clock.now(), clock.now()]);
+    expect(counts.top).toBe(1);
+    expect(row(a.transactionId)).toMatchObject({ attempts: 1, nextAttemptAt: clock.now() + 1000, lastError: "waiting" });
+    expect([...row(a.transactionId).signedBytes!]).toEqual([1, 2, 3]);
+    expect(row(b.transactionId)).toMatchObject({ state: "accepted", nextAttemptAt: clock.now() + 250 });
+    expect(record(b.recordId).anchorState).toBe("accepted");
+    expect(row(c.transactionId)).toMatchObject({ state: "anchored", sequenceNumber: 7 });
+    expect(record(c.recordId)).toMatchObject({ anchorState: "anchored", sequenceNumber: 7 });
+    // Later changes: a transaction of their own; a row that moved on reports null, as the synchronous method does.
+    expect(await grouped.grouped.toAccepted(row(b.transactionId), 250)).toBeNull();
+    expect(await grouped.grouped.beginAttempt(row(a.transactionId), new Uint8Array([9]))).toBeNull();
+    expect(counts.top).toBe(3);
+  });
+
+  test("a change that throws is undone alone and rejects alone; the others of its transaction commit", async () => {
+    const [a, b] = [queueRecord(), queueRecord()];
+    // A trigger that makes one row's acceptance fail inside the group's transaction.
+    db.$client.run(`CREATE TEMP TRIGGER refuse_b BEFORE UPDATE OF state ON ledger_transactions WHEN new.transaction_id = '${b.transactionId}' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    try {
+      const results = await Promise.allSettled([journal.grouped.toAccepted(row(a.transactionId), 0), journal.grouped.toAccepted(row(b.transactionId), 0)]);
+      expect(results[0]).toEqual({ status: "fulfilled", value: clock.now() });
+      expect(results[1]!.status).toBe("rejected");
+      expect(row(a.transactionId).state).toBe("accepted");
+      expect(record(a.recordId).anchorState).toBe("accepted");
+      expect(row(b.transactionId).state).toBe("pending");
+      expect(record(b.recordId).anchorState).toBe("pending");
+    } finally {
+      db.$client.run("DROP TRIGGER refuse_b");
+    }
+  });
+
+  test("a group whose transaction cannot begin (the write lock held elsewhere) rejects every change and stores none", async () => {
+    const { Database } = await import("bun:sqlite");
+    const a = queueRecord();
+    const other = new Database(db.$client.filename);
+    other.run("PRAGMA busy_timeout = 0");
+    db.$client.run("PRAGMA busy_timeout = 50");
+    other.run("BEGIN IMMEDIATE");
+    try {
+      const results = await Promise.allSettled([journal.grouped.beginAttempt(row(a.transactionId), new Uint8Array([1])), journal.grouped.toAccepted(row(a.transactionId), 0)]);
+      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    } finally {
+      other.run("ROLLBACK");
+      other.close();
+    }
+    expect(row(a.transactionId)).toMatchObject({ state: "pending", attempts: 0, signedBytes: null });
+    expect(await journal.grouped.beginAttempt(row(a.transactionId), new Uint8Array([1]))).toBe(1);
+  });
+});
+
 describe("reading the queue and rescheduling", () => {
   test("reschedules are written only at flush, in one batch, guarded by state; a null error keeps the last one", () => {
     const a = queueRecord().transactionId;

@@ -71,6 +71,8 @@ export async function makeRig(
     maxQueueAgeMs?: number;
     backlogFloor?: number;
     metrics?: AnchorMetrics;
+    /** What the loop sees of the ledger (default: the SDK adapter itself), e.g. to watch its submissions. */
+    wrapLedger?: (ledger: Ledger) => Ledger;
   } = {},
 ): Promise<Rig> {
   const dir = tempDir("docverify-anchor-");
@@ -81,10 +83,11 @@ export async function makeRig(
   const fixture = createRecordsFixture({ db: core.db, signer: core.signer });
   const local = await startLocalLedger({ dataDir: join(dir, "ledger"), consensusMs: options.consensusMs ?? 1000, clock });
   onCleanup(() => local.close());
-  const ledger = hederaLedgerOver(local, {
+  const adapter = hederaLedgerOver(local, {
     grpcDeadlineMs: options.grpcDeadlineMs ?? 1000,
     ...(options.answerFreshMs !== undefined ? { answerFreshMs: options.answerFreshMs } : {}),
   });
+  const ledger = options.wrapLedger?.(adapter) ?? adapter;
   const masterKey = crypto.getRandomValues(new Uint8Array(32));
   // As the composition root wires it: the organisation's key and the service seal key.
   const announcements = createKeyAnnouncements({ db: core.db, signer: core.signer, clock });
