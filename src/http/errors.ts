@@ -43,6 +43,11 @@ export function jsonResponse(status: number, body: unknown, headers?: Record<str
   });
 }
 
+/** A JSON body already serialised (a hot path that writes its JSON itself), with jsonResponse's headers. */
+export function jsonTextResponse(status: number, text: string): Response {
+  return new Response(text, { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
+}
+
 export function errorResponse(err: DomainError, headers?: Record<string, string>): Response {
   const extra: Record<string, string> = { ...headers };
   if (err.retryAfterSeconds !== undefined) extra["retry-after"] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));

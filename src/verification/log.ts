@@ -88,6 +88,8 @@ export interface VerificationLogDeps {
 export interface VerificationLog {
   record(row: VerificationLogRow): Promise<{ verificationId: string; verifiedAt: string }>;
   list(input: ListInput): ListPage;
+  /** `JSON.stringify(list(input))`, written from the rows without building the page's objects. */
+  listJson(input: ListInput): string;
   get(input: { orgId: string; environment: Environment; verificationId: string }): RecordedVerification;
   /**
    * Writes whatever is queued now (its callers' promises settle as usual). On the calling thread
@@ -248,7 +250,7 @@ type SummaryRow = Omit<Row, "key_id" | "retry_after_seconds">;
 
 function summary(row: SummaryRow): VerificationSummary {
   if (!isVerdict(row.verdict)) throw new Error(`verification ${row.id} has unknown verdict ${row.verdict}`);
-  return {
+  const s: { -readonly [K in keyof VerificationSummary]: VerificationSummary[K] } = {
     verificationId: row.id,
     verdict: row.verdict,
     assuranceLevel: ASSURANCE_LEVEL,
@@ -256,9 +258,24 @@ function summary(row: SummaryRow): VerificationSummary {
     environment: row.environment,
     originalDocHash: row.doc_hash,
     verifiedAt: rfc3339Ms(row.verified_at_ms),
-    ...(row.reference !== null ? { reference: row.reference } : {}),
   };
+  if (row.reference !== null) s.reference = row.reference;
+  return s;
 }
+
+/** `JSON.stringify(summary(row))`, written directly: the same text, property for property (a test compares them). */
+function summaryJson(row: SummaryRow): string {
+  if (!isVerdict(row.verdict)) throw new Error(`verification ${row.id} has unknown verdict ${row.verdict}`);
+  // Every string from the row goes through JSON.stringify: a stored value is never trusted to
+  // need no escaping. The verdict is one of the enum's names, the constants are ours.
+  return (
+    `{"verificationId":${JSON.stringify(row.id)},"verdict":"${row.verdict}","assuranceLevel":${ASSURANCE_JSON},"mode":${MODE_JSON},` +
+    `"environment":${JSON.stringify(row.environment)},"originalDocHash":${JSON.stringify(row.doc_hash)},"verifiedAt":"${rfc3339Ms(row.verified_at_ms)}"` +
+    (row.reference !== null ? `,"reference":${JSON.stringify(row.reference)}}` : "}")
+  );
+}
+const ASSURANCE_JSON = JSON.stringify(ASSURANCE_LEVEL);
+const MODE_JSON = JSON.stringify(MODE);
 
 // The filters a list query uses, as bits: one prepared statement per combination. Measured,
 // building the query with drizzle on every request cost several times the query itself.
@@ -393,6 +410,26 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
     setImmediate(writeQueued);
   }
 
+  /** One page of `input`'s rows, newest first, and the cursor after it. */
+  function readPage(input: ListInput): { page: SummaryRow[]; nextCursor: string | null; hasMore: boolean } {
+    const { orgId, environment, filters, limit } = input;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw invalid("limit", "must be an integer from 1 to 100");
+    const scope = { orgId, environment, filters };
+    let mask = 0;
+    const args: (string | number)[] = [orgId, environment];
+    if (filters.originalDocHash !== undefined) (mask |= HASH), args.push(filters.originalDocHash);
+    if (filters.verdict !== undefined) (mask |= VERDICT), args.push(filters.verdict);
+    if (filters.from !== undefined) (mask |= FROM), args.push(idFloor(filters.from), filters.from);
+    if (filters.to !== undefined) (mask |= TO), args.push(idCeiling(filters.to), filters.to);
+    if (input.after !== undefined) (mask |= AFTER), args.push(decodeCursor(cursorKey, input.after, scope));
+    args.push(limit + 1);
+    const found = listStatement(mask).all(...args);
+    const hasMore = found.length > limit;
+    const page = hasMore ? found.slice(0, limit) : found;
+    const last = page[page.length - 1];
+    return { page, nextCursor: hasMore && last !== undefined ? encodeCursor(cursorKey, last.id, scope) : null, hasMore };
+  }
+
   return {
     record(input) {
       // Checked here, so one caller's bad row cannot fail the batch it would share with others.
@@ -428,25 +465,16 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
     },
 
     list(input) {
-      const { orgId, environment, filters, limit } = input;
-      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw invalid("limit", "must be an integer from 1 to 100");
-      const scope = { orgId, environment, filters };
-      let mask = 0;
-      const args: (string | number)[] = [orgId, environment];
-      if (filters.originalDocHash !== undefined) (mask |= HASH), args.push(filters.originalDocHash);
-      if (filters.verdict !== undefined) (mask |= VERDICT), args.push(filters.verdict);
-      if (filters.from !== undefined) (mask |= FROM), args.push(idFloor(filters.from), filters.from);
-      if (filters.to !== undefined) (mask |= TO), args.push(idCeiling(filters.to), filters.to);
-      if (input.after !== undefined) (mask |= AFTER), args.push(decodeCursor(cursorKey, input.after, scope));
-      args.push(limit + 1);
-      const found = listStatement(mask).all(...args);
-      const hasMore = found.length > limit;
-      const page = hasMore ? found.slice(0, limit) : found;
-      const last = page[page.length - 1];
-      return {
-        data: page.map(summary),
-        pagination: { nextCursor: hasMore && last !== undefined ? encodeCursor(cursorKey, last.id, scope) : null, hasMore },
-      };
+      const { page, nextCursor, hasMore } = readPage(input);
+      return { data: page.map(summary), pagination: { nextCursor, hasMore } };
+    },
+
+    listJson(input) {
+      // The page as JSON text, written from the rows: no summary objects to build and serialise.
+      const { page, nextCursor, hasMore } = readPage(input);
+      let out = '{"data":[';
+      for (let i = 0; i < page.length; i++) out += (i === 0 ? "" : ",") + summaryJson(page[i]!);
+      return `${out}],"pagination":{"nextCursor":${nextCursor === null ? "null" : JSON.stringify(nextCursor)},"hasMore":${hasMore}}}`;
     },
 
     get(input) {

@@ -19,6 +19,31 @@ describe("rfc3339Ms", () => {
     expect(rfc3339Ms(year0.getTime())).toBe("0000-01-01T00:00:00.000Z");
   });
 
+  test("exactly what Date#toISOString writes, over the whole range: every day boundary around leap years and centuries, and 200,000 random instants", () => {
+    const year0 = new Date(0);
+    year0.setUTCFullYear(0, 0, 1);
+    const min = year0.getTime();
+    const max = 253402300799999;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const day = 86_400_000;
+    const edges = [min, min + 1, max, max - 1, -1, 0, 1, day - 1, day, -day, -day - 1];
+    for (const y of [0, 1, 4, 99, 100, 400, 1582, 1600, 1699, 1700, 1900, 1969, 1970, 1971, 2000, 2024, 2100, 2400, 9999]) {
+      for (const [mo, d] of [[0, 1], [1, 28], [1, 29], [2, 1], [11, 31]] as const) {
+        const t = new Date(0);
+        t.setUTCFullYear(y, mo, d);
+        edges.push(t.getTime(), t.getTime() - 1, t.getTime() + day - 1);
+      }
+    }
+    for (const ms of edges) if (ms >= min && ms <= max) expect(rfc3339Ms(ms)).toBe(iso(ms));
+    let seed = 42;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 200_000; i++) {
+      const ms = min + Math.floor(next() * (max - min)) + (i % 1000);
+      if (ms > max) continue;
+      if (rfc3339Ms(ms) !== iso(ms)) expect(rfc3339Ms(ms)).toBe(iso(ms));
+    }
+  });
+
   test("throws a RangeError for what RFC 3339 cannot write: other years, fractions of a millisecond, non-numbers", () => {
     const year0 = new Date(0);
     year0.setUTCFullYear(0, 0, 1);

@@ -396,6 +396,28 @@ describe("paging while rows are written concurrently", () => {
   });
 });
 
+test("listJson is list() serialised, character for character, on every page and filter, with references that need escaping", async () => {
+  const log = createVerificationLog({ db: fx.db, clock: manualClock(Date.UTC(2026, 0, 2)), cursorKey: KEY });
+  const org = fx.createOrg("Json Escapes Ltd");
+  const refs = ['quote " and backslash \\', "line\u2028separator", "emoji \u{1F642}", "</script>", "plain"];
+  for (const [i, reference] of refs.entries()) await log.record(row({ orgId: org.id, reference, verdict: i % 2 === 0 ? "verified_org" : "no_record" }));
+  await log.record(row({ orgId: org.id, docHash: docHashOf("b") }));
+  let pages = 0;
+  for (const filters of [{}, { verdict: "no_record" as const }, { originalDocHash: docHashOf("a") }]) {
+    let after: string | undefined;
+    for (let page = 0; page < 50; page++) {
+      const input = { orgId: org.id, environment: "live" as const, filters, limit: 2, ...(after !== undefined ? { after } : {}) };
+      const text = log.listJson(input);
+      expect(text).toBe(JSON.stringify(log.list(input)));
+      pages++;
+      const next = (JSON.parse(text) as { pagination: { nextCursor: string | null } }).pagination.nextCursor;
+      if (next === null) break;
+      after = next;
+    }
+  }
+  expect(pages).toBe(3 + 1 + 3);
+});
+
 test("every combination of list filters searches an index in id order, never sorts or scans", () => {
   for (let mask = 0; mask < 32; mask++) {
     const sql = listSql(mask);

@@ -11,7 +11,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, parseListQuery, pa
 import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
 import type { Access } from "../access.ts";
 import { readJsonObject } from "../body.ts";
-import { jsonResponse as json } from "../errors.ts";
+import { jsonResponse as json, jsonTextResponse } from "../errors.ts";
 import { DocHash, errorResponses, jsonBody, RATE_LIMIT_NOTE, Timestamp, Uuid } from "../schemas.ts";
 import { AnchorState, RevocationReason } from "./v1-records.ts";
 
@@ -190,7 +190,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
         const caller = access.admit(request, "verifications.list");
         if (caller.tier !== "organisation") throw new Error("verifications.list admitted without a credential");
         const query = parseListQuery(new URL(request.url));
-        return json(200, log.list({ orgId: caller.org.id, environment: caller.key.environment, ...query }));
+        return jsonTextResponse(200, log.listJson({ orgId: caller.org.id, environment: caller.key.environment, ...query }));
       },
       {
         detail: {
