@@ -16,16 +16,22 @@ export interface Logger {
 }
 
 /**
- * Lines for stdout are collected and written together once per turn of the event loop: one
- * `write` system call per request was measured as a large share of a small request's cost.
- * What is pending is written before the process exits, and at once for `error` lines, so a
- * crash report is never left waiting in memory.
+ * Lines for stdout are collected and written together at most every `FLUSH_MS` (or once
+ * `FLUSH_BYTES` are pending): one `write` system call per request was measured as a large share
+ * of a small request's cost, and one per turn of the event loop still was a tenth of a public
+ * verification's main thread under load (issue 17), turns being short then. What is pending is
+ * written before the process exits, and at once for `error` lines, so a crash report is never
+ * left waiting in memory.
  */
+const FLUSH_MS = 5;
+const FLUSH_BYTES = 64 * 1024;
+
 function stdoutWriter(): { write(line: string): void; flush(): void } {
   let pending = "";
-  let scheduled = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
   const flush = () => {
-    scheduled = false;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
     if (pending === "") return;
     const out = pending;
     pending = "";
@@ -35,9 +41,11 @@ function stdoutWriter(): { write(line: string): void; flush(): void } {
   return {
     write(line) {
       pending += line + "\n";
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
+      if (pending.length >= FLUSH_BYTES) flush();
+      else if (timer === null) {
+        timer = setTimeout(flush, FLUSH_MS);
+        // Pending lines never keep the process alive; "exit" writes them.
+        timer.unref?.();
       }
     },
     flush,

@@ -7,6 +7,7 @@ import type { Clock } from "../../lib/clock.ts";
 import { DOC_HASH_PATTERN, rfc3339Ms } from "../../lib/formats.ts";
 import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
 import type { VerificationLog } from "../../verification/log.ts";
+import { answerJson } from "../../verification/answer-json.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, parseListQuery, parseVerificationRequest } from "../../verification/query.ts";
 import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
 import type { Access } from "../access.ts";
@@ -131,20 +132,21 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
         const input = parseVerificationRequest(await readJsonObject(request, VERIFICATION_BODY_LIMIT));
         const result = verifier.verify({ docHash: input.docHash, tier: caller.tier });
         onVerdict(result.verdict, caller.tier);
-        const tail = { originalDocHash: input.docHash };
-        const retry = result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {};
         if (caller.tier === "public") {
           // A reference sent anonymously is validated (above) but neither logged nor echoed.
-          return json(200, {
-            verdict: result.verdict,
-            disclosureTier: "public",
-            assuranceLevel: ASSURANCE_LEVEL,
-            mode: MODE,
-            ...tail,
-            verifiedAt: rfc3339Ms(clock.now()),
-            matches: result.matches,
-            ...retry,
-          });
+          return jsonTextResponse(
+            200,
+            answerJson({
+              verdict: result.verdict,
+              disclosureTier: "public",
+              assuranceLevel: ASSURANCE_LEVEL,
+              mode: MODE,
+              originalDocHash: input.docHash,
+              verifiedAt: rfc3339Ms(clock.now()),
+              matches: result.matches,
+              ...(result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {}),
+            }),
+          );
         }
         const logged = await log.record({
           orgId: caller.org.id,
@@ -155,19 +157,22 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
           reference: input.reference,
           retryAfterSeconds: result.retryAfterSeconds,
         });
-        return json(200, {
-          verificationId: logged.verificationId,
-          verdict: result.verdict,
-          disclosureTier: "organisation",
-          assuranceLevel: ASSURANCE_LEVEL,
-          mode: MODE,
-          environment: caller.key.environment,
-          ...tail,
-          verifiedAt: logged.verifiedAt,
-          ...(input.reference !== undefined ? { reference: input.reference } : {}),
-          matches: result.matches,
-          ...retry,
-        });
+        return jsonTextResponse(
+          200,
+          answerJson({
+            verificationId: logged.verificationId,
+            verdict: result.verdict,
+            disclosureTier: "organisation",
+            assuranceLevel: ASSURANCE_LEVEL,
+            mode: MODE,
+            environment: caller.key.environment,
+            originalDocHash: input.docHash,
+            verifiedAt: logged.verifiedAt,
+            ...(input.reference !== undefined ? { reference: input.reference } : {}),
+            matches: result.matches,
+            ...(result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {}),
+          }),
+        );
       },
       {
         parse: "none",

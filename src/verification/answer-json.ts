@@ -1,0 +1,54 @@
+/**
+ * A verification's answer as JSON text, written field by field (issue 17: the response's
+ * serialisation without JSON.stringify walking an object graph per request). The text is exactly
+ * `JSON.stringify` of the object the route would build, key for key in the same order; a test
+ * compares the two over every kind of match. Every string that comes from storage or the caller
+ * goes through JSON.stringify, so nothing is ever emitted unescaped.
+ */
+import type { Match, Verdict } from "./types.ts";
+
+const q = JSON.stringify;
+
+/** `JSON.stringify(match)`, for a Match as verify.ts shapes it. */
+export function matchJson(m: Match): string {
+  let out = `{"recordId":${q(m.recordId)},"kind":${q(m.kind)},"status":${q(m.status)},"recordIssuedAt":${q(m.recordIssuedAt)},"signerType":${q(m.signerType)},"signerStanding":${q(m.signerStanding)}`;
+  if (m.signerHint !== undefined) out += `,"signerHint":${q(m.signerHint)}`;
+  if (m.signerOrg !== undefined) out += `,"signerOrg":${q(m.signerOrg)}`;
+  if (m.revocation !== undefined) out += `,"revocation":{"reason":${q(m.revocation.reason)},"revokedAt":${q(m.revocation.revokedAt)}}`;
+  const c = m.checksPerformed;
+  const a = m.anchor;
+  return (
+    out +
+    `,"checksPerformed":{"hashBinding":${q(c.hashBinding)},"userSignature":${q(c.userSignature)},"serverSeal":${q(c.serverSeal)},"anchorStatus":${q(c.anchorStatus)}}` +
+    `,"anchor":{"topicId":${q(a.topicId)},"transactionId":${q(a.transactionId)},"sequenceNumber":${q(a.sequenceNumber)},"consensusAt":${q(a.consensusAt)},"mirrorNodeUrl":${q(a.mirrorNodeUrl)}}}`
+  );
+}
+
+export interface AnswerFields {
+  readonly verificationId?: string;
+  readonly verdict: Verdict;
+  readonly disclosureTier: "public" | "organisation";
+  readonly assuranceLevel: string;
+  readonly mode: string;
+  readonly environment?: string;
+  readonly originalDocHash: string;
+  readonly verifiedAt: string;
+  readonly reference?: string;
+  readonly matches: readonly Match[];
+  readonly retryAfterSeconds?: number;
+}
+
+/** `JSON.stringify(answer)` for an answer whose keys are in the order of `AnswerFields` (absent ones left out). */
+export function answerJson(f: AnswerFields): string {
+  let out = "{";
+  if (f.verificationId !== undefined) out += `"verificationId":${q(f.verificationId)},`;
+  out += `"verdict":${q(f.verdict)},"disclosureTier":${q(f.disclosureTier)},"assuranceLevel":${q(f.assuranceLevel)},"mode":${q(f.mode)}`;
+  if (f.environment !== undefined) out += `,"environment":${q(f.environment)}`;
+  out += `,"originalDocHash":${q(f.originalDocHash)},"verifiedAt":${q(f.verifiedAt)}`;
+  if (f.reference !== undefined) out += `,"reference":${q(f.reference)}`;
+  out += `,"matches":[`;
+  for (let i = 0; i < f.matches.length; i++) out += (i === 0 ? "" : ",") + matchJson(f.matches[i]!);
+  out += "]";
+  if (f.retryAfterSeconds !== undefined) out += `,"retryAfterSeconds":${q(f.retryAfterSeconds)}`;
+  return out + "}";
+}
