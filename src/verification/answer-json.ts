@@ -5,9 +5,11 @@
  * compares the two over every kind of match. Every string that comes from storage or the caller
  * goes through JSON.stringify, so nothing is ever emitted unescaped.
  */
+import { jsonString } from "../lib/json.ts";
 import type { Match, Verdict } from "./types.ts";
 
-const q = JSON.stringify;
+/** A string (through jsonString) or a number, as JSON. */
+const q = (v: string | number): string => (typeof v === "string" ? jsonString(v) : JSON.stringify(v));
 
 /** `JSON.stringify(match)`, for a Match as verify.ts shapes it. */
 export function matchJson(m: Match): string {

@@ -32,6 +32,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
+import { jsonString } from "../lib/json.ts";
 import type { Db } from "../storage/db.ts";
 import { createWriterThread, WriterBusyError, type WriterThread } from "../storage/writer-thread.ts";
 import { ASSURANCE_LEVEL, DOC_HASH_RE, MODE, isVerdict, type Environment, type RecordedVerification, type Verdict, type VerificationSummary } from "./types.ts";
@@ -266,12 +267,12 @@ function summary(row: SummaryRow): VerificationSummary {
 /** `JSON.stringify(summary(row))`, written directly: the same text, property for property (a test compares them). */
 function summaryJson(row: SummaryRow): string {
   if (!isVerdict(row.verdict)) throw new Error(`verification ${row.id} has unknown verdict ${row.verdict}`);
-  // Every string from the row goes through JSON.stringify: a stored value is never trusted to
-  // need no escaping. The verdict is one of the enum's names, the constants are ours.
+  // Every string from the row goes through jsonString (JSON.stringify's output): a stored value
+  // is never trusted to need no escaping. The verdict is one of the enum's names, the constants are ours.
   return (
-    `{"verificationId":${JSON.stringify(row.id)},"verdict":"${row.verdict}","assuranceLevel":${ASSURANCE_JSON},"mode":${MODE_JSON},` +
-    `"environment":${JSON.stringify(row.environment)},"originalDocHash":${JSON.stringify(row.doc_hash)},"verifiedAt":"${rfc3339Ms(row.verified_at_ms)}"` +
-    (row.reference !== null ? `,"reference":${JSON.stringify(row.reference)}}` : "}")
+    `{"verificationId":${jsonString(row.id)},"verdict":"${row.verdict}","assuranceLevel":${ASSURANCE_JSON},"mode":${MODE_JSON},` +
+    `"environment":${jsonString(row.environment)},"originalDocHash":${jsonString(row.doc_hash)},"verifiedAt":"${rfc3339Ms(row.verified_at_ms)}"` +
+    (row.reference !== null ? `,"reference":${jsonString(row.reference)}}` : "}")
   );
 }
 const ASSURANCE_JSON = JSON.stringify(ASSURANCE_LEVEL);

@@ -73,3 +73,12 @@ test("compareConsensus orders by instant, not as text", () => {
   expect(compareConsensus("10.000000001", "10.000000000")).toBeGreaterThan(0);
   expect(compareConsensus("10.000000000", "10.000000000")).toBe(0);
 });
+
+describe("jsonString", () => {
+  test("is JSON.stringify of the text, for plain ASCII and for everything that needs escaping", async () => {
+    const { jsonString } = await import("../../src/lib/json.ts");
+    const samples = ["", "plain", "sha256:" + "ab".repeat(32), 'a "quote"', "back\\slash", "tab\tand\nnewline", "\u0000\u001f\u007f", "é", "\u2028\u2029", "\ud83d\ude42", "\ud800 lone", "lone \udfff", "</script>"];
+    for (let c = 0; c < 0x80; c++) samples.push(`x${String.fromCharCode(c)}y`);
+    for (const s of samples) expect(jsonString(s)).toBe(JSON.stringify(s));
+  });
+});
