@@ -324,6 +324,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   const classHead = client.prepare<ClassHead, [string, number]>(CLASS_HEAD_SQL);
   const recordByRowid = client.prepare<VerifyRow, [number]>(RECORD_BY_ROWID_SQL);
   const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED_SQL);
+  const changeCounter = client.prepare<{ value: number }, []>(`SELECT ${CHANGE_COUNTER} AS value`);
   const orgById = client.prepare<{ name: string; suspended: number }, [string]>("SELECT name, suspended FROM organisations WHERE id = ?");
   // A person-signed record's standing is its signer's (decisions §10), by the key it was signed with.
   const personSuspendedByKey = client.prepare<{ suspended: number }, [Uint8Array]>("SELECT suspended FROM persons WHERE key_fingerprint = ?");
@@ -548,8 +549,10 @@ export function createVerifier(deps: VerifierDeps): Verifier {
           return accepted.length === 0 ? null : Math.max(...accepted.map((r) => r.created_at));
         };
       } else {
+        // Keys kept under an older counter are dropped first; the rows are read in their own
+        // transaction, so standing is read afresh for them (gen stays null).
+        syncCaches(changeCounter.get()?.value ?? null);
         ({ page, beyond } = readLargeHash(docHash));
-        gen = null; // read in its own transaction, without the counter: standing read afresh
         const computed = new Map<VerifyRow, SignatureChecks>();
         sigOf = (r) => {
           let c = computed.get(r as VerifyRow);

@@ -207,3 +207,18 @@ describe("consensus order in JavaScript is SQLite's ORDER BY", () => {
     db.close();
   });
 });
+
+test("a large hash's verification drops public keys kept under an older change counter: a key changed in place fails at once", () => {
+  const org = fx.createOrg("Key Changers Ltd");
+  const hash = docHashOf("large hash, key changed in place");
+  // One active record per organisation and hash: the others revoked.
+  for (let i = 0; i < MAX_MATCHES + 5; i++) fx.addOrgRecord(org, { docHash: hash, revoked: { reason: "SUPERSEDED" } });
+  fx.addOrgRecord(org, { docHash: hash });
+  const v = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links });
+  expect(v.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
+  const before = fx.db.$client.query("SELECT public_key FROM signing_keys WHERE fingerprint = ?").get(org.systemKey.fingerprint) as { public_key: Uint8Array };
+  fx.tamper.publicKey(org.systemKey.fingerprint);
+  expect(v.verify({ docHash: hash, tier: "public" }).verdict).toBe("signature_invalid");
+  fx.db.$client.query("UPDATE signing_keys SET public_key = ? WHERE fingerprint = ?").run(before.public_key, org.systemKey.fingerprint);
+  expect(v.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
+});
