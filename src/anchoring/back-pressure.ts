@@ -11,7 +11,8 @@
  * - `too_old`: the oldest row not yet accepted by the ledger was queued more than `maxQueueAgeMs`
  *   ago (the ledger is unreachable, or slow to accept).
  * The checks are in that order; the first that holds is the cause. `check` is synchronous and
- * reads no storage: it works on the queue counts of the anchor loop's last pass (`observe`).
+ * reads no storage: it works on the queue counts the anchor loop observed last (`observe`: at most
+ * 100 ms old, COUNTS_EVERY_MS in anchorer.ts).
  */
 import { DomainError } from "../lib/errors.ts";
 

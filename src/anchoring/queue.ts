@@ -231,6 +231,14 @@ const LEDGER_COLUMNS =
 
 const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
+/** `due`'s statement, run once per unfinished state (state, now, limit). Exported for the plan test. */
+export const DUE_SQL = `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions
+  WHERE state = ? AND next_attempt_at <= ? AND ${ANNOUNCED}
+  ORDER BY next_attempt_at LIMIT ?`;
+
+/** `nextDueAt`'s statement, run once per unfinished state. Exported for the plan test. */
+export const NEXT_DUE_SQL = `SELECT next_attempt_at AS at FROM ledger_transactions WHERE state = ? AND ${ANNOUNCED} ORDER BY next_attempt_at LIMIT 1`;
+
 /** The row as drizzle would have mapped it (blobs as Buffers, columns camelCase). */
 function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
   return {
@@ -296,7 +304,11 @@ export class AnchorJournal {
     );
     this.takeBackStatement = db.$client.prepare("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?");
     this.retryNowStatement = db.$client.prepare("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?");
-    this.nextDueStatement = db.$client.prepare(`SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted') AND ${ANNOUNCED}`);
+    // Per state, in the order of the index `ledger_transactions_work (state, next_attempt_at)`:
+    // the first row that passes ANNOUNCED ends the scan. Over both states at once (IN), SQLite
+    // read every unfinished row to find the minimum, evaluating ANNOUNCED on each: under a
+    // backlog of thousands, on every pass (issue 17).
+    this.nextDueStatement = db.$client.prepare<{ at: number }, [TransactionState]>(NEXT_DUE_SQL);
     const client = db.$client;
     this.statements = {
       stateOf: client.prepare<{ state: TransactionState }, [string]>("SELECT state FROM ledger_transactions WHERE transaction_id = ?"),
@@ -321,11 +333,10 @@ export class AnchorJournal {
     };
     // Prepared once: the loop asks on every pass, and drizzle would build and prepare the
     // statement each time (a fifth of the process's CPU under sustained record creation).
-    this.dueStatement = db.$client.prepare<RawLedgerRow, [number, number]>(
-      `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions
-        WHERE state IN ('pending','accepted') AND next_attempt_at <= ? AND ${ANNOUNCED}
-        ORDER BY next_attempt_at LIMIT ?`,
-    );
+    // One state at a time, for the same reason as nextDue: in index order each scan stops after
+    // its LIMIT; over both states (IN) SQLite sorted every due row in a temporary B-tree,
+    // evaluating ANNOUNCED on each, to return a few.
+    this.dueStatement = db.$client.prepare<RawLedgerRow, [TransactionState, number, number]>(DUE_SQL);
   }
 
   // ---- reading the queue ---------------------------------------------------------------
@@ -345,8 +356,13 @@ export class AnchorJournal {
   due(limit: number, busy: { readonly size: number; has(transactionId: string): boolean }): LedgerTransactionRow[] {
     this.flush();
     if (limit <= 0) return [];
-    return this.dueStatement
-      .all(this.clock.now(), limit + busy.size)
+    const now = this.clock.now();
+    const n = limit + busy.size;
+    // The soonest `n` of each state, merged (a stable sort: pending first on equal times, as one
+    // scan of the index would return them), then the soonest `n` of both.
+    return [...this.dueStatement.all("pending", now, n), ...this.dueStatement.all("accepted", now, n)]
+      .sort((a, b) => a.next_attempt_at - b.next_attempt_at)
+      .slice(0, n)
       .map(toLedgerRow)
       .filter((r) => !busy.has(r.transactionId))
       .slice(0, limit);
@@ -355,7 +371,9 @@ export class AnchorJournal {
   /** When the next unfinished row is due (null: none). Record messages waiting for their announcement are not due: they wait for it to be anchored, which is a row of its own. */
   nextDueAt(): number | null {
     this.flush();
-    return (this.nextDueStatement.get() as { at: number | null }).at;
+    const pending = this.nextDueStatement.get("pending")?.at ?? null;
+    const accepted = this.nextDueStatement.get("accepted")?.at ?? null;
+    return pending === null ? accepted : accepted === null ? pending : Math.min(pending, accepted);
   }
 
   // ---- reschedules (batched hints) -----------------------------------------------------

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { DATABASE_FILE } from "../../src/app.ts";
 import { and, eq } from "drizzle-orm";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
+import { COUNTS_EVERY_MS, MIN_PASS_GAP_MS, Ticker } from "../../src/anchoring/anchorer.ts";
 import { ErrorLogLimiter } from "../../src/anchoring/retry.ts";
 import { LAST_VALID_START_SQL } from "../../src/anchoring/transaction-ids.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
@@ -185,6 +186,20 @@ describe("anchor loop", () => {
     } finally {
       reader.close();
     }
+  }, 30_000);
+
+  test("the running loop's counts for back-pressure follow the queue within COUNTS_EVERY_MS of a pass", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const unfinished = () => rig.anchoring.backlog().pending + rig.anchoring.backlog().accepted;
+    const inQueue = () => (rig.core.db.$client.query("SELECT count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted')").get() as { n: number }).n;
+    rig.anchoring.start();
+    for (let i = 0; i < 3; i++) rig.insertRecord(orgId, topicId);
+    rig.anchoring.queue.wake();
+    // No consensus runs (a manual clock): the three stay unfinished, and the counts catch up.
+    const started = performance.now();
+    await waitFor("the counts to include the new rows", () => (inQueue() >= 3 && unfinished() === inQueue() ? true : null), 5_000, 5);
+    expect(performance.now() - started).toBeLessThan(COUNTS_EVERY_MS + 1_000);
   }, 30_000);
 
   test("crash after the signed bytes were stored, before they were sent: the restart sends those bytes, once", async () => {
@@ -567,5 +582,37 @@ describe("error-log rate limit", () => {
     limit.admit("e", 200_003); // past the bound: the oldest (x) goes
     expect(limit.size).toBe(3);
     expect(limit.admit("x", 200_004)).toEqual({ suppressed: 0 });
+  });
+});
+
+describe("the loop's timer", () => {
+  test("passes start at least the gap apart however often a pass is asked for; one asked for after a quiet time starts at once", async () => {
+    const gapMs = 20;
+    const starts: number[] = [];
+    const ticker = new Ticker(() => {
+      starts.push(performance.now());
+      return 60_000; // the next pass only when asked for
+    }, gapMs);
+    expect(MIN_PASS_GAP_MS).toBeGreaterThan(0);
+    ticker.start();
+    try {
+      const asked = performance.now();
+      ticker.schedule(0);
+      await waitFor("the first pass", () => (starts.length === 1 ? true : null), 5_000, 1);
+      expect(starts[0]! - asked).toBeLessThan(gapMs);
+      // Asked for on every turn for 200 ms, as record creation and finished steps ask.
+      const until = performance.now() + 200;
+      while (performance.now() < until) {
+        ticker.schedule(0);
+        await new Promise((r) => setImmediate(r));
+      }
+      await Bun.sleep(gapMs * 2);
+      expect(starts.length).toBeGreaterThan(2);
+      expect(starts.length).toBeLessThanOrEqual(Math.ceil(240 / gapMs) + 1);
+      // Timers may fire a little early; never far inside the gap.
+      for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(gapMs - 2);
+    } finally {
+      ticker.stop();
+    }
   });
 });

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { ANNOUNCED, AnchorJournal, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { ANNOUNCED, AnchorJournal, DUE_SQL, NEXT_DUE_SQL, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -388,6 +388,24 @@ describe("reading the queue and rescheduling", () => {
     expect(due(10)).toEqual([b, c, a]);
   });
 
+  test("due and nextDueAt over both states: the soonest of pending and accepted rows together, in due order", () => {
+    announceAnchored();
+    const t0 = clock.now();
+    const [p1, p2, a1, a2] = [queueRecord(), queueRecord(), queueRecord(), queueRecord()].map((r) => r.transactionId) as [string, string, string, string];
+    journal.toAccepted(row(a1), 10);
+    journal.toAccepted(row(a2), 30);
+    journal.reschedule(row(p1), 20, null);
+    journal.reschedule(row(p2), 40, null);
+    expect(journal.nextDueAt()).toBe(t0 + 10);
+    clock.advance(100);
+    const due = (limit: number, busy: string[] = []) => journal.due(limit, new Set(busy)).map((r) => r.transactionId);
+    expect(due(10)).toEqual([a1, p1, a2, p2]);
+    expect(due(3)).toEqual([a1, p1, a2]);
+    expect(due(2, [a1])).toEqual([p1, a2]);
+    journal.toAnchoredMessage(row(a1), CONFIRMED);
+    expect(journal.nextDueAt()).toBe(t0 + 20);
+  });
+
   test("unfinished: counts by state and the oldest pending row's creation; nextDueAt is null on an empty queue", () => {
     expect(journal.unfinished()).toEqual({ pending: 0, accepted: 0, oldestPendingAt: null });
     expect(journal.nextDueAt()).toBeNull();
@@ -626,11 +644,10 @@ describe("key announcements", () => {
   });
 
   test("due and nextDueAt read the announcement through indexes (the work index, the partial unique index, the organisation's key), never a scan", () => {
-    const plans = [
-      `SELECT * FROM ledger_transactions WHERE state IN ('pending','accepted') AND next_attempt_at <= 1 AND ${ANNOUNCED} ORDER BY next_attempt_at LIMIT 10`,
-      `SELECT min(next_attempt_at) AS at FROM ledger_transactions WHERE state IN ('pending','accepted') AND ${ANNOUNCED}`,
-    ].map((q) => (db.$client.query(`EXPLAIN QUERY PLAN ${q}`).all() as { detail: string }[]).map((r) => r.detail));
+    // The statements the journal runs (per state): in index order, no sort of all the due rows.
+    const plans = [DUE_SQL, NEXT_DUE_SQL].map((q) => (db.$client.query(`EXPLAIN QUERY PLAN ${q}`).all() as { detail: string }[]).map((r) => r.detail));
     for (const plan of plans) {
+      expect(plan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
       expect(plan.some((d) => /^SEARCH ledger_transactions USING INDEX ledger_transactions_work/.test(d))).toBe(true);
       expect(plan.some((d) => /^SEARCH a USING INDEX ledger_transactions_one_announcement/.test(d))).toBe(true);
       expect(plan.some((d) => /^SEARCH o USING (INDEX sqlite_autoindex_organisations_1|INTEGER PRIMARY KEY)/.test(d))).toBe(true);
