@@ -27,7 +27,8 @@ export type SqlValue = string | number | bigint | null | Uint8Array;
 
 export type WorkerRequest =
   | { readonly type: "open"; readonly path: string; readonly statements: readonly string[] }
-  | { readonly type: "batch"; readonly id: number; readonly sql: string; readonly rows: readonly (readonly SqlValue[])[] }
+  /** `rows`, or `json`: the rows as JSON text when no value is a blob or bigint (one string crosses the thread faster than a cloned array of arrays). */
+  | { readonly type: "batch"; readonly id: number; readonly sql: string; readonly rows?: readonly (readonly SqlValue[])[]; readonly json?: string }
   | { readonly type: "close" };
 
 export type WorkerReply =
@@ -62,6 +63,16 @@ export interface WriterThreadOptions {
 interface Pending {
   readonly resolve: () => void;
   readonly reject: (e: unknown) => void;
+}
+
+/** Whether JSON carries every value exactly: strings, finite numbers and nulls only. */
+function jsonSafe(rows: readonly (readonly SqlValue[])[]): boolean {
+  for (const row of rows) {
+    for (const v of row) {
+      if (v !== null && typeof v !== "string" && !(typeof v === "number" && Number.isFinite(v))) return false;
+    }
+  }
+  return true;
 }
 
 export function createWriterThread(options: WriterThreadOptions): WriterThread {
@@ -125,7 +136,7 @@ export function createWriterThread(options: WriterThreadOptions): WriterThread {
       worker ??= start();
       const id = nextId++;
       const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
-      worker.postMessage({ type: "batch", id, sql, rows } satisfies WorkerRequest);
+      worker.postMessage((jsonSafe(rows) ? { type: "batch", id, sql, json: JSON.stringify(rows) } : { type: "batch", id, sql, rows }) satisfies WorkerRequest);
       return done;
     },
     async close() {

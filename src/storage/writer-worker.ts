@@ -50,7 +50,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
         return;
       }
       try {
-        writeBatch({ sql: m.sql, rows: m.rows });
+        writeBatch({ sql: m.sql, rows: m.json !== undefined ? (JSON.parse(m.json) as unknown[][]) : (m.rows ?? []) });
         reply({ type: "committed", id: m.id });
       } catch (e) {
         reply({ type: "failed", id: m.id, busy: isBusy(e), message: e instanceof Error ? e.message : String(e) });

@@ -122,6 +122,21 @@ describe("the writer thread", () => {
     expect(count()).toBe(1);
   });
 
+  test("values cross to the thread exactly: text, integers, floats, nulls, blobs and bigints", async () => {
+    const { path, db } = database();
+    db.run("CREATE TABLE v (t TEXT, i INTEGER, r REAL, n, b BLOB)");
+    const sql = "INSERT INTO v (t, i, r, n, b) VALUES (?, ?, ?, ?, ?)";
+    const w = createWriterThread({ path, statements: [sql] });
+    onCleanup(() => w.close());
+    await w.write(sql, [["quote \" \u2028 \ud83d\ude42", 2 ** 53 - 1, 0.1, null, null]]); // as JSON text
+    await w.write(sql, [["blob row", 7, -1.5, null, new Uint8Array([0, 255, 7])], ["big", 9007199254740993n, 0, null, null]]); // cloned
+    expect(db.query("SELECT t, CAST(i AS TEXT) AS i, r, n, hex(b) AS b FROM v ORDER BY rowid").all()).toEqual([
+      { t: "quote \" \u2028 \ud83d\ude42", i: String(2 ** 53 - 1), r: 0.1, n: null, b: "" },
+      { t: "blob row", i: "7", r: -1.5, n: null, b: "00FF07" },
+      { t: "big", i: "9007199254740993", r: 0, n: null, b: "" },
+    ]);
+  });
+
   test("a busy database is a WriterBusyError", async () => {
     const { path, db } = database();
     const w = createWriterThread({ path, statements: [SQL] });
