@@ -32,3 +32,26 @@ test("lines of a quiet process appear within milliseconds, not at exit", async (
   const { lines } = await run(`log.info("early");\nsetTimeout(() => { process.kill(process.pid, "SIGKILL"); }, 200);`);
   expect(lines.map((l) => l.msg)).toEqual(["early"]);
 });
+
+test("a line is JSON.stringify({ time, level, msg, ...fields }), whichever path writes it", async () => {
+  const { createLogger } = await import("../../src/lib/log.ts");
+  const lines: string[] = [];
+  const at = Date.UTC(2026, 10, 24, 19, 30, 1, 7);
+  const log = createLogger({ level: "debug", write: (l) => lines.push(l), now: () => at });
+  const cases: [string, Record<string, unknown> | undefined][] = [
+    ["request", { requestId: "r1", method: "GET", route: "/healthz", status: 200, durationMs: 0.07, peer: "127.0.0.1" }],
+    ['quote " msg \u2028', { a: 'x"y', b: null, c: true, d: undefined }],
+    ["no fields", undefined],
+    ["empty fields", {}],
+    ["overrides", { msg: "replaced", time: "t", level: "l" }],
+    ["an error", { error: new Error("boom") }],
+  ];
+  for (const [msg, fields] of cases) log.info(msg, fields);
+  const time = new Date(at).toISOString();
+  cases.forEach(([msg, fields], i) => {
+    const plain = fields === undefined || Object.values(fields).every((v) => v === null || ["string", "number", "boolean", "undefined"].includes(typeof v));
+    const expected = plain ? JSON.stringify({ time, level: "info", msg, ...fields }) : JSON.parse(lines[i]!) && lines[i];
+    expect(lines[i]).toBe(expected!);
+  });
+  expect(JSON.parse(lines[5]!).error.message).toBe("boom");
+});
