@@ -231,8 +231,12 @@ const LEDGER_COLUMNS =
 
 const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
-/** `due`'s statement, run once per unfinished state (state, now, limit). Exported for the plan test. */
-export const DUE_SQL = `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions
+/**
+ * `due`'s statement, run once per unfinished state (state, now, limit): ids and due times only,
+ * since most of what it returns are rows in flight that `due` leaves out; the rows it keeps are
+ * then read whole by primary key. Exported for the plan test.
+ */
+export const DUE_SQL = `SELECT transaction_id, next_attempt_at FROM ledger_transactions
   WHERE state = ? AND next_attempt_at <= ? AND ${ANNOUNCED}
   ORDER BY next_attempt_at LIMIT ?`;
 
@@ -280,6 +284,7 @@ export class AnchorJournal {
   private readonly retryNowStatement;
   private readonly nextDueStatement;
   private readonly dueStatement;
+  private readonly rowStatement;
   /**
    * The three changes every message goes through (an attempt, accepted, anchored), prepared once:
    * the loop makes three per record, and drizzle would build and prepare several statements for each. The
@@ -336,7 +341,8 @@ export class AnchorJournal {
     // One state at a time, for the same reason as nextDue: in index order each scan stops after
     // its LIMIT; over both states (IN) SQLite sorted every due row in a temporary B-tree,
     // evaluating ANNOUNCED on each, to return a few.
-    this.dueStatement = db.$client.prepare<RawLedgerRow, [TransactionState, number, number]>(DUE_SQL);
+    this.dueStatement = db.$client.prepare<{ transaction_id: string; next_attempt_at: number }, [TransactionState, number, number]>(DUE_SQL);
+    this.rowStatement = db.$client.prepare<RawLedgerRow, [string]>(`SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`);
   }
 
   // ---- reading the queue ---------------------------------------------------------------
@@ -363,9 +369,9 @@ export class AnchorJournal {
     return [...this.dueStatement.all("pending", now, n), ...this.dueStatement.all("accepted", now, n)]
       .sort((a, b) => a.next_attempt_at - b.next_attempt_at)
       .slice(0, n)
-      .map(toLedgerRow)
-      .filter((r) => !busy.has(r.transactionId))
-      .slice(0, limit);
+      .filter((r) => !busy.has(r.transaction_id))
+      .slice(0, limit)
+      .map((r) => toLedgerRow(this.rowStatement.get(r.transaction_id)!)); // the same connection, no write between: the row is there
   }
 
   /** When the next unfinished row is due (null: none). Record messages waiting for their announcement are not due: they wait for it to be anchored, which is a row of its own. */
