@@ -132,7 +132,13 @@ const b64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteO
 export function createReceipts(deps: ReceiptsDeps): Receipts {
   const { db, clock, network } = deps;
   const client = db.$client;
-  const recordById = client.prepare<RawRecordRow, [string]>(`SELECT ${RECORD_COLUMNS} FROM records WHERE id = ?`);
+  // With the change counter (migration 0010), read in the same statement: public keys are kept
+  // (base64, as a receipt carries them) while it stands; any change to a key row raises it.
+  const recordById = client.prepare<RawRecordRow & { gen: number | null }, [string]>(
+    `SELECT ${RECORD_COLUMNS}, (SELECT value FROM change_counter WHERE id = 1) AS gen FROM records WHERE id = ?`,
+  );
+  const keptKeys = new Map<string, { readonly algorithm: string; readonly publicKey: string }>();
+  let keptGen: number | null = null;
   const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>("SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?");
   const transactionById = client.prepare<TransactionRow, [string]>(`SELECT ${TRANSACTION_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`);
   // The terms after org_id and key_fingerprint are the partial index's own
@@ -142,10 +148,20 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
      WHERE org_id = ? AND key_fingerprint = ? AND kind = 'key_announcement' AND state <> 'abandoned'`,
   );
 
-  function key(fingerprint: Uint8Array, payload: Uint8Array, signature: Uint8Array, role: string): ReceiptKey {
-    const row = keyByFingerprint.get(fingerprint);
-    if (row === null) throw corrupt(`the ${role} key is not in signing_keys`);
-    return { algorithm: row.algorithm, publicKey: b64(row.public_key), payload: b64(payload), signature: b64(signature) };
+  function key(fingerprint: Uint8Array, payload: Uint8Array, signature: Uint8Array, role: string, gen: number | null): ReceiptKey {
+    if (gen !== keptGen) {
+      keptKeys.clear();
+      keptGen = gen;
+    }
+    const id = gen === null ? null : Buffer.from(fingerprint.buffer, fingerprint.byteOffset, fingerprint.byteLength).toString("hex");
+    let kept = id === null ? undefined : keptKeys.get(id);
+    if (kept === undefined) {
+      const row = keyByFingerprint.get(fingerprint);
+      if (row === null) throw corrupt(`the ${role} key is not in signing_keys`);
+      kept = { algorithm: row.algorithm, publicKey: b64(row.public_key) };
+      if (id !== null && keptKeys.size < 4096) keptKeys.set(id, kept);
+    }
+    return { algorithm: kept.algorithm, publicKey: kept.publicKey, payload: b64(payload), signature: b64(signature) };
   }
 
   function consensus(tx: TransactionRow): string {
@@ -223,8 +239,8 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
         authenticatedAt: rfc3339Ms(row.signed_at_ms),
         kind: row.kind,
         signerType: row.signer_type,
-        signer: key(row.signer_fingerprint, recordPayload, row.signature, "signer"),
-        seal: key(row.seal_fingerprint, sealPayload, row.seal_signature, "seal"),
+        signer: key(row.signer_fingerprint, recordPayload, row.signature, "signer", row.gen),
+        seal: key(row.seal_fingerprint, sealPayload, row.seal_signature, "seal", row.gen),
         anchor: {
           network,
           topicId: created.topicId,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { App } from "../../src/app.ts";
 import { encodeRecordPayload, encodeSealPayload, isAlgorithm, keyFingerprint, verifyWithNoble } from "../../src/crypto/index.ts";
 import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
+import { Database } from "bun:sqlite";
 import { createReceipts } from "../../src/receipts/receipt.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
@@ -370,6 +371,24 @@ describe("receipts in-process", () => {
     // The rest of the receipt did not change with the revocation.
     expectWellFormed(final, { recordId: created.recordId, docHash: hash, topicId });
   }, 30_000);
+
+  test("public keys kept between receipts: a key row changed in place (any connection) is in the very next receipt", async () => {
+    const receipts = createReceipts({ db: app.db, clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const first = receipts.receipt(anchoredId) as Json;
+    expect({ ...(receipts.receipt(anchoredId) as Json), issuedAt: null }).toEqual({ ...first, issuedAt: null });
+    const fingerprint = (app.db.$client.query("SELECT seal_fingerprint AS f FROM records WHERE id = ?").get(anchoredId) as { f: Uint8Array }).f;
+    const original = (app.db.$client.query("SELECT public_key FROM signing_keys WHERE fingerprint = ?").get(fingerprint) as { public_key: Uint8Array }).public_key;
+    const other = new Database((app.db.$client.query("PRAGMA database_list").get() as { file: string }).file);
+    try {
+      const changed = Uint8Array.from(original, (b, i) => (i === 0 ? b ^ 1 : b));
+      other.query("UPDATE signing_keys SET public_key = ? WHERE fingerprint = ?").run(changed, fingerprint);
+      expect((receipts.receipt(anchoredId) as Json).seal.publicKey).toBe(Buffer.from(changed).toString("base64"));
+      other.query("UPDATE signing_keys SET public_key = ? WHERE fingerprint = ?").run(original, fingerprint);
+      expect((receipts.receipt(anchoredId) as Json).seal.publicKey).toBe(first.seal.publicKey);
+    } finally {
+      other.close();
+    }
+  });
 
   test("the verify page links the receipt for anchored records only, and the link downloads it", async () => {
     const page = await (await request(`/verify/${anchoredId}`)).text();
