@@ -1,12 +1,24 @@
 /**
- * The Hedera API over gRPC (@grpc/grpc-js), with the message classes of @hashgraph/proto as the
- * codecs: no .proto files are loaded, so this works the same under Bun and in the compiled binary.
+ * The Hedera API over gRPC, served by a small unary gRPC server on `node:http2`, with the message
+ * classes of @hashgraph/proto as the codecs: no .proto files are loaded, so this works the same
+ * under Bun and in the compiled binary. Not @grpc/grpc-js's server: that library's evaluation
+ * (its client half, load balancers, resolvers, channelz) cost the ledger's thread 2.7 MB of idle
+ * memory for the one thing used here (docs/benchmarks.md, "Idle memory"). What a gRPC client may
+ * expect of a unary call is small and implemented here:
  *
- * Every method of every Hedera service is registered at its real path (`/proto.ConsensusService/
- * submitMessage`, ...), so a call the ledger does not implement gets a Hedera answer
- * (NOT_SUPPORTED) rather than a gRPC UNIMPLEMENTED the SDK would not expect.
+ * - a request is one length-prefixed message (1-byte compressed flag, 4-byte big-endian length);
+ *   a compressed one (no compression is offered) is refused with UNIMPLEMENTED, a frame that is
+ *   cut short or longer than its length with INTERNAL, more than 4 MiB (grpc-js's default
+ *   receive limit) with RESOURCE_EXHAUSTED;
+ * - the answer is HTTP 200, `content-type: application/grpc+proto`, one length-prefixed message
+ *   and the trailer `grpc-status: 0`; a failure is a trailers-only answer with `grpc-status` and
+ *   `grpc-message` (percent-encoded), as the gRPC over HTTP/2 protocol says;
+ * - every method of every Hedera service answers at its real path (`/proto.ConsensusService/
+ *   submitMessage`, ...), so a call the ledger does not implement gets a Hedera answer
+ *   (NOT_SUPPORTED) rather than a gRPC UNIMPLEMENTED the SDK would not expect; any other path
+ *   gets UNIMPLEMENTED.
  */
-import * as grpc from "@grpc/grpc-js";
+import { createServer, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
 import { proto } from "@hashgraph/proto";
 import type { Logger } from "../lib/log.ts";
 import type { LedgerNode, Received, RpcKind } from "./node.ts";
@@ -57,10 +69,10 @@ export function methodsOf(service: string): { name: string; kind: RpcKind }[] {
   return methods;
 }
 
-function received<T>(decode: (bytes: Uint8Array) => T): (buf: Buffer) => Received<T> {
-  return (buf) => {
-    // A copy: the bytes are stored, and gRPC's buffer is not ours to keep.
-    const bytes = new Uint8Array(buf);
+function received<T>(decode: (bytes: Uint8Array) => T): (bytes: Uint8Array) => Received<T> {
+  return (input) => {
+    // A copy: the bytes are stored, and the frame's buffer is not ours to keep.
+    const bytes = new Uint8Array(input);
     try {
       return { bytes, message: decode(bytes) };
     } catch {
@@ -70,69 +82,109 @@ function received<T>(decode: (bytes: Uint8Array) => T): (buf: Buffer) => Receive
   };
 }
 
+/** gRPC status codes used here (grpc/doc/statuscodes.md). */
+const STATUS = { OK: 0, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13 } as const;
+/** The largest request message taken, as grpc-js's server's default receive limit. */
+const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+/** A unary method: the request message's bytes in, the response message's bytes out. */
+type Unary = (request: Uint8Array) => Promise<Uint8Array>;
+
 /** How one kind of RPC is carried: its codecs, what answers it, and what a failure is logged as. */
 interface Rpc<Req, Res> {
   readonly decodeRequest: (bytes: Uint8Array) => Req;
   readonly encodeResponse: (response: Res) => Uint8Array;
-  readonly decodeResponse: (bytes: Uint8Array) => Res;
   readonly handle: (request: Received<Req>) => Promise<Res>;
-  readonly what: "transaction" | "query";
 }
 
-/**
- * One unary method at `path`: its definition, and a handler that answers with what `rpc.handle`
- * resolves to, or logs the failure and answers INTERNAL (no detail leaves the process).
- */
-function unaryMethod<Req, Res>(path: string, rpc: Rpc<Req, Res>, log: Logger): { definition: grpc.MethodDefinition<unknown, unknown>; handler: grpc.handleUnaryCall<Received<Req>, Res> } {
-  const definition: grpc.MethodDefinition<Received<Req>, Res> = {
-    path,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (r) => Buffer.from(r.bytes),
-    requestDeserialize: received(rpc.decodeRequest),
-    responseSerialize: (r) => Buffer.from(rpc.encodeResponse(r)),
-    responseDeserialize: (b) => rpc.decodeResponse(b),
-  };
-  const handler = (call: grpc.ServerUnaryCall<Received<Req>, Res>, cb: grpc.sendUnaryData<Res>) => {
-    rpc.handle(call.request).then(
-      (r) => cb(null, r),
-      (err: unknown) => {
-        log.error(`local ledger: ${rpc.what} handler failed`, { path, err });
-        cb({ code: grpc.status.INTERNAL, details: "internal error" });
-      },
-    );
-  };
-  return { definition: definition as unknown as grpc.MethodDefinition<unknown, unknown>, handler };
+function unary<Req, Res>(rpc: Rpc<Req, Res>): Unary {
+  const decode = received(rpc.decodeRequest);
+  return async (bytes) => rpc.encodeResponse(await rpc.handle(decode(bytes)));
 }
 
-function buildService(node: LedgerNode, log: Logger): { definition: grpc.ServiceDefinition; handlers: grpc.UntypedServiceImplementation }[] {
-  const transactionRpc: Rpc<proto.Transaction, proto.ITransactionResponse> = {
+/** Every Hedera method's path and what answers it. */
+function buildMethods(node: LedgerNode): Map<string, { call: Unary; what: RpcKind }> {
+  const transaction = unary<proto.Transaction, proto.ITransactionResponse>({
     decodeRequest: (b) => proto.Transaction.decode(b),
     encodeResponse: (r) => proto.TransactionResponse.encode(r).finish(),
-    decodeResponse: (b) => proto.TransactionResponse.decode(b),
     handle: (r) => node.submit(r),
-    what: "transaction",
-  };
-  const queryRpc: Rpc<proto.Query, proto.IResponse> = {
+  });
+  const query = unary<proto.Query, proto.IResponse>({
     decodeRequest: (b) => proto.Query.decode(b),
     encodeResponse: (r) => proto.Response.encode(r).finish(),
-    decodeResponse: (b) => proto.Response.decode(b),
     handle: (r) => node.query(r),
-    what: "query",
-  };
-  const services: { definition: grpc.ServiceDefinition; handlers: grpc.UntypedServiceImplementation }[] = [];
+  });
+  const methods = new Map<string, { call: Unary; what: RpcKind }>();
   for (const service of SERVICES) {
-    const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
-    const handlers: grpc.UntypedServiceImplementation = {};
     for (const { name, kind } of methodsOf(service)) {
-      const path = `/proto.${service}/${name}`;
-      const method = kind === "transaction" ? unaryMethod(path, transactionRpc, log) : unaryMethod(path, queryRpc, log);
-      definition[name] = method.definition;
-      handlers[name] = method.handler;
+      methods.set(`/proto.${service}/${name}`, { call: kind === "transaction" ? transaction : query, what: kind });
     }
-    if (Object.keys(definition).length > 0) services.push({ definition: definition as grpc.ServiceDefinition, handlers });
   }
-  return services;
+  return methods;
+}
+
+/** A trailers-only answer: the call failed with `code`. */
+function fail(stream: ServerHttp2Stream, code: number, message: string): void {
+  if (stream.destroyed || stream.headersSent) return;
+  stream.respond({ ":status": 200, "content-type": "application/grpc+proto", "grpc-status": String(code), "grpc-message": encodeURIComponent(message) }, { endStream: true });
+}
+
+/** One call on `stream`: reads the request frame, answers with the method's response or a status. */
+function serveCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, methods: ReadonlyMap<string, { call: Unary; what: RpcKind }>, log: Logger): void {
+  // A client that goes away mid-call is not an error of the ledger's.
+  stream.on("error", () => undefined);
+  const path = headers[":path"];
+  const method = typeof path === "string" ? methods.get(path) : undefined;
+  const contentType = headers["content-type"];
+  if (headers[":method"] !== "POST" || typeof contentType !== "string" || !contentType.startsWith("application/grpc")) {
+    if (!stream.destroyed && !stream.headersSent) stream.respond({ ":status": 415 }, { endStream: true });
+    return;
+  }
+  if (method === undefined) {
+    stream.resume();
+    fail(stream, STATUS.UNIMPLEMENTED, `unknown method ${String(path)}`);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  stream.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_REQUEST_BYTES + 5) {
+      fail(stream, STATUS.RESOURCE_EXHAUSTED, `request larger than ${MAX_REQUEST_BYTES} bytes`);
+      stream.close();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  stream.on("end", () => {
+    if (stream.destroyed || stream.headersSent) return;
+    const frame = Buffer.concat(chunks);
+    if (frame.length < 5 || frame.readUInt32BE(1) !== frame.length - 5) {
+      fail(stream, STATUS.INTERNAL, "malformed request: one length-prefixed message expected");
+      return;
+    }
+    if (frame[0] !== 0) {
+      fail(stream, STATUS.UNIMPLEMENTED, "compressed requests are not supported");
+      return;
+    }
+    method.call(frame.subarray(5)).then(
+      (response) => {
+        if (stream.destroyed) return;
+        const out = Buffer.allocUnsafe(5 + response.length);
+        out[0] = 0;
+        out.writeUInt32BE(response.length, 1);
+        out.set(response, 5);
+        stream.respond({ ":status": 200, "content-type": "application/grpc+proto" }, { waitForTrailers: true });
+        stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": String(STATUS.OK) }));
+        stream.end(out);
+      },
+      (err: unknown) => {
+        log.error(`local ledger: ${method.what} handler failed`, { path, err });
+        // No detail leaves the process.
+        fail(stream, STATUS.INTERNAL, "internal error");
+      },
+    );
+  });
 }
 
 /** `host:port`, with brackets around an IPv6 literal. */
@@ -150,21 +202,25 @@ export interface GrpcEndpoint {
 }
 
 export async function startGrpcEndpoint(options: { host: string; port: number; node: LedgerNode; log: Logger }): Promise<GrpcEndpoint> {
-  const services = buildService(options.node, options.log);
-  let server: grpc.Server | null = null;
+  const methods = buildMethods(options.node);
+  let server: Http2Server | null = null;
+  const sessions = new Set<ServerHttp2Session>();
 
   const listen = (port: number): Promise<number> =>
     new Promise((resolve, reject) => {
-      const s = new grpc.Server();
-      for (const { definition, handlers } of services) s.addService(definition, handlers);
-      s.bindAsync(hostPort(options.host, port), grpc.ServerCredentials.createInsecure(), (err, bound) => {
-        if (err) {
-          s.forceShutdown();
-          reject(err);
-          return;
-        }
+      const s = createServer();
+      s.on("session", (session) => {
+        sessions.add(session);
+        session.on("close", () => sessions.delete(session));
+        session.on("error", () => undefined);
+      });
+      s.on("stream", (stream, headers) => serveCall(stream as ServerHttp2Stream, headers, methods, options.log));
+      s.once("error", reject);
+      s.listen(port, options.host, () => {
+        s.off("error", reject);
+        s.on("error", (err) => options.log.error("local ledger: gRPC listener failed", { err }));
         server = s;
-        resolve(bound);
+        resolve((s.address() as { port: number }).port);
       });
     });
 
@@ -175,9 +231,11 @@ export async function startGrpcEndpoint(options: { host: string; port: number; n
       const s = server;
       server = null;
       if (!s) return;
-      s.forceShutdown();
-      // forceShutdown closes the listener asynchronously; let it finish before anyone rebinds.
-      await new Promise((r) => setTimeout(r, 20));
+      const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+      // Open connections are dropped, not drained: a fault, or a ledger that is closing.
+      for (const session of sessions) session.destroy();
+      sessions.clear();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
     },
     async restart() {
       if (server) return;

@@ -5,7 +5,7 @@
  * product reaches it only through that protocol, with the real SDK, as it would reach Hedera. It
  * runs on its own (`docverify local-ledger`), on a worker thread of `serve` (the embedded
  * default), or in a test's thread. It imports only src/lib/ and src/crypto/ of docverify, plus
- * its own vendor libraries (@hashgraph/proto, @grpc/grpc-js, protobufjs). See
+ * its own vendor libraries (@hashgraph/proto, protobufjs; its gRPC server is node:http2). See
  * docs/local-ledger.md for what it implements and how faithfully.
  *
  * Contract of `startLocalLedger`:
