@@ -50,7 +50,8 @@ function call(path: string, body: Uint8Array, contentType = "application/grpc"):
     req.on("error", () => undefined);
     req.on("close", () => {
       const grpc = (name: string) => (trailers[name] ?? headers[name]) as string | undefined;
-      resolve({ status: headers[":status"], grpcStatus: grpc("grpc-status"), grpcMessage: grpc("grpc-message"), body: Buffer.concat(chunks) });
+      const status = headers[":status"];
+      resolve({ status: status === undefined ? undefined : Number(status), grpcStatus: grpc("grpc-status"), grpcMessage: grpc("grpc-message"), body: Buffer.concat(chunks) });
     });
     req.end(body);
   });
