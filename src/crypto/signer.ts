@@ -92,10 +92,16 @@ export interface RecordSignatures {
   readonly sealSignature: Uint8Array;
 }
 
-/** One signing worker per core, at least one. */
+/**
+ * Most signing workers by default: the API's one thread prepares, commits and answers every
+ * record, and cannot keep more busy than this (each holds about 6 MB while it runs).
+ */
+export const MAX_DEFAULT_SIGN_WORKERS = 4;
+
+/** One signing worker per core, at least one, at most `MAX_DEFAULT_SIGN_WORKERS`. */
 export function defaultSignWorkers(): number {
   const cores = typeof navigator === "object" ? navigator.hardwareConcurrency : 1;
-  return Number.isSafeInteger(cores) && cores > 0 ? cores : 1;
+  return Math.min(MAX_DEFAULT_SIGN_WORKERS, Number.isSafeInteger(cores) && cores > 0 ? cores : 1);
 }
 
 export interface OpenedKey {

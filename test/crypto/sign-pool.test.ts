@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import {
   createSigner,
+  defaultSignWorkers,
   encodeRecordPayload,
   encodeSealPayload,
   KeyDecryptionError,
@@ -27,6 +28,21 @@ function payloadFor(key: GeneratedKey, docHash = "sha256:" + "ab".repeat(32)) {
 }
 
 describe("signing workers", () => {
+  test("by default one per core, at least one, at most four", () => {
+    const cores = navigator.hardwareConcurrency;
+    const original = Object.getOwnPropertyDescriptor(navigator, "hardwareConcurrency");
+    try {
+      for (const [n, expected] of [[1, 1], [2, 2], [4, 4], [64, 4], [0, 1]] as const) {
+        Object.defineProperty(navigator, "hardwareConcurrency", { value: n, configurable: true });
+        expect(defaultSignWorkers()).toBe(expected);
+      }
+    } finally {
+      if (original === undefined) delete (navigator as { hardwareConcurrency?: number }).hardwareConcurrency;
+      else Object.defineProperty(navigator, "hardwareConcurrency", original);
+    }
+    expect(navigator.hardwareConcurrency).toBe(cores);
+  });
+
   test("a worker signs exactly what the calling thread signs: both signatures verify over the same payloads, natively and with noble", async () => {
     const inThread = createSigner({ masterKey: MASTER, workers: 0 });
     const pooled = createSigner({ masterKey: MASTER, workers: 2 });
@@ -77,7 +93,7 @@ describe("signing workers", () => {
     expect(pool.running()).toBe(0);
   });
 
-  test("the default size is one worker per core, at least one; a negative size is refused", () => {
+  test("a negative size is refused; the worker entry is a file beside the pool", () => {
     expect(() => createSigner({ masterKey: MASTER, workers: -1 })).toThrow(/workers/);
     expect(() => createSignPool({ encryptionKey: deriveSeedEncryptionKey(MASTER), size: 0, cacheSize: 8 })).toThrow(/size/);
     expect(signWorkerUrl().protocol).toBe("file:");
