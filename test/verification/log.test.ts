@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { createIdGenerator, createVerificationLog, decodeCursor, encodeCursor, HASH, listSql, VERDICT, type ListFilters, type VerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
+import { createIdGenerator, createVerificationLog, decodeCursor, encodeCursor, HASH, listSql, referenceCursorMac, VERDICT, type ListFilters, type VerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
 import type { Verdict } from "../../src/verification/types.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
@@ -394,6 +394,25 @@ describe("paging while rows are written concurrently", () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.filter((id) => before.includes(id))).toHaveLength(before.length);
   });
+});
+
+test("the cursor's MAC is HMAC-SHA256 as RFC 2104 states it, for keys shorter and longer than a block, every filter combination", () => {
+  const scopes = [
+    { orgId: acme.id, environment: "live" as const, filters: {} },
+    { orgId: acme.id, environment: "test" as const, filters: { verdict: "revoked" as const } },
+    { orgId: "ünïcode org", environment: "live" as const, filters: { originalDocHash: docHashOf("x"), from: 1, to: 1795548030181 } },
+  ];
+  for (const keyLength of [1, 32, 64, 65, 200]) {
+    const key = crypto.getRandomValues(new Uint8Array(keyLength));
+    for (const scope of scopes) {
+      for (let n = 0; n < 5; n++) {
+        const id = Bun.randomUUIDv7();
+        const bytes = Buffer.from(encodeCursor(key, id, scope), "base64url");
+        expect(bytes.subarray(17).equals(referenceCursorMac(key, Buffer.from(id.replaceAll("-", ""), "hex"), scope))).toBe(true);
+        expect(decodeCursor(key, encodeCursor(key, id, scope), scope)).toBe(id);
+      }
+    }
+  }
 });
 
 test("listJson is list() serialised, character for character, on every page and filter, with references that need escaping", async () => {
