@@ -18,13 +18,17 @@ import { parseArgs } from "node:util";
 import { ensureDataset, type Dataset } from "./bench/dataset.ts";
 import { tableDepths } from "./bench/btree.ts";
 import { BULK_SIGNATURE_BYTES, ensureScaleDataset, scaleSpec, type ScaleDataset } from "./bench/scale-dataset.ts";
-import { runScale, type ScaleServing } from "./bench/scale.ts";
+import { runScale, type PagePair, type ScaleServing } from "./bench/scale.ts";
 import { coldStart, killAll, memoryOf, startAppServer, startDocverify, startFloor, type Server } from "./bench/processes.ts";
 import { EMPTY_SCENARIOS, LOG_DEPTH, millionScenarios, type Scenario, type Target } from "./bench/scenarios.ts";
 import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
 import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
 import { runVerifierBench, VERIFIER_TARGET_MS } from "./bench/receipt-verifier.ts";
 import { runPersonSigningBench, type PersonSigningResult } from "./bench/person-signing.ts";
+
+/** Rounds of the deep-page alternation, and each measurement's seconds. */
+const ALTERNATION_ROUNDS = 3;
+const ALTERNATION_SECONDS = 5;
 
 const TARGETS = {
   coldStartMs: 100,
@@ -196,6 +200,7 @@ async function main(argv: string[]): Promise<number> {
     let peakRss: number | null = null;
     let personSigning: PersonSigningResult | null = null;
     let scale: ScaleReport | null = null;
+    let pagePair: PagePair | null = null;
     const floor = await startFloor(join(work, "floor"));
     try {
       const run = async (list: readonly Scenario[], service: Server) => {
@@ -208,6 +213,32 @@ async function main(argv: string[]): Promise<number> {
             if (problem !== null) broken.push(`${scenario.name} (${who}): ${problem}`);
           }
         }
+      };
+      // The deep page against the first: measured in turn, ALTERNATION_ROUNDS rounds, after both
+      // scenarios ran, and judged by the median round. One measurement of each, minutes apart in
+      // a process that has taken other load since, moved by ±10 % on this machine (issue 17).
+      const alternate = async (first: Scenario, deep: Scenario, service: Server): Promise<PagePair> => {
+        const rounds = mode.name === "quick" ? 1 : ALTERNATION_ROUNDS;
+        const durationS = Math.min(ALTERNATION_SECONDS, mode.maxDurationS);
+        const once = async (scenario: Scenario) => {
+          const result = await runWrk({ wrk, url: service.url, scenario, threads: WRK_THREADS, durationS, workDir: work });
+          const problem = wrkProblem(result);
+          if (problem !== null) broken.push(`${scenario.name} (alternation): ${problem}`);
+          return result.requestsPerSecond;
+        };
+        const firstPerSecond: number[] = [];
+        const deepPerSecond: number[] = [];
+        for (let round = 0; round < rounds; round++) {
+          firstPerSecond.push(await once(first));
+          deepPerSecond.push(await once(deep));
+        }
+        const ratio = median(deepPerSecond.map((d, i) => d / firstPerSecond[i]!));
+        console.log(
+          `${deep.name} vs ${first.name}, ${rounds} alternating rounds of ${durationS} s: ` +
+            firstPerSecond.map((f, i) => `${perSecond(deepPerSecond[i]!)} / ${perSecond(f)}`).join(", ") +
+            ` req/s; median ratio ${ratio.toFixed(3)}`,
+        );
+        return { firstPerSecond, deepPerSecond, ratio };
       };
       const stop = async (service: Server, what: string) => {
         const code = await service.stop();
@@ -239,7 +270,9 @@ async function main(argv: string[]): Promise<number> {
           await run(millionScenarios(dataset, deepCursor).filter((s) => s.name === "verify-public"), million);
         } else {
           deepCursor = await cursorAfter(million, dataset.logKey, LOG_DEPTH);
-          await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million"), million);
+          const list = millionScenarios(dataset, deepCursor).filter((s) => s.target === "million");
+          await run(list, million);
+          pagePair = await alternate(list.find((s) => s.name === "log-first-page")!, list.find((s) => s.name === "log-page-10k-deep")!, million);
         }
         console.log(`docverify peak RSS during the load: ${mb(memoryOf(million.pid).peak)}`);
       } finally {
@@ -286,6 +319,7 @@ async function main(argv: string[]): Promise<number> {
             start: (scaleDataDir) => startDocverify(binary, join(work, "scale"), { dataDir: scaleDataDir, env: UNLIMITED }),
             run,
             stop: (server) => stop(server, "docverify on the scale dataset"),
+            alternate,
             say: (line) => console.log(line),
           });
         } catch (e) {
@@ -313,7 +347,7 @@ async function main(argv: string[]): Promise<number> {
       await floor.stop();
     }
 
-    const comparisons = compare(scenarios, signRate, personSigning, scale);
+    const comparisons = compare(scenarios, signRate, personSigning, scale, pagePair);
     console.log("\ntargets across scenarios:");
     for (const c of comparisons) console.log(`  ${c.what}  ${c.verdict}`);
     if (!withScale) console.log(`  ${QUICK_SKIPS_SCALE}`);
@@ -363,7 +397,7 @@ async function main(argv: string[]): Promise<number> {
         machine,
         dataset: { records: dataset.recordCount, realRecords: dataset.realHashes.length, logRowsOfLogOrg: dataset.logRowsOfOrg0 },
         signAndSealPerSecond: signRate,
-        load: { threads: WRK_THREADS, warmupS: mode.warmupS, scenarios, peakRssBytes: peakRss },
+        load: { threads: WRK_THREADS, warmupS: mode.warmupS, scenarios, peakRssBytes: peakRss, deepPageAlternation: pagePair },
         comparisons,
         scale: scale ?? { skipped: QUICK_SKIPS_SCALE },
         coldStart: scaleOnly ? null : { runsMs: startMs, medianMs: startMedian, targetMs: TARGETS.coldStartMs, verdict: startVerdict },
@@ -503,17 +537,33 @@ async function measureSignRate(): Promise<number> {
 }
 
 /** The targets that compare two measurements: the deep log page with the first, records with sign + seal, 10 M with 1 M. */
-function compare(scenarios: readonly ScenarioReport[], signRate: number | null, personSigning: PersonSigningResult | null, scale: ScaleReport | null): TargetCheck[] {
+/** "median of 3 alternating rounds 0.97 (…)" for a deep-page check, or how the single measurements compare. */
+function pairText(pair: PagePair | null): string {
+  if (pair === null) return "";
+  const rounds = pair.firstPerSecond.map((f, i) => (pair.deepPerSecond[i]! / f).toFixed(2)).join(", ");
+  return `; median of ${pair.firstPerSecond.length} alternating round${pair.firstPerSecond.length === 1 ? "" : "s"}: ${pair.ratio.toFixed(2)} × (rounds ${rounds})`;
+}
+
+function compare(
+  scenarios: readonly ScenarioReport[],
+  signRate: number | null,
+  personSigning: PersonSigningResult | null,
+  scale: ScaleReport | null,
+  pagePair: PagePair | null,
+): TargetCheck[] {
   const byName = (name: string) => scenarios.find((s) => s.name === name);
   const checks: TargetCheck[] = [];
   const first = byName("log-first-page");
   const deep = byName("log-page-10k-deep");
   if (first !== undefined && deep !== undefined) {
-    const r = deep.docverify.requestsPerSecond / first.docverify.requestsPerSecond;
+    // Judged by the alternation when it ran: the single measurements are printed beside it.
+    const single = deep.docverify.requestsPerSecond / first.docverify.requestsPerSecond;
+    const r = pagePair?.ratio ?? single;
     checks.push({
       what:
         `log page ${LOG_DEPTH.toLocaleString("en-US")} rows deep vs first page: ${r.toFixed(2)} × the requests/s ` +
-        `(p50 ${ms(deep.docverify.latencyMs.p50)} vs ${ms(first.docverify.latencyMs.p50)}, p99 ${ms(deep.docverify.latencyMs.p99)} vs ${ms(first.docverify.latencyMs.p99)}); target ≥ ${TARGETS.deepPageRatio.toFixed(2)}`,
+        `(the scenarios alone ${single.toFixed(2)} ×, p50 ${ms(deep.docverify.latencyMs.p50)} vs ${ms(first.docverify.latencyMs.p50)}, p99 ${ms(deep.docverify.latencyMs.p99)} vs ${ms(first.docverify.latencyMs.p99)}` +
+        `${pairText(pagePair)}); target ≥ ${TARGETS.deepPageRatio.toFixed(2)}`,
       verdict: r >= TARGETS.deepPageRatio ? "PASS" : "MISS",
     });
   }
@@ -569,11 +619,13 @@ function compareScale(byName: (name: string) => ScenarioReport | undefined, scal
   const first = byName("log-first-page-10m");
   const deep = byName("log-page-1m-deep");
   if (first !== undefined && deep !== undefined) {
-    const r = deep.docverify.requestsPerSecond / first.docverify.requestsPerSecond;
+    const single = deep.docverify.requestsPerSecond / first.docverify.requestsPerSecond;
+    const pair = scale?.pagePair ?? null;
+    const r = pair?.ratio ?? single;
     checks.push({
       what:
         `log page ${d.deepPageDepth.toLocaleString("en-US")} rows deep vs first page, ${d.logRows.toLocaleString("en-US")} log rows: ${r.toFixed(2)} × the requests/s ` +
-        `(p50 ${ms(deep.docverify.latencyMs.p50)} vs ${ms(first.docverify.latencyMs.p50)}, p99 ${ms(deep.docverify.latencyMs.p99)} vs ${ms(first.docverify.latencyMs.p99)}); ` +
+        `(the scenarios alone ${single.toFixed(2)} ×, p50 ${ms(deep.docverify.latencyMs.p50)} vs ${ms(first.docverify.latencyMs.p50)}, p99 ${ms(deep.docverify.latencyMs.p99)} vs ${ms(first.docverify.latencyMs.p99)}${pairText(pair)}); ` +
         `target ≥ ${TARGETS.scaleDeepPageRatio.toFixed(2)}${size}`,
       verdict: r >= TARGETS.scaleDeepPageRatio ? "PASS" : "MISS",
     });

@@ -32,6 +32,16 @@ export interface ScaleServing {
   readonly deepPageFirstId: string;
   /** The WAL was empty after the load, and the cached file's size and mtime unchanged. */
   readonly cacheUnchanged: boolean;
+  /** The first and the deep page measured in alternation (bench.ts `alternate`), when asked for. */
+  readonly pagePair: PagePair | null;
+}
+
+/** Two scenarios measured in turn, several rounds, on one server: their ratio is the median of the rounds'. */
+export interface PagePair {
+  readonly firstPerSecond: readonly number[];
+  readonly deepPerSecond: readonly number[];
+  /** Median over the rounds of deep / first. */
+  readonly ratio: number;
 }
 
 /**
@@ -79,6 +89,8 @@ export interface ScaleRunOptions {
   readonly run: (list: readonly Scenario[], server: Server) => Promise<void>;
   readonly stop: (server: Server) => Promise<void>;
   readonly say: (line: string) => void;
+  /** Measures the first and the deep page in alternation (bench.ts), after the scenarios. */
+  readonly alternate?: (first: Scenario, deep: Scenario, server: Server) => Promise<PagePair>;
 }
 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleServing> {
@@ -112,6 +124,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleServing> 
     let walEmpty = false;
     let firstPageFirstId: string;
     let deepPageFirstId: string;
+    let pagePair: PagePair | null = null;
     try {
       // The API accepts the computed cursor, and both pages start where the dataset says.
       firstPageFirstId = await firstRowOf(server, data.logKey, "");
@@ -124,7 +137,11 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleServing> 
         `deep cursor (encodeCursor over the folder's cursor key): GET /v1/verifications?after=… answered 200, first row ${deepPageFirstId} = row ` +
           `${(data.spec.depth + 1).toLocaleString("en-US")} of organisation 0's live log, as expected`,
       );
-      await options.run(scaleScenarios(data, cursor), server);
+      const scenarios = scaleScenarios(data, cursor);
+      await options.run(scenarios, server);
+      const first = scenarios.find((sc) => sc.name === "log-first-page-10m");
+      const deep = scenarios.find((sc) => sc.name === "log-page-1m-deep");
+      pagePair = options.alternate !== undefined && first !== undefined && deep !== undefined ? await options.alternate(first, deep, server) : null;
       walEmpty = !existsSync(`${served}-wal`) || statSync(`${served}-wal`).size === 0;
     } finally {
       await options.stop(server);
@@ -140,7 +157,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleServing> 
       );
     }
     say("after the load: the WAL was empty and the cached file's size and modification time are unchanged: nothing was written to it");
-    return { served: how, copySeconds, firstPageFirstId, deepPageFirstId, cacheUnchanged };
+    return { served: how, copySeconds, firstPageFirstId, deepPageFirstId, cacheUnchanged, pagePair };
   } finally {
     // The link (or copy), the ledger, lock and side files; the cached file stays.
     rmSync(dataDir, { recursive: true, force: true });
