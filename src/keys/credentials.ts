@@ -15,8 +15,8 @@
  *   connection writes, and every authentication reads the counter first (one indexed read of a
  *   one-row table instead of the key and organisation join), so a kept key is used only while
  *   nothing it was read from has changed. Only keys presented with their right secret are kept
- *   (a flood of wrong or unknown keys cannot fill the memory), and a kept key presented with a
- *   wrong secret still costs the full lookup, like any other refusal.
+ *   (a flood of wrong or unknown keys cannot fill the memory), only while usable (not revoked,
+ *   presented for its environment), and any refusal costs the full lookup, kept or not.
  * - Last-used times are kept without a write per request: the row read for authentication
  *   tells whether the stored time is older than `LAST_USED_RESOLUTION_MS`; only then is the key
  *   queued, and queued keys are written together, in one transaction, every few seconds and at
@@ -126,24 +126,22 @@ export function createCredentials(deps: { db: Db; clock: Clock; log: Logger }) {
         kept.clear();
         keptGen = gen;
       }
+      // Only a kept key that is usable as presented answers from memory; every refusal does the
+      // full work below (the lookup and the comparison), whatever was kept.
+      const usable = (r: Row) => r.revoked_at === null && r.environment === parsed.environment;
       let entry = gen === null ? undefined : kept.get(parsed.keyId);
-      if (entry === undefined || !secretMatches(parsed.secret, entry.row.secret_digest)) {
+      if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest)) {
         const row = lookup.get(parsed.keyId);
         const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
-        if (row === null || !matches) {
-          // What was kept for this id is replaced by what was just read (never added: only a
-          // right secret adds a key).
-          if (entry !== undefined) {
-            if (row === null) kept.delete(parsed.keyId);
-            else kept.set(parsed.keyId, { row, key: toKey(row) });
-          }
+        if (row === null || !matches || !usable(row)) {
+          // What was kept for this id goes (only a usable key, presented with its secret, is kept).
+          if (entry !== undefined) kept.delete(parsed.keyId);
           return null;
         }
         entry = { row, key: toKey(row) };
         if (gen !== null) kept.set(parsed.keyId, entry);
       }
       const { row, key } = entry;
-      if (row.revoked_at !== null || row.environment !== parsed.environment) return null;
       const now = clock.now();
       if ((row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) && !pending.has(row.key_id)) {
         pending.set(row.key_id, now);
