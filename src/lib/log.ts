@@ -2,6 +2,7 @@
  * One JSON object per line on stdout, for journald. Fields are the caller's; never pass a
  * key, a secret or a document's filename here — log a key's id prefix instead.
  */
+import { writeSync } from "node:fs";
 import { rfc3339Ms } from "./formats.ts";
 import { jsonString } from "./json.ts";
 
@@ -27,6 +28,33 @@ export interface Logger {
  * left waiting in memory.
  */
 const FLUSH_MS = 5;
+
+/** A millisecond's sleep for `writeAll` (a non-blocking stdout that is full), without the event loop. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes the text to stdout (fd 1) synchronously, all of it: `process.stdout.write` queues what a
+ * full pipe does not take at once, and `process.exit` dropped the queue (a test lost the tail of
+ * 3,000 lines written just before exit). A non-blocking stdout that is full is retried every
+ * millisecond for up to 5 s; a stdout that is gone (EPIPE, EBADF) drops the lines: logging never
+ * crashes the service.
+ */
+function writeAll(text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let written = 0;
+  let waits = 0;
+  while (written < bytes.length) {
+    try {
+      written += writeSync(1, bytes, written);
+    } catch (e) {
+      if ((e as { code?: unknown }).code === "EAGAIN" && waits++ < 5000) {
+        Atomics.wait(PAUSE, 0, 0, 1);
+        continue;
+      }
+      return;
+    }
+  }
+}
 const FLUSH_BYTES = 64 * 1024;
 
 function stdoutWriter(): { write(line: string): void; flush(): void } {
@@ -38,7 +66,7 @@ function stdoutWriter(): { write(line: string): void; flush(): void } {
     if (pending === "") return;
     const out = pending;
     pending = "";
-    process.stdout.write(out);
+    writeAll(out);
   };
   process.once("exit", flush);
   return {

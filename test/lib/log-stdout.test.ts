@@ -9,18 +9,25 @@ import { BUN, cleanup, ROOT, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
 
-async function run(body: string): Promise<{ lines: { msg: string; level: string; n?: number }[]; code: number | null }> {
+async function run(body: string, options: { readAfterMs?: number } = {}): Promise<{ lines: { msg: string; level: string; n?: number }[]; code: number | null }> {
   const file = join(tempDir(), "logging.ts");
   await Bun.write(file, `import { createLogger } from ${JSON.stringify(join(ROOT, "src", "lib", "log.ts"))};\nconst log = createLogger({ level: "info" });\n${body}\n`);
-  const proc = Bun.spawn([BUN, file], { stdout: "pipe", stderr: "pipe" });
+  // A slow reader: a pipe nobody reads for a while, so it fills while the child still writes (as
+  // a busy journald lets it); the child's own exit status is kept (pipefail).
+  const cmd =
+    options.readAfterMs === undefined
+      ? [BUN, file]
+      : ["bash", "-c", `set -o pipefail; "$0" "$1" | (sleep ${options.readAfterMs / 1000}; cat)`, BUN, file];
+  const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
   const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   return { lines: out.trim() === "" ? [] : out.trim().split("\n").map((l) => JSON.parse(l)), code };
 }
 
-test("every line written before the process exits is on stdout, in order, also past the batch size", async () => {
-  const { lines, code } = await run(`for (let n = 0; n < 3000; n++) log.info("line", { n, pad: "x".repeat(100) });\nprocess.exit(0);`);
+test("every line written before the process exits is on stdout, in order, also past the batch size and with a slow reader", async () => {
+  // process.stdout.write queued what the full pipe did not take, and process.exit dropped it.
+  const { lines, code } = await run(`for (let n = 0; n < 20000; n++) log.info("line", { n, pad: "x".repeat(100) });\nprocess.exit(0);`, { readAfterMs: 300 });
   expect(code).toBe(0);
-  expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 3000 }, (_, n) => n));
+  expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 20000 }, (_, n) => n));
 });
 
 test("an error line is written at once, with every line before it: a process killed right after loses none of them", async () => {
