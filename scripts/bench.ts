@@ -25,6 +25,7 @@ import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } 
 import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
 import { runVerifierBench, VERIFIER_TARGET_MS } from "./bench/receipt-verifier.ts";
 import { runPersonSigningBench, type PersonSigningResult } from "./bench/person-signing.ts";
+import { IDLE_REQUESTS, IDLE_WAIT_MS, measureIdle } from "./bench/idle-memory.ts";
 
 /** Rounds of the deep-page alternation, and each measurement's seconds. */
 const ALTERNATION_ROUNDS = 3;
@@ -61,8 +62,6 @@ const SIGN_RATE_SECONDS = 3;
 const PERSON_SIGNERS = 50;
 /** One wrk thread per core of the reference machine (2 cores). */
 const WRK_THREADS = 2;
-const IDLE_REQUESTS = 20;
-const IDLE_WAIT_MS = 2_000;
 /** Above this share of busy CPU before the run, the figures are not comparable with a quiet run's. */
 const BUSY_WARNING = 0.2;
 
@@ -373,7 +372,7 @@ async function main(argv: string[]): Promise<number> {
           ` (min ${ms(Math.min(...startMs))}, max ${ms(Math.max(...startMs))})  target ≤ ${TARGETS.coldStartMs} ms  ${startVerdict}`,
       );
 
-      idleRss = await idleMemory(binary, join(work, "idle"));
+      idleRss = (await measureIdle(binary)).rss;
       rssVerdict = idleRss <= TARGETS.idleRssBytes ? "PASS" : "MISS";
       console.log(
         `idle RSS (after ${IDLE_REQUESTS} requests and ${IDLE_WAIT_MS / 1000} s idle): ${mb(idleRss)}  target ≤ ${mb(TARGETS.idleRssBytes)}  ${rssVerdict}`,
@@ -645,21 +644,6 @@ function printPersonSigning(r: PersonSigningResult): void {
     `person-signing: ${r.workers} persons signing at once, ${r.signatures} signatures in ${r.seconds.toFixed(1)} s = ${perSecond(r.signaturesPerSecond)}/s; ` +
       `one signature (two requests) p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms`,
   );
-}
-
-async function idleMemory(binary: string, dir: string): Promise<number> {
-  const server = await startDocverify(binary, dir);
-  try {
-    for (let i = 0; i < IDLE_REQUESTS; i++) {
-      const response = await fetch(`${server.url}/healthz`);
-      await response.arrayBuffer();
-      if (response.status !== 200) throw new Error(`GET /healthz answered ${response.status}`);
-    }
-    await Bun.sleep(IDLE_WAIT_MS);
-    return memoryOf(server.pid).rss;
-  } finally {
-    await server.stop();
-  }
 }
 
 function printScenario(r: ScenarioReport): void {

@@ -28,8 +28,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { killAll, memoryOf, startDocverify } from "./processes.ts";
 
-const IDLE_REQUESTS = 20;
-const IDLE_WAIT_MS = 2_000;
+/** The idle measurement, as `npm run bench` makes it (scripts/bench.ts calls measureIdle). */
+export const IDLE_REQUESTS = 20;
+export const IDLE_WAIT_MS = 2_000;
 
 export interface IdleBreakdown {
   readonly rss: number;
