@@ -43,10 +43,11 @@
  *   the memory of kinds is bounded (`ErrorLogLimiter`).
  */
 import { BackPressure, backPressureError } from "./back-pressure.ts";
-import type { ConfirmedMessage, Ledger, SubmitKeyPair } from "./ledger.ts";
+import { parseTransactionId, type ConfirmedMessage, type Ledger, type SubmitKeyPair, type TopicMessage, type TopicMessagesFrom } from "./ledger.ts";
 import { AnchorJournal, type LedgerTransactionRow } from "./queue.ts";
 import { backoffDelay, ErrorLog, jittered, LedgerHealth, retryBeforeCutoff } from "./retry.ts";
 import { loadOrCreateSubmitKey } from "./submit-key.ts";
+import { TopicWatches } from "./topic-watches.ts";
 import { createTransactionIds } from "./transaction-ids.ts";
 import type { AnchorMetrics, Anchoring, AnchoringOptions, KeyAnnouncement } from "./types.ts";
 
@@ -147,6 +148,10 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const concurrency = options.concurrency ?? 64;
   const idlePollMs = options.idlePollMs ?? 1000;
   const receiptPollMs = options.receiptPollMs ?? 1000;
+  // Confirmation in batches (below), when the ledger lists a topic's messages.
+  const listing = ledger.topicMessages?.bind(ledger) ?? null;
+  const confirmPollMs = options.confirmPollMs ?? 500;
+  const confirmFallbackMs = listing === null ? receiptPollMs : Math.max(receiptPollMs, options.confirmFallbackMs ?? 15_000);
   const backoffBaseMs = options.backoffBaseMs ?? 500;
   const backoffMaxMs = options.backoffMaxMs ?? 60_000;
   const settleGraceMs = options.settleGraceMs ?? 20_000;
@@ -182,8 +187,16 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   };
   // The three changes every message goes through are group-committed (queue.ts, `grouped`):
   // each resolves once committed, with the other changes due within the same millisecond.
+  // An accepted message waits for the listings of its topic (confirmation in batches) until
+  // `confirmFallbackMs`; a topic creation is confirmed by its receipt.
   const toAccepted = async (row: LedgerTransactionRow, duplicate: boolean) => {
-    if ((await journal.grouped.toAccepted(row, receiptPollMs)) !== null) event("accepted", row, duplicate ? { duplicate: true } : {});
+    const message = row.kind !== "topic_create" && row.topicId !== null;
+    if ((await journal.grouped.toAccepted(row, message ? confirmFallbackMs : receiptPollMs)) === null) return;
+    event("accepted", row, duplicate ? { duplicate: true } : {});
+    if (message && listing !== null) {
+      watches.watch(row.topicId!, row.validStartMs, now());
+      ticker.schedule(0);
+    }
   };
   const toAnchoredMessage = async (row: LedgerTransactionRow, confirmed: ConfirmedMessage) => {
     const at = await journal.grouped.toAnchoredMessage(row, confirmed);
@@ -404,6 +417,69 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     }
   };
 
+  // ---- confirmation in batches ---------------------------------------------------------------
+  // One listing of a topic's messages on the mirror node confirms up to 100 accepted messages,
+  // where each would otherwise take a receipt poll per second until consensus and a mirror read
+  // of its own (issue 17). A listed message confirms the row with its transaction id only if it
+  // is on the row's topic, paid by the transaction's account, with the exact bytes: the checks of
+  // `confirmMessage`, the sequence number being the mirror's own. Anything else (a different
+  // message, a mirror that does not answer, a message it has not listed yet) is left to the row's
+  // own path once `confirmFallbackMs` has passed since its acceptance: a listing only ever
+  // anchors, never abandons or delays (topic-watches.ts).
+  const watches = new TopicWatches(confirmPollMs, confirmFallbackMs);
+  let watchesLoaded = false;
+  const reading = new Set<Promise<void>>();
+  const LISTING_LIMIT = 100;
+
+  const confirmListed = (topicId: string, m: TopicMessage): Promise<void> | null => {
+    if (m.transactionId === null) return null;
+    const row = journal.unfinishedMessage(m.transactionId);
+    if (row === null || row.topicId !== topicId || m.payerAccountId !== parseTransactionId(row.transactionId).account) return null;
+    if (!Buffer.from(row.message!).equals(Buffer.from(m.message))) return null;
+    return toAnchoredMessage(row, { sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, runningHash: m.runningHash });
+  };
+
+  const readTopic = async (topicId: string, from: TopicMessagesFrom): Promise<void> => {
+    const got = await listing!(topicId, from, LISTING_LIMIT);
+    if (got.kind !== "found") {
+      if (got.kind === "unreachable") {
+        metrics.ledgerError("unknown");
+        errors.warn("mirror-unreachable", "mirror node unreachable; confirmation waits", { error: got.error });
+      }
+      watches.failed(topicId, now(), backoff);
+      return;
+    }
+    const changes: Promise<void>[] = [];
+    for (const m of got.value) {
+      const p = confirmListed(topicId, m);
+      if (p !== null) changes.push(p);
+    }
+    await Promise.all(changes);
+    const last = got.value.at(-1)?.sequenceNumber ?? null;
+    watches.read(topicId, last, got.value.length === LISTING_LIMIT, now());
+  };
+
+  const readTopics = (): Promise<void>[] => {
+    if (listing === null) return [];
+    if (!watchesLoaded) {
+      watchesLoaded = true;
+      for (const t of journal.topicsAwaitingConfirmation()) watches.watch(t.topicId, t.validStartMs, now());
+    }
+    return watches.due(now()).map(({ topicId, from }) => {
+      const p = readTopic(topicId, from)
+        .catch((e: unknown) => {
+          errors.warn(`listing:${(e as Error)?.message ?? e}`, "confirming a topic's messages failed; it will be retried", { topicId, error: e });
+          watches.failed(topicId, now(), backoff);
+        })
+        .finally(() => {
+          reading.delete(p);
+          ticker.schedule(0);
+        });
+      reading.add(p);
+      return p;
+    });
+  };
+
   // ---- the loop --------------------------------------------------------------------------
   const startRow = (row: LedgerTransactionRow): Promise<void> => {
     const p = step(row)
@@ -431,7 +507,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
    * every COUNTS_EVERY_MS on the timer's passes (on every `runOnce`): counting the unfinished rows
    * and finding the oldest pending one read the whole backlog, on every pass (issue 17).
    */
-  const pass = (fresh: boolean): Promise<void>[] => {
+  const pass = (fresh: boolean): { steps: Promise<void>[]; reads: Promise<void>[] } => {
     journal.flush();
     // Rows backed off during an outage (up to a minute apart) would otherwise wait out their
     // backoff, and a record created during it could see its window close meanwhile.
@@ -443,13 +519,15 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       pressure.observe(journal.unfinished());
       countedAt = t;
     }
-    return journal.due(concurrency - inFlight.size, inFlight).map(startRow);
+    const steps = journal.due(concurrency - inFlight.size, inFlight).map(startRow);
+    return { steps, reads: readTopics() };
   };
 
   const nextDelay = (): number => {
     journal.flush();
-    if (inFlight.size >= concurrency) return idlePollMs;
-    const at = journal.nextDueAt();
+    const rowAt = inFlight.size >= concurrency ? null : journal.nextDueAt();
+    const readAt = watches.nextAt();
+    const at = rowAt === null ? readAt : readAt === null ? rowAt : Math.min(rowAt, readAt);
     if (at === null) return idlePollMs;
     return Math.max(10, Math.min(idlePollMs, at - now()));
   };
@@ -484,7 +562,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     async stop() {
       ticker.stop();
       errors.silence();
-      await Promise.allSettled([...inFlight.values()]);
+      await Promise.allSettled([...inFlight.values(), ...reading]);
       await health.settled();
       try {
         journal.flush();
@@ -493,8 +571,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       }
     },
     async runOnce() {
-      const steps = pass(true);
-      await Promise.allSettled(steps);
+      const { steps, reads } = pass(true);
+      await Promise.allSettled([...steps, ...reads]);
       journal.flush();
       return steps.length;
     },

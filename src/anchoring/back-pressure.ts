@@ -3,11 +3,15 @@
  * messages, so the queue stays flat and nothing queued waits long enough to risk its validity
  * window (docs/anchoring.md, docs/benchmarks.md "Decision taken: pace creation to anchoring").
  *
- * A refusal is an explicit error: `SERVICE_UNAVAILABLE` (503) with Retry-After 5 and
- * `details.cause`, one of
+ * A refusal is an explicit error: `SERVICE_UNAVAILABLE` (503) with `details.cause` and a
+ * Retry-After of its own (RETRY_AFTER_SECONDS), one of
  * - `queue_full`: the unfinished rows reached `backlogLimit`;
- * - `behind`: the unfinished rows outnumber what was anchored in the last `windowMs` (at least
- *   `floor` are always allowed), so the backlog would grow faster than it drains;
+ * - `behind`: the rows the ledger has not accepted yet (`pending`) outnumber what was anchored
+ *   in the last `windowMs` (at least `floor` are always allowed), so the backlog would grow
+ *   faster than it drains. Accepted rows do not count: the ledger has them, and they wait only
+ *   for consensus, a fixed delay. Counted, they made every burst above `floor` / consensus time
+ *   (about 60 records/s at 3 s) "behind" before the first of it could be anchored, and the
+ *   clients' 5 s pause then left the machine idle (issue 17);
  * - `too_old`: the oldest row not yet accepted by the ledger was queued more than `maxQueueAgeMs`
  *   ago (the ledger is unreachable, or slow to accept).
  * The checks are in that order; the first that holds is the cause. `check` is synchronous and
@@ -35,11 +39,15 @@ export interface BackPressureOptions {
   readonly maxQueueAgeMs?: number;
   /** The window of anchored rows the backlog is measured against. Default 10 s. */
   readonly windowMs?: number;
-  /** Unfinished rows always allowed, whatever was anchored. Default 200. */
+  /** Pending rows always allowed, whatever was anchored. Default 200. */
   readonly floor?: number;
 }
 
-const RETRY_AFTER_SECONDS = 5;
+/**
+ * `behind` clears as soon as the loop submits what waits, within a second or two: a client told
+ * to wait 5 s would leave the ledger idle. The other two mean the ledger is not keeping up.
+ */
+export const RETRY_AFTER_SECONDS: Readonly<Record<BackPressureCause, number>> = { queue_full: 5, behind: 1, too_old: 5 };
 
 const MESSAGES: Readonly<Record<BackPressureCause, string>> = {
   queue_full: "The ledger queue is full; retry shortly.",
@@ -49,7 +57,7 @@ const MESSAGES: Readonly<Record<BackPressureCause, string>> = {
 
 /** The 503 a refusal is, with its cause in `details`. */
 export function backPressureError(cause: BackPressureCause): DomainError {
-  return new DomainError("SERVICE_UNAVAILABLE", MESSAGES[cause], { cause }, RETRY_AFTER_SECONDS);
+  return new DomainError("SERVICE_UNAVAILABLE", MESSAGES[cause], { cause }, RETRY_AFTER_SECONDS[cause]);
 }
 
 export class BackPressure {
@@ -88,7 +96,7 @@ export class BackPressure {
   check(now: number): BackPressureCause | null {
     const unfinished = this.counts.pending + this.counts.accepted;
     if (unfinished >= this.backlogLimit) return "queue_full";
-    if (unfinished >= Math.max(this.floor, this.anchoredSince(now - this.windowMs))) return "behind";
+    if (this.counts.pending >= Math.max(this.floor, this.anchoredSince(now - this.windowMs))) return "behind";
     if (this.counts.oldestPendingAt !== null && now - this.counts.oldestPendingAt > this.maxQueueAgeMs) return "too_old";
     return null;
   }

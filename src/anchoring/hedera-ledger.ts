@@ -342,6 +342,7 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
 
     lookupTransaction: mirror.lookupTransaction,
     confirmMessage: mirror.confirmMessage,
+    topicMessages: mirror.topicMessages,
 
     async ping(): Promise<true | string> {
       let c: Client;

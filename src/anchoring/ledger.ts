@@ -134,6 +134,22 @@ export type ConfirmOutcome =
   | { readonly kind: "mismatch"; readonly reason: string }
   | { readonly kind: "unreachable"; readonly error: string };
 
+/** A message as the mirror node lists a topic's messages (`/api/v1/topics/{id}/messages`). */
+export interface TopicMessage {
+  readonly topicId: string;
+  readonly sequenceNumber: number;
+  /** `seconds.nanoseconds`, nanoseconds zero-padded to 9 digits. */
+  readonly consensusAt: string;
+  readonly runningHash: Uint8Array;
+  readonly payerAccountId: string | null;
+  /** The transaction that carried it (its chunk's initial transaction, nonce 0), SDK form; null when the mirror names none. */
+  readonly transactionId: TransactionIdText | null;
+  readonly message: Uint8Array;
+}
+
+/** Where a listing starts: after a sequence number, or at a consensus time (ms since the epoch, inclusive). */
+export type TopicMessagesFrom = { readonly afterSequenceNumber: number } | { readonly fromConsensusMs: number };
+
 export interface SubmitKeyPair {
   /** Raw 32-byte ED25519 seed. */
   readonly privateKey: Uint8Array;
@@ -159,6 +175,13 @@ export interface Ledger {
   lookupTransaction(transactionId: TransactionIdText): Promise<MirrorLookup<MirrorTransaction>>;
   /** Checks topic id, sequence number (when given), payer account, chunk transaction id and the bytes. */
   confirmMessage(expected: ExpectedMessage): Promise<ConfirmOutcome>;
+  /**
+   * Up to `limit` (1–100) messages of a topic from the mirror node, in consensus order, starting
+   * at `from`; `not_found` for a topic the mirror does not know. Optional: without it the loop
+   * confirms every message alone (receipt, then `confirmMessage`). A listing that is not one
+   * (a message without sequence number or consensus timestamp) is `unreachable`.
+   */
+  topicMessages?(topicId: string, from: TopicMessagesFrom, limit: number): Promise<MirrorLookup<readonly TopicMessage[]>>;
   /** A cheap, free round trip to a consensus node: true, or why not. */
   ping(): Promise<true | string>;
   close(): Promise<void>;

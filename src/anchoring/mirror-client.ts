@@ -1,6 +1,6 @@
 /**
  * The mirror node's REST API, as the anchor loop reads it (ledger.ts: `lookupTransaction`,
- * `confirmMessage`): the same paths on the public mirrors and on the local ledger's.
+ * `confirmMessage`, `topicMessages`): the same paths on the public mirrors and on the local ledger's.
  *
  * Guarantees: a 404 is `not_found`; anything else that is not an answer (no connection, a
  * timeout, another status, unreadable JSON) is `unreachable`, never `not_found`, so the loop
@@ -15,11 +15,47 @@ import {
   type ExpectedMessage,
   type MirrorLookup,
   type MirrorTransaction,
+  type TopicMessage,
+  type TopicMessagesFrom,
 } from "./ledger.ts";
 
 export interface MirrorClient {
   lookupTransaction(transactionId: string): Promise<MirrorLookup<MirrorTransaction>>;
   confirmMessage(expected: ExpectedMessage): Promise<ConfirmOutcome>;
+  topicMessages(topicId: string, from: TopicMessagesFrom, limit: number): Promise<MirrorLookup<readonly TopicMessage[]>>;
+}
+
+const CONSENSUS_TIMESTAMP = /^\d+\.\d{9}$/;
+
+/** `ms` since the epoch as the mirror's `seconds.nanoseconds`. */
+function timestampOfMs(ms: number): string {
+  const whole = Math.floor(ms);
+  return `${Math.floor(whole / 1000)}.${String((whole % 1000) * 1_000_000).padStart(9, "0")}`;
+}
+
+/**
+ * One element of a topic's message list, or null when it is not a message (no sequence number,
+ * no consensus timestamp, no bytes). The carrying transaction is named only for a first chunk's
+ * own transaction (nonce 0, not scheduled).
+ */
+function listedMessage(m: Record<string, unknown>): TopicMessage | null {
+  if (typeof m.topic_id !== "string" || typeof m.sequence_number !== "number" || !Number.isSafeInteger(m.sequence_number)) return null;
+  if (typeof m.consensus_timestamp !== "string" || !CONSENSUS_TIMESTAMP.test(m.consensus_timestamp) || typeof m.message !== "string") return null;
+  const chunk = m.chunk_info as { initial_transaction_id?: { account_id?: unknown; transaction_valid_start?: unknown; nonce?: unknown; scheduled?: unknown } | null } | null | undefined;
+  const i = chunk?.initial_transaction_id;
+  const transactionId =
+    i != null && typeof i.account_id === "string" && typeof i.transaction_valid_start === "string" && CONSENSUS_TIMESTAMP.test(i.transaction_valid_start) && (i.nonce ?? 0) === 0 && i.scheduled !== true
+      ? `${i.account_id}@${i.transaction_valid_start}`
+      : null;
+  return {
+    topicId: m.topic_id,
+    sequenceNumber: m.sequence_number,
+    consensusAt: m.consensus_timestamp,
+    runningHash: typeof m.running_hash === "string" ? new Uint8Array(Buffer.from(m.running_hash, "base64")) : new Uint8Array(0),
+    payerAccountId: typeof m.payer_account_id === "string" ? m.payer_account_id : null,
+    transactionId,
+    message: new Uint8Array(Buffer.from(m.message, "base64")),
+  };
 }
 
 function message(e: unknown): string {
@@ -67,6 +103,22 @@ export function createMirrorClient(options: { readonly mirrorUrl: string; readon
         kind: "found",
         value: { result: String(pick.result), consensusAt: String(pick.consensus_timestamp), entityId: typeof pick.entity_id === "string" ? pick.entity_id : null },
       };
+    },
+
+    async topicMessages(topicId: string, from: TopicMessagesFrom, limit: number): Promise<MirrorLookup<readonly TopicMessage[]>> {
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new RangeError("a topic's messages are listed 1 to 100 at a time");
+      const start = "afterSequenceNumber" in from ? `sequencenumber=gt:${from.afterSequenceNumber}` : `timestamp=gte:${timestampOfMs(from.fromConsensusMs)}`;
+      const got = await mirrorGet(`/api/v1/topics/${encodeURIComponent(topicId)}/messages?${start}&order=asc&limit=${limit}`);
+      if (got.kind !== "found") return got;
+      const list = got.value.messages;
+      if (!Array.isArray(list)) return { kind: "unreachable", error: "mirror node: a topic's message list without messages" };
+      const messages: TopicMessage[] = [];
+      for (const item of list as Record<string, unknown>[]) {
+        const m = item !== null && typeof item === "object" ? listedMessage(item) : null;
+        if (m === null || m.topicId !== topicId) return { kind: "unreachable", error: "mirror node: unreadable message in a topic's message list" };
+        messages.push(m);
+      }
+      return { kind: "found", value: messages };
     },
 
     async confirmMessage(expected: ExpectedMessage): Promise<ConfirmOutcome> {

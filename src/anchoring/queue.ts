@@ -374,6 +374,32 @@ export class AnchorJournal {
       .map((r) => toLedgerRow(this.rowStatement.get(r.transaction_id)!)); // the same connection, no write between: the row is there
   }
 
+  /**
+   * The unfinished (`pending` or `accepted`) message row with this transaction id, or null: what
+   * a message listed by the mirror node may confirm (anchorer.ts, batched confirmation).
+   */
+  unfinishedMessage(transactionId: string): LedgerTransactionRow | null {
+    const r = this.rowStatement.get(transactionId);
+    if (r === null || (r.state !== "pending" && r.state !== "accepted") || r.kind === "topic_create" || r.topic_id === null || r.message === null) return null;
+    return toLedgerRow(r);
+  }
+
+  /**
+   * Topics with messages that may have reached consensus unconfirmed (accepted, or pending with a
+   * submission that may have reached a node), each with the earliest valid start among them: no
+   * such message reached consensus before it. Read once when a loop starts (batched confirmation).
+   */
+  topicsAwaitingConfirmation(): { readonly topicId: string; readonly validStartMs: number }[] {
+    this.flush();
+    return this.db.$client
+      .query(
+        `SELECT topic_id AS topicId, min(valid_start_ms) AS validStartMs FROM ledger_transactions
+         WHERE state IN ('pending','accepted') AND kind <> 'topic_create' AND topic_id IS NOT NULL AND (state = 'accepted' OR attempts > 0)
+         GROUP BY topic_id`,
+      )
+      .all() as { topicId: string; validStartMs: number }[];
+  }
+
   /** When the next unfinished row is due (null: none). Record messages waiting for their announcement are not due: they wait for it to be anchored, which is a row of its own. */
   nextDueAt(): number | null {
     this.flush();

@@ -88,6 +88,15 @@ export interface AnchoringOptions {
   readonly idlePollMs?: number;
   /** Receipt and mirror polling while awaiting consensus. Default 1000. */
   readonly receiptPollMs?: number;
+  /**
+   * With a ledger that lists a topic's messages (`Ledger.topicMessages`), accepted messages are
+   * confirmed in batches: each topic with messages awaiting consensus is read from the mirror node
+   * every `confirmPollMs` (default 500), one listing for up to 100 messages. A message the
+   * listings have not confirmed `confirmFallbackMs` after its acceptance (default 15 s) is
+   * confirmed alone, as without listings: its receipt, then the mirror.
+   */
+  readonly confirmPollMs?: number;
+  readonly confirmFallbackMs?: number;
   /** Retry backoff: first delay and cap. Default 500 ms and 60 s. */
   readonly backoffBaseMs?: number;
   readonly backoffMaxMs?: number;

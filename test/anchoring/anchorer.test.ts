@@ -146,14 +146,19 @@ describe("anchor loop", () => {
     expect((await messagesOn(rig, topicId)).length).toBe(0);
   }, 30_000);
 
-  test("a failure at consensus abandons the record (receipt status as the reason)", async () => {
+  test("a failure at consensus abandons the record (receipt status as the reason) once the topic's listings have not confirmed it", async () => {
     const rig = await makeRig();
     const { orgId, topicId } = await rig.orgWithTopic();
     rig.local.faults.failNextAtConsensus(1, "INVALID_SIGNATURE");
     const rec = rig.insertRecord(orgId, topicId);
     await rig.anchoring.runOnce();
     expect(rig.row(rec.transactionId).state).toBe("accepted");
-    await rig.drive(2);
+    // A failed message is never listed on its topic: the batch confirmation cannot see it, and
+    // only its receipt says what became of it, asked once 15 s have passed since its acceptance.
+    await rig.drive(3);
+    expect(rig.row(rec.transactionId).state).toBe("accepted");
+    await rig.drive(1, 13_000);
+    await rig.drive(1);
     expect(rig.row(rec.transactionId)).toMatchObject({ state: "abandoned", lastError: "failed at consensus: INVALID_SIGNATURE" });
     expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
     expect(anchorEvents(rig, rec.transactionId)).toEqual(["accepted", "abandoned"]);
@@ -514,20 +519,40 @@ describe("anchor loop", () => {
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
   }, 30_000);
 
-  test("back-pressure: the backlog may not outgrow what was anchored in the last window (at least the floor)", async () => {
+  test("back-pressure: the rows the ledger has not accepted may not outgrow what was anchored in the last window (at least the floor); rows awaiting consensus never count", async () => {
     const rig = await makeRig({ backlogFloor: 2 });
     const { orgId, topicId } = await rig.orgWithTopic();
+    // Accepted, waiting for consensus: the ledger has them, however many there are.
     rig.local.faults.pauseConsensus();
+    for (let i = 0; i < 5; i++) rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    await rig.anchoring.runOnce();
+    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 5 });
+    expect(() => rig.anchoring.assertCapacity()).not.toThrow();
+    rig.local.faults.resumeConsensus();
+    await rig.drive(3);
+    rig.clock.advance(11_000); // what was anchored leaves the 10 s window
+    // Not accepted (the ledger cannot be reached): two reach the floor.
+    await rig.local.faults.unreachable(true);
     rig.insertRecord(orgId, topicId);
     await rig.anchoring.runOnce();
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
     rig.insertRecord(orgId, topicId);
     await rig.anchoring.runOnce();
-    expect(() => rig.anchoring.assertCapacity()).toThrow("ledger is behind");
+    expect(rig.anchoring.backlog().pending).toBe(2);
+    let refused: unknown;
+    try {
+      rig.anchoring.assertCapacity();
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toMatchObject({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 1, details: { cause: "behind" } });
     // once messages anchor, the allowance grows with them
-    rig.local.faults.resumeConsensus();
-    await rig.drive(3);
-    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
+    await rig.local.faults.unreachable(false);
+    await waitFor("the backlog to drain", async () => {
+      await rig.drive(1);
+      return rig.anchoring.backlog().pending + rig.anchoring.backlog().accepted === 0 || null;
+    }, 20_000, 100);
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
   }, 30_000);
 

@@ -24,14 +24,14 @@ describe("causes", () => {
     expect(p.check(T)).toBe("queue_full");
   });
 
-  test("behind: more unfinished than anchored in the window, the floor always allowed", () => {
+  test("behind: more rows not yet accepted by the ledger than anchored in the window, the floor always allowed", () => {
     const p = new BackPressure({ floor: 3, windowMs: 10_000 });
-    p.observe({ pending: 0, accepted: 2, oldestPendingAt: null });
-    expect(p.check(T)).toBeNull();
-    p.observe({ pending: 1, accepted: 2, oldestPendingAt: T });
+    p.observe({ pending: 2, accepted: 50, oldestPendingAt: T });
+    expect(p.check(T)).toBeNull(); // accepted rows only wait for consensus: they never make it behind
+    p.observe({ pending: 3, accepted: 0, oldestPendingAt: T });
     expect(p.check(T)).toBe("behind");
     for (let i = 0; i < 4; i++) p.noteAnchored(T - 9_000 + i);
-    expect(p.check(T)).toBeNull(); // 4 anchored in the last 10 s > 3 unfinished
+    expect(p.check(T)).toBeNull(); // 4 anchored in the last 10 s > 3 pending
     expect(p.check(T + 1_500)).toBe("behind"); // they age out of the window
   });
 
@@ -57,11 +57,11 @@ describe("causes", () => {
   });
 });
 
-test("a refusal is 503 with Retry-After 5 and its cause in details", async () => {
-  for (const cause of ["queue_full", "behind", "too_old"] satisfies BackPressureCause[]) {
+test("a refusal is 503 with its cause in details; Retry-After 1 while the loop only has to catch up, 5 when the ledger is not keeping up", async () => {
+  for (const [cause, retryAfter] of [["queue_full", "5"], ["behind", "1"], ["too_old", "5"]] satisfies [BackPressureCause, string][]) {
     const res = errorResponse(backPressureError(cause));
     expect(res.status).toBe(503);
-    expect(res.headers.get("retry-after")).toBe("5");
+    expect(res.headers.get("retry-after")).toBe(retryAfter);
     const body = (await res.json()) as { error: { code: string; message: string; details: Record<string, string> } };
     expect(body.error.code).toBe("SERVICE_UNAVAILABLE");
     expect(body.error.details).toEqual({ cause });

@@ -70,6 +70,8 @@ export async function makeRig(
     backlogLimit?: number;
     maxQueueAgeMs?: number;
     backlogFloor?: number;
+    /** See AnchoringOptions.confirmFallbackMs (default: the loop's, 15 s). */
+    confirmFallbackMs?: number;
     metrics?: AnchorMetrics;
     /** What the loop sees of the ledger (default: the SDK adapter itself), e.g. to watch its submissions. */
     wrapLedger?: (ledger: Ledger) => Ledger;
@@ -110,6 +112,7 @@ export async function makeRig(
       ...(options.maxQueueAgeMs !== undefined ? { maxQueueAgeMs: options.maxQueueAgeMs } : {}),
       ...(options.backlogFloor !== undefined ? { backlogFloor: options.backlogFloor } : {}),
       ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+      ...(options.confirmFallbackMs !== undefined ? { confirmFallbackMs: options.confirmFallbackMs } : {}),
     });
     onCleanup(() => a.stop());
     return a;
