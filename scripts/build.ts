@@ -3,7 +3,10 @@
  * Migrations, the OpenAPI document's UI assets and page assets are imported into the bundle,
  * so the binary runs from any folder with nothing beside it. The embedded local ledger's worker
  * thread is a second entry point, inside the same executable. Stray .env or bunfig.toml files
- * where it runs must not change it, hence the two --no-compile-autoload flags.
+ * where it runs must not change it, hence the two --no-compile-autoload flags. --splitting puts
+ * what is imported on demand (the ledger SDK, admin commands) in chunks of their own inside the
+ * executable: without it every entry point is one module, whose pages are all read at start, and a
+ * lazy import() saves only the evaluation (docs/benchmarks.md, "Idle memory").
  * Beside it, docverify-verify.mjs: the standalone receipt verifier (scripts/build-verifier.ts),
  * and verify-receipt.html: the receipt page, copied as committed (scripts/build-verify-page.ts
  * generates it; a test keeps it up to date).
@@ -37,7 +40,7 @@ const signWorkerPath = "./" + relative(src, signWorker).split(sep).join("/");
 // The writer thread of group commits (src/storage/writer-thread.ts) the same way: DOCVERIFY_WRITER_WORKER.
 const writerWorker = join(src, "storage", "writer-worker.ts");
 const writerWorkerPath = "./" + relative(src, writerWorker).split(sep).join("/");
-await $`${process.execPath} build ${join(src, "main.ts")} ${worker} ${signWorker} ${writerWorker} --root ${src} --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --define ${"DOCVERIFY_LEDGER_WORKER=" + JSON.stringify(workerPath)} --define ${"DOCVERIFY_SIGN_WORKER=" + JSON.stringify(signWorkerPath)} --define ${"DOCVERIFY_WRITER_WORKER=" + JSON.stringify(writerWorkerPath)} --outfile ${outfile}`.cwd(root);
+await $`${process.execPath} build ${join(src, "main.ts")} ${worker} ${signWorker} ${writerWorker} --root ${src} --compile --splitting --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig --define ${"DOCVERIFY_COMMIT=" + JSON.stringify(commit)} --define ${"DOCVERIFY_LEDGER_WORKER=" + JSON.stringify(workerPath)} --define ${"DOCVERIFY_SIGN_WORKER=" + JSON.stringify(signWorkerPath)} --define ${"DOCVERIFY_WRITER_WORKER=" + JSON.stringify(writerWorkerPath)} --outfile ${outfile}`.cwd(root);
 console.log(`built ${outfile} (commit ${commit}) in ${Math.round(performance.now() - started)} ms`);
 
 const verifier = join(dirname(outfile), "docverify-verify.mjs");

@@ -43,7 +43,7 @@ import {
   TransactionId,
   TransactionReceiptQuery,
 } from "@hashgraph/sdk";
-import { ed25519RawSigner } from "../crypto/ed25519.ts";
+import { ed25519RawSigner, generateEd25519KeyPair } from "../crypto/ed25519.ts";
 import type { Logger } from "../lib/log.ts";
 import {
   parseTransactionId,
@@ -232,10 +232,7 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
     operatorAccountId,
     mirrorUrl,
 
-    generateSubmitKey(): SubmitKeyPair {
-      const key = PrivateKey.generateED25519();
-      return { privateKey: key.toBytesRaw(), publicKey: key.publicKey.toBytesRaw() };
-    },
+    generateSubmitKey: (): SubmitKeyPair => generateEd25519KeyPair(),
 
     async prepareTopicCreate(request: TopicCreateRequest): Promise<Uint8Array> {
       if (new TextEncoder().encode(request.memo).length > 100) throw new TypeError("topic memo over 100 bytes");

@@ -1,16 +1,24 @@
 /**
  * Loads the anchoring code for `serve`, which listens first and starts the ledger after
- * (docs/anchoring.md, "Start-up"). The ledger SDK and the libraries under it take ~40 ms of
- * this thread to evaluate in the compiled executable; loaded in one go, a health probe that
- * arrives meanwhile waits all of that. Loaded library by library with a turn of the event loop
- * between, the longest wait is one step (~20 ms, the SDK itself). Each step only evaluates
- * modules the next would have evaluated anyway; nothing is loaded that anchoring does not use.
+ * (docs/anchoring.md, "Start-up"), and the ledger SDK when it is needed (`loadHederaLedger`).
+ * The SDK and the libraries under it take ~40 ms of this thread to evaluate in the compiled
+ * executable; loaded in one go, a request that arrives meanwhile waits all of that. Loaded
+ * library by library with a turn of the event loop between, the longest wait is one step
+ * (~20 ms, the SDK itself). Each step only evaluates modules the next would have evaluated
+ * anyway; nothing is loaded that anchoring does not use.
  */
 
 /** One turn of the event loop: pending requests are answered before the next step. */
 const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
+/** The anchor loop and the ledger's setup, without the SDK (a local ledger loads it on first use: deferred-ledger.ts). */
 export async function loadAnchoring(): Promise<typeof import("./index.ts")> {
+  await turn();
+  return await import("./index.ts");
+}
+
+/** The SDK adapter, loaded a library at a time. */
+export async function loadHederaLedger(): Promise<typeof import("./hedera-ledger.ts")> {
   const steps: { load: () => Promise<unknown>; warmUpOnly: boolean }[] = [
     // First, as everywhere: see the file.
     { load: () => import("../lib/protobuf-long.ts"), warmUpOnly: false },
@@ -19,7 +27,6 @@ export async function loadAnchoring(): Promise<typeof import("./index.ts")> {
     // later SDK no longer has them, the step is skipped and the SDK loads them (or not) itself.
     { load: () => import("@hiero-ledger/proto"), warmUpOnly: true },
     { load: () => import("@hiero-ledger/cryptography"), warmUpOnly: true },
-    { load: () => import("./hedera-ledger.ts"), warmUpOnly: false },
   ];
   for (const step of steps) {
     await turn();
@@ -30,5 +37,5 @@ export async function loadAnchoring(): Promise<typeof import("./index.ts")> {
     }
   }
   await turn();
-  return await import("./index.ts");
+  return await import("./hedera-ledger.ts");
 }

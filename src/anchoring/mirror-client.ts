@@ -107,7 +107,8 @@ export function createMirrorClient(options: { readonly mirrorUrl: string; readon
 
     async topicMessages(topicId: string, from: TopicMessagesFrom, limit: number): Promise<MirrorLookup<readonly TopicMessage[]>> {
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new RangeError("a topic's messages are listed 1 to 100 at a time");
-      const start = "afterSequenceNumber" in from ? `sequencenumber=gt:${from.afterSequenceNumber}` : `timestamp=gte:${timestampOfMs(from.fromConsensusMs)}`;
+      // `gte:` the next one: the mirror node takes positive sequence numbers only, and 0 is a valid "after".
+      const start = "afterSequenceNumber" in from ? `sequencenumber=gte:${from.afterSequenceNumber + 1}` : `timestamp=gte:${timestampOfMs(from.fromConsensusMs)}`;
       const got = await mirrorGet(`/api/v1/topics/${encodeURIComponent(topicId)}/messages?${start}&order=asc&limit=${limit}`);
       if (got.kind !== "found") return got;
       const list = got.value.messages;

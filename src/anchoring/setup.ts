@@ -20,18 +20,19 @@
  * - Public networks: operator id and key file from the settings (required), the SDK's address
  *   book, the public mirror node, HashScan links.
  */
-import "../lib/protobuf-long.ts"; // first: see the file
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config/index.ts";
 import { systemClock, type Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { LedgerLinks } from "./anchorer.ts";
-import { createHederaLedger, PUBLIC_MIRRORS } from "./hedera-ledger.ts";
+import { deferredLedger } from "./deferred-ledger.ts";
+import type { HederaLedgerOptions } from "./hedera-ledger.ts";
 import type { Ledger } from "./ledger.ts";
+import { loadHederaLedger } from "./load.ts";
 import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES, type LocalLedgerEndpoint } from "../local-ledger/index.ts";
 import { ed25519KeyPairFromDer } from "../local-ledger/keys.ts";
-import { localLinks, publicLinks } from "./links.ts";
+import { localLinks, publicLinks, PUBLIC_MIRRORS } from "./links.ts";
 import { startRememberedLedger } from "../local-ledger/remembered.ts";
 import { startLedgerWorker } from "../local-ledger/thread.ts";
 
@@ -54,6 +55,28 @@ export async function discoverNodes(mirrorUrl: string, timeoutMs = 5000): Promis
   }
   if (Object.keys(nodes).length === 0) throw new Error(`${mirrorUrl}/api/v1/network/nodes lists no consensus node`);
   return nodes;
+}
+
+/** The SDK adapter over `options`, its modules loaded a library at a time (load.ts). */
+async function sdkLedger(options: HederaLedgerOptions): Promise<Ledger> {
+  return (await loadHederaLedger()).createHederaLedger(options);
+}
+
+/**
+ * A local ledger's `Ledger`: its nodes are known, so the SDK is loaded only when the first
+ * transaction needs it (deferred-ledger.ts). The operator key is checked now all the same (a key
+ * that is not ED25519 hex DER is refused at start, as the SDK would refuse it later).
+ */
+async function localLedger(options: HederaLedgerOptions & { readonly nodes: Readonly<Record<string, string>>; readonly mirrorUrl: string }): Promise<Ledger> {
+  if ((await publicKeyHexOf(options.operatorPrivateKey)) === null) return await sdkLedger(options); // ECDSA, or not a key: the SDK reads it or says why
+  return deferredLedger({
+    network: options.network,
+    operatorAccountId: options.operatorAccountId,
+    mirrorUrl: options.mirrorUrl,
+    nodes: options.nodes,
+    ...(options.grpcDeadlineMs !== undefined ? { grpcDeadlineMs: options.grpcDeadlineMs } : {}),
+    load: () => sdkLedger(options),
+  });
 }
 
 export interface LedgerSetup {
@@ -164,7 +187,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
     const embedded: LocalLedgerEndpoint = thread ?? (await startRememberedLedger({ dir, consensusMs: l.localConsensusMs, log, clock: options.clock!, secondMirror: true }));
     let ledger: Ledger;
     try {
-      ledger = createHederaLedger({
+      ledger = await localLedger({
         network: "local",
         operatorAccountId: embedded.operator.accountId,
         operatorPrivateKey: embedded.operator.privateKeyDer,
@@ -204,7 +227,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
       throw new Error(`DOCVERIFY_LOCAL_LEDGER_URL: cannot reach the local ledger's mirror at ${mirrorUrl}: ${(e as Error).message}`);
     }
     const operatorKey = await localOperatorKey(config, mirrorUrl, operatorAccountId);
-    const ledger = createHederaLedger({ network: "local", operatorAccountId, operatorPrivateKey: operatorKey.privateKeyDer, nodes, mirrorUrl, grpcDeadlineMs, log });
+    const ledger = await localLedger({ network: "local", operatorAccountId, operatorPrivateKey: operatorKey.privateKeyDer, nodes, mirrorUrl, grpcDeadlineMs, log });
     return {
       ledger,
       links: localLinks(mirrorUrl),
@@ -220,7 +243,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
     };
   }
   const network = l.network;
-  const ledger = createHederaLedger({
+  const ledger = await sdkLedger({
     network,
     operatorAccountId: l.operatorId!,
     operatorPrivateKey: readKeyFile(l.operatorKeyFile!, "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE"),

@@ -3,6 +3,7 @@
  * keys), not docverify's own signing keys; they live here because node:crypto's signing APIs are
  * used only in crypto/ (test/architecture.test.ts).
  *
+ * - `generateEd25519KeyPair`: a new topic submit key, without loading the ledger SDK.
  * - `ed25519RawSigner`: the ledger adapter's transaction signatures
  *   (src/anchoring/hedera-ledger.ts, through the SDK's `signWith`). Why not the SDK's own: it
  *   signs with tweetnacl (pure JavaScript), milliseconds per signature and as much again to parse
@@ -11,7 +12,7 @@
  *   its operator key (src/local-ledger/keys.ts). Synchronous, so the ledger decides a
  *   transaction inside one synchronous SQLite transaction.
  */
-import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
 
 /** PKCS#8 DER of an ED25519 private key, up to its 32-byte seed. */
 const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
@@ -32,6 +33,13 @@ export function ed25519RawSigner(seed: Uint8Array): Ed25519RawSigner {
     publicKey: new Uint8Array(spki.subarray(spki.length - 32)),
     sign: (message) => new Uint8Array(sign(null, message, key)),
   };
+}
+
+/** A new ED25519 key pair, raw: the 32-byte private key (seed) and the 32-byte public key. For the topics' submit keys. */
+export function generateEd25519KeyPair(): { readonly privateKey: Uint8Array; readonly publicKey: Uint8Array } {
+  const pkcs8 = generateKeyPairSync("ed25519").privateKey.export({ format: "der", type: "pkcs8" });
+  const seed = new Uint8Array(pkcs8.subarray(pkcs8.length - 32));
+  return { privateKey: seed, publicKey: ed25519RawSigner(seed).publicKey };
 }
 
 /** SPKI DER of an ED25519 public key, up to its 32 raw bytes. */

@@ -92,7 +92,7 @@ describe("modules each admin command loads", () => {
   }, 30_000);
 
   test("control: the probe does see the SDK and the loop when they are loaded", () => {
-    const run = loadedBy(["-e", 'await import("./src/anchoring/index.ts")'], scratch);
+    const run = loadedBy(["-e", 'await import("./src/anchoring/index.ts"); await (await import("./src/anchoring/load.ts")).loadHederaLedger()'], scratch);
     expect({ code: run.code, stderr: run.stderr }).toMatchObject({ code: 0 });
     const seen = forbidden(run.modules);
     expect(seen.some((m) => m.includes("node_modules/@hashgraph/sdk/"))).toBe(true);

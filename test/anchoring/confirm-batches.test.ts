@@ -228,7 +228,7 @@ describe("the mirror client's listing of a topic", () => {
     });
     await client.topicMessages("0.0.1001", { fromConsensusMs: 1_768_469_400_123 }, 7);
     expect(asked).toEqual([
-      "/api/v1/topics/0.0.1001/messages?sequencenumber=gt%3A4&order=asc&limit=100",
+      "/api/v1/topics/0.0.1001/messages?sequencenumber=gte%3A5&order=asc&limit=100",
       "/api/v1/topics/0.0.1001/messages?timestamp=gte%3A1768469400.123000000&order=asc&limit=7",
     ]);
   });
