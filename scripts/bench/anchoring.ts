@@ -59,6 +59,14 @@ export interface AnchoringReport {
   readonly messagesAnchored: number;
   readonly anchoredPerSecond: number;
   readonly refused503: number;
+  /** Of those, the answers 503 inside the measured window. */
+  readonly refused503InWindow: number;
+  /**
+   * Issue 17's target: anchoring keeps pace with creation. PASS when the window anchored at least
+   * KEEPS_PACE_SHARE of what it created, the backlog stayed flat, and no creation was refused
+   * (503) inside the window: creation ran at its own speed, not at the pace back-pressure set.
+   */
+  readonly keepsPace: { readonly share: number; readonly verdict: "PASS" | "MISS" };
   readonly otherErrors: number;
   readonly backlog: { readonly start: number; readonly end: number; readonly max: number; readonly first10Avg: number; readonly last10Avg: number; readonly flat: boolean; readonly samples: number[] };
   readonly drainS: number | null;
@@ -158,6 +166,7 @@ export async function runAnchoringBench(options: { seconds?: number; quick?: boo
     };
     let created = 0;
     let refused = 0;
+    let refusedInWindow = 0;
     let errors = 0;
     let firstError: string | null = null;
     let loading = true;
@@ -172,6 +181,7 @@ export async function runAnchoringBench(options: { seconds?: number; quick?: boo
             if (inWindow) createdInWindow++;
           } else if (r.status === 503) {
             refused++;
+            if (inWindow) refusedInWindow++;
             await Bun.sleep(Math.max(1, r.retryAfter) * 1000);
           } else {
             errors++;
@@ -256,6 +266,8 @@ export async function runAnchoringBench(options: { seconds?: number; quick?: boo
       messagesAnchored: anchoredInWindow,
       anchoredPerSecond,
       refused503: refused,
+      refused503InWindow: refusedInWindow,
+      keepsPace: keepsPace(createdInWindow, anchoredInWindow, flat, refusedInWindow),
       otherErrors: errors,
       backlog: { start: start.backlog, end: end.backlog, max: Math.max(...backlogs), first10Avg, last10Avg, flat, samples: backlogs },
       drainS,
@@ -411,13 +423,25 @@ async function rawSubmitFloor(dataDir: string, seconds: number): Promise<NonNull
   }
 }
 
+/** Anchored in the window at least this share of what was created in it (the backlog's own swing is the rest). */
+export const KEEPS_PACE_SHARE = 0.95;
+
+export function keepsPace(created: number, anchored: number, flat: boolean, refusedInWindow: number): AnchoringReport["keepsPace"] {
+  const share = created === 0 ? 0 : anchored / created;
+  return { share, verdict: share >= KEEPS_PACE_SHARE && flat && refusedInWindow === 0 ? "PASS" : "MISS" };
+}
+
 export function printAnchoring(r: AnchoringReport, say: (line: string) => void = (l) => console.log(l)): void {
   const f = (x: number) => x.toFixed(1);
-  say(`  records created       ${f(r.recordsPerSecond).padStart(8)} /s   (${r.recordsCreated} in ${f(r.windowS)} s; 503 back-pressure answers: ${r.refused503})`);
+  say(`  records created       ${f(r.recordsPerSecond).padStart(8)} /s   (${r.recordsCreated} in ${f(r.windowS)} s; 503 back-pressure answers: ${r.refused503}, ${r.refused503InWindow} of them in the window)`);
   say(`  messages anchored     ${f(r.anchoredPerSecond).padStart(8)} /s   (${r.messagesAnchored} in the window)`);
   const b = r.backlog;
   say(
     `  backlog (pending+accepted)  start ${b.start}  end ${b.end}  max ${b.max}  first-10 s avg ${f(b.first10Avg)}  last-10 s avg ${f(b.last10Avg)}  ${b.flat ? "FLAT (bounded: the second half never rose clearly above the first)" : "GROWING (the second half rose above the first)"}`,
+  );
+  say(
+    `  keeps pace with creation: anchored ${r.keepsPace.share.toFixed(2)} × created in the window, backlog ${b.flat ? "flat" : "growing"}, ${r.refused503InWindow} answers 503 in the window; ` +
+      `target ≥ ${KEEPS_PACE_SHARE.toFixed(2)} ×, flat, none refused  ${r.keepsPace.verdict}`,
   );
   say(`  drained after the load in ${r.drainS === null ? "— (did not drain)" : `${f(r.drainS)} s`}`);
   const c = r.check;
