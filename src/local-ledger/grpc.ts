@@ -1,10 +1,11 @@
 /**
- * The Hedera API over gRPC, served by a small unary gRPC server on `node:http2`, with the message
- * classes of @hashgraph/proto as the codecs: no .proto files are loaded, so this works the same
- * under Bun and in the compiled binary. Not @grpc/grpc-js's server: that library's evaluation
- * (its client half, load balancers, resolvers, channelz) cost the ledger's thread 2.7 MB of idle
- * memory for the one thing used here (docs/benchmarks.md, "Idle memory"). What a gRPC client may
- * expect of a unary call is small and implemented here:
+ * The Hedera API over gRPC, served by a small unary gRPC server on `node:http2`: this file is the
+ * transport; the methods and their codecs (the message classes of @hashgraph/proto) are
+ * grpc-methods.ts's, loaded by the first call rather than at the start, so a ledger no client has
+ * called holds no protobuf classes (docs/local-ledger.md, "Idle memory"). Not @grpc/grpc-js's
+ * server: that library's evaluation (its client half, load balancers, resolvers, channelz) cost
+ * the ledger's thread 2.7 MB of idle memory for the one thing used here (docs/benchmarks.md,
+ * "Idle memory"). What a gRPC client may expect of a unary call is small and implemented here:
  *
  * - a request is one length-prefixed message (1-byte compressed flag, 4-byte big-endian length);
  *   a compressed one (no compression is offered) is refused with UNIMPLEMENTED, a frame that is
@@ -19,68 +20,8 @@
  *   gets UNIMPLEMENTED.
  */
 import { createServer, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
-import { proto } from "@hashgraph/proto";
 import type { Logger } from "../lib/log.ts";
-import type { LedgerNode, Received, RpcKind } from "./node.ts";
-
-/** The services of the Hedera API (services_*_service.proto). */
-const SERVICES = [
-  "AddressBookService",
-  "ConsensusService",
-  "CryptoService",
-  "FileService",
-  "FreezeService",
-  "NetworkService",
-  "ScheduleService",
-  "SmartContractService",
-  "TokenService",
-  "UtilService",
-] as const;
-
-type RpcServiceClass = {
-  prototype: object;
-  create(rpcImpl: (method: unknown, data: Uint8Array, cb: (err: Error | null, res: Uint8Array) => void) => void): Record<string, unknown>;
-};
-
-/**
- * The methods of a service and whether each takes a Transaction or a Query. The generated classes
- * do not expose their request types, but each method decodes its response with its own class, so
- * one dry call through a stub transport tells which it is.
- */
-export function methodsOf(service: string): { name: string; kind: RpcKind }[] {
-  const ctor = (proto as unknown as Record<string, RpcServiceClass | undefined>)[service];
-  if (!ctor) return [];
-  const stub = ctor.create((_method, _data, cb) => cb(null, new Uint8Array()));
-  const methods: { name: string; kind: RpcKind }[] = [];
-  for (const name of Object.getOwnPropertyNames(ctor.prototype)) {
-    const fn = stub[name];
-    if (name === "constructor" || typeof fn !== "function") continue;
-    let kind: RpcKind | null = null;
-    (fn as (req: object, cb: (err: Error | null, res: unknown) => void) => void).call(stub, {}, (_err, res) => {
-      // By shape, not instanceof: @hashgraph/proto and the SDK's copy of it share one
-      // protobufjs root, so the class that decodes may be the other copy's twin. Not by class
-      // name either: the compiled executable is minified, which renames classes.
-      if (res === null || typeof res !== "object") return;
-      if ("nodeTransactionPrecheckCode" in res && "cost" in res) kind = "transaction";
-      else if ("cryptogetAccountBalance" in res || "transactionGetReceipt" in res || "consensusGetTopicInfo" in res || "response" in res) kind = "query";
-    });
-    if (kind) methods.push({ name, kind });
-  }
-  return methods;
-}
-
-function received<T>(decode: (bytes: Uint8Array) => T): (bytes: Uint8Array) => Received<T> {
-  return (input) => {
-    // A copy: the bytes are stored, and the frame's buffer is not ours to keep.
-    const bytes = new Uint8Array(input);
-    try {
-      return { bytes, message: decode(bytes) };
-    } catch {
-      // Left for the node to answer as the network does (INVALID_TRANSACTION, ...).
-      return { bytes, message: null };
-    }
-  };
-}
+import type { RpcKind } from "./node.ts";
 
 /** gRPC status codes used here (grpc/doc/statuscodes.md). */
 const STATUS = { OK: 0, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13 } as const;
@@ -88,40 +29,10 @@ const STATUS = { OK: 0, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13 }
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /** A unary method: the request message's bytes in, the response message's bytes out. */
-type Unary = (request: Uint8Array) => Promise<Uint8Array>;
+export type Unary = (request: Uint8Array) => Promise<Uint8Array>;
 
-/** How one kind of RPC is carried: its codecs, what answers it, and what a failure is logged as. */
-interface Rpc<Req, Res> {
-  readonly decodeRequest: (bytes: Uint8Array) => Req;
-  readonly encodeResponse: (response: Res) => Uint8Array;
-  readonly handle: (request: Received<Req>) => Promise<Res>;
-}
-
-function unary<Req, Res>(rpc: Rpc<Req, Res>): Unary {
-  const decode = received(rpc.decodeRequest);
-  return async (bytes) => rpc.encodeResponse(await rpc.handle(decode(bytes)));
-}
-
-/** Every Hedera method's path and what answers it. */
-function buildMethods(node: LedgerNode): Map<string, { call: Unary; what: RpcKind }> {
-  const transaction = unary<proto.Transaction, proto.ITransactionResponse>({
-    decodeRequest: (b) => proto.Transaction.decode(b),
-    encodeResponse: (r) => proto.TransactionResponse.encode(r).finish(),
-    handle: (r) => node.submit(r),
-  });
-  const query = unary<proto.Query, proto.IResponse>({
-    decodeRequest: (b) => proto.Query.decode(b),
-    encodeResponse: (r) => proto.Response.encode(r).finish(),
-    handle: (r) => node.query(r),
-  });
-  const methods = new Map<string, { call: Unary; what: RpcKind }>();
-  for (const service of SERVICES) {
-    for (const { name, kind } of methodsOf(service)) {
-      methods.set(`/proto.${service}/${name}`, { call: kind === "transaction" ? transaction : query, what: kind });
-    }
-  }
-  return methods;
-}
+/** Every Hedera method's path and what answers it (grpc-methods.ts builds it). */
+export type GrpcMethods = ReadonlyMap<string, { readonly call: Unary; readonly what: RpcKind }>;
 
 /** A trailers-only answer: the call failed with `code`. */
 function fail(stream: ServerHttp2Stream, code: number, message: string): void {
@@ -130,9 +41,7 @@ function fail(stream: ServerHttp2Stream, code: number, message: string): void {
 }
 
 /** One call on `stream`: reads the request frame, answers with the method's response or a status. */
-function serveCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, methods: ReadonlyMap<string, { call: Unary; what: RpcKind }>, log: Logger): void {
-  // A client that goes away mid-call is not an error of the ledger's.
-  stream.on("error", () => undefined);
+function serveCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, methods: GrpcMethods, log: Logger): void {
   const path = headers[":path"];
   const method = typeof path === "string" ? methods.get(path) : undefined;
   const contentType = headers["content-type"];
@@ -201,8 +110,33 @@ export interface GrpcEndpoint {
   restart(): Promise<void>;
 }
 
-export async function startGrpcEndpoint(options: { host: string; port: number; node: LedgerNode; log: Logger }): Promise<GrpcEndpoint> {
-  const methods = buildMethods(options.node);
+/**
+ * Listens on `host:port`. `methods` is asked at each call's start and its promise awaited: the
+ * owner loads the codecs and the node there, on the first call (open.ts), so a ledger no client
+ * has called has not evaluated @hashgraph/proto. Until it resolves, the request's bytes wait
+ * in the stream, unread; a stream closed meanwhile is left alone.
+ */
+export async function startGrpcEndpoint(options: { host: string; port: number; methods: () => Promise<GrpcMethods>; log: Logger }): Promise<GrpcEndpoint> {
+  let loaded: GrpcMethods | null = null;
+  const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {
+    // A client that goes away mid-call is not an error of the ledger's.
+    stream.on("error", () => undefined);
+    if (loaded !== null) {
+      serveCall(stream, headers, loaded, options.log);
+      return;
+    }
+    options.methods().then(
+      (methods) => {
+        loaded = methods;
+        if (!stream.destroyed) serveCall(stream, headers, methods, options.log);
+      },
+      (err: unknown) => {
+        options.log.error("local ledger: gRPC methods failed to load", { err });
+        stream.resume();
+        fail(stream, STATUS.INTERNAL, "internal error");
+      },
+    );
+  };
   let server: Http2Server | null = null;
   const sessions = new Set<ServerHttp2Session>();
 
@@ -214,7 +148,7 @@ export async function startGrpcEndpoint(options: { host: string; port: number; n
         session.on("close", () => sessions.delete(session));
         session.on("error", () => undefined);
       });
-      s.on("stream", (stream, headers) => serveCall(stream as ServerHttp2Stream, headers, methods, options.log));
+      s.on("stream", (stream, headers) => onStream(stream as ServerHttp2Stream, headers));
       s.once("error", reject);
       s.listen(port, options.host, () => {
         s.off("error", reject);

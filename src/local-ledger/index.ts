@@ -35,12 +35,13 @@ import { transactionPageUrl } from "./addresses.ts";
 import { mirrorTransactionId } from "./ids.ts";
 import type { LocalLedgerFaults } from "./faults.ts";
 import { DEVELOPMENT_OPERATOR_KEY } from "./keys.ts";
-// The implementation (open.ts: consensus, gRPC, the mirror, the store, and @hashgraph/proto
-// through them) is loaded by the first start, never by importing this file or keys.ts. serve's
-// thread imports both only to name the ledger's files and key, and runs the ledger on its worker
-// thread: evaluated there, the implementation would hold the ledger's code and a second copy of
-// Hedera's protobuf classes (the SDK has its own) for nothing, ~1.7 MB of idle memory
-// (docs/benchmarks.md, "Idle memory"). test/local-ledger/lazy-implementation.test.ts keeps it so.
+// The implementation (open.ts: consensus, gRPC, the mirror, the store) is loaded by the first
+// start, never by importing this file or keys.ts. serve's thread imports both only to name the
+// ledger's files and key, and runs the ledger on its worker thread: evaluated there, the
+// implementation would hold the ledger's code and a second copy of Hedera's protobuf classes (the
+// SDK has its own) for nothing, ~1.7 MB of idle memory (docs/benchmarks.md, "Idle memory"). A
+// started ledger loads @hashgraph/proto later still, when it first needs it (open.ts says when;
+// docs/local-ledger.md, "Idle memory"). test/local-ledger/lazy-implementation.test.ts keeps both so.
 
 export type { LocalLedgerFaults };
 

@@ -1,7 +1,9 @@
 /**
  * Keys as the ledger stores them (protobuf bytes) and as its mirror shows them. Apart from
  * keys.ts so that importing keys.ts (the development key, reading an operator key) loads no
- * protobuf classes: serve's thread does, and runs the ledger on another thread.
+ * protobuf classes: serve's thread does, and runs the ledger on another thread. A started ledger
+ * imports it on first need too (the mirror's first key shown, the node's first call: open.ts);
+ * genesis writes its key with keys.ts `encodeEd25519Key`, the same bytes.
  */
 import { proto } from "@hashgraph/proto";
 import { hex } from "./ids.ts";

@@ -37,6 +37,27 @@ export const DEVELOPMENT_OPERATOR_KEY = Object.freeze({
   publicKeyDer: "302a300506032b65700321000aa8e21064c61eab86e2a9c164565b4e7a9a4146106e0a6cd03a8c395a110e92",
 });
 
+/**
+ * The protobuf bytes of `Key { ed25519: publicKey }` (field 2, length-delimited), exactly as
+ * `proto.Key.encode` writes them (test/local-ledger/lazy-implementation.test.ts compares): the
+ * genesis accounts' key, written at a ledger's creation without evaluating @hashgraph/proto.
+ */
+export function encodeEd25519Key(publicKey: Uint8Array): Uint8Array {
+  const length: number[] = [];
+  for (let n = publicKey.length; ; n >>>= 7) {
+    if (n < 0x80) {
+      length.push(n);
+      break;
+    }
+    length.push((n & 0x7f) | 0x80);
+  }
+  const out = new Uint8Array(1 + length.length + publicKey.length);
+  out[0] = (2 << 3) | 2;
+  out.set(length, 1);
+  out.set(publicKey, 1 + length.length);
+  return out;
+}
+
 /** An ED25519 key pair as the ledger keeps it: hex DER (PKCS#8 / SPKI) and the raw public key. */
 export interface Ed25519KeyPair {
   readonly privateKeyDer: string;

@@ -8,7 +8,6 @@
  */
 import { createHash } from "node:crypto";
 import { base64, entityId, formatTimestamp, hex, mirrorTransactionId } from "./ids.ts";
-import { resultName } from "./mirror-views.ts";
 import type { TxRow } from "./rows.ts";
 import { NODE_ACCOUNT } from "./rules.ts";
 import type { LedgerStore } from "./store.ts";
@@ -48,9 +47,10 @@ function row(label: string, value: string, code = false): string {
 
 /**
  * The page of the transactions one id names: `found` is what the id found (final transactions
- * only), or null when the text is not a transaction id.
+ * only), or null when the text is not a transaction id. `resultName` is mirror-views.ts's, passed
+ * in so that this file (the front page) loads no protobuf classes.
  */
-export function transactionPage(store: LedgerStore, idText: string, found: readonly TxRow[] | null): Response {
+export function transactionPage(store: LedgerStore, idText: string, found: readonly TxRow[] | null, resultName: (code: number | null) => string): Response {
   if (found === null || found.length === 0) {
     const why = found === null ? "This is not a transaction id." : "No transaction with this id has reached consensus on this ledger.";
     return page(found === null ? 400 : 404, "Transaction not found", `<h1>Transaction not found</h1><p>${escapeHtml(why)}</p>`);

@@ -3,6 +3,9 @@
  * mirror node's JSON field names and value formats (hiero-mirror-node REST v1): timestamps as
  * `seconds.nanos` text, entity ids as `0.0.N`, bytes as base64, results by ResponseCodeEnum name.
  * Pure functions over rows; what to show is decided by the caller.
+ *
+ * Evaluates @hashgraph/proto (result names, chunk transaction ids): mirror.ts imports it with the
+ * first request that shows a row, not at the ledger's start (docs/local-ledger.md, "Idle memory").
  */
 import { proto } from "@hashgraph/proto";
 import { base64, entityId, formatTimestamp, mirrorTransactionId } from "./ids.ts";

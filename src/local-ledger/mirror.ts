@@ -21,15 +21,41 @@
  * This file routes and answers; the JSON shapes are mirror-views.ts's, the parameter syntax
  * mirror-params.ts's, the HTML mirror-page.ts's. docs/local-ledger.md lists what is implemented
  * and the known differences.
+ *
+ * The routes that show stored rows (messages, topics, transactions, accounts, a transaction's
+ * page) need @hashgraph/proto (result names, keys, chunk ids): mirror-views.ts and key-codec.ts
+ * are imported by the first such request, not with this file, so a ledger nobody has read holds
+ * no protobuf classes (docs/local-ledger.md, "Idle memory"). That request waits for the load and
+ * is answered as any other; the other routes answer at once, as before.
  */
 import { entityId, formatTimestamp, parseEntityId, parseTimestampParam, parseTransactionId, type Timestamp } from "./ids.ts";
-import { mirrorKey } from "./key-codec.ts";
+import type { mirrorKey } from "./key-codec.ts";
 import { page, transactionPage } from "./mirror-page.ts";
 import { exactQuery, filterOf, filtersOf, isPositiveLong, nextLink, orderedQuery } from "./mirror-params.ts";
-import { messageView, transactionView } from "./mirror-views.ts";
+import type { messageView, resultName, transactionView } from "./mirror-views.ts";
 import type { Comparison, TxRow } from "./rows.ts";
 import { NODE_ACCOUNT } from "./rules.ts";
 import type { LedgerStore } from "./store.ts";
+
+/** What the routes that show stored rows use (see the file's comment). */
+interface Views {
+  readonly messageView: typeof messageView;
+  readonly transactionView: typeof transactionView;
+  readonly resultName: typeof resultName;
+  readonly mirrorKey: typeof mirrorKey;
+}
+
+let views: Promise<Views> | null = null;
+
+/** mirror-views.ts and key-codec.ts, imported once, by the first request that needs them. */
+function loadViews(): Promise<Views> {
+  return (views ??= Promise.all([import("./mirror-views.ts"), import("./key-codec.ts")]).then(([v, k]) => ({
+    messageView: v.messageView,
+    transactionView: v.transactionView,
+    resultName: v.resultName,
+    mirrorKey: k.mirrorKey,
+  })));
+}
 
 const DEFAULT_LIMIT = 25;
 const MAX_LIMIT = 100;
@@ -72,7 +98,7 @@ function topicNumOf(text: string): number | null | "foreign" {
   return id.shard !== 0 || id.realm !== 0 ? "foreign" : id.num;
 }
 
-function listMessages(store: LedgerStore, url: URL, topicText: string): Response {
+function listMessages(store: LedgerStore, url: URL, topicText: string, { messageView }: Views): Response {
   const topic = topicNumOf(topicText);
   if (topic === null) return invalid("topic.id");
   const query = orderedQuery(url);
@@ -129,7 +155,7 @@ function listMessages(store: LedgerStore, url: URL, topicText: string): Response
   return json(200, { messages, links: { next: rows.length === limit && last ? nextLink(url.pathname, query, order, last.consensus) : null } });
 }
 
-function getMessage(store: LedgerStore, url: URL, topicText: string, seqText: string): Response {
+function getMessage(store: LedgerStore, url: URL, topicText: string, seqText: string, { messageView }: Views): Response {
   const refused = refuseParameters(url);
   if (refused) return refused;
   const topic = topicNumOf(topicText);
@@ -140,7 +166,7 @@ function getMessage(store: LedgerStore, url: URL, topicText: string, seqText: st
   return m ? json(200, messageView(m)) : notFound();
 }
 
-function getMessageAt(store: LedgerStore, url: URL, tsText: string): Response {
+function getMessageAt(store: LedgerStore, url: URL, tsText: string, { messageView }: Views): Response {
   const refused = refuseParameters(url);
   if (refused) return refused;
   const ts = parseTimestampParam(tsText);
@@ -153,7 +179,7 @@ function getMessageAt(store: LedgerStore, url: URL, tsText: string): Response {
  * One topic, as the mirror node's rest-java service answers it: query parameters are ignored, and
  * its errors carry a detail (`Failed to convert 'id'`, `Topic not found`).
  */
-function getTopic(store: LedgerStore, topicText: string): Response {
+function getTopic(store: LedgerStore, topicText: string, { mirrorKey }: Views): Response {
   const topic = topicNumOf(topicText);
   if (topic === null) return badRequest("Failed to convert 'id'");
   const t = topic === "foreign" ? null : store.getTopic(topic);
@@ -190,7 +216,7 @@ function findTransactions(store: LedgerStore, idOrHash: string, allowSdkForm: bo
   return store.finalTransactionsById(id.payer, id.validStart);
 }
 
-function getTransactions(store: LedgerStore, url: URL, idOrHash: string): Response {
+function getTransactions(store: LedgerStore, url: URL, idOrHash: string, { transactionView }: Views): Response {
   const { filters } = filtersOf(orderedQuery(url));
   const unknown = filters.filter((f) => f.key !== "nonce" && f.key !== "scheduled").map((f) => `Unknown query parameter: ${f.key}`);
   const bad: string[] = [];
@@ -216,7 +242,7 @@ function getTransactions(store: LedgerStore, url: URL, idOrHash: string): Respon
  * One account in the mirror node's form, the fields a client checks before using it (its key,
  * above all: `serve` compares the operator key it holds with 0.0.2's); no transaction list.
  */
-function getAccount(store: LedgerStore, accountText: string): Response {
+function getAccount(store: LedgerStore, accountText: string, { mirrorKey }: Views): Response {
   const num = topicNumOf(accountText);
   if (num === null) return invalid("idOrAliasOrEvmAddress");
   const account = num === "foreign" ? null : store.getAccount(num);
@@ -385,20 +411,23 @@ function preflight(req: Request): Response {
   return new Response(null, { status: 204, headers });
 }
 
-/** The mirror's fetch handler, for Bun.serve. */
-export function createMirrorHandler(options: MirrorOptions): (req: Request) => Response {
+/** The mirror's fetch handler, for Bun.serve: a Response, or its promise while the views load. */
+export function createMirrorHandler(options: MirrorOptions): (req: Request) => Response | Promise<Response> {
   const route = createRoutes(options);
-  return (req) => {
-    if (req.method === "OPTIONS") return preflight(req);
-    const res = route(req);
+  const finish = (req: Request, res: Response): Response => {
     for (const [k, v] of Object.entries(CORS_HEADERS)) res.headers.set(k, v);
     const cache = res.status === 200 ? cacheControl(new URL(req.url).pathname) : null;
     if (cache !== null) res.headers.set("cache-control", cache);
     return res;
   };
+  return (req) => {
+    if (req.method === "OPTIONS") return preflight(req);
+    const res = route(req);
+    return res instanceof Response ? finish(req, res) : res.then((r) => finish(req, r));
+  };
 }
 
-function createRoutes(options: MirrorOptions): (req: Request) => Response {
+function createRoutes(options: MirrorOptions): (req: Request) => Response | Promise<Response> {
   const { store } = options;
   return (req) => {
     const url = new URL(req.url);
@@ -412,16 +441,18 @@ function createRoutes(options: MirrorOptions): (req: Request) => Response {
     });
     // parts[0] is "" (the path starts with "/").
     const [, a, b, c, d, e, f, ...rest] = parts;
+    /** A route that shows stored rows: answered once the views are loaded. */
+    const withViews = (answer: (v: Views) => Response): Promise<Response> => loadViews().then(answer);
     if (rest.length === 0 && a === "api" && b === "v1") {
-      if (c === "topics" && d === "messages" && e !== undefined && f === undefined) return getMessageAt(store, url, e);
-      if (c === "topics" && d !== undefined && e === undefined) return getTopic(store, d);
-      if (c === "topics" && d !== undefined && e === "messages" && f === undefined) return listMessages(store, url, d);
-      if (c === "topics" && d !== undefined && e === "messages" && f !== undefined) return getMessage(store, url, d, f);
-      if (c === "transactions" && d !== undefined && e === undefined) return getTransactions(store, url, d);
-      if (c === "accounts" && d !== undefined && e === undefined) return getAccount(store, d);
+      if (c === "topics" && d === "messages" && e !== undefined && f === undefined) return withViews((v) => getMessageAt(store, url, e, v));
+      if (c === "topics" && d !== undefined && e === undefined) return withViews((v) => getTopic(store, d, v));
+      if (c === "topics" && d !== undefined && e === "messages" && f === undefined) return withViews((v) => listMessages(store, url, d, v));
+      if (c === "topics" && d !== undefined && e === "messages" && f !== undefined) return withViews((v) => getMessage(store, url, d, f, v));
+      if (c === "transactions" && d !== undefined && e === undefined) return withViews((v) => getTransactions(store, url, d, v));
+      if (c === "accounts" && d !== undefined && e === undefined) return withViews((v) => getAccount(store, d, v));
       if (c === "network" && d === "nodes" && e === undefined) return networkNodes(url, options.grpcEndpoint());
     }
-    if (a === "transaction" && b !== undefined && c === undefined) return transactionPage(store, b, findTransactions(store, b, true));
+    if (a === "transaction" && b !== undefined && c === undefined) return withViews((v) => transactionPage(store, b, findTransactions(store, b, true), v.resultName));
     if (url.pathname === "/") {
       return page(
         200,

@@ -2,6 +2,14 @@
  * The local ledger's implementation: options checked, the folder locked, genesis, the consensus
  * node, the gRPC endpoint and the mirror listeners. index.ts is the contract and the entry points;
  * they load this file on the first start (see there why).
+ *
+ * What needs @hashgraph/proto is loaded on first need, not at the start, so a running ledger that
+ * no client has called holds no protobuf classes (docs/local-ledger.md, "Idle memory"): the node
+ * and the gRPC methods (node.ts, grpc-methods.ts) at the first gRPC call or the first consensus
+ * run (a transaction due, also one left pending by the last run), the mirror's views at the first
+ * mirror request that shows a row (mirror.ts), the test hooks (faults.ts) by `startLocalLedger`.
+ * Genesis writes its key without them (keys.ts `encodeEd25519Key`). Nothing answers differently
+ * for it: a first call waits for the load, then is served as any other.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,14 +17,13 @@ import { createEd25519Verifier } from "../crypto/ed25519.ts";
 import { systemClock } from "../lib/clock.ts";
 import { lockFileHolder } from "../lib/lock-file.ts";
 import { createLogger } from "../lib/log.ts";
-import { createFaultInjector, type FaultInjector } from "./faults.ts";
-import { hostPort, startGrpcEndpoint } from "./grpc.ts";
+import type { FaultInjector } from "./faults.ts";
+import { hostPort, startGrpcEndpoint, type GrpcMethods } from "./grpc.ts";
 import { entityId } from "./ids.ts";
 import { LOCAL_LEDGER_FILES, type LocalLedger, type LocalLedgerOptions, type RunningLedger } from "./index.ts";
-import { encodeKey } from "./key-codec.ts";
-import { DEVELOPMENT_OPERATOR_KEY, ed25519KeyPairFromDer, type Ed25519KeyPair } from "./keys.ts";
+import { DEVELOPMENT_OPERATOR_KEY, ed25519KeyPairFromDer, encodeEd25519Key, type Ed25519KeyPair } from "./keys.ts";
 import { CORS_HEADERS, createMirrorHandler } from "./mirror.ts";
-import { createLedgerNode, type LedgerNode } from "./node.ts";
+import type { LedgerNode } from "./node.ts";
 import { FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT } from "./rules.ts";
 import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
 
@@ -95,7 +102,7 @@ async function ensureGenesis(store: LedgerStore, keyFile: string, requested: Ed2
   }
 
   const { privateKeyDer, publicKeyDer } = requested;
-  const key = encodeKey({ ed25519: requested.publicKey });
+  const key = encodeEd25519Key(requested.publicKey);
   store.atomically(() => {
     // Like a fresh local Hedera network, the system accounts share the genesis key.
     store.insertAccount({ num: GENESIS_ACCOUNT, key, balance: GENESIS_BALANCE });
@@ -114,6 +121,7 @@ type OpenedLedger = RunningLedger & { setUnreachable(on: boolean): Promise<void>
 
 /** Starts a ledger in this thread with test hooks (`faults`): for tests. */
 export async function startLocalLedger(options: LocalLedgerOptions): Promise<LocalLedger> {
+  const { createFaultInjector } = await import("./faults.ts");
   let ledger: OpenedLedger;
   const injector = createFaultInjector({
     setUnreachable: (on) => ledger.setUnreachable(on),
@@ -153,7 +161,20 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
   let timer: ReturnType<typeof setTimeout> | null = null;
   let timerAt = Number.POSITIVE_INFINITY;
   const inFlight = new Set<Promise<unknown>>();
-  let node: LedgerNode;
+  /** The node, created on first need (see the file's comment); null until then. */
+  let node: Promise<LedgerNode> | null = null;
+  const loadNode = (): Promise<LedgerNode> =>
+    (node ??= import("./node.ts").then(({ createLedgerNode }) =>
+      createLedgerNode({
+        store,
+        clock,
+        consensusMs,
+        receiptTtlMs: options.receiptTtlMs ?? 180_000,
+        ...(injector ? { faults: injector.faults } : {}),
+        verifyEd25519: createEd25519Verifier(),
+        onAccepted: arm,
+      }),
+    ));
 
   // A consensus failure is a bug, and the poll would repeat it four times a second: log the
   // first, then at most one a minute with a count of those not logged.
@@ -162,7 +183,10 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
   const runConsensus = async (): Promise<number> => {
     if (closed) return 0;
     try {
-      return await node.runConsensus();
+      const loaded = await loadNode();
+      // Closed while the node loaded: close() no longer waits for a run that starts now.
+      if (closed) return 0;
+      return await loaded.runConsensus();
     } catch (err) {
       const now = clock.now();
       if (now - lastErrorLogMs >= 60_000) {
@@ -186,7 +210,7 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
         timer = null;
         timerAt = Number.POSITIVE_INFINITY;
         void runConsensus().then(() => {
-          const next = closed ? null : node.nextDueMs();
+          const next = closed ? null : store.nextDueMs();
           // Work already due but not done (consensus paused) is left to the poll.
           if (next != null && next > clock.now()) arm(next);
         });
@@ -200,23 +224,18 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
 
   try {
     const operatorKeys = await ensureGenesis(store, join(options.dataDir, LOCAL_LEDGER_FILES.operatorKey), requestedKey, options.operatorKey !== undefined);
-    node = createLedgerNode({
-      store,
-      clock,
-      consensusMs,
-      receiptTtlMs: options.receiptTtlMs ?? 180_000,
-      ...(injector ? { faults: injector.faults } : {}),
-      verifyEd25519: createEd25519Verifier(),
-      onAccepted: arm,
-    });
     const track = <T>(p: Promise<T>): Promise<T> => {
       inFlight.add(p);
       void p.finally(() => inFlight.delete(p)).catch(() => undefined);
       return p;
     };
-    const tracked: LedgerNode = { ...node, submit: (r) => track(node.submit(r)), query: (r) => track(node.query(r)) };
+    let methods: Promise<GrpcMethods> | null = null;
+    const loadMethods = (): Promise<GrpcMethods> =>
+      (methods ??= Promise.all([import("./grpc-methods.ts"), loadNode()]).then(([{ buildMethods }, loaded]) =>
+        buildMethods({ submit: (r) => track(loaded.submit(r)), query: (r) => track(loaded.query(r)) }),
+      ));
 
-    const grpcEndpoint = await startGrpcEndpoint({ host, port: options.grpcPort ?? 0, node: tracked, log });
+    const grpcEndpoint = await startGrpcEndpoint({ host, port: options.grpcPort ?? 0, methods: loadMethods, log });
 
     const fetch = createMirrorHandler({ store, grpcEndpoint: () => ({ host, port: grpcEndpoint.port }) });
     const serveMirror = (port: number) =>
@@ -275,12 +294,12 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
     };
 
     const poll = setInterval(() => {
-      const next = node.nextDueMs();
+      const next = store.nextDueMs();
       if (next != null && next <= clock.now()) void runConsensus();
     }, POLL_MS);
     poll.unref?.();
     // Transactions accepted before a restart.
-    const pending = node.nextDueMs();
+    const pending = store.nextDueMs();
     if (pending != null) arm(pending);
 
     const mirrorHost = host.includes(":") ? `[${host}]` : host;
@@ -303,7 +322,8 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
         await Promise.all(mirrors.map((m) => m.stop(true)));
         mirrors = [];
         await Promise.allSettled([...inFlight]);
-        await node.whenIdle();
+        // A node that was never needed has nothing running.
+        if (node !== null) await node.then((n) => n.whenIdle(), () => undefined);
         store.close();
         releaseLock();
       },
