@@ -27,9 +27,10 @@
  * - Key announcements (decisions §9, docs/receipts.md §1): at most one live (not abandoned) per
  *   organisation and key, by the unique index `ledger_transactions_one_announcement`, whichever
  *   process or pass queues it; one is queued in the transaction that gives an organisation its
- *   topic. A `record_message` row is never due (`due`, `nextDueAt`) until an `anchored`
+ *   topic. A `record_message` row is never returned by `due` until an `anchored`
  *   announcement of its organisation's current system key exists: on a new topic the
- *   announcement always has the lower sequence number.
+ *   announcement always has the lower sequence number. One found waiting is set aside
+ *   (WAITING_RECHECK_MS), and made due again when an announcement of its organisation is anchored.
  * - `beginAttempt` commits the signed bytes and the attempt before the caller sends them;
  *   `takeBack` uncounts only an attempt the caller knows sent nothing (`unsent`), so `attempts`
  *   counts the submissions that may have reached a node.
@@ -186,8 +187,8 @@ export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
 
 /**
  * A record message may go once its organisation's current key is announced and anchored
- * (decisions §9). Evaluated per candidate row of `due` and `nextDueAt` (the statements name the
- * outer table `ledger_transactions`): one primary-key read of the organisation and one probe of
+ * (decisions §9). Evaluated per candidate row of `due` (`ANNOUNCED_SQL`, which names the outer
+ * table `ledger_transactions`): one primary-key read of the organisation and one probe of
  * the partial unique index `ledger_transactions_one_announcement`, whose WHERE terms are
  * repeated word for word so that SQLite may use it; `a.state = 'anchored'` then filters the one
  * live row. Exported for test/anchoring/queue.test.ts, which checks the plan.
@@ -234,14 +235,27 @@ const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buf
 /**
  * `due`'s statement, run once per unfinished state (state, now, limit): ids and due times only,
  * since most of what it returns are rows in flight that `due` leaves out; the rows it keeps are
- * then read whole by primary key. Exported for the plan test.
+ * then checked against `ANNOUNCED_SQL` and read whole by primary key. Exported for the plan test.
  */
 export const DUE_SQL = `SELECT transaction_id, next_attempt_at FROM ledger_transactions
-  WHERE state = ? AND next_attempt_at <= ? AND ${ANNOUNCED}
+  WHERE state = ? AND next_attempt_at <= ?
   ORDER BY next_attempt_at LIMIT ?`;
 
-/** `nextDueAt`'s statement, run once per unfinished state. Exported for the plan test. */
-export const NEXT_DUE_SQL = `SELECT next_attempt_at AS at FROM ledger_transactions WHERE state = ? AND ${ANNOUNCED} ORDER BY next_attempt_at LIMIT 1`;
+/** `nextDueAt`'s statement, run once per unfinished state: the first entry of the work index. Exported for the plan test. */
+export const NEXT_DUE_SQL = `SELECT next_attempt_at AS at FROM ledger_transactions WHERE state = ? ORDER BY next_attempt_at LIMIT 1`;
+
+/** Whether the row with this transaction id may go (`ANNOUNCED`); one row, by primary key. Exported for the plan test. */
+export const ANNOUNCED_SQL = `SELECT 1 AS ok FROM ledger_transactions WHERE transaction_id = ? AND ${ANNOUNCED}`;
+
+/**
+ * A record message `due` finds waiting for its key's announcement is looked at again this much
+ * later, or as soon as an announcement of its organisation is anchored (`anchoredIn` makes them
+ * due at once). With the announcement's condition inside `due`'s and `nextDueAt`'s statements, a
+ * backlog waiting for an announcement that does not come (refused by the ledger, its topic gone)
+ * was read whole on every pass, up to 200 times a second: more than half of the API thread while
+ * persons signed (issue 17).
+ */
+export const WAITING_RECHECK_MS = 10_000;
 
 /** The row as drizzle would have mapped it (blobs as Buffers, columns camelCase). */
 function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
@@ -284,6 +298,7 @@ export class AnchorJournal {
   private readonly retryNowStatement;
   private readonly nextDueStatement;
   private readonly dueStatement;
+  private readonly announcedStatement;
   private readonly rowStatement;
   /**
    * The three changes every message goes through (an attempt, accepted, anchored), prepared once:
@@ -335,6 +350,11 @@ export class AnchorJournal {
       recordAnchoredByTransaction: client.prepare<never, [number, string, string]>(
         "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE transaction_id = ?",
       ),
+      // An announcement anchored: its organisation's record messages set aside by `due` go now
+      // (those waiting for another key are set aside again at their next look).
+      wakeWaiting: client.prepare<never, [number, string, number]>(
+        "UPDATE ledger_transactions SET next_attempt_at = ? WHERE state = 'pending' AND kind = 'record_message' AND org_id = ? AND next_attempt_at > ?",
+      ),
     };
     // Prepared once: the loop asks on every pass, and drizzle would build and prepare the
     // statement each time (a fifth of the process's CPU under sustained record creation).
@@ -342,6 +362,7 @@ export class AnchorJournal {
     // its LIMIT; over both states (IN) SQLite sorted every due row in a temporary B-tree,
     // evaluating ANNOUNCED on each, to return a few.
     this.dueStatement = db.$client.prepare<{ transaction_id: string; next_attempt_at: number }, [TransactionState, number, number]>(DUE_SQL);
+    this.announcedStatement = db.$client.prepare<{ ok: number }, [string]>(ANNOUNCED_SQL);
     this.rowStatement = db.$client.prepare<RawLedgerRow, [string]>(`SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`);
   }
 
@@ -356,22 +377,33 @@ export class AnchorJournal {
   }
 
   /**
-   * Up to `limit` unfinished rows due now, soonest first, leaving out those in `busy` and record
-   * messages whose organisation's current key is not announced yet (`ANNOUNCED`).
+   * Up to `limit` unfinished rows due now, soonest first, leaving out those in `busy`. A record
+   * message whose key is not announced yet (`ANNOUNCED`) is left out too, and due again
+   * WAITING_RECHECK_MS later (written at the next `flush`), or when an announcement of its
+   * organisation is anchored.
    */
   due(limit: number, busy: { readonly size: number; has(transactionId: string): boolean }): LedgerTransactionRow[] {
     this.flush();
     if (limit <= 0) return [];
     const now = this.clock.now();
     const n = limit + busy.size;
+    const of = (state: TransactionState) => this.dueStatement.all(state, now, n).map((r) => ({ ...r, state }));
     // The soonest `n` of each state, merged (a stable sort: pending first on equal times, as one
     // scan of the index would return them), then the soonest `n` of both.
-    return [...this.dueStatement.all("pending", now, n), ...this.dueStatement.all("accepted", now, n)]
+    const candidates = [...of("pending"), ...of("accepted")]
       .sort((a, b) => a.next_attempt_at - b.next_attempt_at)
       .slice(0, n)
-      .filter((r) => !busy.has(r.transaction_id))
-      .slice(0, limit)
-      .map((r) => toLedgerRow(this.rowStatement.get(r.transaction_id)!)); // the same connection, no write between: the row is there
+      .filter((r) => !busy.has(r.transaction_id));
+    const rows: LedgerTransactionRow[] = [];
+    for (const c of candidates) {
+      if (rows.length >= limit) break;
+      if (this.announcedStatement.get(c.transaction_id) === null) {
+        this.deferred.push({ id: c.transaction_id, state: c.state, at: now + WAITING_RECHECK_MS, t: now, lastError: null });
+        continue;
+      }
+      rows.push(toLedgerRow(this.rowStatement.get(c.transaction_id)!)); // the same connection, no write between: the row is there
+    }
+    return rows;
   }
 
   /**
@@ -400,7 +432,7 @@ export class AnchorJournal {
       .all() as { topicId: string; validStartMs: number }[];
   }
 
-  /** When the next unfinished row is due (null: none). Record messages waiting for their announcement are not due: they wait for it to be anchored, which is a row of its own. */
+  /** When the next unfinished row is due (null: none). A record message waiting for its announcement counts at the time `due` will look at it again. */
   nextDueAt(): number | null {
     this.flush();
     const pending = this.nextDueStatement.get("pending")?.at ?? null;
@@ -498,6 +530,7 @@ export class AnchorJournal {
     const s = this.statements;
     if (!["pending", "accepted"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
     s.anchor.run(confirmed.sequenceNumber, confirmed.consensusAt, confirmed.runningHash, t, row.transactionId);
+    if (row.kind === "key_announcement") s.wakeWaiting.run(t, row.orgId, t);
     if (row.kind === "record_message") {
       if (row.recordId !== null) s.recordAnchoredById.run(confirmed.sequenceNumber, confirmed.consensusAt, row.recordId, row.transactionId);
       else s.recordAnchoredByTransaction.run(confirmed.sequenceNumber, confirmed.consensusAt, row.transactionId);

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { ANNOUNCED, AnchorJournal, DUE_SQL, NEXT_DUE_SQL, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { ANNOUNCED, ANNOUNCED_SQL, AnchorJournal, DUE_SQL, WAITING_RECHECK_MS, NEXT_DUE_SQL, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -583,7 +583,7 @@ describe("key announcements", () => {
     expect(journal.organisationsWantingAnnouncement()).toEqual([]);
   });
 
-  test("gating: a record message is not due, nor counted by nextDueAt, until its organisation's current key has an anchored announcement", () => {
+  test("gating: a record message is not due until its organisation's current key has an anchored announcement; set aside meanwhile, it goes when one is anchored", () => {
     const { transactionId: rec } = queueRecord();
     setTopic(TOPIC);
     const other = fixture.createOrg(`Other ${Math.random()}`, { addon: true });
@@ -591,7 +591,9 @@ describe("key announcements", () => {
     const topic = journal.queueTopicCreate(other.id)!.transactionId;
     expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([topic]);
     journal.abandon(row(topic), "x");
-    expect(journal.nextDueAt()).toBeNull();
+    // The record was looked at and set aside: due again after WAITING_RECHECK_MS, not before.
+    expect(journal.nextDueAt()).toBe(clock.now() + WAITING_RECHECK_MS);
+    expect(row(rec).nextAttemptAt).toBe(clock.now() + WAITING_RECHECK_MS);
     // Pending, then accepted: the announcement is due itself, the record is not.
     const ann = journal.queueAnnouncement(orgId, announcement())!.transactionId;
     expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([ann]);
@@ -604,11 +606,36 @@ describe("key announcements", () => {
     // A new key: the old key's announcement no longer lets record messages go.
     setKey(fixture.seal.fingerprint);
     expect(journal.due(10, new Set())).toEqual([]);
-    expect(journal.nextDueAt()).toBeNull();
-    // An abandoned announcement of the new key does not either.
+    expect(journal.nextDueAt()).toBe(clock.now() + WAITING_RECHECK_MS);
+    // Looked at again when its time comes, it is set aside again: never returned, never lost.
+    clock.advance(WAITING_RECHECK_MS);
+    expect(journal.due(10, new Set())).toEqual([]);
+    expect(journal.nextDueAt()).toBe(clock.now() + WAITING_RECHECK_MS);
+    // An abandoned announcement of the new key does not let it go either.
     const fresh = journal.queueAnnouncement(orgId, announcement(fixture.seal.fingerprint))!;
     db.update(ledgerTransactions).set({ state: "abandoned" }).where(eq(ledgerTransactions.transactionId, fresh.transactionId)).run();
+    clock.advance(WAITING_RECHECK_MS);
     expect(journal.due(10, new Set())).toEqual([]);
+    // The new key's announcement anchored: the record goes at once, not after its recheck time.
+    const third = journal.queueAnnouncement(orgId, announcement(fixture.seal.fingerprint))!.transactionId;
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([third]);
+    journal.toAnchoredMessage(row(third), { ...CONFIRMED, sequenceNumber: 2 });
+    expect(journal.nextDueAt()).toBe(clock.now());
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([rec]);
+  });
+
+  test("a backlog waiting for an announcement is looked at once per recheck, not on every pass", () => {
+    setTopic(TOPIC);
+    const waiting = Array.from({ length: 30 }, () => queueRecord().transactionId);
+    const looks = () => (db.$client.query("SELECT count(*) AS n FROM ledger_transactions WHERE state = 'pending' AND next_attempt_at <= ?").get(clock.now()) as { n: number }).n;
+    expect(looks()).toBe(30);
+    // Passes of 10 rows: three set the whole backlog aside, the fourth finds nothing to look at.
+    for (let i = 0; i < 3; i++) expect(journal.due(10, new Set())).toEqual([]);
+    journal.flush();
+    expect(looks()).toBe(0);
+    expect(journal.due(10, new Set())).toEqual([]);
+    expect(journal.nextDueAt()).toBe(clock.now() + WAITING_RECHECK_MS);
+    expect(waiting.map((id) => row(id).state)).toEqual(waiting.map(() => "pending"));
   });
 
   test("gating of a person's record: its message waits for the announcement of the person's key, not the organisation's", () => {
@@ -621,7 +648,7 @@ describe("key announcements", () => {
     insertPendingMessage(db, { kind: "record_message", transactionId: rec, validStartMs: signedAtMs, validSeconds: 30, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: personKey });
     // The organisation's key is announced and anchored: not enough.
     expect(journal.due(10, new Set())).toEqual([]);
-    expect(journal.nextDueAt()).toBeNull();
+    expect(journal.nextDueAt()).toBe(clock.now() + WAITING_RECHECK_MS);
     const personal = ids();
     insertPendingPersonKeyAnnouncement(db, { ...personal, orgId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1,"type":"person_key"}'), keyFingerprint: personKey, now: clock.now() });
     expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([personal.transactionId]);
@@ -643,16 +670,19 @@ describe("key announcements", () => {
     expect(Buffer.isBuffer(due!.message)).toBe(true);
   });
 
-  test("due and nextDueAt read the announcement through indexes (the work index, the partial unique index, the organisation's key), never a scan", () => {
+  test("due and nextDueAt read the work index in order; the announcement is read through indexes (the partial unique index, the organisation's key), never a scan", () => {
     // The statements the journal runs (per state): in index order, no sort of all the due rows.
-    const plans = [DUE_SQL, NEXT_DUE_SQL].map((q) => (db.$client.query(`EXPLAIN QUERY PLAN ${q}`).all() as { detail: string }[]).map((r) => r.detail));
-    for (const plan of plans) {
+    for (const q of [DUE_SQL, NEXT_DUE_SQL]) {
+      const plan = (db.$client.query(`EXPLAIN QUERY PLAN ${q}`).all() as { detail: string }[]).map((r) => r.detail);
       expect(plan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
-      expect(plan.some((d) => /^SEARCH ledger_transactions USING INDEX ledger_transactions_work/.test(d))).toBe(true);
-      expect(plan.some((d) => /^SEARCH a USING INDEX ledger_transactions_one_announcement/.test(d))).toBe(true);
-      expect(plan.some((d) => /^SEARCH o USING (INDEX sqlite_autoindex_organisations_1|INTEGER PRIMARY KEY)/.test(d))).toBe(true);
+      expect(plan.some((d) => /^SEARCH ledger_transactions USING (COVERING )?INDEX ledger_transactions_work/.test(d))).toBe(true);
       expect(plan.filter((d) => /^SCAN/.test(d))).toEqual([]);
     }
+    const announced = (db.$client.query(`EXPLAIN QUERY PLAN ${ANNOUNCED_SQL}`).all() as { detail: string }[]).map((r) => r.detail);
+    expect(announced.some((d) => /^SEARCH ledger_transactions USING INDEX sqlite_autoindex_ledger_transactions_1/.test(d))).toBe(true);
+    expect(announced.some((d) => /^SEARCH a USING INDEX ledger_transactions_one_announcement/.test(d))).toBe(true);
+    expect(announced.some((d) => /^SEARCH o USING (INDEX sqlite_autoindex_organisations_1|INTEGER PRIMARY KEY)/.test(d))).toBe(true);
+    expect(announced.filter((d) => /^SCAN/.test(d))).toEqual([]);
     const wanting = (db.$client.query(`EXPLAIN QUERY PLAN ${WANTING_ANNOUNCEMENT}`).all() as { detail: string }[]).map((r) => r.detail);
     expect(wanting.some((d) => /USING INDEX ledger_transactions_one_announcement \(org_id=\? AND key_fingerprint=\?\)/.test(d))).toBe(true);
   });
