@@ -8,25 +8,18 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { deferredLedger } from "../../src/anchoring/deferred-ledger.ts";
-import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
 import { ed25519RawSigner } from "../../src/crypto/ed25519.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
+import { hederaLedgerOver } from "./rig.ts";
 
 afterEach(cleanup);
 
 async function ledgerAndLoads(local: LocalLedger, load?: () => Promise<Ledger>) {
   const loads = { count: 0, pings: 0 };
   const real = () => {
-    const l = createHederaLedger({
-      network: "local",
-      operatorAccountId: local.operator.accountId,
-      operatorPrivateKey: local.operator.privateKeyDer,
-      nodes: { [local.grpcAddress]: local.nodeAccountId },
-      mirrorUrl: local.mirrorUrl,
-      grpcDeadlineMs: 1000,
-    });
+    const l = hederaLedgerOver(local, { grpcDeadlineMs: 1000 });
     return { ...l, ping: () => (loads.pings++, l.ping()) };
   };
   const ledger = deferredLedger({
@@ -93,8 +86,7 @@ describe("deferred ledger", () => {
   test("a load that fails rejects its callers and is tried again by the next call", async () => {
     const local = await localLedger();
     let fail = true;
-    const real = createHederaLedger({ network: "local", operatorAccountId: local.operator.accountId, operatorPrivateKey: local.operator.privateKeyDer, nodes: { [local.grpcAddress]: local.nodeAccountId }, mirrorUrl: local.mirrorUrl });
-    onCleanup(() => real.close());
+    const real = hederaLedgerOver(local);
     const { ledger, loads } = await ledgerAndLoads(local, async () => {
       if (fail) throw new Error("module not found");
       return real;
@@ -118,7 +110,7 @@ describe("deferred ledger", () => {
     const gate = new Promise<void>((r) => (release = r));
     const second = await ledgerAndLoads(local, async () => {
       await gate;
-      const l = createHederaLedger({ network: "local", operatorAccountId: local.operator.accountId, operatorPrivateKey: local.operator.privateKeyDer, nodes: { [local.grpcAddress]: local.nodeAccountId }, mirrorUrl: local.mirrorUrl });
+      const l = hederaLedgerOver(local);
       return { ...l, close: async () => ((closedAdapter = true), await l.close()) };
     });
     const waiting = second.ledger.receipt(`${local.operator.accountId}@1768469400.000000001`);
