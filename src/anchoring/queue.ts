@@ -244,8 +244,8 @@ export const DUE_SQL = `SELECT transaction_id, next_attempt_at FROM ledger_trans
 /** `nextDueAt`'s statement, run once per unfinished state: the first entry of the work index. Exported for the plan test. */
 export const NEXT_DUE_SQL = `SELECT next_attempt_at AS at FROM ledger_transactions WHERE state = ? ORDER BY next_attempt_at LIMIT 1`;
 
-/** Whether the row with this transaction id may go (`ANNOUNCED`); one row, by primary key. Exported for the plan test. */
-export const ANNOUNCED_SQL = `SELECT 1 AS ok FROM ledger_transactions WHERE transaction_id = ? AND ${ANNOUNCED}`;
+/** Whether the row with this transaction id may go (`ANNOUNCED`: ok 1 or 0), and its organisation; one row, by primary key. Exported for the plan test. */
+export const ANNOUNCED_SQL = `SELECT CASE WHEN ${ANNOUNCED} THEN 1 ELSE 0 END AS ok, org_id FROM ledger_transactions WHERE transaction_id = ?`;
 
 /**
  * A record message `due` finds waiting for its key's announcement is looked at again this much
@@ -290,6 +290,13 @@ export type Changed = number | null;
 
 export class AnchorJournal {
   private deferred: { id: string; state: string; at: number; t: number; lastError: string | null }[] = [];
+  /**
+   * Record messages `due` set aside (waiting for an announcement): due again at `at`, written with
+   * the reschedules, only if the row is still due at `seen` (the time `due` read). An
+   * announcement of the organisation anchored before they are written drops them (`anchoredIn`):
+   * its `wakeWaiting` has made them due now, and wins.
+   */
+  private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
   /** Grouped state changes waiting for their transaction (`grouped`), in the order they were made. */
   private waiting: { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
   private groupTimer: ReturnType<typeof setTimeout> | null = null;
@@ -299,6 +306,7 @@ export class AnchorJournal {
   private readonly nextDueStatement;
   private readonly dueStatement;
   private readonly announcedStatement;
+  private readonly setAsideStatement;
   private readonly rowStatement;
   /**
    * The three changes every message goes through (an attempt, accepted, anchored), prepared once:
@@ -362,7 +370,10 @@ export class AnchorJournal {
     // its LIMIT; over both states (IN) SQLite sorted every due row in a temporary B-tree,
     // evaluating ANNOUNCED on each, to return a few.
     this.dueStatement = db.$client.prepare<{ transaction_id: string; next_attempt_at: number }, [TransactionState, number, number]>(DUE_SQL);
-    this.announcedStatement = db.$client.prepare<{ ok: number }, [string]>(ANNOUNCED_SQL);
+    this.announcedStatement = db.$client.prepare<{ ok: number; org_id: string }, [string]>(ANNOUNCED_SQL);
+    this.setAsideStatement = db.$client.prepare<never, [number, string, number]>(
+      "UPDATE ledger_transactions SET next_attempt_at = ? WHERE transaction_id = ? AND state = 'pending' AND next_attempt_at = ?",
+    );
     this.rowStatement = db.$client.prepare<RawLedgerRow, [string]>(`SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`);
   }
 
@@ -397,8 +408,9 @@ export class AnchorJournal {
     const rows: LedgerTransactionRow[] = [];
     for (const c of candidates) {
       if (rows.length >= limit) break;
-      if (this.announcedStatement.get(c.transaction_id) === null) {
-        this.deferred.push({ id: c.transaction_id, state: c.state, at: now + WAITING_RECHECK_MS, t: now, lastError: null });
+      const gate = this.announcedStatement.get(c.transaction_id)!; // the same connection, no write between: the row is there
+      if (gate.ok !== 1) {
+        this.setAside.push({ id: c.transaction_id, orgId: gate.org_id, seen: c.next_attempt_at, at: now + WAITING_RECHECK_MS });
         continue;
       }
       rows.push(toLedgerRow(this.rowStatement.get(c.transaction_id)!)); // the same connection, no write between: the row is there
@@ -454,16 +466,19 @@ export class AnchorJournal {
    * the API.
    */
   flush(): void {
-    if (this.deferred.length === 0) return;
+    if (this.deferred.length === 0 && this.setAside.length === 0) return;
     this.db.$client.transaction(() => this.writeDeferred())();
   }
 
   /** Inside a transaction: the collected reschedules. A transaction that fails loses them: a lost reschedule leaves its row due at once (the header). */
   private writeDeferred(): void {
     const batch = this.deferred;
-    if (batch.length === 0) return;
+    const aside = this.setAside;
+    if (batch.length === 0 && aside.length === 0) return;
     for (const d of batch) this.rescheduleStatement.run(d.at, d.t, d.lastError, d.id, d.state);
+    for (const a of aside) this.setAsideStatement.run(a.at, a.id, a.seen);
     this.deferred = [];
+    this.setAside = [];
   }
 
   /** Every unfinished row waiting on a backoff is due now (the ledger answers again). */
@@ -530,7 +545,10 @@ export class AnchorJournal {
     const s = this.statements;
     if (!["pending", "accepted"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
     s.anchor.run(confirmed.sequenceNumber, confirmed.consensusAt, confirmed.runningHash, t, row.transactionId);
-    if (row.kind === "key_announcement") s.wakeWaiting.run(t, row.orgId, t);
+    if (row.kind === "key_announcement") {
+      s.wakeWaiting.run(t, row.orgId, t);
+      this.setAside = this.setAside.filter((a) => a.orgId !== row.orgId);
+    }
     if (row.kind === "record_message") {
       if (row.recordId !== null) s.recordAnchoredById.run(confirmed.sequenceNumber, confirmed.consensusAt, row.recordId, row.transactionId);
       else s.recordAnchoredByTransaction.run(confirmed.sequenceNumber, confirmed.consensusAt, row.transactionId);

@@ -624,6 +624,17 @@ describe("key announcements", () => {
     expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([rec]);
   });
 
+  test("a record set aside and not yet written is not held back by it when the announcement is anchored first", () => {
+    setTopic(TOPIC);
+    const ann = journal.queueAnnouncement(orgId, announcement())!.transactionId;
+    const { transactionId: rec } = queueRecord();
+    // One pass: the announcement goes, the record is set aside (in memory, written at the next flush).
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([ann]);
+    journal.toAnchoredMessage(row(ann), { ...CONFIRMED, sequenceNumber: 1 });
+    expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([rec]);
+    expect(row(rec).nextAttemptAt).toBeLessThanOrEqual(clock.now());
+  });
+
   test("a backlog waiting for an announcement is looked at once per recheck, not on every pass", () => {
     setTopic(TOPIC);
     const waiting = Array.from({ length: 30 }, () => queueRecord().transactionId);
