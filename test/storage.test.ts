@@ -28,13 +28,14 @@ function expectSoundAndAsFresh(db: ReturnType<typeof openDatabase>): void {
 
 describe("storage", () => {
   test("pragmas are set in the documented order with durable settings", () => {
-    expect(PRAGMAS.map((p) => p.split(" ")[1])).toEqual(["busy_timeout", "journal_mode", "foreign_keys", "synchronous"]);
+    expect(PRAGMAS.map((p) => p.split(" ")[1])).toEqual(["busy_timeout", "journal_mode", "foreign_keys", "synchronous", "cache_size"]);
     const db = openDatabase({ path: join(tempDir(), "a.db") });
     const one = (p: string) => Object.values(db.$client.query(`PRAGMA ${p}`).get() as object)[0];
     expect(one("busy_timeout")).toBe(5000);
     expect(one("journal_mode")).toBe("wal");
     expect(one("foreign_keys")).toBe(1);
     expect(one("synchronous")).toBe(2); // FULL
+    expect(one("cache_size")).toBe(-65_536); // 64 MiB, a ceiling (negative: KiB)
     db.$client.close();
   });
 
