@@ -177,9 +177,10 @@ export interface Ledger {
   confirmMessage(expected: ExpectedMessage): Promise<ConfirmOutcome>;
   /**
    * Up to `limit` (1–100) messages of a topic from the mirror node, in consensus order, starting
-   * at `from`; `not_found` for a topic the mirror does not know. Optional: without it the loop
-   * confirms every message alone (receipt, then `confirmMessage`). A listing that is not one
-   * (a message without sequence number or consensus timestamp) is `unreachable`.
+   * at `from` (a topic the mirror does not know lists nothing, as on Hedera's; a 404 is
+   * `not_found`). Optional: without it the loop confirms every message alone (receipt, then
+   * `confirmMessage`). A listing that is not one (a message without sequence number or consensus
+   * timestamp, or of another topic) is `unreachable`. Throws only for a `limit` out of range.
    */
   topicMessages?(topicId: string, from: TopicMessagesFrom, limit: number): Promise<MirrorLookup<readonly TopicMessage[]>>;
   /** A cheap, free round trip to a consensus node: true, or why not. */
