@@ -14,18 +14,29 @@
  *   filename, no organisation name, nothing about the caller.
  *
  * Reads only: a receipt is issued afresh on every request (`issuedAt`, and the revocation as known
- * then); every other field is fixed once the record is anchored.
+ * then); every other field is fixed once the record is anchored. That fixed part is kept per
+ * record (RECEIPT_MEMO_ENTRIES, least recently used first out) and used only while the record's
+ * row still says what it was built from: the change counter (migration 0010: any change to the
+ * record's signed columns or to a key row, from any connection) and the columns it does not
+ * watch (`kind`, `topic_id`, `transaction_id`), read with the row on every request. What else it
+ * holds cannot change: the creation message and the key announcement are anchored, a final state.
  */
 import type { LedgerNetwork } from "../config/index.ts";
 import { encodeRecordPayload, encodeSealPayload } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
+import { Lru } from "../crypto/lru.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
 import { RECORD_COLUMNS, type RawRecordRow } from "../storage/record-row.ts";
 import { retryAfterFor } from "../verification/verify.ts";
 
 export const RECEIPT_VERSION = 1;
+
+/** Records whose receipt's fixed part is kept (about 10 KB each: the two signatures and payloads in base64). */
+export const RECEIPT_MEMO_ENTRIES = 2048;
+
+type FixedPart = Omit<Receipt, "revocation" | "mirrorNodes" | "issuedAt">;
 export const RECEIPT_CONTENT_TYPE = "application/vnd.docverify.receipt+json";
 
 /** The file name a receipt is downloaded under. Only ever given a canonical record id. */
@@ -138,6 +149,10 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
     `SELECT ${RECORD_COLUMNS}, (SELECT value FROM change_counter WHERE id = 1) AS gen FROM records WHERE id = ?`,
   );
   const keptKeys = new Map<string, { readonly algorithm: string; readonly publicKey: string }>();
+  const keptReceipts = new Lru<string, { readonly check: string; readonly fixed: FixedPart }>(RECEIPT_MEMO_ENTRIES);
+  /** What a kept fixed part was built from, as the row says it now (null: nothing may be kept). */
+  const checkOf = (row: RawRecordRow & { gen: number | null }): string | null =>
+    row.gen === null || row.anchor_state !== "anchored" ? null : `${row.gen}|${row.kind}|${row.topic_id}|${row.transaction_id}`;
   let keptGen: number | null = null;
   const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>("SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?");
   const transactionById = client.prepare<TransactionRow, [string]>(`SELECT ${TRANSACTION_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`);
@@ -212,6 +227,11 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
       const row = recordById.get(recordId);
       if (row === null || row.anchor_state === "abandoned") throw notFound();
       if (options.orgId !== undefined && row.org_id !== options.orgId) throw notFound();
+      const check = checkOf(row);
+      const kept = check === null ? undefined : keptReceipts.get(row.id);
+      if (kept !== undefined && kept.check === check) {
+        return { ...kept.fixed, revocation: revocation(row), mirrorNodes: [...deps.mirrorNodes()], issuedAt: rfc3339Ms(clock.now()) };
+      }
 
       const creation = transactionById.get(row.transaction_id);
       if (row.anchor_state !== "anchored" || creation === null || creation.state !== "anchored") {
@@ -232,7 +252,7 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
       const sealPayload = encodeSealPayload(recordPayload, row.signature, row.seal_fingerprint);
       const created = anchoredMessage(creation);
       const announced = anchoredMessage(announcement);
-      return {
+      const fixed: FixedPart = {
         v: RECEIPT_VERSION,
         recordId: row.id,
         originalDocHash: row.doc_hash,
@@ -252,10 +272,9 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
           inclusion: null,
         },
         keyAnnouncement: { topicId: announced.topicId, sequenceNumber: announced.sequenceNumber, consensusAt: announced.consensusAt, message: announced.message },
-        revocation: revocation(row),
-        mirrorNodes: [...deps.mirrorNodes()],
-        issuedAt: rfc3339Ms(clock.now()),
       };
+      if (check !== null) keptReceipts.set(row.id, { check, fixed });
+      return { ...fixed, revocation: revocation(row), mirrorNodes: [...deps.mirrorNodes()], issuedAt: rfc3339Ms(clock.now()) };
     },
   };
 }

@@ -232,6 +232,10 @@ describe("receipts in-process", () => {
   });
 
   test("409 ANCHOR_NOT_FINAL while the organisation's key announcement has not reached consensus", async () => {
+    // A record whose receipt was never issued: one issued is kept with its anchored announcement
+    // (a final state; the journal rewound below is a state the loop never writes).
+    const fresh = (await (await createRecord(docHashOf("receipts: announcement not final"))).json()) as Json;
+    await anchored(fresh.recordId);
     const db = app.db.$client;
     const saved = db.query("SELECT state, next_attempt_at FROM ledger_transactions WHERE transaction_id = ?").get(announcement.transactionId) as { state: string; next_attempt_at: number };
     expect(saved.state).toBe("anchored");
@@ -239,7 +243,7 @@ describe("receipts in-process", () => {
     // anchor loop leaves it alone until it is restored below.
     db.query("UPDATE ledger_transactions SET state = 'accepted', next_attempt_at = ? WHERE transaction_id = ?").run(Date.now() + 3_600_000, announcement.transactionId);
     try {
-      for (const res of [await credentialed(anchoredId), await publicReceipt(anchoredId)]) {
+      for (const res of [await credentialed(fresh.recordId), await publicReceipt(fresh.recordId)]) {
         expect(res.status).toBe(409);
         expect(((await res.json()) as Json).error).toMatchObject({ code: "ANCHOR_NOT_FINAL", message: expect.stringContaining("key announcement") });
         expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -247,7 +251,7 @@ describe("receipts in-process", () => {
     } finally {
       db.query("UPDATE ledger_transactions SET state = ?, next_attempt_at = ? WHERE transaction_id = ?").run(saved.state, saved.next_attempt_at, announcement.transactionId);
     }
-    expect((await credentialed(anchoredId)).status).toBe(200);
+    expect((await credentialed(fresh.recordId)).status).toBe(200);
   });
 
   test("Retry-After follows pending_anchor's policy: until typical finality, then 2 s, then 30 s; 5 s while no announcement is queued", async () => {
@@ -385,6 +389,35 @@ describe("receipts in-process", () => {
       expect((receipts.receipt(anchoredId) as Json).seal.publicKey).toBe(Buffer.from(changed).toString("base64"));
       other.query("UPDATE signing_keys SET public_key = ? WHERE fingerprint = ?").run(original, fingerprint);
       expect((receipts.receipt(anchoredId) as Json).seal.publicKey).toBe(first.seal.publicKey);
+    } finally {
+      other.close();
+    }
+  });
+
+  test("a receipt's fixed part kept between requests follows any change to the record's row from any connection: signed columns, kind, topic", async () => {
+    const receipts = createReceipts({ db: app.db, clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const first = receipts.receipt(anchoredId) as Json;
+    const again = receipts.receipt(anchoredId) as Json;
+    expect({ ...again, issuedAt: null }).toEqual({ ...first, issuedAt: null });
+    expect(JSON.stringify(again)).toBe(JSON.stringify({ ...first, issuedAt: again.issuedAt })); // the same fields, in the same order
+    const other = new Database((app.db.$client.query("PRAGMA database_list").get() as { file: string }).file);
+    try {
+      const row = other.query("SELECT signature, kind, topic_id FROM records WHERE id = ?").get(anchoredId) as { signature: Uint8Array; kind: string; topic_id: string };
+      // A signed column (the change counter moves): the next receipt carries the stored bytes.
+      const flipped = Uint8Array.from(row.signature, (b, i) => (i === 0 ? b ^ 1 : b));
+      other.query("UPDATE records SET signature = ? WHERE id = ?").run(flipped, anchoredId);
+      expect((receipts.receipt(anchoredId) as Json).signer.signature).toBe(Buffer.from(flipped).toString("base64"));
+      other.query("UPDATE records SET signature = ? WHERE id = ?").run(row.signature, anchoredId);
+      expect((receipts.receipt(anchoredId) as Json).signer.signature).toBe(first.signer.signature);
+      // Columns the counter does not watch are compared with the row on every request.
+      other.query("UPDATE records SET kind = 'contract' WHERE id = ?").run(anchoredId);
+      expect((receipts.receipt(anchoredId) as Json).kind).toBe("contract");
+      other.query("UPDATE records SET kind = ? WHERE id = ?").run(row.kind, anchoredId);
+      expect((receipts.receipt(anchoredId) as Json).kind).toBe(first.kind);
+      other.query("UPDATE records SET topic_id = '0.0.424242' WHERE id = ?").run(anchoredId);
+      expect(() => receipts.receipt(anchoredId)).toThrow(expect.objectContaining({ code: "ANCHOR_NOT_FINAL" })); // the announcement is on the record's real topic
+      other.query("UPDATE records SET topic_id = ? WHERE id = ?").run(row.topic_id, anchoredId);
+      expect({ ...(receipts.receipt(anchoredId) as Json), issuedAt: null }).toEqual({ ...first, issuedAt: null });
     } finally {
       other.close();
     }
