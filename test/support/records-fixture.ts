@@ -89,7 +89,7 @@ export interface RecordsFixture {
     seal(recordId: string): void;
     /** Flips one bit of the stored signed time. */
     signedAt(recordId: string): void;
-    /** Flips one bit of a stored public key (the key row keeps its fingerprint). */
+    /** Flips one bit of a stored public key (the key row keeps its fingerprint); a second call flips it back. */
     publicKey(fingerprint: Uint8Array): void;
     /** Relabels a stored key's algorithm. */
     algorithm(fingerprint: Uint8Array, algorithm: string): void;
