@@ -98,7 +98,7 @@ describe("the record memo", () => {
     fx.addOrgRecord(acme, { docHash: hash });
     const { verifier } = counted();
     expect(verifier.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
-      fx.tamper.publicKey(acme.systemKey.fingerprint);
+    fx.tamper.publicKey(acme.systemKey.fingerprint);
     expect(verifier.verify({ docHash: hash, tier: "public" }).verdict).toBe("signature_invalid");
     fx.tamper.publicKey(acme.systemKey.fingerprint); // flipped back
     expect(verifier.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
