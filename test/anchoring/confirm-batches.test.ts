@@ -36,6 +36,15 @@ function counted(ledger: Ledger, calls: Calls, tamper?: (messages: readonly Topi
 
 const zero = (calls: Calls) => Object.assign(calls, { receipt: 0, confirmMessage: 0, lookupTransaction: 0, topicMessages: 0 });
 
+/** A rig whose ledger counts its confirming calls (`tamper` as in `counted`), an organisation whose topic and announcement are anchored, the counts then zeroed. */
+async function countedRig(tamper?: Parameters<typeof counted>[2]) {
+  const calls = zero({} as Calls);
+  const rig = await makeRig({ wrapLedger: (l) => counted(l, calls, tamper) });
+  const { orgId, topicId } = await rig.orgWithTopic();
+  zero(calls);
+  return { rig, calls, orgId, topicId };
+}
+
 function anchorEvents(rig: Rig, transactionId: string): string[] {
   return rig.log.lines.filter((l) => l.msg === "anchor" && l.transactionId === transactionId).map((l) => String(l.event));
 }
@@ -63,10 +72,7 @@ async function expectAnchoredAsListed(rig: Rig, topicId: string, recs: { recordI
 
 describe("confirmation in batches", () => {
   test("accepted messages are anchored from one listing of their topic: no receipt, no mirror read of their own", async () => {
-    const calls = zero({} as Calls);
-    const rig = await makeRig({ wrapLedger: (l) => counted(l, calls) });
-    const { orgId, topicId } = await rig.orgWithTopic();
-    zero(calls);
+    const { rig, calls, orgId, topicId } = await countedRig();
     const recs = Array.from({ length: 5 }, () => rig.insertRecord(orgId, topicId));
     await rig.anchoring.runOnce();
     for (const r of recs) expect(rig.row(r.transactionId).state).toBe("accepted");
@@ -79,10 +85,7 @@ describe("confirmation in batches", () => {
   }, 30_000);
 
   test("more than a page: listed 100 at a time, every message anchored once, at its own sequence number", async () => {
-    const calls = zero({} as Calls);
-    const rig = await makeRig({ wrapLedger: (l) => counted(l, calls) });
-    const { orgId, topicId } = await rig.orgWithTopic();
-    zero(calls);
+    const { rig, calls, orgId, topicId } = await countedRig();
     const recs = Array.from({ length: 130 }, () => rig.insertRecord(orgId, topicId));
     // 64 rows are worked on at once: three passes submit them all.
     for (let i = 0; i < 3; i++) await rig.anchoring.runOnce();
@@ -96,21 +99,16 @@ describe("confirmation in batches", () => {
   }, 60_000);
 
   test("a listed message with other bytes or another payer anchors nothing: the row is confirmed alone once the fallback time has passed", async () => {
-    const calls = zero({} as Calls);
     let targets: { bytes: string; payer: string } = { bytes: "", payer: "" };
-    const rig = await makeRig({
-      wrapLedger: (l) =>
-        counted(l, calls, (messages) =>
-          messages.map((m) =>
-            m.transactionId === targets.bytes
-              ? { ...m, message: new Uint8Array([...m.message.slice(0, -1), m.message.at(-1)! ^ 1]) }
-              : m.transactionId === targets.payer
-                ? { ...m, payerAccountId: "0.0.98" }
-                : m,
-          ),
-        ),
-    });
-    const { orgId, topicId } = await rig.orgWithTopic();
+    const { rig, calls, orgId, topicId } = await countedRig((messages) =>
+      messages.map((m) =>
+        m.transactionId === targets.bytes
+          ? { ...m, message: new Uint8Array([...m.message.slice(0, -1), m.message.at(-1)! ^ 1]) }
+          : m.transactionId === targets.payer
+            ? { ...m, payerAccountId: "0.0.98" }
+            : m,
+      ),
+    );
     const [bytes, payer, plain] = [rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId)];
     targets = { bytes: bytes.transactionId, payer: payer.transactionId };
     zero(calls);
@@ -130,10 +128,8 @@ describe("confirmation in batches", () => {
   }, 30_000);
 
   test("a mirror whose listings do not answer: warned, and every message confirmed alone once the fallback time has passed", async () => {
-    const calls = zero({} as Calls);
     let down = false;
-    const rig = await makeRig({ wrapLedger: (l) => counted(l, calls, (m) => (down ? "unreachable" : m)) });
-    const { orgId, topicId } = await rig.orgWithTopic();
+    const { rig, calls, orgId, topicId } = await countedRig((m) => (down ? "unreachable" : m));
     down = true;
     const recs = [rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId)];
     await rig.anchoring.runOnce();
@@ -147,9 +143,7 @@ describe("confirmation in batches", () => {
   }, 30_000);
 
   test("a loop that starts with accepted messages waiting lists their topic at its first pass", async () => {
-    const calls = zero({} as Calls);
-    const rig = await makeRig({ wrapLedger: (l) => counted(l, calls) });
-    const { orgId, topicId } = await rig.orgWithTopic();
+    const { rig, calls, orgId, topicId } = await countedRig();
     const recs = [rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId)];
     await rig.anchoring.runOnce();
     for (const r of recs) expect(rig.row(r.transactionId).state).toBe("accepted");
