@@ -14,6 +14,7 @@ import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
 import { DATABASE_FILE, octal, refuseSymlinks, secureDataFolder } from "./storage/data-folder.ts";
 import { openDatabase, type Db } from "./storage/db.ts";
+import { sqliteStore, type Store } from "./storage/store.ts";
 import { MASTER_KEY_CHECK, metaValue } from "./storage/meta.ts";
 import { migrate } from "./storage/migrate.ts";
 
@@ -21,6 +22,8 @@ import { migrate } from "./storage/migrate.ts";
 export interface Core {
   readonly config: Config;
   readonly db: Db;
+  /** The same database for code written once for both engines (storage/store.ts). */
+  readonly store: Store;
   readonly instanceId: string;
   readonly clock: Clock;
   /** Signs with sealed keys; `canSign` is false while the key store is sealed (no master key). */
@@ -69,15 +72,17 @@ export function openCore(options: CoreOptions): Core {
   const signer = createSigner({ masterKey });
 
   const credentials = createCredentials({ db, clock, log });
+  const store = sqliteStore(db);
   let closed = false;
   const core: Core = {
     config,
     db,
+    store,
     instanceId,
     clock,
     signer,
-    organisations: createOrganisations({ db, signer, clock }),
-    apiKeys: createApiKeys({ db, clock }),
+    organisations: createOrganisations({ store, signer, clock }),
+    apiKeys: createApiKeys({ store, clock }),
     credentials,
     anchoring: null,
     async close() {

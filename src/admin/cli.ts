@@ -29,15 +29,15 @@ function onOff(value: string | boolean | undefined, flag: string): boolean | und
   throw new UsageError(`--${flag} must be on or off, not ${JSON.stringify(value)}`);
 }
 
-function withCore<T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: Core) => T): T {
+async function withCore<T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: Core) => T | Promise<T>): Promise<T> {
   const config = parseConfig(env, { dataDir: typeof data === "string" ? data : undefined });
   // Administrative commands keep stdout for their answer; the core's own log lines go to stderr.
   const log = createLogger({ level: "warn", write: (l) => process.stderr.write(l + "\n") });
   const core = openCore({ config, log });
   try {
-    return fn(core);
+    return await fn(core);
   } finally {
-    void core.close();
+    await core.close();
   }
 }
 
@@ -52,14 +52,14 @@ function keyJson(k: ApiKeyInfo) {
   return { ...k, createdAt: time(k.createdAt), lastUsedAt: k.lastUsedAt === null ? null : time(k.lastUsedAt), revokedAt: k.revokedAt === null ? null : time(k.revokedAt) };
 }
 
-export function runOrg(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): number {
+export async function runOrg(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case "create": {
       const { values } = parse(rest, { name: { type: "string" }, "api-access": { type: "boolean" }, addon: { type: "boolean" }, validated: { type: "boolean" } });
       if (typeof values.name !== "string") throw new UsageError("--name is required");
       const name = values.name;
-      const org = withCore(env, values.data, (c) =>
+      const org = await withCore(env, values.data, (c) =>
         c.organisations.create({ name, apiAccess: values["api-access"] === true, addon: values.addon === true, validated: values.validated === true }, osActor(env)),
       );
       out.write(values.json ? JSON.stringify({ id: org.id }) + "\n" : `${org.id}\n`);
@@ -78,13 +78,13 @@ export function runOrg(args: readonly string[], env: Readonly<Record<string, str
         ).filter(([, v]) => v !== undefined),
       );
       if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off");
-      const org = withCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, osActor(env)));
+      const org = await withCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, osActor(env)));
       out.write(values.json ? JSON.stringify(org) + "\n" : orgLine(org) + "\n");
       return 0;
     }
     case "list": {
       const { values } = parse(rest, {});
-      const orgs = withCore(env, values.data, (c) => c.organisations.list());
+      const orgs = await withCore(env, values.data, (c) => c.organisations.list());
       out.write(values.json ? JSON.stringify(orgs.map((o) => ({ ...o, createdAt: time(o.createdAt) }))) + "\n" : orgs.map((o) => orgLine(o) + "\n").join(""));
       return 0;
     }
@@ -93,7 +93,7 @@ export function runOrg(args: readonly string[], env: Readonly<Record<string, str
   }
 }
 
-export function runKey(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): number {
+export async function runKey(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case "mint": {
@@ -102,7 +102,7 @@ export function runKey(args: readonly string[], env: Readonly<Record<string, str
       if (values.env !== "live" && values.env !== "test") throw new UsageError("--env is required and must be live or test");
       const orgId = values.org;
       const environment = values.env;
-      const k = withCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, osActor(env)));
+      const k = await withCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, osActor(env)));
       if (values.json) {
         out.write(JSON.stringify({ key: k.key, keyId: k.keyId, environment: k.environment, scopes: k.scopes }) + "\n");
       } else {
@@ -113,8 +113,8 @@ export function runKey(args: readonly string[], env: Readonly<Record<string, str
     }
     case "list": {
       const { values } = parse(rest, { org: { type: "string" } });
-      const keys = withCore(env, values.data, (c) => {
-        if (typeof values.org === "string") c.organisations.get(values.org);
+      const keys = await withCore(env, values.data, async (c) => {
+        if (typeof values.org === "string") await c.organisations.get(values.org);
         return c.apiKeys.list(typeof values.org === "string" ? { orgId: values.org } : {});
       });
       out.write(
@@ -128,7 +128,7 @@ export function runKey(args: readonly string[], env: Readonly<Record<string, str
     }
     case "revoke": {
       const { values, positionals } = parse(rest, {}, 1);
-      const k = withCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, osActor(env)));
+      const k = await withCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, osActor(env)));
       out.write(values.json ? JSON.stringify(keyJson(k)) + "\n" : `revoked ${keyPrefix(k)}\n`);
       return 0;
     }
@@ -160,7 +160,7 @@ function writeLink(out: Out, json: boolean, link: EnrolmentLink, name: string, d
   );
 }
 
-export function runPerson(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): number {
+export async function runPerson(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case "add": {
@@ -169,25 +169,25 @@ export function runPerson(args: readonly string[], env: Readonly<Record<string, 
         if (typeof values[flag] !== "string") throw new UsageError(`--${flag} is required`);
       }
       const input = { orgId: values.org as string, name: values.name as string, email: values.email as string, identity: values.identity as string };
-      const { person, link, defaultUrl } = withCore(env, values.data, (c) => ({ ...personsOf(c).add(input, osActor(env)), defaultUrl: c.config.publicUrlIsDefault }));
+      const { person, link, defaultUrl } = await withCore(env, values.data, (c) => ({ ...personsOf(c).add(input, osActor(env)), defaultUrl: c.config.publicUrlIsDefault }));
       writeLink(out, values.json === true, link, person.name, defaultUrl);
       return 0;
     }
     case "list": {
       const { values } = parse(rest, { org: { type: "string" } });
-      const list = withCore(env, values.data, (c) => personsOf(c).list(typeof values.org === "string" ? { orgId: values.org } : {}));
+      const list = await withCore(env, values.data, (c) => personsOf(c).list(typeof values.org === "string" ? { orgId: values.org } : {}));
       out.write(values.json ? JSON.stringify(list.map(personJson)) + "\n" : list.map((p) => personLine(p) + "\n").join(""));
       return 0;
     }
     case "suspend": {
       const { values, positionals } = parse(rest, {}, 1);
-      const p = withCore(env, values.data, (c) => personsOf(c).suspend(positionals[0]!, osActor(env)));
+      const p = await withCore(env, values.data, (c) => personsOf(c).suspend(positionals[0]!, osActor(env)));
       out.write(values.json ? JSON.stringify(personJson(p)) + "\n" : `suspended ${p.id} ${JSON.stringify(p.name)}\n`);
       return 0;
     }
     case "link": {
       const { values, positionals } = parse(rest, {}, 1);
-      const { link, name, defaultUrl } = withCore(env, values.data, (c) => {
+      const { link, name, defaultUrl } = await withCore(env, values.data, (c) => {
         const persons = personsOf(c);
         const issued = persons.issueLink(positionals[0]!, osActor(env));
         return { link: issued, name: persons.get(issued.personId).name, defaultUrl: c.config.publicUrlIsDefault };

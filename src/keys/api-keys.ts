@@ -9,10 +9,9 @@
 import { asc, eq } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
-import type { Db } from "../storage/db.ts";
-import { apiKeys, organisations } from "../storage/schema.ts";
+import { q, type Store, type Tables } from "../storage/store.ts";
 import { generateKey, keyPrefix, secretDigest, type Environment } from "./api-key.ts";
-import { writeAudit } from "./audit.ts";
+import { audit } from "./audit.ts";
 
 export type Scope = "verifications:read" | "records:write" | "records:revoke";
 
@@ -27,7 +26,7 @@ export interface ApiKeyInfo {
   readonly revokedAt: number | null;
 }
 
-function view(row: typeof apiKeys.$inferSelect): ApiKeyInfo {
+function view(row: Tables["apiKeys"]["$inferSelect"]): ApiKeyInfo {
   return {
     keyId: row.keyId,
     prefix: keyPrefix(row),
@@ -54,57 +53,54 @@ export function scopesAtMinting(environment: Environment, addon: boolean, revoke
   return scopes;
 }
 
-export function createApiKeys(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps;
+export function createApiKeys(deps: { store: Store; clock: Clock }) {
+  const { store, clock } = deps;
   return {
     /** Mints a key. The returned `key` is the only time the full key exists outside the caller. */
-    mint(input: { orgId: string; environment: Environment; revoke?: boolean }, actor: string): ApiKeyInfo & { key: string } {
-      if (input.environment !== "live" && input.environment !== "test") throw invalid("env", "must be live or test");
+    mint(input: { orgId: string; environment: Environment; revoke?: boolean }, actor: string): Promise<ApiKeyInfo & { key: string }> {
+      if (input.environment !== "live" && input.environment !== "test") return Promise.reject(invalid("env", "must be live or test"));
       const minted = generateKey(input.environment);
-      return db.transaction(
-        (tx) => {
-          const org = tx.select().from(organisations).where(eq(organisations.id, input.orgId)).get();
-          if (org === undefined) throw new DomainError("NOT_FOUND", `No organisation ${input.orgId}.`);
-          const scopes = scopesAtMinting(input.environment, org.addon, input.revoke ?? false);
-          const row = {
-            keyId: minted.keyId,
-            orgId: org.id,
-            environment: input.environment,
-            scopes: scopes.join(" "),
-            secretDigest: secretDigest(minted.secret),
-            createdAt: clock.now(),
-            lastUsedAt: null,
-            revokedAt: null,
-          };
-          tx.insert(apiKeys).values(row).run();
-          const info = view(row);
-          writeAudit(tx, row.createdAt, { actor, action: "api_key.mint", subjectType: "api_key", subjectId: row.keyId, before: null, after: info });
-          return { ...info, key: minted.key };
-        },
-        { behavior: "immediate" },
-      );
+      const createdAt = clock.now();
+      return store.write(function* (tx, t) {
+        const [org] = yield* q(tx.select().from(t.organisations).where(eq(t.organisations.id, input.orgId)));
+        if (org === undefined) throw new DomainError("NOT_FOUND", `No organisation ${input.orgId}.`);
+        const scopes = scopesAtMinting(input.environment, org.addon, input.revoke ?? false);
+        const row = {
+          keyId: minted.keyId,
+          orgId: org.id,
+          environment: input.environment,
+          scopes: scopes.join(" "),
+          secretDigest: secretDigest(minted.secret),
+          createdAt,
+          lastUsedAt: null,
+          revokedAt: null,
+        };
+        yield* q(tx.insert(t.apiKeys).values(row));
+        const info = view(row);
+        yield* audit(tx, t, row.createdAt, { actor, action: "api_key.mint", subjectType: "api_key", subjectId: row.keyId, before: null, after: info });
+        return { ...info, key: minted.key };
+      });
     },
 
-    list(filter: { orgId?: string } = {}): ApiKeyInfo[] {
-      const q = db.select().from(apiKeys);
-      const rows = filter.orgId === undefined ? q.orderBy(asc(apiKeys.createdAt)).all() : q.where(eq(apiKeys.orgId, filter.orgId)).orderBy(asc(apiKeys.createdAt)).all();
-      return rows.map(view);
+    list(filter: { orgId?: string } = {}): Promise<ApiKeyInfo[]> {
+      return store.read(function* (db, t) {
+        const q0 = db.select().from(t.apiKeys);
+        const rows = yield* q(filter.orgId === undefined ? q0.orderBy(asc(t.apiKeys.createdAt)) : q0.where(eq(t.apiKeys.orgId, filter.orgId)).orderBy(asc(t.apiKeys.createdAt)));
+        return rows.map(view);
+      });
     },
 
-    revoke(keyId: string, actor: string): ApiKeyInfo {
-      return db.transaction(
-        (tx) => {
-          const row = tx.select().from(apiKeys).where(eq(apiKeys.keyId, keyId)).get();
-          if (row === undefined) throw new DomainError("NOT_FOUND", `No API key ${keyId}.`);
-          if (row.revokedAt !== null) throw new DomainError("VALIDATION_FAILED", `API key ${keyId} is already revoked.`, { keyId: "already revoked" });
-          const revokedAt = clock.now();
-          tx.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.keyId, keyId)).run();
-          const after = view({ ...row, revokedAt });
-          writeAudit(tx, revokedAt, { actor, action: "api_key.revoke", subjectType: "api_key", subjectId: keyId, before: view(row), after });
-          return after;
-        },
-        { behavior: "immediate" },
-      );
+    revoke(keyId: string, actor: string): Promise<ApiKeyInfo> {
+      const revokedAt = clock.now();
+      return store.write(function* (tx, t) {
+        const [row] = yield* q(tx.select().from(t.apiKeys).where(eq(t.apiKeys.keyId, keyId)));
+        if (row === undefined) throw new DomainError("NOT_FOUND", `No API key ${keyId}.`);
+        if (row.revokedAt !== null) throw new DomainError("VALIDATION_FAILED", `API key ${keyId} is already revoked.`, { keyId: "already revoked" });
+        yield* q(tx.update(t.apiKeys).set({ revokedAt }).where(eq(t.apiKeys.keyId, keyId)));
+        const after = view({ ...row, revokedAt });
+        yield* audit(tx, t, revokedAt, { actor, action: "api_key.revoke", subjectType: "api_key", subjectId: keyId, before: view(row), after });
+        return after;
+      });
     },
   };
 }

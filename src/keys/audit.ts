@@ -1,11 +1,12 @@
 /**
- * The audit trail: every administrative change is written by the same synchronous
- * transaction that makes it, so a change without its audit row (or the reverse) cannot exist.
+ * The audit trail: every administrative change is written by the same transaction that makes
+ * it, so a change without its audit row (or the reverse) cannot exist.
  * The table is append-only (triggers refuse UPDATE and DELETE).
  */
 import { desc } from "drizzle-orm";
 import type { Db } from "../storage/db.ts";
 import { auditLog } from "../storage/schema.ts";
+import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 
 export interface AuditEntry {
   readonly actor: string;
@@ -16,21 +17,32 @@ export interface AuditEntry {
   readonly after: unknown;
 }
 
-/** Writes one audit row; call inside the transaction that makes the change. */
-export function writeAudit(tx: Pick<Db, "insert">, at: number, e: AuditEntry): void {
-  tx.insert(auditLog)
-    .values({
-      at,
-      actor: e.actor,
-      action: e.action,
-      subjectType: e.subjectType,
-      subjectId: e.subjectId,
-      before: e.before === null ? null : JSON.stringify(e.before),
-      after: e.after === null ? null : JSON.stringify(e.after),
-    })
-    .run();
+/** The audit row of one change at `at`. */
+function auditRow(at: number, e: AuditEntry) {
+  return {
+    at,
+    actor: e.actor,
+    action: e.action,
+    subjectType: e.subjectType,
+    subjectId: e.subjectId,
+    before: e.before === null ? null : JSON.stringify(e.before),
+    after: e.after === null ? null : JSON.stringify(e.after),
+  };
 }
 
-export function listAudit(db: Db, limit = 100) {
-  return db.select().from(auditLog).orderBy(desc(auditLog.id)).limit(limit).all();
+/** Writes one audit row; call inside the synchronous SQLite transaction that makes the change. */
+export function writeAudit(tx: Pick<Db, "insert">, at: number, e: AuditEntry): void {
+  tx.insert(auditLog).values(auditRow(at, e)).run();
+}
+
+/** Writes one audit row inside a store operation's write transaction (store.ts). */
+export function* audit(tx: StoreDb, t: Tables, at: number, e: AuditEntry): Op<void> {
+  yield* q(tx.insert(t.auditLog).values(auditRow(at, e)));
+}
+
+/** The newest `limit` audit rows, newest first. */
+export function listAudit(store: Store, limit = 100) {
+  return store.read(function* (db, t) {
+    return yield* q(db.select().from(t.auditLog).orderBy(desc(t.auditLog.id)).limit(limit));
+  });
 }

@@ -7,9 +7,8 @@ import { asc, eq } from "drizzle-orm";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
-import type { Db } from "../storage/db.ts";
-import { organisations, signingKeys } from "../storage/schema.ts";
-import { writeAudit } from "./audit.ts";
+import { q, type Store, type Tables } from "../storage/store.ts";
+import { audit } from "./audit.ts";
 
 export interface OrgFlags {
   readonly apiAccess: boolean;
@@ -38,7 +37,7 @@ export function validateOrgName(name: string): string {
   return n;
 }
 
-function view(row: typeof organisations.$inferSelect): Organisation {
+function view(row: Tables["organisations"]["$inferSelect"]): Organisation {
   return {
     id: row.id,
     name: row.name,
@@ -51,22 +50,27 @@ function view(row: typeof organisations.$inferSelect): Organisation {
   };
 }
 
-export function createOrganisations(deps: { db: Db; signer: Signer; clock: Clock }) {
-  const { db, signer, clock } = deps;
-
-  function get(id: string): Organisation {
-    const row = db.select().from(organisations).where(eq(organisations.id, id)).get();
-    if (row === undefined) throw new DomainError("NOT_FOUND", `No organisation ${id}.`);
-    return view(row);
-  }
+export function createOrganisations(deps: { store: Store; signer: Signer; clock: Clock }) {
+  const { store, signer, clock } = deps;
 
   return {
-    get,
-    list(): Organisation[] {
-      return db.select().from(organisations).orderBy(asc(organisations.createdAt), asc(organisations.id)).all().map(view);
+    /** The organisation `id`; NOT_FOUND when there is none. */
+    get(id: string): Promise<Organisation> {
+      return store.read(function* (db, t) {
+        const [row] = yield* q(db.select().from(t.organisations).where(eq(t.organisations.id, id)));
+        if (row === undefined) throw new DomainError("NOT_FOUND", `No organisation ${id}.`);
+        return view(row);
+      });
     },
 
-    create(input: { name: string } & Partial<OrgFlags>, actor: string): Organisation {
+    list(): Promise<Organisation[]> {
+      return store.read(function* (db, t) {
+        const rows = yield* q(db.select().from(t.organisations).orderBy(asc(t.organisations.createdAt), asc(t.organisations.id)));
+        return rows.map(view);
+      });
+    },
+
+    async create(input: { name: string } & Partial<OrgFlags>, actor: string): Promise<Organisation> {
       const name = validateOrgName(input.name);
       const id = Bun.randomUUIDv7();
       // Key generation needs the master key; without it this throws 503 before anything is written.
@@ -82,38 +86,39 @@ export function createOrganisations(deps: { db: Db; signer: Signer; clock: Clock
         systemKeyFingerprint: Buffer.from(key.fingerprint),
         topicId: null,
       };
-      db.transaction((tx) => {
-        tx.insert(signingKeys)
-          .values({
+      await store.write(function* (tx, t) {
+        yield* q(
+          tx.insert(t.signingKeys).values({
             fingerprint: row.systemKeyFingerprint,
             algorithm: key.algorithm,
             publicKey: Buffer.from(key.publicKey),
             purpose: key.purpose,
             sealedSeed: Buffer.from(key.sealedSeed),
             createdAt: row.createdAt,
-          })
-          .run();
-        tx.insert(organisations).values(row).run();
-        writeAudit(tx, row.createdAt, { actor, action: "organisation.create", subjectType: "organisation", subjectId: id, before: null, after: view(row) });
-      }, { behavior: "immediate" });
+          }),
+        );
+        yield* q(tx.insert(t.organisations).values(row));
+        yield* audit(tx, t, row.createdAt, { actor, action: "organisation.create", subjectType: "organisation", subjectId: id, before: null, after: view(row) });
+      });
       return view(row);
     },
 
-    set(id: string, changes: Partial<OrgFlags>, actor: string): Organisation {
-      // IMMEDIATE: take the write lock before reading, so a concurrent writer cannot make the
-      // read-then-write upgrade fail with SQLITE_BUSY.
-      return db.transaction((tx) => {
-        const row = tx.select().from(organisations).where(eq(organisations.id, id)).get();
+    set(id: string, changes: Partial<OrgFlags>, actor: string): Promise<Organisation> {
+      const at = clock.now();
+      return store.write(function* (tx, t) {
+        const [row] = yield* q(tx.select().from(t.organisations).where(eq(t.organisations.id, id)));
         if (row === undefined) throw new DomainError("NOT_FOUND", `No organisation ${id}.`);
         const before = view(row);
         const after = { ...before, ...changes };
-        tx.update(organisations)
-          .set({ apiAccess: after.apiAccess, addon: after.addon, validated: after.validated, suspended: after.suspended })
-          .where(eq(organisations.id, id))
-          .run();
-        writeAudit(tx, clock.now(), { actor, action: "organisation.set", subjectType: "organisation", subjectId: id, before, after });
+        yield* q(
+          tx
+            .update(t.organisations)
+            .set({ apiAccess: after.apiAccess, addon: after.addon, validated: after.validated, suspended: after.suspended })
+            .where(eq(t.organisations.id, id)),
+        );
+        yield* audit(tx, t, at, { actor, action: "organisation.set", subjectType: "organisation", subjectId: id, before, after });
         return after;
-      }, { behavior: "immediate" });
+      });
     },
   };
 }

@@ -13,8 +13,13 @@ import { journal, sqlByTag } from "../../migrations/index.ts";
 import type { Db } from "./db.ts";
 
 export function embeddedMigrations(): MigrationMeta[] {
-  return journal.entries.map((entry) => {
-    const text = sqlByTag[entry.tag];
+  return embeddedFrom(journal, sqlByTag);
+}
+
+/** The migration list drizzle's migrator expects, from a journal and the embedded SQL it names. */
+export function embeddedFrom(from: { entries: readonly { tag: string; when: number; breakpoints: boolean }[] }, sqlOf: Readonly<Record<string, string>>): MigrationMeta[] {
+  return from.entries.map((entry) => {
+    const text = sqlOf[entry.tag];
     if (text === undefined) throw new Error(`migration ${entry.tag} is in the journal but not embedded`);
     return {
       sql: text.split("--> statement-breakpoint"),

@@ -23,8 +23,8 @@ const minute = (ms: number) => time(ms).slice(0, 16);
 export async function keysScreen(ctx: Ctx, orgId?: string): Promise<void> {
   const { ui, core } = ctx;
   for (;;) {
-    const names = new Map(core.organisations.list().map((o) => [o.id, o.name]));
-    const keys = core.apiKeys.list(orgId === undefined ? {} : { orgId }).reverse();
+    const names = new Map((await core.organisations.list()).map((o) => [o.id, o.name]));
+    const keys = (await core.apiKeys.list(orgId === undefined ? {} : { orgId })).reverse();
     ui.screen(orgId === undefined ? "API keys" : `API keys › ${cut(names.get(orgId) ?? orgId, 40)}`);
     if (keys.length === 0) ui.info("No keys yet.");
     else ui.message(`${keys.length} key(s): prefix (with environment), organisation, scopes, last used or revoked (UTC)`);
@@ -63,7 +63,7 @@ async function keyScreen(ctx: Ctx, k: ApiKeyInfo, orgName: string): Promise<void
   const ok = await ui.confirm(`Revoke ${k.prefix} of "${orgName}"? Every request with it is refused from now on; this cannot be undone.`, false);
   if (ok === BACK || !ok) return ui.flash("info", "Nothing changed.");
   try {
-    core.apiKeys.revoke(k.keyId, ctx.actor);
+    await core.apiKeys.revoke(k.keyId, ctx.actor);
     ui.flash("success", `Revoked ${k.prefix} of "${orgName}".`);
   } catch (e) {
     ui.flash("error", describeError(e));
@@ -76,7 +76,7 @@ export async function mintKey(ctx: Ctx, orgId?: string): Promise<void> {
   ui.screen("API keys › Mint");
   let org: Organisation;
   if (orgId === undefined) {
-    const orgs = core.organisations.list();
+    const orgs = await core.organisations.list();
     if (orgs.length === 0) return ui.flash("warn", "There is no organisation yet: create one first (Organisations).");
     const chosen = await ui.select(
       "For which organisation?",
@@ -86,7 +86,7 @@ export async function mintKey(ctx: Ctx, orgId?: string): Promise<void> {
     org = orgs.find((o) => o.id === chosen)!;
   } else {
     try {
-      org = core.organisations.get(orgId);
+      org = await core.organisations.get(orgId);
     } catch (e) {
       return ui.flash("error", describeError(e));
     }
@@ -108,7 +108,7 @@ export async function mintKey(ctx: Ctx, orgId?: string): Promise<void> {
   if (ok === BACK || !ok) return ui.flash("info", "No key minted.");
   let minted;
   try {
-    minted = core.apiKeys.mint({ orgId: org.id, environment, revoke }, ctx.actor);
+    minted = await core.apiKeys.mint({ orgId: org.id, environment, revoke }, ctx.actor);
   } catch (e) {
     return ui.flash("error", describeError(e));
   }

@@ -28,7 +28,7 @@ export async function organisationsScreen(ctx: Ctx): Promise<void> {
   const { ui, core } = ctx;
   for (;;) {
     ui.screen("Organisations");
-    const orgs = core.organisations.list();
+    const orgs = await core.organisations.list();
     if (orgs.length === 0) ui.info("No organisations yet.");
     const choice = await ui.select("Choose an organisation, or create one", [
       { value: "+create", label: "+ Create an organisation" },
@@ -56,7 +56,7 @@ async function createOrganisation(ctx: Ctx): Promise<void> {
   const ok = await ui.confirm(`Create "${clean}" (${summary})?`, true);
   if (ok === BACK || !ok) return ui.flash("info", "Nothing created.");
   try {
-    const org = core.organisations.create({ name: clean, apiAccess: flags.includes("apiAccess"), addon: flags.includes("addon"), validated: flags.includes("validated") }, ctx.actor);
+    const org = await core.organisations.create({ name: clean, apiAccess: flags.includes("apiAccess"), addon: flags.includes("addon"), validated: flags.includes("validated") }, ctx.actor);
     ui.flash("success", `Created "${org.name}" (id ${org.id}).`);
   } catch (e) {
     ui.flash("error", describeError(e));
@@ -68,11 +68,11 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
   for (;;) {
     let org: Organisation;
     try {
-      org = core.organisations.get(id);
+      org = await core.organisations.get(id);
     } catch (e) {
       return ui.flash("error", describeError(e));
     }
-    const keys = core.apiKeys.list({ orgId: id });
+    const keys = await core.apiKeys.list({ orgId: id });
     const active = keys.filter((k) => k.revokedAt === null).length;
     ui.screen(`Organisations › ${cut(org.name, 40)}`);
     ui.note(
@@ -111,7 +111,7 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
       }
     }
     try {
-      core.organisations.set(id, { [flag.key]: to }, ctx.actor);
+      await core.organisations.set(id, { [flag.key]: to }, ctx.actor);
       ui.flash("success", `${flag.label} is now ${onOff(to)} for "${org.name}".`);
     } catch (e) {
       ui.flash("error", describeError(e));

@@ -20,7 +20,7 @@ export async function personsScreen(ctx: Ctx): Promise<void> {
   for (;;) {
     ui.screen("Persons");
     const list = personsOf(ctx).list();
-    const orgName = new Map(core.organisations.list().map((o) => [o.id, o.name]));
+    const orgName = new Map((await core.organisations.list()).map((o) => [o.id, o.name]));
     if (list.length === 0) ui.info("No persons yet.");
     const choice = await ui.select("Choose a person, or add one", [
       { value: "+add", label: "+ Add a person" },
@@ -36,7 +36,7 @@ export async function personsScreen(ctx: Ctx): Promise<void> {
 async function addPerson(ctx: Ctx): Promise<void> {
   const { ui, core } = ctx;
   ui.screen("Persons › New");
-  const orgs = core.organisations.list();
+  const orgs = await core.organisations.list();
   if (orgs.length === 0) return ui.flash("info", "Create an organisation first: a person belongs to one.");
   const orgId = await ui.select(
     "Organisation the person signs for",

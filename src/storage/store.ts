@@ -1,0 +1,187 @@
+/**
+ * Storage written once for both engines (decisions §12): embedded SQLite (the default) and
+ * PostgreSQL (`DOCVERIFY_DATABASE_URL`).
+ *
+ * The two engines do not run code the same way: bun:sqlite answers synchronously, and a SQLite
+ * transaction must never wait on anything (an async callback commits at its first `await`, and
+ * anything else the event loop runs meanwhile would land inside it); PostgreSQL answers only
+ * asynchronously. So an operation over storage is written as a generator that yields each query
+ * it needs and receives its result:
+ *
+ *     const org = yield* q(db.select().from(t.organisations).where(eq(t.organisations.id, id)));
+ *
+ * and the store drives it: on SQLite every query runs synchronously, so a write transaction is
+ * one synchronous `BEGIN IMMEDIATE … COMMIT` that nothing can interleave with, exactly as before;
+ * on PostgreSQL each query is awaited inside a SERIALIZABLE transaction, which the store runs
+ * again from the start when the database reports a serialization failure or deadlock. Both give
+ * a write operation the same meaning: it happened alone, all or nothing.
+ *
+ * What an operation body MUST do:
+ * - build its queries from the `db` and tables `t` it is given (they are the engine's own), and
+ *   run each through `q()`; never `.get()`, `.all()`, `.run()` or `await`;
+ * - do nothing but compute between queries: no I/O, no clock read that must be unique, no key
+ *   generation. On PostgreSQL a write body may run more than once; do such work before `write`.
+ * - learn how many rows a change touched with `.returning()`, which both engines answer alike.
+ *
+ * The query builders are typed as drizzle's `pg-core` ones (`StoreDb`): their tables are the same
+ * (test/storage/schema-lockstep.test.ts), they have no synchronous methods to misuse, and the
+ * contract tests run every operation on both engines, which is what shows the SQLite builders
+ * behind the types accept the same calls.
+ */
+import { SQL as BunSQL } from "bun";
+import { is } from "drizzle-orm";
+import { drizzle as drizzlePg, type BunSQLDatabase } from "drizzle-orm/bun-sql";
+import { SQLiteDeleteBase, SQLiteInsertBase, SQLiteSelectBase, SQLiteUpdateBase } from "drizzle-orm/sqlite-core";
+import type { Db } from "./db.ts";
+import * as pgSchema from "./pg-schema.ts";
+import * as sqliteSchema from "./schema.ts";
+
+export type Tables = typeof pgSchema;
+/** The query-building surface an operation is given: drizzle's PostgreSQL builders, by type. */
+export type StoreDb = BunSQLDatabase<Tables>;
+/** A query an operation yields for the store to run. */
+export type Step = PromiseLike<unknown>;
+/** An operation over storage: yields queries, returns its result. */
+export type Op<T> = Generator<Step, T, unknown>;
+export type Body<T> = (db: StoreDb, t: Tables) => Op<T>;
+
+/** Runs one query inside an operation and gives back its result, typed. */
+export function* q<T>(query: PromiseLike<T>): Op<T> {
+  return (yield query) as T;
+}
+
+export type Engine = "sqlite" | "postgres";
+
+export interface Store {
+  readonly engine: Engine;
+  /** Runs a read-only operation (each query sees what is committed when it runs). */
+  read<T>(body: Body<T>): Promise<T>;
+  /** Runs an operation as one write transaction: all of it or nothing, as if alone. */
+  write<T>(body: Body<T>): Promise<T>;
+  /** Closes what the store opened (a store over a SQLite connection it was given closes nothing). */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite: every query synchronous.
+
+/** Runs a drizzle SQLite builder now, the way awaiting it would. */
+function runSqliteStep(step: Step): unknown {
+  if (is(step, SQLiteSelectBase)) return step.all();
+  if (is(step, SQLiteInsertBase) || is(step, SQLiteUpdateBase) || is(step, SQLiteDeleteBase)) {
+    const b = step as unknown as { config: { returning?: unknown }; all(): unknown; run(): unknown };
+    return b.config.returning ? b.all() : b.run();
+  }
+  // A relational query (`db.query.*`) or raw SQL has no single synchronous form here: refused,
+  // so that a body cannot work on one engine and not the other.
+  throw new TypeError("storage: an operation yielded something other than a select, insert, update or delete builder");
+}
+
+function driveSync<T>(op: Op<T>): T {
+  let next = op.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = runSqliteStep(next.value);
+    } catch (e) {
+      next = op.throw(e);
+      continue;
+    }
+    next = op.next(result);
+  }
+  return next.value;
+}
+
+/** A store over an open SQLite connection, which stays the caller's to close. */
+export function sqliteStore(db: Db): Store {
+  const asStoreDb = db as unknown as StoreDb;
+  const t = sqliteSchema as unknown as Tables;
+  return {
+    engine: "sqlite",
+    read(body) {
+      try {
+        return Promise.resolve(driveSync(body(asStoreDb, t)));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    write(body) {
+      try {
+        // IMMEDIATE: the write lock is taken before the first read, so a read-then-write cannot
+        // fail on upgrade when another process writes (SQLITE_BUSY).
+        return Promise.resolve(db.transaction((tx) => driveSync(body(tx as unknown as StoreDb, t)), { behavior: "immediate" }));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    async close() {},
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: every query awaited.
+
+/** SQLSTATEs after which a transaction is run again from the start. */
+const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
+const MAX_ATTEMPTS = 20;
+
+/** The SQLSTATE of an error from PostgreSQL (Bun.SQL puts it in `errno`), or null. */
+export function sqlState(e: unknown): string | null {
+  if (e === null || typeof e !== "object") return null;
+  const errno = (e as { errno?: unknown }).errno;
+  if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return errno;
+  const cause = (e as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== e ? sqlState(cause) : null;
+}
+
+async function driveAsync<T>(op: Op<T>): Promise<T> {
+  let next = op.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = await next.value;
+    } catch (e) {
+      next = op.throw(e);
+      continue;
+    }
+    next = op.next(result);
+  }
+  return next.value;
+}
+
+export interface PostgresStore extends Store {
+  readonly engine: "postgres";
+  /** The connection pool, for what only storage/ does with it (migrations, locks). */
+  readonly client: BunSQL;
+  readonly db: StoreDb;
+}
+
+/** A store over a PostgreSQL connection pool opened from `url`. */
+export function postgresStore(url: string, options: { readonly max?: number } = {}): PostgresStore {
+  const client = new BunSQL(url, { max: options.max ?? 10, idleTimeout: 60, connectionTimeout: 10 });
+  const db = drizzlePg({ client, schema: pgSchema });
+  return {
+    engine: "postgres",
+    client,
+    db,
+    read(body) {
+      return driveAsync(body(db, pgSchema));
+    },
+    async write(body) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema)), { isolationLevel: "serializable" });
+        } catch (e) {
+          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
+          // Another transaction touched the same rows: wait a little (jittered, growing) and run
+          // the whole operation again on what is now committed.
+          await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
+        }
+      }
+    },
+    async close() {
+      await client.close({ timeout: 5 });
+    },
+  };
+}
+

@@ -1,0 +1,163 @@
+/**
+ * A real PostgreSQL server for the tests of the PostgreSQL engine (issue 18): a fresh cluster made
+ * with `initdb` in a temporary folder, run as an unprivileged user, on a free loopback port. The
+ * server comes from Debian's `postgresql` package, installed when missing and possible (CI runs as
+ * root); otherwise the test fails with the install instruction. Never skipped.
+ *
+ * One cluster per test file (start it in `beforeAll`); each test that needs a clean slate asks for
+ * its own database with `createDatabase()`.
+ */
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureProgram } from "./programs.ts";
+import { waitFor } from "./wait.ts";
+
+export interface Postgres {
+  /** The server's URL for database `name` (default `postgres`), user `docverify`, no password. */
+  url(name?: string): string;
+  readonly port: number;
+  /** Creates an empty database and returns its URL. */
+  createDatabase(prefix?: string): Promise<string>;
+  /** Runs SQL as the superuser on database `name`; returns psql's output (unaligned, tuples only). */
+  psql(sql: string, name?: string): string;
+  /** Stops the server (fast shutdown) and keeps its files: `start()` brings it back on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops the server and removes its folder. */
+  destroy(): Promise<void>;
+}
+
+const SUPERUSER = "docverify";
+
+/** The folder of the server's programs (`initdb`, `postgres`, `pg_ctl`), installing them if needed. */
+export function postgresBin(): string {
+  const find = (): string | null => {
+    const root = "/usr/lib/postgresql";
+    if (!existsSync(root)) return null;
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, "bin", "postgres")) && existsSync(join(root, v, "bin", "initdb")))
+      .sort((a, b) => Number(b) - Number(a));
+    return versions.length > 0 ? join(root, versions[0]!, "bin") : null;
+  };
+  const found = find();
+  if (found !== null) return found;
+  // Installs Debian's server package (the version is the distribution's), or throws the instruction.
+  ensureProgram("pg_ctlcluster", "postgresql", ["/usr/bin/pg_ctlcluster"]);
+  const after = find();
+  if (after === null) throw new Error("PostgreSQL's server programs are required by this test: install them with  sudo apt-get install -y postgresql");
+  return after;
+}
+
+/** Runs a command as the unprivileged owner of the cluster: `postgres` refuses to run as root. */
+function asOwner(argv: string[]): string[] {
+  if (process.getuid?.() !== 0) return argv;
+  // setpriv execs the program itself (runuser would stay as its parent and not pass on signals).
+  return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--", ...argv];
+}
+
+async function freePort(): Promise<number> {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+export async function startPostgres(): Promise<Postgres> {
+  const bin = postgresBin();
+  const root = mkdtempSync(join(tmpdir(), "docverify-pg-"));
+  const dataDir = join(root, "data");
+  if (process.getuid?.() === 0) {
+    // The cluster's owner must be able to reach and own its folder.
+    chmodSync(root, 0o755);
+    const owner = Bun.spawnSync(["id", "-u", "postgres"]);
+    const group = Bun.spawnSync(["id", "-g", "postgres"]);
+    if (owner.exitCode !== 0) throw new Error("the postgres system user is missing: install Debian's postgresql package (sudo apt-get install -y postgresql)");
+    chownSync(root, Number(owner.stdout.toString().trim()), Number(group.stdout.toString().trim()));
+  }
+  const init = Bun.spawnSync(asOwner([join(bin, "initdb"), "-D", dataDir, "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]), { cwd: root });
+  if (init.exitCode !== 0) throw new Error(`initdb failed:\n${init.stdout}\n${init.stderr}`);
+
+  let port = await freePort();
+  let proc: ReturnType<typeof Bun.spawn> | null = null;
+
+  const url = (name = "postgres") => `postgres://${SUPERUSER}@127.0.0.1:${port}/${name}`;
+
+  const psql = (sql: string, name = "postgres"): string => {
+    const out = Bun.spawnSync([join(bin, "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(name), "-c", sql]);
+    if (out.exitCode !== 0) throw new Error(`psql failed: ${out.stderr.toString()}`);
+    return out.stdout.toString().trim();
+  };
+
+  const ready = (): boolean => Bun.spawnSync([join(bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", String(port), "-U", SUPERUSER]).exitCode === 0;
+
+  async function start(): Promise<void> {
+    proc = Bun.spawn(
+      asOwner([
+        join(bin, "postgres"),
+        "-D",
+        dataDir,
+        "-p",
+        String(port),
+        "-k",
+        root,
+        "-c",
+        "listen_addresses=127.0.0.1",
+        // A test cluster: speed over crash safety of the cluster itself (the product's own
+        // durability is tested against its own storage, and a stopped server is stopped cleanly).
+        "-c",
+        "fsync=off",
+        "-c",
+        "full_page_writes=off",
+        "-c",
+        "max_connections=200",
+        "-c",
+        "shared_buffers=64MB",
+      ]),
+      { stdout: "ignore", stderr: "pipe" },
+    );
+    await waitFor("PostgreSQL to accept connections", () => (ready() || proc!.exitCode !== null ? true : null), 30_000, 100);
+    if (proc.exitCode !== null) throw new Error(`postgres exited with ${proc.exitCode}: ${await new Response(proc.stderr as ReadableStream).text()}`);
+  }
+
+  async function stop(): Promise<void> {
+    if (proc === null) return;
+    const p = proc;
+    proc = null;
+    p.kill("SIGINT"); // fast shutdown: disconnects clients, then exits cleanly
+    await p.exited;
+  }
+
+  try {
+    await start();
+  } catch (e) {
+    // The port may have been taken between choosing and binding it: one more try on another.
+    port = await freePort();
+    try {
+      await start();
+    } catch {
+      rmSync(root, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  let databases = 0;
+  return {
+    url,
+    get port() {
+      return port;
+    },
+    async createDatabase(prefix = "t") {
+      const name = `${prefix}_${process.pid}_${++databases}`;
+      psql(`CREATE DATABASE ${name}`);
+      return url(name);
+    },
+    psql,
+    stop,
+    start,
+    async destroy() {
+      await stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
