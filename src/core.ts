@@ -5,7 +5,7 @@
  */
 import { dirname, join } from "node:path";
 import type { AppAnchoring } from "./anchoring/index.ts";
-import type { Config } from "./config/index.ts";
+import { ConfigError, type Config } from "./config/index.ts";
 import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
 import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
 import { createCredentials, type Credentials } from "./keys/credentials.ts";
@@ -49,6 +49,15 @@ export { DATABASE_FILE };
 /** Opens (and migrates) the data folder and builds the services over it. */
 export function openCore(options: CoreOptions): Core {
   const { config, log } = options;
+  if (config.databaseUrl !== null) {
+    // Organisations, API keys and the audit trail already run on PostgreSQL (storage/store.ts);
+    // records, verification and the anchor queue do not yet. Refused rather than quietly run on
+    // the embedded SQLite, which would split the data between two databases.
+    throw new ConfigError(
+      "DOCVERIFY_DATABASE_URL",
+      "this release cannot yet run serve, status or the administrator's commands on PostgreSQL (docs/storage.md, \"Two engines\"); unset it to use the embedded SQLite in DOCVERIFY_DATA_DIR",
+    );
+  }
   const clock = options.clock ?? systemClock;
   // Owner-only, whatever it was: the folder holds key digests, sealed keys and perhaps the master key.
   const loose = secureDataFolder(config.dataDir);

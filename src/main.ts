@@ -248,17 +248,17 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "admin":
         return await (await import("./admin/tui.ts")).runAdmin(rest, process.env);
       case "org":
-        return (await import("./admin/cli.ts")).runOrg(rest, process.env, process.stdout);
+        return await (await import("./admin/cli.ts")).runOrg(rest, process.env, process.stdout);
       case "key":
-        return (await import("./admin/cli.ts")).runKey(rest, process.env, process.stdout);
+        return await (await import("./admin/cli.ts")).runKey(rest, process.env, process.stdout);
       case "person":
-        return (await import("./admin/cli.ts")).runPerson(rest, process.env, process.stdout);
+        return await (await import("./admin/cli.ts")).runPerson(rest, process.env, process.stdout);
       case "status":
         return await (await import("./admin/status.ts")).runStatus(rest, process.env, process.stdout);
       case "backup":
         return await (await import("./admin/backup.ts")).runBackup(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
       case "restore":
-        return (await import("./admin/backup.ts")).runRestore(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
+        return await (await import("./admin/backup.ts")).runRestore(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
       case "local-ledger":
         return await (await import("./admin/local-ledger.ts")).runLocalLedger(rest, process.env, process.stdout, untilSignal());
       case "verify-receipt": {

@@ -46,6 +46,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "persons/app.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
+  { spec: "bun", places: ["storage/pg-store.ts"], why: "Bun.SQL, the PostgreSQL client (decisions §12), in the one file that opens it" },
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "verification/", "persons/app.ts", "anchoring/queue.ts"], why: "queries over the schema" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
@@ -55,7 +56,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:http2", places: ["local-ledger/grpc.ts"], why: "the local ledger's unary gRPC server (grpc-js's server cost its thread 2.7 MB idle)" },
   { spec: "node:http", places: ["verifier/http-get.ts"], why: "the verifier's GET of mirror nodes in Node.js, without undici's 60 ms load" },
   { spec: "node:https", places: ["verifier/http-get.ts"], why: "as above, for https mirror nodes" },
-  { spec: "node:os", places: ["admin/actor.ts"], why: "the OS user, for the audit trail" },
+  { spec: "node:os", places: ["admin/actor.ts", "config/index.ts"], why: "the OS user, for the audit trail; the host name, the default node name (decisions §12)" },
   { spec: "node:util", places: ["lib/args.ts"], why: "parseArgs" },
   { spec: "node:readline", places: ["admin/tui/ui.ts"], why: "the terminal UI's keys" },
   { spec: "bun:ffi", places: ["lib/sd-notify.ts"], why: "sd_notify over a datagram socket" },

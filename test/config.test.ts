@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { hostname } from "node:os";
 import { ConfigError, parseConfig, SETTINGS } from "../src/config/index.ts";
 
 const cwd = "/srv/dv";
@@ -71,6 +72,8 @@ describe("settings", () => {
       DOCVERIFY_METRICS_ALLOW: "192.168.1.0/24",
       DOCVERIFY_LOG_LEVEL: "debug",
       DOCVERIFY_MIRROR_NODES: "https://mirror-a.example.org/, http://10.0.0.5:5551",
+      DOCVERIFY_DATABASE_URL: "postgres://docverify@db.internal/docverify",
+      DOCVERIFY_NODE_NAME: "dv-1",
     });
     expect(c.host).toBe("0.0.0.0");
     expect(c.port).toBe(9000);
@@ -89,7 +92,9 @@ describe("settings", () => {
     expect(c.metricsAllow.map((x) => x.text)).toEqual(["192.168.1.0/24"]);
     expect(c.logLevel).toBe("debug");
     expect(c.mirrorNodes).toEqual(["https://mirror-a.example.org", "http://10.0.0.5:5551"]);
-    expect(SETTINGS.length).toBe(21);
+    expect(c.databaseUrl).toBe("postgres://docverify@db.internal/docverify");
+    expect(c.nodeName).toBe("dv-1");
+    expect(SETTINGS.length).toBe(23);
   });
 
   test("DOCVERIFY_MIRROR_NODES: unset is null (the network's default); bad lists are refused with the setting's name", () => {
@@ -163,6 +168,13 @@ describe("settings", () => {
     ["DOCVERIFY_TLS_CERT_FILE", { DOCVERIFY_TLS_KEY_FILE: "/k.pem" }, /must be set together/],
     ["DOCVERIFY_LOG_LEVEL", { DOCVERIFY_LOG_LEVEL: "verbose" }, /allowed: debug, info, warn, error/],
     ["DOCVERIFY_DATABASE", { DOCVERIFY_DATABASE: "x" }, /unknown setting/],
+    ["DOCVERIFY_DATABASE_URL", { DOCVERIFY_DATABASE_URL: "not a url" }, /is not a URL; give postgres:\/\//],
+    ["DOCVERIFY_DATABASE_URL", { DOCVERIFY_DATABASE_URL: "mysql://u@db/x" }, /must use postgres:\/\/ or postgresql:\/\//],
+    ["DOCVERIFY_DATABASE_URL", { DOCVERIFY_DATABASE_URL: "postgres://u@db.internal" }, /names no database/],
+    ["DOCVERIFY_DATABASE_URL", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x#frag" }, /fragment/],
+    ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "node one" }, /not a node name/],
+    ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "-a" }, /not a node name/],
+    ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "n".repeat(64) }, /not a node name/],
   ];
   for (const [setting, env, message] of bad) {
     test(`refuses ${JSON.stringify(env)} naming ${setting}`, () => {
@@ -172,6 +184,26 @@ describe("settings", () => {
       expect(e.message).toMatch(message);
     });
   }
+
+  test("DOCVERIFY_DATABASE_URL: unset is the embedded SQLite; a postgres URL is kept, and shown only with its password hidden", () => {
+    const embedded = parse({});
+    expect(embedded.databaseUrl).toBeNull();
+    expect(embedded.databaseUrlRedacted).toBeNull();
+    const url = "postgresql://docverify:s3cret-pw@db.internal:5433/docverify?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem";
+    const c = parse({ DOCVERIFY_DATABASE_URL: url });
+    expect(c.databaseUrl).toBe(url);
+    expect(c.databaseUrlRedacted).toBe("postgresql://docverify:***@db.internal:5433/docverify?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem");
+    expect(parse({ DOCVERIFY_DATABASE_URL: "postgres://u@db/x" }).databaseUrlRedacted).toBe("postgres://u@db/x");
+    // A refused URL is never repeated in the error: it may hold a password.
+    for (const bad of ["mysql://u:hunter2@db/x", "postgres://u:hunter2@db", "postgres://u:hunter2@db/x#f"]) {
+      expect(refusal({ DOCVERIFY_DATABASE_URL: bad }).message).not.toContain("hunter2");
+    }
+  });
+
+  test("DOCVERIFY_NODE_NAME: the host name by default, or as given", () => {
+    expect(parse({}).nodeName).toBe(hostname());
+    expect(parse({ DOCVERIFY_NODE_NAME: "dv-2.dc1" }).nodeName).toBe("dv-2.dc1");
+  });
 
   test("empty values count as unset", () => {
     expect(parse({ DOCVERIFY_PORT: "", DOCVERIFY_LOG_LEVEL: " " }).port).toBe(8080);

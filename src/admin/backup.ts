@@ -94,9 +94,26 @@ function progressOn(io: Io): BackupProgress {
 // ---------------------------------------------------------------------------------------------
 // backup
 
+/**
+ * Both commands copy the embedded SQLite database. With PostgreSQL (decisions §12) the data is
+ * the database server's, backed up with its own tools: refused, with the pointer.
+ */
+function refuseOnPostgres(config: Config, command: "backup" | "restore"): void {
+  if (config.databaseUrl === null) return;
+  const tools =
+    command === "backup"
+      ? "back it up with pg_dump (a logical copy) or pg_basebackup (a physical copy; with WAL archiving, to any point in time)"
+      : "restore it with pg_restore or psql (from pg_dump), or from a pg_basebackup copy";
+  throw new OpsError(
+    `${command} works on the embedded SQLite database, and DOCVERIFY_DATABASE_URL puts this service's data in PostgreSQL: ${tools}. ` +
+      `The master key is in neither: keep it apart (docs/operations.md, "Several nodes").`,
+  );
+}
+
 export async function runBackup(args: readonly string[], env: Env, io: Io): Promise<number> {
   const { values, positionals } = parse("backup", args, { progress: { type: "boolean" } });
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
+  refuseOnPostgres(config, "backup");
   const started = Date.now();
   const { file, bytes, check } = await backupDatabase({
     dataDir: config.dataDir,
@@ -147,6 +164,7 @@ function masterKeyState(config: Config, check: string | null): "matches" | "diff
 export function runRestore(args: readonly string[], env: Env, io: Io): number {
   const { values, positionals } = parse("restore", args, {});
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
+  refuseOnPostgres(config, "restore");
   const file = resolve(positionals[0]!);
   const { target, bytes, check } = restoreDatabase({
     file,

@@ -70,7 +70,8 @@ async function ledgerStatus(config: Config): Promise<LedgerStatus> {
 export async function runStatus(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
   const { values } = parseFlags(args, { json: { type: "boolean" }, data: { type: "string" } });
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
-  if (!existsSync(join(config.dataDir, DATABASE_FILE))) {
+  // (With DOCVERIFY_DATABASE_URL the database is not in the data folder: openCore answers for it.)
+  if (config.databaseUrl === null && !existsSync(join(config.dataDir, DATABASE_FILE))) {
     process.stderr.write(`docverify: no docverify data folder at ${config.dataDir} (no ${DATABASE_FILE})\n`);
     return 1;
   }

@@ -6,6 +6,7 @@
  * A bad value is never guessed at or clamped: `parseConfig` throws a `ConfigError` naming the
  * setting and what is allowed, and `serve` refuses to start with that message.
  */
+import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseCidrList, type Cidr } from "../lib/cidr.ts";
 
@@ -51,6 +52,16 @@ export interface Config {
    * default (anchoring/links.ts `suggestedMirrorNodes`).
    */
   readonly mirrorNodes: readonly string[] | null;
+  /**
+   * DOCVERIFY_DATABASE_URL (decisions §12): a `postgres://` URL selects PostgreSQL, shared by
+   * every node; null (unset) is the embedded SQLite in the data folder. Holds the password if the
+   * URL does: show `databaseUrlRedacted`, never this.
+   */
+  readonly databaseUrl: string | null;
+  /** The same URL with any password replaced by `***`, for logs and `status`. */
+  readonly databaseUrlRedacted: string | null;
+  /** DOCVERIFY_NODE_NAME: this node's name in `status` and log lines; the host name by default. */
+  readonly nodeName: string;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +97,8 @@ export const SETTINGS = [
   "DOCVERIFY_LOG_LEVEL",
   "DOCVERIFY_LOG_RETENTION_DAYS",
   "DOCVERIFY_MIRROR_NODES",
+  "DOCVERIFY_DATABASE_URL",
+  "DOCVERIFY_NODE_NAME",
 ] as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -197,6 +210,11 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   // Up to a century; 0 keeps every row.
   const logRetentionDays = integer(get("DOCVERIFY_LOG_RETENTION_DAYS"), "DOCVERIFY_LOG_RETENTION_DAYS", 400, 0, 36_500);
   const mirrorNodes = mirrorNodeList(get("DOCVERIFY_MIRROR_NODES"));
+  const databaseUrl = postgresUrl(get("DOCVERIFY_DATABASE_URL"));
+  const nodeName = get("DOCVERIFY_NODE_NAME") ?? hostname();
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(nodeName)) {
+    throw new ConfigError("DOCVERIFY_NODE_NAME", `${JSON.stringify(nodeName)} is not a node name; allowed: 1 to 63 letters, digits, dots, hyphens and underscores, starting with a letter or digit`);
+  }
 
   return deepFreeze({
     host,
@@ -214,7 +232,40 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     logLevel,
     logRetentionDays,
     mirrorNodes,
+    databaseUrl,
+    databaseUrlRedacted: databaseUrl === null ? null : redactUrl(databaseUrl),
+    nodeName,
   });
+}
+
+/**
+ * A PostgreSQL connection URL, as libpq and Bun.SQL read it: `postgres://` or `postgresql://`,
+ * a host and a database name; TLS and other options in the query (`sslmode=verify-full`). An
+ * error never repeats the URL itself, which may hold a password.
+ */
+function postgresUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  const name = "DOCVERIFY_DATABASE_URL";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, "is not a URL; give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=verify-full], or unset it for the embedded SQLite");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(name, `must use postgres:// or postgresql://, not ${url.protocol}//; unset it for the embedded SQLite`);
+  }
+  if (url.hostname === "") throw new ConfigError(name, "names no host; give postgres://USER@HOST[:PORT]/DATABASE");
+  if (url.pathname.replace(/^\/+/, "") === "") throw new ConfigError(name, "names no database; give postgres://USER@HOST[:PORT]/DATABASE");
+  if (url.hash !== "") throw new ConfigError(name, "must not carry a fragment (#...)");
+  return raw;
+}
+
+/** The URL with its password (if any) replaced by `***`. */
+export function redactUrl(raw: string): string {
+  const url = new URL(raw);
+  if (url.password !== "") url.password = "***";
+  return url.href;
 }
 
 function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {

@@ -13,7 +13,7 @@
 import { sql } from "drizzle-orm";
 import { journal, sqlByTag } from "../../migrations/pg/index.ts";
 import { embeddedFrom, SchemaTooNewError } from "./migrate.ts";
-import type { PostgresStore } from "./store.ts";
+import type { PostgresStore } from "./pg-store.ts";
 
 /** The advisory lock key migrations take (any fixed 64-bit number no other lock uses). */
 export const MIGRATION_LOCK = 0x646f6376_0001n; // "docv", 1

@@ -27,13 +27,15 @@
  * (test/storage/schema-lockstep.test.ts), they have no synchronous methods to misuse, and the
  * contract tests run every operation on both engines, which is what shows the SQLite builders
  * behind the types accept the same calls.
+ *
+ * The PostgreSQL half is pg-store.ts, loaded only when DOCVERIFY_DATABASE_URL is set: an embedded
+ * appliance does not pay for a client it never opens.
  */
-import { SQL as BunSQL } from "bun";
-import { is } from "drizzle-orm";
-import { drizzle as drizzlePg, type BunSQLDatabase } from "drizzle-orm/bun-sql";
+import { DrizzleQueryError, is } from "drizzle-orm";
+import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
 import { SQLiteDeleteBase, SQLiteInsertBase, SQLiteSelectBase, SQLiteUpdateBase } from "drizzle-orm/sqlite-core";
 import type { Db } from "./db.ts";
-import * as pgSchema from "./pg-schema.ts";
+import type * as pgSchema from "./pg-schema.ts";
 import * as sqliteSchema from "./schema.ts";
 
 export type Tables = typeof pgSchema;
@@ -77,6 +79,15 @@ function runSqliteStep(step: Step): unknown {
   throw new TypeError("storage: an operation yielded something other than a select, insert, update or delete builder");
 }
 
+/**
+ * The database's own error, not drizzle's wrapper around it: the wrapper's message carries the
+ * query's parameters (a secret's digest, a person's email), which must never reach a log line,
+ * and each engine's error keeps its own code (SQLite's `code`, PostgreSQL's SQLSTATE in `errno`).
+ */
+export function databaseError(e: unknown): unknown {
+  return e instanceof DrizzleQueryError && e.cause !== undefined ? e.cause : e;
+}
+
 function driveSync<T>(op: Op<T>): T {
   let next = op.next();
   while (!next.done) {
@@ -84,7 +95,7 @@ function driveSync<T>(op: Op<T>): T {
     try {
       result = runSqliteStep(next.value);
     } catch (e) {
-      next = op.throw(e);
+      next = op.throw(databaseError(e));
       continue;
     }
     next = op.next(result);
@@ -117,71 +128,3 @@ export function sqliteStore(db: Db): Store {
     async close() {},
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// PostgreSQL: every query awaited.
-
-/** SQLSTATEs after which a transaction is run again from the start. */
-const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
-const MAX_ATTEMPTS = 20;
-
-/** The SQLSTATE of an error from PostgreSQL (Bun.SQL puts it in `errno`), or null. */
-export function sqlState(e: unknown): string | null {
-  if (e === null || typeof e !== "object") return null;
-  const errno = (e as { errno?: unknown }).errno;
-  if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return errno;
-  const cause = (e as { cause?: unknown }).cause;
-  return cause !== undefined && cause !== e ? sqlState(cause) : null;
-}
-
-async function driveAsync<T>(op: Op<T>): Promise<T> {
-  let next = op.next();
-  while (!next.done) {
-    let result: unknown;
-    try {
-      result = await next.value;
-    } catch (e) {
-      next = op.throw(e);
-      continue;
-    }
-    next = op.next(result);
-  }
-  return next.value;
-}
-
-export interface PostgresStore extends Store {
-  readonly engine: "postgres";
-  /** The connection pool, for what only storage/ does with it (migrations, locks). */
-  readonly client: BunSQL;
-  readonly db: StoreDb;
-}
-
-/** A store over a PostgreSQL connection pool opened from `url`. */
-export function postgresStore(url: string, options: { readonly max?: number } = {}): PostgresStore {
-  const client = new BunSQL(url, { max: options.max ?? 10, idleTimeout: 60, connectionTimeout: 10 });
-  const db = drizzlePg({ client, schema: pgSchema });
-  return {
-    engine: "postgres",
-    client,
-    db,
-    read(body) {
-      return driveAsync(body(db, pgSchema));
-    },
-    async write(body) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema)), { isolationLevel: "serializable" });
-        } catch (e) {
-          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
-          // Another transaction touched the same rows: wait a little (jittered, growing) and run
-          // the whole operation again on what is now committed.
-          await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
-        }
-      }
-    },
-    async close() {
-      await client.close({ timeout: 5 });
-    },
-  };
-}
-

@@ -1,0 +1,74 @@
+/**
+ * The PostgreSQL store (store.ts says what a store is): every query of an operation awaited, a
+ * write operation in one SERIALIZABLE transaction, run again from the start when PostgreSQL
+ * reports a serialization failure or a deadlock. Loaded only when DOCVERIFY_DATABASE_URL is set.
+ */
+import { SQL as BunSQL } from "bun";
+import { drizzle as drizzlePg } from "drizzle-orm/bun-sql";
+import * as pgSchema from "./pg-schema.ts";
+import { databaseError, type Op, type Store, type StoreDb } from "./store.ts";
+
+/** SQLSTATEs after which a transaction is run again from the start. */
+const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
+const MAX_ATTEMPTS = 20;
+
+/** The SQLSTATE of an error from PostgreSQL (Bun.SQL puts it in `errno`), or null. */
+export function sqlState(e: unknown): string | null {
+  if (e === null || typeof e !== "object") return null;
+  const errno = (e as { errno?: unknown }).errno;
+  if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return errno;
+  const cause = (e as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== e ? sqlState(cause) : null;
+}
+
+async function driveAsync<T>(op: Op<T>): Promise<T> {
+  let next = op.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = await next.value;
+    } catch (e) {
+      next = op.throw(databaseError(e));
+      continue;
+    }
+    next = op.next(result);
+  }
+  return next.value;
+}
+
+export interface PostgresStore extends Store {
+  readonly engine: "postgres";
+  /** The connection pool, for what only storage/ does with it (migrations, locks). */
+  readonly client: BunSQL;
+  readonly db: StoreDb;
+}
+
+/** A store over a PostgreSQL connection pool opened from `url`. */
+export function postgresStore(url: string, options: { readonly max?: number } = {}): PostgresStore {
+  const client = new BunSQL(url, { max: options.max ?? 10, idleTimeout: 60, connectionTimeout: 10 });
+  const db = drizzlePg({ client, schema: pgSchema });
+  return {
+    engine: "postgres",
+    client,
+    db,
+    read(body) {
+      return driveAsync(body(db, pgSchema));
+    },
+    async write(body) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema)), { isolationLevel: "serializable" });
+        } catch (e) {
+          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
+          // Another transaction touched the same rows: wait a little (jittered, growing) and run
+          // the whole operation again on what is now committed.
+          await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
+        }
+      }
+    },
+    async close() {
+      await client.close({ timeout: 5 });
+    },
+  };
+}
+

@@ -1,0 +1,269 @@
+/**
+ * One contract suite, run against every storage engine (decisions §12; Litestream's habit of one
+ * suite per interface): embedded SQLite, and a real PostgreSQL server this file starts
+ * (test/support/postgres.ts). What is written once over the store (src/storage/store.ts) must
+ * behave the same on both: the same results, the same errors, all-or-nothing writes, and the
+ * audit row in the same transaction as its change.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createSigner } from "../../src/crypto/index.ts";
+import { createApiKeys } from "../../src/keys/api-keys.ts";
+import { listAudit } from "../../src/keys/audit.ts";
+import { createOrganisations } from "../../src/keys/organisations.ts";
+import { manualClock } from "../../src/lib/clock.ts";
+import { DomainError } from "../../src/lib/errors.ts";
+import { openDatabase } from "../../src/storage/db.ts";
+import { migrate } from "../../src/storage/migrate.ts";
+import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
+import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
+import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
+import { eq } from "drizzle-orm";
+import { startPostgres, type Postgres } from "../support/postgres.ts";
+
+let pg: Postgres;
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await pg?.destroy();
+});
+
+const MASTER_KEY = new Uint8Array(32).fill(9);
+
+interface Engine {
+  readonly name: string;
+  open(): Promise<Store>;
+}
+
+const opened: Store[] = [];
+afterAll(async () => {
+  for (const s of opened) await s.close();
+});
+
+const ENGINES: Engine[] = [
+  {
+    name: "SQLite",
+    async open() {
+      const db = openDatabase({ path: ":memory:" });
+      migrate(db);
+      const store = sqliteStore(db);
+      opened.push({ ...store, close: async () => db.$client.close() });
+      return store;
+    },
+  },
+  {
+    name: "PostgreSQL",
+    async open() {
+      const store = postgresStore(await pg.createDatabase());
+      await migratePostgres(store);
+      opened.push(store);
+      return store;
+    },
+  },
+];
+
+for (const engine of ENGINES) {
+  describe(`${engine.name}: organisations, API keys and the audit trail`, () => {
+    let store: Store;
+    const clock = manualClock(Date.UTC(2026, 10, 24, 12));
+    const signer = createSigner({ masterKey: MASTER_KEY, workers: 0 });
+    let orgs: ReturnType<typeof createOrganisations>;
+    let keys: ReturnType<typeof createApiKeys>;
+    beforeAll(async () => {
+      store = await engine.open();
+      orgs = createOrganisations({ store, signer, clock });
+      keys = createApiKeys({ store, clock });
+    });
+
+    test("an organisation is created, read back, listed in creation order, and changed", async () => {
+      const a = await orgs.create({ name: "Acme Ltd", addon: true }, "alice");
+      clock.advance(1);
+      const b = await orgs.create({ name: "  Beta  " }, "alice");
+      expect(a).toMatchObject({ name: "Acme Ltd", apiAccess: false, addon: true, validated: false, suspended: false, topicId: null, createdAt: clock.now() - 1 });
+      expect(b.name).toBe("Beta");
+      expect(await orgs.get(a.id)).toEqual(a);
+      const listed = await orgs.list();
+      expect(listed.map((o) => o.id)).toEqual([a.id, b.id]);
+      const changed = await orgs.set(a.id, { validated: true, suspended: true }, "bob");
+      expect(changed).toEqual({ ...a, validated: true, suspended: true });
+      expect(await orgs.get(a.id)).toEqual(changed);
+    });
+
+    test("an unknown organisation is NOT_FOUND, and a bad name is refused before anything is written", async () => {
+      await expect(orgs.get("nope")).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await expect(orgs.set("nope", { addon: true }, "bob")).rejects.toMatchObject({ code: "NOT_FOUND" });
+      const before = (await orgs.list()).length;
+      const auditBefore = (await listAudit(store, 1000)).length;
+      await expect(orgs.create({ name: "   " }, "bob")).rejects.toBeInstanceOf(DomainError);
+      await expect(orgs.create({ name: "a\u0000b" }, "bob")).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+      expect((await orgs.list()).length).toBe(before);
+      expect((await listAudit(store, 1000)).length).toBe(auditBefore);
+    });
+
+    test("keys: minted with the scopes of the organisation's state, listed, revoked once", async () => {
+      const org = await orgs.create({ name: "Keys Org", addon: true }, "alice");
+      const live = await keys.mint({ orgId: org.id, environment: "live", revoke: true }, "alice");
+      const test_ = await keys.mint({ orgId: org.id, environment: "test" }, "alice");
+      expect(live.scopes).toEqual(["verifications:read", "records:write", "records:revoke"]);
+      expect(test_.scopes).toEqual(["verifications:read"]);
+      expect(live.key.startsWith("dv_live_")).toBe(true);
+      const listed = await keys.list({ orgId: org.id });
+      expect(listed.map((k) => k.keyId)).toEqual([live.keyId, test_.keyId]);
+      expect(JSON.stringify(listed)).not.toContain(live.key);
+      const revoked = await keys.revoke(live.keyId, "bob");
+      expect(revoked.revokedAt).toBe(clock.now());
+      await expect(keys.revoke(live.keyId, "bob")).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+      await expect(keys.revoke("k_nope", "bob")).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await expect(keys.mint({ orgId: "nope", environment: "live" }, "bob")).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await expect(keys.mint({ orgId: org.id, environment: "test", revoke: true }, "bob")).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+      expect((await keys.list({ orgId: org.id })).length).toBe(2);
+    });
+
+    test("every change wrote its audit row, newest first, with before and after", async () => {
+      const org = await orgs.create({ name: "Audited" }, "carol");
+      await orgs.set(org.id, { apiAccess: true }, "dave");
+      const [last, previous] = await listAudit(store, 2);
+      expect(last).toMatchObject({ actor: "dave", action: "organisation.set", subjectType: "organisation", subjectId: org.id });
+      expect(JSON.parse(last!.before!)).toMatchObject({ apiAccess: false });
+      expect(JSON.parse(last!.after!)).toMatchObject({ apiAccess: true });
+      expect(previous).toMatchObject({ actor: "carol", action: "organisation.create", before: null });
+      expect(last!.id).toBeGreaterThan(previous!.id);
+    });
+
+    test("a write is all or nothing: a failure after the first statement leaves nothing", async () => {
+      const org = await orgs.create({ name: "Rollback" }, "erin");
+      await expect(
+        store.write(function* (tx, t) {
+          yield* q(tx.update(t.organisations).set({ name: "changed" }).where(eq(t.organisations.id, org.id)));
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect((await orgs.get(org.id)).name).toBe("Rollback");
+      // A constraint failing on the second statement undoes the first as well.
+      await expect(
+        store.write(function* (tx, t) {
+          yield* q(tx.update(t.organisations).set({ name: "changed" }).where(eq(t.organisations.id, org.id)));
+          yield* q(tx.insert(t.serviceMeta).values([{ key: "dup", value: "1" }, { key: "dup", value: "2" }]));
+        }),
+      ).rejects.toThrow();
+      expect((await orgs.get(org.id)).name).toBe("Rollback");
+    });
+
+    test("an error a query raises reaches the operation, which may handle it and go on", async () => {
+      const got = await store.write(function* (tx, t) {
+        yield* q(tx.insert(t.serviceMeta).values({ key: "once", value: "1" }));
+        return "first";
+      });
+      expect(got).toBe("first");
+      const read = await store.read(function* (db, t) {
+        try {
+          yield* q(db.select().from(t.serviceMeta).where(eq(t.serviceMeta.key, "once")));
+        } catch {
+          return "unexpected";
+        }
+        const rows = yield* q(db.select().from(t.serviceMeta).where(eq(t.serviceMeta.key, "once")));
+        return rows[0]!.value;
+      });
+      expect(read).toBe("1");
+      // `.returning()` is how an operation learns which rows a change touched, on both engines.
+      const touched = await store.write(function* (tx, t) {
+        return yield* q(tx.update(t.serviceMeta).set({ value: "2" }).where(eq(t.serviceMeta.key, "once")).returning({ key: t.serviceMeta.key }));
+      });
+      expect(touched).toEqual([{ key: "once" }]);
+    });
+
+    test("the audit log is append-only on this engine too", async () => {
+      await expect(
+        store.write(function* (tx, t) {
+          yield* q(tx.update(t.auditLog).set({ actor: "mallory" }));
+        }),
+      ).rejects.toThrow(/append-only/);
+      await expect(
+        store.write(function* (tx, t) {
+          yield* q(tx.delete(t.auditLog));
+        }),
+      ).rejects.toThrow(/append-only/);
+    });
+
+    test("binary columns and times in ms come back as written", async () => {
+      const org = await orgs.create({ name: "Bytes" }, "frank");
+      const [row] = await store.read(function* (db, t) {
+        return yield* q(db.select().from(t.signingKeys).innerJoin(t.organisations, eq(t.organisations.systemKeyFingerprint, t.signingKeys.fingerprint)).where(eq(t.organisations.id, org.id)));
+      });
+      expect(Buffer.isBuffer(row!.signing_keys.fingerprint)).toBe(true);
+      expect(row!.signing_keys.fingerprint.length).toBe(32);
+      expect(row!.signing_keys.publicKey.length).toBeGreaterThan(1000);
+      expect(typeof row!.signing_keys.createdAt).toBe("number");
+      expect(row!.signing_keys.createdAt).toBe(org.createdAt);
+      expect(row!.organisations.createdAt).toBeGreaterThan(2 ** 32);
+    });
+
+    if (engine.name === "SQLite") {
+      // PostgreSQL awaits whatever it is given; SQLite must know how to run it synchronously.
+      test("an operation that yields something that is not a query is refused", async () => {
+        await expect(
+          store.read(function* () {
+            yield Promise.resolve(1);
+          }),
+        ).rejects.toThrow(/select, insert, update or delete/);
+      });
+    }
+
+    test("concurrent read-then-write changes of one row all land, each as if alone", async () => {
+      const org = await orgs.create({ name: "Contended" }, "gina");
+      const auditBefore = (await listAudit(store, 10_000)).length;
+      // On PostgreSQL these overlap and conflict (SERIALIZABLE); the store runs the losers again.
+      const flips = await Promise.all(Array.from({ length: 16 }, (_, i) => orgs.set(org.id, { validated: i % 2 === 0 }, `admin-${i}`)));
+      expect(flips.length).toBe(16);
+      const audit = (await listAudit(store, 10_000)).slice(0, (await listAudit(store, 10_000)).length - auditBefore);
+      expect(audit.length).toBe(16);
+      // Each audit row's "before" is the state the previous change left: no change was lost.
+      const chain = [...audit].reverse().map((a) => [JSON.parse(a.before!).validated, JSON.parse(a.after!).validated]);
+      for (let i = 1; i < chain.length; i++) expect(chain[i]![0]).toBe(chain[i - 1]![1]);
+      expect((await orgs.get(org.id)).validated).toBe(chain.at(-1)![1]);
+    });
+  });
+}
+
+describe("PostgreSQL: migrations", () => {
+  test("a new database gets every migration once; running again applies nothing", async () => {
+    const store = postgresStore(await pg.createDatabase());
+    opened.push(store);
+    expect(await migratePostgres(store)).toEqual({ applied: embeddedPgMigrations().length });
+    expect(await migratePostgres(store)).toEqual({ applied: 0 });
+    const rows = (await store.client`SELECT hash FROM drizzle.__drizzle_migrations ORDER BY id`) as { hash: string }[];
+    expect(rows.map((r) => r.hash)).toEqual(embeddedPgMigrations().map((m) => m.hash));
+    const tables = (await store.client`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`) as { tablename: string }[];
+    expect(tables.map((t) => t.tablename)).toContain("records");
+    const [counter] = (await store.client`SELECT value FROM change_counter WHERE id = 1`) as { value: string }[];
+    expect(Number(counter!.value)).toBe(0);
+  });
+
+  test("three nodes starting at once: one migrates, the others find it done", async () => {
+    const url = await pg.createDatabase();
+    const stores: PostgresStore[] = [postgresStore(url), postgresStore(url), postgresStore(url)];
+    opened.push(...stores);
+    const results = await Promise.all(stores.map((s) => migratePostgres(s)));
+    expect(results.map((r) => r.applied).sort()).toEqual([0, 0, embeddedPgMigrations().length]);
+  });
+
+  test("a database written by a newer docverify is refused, and nothing is run", async () => {
+    const store = postgresStore(await pg.createDatabase());
+    opened.push(store);
+    await migratePostgres(store);
+    await store.client`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('from-the-future', 9999999999999)`;
+    await expect(migratePostgres(store)).rejects.toThrow(/newer docverify/);
+  });
+
+  test("a change to what the service caches raises the change counter in the same transaction", async () => {
+    const store = postgresStore(await pg.createDatabase());
+    opened.push(store);
+    await migratePostgres(store);
+    const orgs = createOrganisations({ store, signer: createSigner({ masterKey: MASTER_KEY, workers: 0 }), clock: manualClock() });
+    const counter = async () => Number(((await store.client`SELECT value FROM change_counter WHERE id = 1`) as { value: string }[])[0]!.value);
+    const org = await orgs.create({ name: "Counted" }, "x");
+    const before = await counter();
+    await orgs.set(org.id, { suspended: true }, "x");
+    expect(await counter()).toBe(before + 1);
+  });
+});
