@@ -106,7 +106,7 @@ function refuseOnPostgres(config: Config, command: "backup" | "restore"): void {
       : "restore it with pg_restore or psql (from pg_dump), or from a pg_basebackup copy";
   throw new OpsError(
     `${command} works on the embedded SQLite database, and DOCVERIFY_DATABASE_URL puts this service's data in PostgreSQL: ${tools}. ` +
-      `The master key is in neither: keep it apart (docs/operations.md, "Several nodes").`,
+      `The master key is in neither: keep it apart (docs/storage.md).`,
   );
 }
 
