@@ -163,7 +163,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...(options.verificationMemo === false ? { memo: false as const } : {}),
   });
   // Authenticates verification-log cursors; made once per installation, never leaves the database.
-  const cursorKey = Buffer.from(metaValue(core.db, "cursor_key", () => randomBytes(32).toString("hex")), "hex");
+  const cursorKey = Buffer.from(core.store.writeSync(metaValue("cursor_key", () => randomBytes(32).toString("hex"))), "hex");
   // Its group commits are written by a worker thread with its own connection (issue 17), so the
   // inserts, the commit and its fsync never hold the event loop.
   const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey, writerThread: { path: core.db.$client.filename } });

@@ -14,15 +14,19 @@ import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
 import { DATABASE_FILE, octal, refuseSymlinks, secureDataFolder } from "./storage/data-folder.ts";
 import { openDatabase, type Db } from "./storage/db.ts";
-import { sqliteStore, type Store } from "./storage/store.ts";
-import { MASTER_KEY_CHECK, metaValue } from "./storage/meta.ts";
-import { migrate } from "./storage/migrate.ts";
+import { MASTER_KEY_CHECK, metaRead, metaValue } from "./storage/meta.ts";
+import { sqliteStore, type SqliteStore, type Store } from "./storage/store.ts";
+import { migrate, SchemaTooNewError } from "./storage/migrate.ts";
+import { OpsError } from "./lib/errors.ts";
 
-/** Storage and services, without HTTP: what `serve` and the admin command line share. */
-export interface Core {
+/**
+ * What runs on either engine (docs/storage.md): organisations, API keys and their audit trail,
+ * over the store. The `org` and `key` commands open only this, so they work with
+ * DOCVERIFY_DATABASE_URL set.
+ */
+export interface AdminCore {
   readonly config: Config;
-  readonly db: Db;
-  /** The same database for code written once for both engines (storage/store.ts). */
+  /** The database, for code written once for both engines (storage/store.ts). */
   readonly store: Store;
   readonly instanceId: string;
   readonly clock: Clock;
@@ -30,12 +34,18 @@ export interface Core {
   readonly signer: Signer;
   readonly organisations: Organisations;
   readonly apiKeys: ApiKeys;
+  /** Closes storage. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Storage and services on the embedded SQLite, without HTTP: what `serve` and the admin command line share. */
+export interface Core extends AdminCore {
+  readonly db: Db;
+  readonly store: SqliteStore;
   /** Authenticates presented API keys; records last use in batches. */
   readonly credentials: Credentials;
   /** The ledger queue, its links and the anchor loop: only in `serve` (createApp); null in the admin command line. */
   readonly anchoring: AppAnchoring | null;
-  /** Closes storage. Idempotent. */
-  close(): Promise<void>;
 }
 
 export interface CoreOptions {
@@ -55,7 +65,7 @@ export function openCore(options: CoreOptions): Core {
     // the embedded SQLite, which would split the data between two databases.
     throw new ConfigError(
       "DOCVERIFY_DATABASE_URL",
-      "this release cannot yet run serve, status or the administrator's commands on PostgreSQL (docs/storage.md, \"Two engines\"); unset it to use the embedded SQLite in DOCVERIFY_DATA_DIR",
+      "this release runs only the org and key commands on PostgreSQL, not yet serve, status, admin or person (docs/storage.md, \"Two engines\"); unset it to use the embedded SQLite in DOCVERIFY_DATA_DIR",
     );
   }
   const clock = options.clock ?? systemClock;
@@ -76,12 +86,14 @@ export function openCore(options: CoreOptions): Core {
     db.$client.close();
     throw e;
   }
-  const instanceId = metaValue(db, "instance_id", () => Bun.randomUUIDv7());
-  const masterKey = openKeyStore(db, config, log);
+  const store = sqliteStore(db);
+  const instanceId = store.writeSync(metaValue("instance_id", () => Bun.randomUUIDv7()));
+  const keyStore = openKeyStore(store.readSync(metaRead(MASTER_KEY_CHECK)), config, log);
+  if (keyStore.remember !== null) store.writeSync(metaValue(MASTER_KEY_CHECK, () => keyStore.remember!));
+  const masterKey = keyStore.key;
   const signer = createSigner({ masterKey });
 
   const credentials = createCredentials({ db, clock, log });
-  const store = sqliteStore(db);
   let closed = false;
   const core: Core = {
     config,
@@ -120,37 +132,95 @@ export function masterKeyOf(core: Core): Uint8Array | null {
 }
 
 /**
- * The master key, or null when the key store must stay sealed (signing then answers 503).
+ * The master key, or null when the key store must stay sealed (signing then answers 503), and
+ * the check value to remember when the database has none yet. `remembered` is the database's.
  *
  * A new master key is created only in the default place inside the data folder, and only on
  * a database that has never had one: the database remembers a check value of the first master
  * key, so a lost or swapped key file is reported instead of silently replaced by a new key
  * that could not open anything sealed under the old one.
  */
-function openKeyStore(db: Db, config: Config, log: Logger): Uint8Array | null {
-  const rememberedRow = db.$client.query("SELECT value FROM service_meta WHERE key = ?").get(MASTER_KEY_CHECK) as { value: string } | null;
-  const remembered = rememberedRow?.value ?? null;
+function openKeyStore(remembered: string | null, config: Config, log: Logger, options: { readonly mayCreate?: boolean } = {}): { key: Uint8Array | null; remember: string | null } {
+  const sealed = { key: null, remember: null };
   let loaded;
   try {
-    loaded = loadOrCreateMasterKey({ file: config.masterKeyFile, create: config.masterKeyFileIsDefault && remembered === null });
+    loaded = loadOrCreateMasterKey({ file: config.masterKeyFile, create: (options.mayCreate ?? true) && config.masterKeyFileIsDefault && remembered === null });
   } catch (e) {
     if (!(e instanceof MasterKeyMissingError)) throw e;
     log.error("master key missing: the key store is sealed and signing answers 503", {
       file: config.masterKeyFile,
-      hint: remembered === null ? "set DOCVERIFY_MASTER_KEY_FILE or provide the systemd credential master-key" : "restore the master key file this data folder was created with",
+      hint:
+        remembered !== null
+          ? "restore the master key file this data folder was created with"
+          : config.databaseUrl !== null
+            ? "with DOCVERIFY_DATABASE_URL every node needs the same master key: set DOCVERIFY_MASTER_KEY_FILE or provide the systemd credential master-key"
+            : "set DOCVERIFY_MASTER_KEY_FILE or provide the systemd credential master-key",
     });
-    return null;
+    return sealed;
   }
   for (const warning of loaded.warnings) log.warn("master key file", { file: loaded.file, warning });
   const check = masterKeyCheckValue(loaded.key);
-  if (remembered === null) {
-    metaValue(db, MASTER_KEY_CHECK, () => check);
-  } else if (remembered !== check) {
+  if (remembered !== null && remembered !== check) {
     log.error("master key does not match this data folder: the key store is sealed and signing answers 503", { file: loaded.file });
-    return null;
+    return sealed;
   }
   if (loaded.created) {
     log.warn("master key created; back it up apart from the data folder: without it no private key can be opened", { file: loaded.file });
   }
-  return loaded.key;
+  return { key: loaded.key, remember: remembered === null ? check : null };
+}
+
+/**
+ * The engine-neutral core on whichever database the settings name: the embedded SQLite (the
+ * whole core, opened as `openCore` does) or PostgreSQL, connected and migrated.
+ *
+ * On PostgreSQL the master key is never created: every node must open the same key, so the
+ * operator provides it (DOCVERIFY_MASTER_KEY_FILE or the systemd credential) and the first node
+ * to start remembers its check value for the others.
+ */
+export async function openAdminCore(options: CoreOptions): Promise<AdminCore> {
+  const { config, log } = options;
+  if (config.databaseUrl === null) return openCore(options);
+  const clock = options.clock ?? systemClock;
+  const { postgresStore } = await import("./storage/pg-store.ts");
+  const { migratePostgres } = await import("./storage/pg-migrate.ts");
+  const store = postgresStore(config.databaseUrl, { max: 2 });
+  try {
+    const { applied } = await migratePostgres(store);
+    if (applied > 0) log.info("storage migrated", { applied, database: config.databaseUrlRedacted });
+    const instanceId = await store.write(metaValue("instance_id", () => Bun.randomUUIDv7()));
+    const keyStore = openKeyStore(await store.read(metaRead(MASTER_KEY_CHECK)), config, log, { mayCreate: false });
+    let masterKey = keyStore.key;
+    if (keyStore.remember !== null) {
+      // Two nodes starting at once with different keys: the first check value stored wins, and
+      // the other node stays sealed, as it would on its next start.
+      const stored = await store.write(metaValue(MASTER_KEY_CHECK, () => keyStore.remember!));
+      if (stored !== keyStore.remember) {
+        log.error("master key does not match the one the other nodes use: the key store is sealed and signing answers 503", { file: config.masterKeyFile });
+        masterKey = null;
+      }
+    }
+    const signer = createSigner({ masterKey });
+    let closed = false;
+    return {
+      config,
+      store,
+      instanceId,
+      clock,
+      signer,
+      organisations: createOrganisations({ store, signer, clock }),
+      apiKeys: createApiKeys({ store, clock }),
+      async close() {
+        if (closed) return;
+        closed = true;
+        await store.close();
+      },
+    };
+  } catch (e) {
+    await store.close();
+    if (e instanceof SchemaTooNewError) throw e;
+    // Unreachable, refused, or a role without the grants: say which database (without its
+    // password) and what it answered.
+    throw new OpsError(`cannot use the PostgreSQL database ${config.databaseUrlRedacted}: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }

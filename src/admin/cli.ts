@@ -5,7 +5,7 @@
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
 import { osActor } from "./actor.ts";
-import { openCore, type Core } from "../core.ts";
+import { openAdminCore, openCore, type AdminCore, type Core, type CoreOptions } from "../core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";
@@ -29,17 +29,29 @@ function onOff(value: string | boolean | undefined, flag: string): boolean | und
   throw new UsageError(`--${flag} must be on or off, not ${JSON.stringify(value)}`);
 }
 
-async function withCore<T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: Core) => T | Promise<T>): Promise<T> {
+/** Runs `fn` over the core the settings name, closing it after. */
+async function withOpened<C extends AdminCore, T>(
+  env: Readonly<Record<string, string | undefined>>,
+  data: string | boolean | undefined,
+  open: (options: CoreOptions) => C | Promise<C>,
+  fn: (core: C) => T | Promise<T>,
+): Promise<T> {
   const config = parseConfig(env, { dataDir: typeof data === "string" ? data : undefined });
   // Administrative commands keep stdout for their answer; the core's own log lines go to stderr.
   const log = createLogger({ level: "warn", write: (l) => process.stderr.write(l + "\n") });
-  const core = openCore({ config, log });
+  const core = await open({ config, log });
   try {
     return await fn(core);
   } finally {
     await core.close();
   }
 }
+
+/** The whole core: the embedded SQLite only (persons are not yet on PostgreSQL). */
+const withCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: Core) => T | Promise<T>) => withOpened(env, data, openCore, fn);
+/** Organisations and API keys, on either engine (docs/storage.md). */
+const withAdminCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: AdminCore) => T | Promise<T>) =>
+  withOpened(env, data, openAdminCore, fn);
 
 const yes = (b: boolean) => (b ? "on" : "off");
 const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString());
@@ -59,7 +71,7 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
       const { values } = parse(rest, { name: { type: "string" }, "api-access": { type: "boolean" }, addon: { type: "boolean" }, validated: { type: "boolean" } });
       if (typeof values.name !== "string") throw new UsageError("--name is required");
       const name = values.name;
-      const org = await withCore(env, values.data, (c) =>
+      const org = await withAdminCore(env, values.data, (c) =>
         c.organisations.create({ name, apiAccess: values["api-access"] === true, addon: values.addon === true, validated: values.validated === true }, osActor(env)),
       );
       out.write(values.json ? JSON.stringify({ id: org.id }) + "\n" : `${org.id}\n`);
@@ -78,13 +90,13 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
         ).filter(([, v]) => v !== undefined),
       );
       if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off");
-      const org = await withCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, osActor(env)));
+      const org = await withAdminCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, osActor(env)));
       out.write(values.json ? JSON.stringify(org) + "\n" : orgLine(org) + "\n");
       return 0;
     }
     case "list": {
       const { values } = parse(rest, {});
-      const orgs = await withCore(env, values.data, (c) => c.organisations.list());
+      const orgs = await withAdminCore(env, values.data, (c) => c.organisations.list());
       out.write(values.json ? JSON.stringify(orgs.map((o) => ({ ...o, createdAt: time(o.createdAt) }))) + "\n" : orgs.map((o) => orgLine(o) + "\n").join(""));
       return 0;
     }
@@ -102,7 +114,7 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
       if (values.env !== "live" && values.env !== "test") throw new UsageError("--env is required and must be live or test");
       const orgId = values.org;
       const environment = values.env;
-      const k = await withCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, osActor(env)));
+      const k = await withAdminCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, osActor(env)));
       if (values.json) {
         out.write(JSON.stringify({ key: k.key, keyId: k.keyId, environment: k.environment, scopes: k.scopes }) + "\n");
       } else {
@@ -113,7 +125,7 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
     }
     case "list": {
       const { values } = parse(rest, { org: { type: "string" } });
-      const keys = await withCore(env, values.data, async (c) => {
+      const keys = await withAdminCore(env, values.data, async (c) => {
         if (typeof values.org === "string") await c.organisations.get(values.org);
         return c.apiKeys.list(typeof values.org === "string" ? { orgId: values.org } : {});
       });
@@ -128,7 +140,7 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
     }
     case "revoke": {
       const { values, positionals } = parse(rest, {}, 1);
-      const k = await withCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, osActor(env)));
+      const k = await withAdminCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, osActor(env)));
       out.write(values.json ? JSON.stringify(keyJson(k)) + "\n" : `revoked ${keyPrefix(k)}\n`);
       return 0;
     }

@@ -1,18 +1,29 @@
-/** Installation facts in `service_meta`, created once and read thereafter. */
+/** Installation facts in `service_meta`, created once and read thereafter, on either engine. */
 import { eq } from "drizzle-orm";
-import type { Db } from "./db.ts";
-import { serviceMeta } from "./schema.ts";
+import { q, type Body } from "./store.ts";
 
 /** The key under which the check value of the installation's master key is kept (crypto's `masterKeyCheckValue`). */
 export const MASTER_KEY_CHECK = "master_key_check";
 
 /**
- * The value stored under `key`, creating it with `make()` on first use. Safe when two
- * processes race: the insert is `ON CONFLICT DO NOTHING` and both then read the winner's value.
+ * The value stored under `key`, creating it with `make()` on first use (a write operation). Safe
+ * when two processes or nodes race: the insert is `ON CONFLICT DO NOTHING` and both then read the
+ * winner's value.
  */
-export function metaValue(db: Db, key: string, make: () => string): string {
-  db.insert(serviceMeta).values({ key, value: make() }).onConflictDoNothing().run();
-  const row = db.select().from(serviceMeta).where(eq(serviceMeta.key, key)).get();
-  if (row === undefined) throw new Error(`service_meta ${key} vanished`);
-  return row.value;
+export function metaValue(key: string, make: () => string): Body<string> {
+  const value = make();
+  return function* (tx, t) {
+    yield* q(tx.insert(t.serviceMeta).values({ key, value }).onConflictDoNothing());
+    const [row] = yield* q(tx.select().from(t.serviceMeta).where(eq(t.serviceMeta.key, key)));
+    if (row === undefined) throw new Error(`service_meta ${key} vanished`);
+    return row.value;
+  };
+}
+
+/** The value stored under `key`, or null (a read operation). */
+export function metaRead(key: string): Body<string | null> {
+  return function* (db, t) {
+    const [row] = yield* q(db.select().from(t.serviceMeta).where(eq(t.serviceMeta.key, key)));
+    return row?.value ?? null;
+  };
 }

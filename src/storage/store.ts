@@ -103,28 +103,37 @@ function driveSync<T>(op: Op<T>): T {
   return next.value;
 }
 
+/**
+ * The SQLite store also runs an operation synchronously, for the code that is still synchronous
+ * over bun:sqlite (opening the core): the same operation, the same transaction.
+ */
+export interface SqliteStore extends Store {
+  readonly engine: "sqlite";
+  readSync<T>(body: Body<T>): T;
+  writeSync<T>(body: Body<T>): T;
+}
+
 /** A store over an open SQLite connection, which stays the caller's to close. */
-export function sqliteStore(db: Db): Store {
+export function sqliteStore(db: Db): SqliteStore {
   const asStoreDb = db as unknown as StoreDb;
   const t = sqliteSchema as unknown as Tables;
+  const readSync = <T>(body: Body<T>): T => driveSync(body(asStoreDb, t));
+  // IMMEDIATE: the write lock is taken before the first read, so a read-then-write cannot fail on
+  // upgrade when another process writes (SQLITE_BUSY).
+  const writeSync = <T>(body: Body<T>): T => db.transaction((tx) => driveSync(body(tx as unknown as StoreDb, t)), { behavior: "immediate" });
+  const settle = <T>(run: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(run());
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
   return {
     engine: "sqlite",
-    read(body) {
-      try {
-        return Promise.resolve(driveSync(body(asStoreDb, t)));
-      } catch (e) {
-        return Promise.reject(e);
-      }
-    },
-    write(body) {
-      try {
-        // IMMEDIATE: the write lock is taken before the first read, so a read-then-write cannot
-        // fail on upgrade when another process writes (SQLITE_BUSY).
-        return Promise.resolve(db.transaction((tx) => driveSync(body(tx as unknown as StoreDb, t)), { behavior: "immediate" }));
-      } catch (e) {
-        return Promise.reject(e);
-      }
-    },
+    readSync,
+    writeSync,
+    read: (body) => settle(() => readSync(body)),
+    write: (body) => settle(() => writeSync(body)),
     async close() {},
   };
 }

@@ -1,26 +1,44 @@
 /**
  * DOCVERIFY_DATABASE_URL on the command line, as an operator meets it (decisions §12), while only
- * part of the service runs on PostgreSQL: nothing starts on a half-supported engine, nothing is
- * written to the embedded database instead, `backup` and `restore` point to PostgreSQL's own
- * tools, and the URL's password never appears in what is printed.
+ * part of the service runs on PostgreSQL:
+ * - the `org` and `key` commands work on it, from any node, against a real PostgreSQL server;
+ * - the rest refuses to start on a half-supported engine, and nothing is written to the embedded
+ *   database instead;
+ * - `backup` and `restore` point to PostgreSQL's own tools;
+ * - the URL's password never appears in what is printed.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, tempDir } from "../support/env.ts";
-import { cli } from "../ops/support.ts";
+import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { cli, cliAsync } from "../ops/support.ts";
 
-afterAll(cleanup);
+let pg: Postgres;
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await pg?.destroy();
+  cleanup();
+});
+
+/** A master key file, as an operator provides it to every node. */
+function masterKeyFile(fill: number): string {
+  const file = join(tempDir(), "master.key");
+  writeFileSync(file, Buffer.alloc(32, fill).toString("hex") + "\n", { mode: 0o600 });
+  return file;
+}
 
 const URL_WITH_PASSWORD = "postgres://docverify:hunter2-secret@127.0.0.1:1/docverify";
 
 describe("DOCVERIFY_DATABASE_URL on the command line", () => {
-  for (const args of [["org", "list"], ["key", "list"], ["status"], ["serve"]]) {
+  for (const args of [["person", "list"], ["status"], ["serve"]]) {
     test(`${args.join(" ")}: refused with the reason and the way back, nothing written`, () => {
       const data = tempDir();
       const r = cli([...args, "--data", data], { DOCVERIFY_DATABASE_URL: URL_WITH_PASSWORD, DOCVERIFY_PORT: "0" });
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: this release cannot yet run serve, status or the administrator's commands on PostgreSQL");
+      expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: this release runs only the org and key commands on PostgreSQL, not yet serve, status, admin or person");
       expect(r.stderr).toContain("unset it to use the embedded SQLite");
       expect(r.stdout + r.stderr).not.toContain("hunter2");
       expect(existsSync(join(data, "docverify.db"))).toBe(false);
@@ -47,4 +65,93 @@ describe("DOCVERIFY_DATABASE_URL on the command line", () => {
     expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: must use postgres:// or postgresql://");
     expect(r.stderr).not.toContain("hunter2");
   });
+});
+
+describe("org and key commands on PostgreSQL, from two nodes", () => {
+  test("an organisation and its keys made on one node are seen and changed on the other; every change audited", async () => {
+    const url = await pg.createDatabase();
+    const key = masterKeyFile(0x5a);
+    const nodeA = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: key };
+    const nodeB = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: key };
+    const dataA = tempDir();
+    const dataB = tempDir();
+    // Both nodes start at once on a new database: one migrates, the other waits for it.
+    const [created, listedFirst] = await Promise.all([
+      cliAsync(["org", "create", "--name", "Acme Ltd", "--addon", "--api-access", "--json", "--data", dataA], nodeA),
+      cliAsync(["org", "list", "--json", "--data", dataB], nodeB),
+    ]);
+    expect(created.stderr).toBe("");
+    expect(created.code).toBe(0);
+    expect(listedFirst.code).toBe(0);
+    const orgId = (JSON.parse(created.stdout) as { id: string }).id;
+
+    const listed = cli(["org", "list", "--json", "--data", dataB], nodeB);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject([{ id: orgId, name: "Acme Ltd", addon: true, apiAccess: true, validated: false }]);
+
+    const minted = cli(["key", "mint", "--org", orgId, "--env", "live", "--revoke", "--json", "--data", dataB], { ...nodeB, USER: "bob" });
+    expect(minted.code).toBe(0);
+    const k = JSON.parse(minted.stdout) as { key: string; keyId: string; scopes: string[] };
+    expect(k.scopes).toEqual(["verifications:read", "records:write", "records:revoke"]);
+
+    const revoked = cli(["key", "revoke", k.keyId, "--json", "--data", dataA], nodeA);
+    expect(revoked.code).toBe(0);
+    const again = cli(["key", "revoke", k.keyId, "--data", dataB], nodeB);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("already revoked");
+    const keys = JSON.parse(cli(["key", "list", "--org", orgId, "--json", "--data", dataB], nodeB).stdout) as { keyId: string; revokedAt: string | null }[];
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.revokedAt).not.toBeNull();
+
+    const set = cli(["org", "set", orgId, "--validated", "on", "--json", "--data", dataB], nodeB);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(cli(["org", "list", "--json", "--data", dataA], nodeA).stdout)[0].validated).toBe(true);
+
+    const audit = pg.psql("SELECT action || ' ' || actor FROM audit_log ORDER BY id", url.split("/").pop()!).split("\n");
+    expect(audit.map((line) => line.replace(/ \(uid \d+\)$/, ""))).toEqual(["organisation.create os:tester", "api_key.mint os:bob", "api_key.revoke os:tester", "organisation.set os:tester"]);
+    // The key is stored as a digest: the database never holds it.
+    expect(pg.psql("SELECT count(*) FROM api_keys WHERE position(convert_to('" + k.key.split("_").pop()! + "', 'UTF8') in secret_digest) > 0", url.split("/").pop()!)).toBe("0");
+    // Nothing went to the embedded database of either node.
+    for (const d of [dataA, dataB]) expect(readdirSync(d).filter((f) => f.startsWith("docverify.db"))).toEqual([]);
+  }, 60_000);
+
+  test("an unknown organisation and a bad name are refused, and nothing is written", async () => {
+    const url = await pg.createDatabase();
+    const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: masterKeyFile(1) };
+    expect(cli(["org", "list", "--data", tempDir()], env).code).toBe(0);
+    const name = url.split("/").pop()!;
+    const set = cli(["org", "set", "nope", "--addon", "on", "--data", tempDir()], env);
+    expect(set.code).toBe(1);
+    expect(set.stderr).toContain("No organisation nope.");
+    const bad = cli(["org", "create", "--name", "   ", "--data", tempDir()], env);
+    expect(bad.code).toBe(1);
+    expect(pg.psql("SELECT (SELECT count(*) FROM organisations) || ' ' || (SELECT count(*) FROM audit_log) || ' ' || (SELECT count(*) FROM signing_keys)", name)).toBe("0 0 0");
+  }, 30_000);
+
+  test("PostgreSQL never creates a master key: without one, org create is refused and says which key every node needs", async () => {
+    const url = await pg.createDatabase();
+    const data = tempDir();
+    const r = cli(["org", "create", "--name", "Keyless", "--data", data], { DOCVERIFY_DATABASE_URL: url });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("every node needs the same master key");
+    expect(existsSync(join(data, "master.key"))).toBe(false);
+    expect(pg.psql("SELECT count(*) FROM organisations", url.split("/").pop()!)).toBe("0");
+  }, 30_000);
+
+  test("a node with another master key than the first node's stays sealed and changes nothing", async () => {
+    const url = await pg.createDatabase();
+    const first = cli(["org", "create", "--name", "First", "--data", tempDir()], { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: masterKeyFile(2) });
+    expect(first.code).toBe(0);
+    const other = cli(["org", "create", "--name", "Second", "--data", tempDir()], { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: masterKeyFile(3) });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("master key does not match");
+    expect(pg.psql("SELECT string_agg(name, ',') FROM organisations", url.split("/").pop()!)).toBe("First");
+  }, 30_000);
+
+  test("the database being unreachable is a clear error naming it without its password", () => {
+    const r = cli(["org", "list", "--data", tempDir()], { DOCVERIFY_DATABASE_URL: `postgres://docverify:hunter2@127.0.0.1:${pg.port + 1}/nothing`, DOCVERIFY_MASTER_KEY_FILE: masterKeyFile(4) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`docverify: cannot use the PostgreSQL database postgres://docverify:***@127.0.0.1:${pg.port + 1}/nothing:`);
+    expect(r.stderr).not.toContain("hunter2");
+  }, 30_000);
 });
