@@ -174,12 +174,12 @@ async function main(argv: string[]): Promise<number> {
   process.once("SIGTERM", interrupted);
   try {
     const binary = await build(work);
-    const dataset = ensureDataset((line) => console.log(line));
+    const dataset = await ensureDataset((line) => console.log(line));
     // Built before any measurement, so that the build's CPU and disk work never overlaps one.
     let scaleData: ScaleDataset | null = null;
     if (withScale) {
       try {
-        scaleData = ensureScaleDataset(scaleSpec(), (line) => console.log(line));
+        scaleData = await ensureScaleDataset(scaleSpec(), (line) => console.log(line));
       } catch (e) {
         // The rest of the run still means something; the run as a whole is BROKEN (a target unchecked).
         broken.push(`scale dataset: ${e instanceof Error ? e.message : String(e)}`);

@@ -41,9 +41,9 @@ describe("while the ledger starts", () => {
       send(path, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
 
     const fx = createRecordsFixture({ db: app.db, signer: app.signer });
-    const org = fx.createOrg("Acme Records Ltd", { apiAccess: true, addon: true, validated: true });
+    const org = await fx.createOrg("Acme Records Ltd", { apiAccess: true, addon: true, validated: true });
     giveTopics(app);
-    const key = app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
+    const key = (await app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test")).key;
     const signedHash = docHashOf("anchored before this start");
     const recordId = fx.addOrgRecord(org, { docHash: signedHash });
 

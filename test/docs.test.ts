@@ -110,8 +110,8 @@ describe("documentation UI", () => {
 
   test("every operation shows a curl command, and each is a well-formed request", async () => {
     const { app, request } = await testApp();
-    const org = app.organisations.create({ name: "Curl", apiAccess: true, addon: true, validated: true }, "test");
-    const key = app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
+    const org = await app.organisations.create({ name: "Curl", apiAccess: true, addon: true, validated: true }, "test");
+    const key = (await app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test")).key;
     const doc = (await (await request("/v1/openapi.json")).json()) as { paths: Record<string, Record<string, { description: string }>> };
     let count = 0;
     for (const [path, ops] of Object.entries(doc.paths)) {

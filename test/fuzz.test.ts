@@ -47,7 +47,7 @@ beforeAll(async () => {
       DOCVERIFY_TRUSTED_PROXIES: "127.0.0.0/8",
     },
   }));
-  readOnlyKey = admin.apiKeys.mint({ orgId: org.id, environment: "test" }, "test").key;
+  readOnlyKey = (await admin.apiKeys.mint({ orgId: org.id, environment: "test" }, "test")).key;
   await createRecordOnceTopicExists(() =>
     rawRequest(port, requestText("POST", "/v1/records", { headers: [["Authorization", `Bearer ${key}`]], body: JSON.stringify({ originalDocHash: HASHES[0] }) })),
   );

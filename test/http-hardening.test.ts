@@ -84,9 +84,9 @@ describe("readiness", () => {
 describe("a private key that does not open", () => {
   test("record creation answers 500 INTERNAL_ERROR, commits nothing, and the operator's log says which key and why", async () => {
     const { app, log, request } = await testApp();
-    const org = app.organisations.create({ name: "Broken Key Ltd", apiAccess: true, addon: true, validated: true }, "test");
+    const org = await app.organisations.create({ name: "Broken Key Ltd", apiAccess: true, addon: true, validated: true }, "test");
     giveTopics(app);
-    const key = app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
+    const key = (await app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
     // Tamper with the organisation's sealed key: AES-GCM refuses it.
     app.db.$client.run(
       "UPDATE signing_keys SET sealed_seed = substr(sealed_seed, 1, length(sealed_seed) - 1) || x'00' WHERE fingerprint = (SELECT system_key_fingerprint FROM organisations WHERE id = ?)",

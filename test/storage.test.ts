@@ -142,13 +142,13 @@ describe("storage", () => {
     db.$client.close();
   });
 
-  test("0006 indexes the records of a database as the previous release left it: records intact, verification answers the same", () => {
+  test("0006 indexes the records of a database as the previous release left it: records intact, verification answers the same", async () => {
     const db = databaseBefore("0006");
     const indexSql = "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'records_anchored_by_class'";
     expect(rows(db, indexSql)).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = fx.createOrg("Acme Certification Ltd");
-    const globex = fx.createOrg("Globex Registry");
+    const acme = await fx.createOrg("Acme Certification Ltd");
+    const globex = await fx.createOrg("Globex Registry");
     const alice = fx.createPerson();
     // A hash with more than 100 records, whose verdict rests on a record beyond the first 100;
     // one of at most 100; one awaiting consensus.
@@ -189,11 +189,11 @@ describe("storage", () => {
     db.$client.close();
   });
 
-  test("0008 adds persons and enrolments to a database as the previous release left it: its records and organisations kept", () => {
+  test("0008 adds persons and enrolments to a database as the previous release left it: its records and organisations kept", async () => {
     const db = databaseBefore("0008");
     expect(rows(db, "SELECT name FROM sqlite_master WHERE name IN ('persons', 'enrolments')")).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = fx.createOrg("Acme Certification Ltd");
+    const acme = await fx.createOrg("Acme Certification Ltd");
     const alice = fx.createPerson();
     const hash = docHashOf("upgrade: 0008");
     const ids = [fx.addOrgRecord(acme, { docHash: hash }), fx.addPersonRecord(alice, { docHash: hash })];
@@ -215,11 +215,11 @@ describe("storage", () => {
     db.$client.close();
   });
 
-  test("0009 adds passkeys, challenges and sessions, and lets a person's record share a hash with their organisation's: records, persons and links kept", () => {
+  test("0009 adds passkeys, challenges and sessions, and lets a person's record share a hash with their organisation's: records, persons and links kept", async () => {
     const db = databaseBefore("0009");
     expect(rows(db, "SELECT name FROM sqlite_master WHERE name IN ('passkeys', 'app_challenges', 'app_sessions')")).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = fx.createOrg("Acme Certification Ltd");
+    const acme = await fx.createOrg("Acme Certification Ltd");
     const alice = fx.createPerson();
     const hash = docHashOf("upgrade: 0009");
     const ids = [fx.addOrgRecord(acme, { docHash: hash }), fx.addPersonRecord(alice, { docHash: hash })];
@@ -248,11 +248,11 @@ describe("storage", () => {
     db.$client.close();
   });
 
-  test("0010 adds the change counter and its triggers and makes the records' hash index and the log's index covering: records, keys and log kept; the counter moves only on what caches hold", () => {
+  test("0010 adds the change counter and its triggers and makes the records' hash index and the log's index covering: records, keys and log kept; the counter moves only on what caches hold", async () => {
     const db = databaseBefore("0010");
     expect(rows(db, "SELECT name FROM sqlite_master WHERE name = 'change_counter' OR (type = 'trigger' AND sql LIKE '%change_counter%')")).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = fx.createOrg("Acme Certification Ltd");
+    const acme = await fx.createOrg("Acme Certification Ltd");
     const hash = docHashOf("upgrade: 0010");
     const id = fx.addOrgRecord(acme, { docHash: hash });
     db.$client.run("INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms) VALUES ('01900000-0000-7000-8000-000000000001', ?, 'live', 'k', 'verified_org', ?, 'ref', 1)", [acme.id, hash]);

@@ -96,7 +96,7 @@ export function schemaDigest(): string {
 }
 
 /** The cached dataset, built first when missing. `say` prints progress. */
-export function ensureDataset(say: (line: string) => void): Dataset {
+export async function ensureDataset(say: (line: string) => void): Promise<Dataset> {
   const name = `records-1m-g${GENERATOR_VERSION}-schema-${schemaDigest()}`;
   const dir = join(CACHE_ROOT, name);
   const manifestFile = join(dir, "manifest.json");
@@ -106,7 +106,7 @@ export function ensureDataset(say: (line: string) => void): Dataset {
     mkdirSync(building, { recursive: true });
     const started = performance.now();
     say(`building the 1,000,000-record dataset in ${building} (once; cached in .bench-cache/)`);
-    const manifest = build(building, say);
+    const manifest = await build(building, say);
     writeFileSync(join(building, "manifest.json"), JSON.stringify(manifest) + "\n", { mode: 0o600 });
     rmSync(dir, { recursive: true, force: true });
     renameSync(building, dir);
@@ -132,7 +132,7 @@ export function consensusOf(ms: number, i: number): string {
   return `${Math.floor(ms / 1000) + 4}.${String((ms % 1000) * 1_000_000 + (i % 1_000_000)).padStart(9, "0")}`;
 }
 
-function build(dataDir: string, say: (line: string) => void): Manifest {
+async function build(dataDir: string, say: (line: string) => void): Promise<Manifest> {
   const config = parseConfig({ DOCVERIFY_DATA_DIR: dataDir });
   const core = openCore({ config, log: createLogger({ level: "error" }) });
   const { db, signer, clock } = core;
@@ -140,9 +140,9 @@ function build(dataDir: string, say: (line: string) => void): Manifest {
   try {
     // The records span the year before the build; the log the day before it.
     const startMs = Date.now() - YEAR_MS - 86_400_000;
-    const { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId } = createBenchOrganisations(core, ORG_COUNT, startMs - 60_000);
-    const recordsOrg = core.organisations.create({ name: "Bench record creation", apiAccess: true, addon: true, validated: true }, "bench");
-    const recordsKey = core.apiKeys.mint({ orgId: recordsOrg.id, environment: "live" }, "bench").key;
+    const { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId } = await createBenchOrganisations(core, ORG_COUNT, startMs - 60_000);
+    const recordsOrg = await core.organisations.create({ name: "Bench record creation", apiAccess: true, addon: true, validated: true }, "bench");
+    const recordsKey = (await core.apiKeys.mint({ orgId: recordsOrg.id, environment: "live" }, "bench")).key;
 
     // A bulk build: no other connection, and a failure throws the folder away, so neither the
     // journal nor fsync buys anything here. WAL again (the product's mode) at the end.
@@ -251,15 +251,16 @@ export interface BenchOrganisations {
  * sequence 1 at `announcedAtMs` (docs/receipts.md §1: receipts need it); the seal key; a live key
  * of organisation 0.
  */
-export function createBenchOrganisations(core: Core, count: number, announcedAtMs: number): BenchOrganisations {
+export async function createBenchOrganisations(core: Core, count: number, announcedAtMs: number): Promise<BenchOrganisations> {
   const { db, signer, clock } = core;
   const sql = db.$client;
-  const orgs = Array.from({ length: count }, (_, i) =>
-    core.organisations.create({ name: `Bench organisation ${i}`, apiAccess: true, addon: true, validated: true }, "bench"),
-  );
+  const orgs: Organisation[] = [];
+  for (let i = 0; i < count; i++) {
+    orgs.push(await core.organisations.create({ name: `Bench organisation ${i}`, apiAccess: true, addon: true, validated: true }, "bench"));
+  }
   const setTopic = sql.prepare("UPDATE organisations SET topic_id = ? WHERE id = ?");
   orgs.forEach((o, i) => setTopic.run(`0.0.${900_001 + i}`, o.id));
-  const logKey = core.apiKeys.mint({ orgId: orgs[0]!.id, environment: "live" }, "bench").key;
+  const logKey = (await core.apiKeys.mint({ orgId: orgs[0]!.id, environment: "live" }, "bench")).key;
   const logKeyId = sql.prepare<{ key_id: string }, [string]>("SELECT key_id FROM api_keys WHERE org_id = ?").get(orgs[0]!.id)!.key_id;
   const seal = ensureSealKey({ db, signer, clock });
   const fingerprintOf = sql.prepare<{ f: Uint8Array }, [string]>("SELECT system_key_fingerprint AS f FROM organisations WHERE id = ?");

@@ -74,8 +74,8 @@ export async function runVerifierBench(binary: string, work: string, say: (line:
     const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: dataDir }), log: createLogger({ level: "error" }) });
     let key: string;
     try {
-      const org = admin.organisations.create({ name: "Bench receipts", apiAccess: true, addon: true, validated: true }, "bench");
-      key = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "bench").key;
+      const org = await admin.organisations.create({ name: "Bench receipts", apiAccess: true, addon: true, validated: true }, "bench");
+      key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "bench")).key;
     } finally {
       await admin.close();
     }

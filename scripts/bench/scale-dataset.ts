@@ -144,7 +144,7 @@ export function scaleCacheName(spec: ScaleSpec, digest: string): string {
 }
 
 /** The cached scale dataset, built first when missing. `say` prints progress. */
-export function ensureScaleDataset(spec: ScaleSpec, say: (line: string) => void): ScaleDataset {
+export async function ensureScaleDataset(spec: ScaleSpec, say: (line: string) => void): Promise<ScaleDataset> {
   const name = scaleCacheName(spec, schemaDigest());
   const dir = join(CACHE_ROOT, name);
   const manifestFile = join(dir, "manifest.json");
@@ -166,7 +166,7 @@ export function ensureScaleDataset(spec: ScaleSpec, say: (line: string) => void)
         `${gb(free)} free) in ${building} (once; cached in .bench-cache/)`,
     );
     try {
-      const manifest = build(building, spec, say);
+      const manifest = await build(building, spec, say);
       writeFileSync(join(building, "manifest.json"), JSON.stringify(manifest) + "\n", { mode: 0o600 });
     } catch (e) {
       rmSync(building, { recursive: true, force: true });
@@ -259,7 +259,7 @@ function progress(what: string, total: number, file: string, say: (line: string)
   };
 }
 
-function build(dataDir: string, spec: ScaleSpec, say: (line: string) => void): Manifest {
+async function build(dataDir: string, spec: ScaleSpec, say: (line: string) => void): Promise<Manifest> {
   const started = performance.now();
   const config = parseConfig({ DOCVERIFY_DATA_DIR: dataDir });
   const core = openCore({ config, log: createLogger({ level: "error" }) });
@@ -269,7 +269,7 @@ function build(dataDir: string, spec: ScaleSpec, say: (line: string) => void): M
   let closed = false;
   try {
     const startMs = Date.now() - YEAR_MS - 86_400_000;
-    const { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId } = createBenchOrganisations(core, ORG_COUNT, startMs - 60_000);
+    const { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId } = await createBenchOrganisations(core, ORG_COUNT, startMs - 60_000);
     // As createApp does on a new installation (src/app.ts): the harness reads it back to make the deep cursor.
     metaValue(db, "cursor_key", () => randomBytes(32).toString("hex"));
     // The benchmark serves this folder in place and proves that nothing is written to it
@@ -415,7 +415,7 @@ export function formatDepths(depths: Readonly<Record<string, number>>): string {
 
 // `bun scripts/bench/scale-dataset.ts`: build (or find) the cached dataset without running the benchmark.
 if (import.meta.main) {
-  const data = ensureScaleDataset(scaleSpec(), (line) => console.log(line));
+  const data = await ensureScaleDataset(scaleSpec(), (line) => console.log(line));
   console.log(
     `${data.dir}: ${data.rows.records.toLocaleString("en-US")} records, ${data.rows.verifications.toLocaleString("en-US")} log rows, ${gb(data.bytes)}, ` +
       `built in ${data.buildSeconds.toFixed(0)} s; B-tree depths ${formatDepths(data.depths)}`,

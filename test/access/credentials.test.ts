@@ -13,25 +13,25 @@ import { cleanup, onCleanup, testConfig } from "../support/env.ts";
 
 afterAll(cleanup);
 
-function setup() {
+async function setup() {
   const clock = manualClock(Date.UTC(2026, 10, 22, 8));
   const core: Core = openCore({ config: testConfig(), log: memoryLogger(), clock });
   onCleanup(() => core.close());
-  const org = core.organisations.create({ name: "Keys Ltd", apiAccess: true }, "test");
-  const minted = core.apiKeys.mint({ orgId: org.id, environment: "live" }, "test");
+  const org = await core.organisations.create({ name: "Keys Ltd", apiAccess: true }, "test");
+  const minted = await core.apiKeys.mint({ orgId: org.id, environment: "live" }, "test");
   const credentials = createCredentials({ db: core.db, clock, log: memoryLogger() });
   onCleanup(() => credentials.close());
   return { core, clock, org, minted, credentials };
 }
 
 describe("credentials", () => {
-  test("a working key gives its id, environment, scopes and organisation", () => {
-    const { minted, credentials, org } = setup();
+  test("a working key gives its id, environment, scopes and organisation", async () => {
+    const { minted, credentials, org } = await setup();
     expect(credentials.authenticate(minted.key)).toMatchObject({ keyId: minted.keyId, environment: "live", scopes: ["verifications:read"], org: { id: org.id, name: "Keys Ltd", apiAccess: true } });
   });
 
-  test("every unusable key is null: malformed, bad CRC, unknown id, wrong secret, environment swapped, revoked", () => {
-    const { core, minted, credentials } = setup();
+  test("every unusable key is null: malformed, bad CRC, unknown id, wrong secret, environment swapped, revoked", async () => {
+    const { core, minted, credentials } = await setup();
     const k = minted.key;
     const forged = generateKey("live");
     // the same key id and secret presented as a test key, with a correct checksum
@@ -42,12 +42,12 @@ describe("credentials", () => {
     expect(credentials.authenticate(k.slice(0, 61) + (k.endsWith("0") ? "1" : "0"))).toBeNull();
     expect(credentials.authenticate(forged.key)).toBeNull();
     expect(credentials.authenticate(swapped)).toBeNull();
-    core.apiKeys.revoke(minted.keyId, "test");
+    await core.apiKeys.revoke(minted.keyId, "test");
     expect(credentials.authenticate(k)).toBeNull();
   });
 
-  test("a bad checksum is refused before storage is touched", () => {
-    const { core, minted, credentials } = setup();
+  test("a bad checksum is refused before storage is touched", async () => {
+    const { core, minted, credentials } = await setup();
     const badCrc = minted.key.slice(0, 61) + (minted.key.endsWith("0") ? "1" : "0");
     core.db.$client.close();
     // storage is gone: only a refusal that never reads it can answer
@@ -55,16 +55,16 @@ describe("credentials", () => {
     expect(() => credentials.authenticate(generateKey("live").key)).toThrow();
   });
 
-  test("last use is recorded at most once a minute per key, in batches, not per request", () => {
-    const { core, clock, minted, credentials } = setup();
-    const lastUsed = () => core.apiKeys.list().find((k) => k.keyId === minted.keyId)!.lastUsedAt;
+  test("last use is recorded at most once a minute per key, in batches, not per request", async () => {
+    const { core, clock, minted, credentials } = await setup();
+    const lastUsed = async () => (await core.apiKeys.list()).find((k) => k.keyId === minted.keyId)!.lastUsedAt;
     const changes = () => (core.db.$client.query("SELECT total_changes() AS n").get() as { n: number }).n;
-    expect(lastUsed()).toBeNull();
+    expect(await lastUsed()).toBeNull();
     const before = changes();
     for (let i = 0; i < 500; i++) credentials.authenticate(minted.key);
     expect(changes()).toBe(before); // nothing written per request
     credentials.flush();
-    expect(lastUsed()).toBe(clock.now());
+    expect(await lastUsed()).toBe(clock.now());
     expect(changes()).toBe(before + 1);
     // within the minute: nothing more to write
     clock.advance(30_000);
@@ -75,7 +75,7 @@ describe("credentials", () => {
     clock.advance(31_000);
     credentials.authenticate(minted.key);
     credentials.close();
-    expect(lastUsed()).toBe(clock.now());
+    expect(await lastUsed()).toBe(clock.now());
   });
 
   describe("kept in memory while the change counter stands (issue 17)", () => {
@@ -88,8 +88,8 @@ describe("credentials", () => {
       return other;
     }
 
-    test("a kept key answers without the key and organisation join; a wrong secret for it still costs the lookup and fails", () => {
-      const { core, minted, credentials } = setup();
+    test("a kept key answers without the key and organisation join; a wrong secret for it still costs the lookup and fails", async () => {
+      const { core, minted, credentials } = await setup();
       expect(credentials.authenticate(minted.key)).not.toBeNull();
       // Without the counter's trigger, a change to the key row is invisible to a kept key: which
       // shows the kept key is what answers, and that the trigger is what keeps it true.
@@ -104,25 +104,25 @@ describe("credentials", () => {
       expect(credentials.authenticate(minted.key)).toBeNull();
     });
 
-    test("revoking a key on another connection is seen by the very next request", () => {
-      const { core, minted, credentials } = setup();
+    test("revoking a key on another connection is seen by the very next request", async () => {
+      const { core, minted, credentials } = await setup();
       for (let i = 0; i < 3; i++) expect(credentials.authenticate(minted.key)).not.toBeNull();
       otherConnection(core).query("UPDATE api_keys SET revoked_at = 1 WHERE key_id = ?").run(minted.keyId);
       expect(credentials.authenticate(minted.key)).toBeNull();
     });
 
-    test("an organisation changed on another connection is seen by the very next request", () => {
-      const { core, org, minted, credentials } = setup();
+    test("an organisation changed on another connection is seen by the very next request", async () => {
+      const { core, org, minted, credentials } = await setup();
       expect(credentials.authenticate(minted.key)!.org.suspended).toBe(false);
       const other = otherConnection(core);
       other.query("UPDATE organisations SET suspended = 1, name = 'Keys Renamed Ltd' WHERE id = ?").run(org.id);
       expect(credentials.authenticate(minted.key)!.org).toMatchObject({ suspended: true, name: "Keys Renamed Ltd" });
-      core.organisations.set(org.id, { suspended: false }, "test");
+      await core.organisations.set(org.id, { suspended: false }, "test");
       expect(credentials.authenticate(minted.key)!.org.suspended).toBe(false);
     });
 
-    test("last-used writes do not clear what is kept; the kept key is not mutable by its callers", () => {
-      const { core, minted, credentials } = setup();
+    test("last-used writes do not clear what is kept; the kept key is not mutable by its callers", async () => {
+      const { core, minted, credentials } = await setup();
       const counter = () => (core.db.$client.query("SELECT value FROM change_counter").get() as { value: number }).value;
       const key = credentials.authenticate(minted.key)!;
       const before = counter();

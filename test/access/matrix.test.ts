@@ -73,7 +73,7 @@ function runMatrix(label: string, setup: () => Promise<{ send: Send; callers: Ca
 
 runMatrix("in-process", async () => {
   const { app, request } = await testApp({ env: LIMITS });
-  const callers = provisionCallers(app);
+  const callers = await provisionCallers(app);
   giveTopics(app);
   return { send: (path, init) => request(path, init), callers };
 });
@@ -92,7 +92,7 @@ const startServiceOnce = () =>
 
 runMatrix("running service over HTTP", async () => {
   await startServiceOnce();
-  const callers = provisionCallers(admin);
+  const callers = await provisionCallers(admin);
   giveTopics(admin);
   return { send: (path, init) => fetch(service.url + path, init), callers };
 });
@@ -101,7 +101,7 @@ describe("keys from the command line against a running service", () => {
   let orgId: string;
   beforeAll(async () => {
     await startServiceOnce();
-    orgId = admin.organisations.create({ name: "Raw Socket Ltd", apiAccess: true }, "test").id;
+    orgId = (await admin.organisations.create({ name: "Raw Socket Ltd", apiAccess: true }, "test")).id;
   }, 30_000);
 
   test("a key minted by `docverify key mint` works at once, and is refused at once after `key revoke`", async () => {
@@ -128,7 +128,7 @@ describe("keys from the command line against a running service", () => {
 
   test("two Authorization header lines on the wire are refused (raw socket)", async () => {
     const { port, hostname } = new URL(service.url);
-    const key = admin.apiKeys.mint({ orgId, environment: "live" }, "test").key;
+    const key = (await admin.apiKeys.mint({ orgId, environment: "live" }, "test")).key;
     const raw = `GET /v1/verifications HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`;
     const text = await new Promise<string>((resolve, reject) => {
       let got = "";
@@ -157,7 +157,7 @@ describe("keys from the command line against a running service", () => {
   });
 
   test("the request log line names the key by its prefix and never carries the key", async () => {
-    const key = admin.apiKeys.mint({ orgId, environment: "live" }, "test");
+    const key = await admin.apiKeys.mint({ orgId, environment: "live" }, "test");
     await fetch(service.url + "/v1/verifications", { headers: { authorization: `Bearer ${key.key}` } });
     await waitFor("the request's log line", () => service.logLines().find((l) => l.key === `dv_live_${key.keyId}`));
     const lines = service.logLines();

@@ -22,8 +22,8 @@ async function setup(env: Record<string, string> = {}) {
   const verify = (headers: Record<string, string> = {}, peer?: string) =>
     send("/v1/verifications", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ originalDocHash: HASH }), peer });
   const list = (key: string, peer?: string) => send("/v1/verifications", { headers: { authorization: `Bearer ${key}` }, peer });
-  const org = (validated: boolean) => app.organisations.create({ name: validated ? "Validated" : "Unvalidated", apiAccess: true, validated }, "test");
-  const key = (orgId: string) => app.apiKeys.mint({ orgId, environment: "live" }, "test").key;
+  const org = async (validated: boolean) => await app.organisations.create({ name: validated ? "Validated" : "Unvalidated", apiAccess: true, validated }, "test");
+  const key = async (orgId: string) => (await app.apiKeys.mint({ orgId, environment: "live" }, "test")).key;
   return { app, clock, send, verify, list, org, key };
 }
 
@@ -61,7 +61,7 @@ describe("rate limits", () => {
 
   test("failed authentication spends the client IP's budget, so guessing keys is throttled", async () => {
     const { list, verify, org, key } = await setup();
-    const good = key(org(true).id);
+    const good = await key((await org(true)).id);
     const bad = good.slice(0, 20) + (good[20] === "a" ? "b" : "a") + good.slice(21);
     for (let remaining = 4; remaining >= 0; remaining--) {
       const r = await list(bad);
@@ -79,8 +79,8 @@ describe("rate limits", () => {
 
   test("a validated organisation's key: per key and per organisation, the tightest reported", async () => {
     const { list, org, key } = await setup();
-    const o = org(true).id;
-    const [a, b] = [key(o), key(o)];
+    const o = (await org(true)).id;
+    const [a, b] = [await key(o), await key(o)];
     let r = await list(a);
     expect(r.status).toBe(200);
     expect(limits(r)).toEqual([8, 7]); // key 7 of 8 left, org 11 of 12
@@ -100,14 +100,14 @@ describe("rate limits", () => {
 
   test("keys of an unvalidated organisation are served at the anonymous limit, per key", async () => {
     const { app, list, org, key } = await setup();
-    const o = org(false).id;
-    const k = key(o);
+    const o = (await org(false)).id;
+    const k = await key(o);
     const r = await list(k);
     expect(limits(r)).toEqual([5, 4]);
     for (let i = 0; i < 4; i++) await list(k);
     expect((await list(k)).status).toBe(429);
     // validating the organisation lifts the key to the credentialed limits at once
-    app.organisations.set(o, { validated: true }, "test");
+    await app.organisations.set(o, { validated: true }, "test");
     const lifted = await list(k);
     expect(lifted.status).toBe(200);
     expect(limits(lifted)).toEqual([8, 7]);
@@ -115,8 +115,8 @@ describe("rate limits", () => {
 
   test("refusals after authentication still carry the headers (402)", async () => {
     const { app, list, key } = await setup();
-    const o = app.organisations.create({ name: "Off", apiAccess: false, validated: true }, "test").id;
-    const r = await list(key(o));
+    const o = (await app.organisations.create({ name: "Off", apiAccess: false, validated: true }, "test")).id;
+    const r = await list(await key(o));
     expect(r.status).toBe(402);
     expect(limits(r)).toEqual([8, 7]);
   });

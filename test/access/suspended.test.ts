@@ -49,16 +49,16 @@ beforeAll(async () => {
   const fx = createRecordsFixture({ db: app.db, signer: app.signer });
 
   // A key minted before the add-on was granted carries verifications:read only (spec §5.7).
-  const org = fx.createOrg("Suspended Ltd", { apiAccess: true, addon: false, validated: true });
+  const org = await fx.createOrg("Suspended Ltd", { apiAccess: true, addon: false, validated: true });
   orgId = org.id;
-  keys.scopeless = admin.apiKeys.mint({ orgId, environment: "live" }, "test").key;
-  admin.organisations.set(orgId, { addon: true }, "test");
-  keys.full = admin.apiKeys.mint({ orgId, environment: "live", revoke: true }, "test").key;
-  keys.test = admin.apiKeys.mint({ orgId, environment: "test" }, "test").key;
-  const noAddon = admin.organisations.create({ name: "Suspended, no add-on", apiAccess: true, addon: false, validated: true, suspended: true }, "test");
-  keys.noAddon = admin.apiKeys.mint({ orgId: noAddon.id, environment: "live" }, "test").key;
-  const noApi = admin.organisations.create({ name: "Suspended, no API", apiAccess: false, addon: true, validated: true, suspended: true }, "test");
-  keys.noApi = admin.apiKeys.mint({ orgId: noApi.id, environment: "live", revoke: true }, "test").key;
+  keys.scopeless = (await admin.apiKeys.mint({ orgId, environment: "live" }, "test")).key;
+  await admin.organisations.set(orgId, { addon: true }, "test");
+  keys.full = (await admin.apiKeys.mint({ orgId, environment: "live", revoke: true }, "test")).key;
+  keys.test = (await admin.apiKeys.mint({ orgId, environment: "test" }, "test")).key;
+  const noAddon = await admin.organisations.create({ name: "Suspended, no add-on", apiAccess: true, addon: false, validated: true, suspended: true }, "test");
+  keys.noAddon = (await admin.apiKeys.mint({ orgId: noAddon.id, environment: "live" }, "test")).key;
+  const noApi = await admin.organisations.create({ name: "Suspended, no API", apiAccess: false, addon: true, validated: true, suspended: true }, "test");
+  keys.noApi = (await admin.apiKeys.mint({ orgId: noApi.id, environment: "live", revoke: true }, "test")).key;
   giveTopics(admin);
   heldId = fx.addOrgRecord(org, { docHash: held });
   toRevokeId = fx.addOrgRecord(org, { docHash: toRevoke });
@@ -71,7 +71,7 @@ describe("POST /v1/records while the organisation is suspended", () => {
   });
 
   test("refusal order: the key's own refusals first, then ORGANISATION_SUSPENDED, then the body's; nothing is written", async () => {
-    admin.organisations.set(orgId, { suspended: true }, "ops");
+    await admin.organisations.set(orgId, { suspended: true }, "ops");
     const records = count("records");
     const queued = count("ledger_transactions");
     const cases: { name: string; key: string | null; body: unknown; headers?: Record<string, string>; status: number; code: string }[] = [
@@ -117,7 +117,7 @@ describe("POST /v1/records while the organisation is suspended", () => {
   });
 
   test("lifting the suspension lets the next request create again", async () => {
-    admin.organisations.set(orgId, { suspended: false }, "ops");
+    await admin.organisations.set(orgId, { suspended: false }, "ops");
     expect((await send("POST", "/v1/records", keys.full, { originalDocHash: fresh })).status).toBe(201);
   });
 });
@@ -125,10 +125,10 @@ describe("POST /v1/records while the organisation is suspended", () => {
 describe("records service", () => {
   test("create checks the flag again under the write lock: a suspension committed meanwhile wins", async () => {
     const h = harness();
-    const org = h.org("Racing Ltd");
+    const org = await h.org("Racing Ltd");
     // create() signs synchronously, then queues its transaction for the next turn of the loop.
     const pending = h.records.create(org, { docHash: HASH("race"), filename: undefined });
-    h.core.organisations.set(org, { suspended: true }, "ops");
+    await h.core.organisations.set(org, { suspended: true }, "ops");
     await expect(pending).rejects.toMatchObject({ code: "ORGANISATION_SUSPENDED" });
     expect(h.count("records")).toBe(0);
     expect(h.count("ledger_transactions")).toBe(0);
@@ -138,10 +138,10 @@ describe("records service", () => {
 
   test("revocation is not affected", async () => {
     const h = harness();
-    const org = h.org("Revoking Ltd");
+    const org = await h.org("Revoking Ltd");
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH("kept") })).json()) as { recordId: string };
     h.markAnchored(recordId);
-    h.core.organisations.set(org, { suspended: true }, "ops");
+    await h.core.organisations.set(org, { suspended: true }, "ops");
     expect((await h.create(org, { originalDocHash: HASH("new") })).status).toBe(403);
     expect((await h.revoke(org, recordId)).status).toBe(200);
   });

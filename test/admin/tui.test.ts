@@ -281,7 +281,7 @@ test("the audit trail pages: twelve to a page, older and newer, newest first", a
   // Fourteen changes made by another process (another administrator) before the UI starts.
   const core = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
   try {
-    for (let i = 1; i <= 14; i++) core.organisations.create({ name: `Paged ${String(i).padStart(2, "0")}` }, "test");
+    for (let i = 1; i <= 14; i++) await core.organisations.create({ name: `Paged ${String(i).padStart(2, "0")}` }, "test");
   } finally {
     await core.close();
   }

@@ -85,7 +85,7 @@ async function driveUntil(rig: Rig, what: string, done: () => boolean, times = 4
 
 /** An organisation with the add-on; the rig's loop creates its topic (returned once it exists, announcement or not). */
 async function newOrgTopic(rig: Rig): Promise<{ orgId: string; topicId: string }> {
-  const org = rig.core.organisations.create({ name: `Announced "Org" \\ ${Math.random()}`, addon: true }, "test");
+  const org = await rig.core.organisations.create({ name: `Announced "Org" \\ ${Math.random()}`, addon: true }, "test");
   await driveUntil(rig, "the topic", () => orgRow(rig.core, org.id).topicId !== null);
   return { orgId: org.id, topicId: orgRow(rig.core, org.id).topicId! };
 }
@@ -97,7 +97,7 @@ async function newOrgTopic(rig: Rig): Promise<{ orgId: string; topicId: string }
  * live, keeps the topic's creation from queueing an announcement); it is then deleted.
  */
 async function orgBeforeAnnouncements(rig: Rig, records = 2): Promise<{ orgId: string; topicId: string; recordIds: string[] }> {
-  const org = rig.core.organisations.create({ name: `Old Org ${Math.random()}`, addon: true }, "test");
+  const org = await rig.core.organisations.create({ name: `Old Org ${Math.random()}`, addon: true }, "test");
   const standIn = "0.0.2@1.000000001";
   rig.core.db
     .insert(ledgerTransactions)
@@ -130,18 +130,18 @@ const anchorLines = (rig: Rig, transactionId: string) => rig.log.lines.filter((l
 describe("announcementFor (src/records/announcements.ts), without a ledger", () => {
   const sealNamed = (f: ReturnType<typeof createRecordsFixture>) => f.db.select().from(serviceMeta).where(eq(serviceMeta.key, SEAL_KEY_META)).get();
 
-  test("the organisation's current key and name, and the seal key named in service_meta", () => {
+  test("the organisation's current key and name, and the seal key named in service_meta", async () => {
     const f = createRecordsFixture();
-    const org = f.createOrg('Quote " and \\ Ltd');
+    const org = await f.createOrg('Quote " and \\ Ltd');
     const seal = ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock });
     const a = createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)!;
     expect(Buffer.from(a.keyFingerprint).equals(Buffer.from(org.systemKey.fingerprint))).toBe(true);
     expect(Buffer.from(a.message).equals(Buffer.from(encodeKeyAnnouncementMessage({ orgId: org.id, name: org.name, algorithm: "ML-DSA-65", keyFingerprint: org.systemKey.fingerprint, sealKeyFingerprint: seal.fingerprint })))).toBe(true);
   });
 
-  test("no seal key yet: created as record creation creates it, and the one record creation then uses", () => {
+  test("no seal key yet: created as record creation creates it, and the one record creation then uses", async () => {
     const f = createRecordsFixture();
-    const org = f.createOrg("Fresh Ltd");
+    const org = await f.createOrg("Fresh Ltd");
     expect(sealNamed(f)).toBeUndefined();
     const a = createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)!;
     const named = sealNamed(f)!;
@@ -150,9 +150,9 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     expect(Buffer.from(ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock }).fingerprint).toString("hex")).toBe(named.value);
   });
 
-  test("no seal key and a sealed key store (no master key): null, and nothing written; the organisation unknown: null", () => {
+  test("no seal key and a sealed key store (no master key): null, and nothing written; the organisation unknown: null", async () => {
     const f = createRecordsFixture();
-    const org = f.createOrg("Sealed Ltd");
+    const org = await f.createOrg("Sealed Ltd");
     const sealed = createKeyAnnouncements({ db: f.db, signer: createSigner({ masterKey: null }), clock: f.clock });
     expect(sealed(org.id)).toBeNull();
     expect(sealNamed(f)).toBeUndefined();
@@ -162,9 +162,9 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     expect(sealed(Bun.randomUUIDv7())).toBeNull();
   });
 
-  test("an organisation whose key is not in signing_keys: an error naming it, never a message", () => {
+  test("an organisation whose key is not in signing_keys: an error naming it, never a message", async () => {
     const f = createRecordsFixture();
-    const org = f.createOrg("Broken Ltd");
+    const org = await f.createOrg("Broken Ltd");
     f.db.update(organisations).set({ systemKeyFingerprint: Buffer.alloc(32, 9) }).where(eq(organisations.id, org.id)).run();
     expect(() => createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)).toThrow("is not in signing_keys");
   });
@@ -194,7 +194,7 @@ describe("the loop when the announcement cannot be built", () => {
       await rig.local.runConsensus();
       await loop.runOnce();
     };
-    const org = rig.core.organisations.create({ name: `Late Ltd ${Math.random()}`, addon: true }, "test");
+    const org = await rig.core.organisations.create({ name: `Late Ltd ${Math.random()}`, addon: true }, "test");
     for (let i = 0; i < 40 && orgRow(rig.core, org.id).topicId === null; i++) await pass();
     const topicId = orgRow(rig.core, org.id).topicId!;
     expect(topicId).toMatch(/^0\.0\.\d+$/);
@@ -278,7 +278,7 @@ describe("a new organisation's topic", () => {
 
   test("an abandoned announcement is queued again with the same bytes under a new id, and anchors; the records wait for it", async () => {
     const rig = await makeRig();
-    const org = rig.core.organisations.create({ name: `Refused Org ${Math.random()}`, addon: true }, "test");
+    const org = await rig.core.organisations.create({ name: `Refused Org ${Math.random()}`, addon: true }, "test");
     // The topic's creation, then the announcement's first submission refused for good.
     await driveUntil(rig, "the topic", () => orgRow(rig.core, org.id).topicId !== null);
     const topicId = orgRow(rig.core, org.id).topicId!;
@@ -371,7 +371,7 @@ describe("serve killed with SIGKILL around the announcement", () => {
     const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
     onCleanup(() => admin.close());
     const svc = await startService({ env });
-    const org = admin.organisations.create({ name: "Killed Ltd", addon: true }, "test");
+    const org = await admin.organisations.create({ name: "Killed Ltd", addon: true }, "test");
     const topicId = await waitFor("the topic", () => orgRow(admin, org.id).topicId, 15_000, 5);
     // Queued with the topic; hold consensus so the kill comes after submission, before the answer.
     ledger.faults.pauseConsensus();
@@ -406,7 +406,7 @@ describe("serve killed with SIGKILL around the announcement", () => {
     const env = { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl };
     const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
     onCleanup(() => admin.close());
-    const org = admin.organisations.create({ name: "Old Topic Ltd", addon: true }, "test");
+    const org = await admin.organisations.create({ name: "Old Topic Ltd", addon: true }, "test");
     const svc = await startService({ env });
     const topicId = await waitFor("the topic", () => orgRow(admin, org.id).topicId, 15_000, 5);
     await waitFor("the announcement anchored", () => announcementsOf(admin, org.id).find((r) => r.state === "anchored"), 15_000);

@@ -29,13 +29,13 @@ let journal: AnchorJournal;
 let org: FixtureOrg;
 let orgId: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   clock = manualClock(Date.UTC(2026, 0, 1));
   fixture = createRecordsFixture({ clock });
   db = fixture.db;
   ids = createTransactionIds({ db, clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 });
   journal = new AnchorJournal(db, clock, ids);
-  org = fixture.createOrg(`Org ${Math.random()}`, { addon: true });
+  org = await fixture.createOrg(`Org ${Math.random()}`, { addon: true });
   orgId = org.id;
 });
 
@@ -583,10 +583,10 @@ describe("key announcements", () => {
     expect(journal.organisationsWantingAnnouncement()).toEqual([]);
   });
 
-  test("gating: a record message is not due until its organisation's current key has an anchored announcement; set aside meanwhile, it goes when one is anchored", () => {
+  test("gating: a record message is not due until its organisation's current key has an anchored announcement; set aside meanwhile, it goes when one is anchored", async () => {
     const { transactionId: rec } = queueRecord();
     setTopic(TOPIC);
-    const other = fixture.createOrg(`Other ${Math.random()}`, { addon: true });
+    const other = await fixture.createOrg(`Other ${Math.random()}`, { addon: true });
     // Topic creations and revocations never wait.
     const topic = journal.queueTopicCreate(other.id)!.transactionId;
     expect(journal.due(10, new Set()).map((r) => r.transactionId)).toEqual([topic]);

@@ -131,7 +131,7 @@ export async function makeRig(
       return rig.anchoring;
     },
     async orgWithTopic() {
-      const org = core.organisations.create({ name: `Org ${Math.random()}`, addon: true }, "test");
+      const org = await core.organisations.create({ name: `Org ${Math.random()}`, addon: true }, "test");
       for (let i = 0; i < 40; i++) {
         await rig.drive(1);
         const row = core.db.select().from(organisations).where(eq(organisations.id, org.id)).get()!;

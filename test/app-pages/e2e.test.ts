@@ -42,7 +42,7 @@ beforeAll(async () => {
   base = `http://localhost:${port}`;
   s = await startServiceWithOrg({ orgName: ORG, env: { DOCVERIFY_PORT: String(port), DOCVERIFY_PUBLIC_URL: base, ...HIGH_LIMITS } });
   // The service creates the organisation's topic on its own; records wait for it.
-  await waitFor("the organisation's topic", () => s.admin.organisations.get(s.org.id).topicId, 60_000, 100);
+  await waitFor("the organisation's topic", async () => (await s.admin.organisations.get(s.org.id)).topicId, 60_000, 100);
   browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
 }, 120_000);
 afterAll(async () => {

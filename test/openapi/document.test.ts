@@ -135,8 +135,8 @@ describe("the document", () => {
     const doc = await servedDocument();
     const limit = (doc.paths["/v1/verifications"].get.parameters as Json[]).find((p) => p.name === "limit")!.schema;
     const { app, request } = await testApp();
-    const org = app.organisations.create({ name: "Limits", apiAccess: true, addon: true, validated: true }, "test");
-    const key = app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: false }, "test").key;
+    const org = await app.organisations.create({ name: "Limits", apiAccess: true, addon: true, validated: true }, "test");
+    const key = (await app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: false }, "test")).key;
     for (const value of ["1", "5", "25", "99", "100", "101", "0", "05", "+5", "5.0", "1e2", " 5", "-1", "1000", ""]) {
       const res = await request(`/v1/verifications?limit=${encodeURIComponent(value)}`, { headers: { authorization: `Bearer ${key}` } });
       const documented = new RegExp(limit.pattern).test(value) && Number(value) >= limit.minimum && Number(value) <= limit.maximum;

@@ -24,9 +24,9 @@ let orgId: string;
 beforeAll(async () => {
   t = await testApp({ env: { DOCVERIFY_PUBLIC_URL: PUBLIC, DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000" } });
   persons = createPersons({ db: t.app.db, clock: t.app.clock, publicUrl: PUBLIC });
-  orgId = t.app.organisations.create({ name: "Acme Notaries", apiAccess: true, addon: true, validated: true }, "test").id;
+  orgId = (await t.app.organisations.create({ name: "Acme Notaries", apiAccess: true, addon: true, validated: true }, "test")).id;
   const deadline = Date.now() + 30_000;
-  while (t.app.organisations.get(orgId).topicId === null) {
+  while ((await t.app.organisations.get(orgId)).topicId === null) {
     if (Date.now() > deadline) throw new Error("the organisation's topic was not created");
     await Bun.sleep(50);
   }

@@ -22,10 +22,10 @@ let fx: RecordsFixture;
 let persons: Persons;
 let acme: FixtureOrg;
 
-beforeAll(() => {
+beforeAll(async () => {
   fx = createRecordsFixture();
   persons = createPersons({ db: fx.db, clock: fx.clock, publicUrl: PUBLIC_URL });
-  acme = fx.createOrg("Acme Certification Ltd");
+  acme = await fx.createOrg("Acme Certification Ltd");
 });
 
 const valid = () => ({ orgId: acme.id, name: "Alice Example", email: "alice@example.org", identity: "Passport, number ending 4821, seen in person by J. Smith" });
@@ -54,8 +54,8 @@ function validationField(fn: () => unknown): string {
 }
 
 describe("add", () => {
-  test("adds the person, issues a 24-hour link, stores only the token's digest, audits both in the change's transaction", () => {
-    const auditBefore = listAudit(fx.db).length;
+  test("adds the person, issues a 24-hour link, stores only the token's digest, audits both in the change's transaction", async () => {
+    const auditBefore = (await listAudit(fx.store)).length;
     const { person, link } = persons.add(valid(), "alice-admin");
     expect(person).toMatchObject({ orgId: acme.id, name: "Alice Example", email: "alice@example.org", suspended: false, keyFingerprint: null, enrolledAt: null });
     expect(link.personId).toBe(person.id);
@@ -67,11 +67,11 @@ describe("add", () => {
     expect(rows.length).toBe(1);
     expect(Buffer.from(rows[0]!.token_digest).equals(tokenDigest(token))).toBe(true);
     // The token is nowhere in the database file's tables, nor in the audit trail.
-    const everything = JSON.stringify([allRows(), enrolmentRows().map((r) => ({ ...r, token_digest: Buffer.from(r.token_digest).toString("hex") })), listAudit(fx.db)]);
+    const everything = JSON.stringify([allRows(), enrolmentRows().map((r) => ({ ...r, token_digest: Buffer.from(r.token_digest).toString("hex") })), await listAudit(fx.store)]);
     expect(everything).not.toContain(token);
     expect(everything).not.toContain(Buffer.from(token, "base64url").toString("hex"));
 
-    const audit = listAudit(fx.db).slice(0, listAudit(fx.db).length - auditBefore).reverse();
+    const audit = (await listAudit(fx.store)).slice(0, (await listAudit(fx.store)).length - auditBefore).reverse();
     expect(audit.map((a) => [a.action, a.subjectType, a.subjectId, a.actor])).toEqual([
       ["person.add", "person", person.id, "alice-admin"],
       ["person.link", "person", person.id, "alice-admin"],
@@ -87,10 +87,10 @@ describe("add", () => {
     expect(a).not.toBe(b);
   });
 
-  test("an unknown organisation is NOT_FOUND and nothing is written", () => {
-    const [p, a] = [allRows().length, listAudit(fx.db, 1000).length];
+  test("an unknown organisation is NOT_FOUND and nothing is written", async () => {
+    const [p, a] = [allRows().length, (await listAudit(fx.store, 1000)).length];
     expect(() => persons.add({ ...valid(), orgId: "no-such-org" }, "admin")).toThrow(new DomainError("NOT_FOUND", "No organisation no-such-org."));
-    expect([allRows().length, listAudit(fx.db, 1000).length]).toEqual([p, a]);
+    expect([allRows().length, (await listAudit(fx.store, 1000)).length]).toEqual([p, a]);
   });
 
   const bad: [string, Partial<ReturnType<typeof valid>>, string][] = [
@@ -127,8 +127,8 @@ describe("add", () => {
 });
 
 describe("list", () => {
-  test("all persons, or one organisation's; an unknown organisation is NOT_FOUND", () => {
-    const globex = fx.createOrg("Globex Registry");
+  test("all persons, or one organisation's; an unknown organisation is NOT_FOUND", async () => {
+    const globex = await fx.createOrg("Globex Registry");
     const { person: gina } = persons.add({ ...valid(), orgId: globex.id, name: "Gina" }, "admin");
     expect(persons.list({ orgId: globex.id }).map((p) => p.id)).toEqual([gina.id]);
     expect(persons.list({ orgId: acme.id }).every((p) => p.orgId === acme.id)).toBe(true);
@@ -139,19 +139,19 @@ describe("list", () => {
 });
 
 describe("suspend", () => {
-  test("suspends once, audited; again changes nothing and writes no audit row; unknown is NOT_FOUND", () => {
+  test("suspends once, audited; again changes nothing and writes no audit row; unknown is NOT_FOUND", async () => {
     const { person } = persons.add({ ...valid(), name: "Dan" }, "admin");
-    const before = listAudit(fx.db, 1000).length;
+    const before = (await listAudit(fx.store, 1000)).length;
     expect(persons.suspend(person.id, "root").suspended).toBe(true);
     expect(persons.get(person.id).suspended).toBe(true);
-    const audit = listAudit(fx.db, 1000);
+    const audit = await listAudit(fx.store, 1000);
     expect(audit.length).toBe(before + 1);
     expect(audit[0]).toMatchObject({ action: "person.suspend", subjectType: "person", subjectId: person.id, actor: "root" });
     expect(JSON.parse(audit[0]!.before!).suspended).toBe(false);
     expect(JSON.parse(audit[0]!.after!).suspended).toBe(true);
 
     expect(persons.suspend(person.id, "root").suspended).toBe(true);
-    expect(listAudit(fx.db, 1000).length).toBe(before + 1);
+    expect((await listAudit(fx.store, 1000)).length).toBe(before + 1);
     expect(() => persons.suspend("nope", "root")).toThrow(new DomainError("NOT_FOUND", "No person nope."));
   });
 });
@@ -197,7 +197,7 @@ describe("enrolment links and redeemEnrolment", () => {
     }
   });
 
-  test("a second link replaces the first: the first then refuses as expired, the second works", () => {
+  test("a second link replaces the first: the first then refuses as expired, the second works", async () => {
     const { person, link: first } = persons.add({ ...valid(), name: "Hana" }, "admin");
     fx.clock.advance(1000);
     const second = persons.issueLink(person.id, "admin");
@@ -205,7 +205,7 @@ describe("enrolment links and redeemEnrolment", () => {
     expect(second.expiresAt).toBe(fx.clock.now() + ENROLMENT_TTL_MS);
     expect(refusal(() => persons.redeemEnrolment(tokenOf(first.enrolUrl), fx.clock.now()))).toBe("expired");
     expect(persons.redeemEnrolment(tokenOf(second.enrolUrl), fx.clock.now()).id).toBe(person.id);
-    expect(listAudit(fx.db, 1000).filter((a) => a.subjectId === person.id).map((a) => a.action)).toEqual(["person.link", "person.link", "person.add"]);
+    expect((await listAudit(fx.store, 1000)).filter((a) => a.subjectId === person.id).map((a) => a.action)).toEqual(["person.link", "person.link", "person.add"]);
   });
 
   test("a suspended person's link refuses as suspended; no new link for a suspended or enrolled person; unknown person NOT_FOUND", () => {

@@ -116,8 +116,8 @@ export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?
   const svc = await startService({ cmd, cwd: tempDir("docverify-cwd-"), env: { DOCVERIFY_DATA_DIR: dataDir, ...env } });
   const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: dataDir }), log: memoryLogger() });
   onCleanup(() => admin.close());
-  const org = admin.organisations.create({ name: orgName, apiAccess: true, addon: true, validated: true }, "test");
-  const key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
+  const org = await admin.organisations.create({ name: orgName, apiAccess: true, addon: true, validated: true }, "test");
+  const key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test")).key;
   const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
   let mirrors: string[] = separate?.mirrorUrls ?? [];
   let stopped = false;

@@ -153,13 +153,13 @@ describe("receipts in-process", () => {
 
   beforeAll(async () => {
     ({ app, request } = await testApp({ env: { ...HIGH, ...FAST, DOCVERIFY_MIRROR_NODES: "https://mirror-a.example.org, http://mirror-b.example.org:5551/" } }));
-    const org = app.organisations.create({ name: "Receipts Ltd", apiAccess: true, addon: true, validated: true }, "test");
-    const other = app.organisations.create({ name: "Other Org Ltd", apiAccess: true, addon: true, validated: true }, "test");
-    const noApi = app.organisations.create({ name: "No API Ltd", apiAccess: false, addon: true, validated: true }, "test");
+    const org = await app.organisations.create({ name: "Receipts Ltd", apiAccess: true, addon: true, validated: true }, "test");
+    const other = await app.organisations.create({ name: "Other Org Ltd", apiAccess: true, addon: true, validated: true }, "test");
+    const noApi = await app.organisations.create({ name: "No API Ltd", apiAccess: false, addon: true, validated: true }, "test");
     orgId = org.id;
-    key = app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
-    otherKey = app.apiKeys.mint({ orgId: other.id, environment: "live", revoke: true }, "test").key;
-    noApiKey = app.apiKeys.mint({ orgId: noApi.id, environment: "live" }, "test").key;
+    key = (await app.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test")).key;
+    otherKey = (await app.apiKeys.mint({ orgId: other.id, environment: "live", revoke: true }, "test")).key;
+    noApiKey = (await app.apiKeys.mint({ orgId: noApi.id, environment: "live" }, "test")).key;
     anchoredHash = docHashOf("receipts: anchored");
     const first = await createRecordOnceTopicExists(() => createRecord(anchoredHash, key, FILENAME));
     anchoredId = ((await first.json()) as Json).recordId;
@@ -511,8 +511,8 @@ describe("receipts over HTTP against docverify serve", () => {
   }, 60_000);
 
   test("the credentialed route refuses another organisation's key with 404 and no credential with 401", async () => {
-    const other = s.admin.organisations.create({ name: "Stranger Ltd", apiAccess: true, addon: true, validated: true }, "test");
-    const strangerKey = s.admin.apiKeys.mint({ orgId: other.id, environment: "live" }, "test").key;
+    const other = await s.admin.organisations.create({ name: "Stranger Ltd", apiAccess: true, addon: true, validated: true }, "test");
+    const strangerKey = (await s.admin.apiKeys.mint({ orgId: other.id, environment: "live" }, "test")).key;
     const refused = await fetch(`${s.svc.url}/v1/records/${recordId}/receipt`, { headers: { authorization: `Bearer ${strangerKey}` } });
     expect(refused.status).toBe(404);
     expect(((await refused.json()) as Json).error.code).toBe("NOT_FOUND");
@@ -534,8 +534,8 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       // previous release's (checked below) and no announcement exists.
       const first = await startService({ env });
       const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
-      const org = admin.organisations.create({ name: "Upgraded Ltd", apiAccess: true, addon: true, validated: true }, "test");
-      const key = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
+      const org = await admin.organisations.create({ name: "Upgraded Ltd", apiAccess: true, addon: true, validated: true }, "test");
+      const key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
       const hash = docHashOf("receipts: before 0007");
       const post = (url: string) =>
         fetch(`${url}/v1/records`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ originalDocHash: hash }) });

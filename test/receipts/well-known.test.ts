@@ -39,10 +39,10 @@ describe("/.well-known/docverify.json in-process", () => {
     // Two organisations of the same name (ordered by id), one whose name HTML would escape, one
     // beyond ASCII; one without the add-on, so the service never gives it a topic.
     for (const [tag, name] of [["zeta", NAMES.zeta], ["alpha1", NAMES.alpha], ["alpha2", NAMES.alpha], ["emoji", NAMES.emoji]] as const) {
-      ids[tag] = app.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test").id;
+      ids[tag] = (await app.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test")).id;
     }
-    noTopic = app.organisations.create({ name: "Aaa Without Topic Ltd", apiAccess: true, addon: false, validated: true }, "test").id;
-    const key = app.apiKeys.mint({ orgId: ids.zeta!, environment: "live" }, "test").key;
+    noTopic = (await app.organisations.create({ name: "Aaa Without Topic Ltd", apiAccess: true, addon: false, validated: true }, "test")).id;
+    const key = (await app.apiKeys.mint({ orgId: ids.zeta!, environment: "live" }, "test")).key;
     // A record makes the service's seal key.
     await createRecordOnceTopicExists(() =>
       request("/v1/records", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ originalDocHash: docHashOf("well-known") }) }),

@@ -44,7 +44,7 @@ interface ErrorBody {
 describe("POST /v1/records", () => {
   test("first call: 201 with the Record, record and pending ledger message written together", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const res = await h.create(org, { originalDocHash: HASH(1), filename: "Résumé.pdf" });
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toStartWith("application/json");
@@ -95,7 +95,7 @@ describe("POST /v1/records", () => {
 
   test("a repeat answers 200 with the same record and writes nothing; a different filename is ignored", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const first = (await (await h.create(org, { originalDocHash: HASH(2), filename: "a.pdf" })).json()) as RecordBody;
     const tables = ["records", "ledger_transactions", "signing_keys", "service_meta", "organisations"];
     const before = tables.map((t) => h.count(t));
@@ -112,8 +112,8 @@ describe("POST /v1/records", () => {
 
   test("the same hash is a separate record for another organisation", async () => {
     const h = harness();
-    const a = h.org("A");
-    const b = h.org("B", "0.0.1002");
+    const a = await h.org("A");
+    const b = await h.org("B", "0.0.1002");
     const ra = (await (await h.create(a, { originalDocHash: HASH(3) })).json()) as RecordBody;
     const resB = await h.create(b, { originalDocHash: HASH(3) });
     expect(resB.status).toBe(201);
@@ -124,8 +124,8 @@ describe("POST /v1/records", () => {
 
   test("orgId and credentialId in the body change nothing", async () => {
     const h = harness();
-    const mine = h.org("Mine");
-    const theirs = h.org("Theirs", "0.0.1002");
+    const mine = await h.org("Mine");
+    const theirs = await h.org("Theirs", "0.0.1002");
     const res = await h.create(mine, { originalDocHash: HASH(4), orgId: theirs, credentialId: "x", extra: { deep: [1] } });
     expect(res.status).toBe(201);
     const body = (await res.json()) as RecordBody;
@@ -135,7 +135,7 @@ describe("POST /v1/records", () => {
 
   test("concurrent first calls for one hash create exactly one record", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => h.create(org, { originalDocHash: HASH(5), filename: `copy ${i}.pdf` })));
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
@@ -148,7 +148,7 @@ describe("POST /v1/records", () => {
 
   test("concurrent calls for different hashes all succeed and share commits", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => h.create(org, { originalDocHash: HASH(`many-${i}`) })));
     expect(responses.map((r) => r.status)).toEqual(Array(30).fill(201));
     expect(h.count("records")).toBe(30);
@@ -157,7 +157,7 @@ describe("POST /v1/records", () => {
 
   test("a record whose anchor was abandoned no longer counts: the next call creates a new one", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const first = (await (await h.create(org, { originalDocHash: HASH(6) })).json()) as RecordBody;
     h.setAnchorState(first.recordId, "abandoned");
     const res = await h.create(org, { originalDocHash: HASH(6) });
@@ -174,7 +174,7 @@ describe("POST /v1/records", () => {
 
   test("a repeat of an accepted or anchored record reports its state; retryAfterSeconds only until anchored", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const first = (await (await h.create(org, { originalDocHash: HASH(7) })).json()) as RecordBody;
     h.setAnchorState(first.recordId, "accepted");
     const accepted = (await (await h.create(org, { originalDocHash: HASH(7) })).json()) as RecordBody;
@@ -188,7 +188,7 @@ describe("POST /v1/records", () => {
 
   test("a 201 is durable when it is sent: another connection reads the row", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const res = await h.create(org, { originalDocHash: HASH(8) });
     expect(res.status).toBe(201);
     const { recordId, anchor } = (await res.json()) as RecordBody;
@@ -204,7 +204,7 @@ describe("POST /v1/records", () => {
 
   test("signatures verify natively and with noble over the documented encodings", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const bodies: RecordBody[] = [];
     for (const n of [9, 10]) bodies.push((await (await h.create(org, { originalDocHash: HASH(n) })).json()) as RecordBody);
     const meta = h.core.db.$client.query("SELECT value FROM service_meta WHERE key = ?").get(SEAL_KEY_META) as { value: string };
@@ -263,7 +263,7 @@ describe("POST /v1/records", () => {
   test("the seal key is created once, and two services on one data folder agree on it", async () => {
     const dir = tempDir();
     const a = harness({ dataDir: dir });
-    const org = a.org();
+    const org = await a.org();
     const b = harness({ dataDir: dir });
     const [ra, rb] = await Promise.all([a.create(org, { originalDocHash: HASH(11) }), b.create(org, { originalDocHash: HASH(12) })]);
     expect([ra.status, rb.status]).toEqual([201, 201]);
@@ -305,7 +305,7 @@ describe("POST /v1/records", () => {
     for (const [name, body, field] of cases) {
       test(name, async () => {
         const h = harness();
-        const org = h.org();
+        const org = await h.org();
         const res = await h.create(org, body);
         expect(res.status).toBe(400);
         const err = (await res.json()) as ErrorBody;
@@ -317,7 +317,7 @@ describe("POST /v1/records", () => {
 
     test("a lone surrogate (written as a JSON escape) is refused", async () => {
       const h = harness();
-      const org = h.org();
+      const org = await h.org();
       for (const lone of ["\\ud800", "\\udfff", "a\\ud83d.pdf", "\\ude00x"]) {
         const res = await h.create(org, `{"originalDocHash":"${HASH(1)}","filename":"${lone}"}`);
         expect(res.status).toBe(400);
@@ -327,7 +327,7 @@ describe("POST /v1/records", () => {
 
     test("both fields bad: details names both", async () => {
       const h = harness();
-      const res = await h.create(h.org(), { originalDocHash: "nope", filename: "\u202E" });
+      const res = await h.create(await h.org(), { originalDocHash: "nope", filename: "\u202E" });
       expect(res.status).toBe(400);
       expect(Object.keys(((await res.json()) as ErrorBody).error.details ?? {}).sort()).toEqual(["filename", "originalDocHash"]);
     });
@@ -341,7 +341,7 @@ describe("POST /v1/records", () => {
     ] as const) {
       test(`body ${name}`, async () => {
         const h = harness();
-        const res = await h.create(h.org(), raw);
+        const res = await h.create(await h.org(), raw);
         expect(res.status).toBe(400);
         expect(((await res.json()) as ErrorBody).error.details).toHaveProperty("body");
       });
@@ -364,7 +364,7 @@ describe("POST /v1/records", () => {
     for (const [name, filename] of names) {
       test(name, async () => {
         const h = harness();
-        const res = await h.create(h.org(), { originalDocHash: HASH(name), filename });
+        const res = await h.create(await h.org(), { originalDocHash: HASH(name), filename });
         expect(res.status).toBe(201);
         const { recordId } = (await res.json()) as RecordBody;
         expect(h.core.db.$client.query("SELECT filename FROM records WHERE id = ?").get(recordId)).toEqual({ filename });
@@ -376,14 +376,14 @@ describe("POST /v1/records", () => {
       const escaped = "\\ud83d\\ude00".repeat(500);
       const raw = `{"originalDocHash":"${HASH(13)}","filename":"${escaped}"}`;
       expect(raw.length).toBeLessThanOrEqual(8 * 1024);
-      const res = await h.create(h.org(), raw);
+      const res = await h.create(await h.org(), raw);
       expect(res.status).toBe(201);
     });
   });
 
   test("413 for a body over 8 KiB, after access and before validation", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const res = await h.create(org, { originalDocHash: "bad", filename: "a".repeat(9000) });
     expect(res.status).toBe(413);
     expect(((await res.json()) as ErrorBody).error.code).toBe("PAYLOAD_TOO_LARGE");
@@ -395,7 +395,7 @@ describe("POST /v1/records", () => {
 
   test("503 with Retry-After while the organisation's topic does not exist; nothing written", async () => {
     const h = harness();
-    const org = h.org("No topic yet", null);
+    const org = await h.org("No topic yet", null);
     const res = await h.create(org, { originalDocHash: HASH(14) });
     expect(res.status).toBe(503);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -408,7 +408,7 @@ describe("POST /v1/records", () => {
   test("503 with Retry-After while the key store is sealed; a repeat still answers 200", async () => {
     const dir = tempDir();
     const a = harness({ dataDir: dir });
-    const org = a.org();
+    const org = await a.org();
     const first = (await (await a.create(org, { originalDocHash: HASH(15) })).json()) as RecordBody;
     await a.core.close();
     const sealed = harness({ dataDir: dir, env: { DOCVERIFY_MASTER_KEY_FILE: join(dir, "missing.key") } });

@@ -52,12 +52,11 @@ export function stubAccess(core: Core): Access & { calls: { operation: Operation
       const m = /^Bearer (\S+)$/.exec(request.headers.get("authorization") ?? "");
       if (m === null) throw new DomainError("UNAUTHENTICATED", "The credential is missing or unusable.");
       const [orgId, keyId = "key-1"] = m[1]!.split("/");
-      let org;
-      try {
-        org = core.organisations.get(orgId!);
-      } catch {
-        throw new DomainError("UNAUTHENTICATED", "The credential is missing or unusable.");
-      }
+      // Access.admit is synchronous: the organisation is read from the core's SQLite connection
+      // (the organisations service answers with a promise).
+      const row = core.db.select().from(organisations).where(eq(organisations.id, orgId!)).get();
+      if (row === undefined) throw new DomainError("UNAUTHENTICATED", "The credential is missing or unusable.");
+      const { systemKeyFingerprint: _, ...org } = row;
       return { tier: "organisation", clientIp: "127.0.0.1", key: { keyId, environment: "live", scopes: ["verifications:read", "records:write", "records:revoke"] }, org };
     },
   };
@@ -82,8 +81,8 @@ export function harness(options: HarnessOptions = {}) {
   const request = (path: string, init?: RequestInit) => http.handle(new Request(`http://localhost${path}`, init), "127.0.0.1");
 
   /** An organisation with API access and the add-on, and (unless told otherwise) a ledger topic. */
-  function org(name = "Acme Ltd", topicId: string | null = "0.0.1001") {
-    const created = core.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test");
+  async function org(name = "Acme Ltd", topicId: string | null = "0.0.1001") {
+    const created = await core.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test");
     if (topicId !== null) core.db.update(organisations).set({ topicId }).where(eq(organisations.id, created.id)).run();
     return created.id;
   }

@@ -69,8 +69,8 @@ beforeAll(async () => {
     },
   });
   admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
-  const org = admin.organisations.create({ name: "Ledger Outage Ltd", apiAccess: true, addon: true, validated: true }, "test");
-  key = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
+  const org = await admin.organisations.create({ name: "Ledger Outage Ltd", apiAccess: true, addon: true, validated: true }, "test");
+  key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
   const warmUp = await createRecordOnceTopicExists(() => create(docHashOf("warm-up")));
   // The outage begins with the organisation's key announced and its first record anchored: its
   // record messages are not held back by an announcement still on its way.

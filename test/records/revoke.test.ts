@@ -60,7 +60,7 @@ async function expectError(res: Response, status: number, code: string): Promise
 describe("POST /v1/records/{recordId}/revoke", () => {
   test("success: 200 {recordId}; decision stored and its ledger message queued in the same commit", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const recordId = await anchoredRecord(h, org);
     const wakes = h.ledger.wakes;
     h.clock.advance(90_000);
@@ -80,7 +80,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("every reason of the spec's list is accepted", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     for (const reason of ["SUPERSEDED", "ERROR_IN_DOCUMENT", "KEY_COMPROMISE", "PRIVILEGE_WITHDRAWN", "AFFILIATION_CHANGED", "CESSATION_OF_OPERATION", "CERTIFICATE_HOLD", "UNSPECIFIED", "OTHER"]) {
       const id = await anchoredRecord(h, org, reason);
       expect((await h.revoke(org, id, { reason })).status).toBe(200);
@@ -89,7 +89,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("a second revoke: 409 ALREADY_REVOKED, nothing changes", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const id = await anchoredRecord(h, org);
     expect((await h.revoke(org, id, { reason: "SUPERSEDED" })).status).toBe(200);
     const before = h.count("ledger_transactions");
@@ -100,7 +100,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("concurrent revokes: exactly one succeeds", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const id = await anchoredRecord(h, org);
     const responses = await Promise.all(Array.from({ length: 10 }, () => h.revoke(org, id)));
     expect(responses.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
@@ -109,7 +109,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("before consensus: 409 ANCHOR_NOT_FINAL for pending and accepted; succeeds once anchored", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH(2) })).json()) as { recordId: string };
     await expectError(await h.revoke(org, recordId), 409, "ANCHOR_NOT_FINAL");
     h.setAnchorState(recordId, "accepted");
@@ -120,7 +120,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("another key of the same organisation may revoke", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const id = await anchoredRecord(h, org); // created as org/key-1
     const res = await h.revoke(`${org}/key-2`, id);
     expect(res.status).toBe(200);
@@ -128,8 +128,8 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("another organisation's record: 403 NOT_REVOCABLE, nothing changes", async () => {
     const h = harness();
-    const mine = h.org("Mine");
-    const theirs = h.org("Theirs", "0.0.1002");
+    const mine = await h.org("Mine");
+    const theirs = await h.org("Theirs", "0.0.1002");
     const id = await anchoredRecord(h, theirs);
     const body = await expectError(await h.revoke(mine, id), 403, "NOT_REVOCABLE");
     expect(body.error.message).not.toContain("another");
@@ -142,8 +142,8 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("a person-signed record: 403 NOT_REVOCABLE with the same message as another organisation's", async () => {
     const h = harness();
-    const org = h.org();
-    const other = h.org("Other", "0.0.1002");
+    const org = await h.org();
+    const other = await h.org("Other", "0.0.1002");
     const person = personRecord(h, org);
     const personNoOrg = personRecord(h, null);
     const foreign = await anchoredRecord(h, other);
@@ -155,7 +155,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("unknown, malformed or abandoned id: 404 NOT_FOUND", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const { recordId: abandoned } = (await (await h.create(org, { originalDocHash: HASH(4) })).json()) as { recordId: string };
     h.setAnchorState(abandoned, "abandoned");
     for (const id of [
@@ -183,7 +183,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
     for (const [name, body] of bodies) {
       test(name, async () => {
         const h = harness();
-        const org = h.org();
+        const org = await h.org();
         const id = await anchoredRecord(h, org);
         const res = await h.revoke(org, id, body);
         const err = await expectError(res, 400, "VALIDATION_FAILED");
@@ -194,14 +194,14 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
     test("a bad reason with an unknown or malformed id is a 400, not a 404", async () => {
       const h = harness();
-      const org = h.org();
+      const org = await h.org();
       await expectError(await h.revoke(org, "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d", { reason: "NOPE" }), 400, "VALIDATION_FAILED");
       await expectError(await h.revoke(org, "garbage", {}), 400, "VALIDATION_FAILED");
     });
 
     test("body not a JSON object: details.body", async () => {
       const h = harness();
-      const org = h.org();
+      const org = await h.org();
       for (const raw of ["", "[]", "nope", '"SUPERSEDED"']) {
         const err = await expectError(await h.revoke(org, "garbage", raw), 400, "VALIDATION_FAILED");
         expect(err.error.details).toHaveProperty("body");
@@ -211,7 +211,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
 
   test("413 for a body over 4 KiB, before validation and the resource", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     await expectError(await h.revoke(org, "garbage", { reason: "SUPERSEDED", pad: "x".repeat(4200) }), 413, "PAYLOAD_TOO_LARGE");
   });
 
@@ -227,7 +227,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
     // permanent for the revoked record, which stays visible; re-authenticating (for instance after a
     // CERTIFICATE_HOLD is lifted) is a new record, and decisions §4 then reports the active one first.
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const id = await anchoredRecord(h, org, 9);
     expect((await h.revoke(org, id)).status).toBe(200);
     const res = await h.create(org, { originalDocHash: HASH(9) });

@@ -24,7 +24,7 @@ const CRASHING = new URL("../crypto/support/crashing-sign-worker.ts", import.met
 describe("record creation on signing workers", () => {
   test("the service's signer signs on its workers, started by the first record", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     expect(h.core.signer.workersRunning()).toBe(0);
     expect((await h.create(org, { originalDocHash: HASH("w-1") })).status).toBe(201);
     expect(h.core.signer.workersRunning()).toBeGreaterThan(0);
@@ -37,7 +37,7 @@ describe("record creation on signing workers", () => {
     test(`a worker that ${how} while it signs a record: 500 INTERNAL_ERROR, nothing written; the next record is created, durable`, async () => {
       const dir = tempDir();
       const h = harness({ dataDir: dir });
-      const org = h.org();
+      const org = await h.org();
       const signer = createSigner({ masterKey: masterKeyOf(h.core)!, workers: 1, workerEntry: CRASHING });
       const records = createRecords({ db: h.core.db, signer, clock: h.clock, ledger: h.ledger, publicUrl: h.config.publicUrl });
       const http = createHttp({ log: h.log, version: "test", readiness: {}, plugins: [recordsRoutes({ access: stubAccess(h.core), records })] });

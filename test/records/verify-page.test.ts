@@ -62,7 +62,7 @@ async function page(h: Harness, id: string) {
 describe("GET /verify/{recordId}", () => {
   test("shows the record's facts, with no credential", async () => {
     const h = harness();
-    const org = h.org("Acme & Sons <Ltd>");
+    const org = await h.org("Acme & Sons <Ltd>");
     const created = await h.create(org, { originalDocHash: HASH(1), filename: "契約書.pdf" });
     const { recordId, anchor, verifyUrl } = (await created.json()) as { recordId: string; verifyUrl: string; anchor: { transactionId: string; hashscanUrl: string } };
     expect(new URL(verifyUrl).pathname).toBe(`/verify/${recordId}`);
@@ -83,7 +83,7 @@ describe("GET /verify/{recordId}", () => {
 
   test("a pending or accepted record awaits the ledger (it can still be abandoned); only an anchored one is Active", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH("waiting") })).json()) as { recordId: string };
     for (const state of ["pending", "accepted"] as const) {
       h.setAnchorState(recordId, state);
@@ -105,7 +105,7 @@ describe("GET /verify/{recordId}", () => {
 
   test("network local: the ledger is called local, nothing public; a public network is named", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH("where") })).json()) as { recordId: string };
     h.markAnchored(recordId, 7);
     const on = async (network: "local" | "mainnet" | "testnet") => {
@@ -128,7 +128,7 @@ describe("GET /verify/{recordId}", () => {
   test("the app names its network: the embedded default is local", async () => {
     const { app } = await testApp();
     const fx = createRecordsFixture({ db: app.db, signer: app.signer });
-    const org = fx.createOrg("Local Ledger Ltd");
+    const org = await fx.createOrg("Local Ledger Ltd");
     const id = fx.addOrgRecord(org, { docHash: HASH("app") });
     const html = await (await app.http.handle(new Request(`http://localhost/verify/${id}`), "127.0.0.1")).text();
     expect(html).toContain("local development ledger");
@@ -138,12 +138,12 @@ describe("GET /verify/{recordId}", () => {
 
   test("the organisation's registered name, also for a person who signed within it; a suspended organisation is not in good standing", async () => {
     const h = harness();
-    const org = h.org("Registered Name Ltd");
+    const org = await h.org("Registered Name Ltd");
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH("named") })).json()) as { recordId: string };
     h.markAnchored(recordId);
     let { html } = await page(h, recordId);
     expect(html).toContain("<bdi>Registered Name Ltd</bdi> <span class=\"lead\">(its registered name; as an organisation, not a named person)</span>");
-    h.core.organisations.set(org, { suspended: true }, "ops");
+    await h.core.organisations.set(org, { suspended: true }, "ops");
     ({ html } = await page(h, recordId));
     expect(html).toContain("<strong>Active</strong>");
     expect(html).toContain("has suspended the organisation");
@@ -156,7 +156,7 @@ describe("GET /verify/{recordId}", () => {
 
   test("anchored: consensus time and the mirror-node message link; revoked: reason, meaning and conclusion", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH(2) })).json()) as { recordId: string };
     h.markAnchored(recordId, 42);
     let { html } = await page(h, recordId);
@@ -175,7 +175,7 @@ describe("GET /verify/{recordId}", () => {
 
   test("escapes every user text: markup, quotes, ampersands, bidi overrides", async () => {
     const h = harness();
-    const org = h.org(`O'Brien "Quotes" & <b>Co</b>`);
+    const org = await h.org(`O'Brien "Quotes" & <b>Co</b>`);
     const id = storedRecord(h, org, NASTY);
     const { html } = await page(h, id);
     expect(html).not.toContain("<script>window");
@@ -188,7 +188,7 @@ describe("GET /verify/{recordId}", () => {
 
   test("a strict Content-Security-Policy naming the page's own inline style and script by hash", async () => {
     const h = harness();
-    const id = storedRecord(h, h.org(), "a.pdf");
+    const id = storedRecord(h, await h.org(), "a.pdf");
     const { res, html } = await page(h, id);
     const csp = res.headers.get("content-security-policy")!;
     const directives = Object.fromEntries(csp.split(/;\s*/).map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
@@ -208,7 +208,7 @@ describe("GET /verify/{recordId}", () => {
 
   test("unknown, malformed and abandoned ids get a plain 404 page", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH(3) })).json()) as { recordId: string };
     h.setAnchorState(recordId, "abandoned");
     for (const id of [recordId, "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d", "nope", recordId.toUpperCase(), "%3Cscript%3E"]) {
@@ -223,7 +223,7 @@ describe("GET /verify/{recordId}", () => {
 
   test("needs no credential and ignores the /v1 rules (an Origin header is fine)", async () => {
     const h = harness();
-    const id = storedRecord(h, h.org(), "x.pdf");
+    const id = storedRecord(h, await h.org(), "x.pdf");
     const res = await h.request(`/verify/${id}`, { headers: { origin: "https://example.org" } });
     expect(res.status).toBe(200);
     expect(h.access.calls).toEqual([]);
@@ -315,7 +315,7 @@ describe("in Chromium", () => {
     async () => {
       const executablePath = ensureChromium();
       const h = harness();
-      const org = h.org();
+      const org = await h.org();
       const dir = tempDir();
       const docPath = join(dir, "contract.pdf");
       const document = new Uint8Array(randomBytes(200_000));
@@ -326,7 +326,7 @@ describe("in Chromium", () => {
       const id = storedRecord(h, org, NASTY, docHash);
       h.markAnchored(id);
       // Another organisation's record of the same document, still pending.
-      const waitingId = storedRecord(h, h.org("Waiting Ltd"), "waiting.pdf", docHash);
+      const waitingId = storedRecord(h, await h.org("Waiting Ltd"), "waiting.pdf", docHash);
       const { recordId: cleanId } = (await (await h.create(org, { originalDocHash: HASH("clean"), filename: "👩‍👩‍👧‍👦 Résumé.pdf" })).json()) as { recordId: string };
 
       const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => h.http.handle(req, "127.0.0.1") });
@@ -398,7 +398,7 @@ describe("in Chromium", () => {
     async () => {
       const executablePath = ensureChromium();
       const h = harness();
-      const org = h.org();
+      const org = await h.org();
       const dir = tempDir();
       const original = makeTestPdf({ xrefStream: true, pages: 2 });
       const id = storedRecord(h, org, "contract.pdf", "sha256:" + createHash("sha256").update(original).digest("hex"));

@@ -105,7 +105,7 @@ describe("write queue", () => {
 describe("over HTTP", () => {
   test("POST /v1/records and revoke while another connection holds the write lock: 503 SERVICE_UNAVAILABLE, Retry-After: 1, nothing written", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     // A first record: the seal key exists, and one record to revoke.
     const first = (await (await h.create(org, { originalDocHash: HASH("busy 1") })).json()) as { recordId: string };
     h.markAnchored(first.recordId);
@@ -132,7 +132,7 @@ describe("over HTTP", () => {
 
   test("the installation's first record, whose seal key is created outside the queue: 503 too, and nothing written", async () => {
     const h = harness();
-    const org = h.org();
+    const org = await h.org();
     h.core.db.$client.run("PRAGMA busy_timeout = 50");
     const lock = holdWriteLock(join(h.config.dataDir, DATABASE_FILE));
     try {

@@ -111,10 +111,10 @@ describe("GET /metrics in-process", () => {
   beforeAll(async () => {
     ({ app, request } = await testApp({ env: { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "3", DOCVERIFY_TRUSTED_PROXIES: "203.0.113.0/24" } }));
     const fx = createRecordsFixture({ db: app.db, signer: app.signer, clock: manualClock(Date.now()) });
-    const org = fx.createOrg("Metrics Ltd", { apiAccess: true, addon: true, validated: true });
-    const unvalidated = fx.createOrg("Unvalidated Ltd", { apiAccess: true });
-    liveKey = app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
-    slowKey = app.apiKeys.mint({ orgId: unvalidated.id, environment: "live" }, "test").key;
+    const org = await fx.createOrg("Metrics Ltd", { apiAccess: true, addon: true, validated: true });
+    const unvalidated = await fx.createOrg("Unvalidated Ltd", { apiAccess: true });
+    liveKey = (await app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
+    slowKey = (await app.apiKeys.mint({ orgId: unvalidated.id, environment: "live" }, "test")).key;
     signedHash = docHashOf("metrics signed");
     recordIds = [
       fx.addOrgRecord(org, { docHash: signedHash }),
@@ -243,8 +243,8 @@ describe("GET /metrics against docverify serve", () => {
       const data = tempDir();
       const svc = await startService({ env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "300" } });
       admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
-      const org = admin.organisations.create({ name: "Metrics Over HTTP Ltd", apiAccess: true, addon: true, validated: true }, "test");
-      const minted = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test");
+      const org = await admin.organisations.create({ name: "Metrics Over HTTP Ltd", apiAccess: true, addon: true, validated: true }, "test");
+      const minted = await admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test");
       const key = minted.key;
       const secret = key.slice("dv_live_".length + 16, "dv_live_".length + 16 + 32);
       const metrics = async () => {

@@ -60,12 +60,12 @@ beforeAll(async () => {
     },
   });
   admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
-  const org = admin.organisations.create({ name: "Records Over HTTP Ltd", apiAccess: true, addon: true, validated: true }, "test");
-  const other = admin.organisations.create({ name: "Someone Else Ltd", apiAccess: true, addon: true, validated: true }, "test");
+  const org = await admin.organisations.create({ name: "Records Over HTTP Ltd", apiAccess: true, addon: true, validated: true }, "test");
+  const other = await admin.organisations.create({ name: "Someone Else Ltd", apiAccess: true, addon: true, validated: true }, "test");
   orgId = org.id;
-  key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test").key;
-  writeOnly = admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
-  otherOrgKey = admin.apiKeys.mint({ orgId: other.id, environment: "live", revoke: true }, "test").key;
+  key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test")).key;
+  writeOnly = (await admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
+  otherOrgKey = (await admin.apiKeys.mint({ orgId: other.id, environment: "live", revoke: true }, "test")).key;
   for (const k of [key, otherOrgKey]) await createRecordOnceTopicExists(() => create({ originalDocHash: docHashOf(`warm-up ${k}`) }, k));
 }, 60_000);
 

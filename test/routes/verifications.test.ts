@@ -44,11 +44,11 @@ beforeAll(async () => {
   onCleanup(() => app.close());
   await app.anchoringStarted;
   fx = createRecordsFixture({ db: app.db, signer: app.signer, clock });
-  const org = fx.createOrg("Acme Records Ltd", { apiAccess: true, addon: true, validated: true });
-  const other = fx.createOrg("Other Org", { apiAccess: true, validated: true });
-  liveKey = app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
-  testKey = app.apiKeys.mint({ orgId: org.id, environment: "test" }, "test").key;
-  otherOrgKey = app.apiKeys.mint({ orgId: other.id, environment: "live" }, "test").key;
+  const org = await fx.createOrg("Acme Records Ltd", { apiAccess: true, addon: true, validated: true });
+  const other = await fx.createOrg("Other Org", { apiAccess: true, validated: true });
+  liveKey = (await app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
+  testKey = (await app.apiKeys.mint({ orgId: org.id, environment: "test" }, "test")).key;
+  otherOrgKey = (await app.apiKeys.mint({ orgId: other.id, environment: "live" }, "test")).key;
   orgRecordId = fx.addOrgRecord(org, { docHash: signedHash });
   fx.addPersonRecord(fx.createPerson(), { docHash: personHash, hint: "J. Doe, notary" });
   fx.addOrgRecord(org, { docHash: pendingHash, anchorState: "accepted" });

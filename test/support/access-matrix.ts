@@ -114,21 +114,21 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
  * folder. `onTopic` gives organisations with the add-on a topic id so record operations can be
  * admitted without waiting for the ledger (null: leave topic creation to the running service).
  */
-export function provisionCallers(core: Pick<Core, "organisations" | "apiKeys" | "db">, actor = "test"): Callers {
-  const full = core.organisations.create({ name: "Full Access Ltd", apiAccess: true, addon: true, validated: true }, actor);
-  const noApi = core.organisations.create({ name: "No API Ltd", apiAccess: false, addon: true, validated: true }, actor);
-  const noAddon = core.organisations.create({ name: "No Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
+export async function provisionCallers(core: Pick<Core, "organisations" | "apiKeys" | "db">, actor = "test"): Promise<Callers> {
+  const full = await core.organisations.create({ name: "Full Access Ltd", apiAccess: true, addon: true, validated: true }, actor);
+  const noApi = await core.organisations.create({ name: "No API Ltd", apiAccess: false, addon: true, validated: true }, actor);
+  const noAddon = await core.organisations.create({ name: "No Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
 
-  const fullKey = core.apiKeys.mint({ orgId: full.id, environment: "live", revoke: true }, actor);
-  const testKey = core.apiKeys.mint({ orgId: full.id, environment: "test" }, actor);
-  const revoked = core.apiKeys.mint({ orgId: full.id, environment: "live", revoke: true }, actor);
-  core.apiKeys.revoke(revoked.keyId, actor);
+  const fullKey = await core.apiKeys.mint({ orgId: full.id, environment: "live", revoke: true }, actor);
+  const testKey = await core.apiKeys.mint({ orgId: full.id, environment: "test" }, actor);
+  const revoked = await core.apiKeys.mint({ orgId: full.id, environment: "live", revoke: true }, actor);
+  await core.apiKeys.revoke(revoked.keyId, actor);
   // Minted before the add-on was granted: verifications:read only, for ever (spec §5.7).
-  const lateAddon = core.organisations.create({ name: "Late Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
-  const scopeless = core.apiKeys.mint({ orgId: lateAddon.id, environment: "live" }, actor);
-  core.organisations.set(lateAddon.id, { addon: true }, actor);
-  const noApiKey = core.apiKeys.mint({ orgId: noApi.id, environment: "live", revoke: true }, actor);
-  const noAddonKey = core.apiKeys.mint({ orgId: noAddon.id, environment: "live" }, actor);
+  const lateAddon = await core.organisations.create({ name: "Late Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
+  const scopeless = await core.apiKeys.mint({ orgId: lateAddon.id, environment: "live" }, actor);
+  await core.organisations.set(lateAddon.id, { addon: true }, actor);
+  const noApiKey = await core.apiKeys.mint({ orgId: noApi.id, environment: "live", revoke: true }, actor);
+  const noAddonKey = await core.apiKeys.mint({ orgId: noAddon.id, environment: "live" }, actor);
 
   const k = fullKey.key;
   const body = k.slice(0, 56);

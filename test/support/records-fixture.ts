@@ -29,6 +29,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase, type Db } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
 import { organisations, records, signingKeys } from "../../src/storage/schema.ts";
+import { sqliteStore, type Store } from "../../src/storage/store.ts";
 import { onCleanup, tempDir } from "./env.ts";
 
 export type AnchorState = "pending" | "accepted" | "anchored" | "abandoned";
@@ -65,14 +66,16 @@ export interface RecordOptions {
 
 export interface RecordsFixture {
   readonly db: Db;
+  /** The same database as a `Store`, as the services over it are given. */
+  readonly store: Store;
   readonly signer: Signer;
   readonly clock: ReturnType<typeof manualClock>;
   readonly orgs: Organisations;
   readonly seal: GeneratedKey;
-  createOrg(name: string, flags?: Partial<OrgFlags>): FixtureOrg;
+  createOrg(name: string, flags?: Partial<OrgFlags>): Promise<FixtureOrg>;
   /** An organisation made elsewhere on the same database (the core, the command line), with its system key. */
   orgOf(orgId: string): FixtureOrg;
-  suspend(orgId: string, suspended?: boolean): void;
+  suspend(orgId: string, suspended?: boolean): Promise<void>;
   createPerson(): PersonKey;
   /** An organisation-signed record (`record_only`, `org`). Returns the record id. */
   addOrgRecord(org: FixtureOrg, options: RecordOptions): string;
@@ -124,7 +127,8 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
   const db = options.db ?? openTestDb();
   const signer = options.signer ?? createSigner({ masterKey: MASTER_KEY });
   const clock = options.clock ?? manualClock(Date.UTC(2026, 0, 15, 9, 30));
-  const orgs = createOrganisations({ db, signer, clock });
+  const store = sqliteStore(db);
+  const orgs = createOrganisations({ store, signer, clock });
 
   const seal = signer.generateKey("service-seal");
   db.insert(signingKeys)
@@ -185,10 +189,13 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
   const keyRow = (fingerprint: Uint8Array) => eq(signingKeys.fingerprint, Buffer.from(fingerprint));
   const recordRow = (id: string) => db.select().from(records).where(eq(records.id, id)).get()!;
 
+  // Synchronous, from the stored rows (as the rest of this fixture reads them), so that it can be
+  // called inside a synchronous SQLite transaction; the same fields the organisations service gives.
   function orgOf(orgId: string): FixtureOrg {
-    const org = orgs.get(orgId);
-    const stored = db.select().from(organisations).where(eq(organisations.id, orgId)).get()!;
-    const key = db.select().from(signingKeys).where(keyRow(stored.systemKeyFingerprint)).get()!;
+    const stored = db.select().from(organisations).where(eq(organisations.id, orgId)).get();
+    if (stored === undefined) throw new Error(`records fixture: no organisation ${orgId}`);
+    const { systemKeyFingerprint, ...org } = stored;
+    const key = db.select().from(signingKeys).where(keyRow(systemKeyFingerprint)).get()!;
     return {
       ...org,
       systemKey: {
@@ -203,19 +210,20 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
 
   return {
     db,
+    store,
     signer,
     clock,
     orgs,
     seal,
 
-    createOrg(name, flags = {}) {
-      return orgOf(orgs.create({ name, ...flags }, "test").id);
+    async createOrg(name, flags = {}) {
+      return orgOf((await orgs.create({ name, ...flags }, "test")).id);
     },
 
     orgOf,
 
-    suspend(orgId, suspended = true) {
-      orgs.set(orgId, { suspended }, "test");
+    async suspend(orgId, suspended = true) {
+      await orgs.set(orgId, { suspended }, "test");
     },
 
     createPerson() {

@@ -24,7 +24,7 @@ export async function startServiceWithOrg(options: { env?: Record<string, string
   const svc = await startService({ env: { DOCVERIFY_DATA_DIR: data, ...options.env } });
   const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
   onCleanup(() => admin.close());
-  const org = admin.organisations.create({ name: options.orgName ?? "Test Ltd", apiAccess: true, addon: true, validated: true }, "test");
-  const key = admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: options.revoke ?? false }, "test").key;
+  const org = await admin.organisations.create({ name: options.orgName ?? "Test Ltd", apiAccess: true, addon: true, validated: true }, "test");
+  const key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: options.revoke ?? false }, "test")).key;
   return { svc, port: Number(new URL(svc.url).port), admin, org, key };
 }

@@ -10,9 +10,9 @@ import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
 
 afterAll(cleanup);
 
-test("answerJson and matchJson write what JSON.stringify writes, key for key, for every kind of match, tier and optional field", () => {
+test("answerJson and matchJson write what JSON.stringify writes, key for key, for every kind of match, tier and optional field", async () => {
   const fx = createRecordsFixture();
-  const acme = fx.createOrg('Acme "Quoted" \\ Ltd \u2028');
+  const acme = await fx.createOrg('Acme "Quoted" \\ Ltd \u2028');
   const person = fx.createPerson();
   const verifier = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `https://mirror.test/api/v1/topics/${t}/messages/${n}` } });
   const hashes: string[] = [];

@@ -26,7 +26,7 @@ let n = 0;
 /** An anchored organisation-signed record created through the API, and a verifier over the same database. */
 async function anchoredRecord() {
   const docHash = HASH(`corrupt times ${++n}`);
-  const res = await h.create(h.org(), { originalDocHash: docHash });
+  const res = await h.create(await h.org(), { originalDocHash: docHash });
   expect(res.status).toBe(201);
   const { recordId } = (await res.json()) as { recordId: string };
   h.markAnchored(recordId, 7);

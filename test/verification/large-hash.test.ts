@@ -25,9 +25,10 @@ let orgs: FixtureOrg[];
 let people: PersonKey[];
 let verifier: Verifier;
 
-beforeAll(() => {
+beforeAll(async () => {
   fx = createRecordsFixture();
-  orgs = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark"].map((name) => fx.createOrg(name));
+  orgs = [];
+  for (const name of ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark"]) orgs.push(await fx.createOrg(name));
   people = [fx.createPerson(), fx.createPerson()];
   verifier = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links });
 });
@@ -208,8 +209,8 @@ describe("consensus order in JavaScript is SQLite's ORDER BY", () => {
   });
 });
 
-test("a large hash's verification drops public keys kept under an older change counter: a key changed in place fails at once", () => {
-  const org = fx.createOrg("Key Changers Ltd");
+test("a large hash's verification drops public keys kept under an older change counter: a key changed in place fails at once", async () => {
+  const org = await fx.createOrg("Key Changers Ltd");
   const hash = docHashOf("large hash, key changed in place");
   // One active record per organisation and hash: the others revoked.
   for (let i = 0; i < MAX_MATCHES + 5; i++) fx.addOrgRecord(org, { docHash: hash, revoked: { reason: "SUPERSEDED" } });

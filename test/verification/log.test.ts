@@ -20,10 +20,10 @@ let fx: RecordsFixture;
 let acme: FixtureOrg;
 let globex: FixtureOrg;
 
-beforeAll(() => {
+beforeAll(async () => {
   fx = createRecordsFixture();
-  acme = fx.createOrg("Acme");
-  globex = fx.createOrg("Globex");
+  acme = await fx.createOrg("Acme");
+  globex = await fx.createOrg("Globex");
 });
 afterAll(cleanup);
 
@@ -86,7 +86,7 @@ describe("ids", () => {
 
   test("a new log continues above the newest stored id even with an earlier clock", async () => {
     const fx2 = createRecordsFixture();
-    const org = fx2.createOrg("Restarted");
+    const org = await fx2.createOrg("Restarted");
     const clock = manualClock(Date.UTC(2026, 5, 1));
     const first = createVerificationLog({ db: fx2.db, clock, cursorKey: KEY });
     const a = await first.record(row({ orgId: org.id }));
@@ -100,7 +100,7 @@ describe("ids", () => {
 describe("record: group commit", () => {
   test("many concurrent records are all durable, in few transactions, in call order", async () => {
     const fx2 = createRecordsFixture();
-    const org = fx2.createOrg("Busy");
+    const org = await fx2.createOrg("Busy");
     const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY, maxBatch: 256 });
     const N = 600;
     const results = await Promise.all(Array.from({ length: N }, (_, i) => log.record(row({ orgId: org.id, docHash: docHashOf(`doc ${i}`), reference: `ref ${i}` }))));
@@ -121,7 +121,7 @@ describe("record: group commit", () => {
 
   test("a promise resolves only after its row is committed", async () => {
     const fx2 = createRecordsFixture();
-    const org = fx2.createOrg("Durable");
+    const org = await fx2.createOrg("Durable");
     const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY });
     let resolved = false;
     const p = log.record(row({ orgId: org.id })).then((r) => ((resolved = true), r));
@@ -134,7 +134,7 @@ describe("record: group commit", () => {
 
   test("a failed flush rejects every caller in that batch and writes none of its rows; later batches work", async () => {
     const fx2 = createRecordsFixture();
-    const org = fx2.createOrg("Failing");
+    const org = await fx2.createOrg("Failing");
     const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY });
     const good = log.record(row({ orgId: org.id }));
     const bad = log.record(row({ orgId: "no-such-organisation" })); // foreign key violation
@@ -157,7 +157,7 @@ describe("record: group commit", () => {
 
   test("flush writes the queue at once", async () => {
     const fx2 = createRecordsFixture();
-    const org = fx2.createOrg("Flushing");
+    const org = await fx2.createOrg("Flushing");
     const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY });
     const p = log.record(row({ orgId: org.id }));
     log.flush();
@@ -183,8 +183,8 @@ describe("list and get", () => {
 
   beforeAll(async () => {
     fx2 = createRecordsFixture();
-    org = fx2.createOrg("Lister");
-    other = fx2.createOrg("Other");
+    org = await fx2.createOrg("Lister");
+    other = await fx2.createOrg("Other");
     log = createVerificationLog({ db: fx2.db, clock, cursorKey: KEY });
     // 60 live rows for org, one per second, alternating hashes and cycling verdicts.
     for (let i = 0; i < 60; i++) {
@@ -353,7 +353,7 @@ describe("list and get", () => {
 describe("paging while rows are written concurrently", () => {
   test("every row that existed when paging began is visited exactly once; new rows never appear", async () => {
     const fx2 = createRecordsFixture();
-    const org = fx2.createOrg("Paging");
+    const org = await fx2.createOrg("Paging");
     const clock = manualClock(Date.UTC(2026, 3, 1));
     const log = createVerificationLog({ db: fx2.db, clock, cursorKey: KEY, maxBatch: 8 });
     const before: string[] = [];
@@ -417,7 +417,7 @@ test("the cursor's MAC is HMAC-SHA256 as RFC 2104 states it, for keys shorter an
 
 test("listJson is list() serialised, character for character, on every page and filter, with references that need escaping", async () => {
   const log = createVerificationLog({ db: fx.db, clock: manualClock(Date.UTC(2026, 0, 2)), cursorKey: KEY });
-  const org = fx.createOrg("Json Escapes Ltd");
+  const org = await fx.createOrg("Json Escapes Ltd");
   const refs = ['quote " and backslash \\', "line\u2028separator", "emoji \u{1F642}", "</script>", "plain"];
   for (const [i, reference] of refs.entries()) await log.record(row({ orgId: org.id, reference, verdict: i % 2 === 0 ? "verified_org" : "no_record" }));
   await log.record(row({ orgId: org.id, docHash: docHashOf("b") }));

@@ -16,10 +16,10 @@ let acme: FixtureOrg;
 let globex: FixtureOrg;
 let alice: PersonKey;
 
-beforeAll(() => {
+beforeAll(async () => {
   fx = createRecordsFixture();
-  acme = fx.createOrg("Acme Certification Ltd");
-  globex = fx.createOrg("Globex Registry");
+  acme = await fx.createOrg("Acme Certification Ltd");
+  globex = await fx.createOrg("Globex Registry");
   alice = fx.createPerson();
 });
 afterAll(cleanup);

@@ -14,9 +14,9 @@ import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture }
 const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirror.test/api/v1/topics/${topicId}/messages/${seq}` };
 let fx: RecordsFixture;
 let acme: FixtureOrg;
-beforeAll(() => {
+beforeAll(async () => {
   fx = createRecordsFixture();
-  acme = fx.createOrg("Acme Certification Ltd");
+  acme = await fx.createOrg("Acme Certification Ltd");
 });
 afterAll(cleanup);
 
@@ -148,8 +148,8 @@ describe("the record memo", () => {
 });
 
 describe("standing kept between verifications", () => {
-  test("an organisation suspended or renamed on another connection is seen by the next verification", () => {
-    const org = fx.createOrg("Initech Registry");
+  test("an organisation suspended or renamed on another connection is seen by the next verification", async () => {
+    const org = await fx.createOrg("Initech Registry");
     const hash = freshHash();
     fx.addOrgRecord(org, { docHash: hash });
     const { verifier } = counted();

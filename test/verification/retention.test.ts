@@ -25,7 +25,7 @@ const T0 = Date.UTC(2026, 0, 15, 9, 30);
 async function logWith(old: number, recent: number) {
   const clock = manualClock(T0);
   const fx = createRecordsFixture({ clock });
-  const org = fx.createOrg("Acme");
+  const org = await fx.createOrg("Acme");
   const log = createVerificationLog({ db: fx.db, clock, cursorKey: KEY });
   const row = (i: number) => log.record({ orgId: org.id, environment: "live", keyId: "k1", verdict: "no_record", docHash: docHashOf(`doc ${i}`) });
   for (let i = 0; i < old; i++) await row(i);
@@ -153,8 +153,8 @@ describe("in the app", () => {
     onCleanup(() => app.close());
     await app.anchoringStarted;
     const fx = createRecordsFixture({ db: app.db, signer: app.signer, clock });
-    const org = fx.createOrg("Retained Ltd", { apiAccess: true, validated: true });
-    const key = app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test").key;
+    const org = await fx.createOrg("Retained Ltd", { apiAccess: true, validated: true });
+    const key = (await app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
     const send = async (path: string, init: RequestInit = {}) => {
       const res = await app.http.handle(new Request(`http://localhost${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } }), "198.51.100.7");
       return { status: res.status, body: (await res.json()) as Record<string, any> };

@@ -24,10 +24,10 @@ function verifier(options: { memo?: false } = {}): Verifier {
   return createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links, ...options });
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   fx = createRecordsFixture();
-  acme = fx.createOrg("Acme Certification Ltd");
-  globex = fx.createOrg("Globex Registry");
+  acme = await fx.createOrg("Acme Certification Ltd");
+  globex = await fx.createOrg("Globex Registry");
   alice = fx.createPerson();
 });
 afterAll(cleanup);
@@ -336,22 +336,22 @@ describe("tampering flips the verdict to signature_invalid with the check that f
 });
 
 describe("signer standing", () => {
-  test("a suspended organisation's records say suspended; the verdict is unchanged; it is live", () => {
-    const org = fx.createOrg("Soon Suspended");
+  test("a suspended organisation's records say suspended; the verdict is unchanged; it is live", async () => {
+    const org = await fx.createOrg("Soon Suspended");
     const hash = freshHash();
     fx.addOrgRecord(org, { docHash: hash });
     const personHash = freshHash();
     fx.addPersonRecord(alice, { docHash: personHash, orgId: org.id });
     const v = verifier();
     expect(v.verify({ docHash: hash, tier: "public" }).matches[0]!.signerStanding).toBe("good_standing");
-    fx.suspend(org.id);
+    await fx.suspend(org.id);
     const after = v.verify({ docHash: hash, tier: "organisation" });
     expect(after.verdict).toBe("verified_org");
     expect(after.matches[0]!.signerStanding).toBe("suspended");
     const person = v.verify({ docHash: personHash, tier: "public" });
     expect(person.verdict).toBe("verified");
     expect(person.matches[0]!.signerStanding).toBe("suspended");
-    fx.suspend(org.id, false);
+    await fx.suspend(org.id, false);
     expect(v.verify({ docHash: hash, tier: "public" }).matches[0]!.signerStanding).toBe("good_standing");
   });
 
