@@ -5,6 +5,7 @@ import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
 import { openDatabase, PRAGMAS } from "../src/storage/db.ts";
 import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/migrate.ts";
 import { metaValue } from "../src/storage/meta.ts";
+import { sqliteStore } from "../src/storage/store.ts";
 import { createVerifier, MAX_MATCHES, RECORD_HEADS_BY_HASH_SQL } from "../src/verification/verify.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
 import { databaseBefore } from "./support/previous-release.ts";
@@ -83,8 +84,9 @@ describe("storage", () => {
   test("service_meta values are created once", () => {
     const db = openDatabase({ path: join(tempDir(), "meta.db") });
     migrate(db);
-    const a = metaValue(db, "k", () => "first");
-    const b = metaValue(db, "k", () => "second");
+    const store = sqliteStore(db);
+    const a = store.writeSync(metaValue("k", () => "first"));
+    const b = store.writeSync(metaValue("k", () => "second"));
     expect([a, b]).toEqual(["first", "first"]);
   });
 

@@ -271,7 +271,7 @@ async function build(dataDir: string, spec: ScaleSpec, say: (line: string) => vo
     const startMs = Date.now() - YEAR_MS - 86_400_000;
     const { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId } = await createBenchOrganisations(core, ORG_COUNT, startMs - 60_000);
     // As createApp does on a new installation (src/app.ts): the harness reads it back to make the deep cursor.
-    metaValue(db, "cursor_key", () => randomBytes(32).toString("hex"));
+    await core.store.write(metaValue("cursor_key", () => randomBytes(32).toString("hex")));
     // The benchmark serves this folder in place and proves that nothing is written to it
     // (scale.ts). An API key's last use is the one thing a read-only load would write (at most
     // once a minute per key, in the background: src/keys/credentials.ts), so the log key's is
