@@ -102,6 +102,7 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     url,
     publicUrl,
     dataDir: config.dataDir,
+    node: config.nodeName,
     instanceId: app.instanceId,
     ledgerNetwork: config.ledger.network,
     ...(config.ledger.network === "local"

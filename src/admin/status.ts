@@ -89,12 +89,13 @@ export async function runStatus(args: readonly string[], env: Readonly<Record<st
     await core.close();
   }
   const ledger = await ledgerStatus(config);
-  const full = { dataDir: config.dataDir, ledger, ...report };
+  const full = { node: config.nodeName, dataDir: config.dataDir, ledger, ...report };
   if (values.json) {
     out.write(JSON.stringify(full) + "\n");
   } else {
     const q = full.queue;
     const lines = [
+      `node          ${full.node}`,
       `data folder   ${full.dataDir}`,
       `ledger        ${ledger.network} (${ledger.mode})${ledger.mirrorUrl ? `  mirror ${ledger.mirrorUrl}` : ""}${ledger.grpcAddress ? `  grpc ${ledger.grpcAddress}` : ""}`,
       `              ${ledger.reachable ? "reachable" : "NOT reachable"}: ${ledger.detail}`,

@@ -63,9 +63,10 @@ describe("docverify local-ledger and status", () => {
     expect((await fetch(`${info.mirrorUrl}/api/v1/network/nodes`)).status).toBe(200);
 
     // The embedded-ledger view of the folder: the remembered address answers.
-    const up = cli(["status", "--json", "--data", data]);
+    const up = cli(["status", "--json", "--data", data], { DOCVERIFY_NODE_NAME: "dv-node-7" });
     expect(up.code).toBe(0);
     const status = JSON.parse(up.stdout);
+    expect(status.node).toBe("dv-node-7");
     expect(status.ledger).toMatchObject({ network: "local", mode: "embedded", mirrorUrl: info.mirrorUrl, grpcAddress: info.grpcAddress, reachable: true });
     expect(status.records).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0 });
     expect(status.queue).toMatchObject({ pending: 0, accepted: 0, oldestUnfinished: null, lastError: null, organisationsAwaitingTopic: 0 });
