@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
 import { openDatabase, PRAGMAS } from "../src/storage/db.ts";
 import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/migrate.ts";
 import { metaValue } from "../src/storage/meta.ts";
 import { sqliteStore } from "../src/storage/store.ts";
 import { createVerifier, MAX_MATCHES, RECORD_HEADS_BY_HASH_SQL } from "../src/verification/verify.ts";
+import { expectMigrationsInStep } from "./support/drizzle-kit.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
 import { databaseBefore } from "./support/previous-release.ts";
 import { createRecordsFixture, docHashOf } from "./support/records-fixture.ts";
@@ -101,22 +102,7 @@ describe("storage", () => {
   test(
     "schema and migrations are in step: drizzle-kit generate finds nothing to do",
     () => {
-      const dir = tempDir();
-      const out = join(dir, "migrations");
-      cpSync(join(ROOT, "migrations"), out, { recursive: true });
-      const before = readdirSync(out).sort();
-      mkdirSync(join(dir, "cfg"));
-      const configFile = join(dir, "cfg", "drizzle.config.json");
-      // drizzle-kit resolves these relative to its working directory, the repository root.
-      writeFileSync(configFile, JSON.stringify({ dialect: "sqlite", schema: "./src/storage/schema.ts", out: relative(ROOT, out) }));
-      const kit = Bun.spawnSync([join(ROOT, "node_modules", ".bin", "drizzle-kit"), "generate", `--config=${configFile}`], {
-        cwd: ROOT,
-        env: { ...process.env, PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}` },
-      });
-      const said = kit.stdout.toString() + kit.stderr.toString();
-      expect(kit.exitCode, said).toBe(0);
-      expect(readdirSync(out).sort(), `drizzle-kit generated a migration: run npm run db:generate\n${said}`).toEqual(before);
-      expect(said).toContain("No schema changes");
+      expectMigrationsInStep("sqlite", "./src/storage/schema.ts", "migrations");
     },
     60_000,
   );

@@ -18,9 +18,8 @@ import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migr
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
 import { eq } from "drizzle-orm";
-import { cpSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import { ROOT, cleanup, tempDir } from "../support/env.ts";
+import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
+import { cleanup } from "../support/env.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
 
 let pg: Postgres;
@@ -231,22 +230,7 @@ for (const engine of ENGINES) {
 
 describe("PostgreSQL: migrations", () => {
   test("pg-schema.ts and migrations/pg are in step: drizzle-kit generate finds nothing to do", () => {
-    const dir = tempDir();
-    const out = join(dir, "pg");
-    cpSync(join(ROOT, "migrations", "pg"), out, { recursive: true });
-    const before = readdirSync(out).sort();
-    mkdirSync(join(dir, "cfg"));
-    const configFile = join(dir, "cfg", "drizzle.config.json");
-    // drizzle-kit resolves these relative to its working directory, the repository root.
-    writeFileSync(configFile, JSON.stringify({ dialect: "postgresql", schema: "./src/storage/pg-schema.ts", out: relative(ROOT, out) }));
-    const kit = Bun.spawnSync([join(ROOT, "node_modules", ".bin", "drizzle-kit"), "generate", `--config=${configFile}`], {
-      cwd: ROOT,
-      env: { ...process.env, PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}` },
-    });
-    const said = kit.stdout.toString() + kit.stderr.toString();
-    expect(kit.exitCode, said).toBe(0);
-    expect(readdirSync(out).sort(), `drizzle-kit generated a migration: run npm run db:generate\n${said}`).toEqual(before);
-    expect(said).toContain("No schema changes");
+    expectMigrationsInStep("postgresql", "./src/storage/pg-schema.ts", "migrations/pg");
   }, 60_000);
 
   test("a new database gets every migration once; running again applies nothing", async () => {

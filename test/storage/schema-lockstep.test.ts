@@ -68,6 +68,31 @@ function term(t: unknown, render: (s: SQL) => string): string {
   return (t as { name: string }).name;
 }
 
+/** The parts of a table's config that read the same on both dialects. */
+interface Shared {
+  readonly indexes: readonly { config: { name?: string; unique: boolean; columns: readonly unknown[]; where?: SQL } }[];
+  readonly foreignKeys: readonly { reference(): { columns: readonly { name: string }[]; foreignTable: unknown; foreignColumns: readonly { name: string }[] } }[];
+}
+
+function indexesAndReferences(c: Shared, render: (s: SQL) => string, tableName: (t: unknown) => string): Pick<Neutral, "indexes" | "foreignKeys"> {
+  return {
+    indexes: c.indexes
+      .map((i) => ({
+        name: i.config.name!,
+        unique: i.config.unique,
+        on: i.config.columns.map((t) => term(t, render)),
+        where: i.config.where === undefined ? null : render(i.config.where),
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    foreignKeys: c.foreignKeys
+      .map((fk) => {
+        const r = fk.reference();
+        return { columns: r.columns.map((x) => x.name), table: tableName(r.foreignTable), foreignColumns: r.foreignColumns.map((x) => x.name) };
+      })
+      .sort((a, b) => a.columns.join().localeCompare(b.columns.join())),
+  };
+}
+
 function neutralSqlite(table: SQLiteTable): Neutral {
   const c = sqliteConfig(table);
   const render = (s: SQL) => {
@@ -88,20 +113,7 @@ function neutralSqlite(table: SQLiteTable): Neutral {
       default: col.default === undefined ? undefined : String(col.default),
       enumValues: col.enumValues ?? null,
     })),
-    indexes: c.indexes
-      .map((i) => ({
-        name: i.config.name,
-        unique: i.config.unique,
-        on: i.config.columns.map((t) => term(t, render)),
-        where: i.config.where === undefined ? null : render(i.config.where),
-      }))
-      .sort((a, b) => a.name.localeCompare(b.name)),
-    foreignKeys: c.foreignKeys
-      .map((fk) => {
-        const r = fk.reference();
-        return { columns: r.columns.map((x) => x.name), table: sqliteConfig(r.foreignTable).name, foreignColumns: r.foreignColumns.map((x) => x.name) };
-      })
-      .sort((a, b) => a.columns.join().localeCompare(b.columns.join())),
+    ...indexesAndReferences(c as unknown as Shared, render, (t) => sqliteConfig(t as SQLiteTable).name),
   };
 }
 
@@ -119,20 +131,7 @@ function neutralPg(table: PgTable): Neutral {
       default: col.default === undefined ? undefined : col.default === false ? "false" : col.default === true ? "true" : String(col.default),
       enumValues: col.enumValues ?? null,
     })),
-    indexes: c.indexes
-      .map((i) => ({
-        name: i.config.name!,
-        unique: i.config.unique,
-        on: i.config.columns.map((t) => term(t, render)),
-        where: i.config.where === undefined ? null : render(i.config.where),
-      }))
-      .sort((a, b) => a.name.localeCompare(b.name)),
-    foreignKeys: c.foreignKeys
-      .map((fk) => {
-        const r = fk.reference();
-        return { columns: r.columns.map((x) => x.name), table: pgConfig(r.foreignTable).name, foreignColumns: r.foreignColumns.map((x) => x.name) };
-      })
-      .sort((a, b) => a.columns.join().localeCompare(b.columns.join())),
+    ...indexesAndReferences(c as unknown as Shared, render, (t) => pgConfig(t as PgTable).name),
   };
 }
 
