@@ -52,14 +52,14 @@ export function postgresStore(url: string, options: { readonly max?: number } = 
     client,
     db,
     read(body) {
-      return driveAsync(body(db, pgSchema));
+      return driveAsync(body(db, pgSchema)).catch((e: unknown) => Promise.reject(databaseError(e)));
     },
     async write(body) {
       for (let attempt = 1; ; attempt++) {
         try {
           return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema)), { isolationLevel: "serializable" });
         } catch (e) {
-          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
+          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw databaseError(e);
           // Another transaction touched the same rows: wait a little (jittered, growing) and run
           // the whole operation again on what is now committed.
           await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
