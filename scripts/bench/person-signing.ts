@@ -33,10 +33,10 @@ export async function runPersonSigningBench(options: { url: string; dataDir: str
   try {
     const org = core.db.$client.query("SELECT id FROM organisations WHERE addon = 1 AND topic_id IS NOT NULL AND suspended = 0 ORDER BY created_at LIMIT 1").get() as { id: string } | null;
     if (org === null) throw new Error("person-signing bench: no organisation with the add-on and a topic");
-    const persons = createPersons({ db: core.db, clock: core.clock, publicUrl: url });
+    const persons = createPersons({ store: core.store, clock: core.clock, publicUrl: url });
     people = [];
     for (let i = 0; i < workers; i++) {
-      const { link } = persons.add({ orgId: org.id, name: `Bench Signer ${i + 1}`, email: `signer${i + 1}@bench.test`, identity: "benchmark: no identity" }, "bench");
+      const { link } = await persons.add({ orgId: org.id, name: `Bench Signer ${i + 1}`, email: `signer${i + 1}@bench.test`, identity: "benchmark: no identity" }, "bench");
       const token = link.enrolUrl.split("/enrol/")[1]!;
       const auth = new SoftAuthenticator(origin);
       const options = await post(`${url}/app/enrol/${token}/options`, origin, {}, null);

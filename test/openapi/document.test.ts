@@ -255,8 +255,8 @@ describe("real answers conform to the document", () => {
 
       // The person application (decisions §10), with a software passkey.
       const origin = new URL(svc.url).origin;
-      const persons = createPersons({ db: admin.db, clock: admin.clock, publicUrl: svc.url });
-      const token = persons.add({ orgId: org.id, name: "Doc Signer", email: "doc@example.test", identity: "passport" }, "test").link.enrolUrl.split("/enrol/")[1]!;
+      const persons = createPersons({ store: admin.store, clock: admin.clock, publicUrl: svc.url });
+      const token = (await persons.add({ orgId: org.id, name: "Doc Signer", email: "doc@example.test", identity: "passport" }, "test")).link.enrolUrl.split("/enrol/")[1]!;
       const auth = new SoftAuthenticator(origin);
       await call("POST", `/app/enrol/${token}/options`, { body: {} }); // 403: no Origin
       await call("POST", `/app/enrol/${"A".repeat(43)}/options`, { body: {}, headers: { origin } }); // 404

@@ -23,7 +23,7 @@ let orgId: string;
 
 beforeAll(async () => {
   t = await testApp({ env: { DOCVERIFY_PUBLIC_URL: PUBLIC, DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000" } });
-  persons = createPersons({ db: t.app.db, clock: t.app.clock, publicUrl: PUBLIC });
+  persons = createPersons({ store: t.app.store, clock: t.app.clock, publicUrl: PUBLIC });
   orgId = (await t.app.organisations.create({ name: "Acme Notaries", apiAccess: true, addon: true, validated: true }, "test")).id;
   const deadline = Date.now() + 30_000;
   while ((await t.app.organisations.get(orgId)).topicId === null) {
@@ -49,7 +49,7 @@ async function errorCode(res: Response): Promise<string> {
 
 /** Adds a person and enrols them with a new software authenticator; their session and authenticator. */
 async function enrolled(name: string) {
-  const { person, link } = persons.add({ orgId, name, email: `${name.split(" ")[0]!.toLowerCase()}@example.test`, identity: "passport X1234567 seen in person" }, "admin:test");
+  const { person, link } = await persons.add({ orgId, name, email: `${name.split(" ")[0]!.toLowerCase()}@example.test`, identity: "passport X1234567 seen in person" }, "admin:test");
   const auth = new SoftAuthenticator(ORIGIN);
   const token = tokenOf(link.enrolUrl);
   const options = await (await call("POST", `/app/enrol/${token}/options`, { body: {} })).json();
@@ -74,7 +74,7 @@ async function anchored(recordId: string): Promise<void> {
 
 describe("enrolment", () => {
   test("options, then the passkey: 201 with the person, their key's fingerprint and a session cookie (HttpOnly, SameSite=Strict, no Secure over http)", async () => {
-    const { person, link } = persons.add({ orgId, name: "Ada Lovelace", email: "ada@example.test", identity: "passport P1 checked by HR" }, "admin:test");
+    const { person, link } = await persons.add({ orgId, name: "Ada Lovelace", email: "ada@example.test", identity: "passport P1 checked by HR" }, "admin:test");
     const token = tokenOf(link.enrolUrl);
     const optionsRes = await call("POST", `/app/enrol/${token}/options`, { body: {} });
     expect(optionsRes.status).toBe(200);
@@ -90,7 +90,7 @@ describe("enrolment", () => {
     expect(body.signUrl).toBe(`${PUBLIC}/sign`);
     const setCookie = res.headers.get("set-cookie")!;
     expect(setCookie).toMatch(/^docverify_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
-    expect(persons.get(person.id).keyFingerprint).toBe(body.keyFingerprint);
+    expect((await persons.get(person.id)).keyFingerprint).toBe(body.keyFingerprint);
     // The key's announcement is queued on the organisation's topic: by fingerprint and person id, nothing personal.
     const announcement = t.app.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.keyFingerprint, Buffer.from(body.keyFingerprint, "hex"))).get()!;
     const message = JSON.parse(Buffer.from(announcement.message!).toString("utf8"));
@@ -107,22 +107,22 @@ describe("enrolment", () => {
     expect((await call("POST", `/app/enrol/${"A".repeat(43)}/options`, { body: {} })).status).toBe(404);
     expect((await call("POST", "/app/enrol/short/options", { body: {} })).status).toBe(404);
 
-    const { person, link } = persons.add({ orgId, name: "Late Larry", email: "larry@example.test", identity: "id card" }, "admin:test");
+    const { person, link } = await persons.add({ orgId, name: "Late Larry", email: "larry@example.test", identity: "id card" }, "admin:test");
     const late = tokenOf(link.enrolUrl);
     const options = await (await call("POST", `/app/enrol/${late}/options`, { body: {} })).json();
     t.app.db.update(enrolments).set({ expiresAt: Date.now() - 1 }).where(eq(enrolments.personId, person.id)).run();
     const expired = await call("POST", `/app/enrol/${late}`, { body: new SoftAuthenticator(ORIGIN).register(options as never) });
     expect(expired.status).toBe(403);
     expect(((await expired.json()) as { error: { message: string } }).error.message).toContain("expired");
-    expect(persons.get(person.id).enrolledAt).toBeNull();
+    expect((await persons.get(person.id)).enrolledAt).toBeNull();
 
-    const { person: sus, link: susLink } = persons.add({ orgId, name: "Sue Spended", email: "sue@example.test", identity: "id card" }, "admin:test");
-    persons.suspend(sus.id, "admin:test");
+    const { person: sus, link: susLink } = await persons.add({ orgId, name: "Sue Spended", email: "sue@example.test", identity: "id card" }, "admin:test");
+    await persons.suspend(sus.id, "admin:test");
     expect((await call("POST", `/app/enrol/${tokenOf(susLink.enrolUrl)}/options`, { body: {} })).status).toBe(403);
   });
 
   test("a registration for another origin, another relying party, another challenge or without user verification is 401; the link stays usable", async () => {
-    const { person, link } = persons.add({ orgId, name: "Careful Carl", email: "carl@example.test", identity: "id card" }, "admin:test");
+    const { person, link } = await persons.add({ orgId, name: "Careful Carl", email: "carl@example.test", identity: "id card" }, "admin:test");
     const token = tokenOf(link.enrolUrl);
     const options = (await (await call("POST", `/app/enrol/${token}/options`, { body: {} })).json()) as { challenge: string };
     const auth = new SoftAuthenticator(ORIGIN);
@@ -132,7 +132,7 @@ describe("enrolment", () => {
       expect(await errorCode(res)).toBe("UNAUTHENTICATED");
     }
     expect((await call("POST", `/app/enrol/${token}`, { body: { id: "x" } })).status).toBe(400);
-    expect(persons.get(person.id).enrolledAt).toBeNull();
+    expect((await persons.get(person.id)).enrolledAt).toBeNull();
     expect((await call("POST", `/app/enrol/${token}`, { body: auth.register(options as never) })).status).toBe(201);
   });
 });
@@ -191,7 +191,7 @@ describe("the Origin rule and sessions", () => {
     const o = (await (await call("POST", "/app/session/options", { body: {} })).json()) as { challenge: string };
     expect((await call("POST", "/app/session", { body: stranger.assert(o as never) })).status).toBe(401);
 
-    persons.suspend(person.id, "admin:test");
+    await persons.suspend(person.id, "admin:test");
     const s = (await (await call("POST", "/app/session/options", { body: {} })).json()) as { challenge: string };
     const res = await call("POST", "/app/session", { body: auth.assert(s as never) });
     expect(res.status).toBe(403);
@@ -222,7 +222,7 @@ describe("signing", () => {
 
     // On the topic, the person's key was announced before the record.
     const rows = t.app.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.orgId, orgId)).all();
-    const key = persons.get(person.id).keyFingerprint!;
+    const key = (await persons.get(person.id)).keyFingerprint!;
     const announcement = rows.find((r) => r.kind === "key_announcement" && r.keyFingerprint?.toString("hex") === key)!;
     const message = rows.find((r) => r.recordId === record.recordId && r.kind === "record_message")!;
     expect(announcement.sequenceNumber!).toBeLessThan(message.sequenceNumber!);
@@ -297,7 +297,7 @@ describe("signing", () => {
     const signed = (await (await call("POST", "/app/signatures", { cookie: session, body: auth.assert(await prepare(session, docHash)) })).json()) as { recordId: string };
     await anchored(signed.recordId);
     const pending = await prepare(session, hashOf("after suspension"));
-    persons.suspend(person.id, "admin:test");
+    await persons.suspend(person.id, "admin:test");
     expect((await call("POST", "/app/signatures/options", { cookie: session, body: { originalDocHash: hashOf("later") } })).status).toBe(403);
     expect((await call("POST", "/app/signatures", { cookie: session, body: auth.assert(pending) })).status).toBe(403);
     const verdict = (await (await t.request("/v1/verifications", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash }) })).json()) as { verdict: string; matches: { signerStanding: string }[] };

@@ -111,16 +111,16 @@ describe("person commands", () => {
     expect(text.err).toContain("shown once");
     expect(audit().filter((a) => a.subject_id === first.id).map((a) => a.action)).toEqual(["person.add", "person.link", "person.link", "person.link"]);
 
-    const { createPersons, EnrolmentTokenError } = await import("../../src/keys/persons.ts");
+    const { createEnrolments, EnrolmentTokenError } = await import("../../src/keys/persons.ts");
     const { openDatabase } = await import("../../src/storage/db.ts");
     const db = openDatabase({ path: join(data, "docverify.db") });
     try {
-      const persons = createPersons({ db, clock: { now: () => Date.now() }, publicUrl: PUBLIC_URL });
+      const enrolments = createEnrolments({ db, clock: { now: () => Date.now() } });
       const token = (url: unknown) => LINK_RE.exec(url as string)![1]!;
       for (const old of [first.enrolUrl, second.enrolUrl]) {
-        expect(() => persons.redeemEnrolment(token(old), Date.now())).toThrow(EnrolmentTokenError);
+        expect(() => enrolments.redeemEnrolment(token(old), Date.now())).toThrow(EnrolmentTokenError);
       }
-      expect(persons.redeemEnrolment(token(text.out.trim()), Date.now()).id).toBe(first.id as string);
+      expect(enrolments.redeemEnrolment(token(text.out.trim()), Date.now()).id).toBe(first.id as string);
     } finally {
       db.$client.close();
     }

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { listAudit } from "../../src/keys/audit.ts";
-import { createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError, tokenDigest, type EnrolmentRefusal, type Persons } from "../../src/keys/persons.ts";
+import { createEnrolments, createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError, tokenDigest, type EnrolmentRefusal, type Enrolments, type Persons } from "../../src/keys/persons.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { persons as personsTable } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
@@ -20,11 +20,13 @@ const LINK_RE = /^https:\/\/verify\.example\.org\/enrol\/([A-Za-z0-9_-]{43})$/;
 
 let fx: RecordsFixture;
 let persons: Persons;
+let enrolments: Enrolments;
 let acme: FixtureOrg;
 
 beforeAll(async () => {
   fx = createRecordsFixture();
-  persons = createPersons({ db: fx.db, clock: fx.clock, publicUrl: PUBLIC_URL });
+  persons = createPersons({ store: fx.store, clock: fx.clock, publicUrl: PUBLIC_URL });
+  enrolments = createEnrolments({ db: fx.db, clock: fx.clock });
   acme = await fx.createOrg("Acme Certification Ltd");
 });
 
@@ -43,9 +45,9 @@ function refusal(fn: () => unknown): EnrolmentRefusal {
   throw new Error("not refused");
 }
 
-function validationField(fn: () => unknown): string {
+async function validationField(fn: () => Promise<unknown>): Promise<string> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     if (e instanceof DomainError && e.code === "VALIDATION_FAILED") return Object.keys(e.details ?? {}).join(",");
     throw e;
@@ -56,7 +58,7 @@ function validationField(fn: () => unknown): string {
 describe("add", () => {
   test("adds the person, issues a 24-hour link, stores only the token's digest, audits both in the change's transaction", async () => {
     const auditBefore = (await listAudit(fx.store)).length;
-    const { person, link } = persons.add(valid(), "alice-admin");
+    const { person, link } = await persons.add(valid(), "alice-admin");
     expect(person).toMatchObject({ orgId: acme.id, name: "Alice Example", email: "alice@example.org", suspended: false, keyFingerprint: null, enrolledAt: null });
     expect(link.personId).toBe(person.id);
     expect(link.expiresAt).toBe(fx.clock.now() + ENROLMENT_TTL_MS);
@@ -81,15 +83,15 @@ describe("add", () => {
     expect(JSON.stringify(audit)).not.toContain(Buffer.from(tokenDigest(token)).toString("hex"));
   });
 
-  test("two links are never the same", () => {
-    const a = persons.add({ ...valid(), name: "Bob" }, "admin").link.enrolUrl;
-    const b = persons.add({ ...valid(), name: "Carol" }, "admin").link.enrolUrl;
+  test("two links are never the same", async () => {
+    const a = (await persons.add({ ...valid(), name: "Bob" }, "admin")).link.enrolUrl;
+    const b = (await persons.add({ ...valid(), name: "Carol" }, "admin")).link.enrolUrl;
     expect(a).not.toBe(b);
   });
 
   test("an unknown organisation is NOT_FOUND and nothing is written", async () => {
     const [p, a] = [allRows().length, (await listAudit(fx.store, 1000)).length];
-    expect(() => persons.add({ ...valid(), orgId: "no-such-org" }, "admin")).toThrow(new DomainError("NOT_FOUND", "No organisation no-such-org."));
+    await expect(persons.add({ ...valid(), orgId: "no-such-org" }, "admin")).rejects.toThrow(new DomainError("NOT_FOUND", "No organisation no-such-org."));
     expect([allRows().length, (await listAudit(fx.store, 1000)).length]).toEqual([p, a]);
   });
 
@@ -112,15 +114,15 @@ describe("add", () => {
     ["identity evidence with a control character", { identity: "Passport\u001b[31m" }, "identity"],
   ];
   for (const [what, change, field] of bad) {
-    test(`${what} is refused on ${field}, nothing written`, () => {
+    test(`${what} is refused on ${field}, nothing written`, async () => {
       const [p, e] = [allRows().length, enrolmentRows().length];
-      expect(validationField(() => persons.add({ ...valid(), ...change }, "admin"))).toBe(field);
+      expect(await validationField(() => persons.add({ ...valid(), ...change }, "admin"))).toBe(field);
       expect([allRows().length, enrolmentRows().length]).toEqual([p, e]);
     });
   }
 
-  test("the bounds themselves are accepted: a 254-character email, 500 characters of evidence", () => {
-    const { person } = persons.add({ ...valid(), email: `${"a".repeat(242)}@example.org`, identity: "é".repeat(500) }, "admin");
+  test("the bounds themselves are accepted: a 254-character email, 500 characters of evidence", async () => {
+    const { person } = await persons.add({ ...valid(), email: `${"a".repeat(242)}@example.org`, identity: "é".repeat(500) }, "admin");
     expect(person.email.length).toBe(254);
     expect([...person.identityEvidence].length).toBe(500);
   });
@@ -129,66 +131,66 @@ describe("add", () => {
 describe("list", () => {
   test("all persons, or one organisation's; an unknown organisation is NOT_FOUND", async () => {
     const globex = await fx.createOrg("Globex Registry");
-    const { person: gina } = persons.add({ ...valid(), orgId: globex.id, name: "Gina" }, "admin");
-    expect(persons.list({ orgId: globex.id }).map((p) => p.id)).toEqual([gina.id]);
-    expect(persons.list({ orgId: acme.id }).every((p) => p.orgId === acme.id)).toBe(true);
-    expect(persons.list().map((p) => p.id)).toContain(gina.id);
-    expect(persons.list().length).toBe(persons.list({ orgId: acme.id }).length + 1);
-    expect(() => persons.list({ orgId: "nope" })).toThrow(new DomainError("NOT_FOUND", "No organisation nope."));
+    const { person: gina } = await persons.add({ ...valid(), orgId: globex.id, name: "Gina" }, "admin");
+    expect((await persons.list({ orgId: globex.id })).map((p) => p.id)).toEqual([gina.id]);
+    expect((await persons.list({ orgId: acme.id })).every((p) => p.orgId === acme.id)).toBe(true);
+    expect((await persons.list()).map((p) => p.id)).toContain(gina.id);
+    expect((await persons.list()).length).toBe((await persons.list({ orgId: acme.id })).length + 1);
+    await expect(persons.list({ orgId: "nope" })).rejects.toThrow(new DomainError("NOT_FOUND", "No organisation nope."));
   });
 });
 
 describe("suspend", () => {
   test("suspends once, audited; again changes nothing and writes no audit row; unknown is NOT_FOUND", async () => {
-    const { person } = persons.add({ ...valid(), name: "Dan" }, "admin");
+    const { person } = await persons.add({ ...valid(), name: "Dan" }, "admin");
     const before = (await listAudit(fx.store, 1000)).length;
-    expect(persons.suspend(person.id, "root").suspended).toBe(true);
-    expect(persons.get(person.id).suspended).toBe(true);
+    expect((await persons.suspend(person.id, "root")).suspended).toBe(true);
+    expect((await persons.get(person.id)).suspended).toBe(true);
     const audit = await listAudit(fx.store, 1000);
     expect(audit.length).toBe(before + 1);
     expect(audit[0]).toMatchObject({ action: "person.suspend", subjectType: "person", subjectId: person.id, actor: "root" });
     expect(JSON.parse(audit[0]!.before!).suspended).toBe(false);
     expect(JSON.parse(audit[0]!.after!).suspended).toBe(true);
 
-    expect(persons.suspend(person.id, "root").suspended).toBe(true);
+    expect((await persons.suspend(person.id, "root")).suspended).toBe(true);
     expect((await listAudit(fx.store, 1000)).length).toBe(before + 1);
-    expect(() => persons.suspend("nope", "root")).toThrow(new DomainError("NOT_FOUND", "No person nope."));
+    await expect(persons.suspend("nope", "root")).rejects.toThrow(new DomainError("NOT_FOUND", "No person nope."));
   });
 });
 
 describe("enrolment links and redeemEnrolment", () => {
-  test("a link redeems once; the second time it is used", () => {
-    const { person, link } = persons.add({ ...valid(), name: "Erin" }, "admin");
+  test("a link redeems once; the second time it is used", async () => {
+    const { person, link } = await persons.add({ ...valid(), name: "Erin" }, "admin");
     const token = tokenOf(link.enrolUrl);
-    expect(persons.redeemEnrolment(token, fx.clock.now()).id).toBe(person.id);
+    expect(enrolments.redeemEnrolment(token, fx.clock.now()).id).toBe(person.id);
     const row = enrolmentRows().find((r) => r.person_id === person.id)!;
     expect(row.used_at).toBe(fx.clock.now());
-    expect(refusal(() => persons.redeemEnrolment(token, fx.clock.now()))).toBe("used");
+    expect(refusal(() => enrolments.redeemEnrolment(token, fx.clock.now()))).toBe("used");
   });
 
-  test("a link is good until 24 hours after issue, then expired and still unused", () => {
-    const { person, link } = persons.add({ ...valid(), name: "Frank" }, "admin");
+  test("a link is good until 24 hours after issue, then expired and still unused", async () => {
+    const { person, link } = await persons.add({ ...valid(), name: "Frank" }, "admin");
     const token = tokenOf(link.enrolUrl);
-    expect(refusal(() => persons.redeemEnrolment(token, link.expiresAt))).toBe("expired");
-    expect(refusal(() => persons.redeemEnrolment(token, link.expiresAt + 60_000))).toBe("expired");
+    expect(refusal(() => enrolments.redeemEnrolment(token, link.expiresAt))).toBe("expired");
+    expect(refusal(() => enrolments.redeemEnrolment(token, link.expiresAt + 60_000))).toBe("expired");
     expect(enrolmentRows().find((r) => r.person_id === person.id)!.used_at).toBeNull();
-    expect(persons.redeemEnrolment(token, link.expiresAt - 1).id).toBe(person.id);
+    expect(enrolments.redeemEnrolment(token, link.expiresAt - 1).id).toBe(person.id);
   });
 
-  test("unknown, malformed and altered tokens are unknown", () => {
-    const { link } = persons.add({ ...valid(), name: "Gus" }, "admin");
+  test("unknown, malformed and altered tokens are unknown", async () => {
+    const { link } = await persons.add({ ...valid(), name: "Gus" }, "admin");
     const token = tokenOf(link.enrolUrl);
     const altered = (token[0] === "A" ? "B" : "A") + token.slice(1);
     for (const t of ["", "short", altered, token + "A", token.slice(0, 42) + "=", "../" + token.slice(3), Buffer.alloc(32).toString("base64url")]) {
-      expect(refusal(() => persons.redeemEnrolment(t, fx.clock.now()))).toBe("unknown");
+      expect(refusal(() => enrolments.redeemEnrolment(t, fx.clock.now()))).toBe("unknown");
     }
     // still good: the refusals changed nothing
-    expect(persons.redeemEnrolment(token, fx.clock.now()).name).toBe("Gus");
+    expect(enrolments.redeemEnrolment(token, fx.clock.now()).name).toBe("Gus");
   });
 
   test("a refusal carries a code the transport maps and a message for the person", () => {
     try {
-      persons.redeemEnrolment("nope", fx.clock.now());
+      enrolments.redeemEnrolment("nope", fx.clock.now());
       throw new Error("not refused");
     } catch (e) {
       expect(e).toBeInstanceOf(DomainError);
@@ -198,38 +200,38 @@ describe("enrolment links and redeemEnrolment", () => {
   });
 
   test("a second link replaces the first: the first then refuses as expired, the second works", async () => {
-    const { person, link: first } = persons.add({ ...valid(), name: "Hana" }, "admin");
+    const { person, link: first } = await persons.add({ ...valid(), name: "Hana" }, "admin");
     fx.clock.advance(1000);
-    const second = persons.issueLink(person.id, "admin");
+    const second = await persons.issueLink(person.id, "admin");
     expect(second.enrolUrl).not.toBe(first.enrolUrl);
     expect(second.expiresAt).toBe(fx.clock.now() + ENROLMENT_TTL_MS);
-    expect(refusal(() => persons.redeemEnrolment(tokenOf(first.enrolUrl), fx.clock.now()))).toBe("expired");
-    expect(persons.redeemEnrolment(tokenOf(second.enrolUrl), fx.clock.now()).id).toBe(person.id);
+    expect(refusal(() => enrolments.redeemEnrolment(tokenOf(first.enrolUrl), fx.clock.now()))).toBe("expired");
+    expect(enrolments.redeemEnrolment(tokenOf(second.enrolUrl), fx.clock.now()).id).toBe(person.id);
     expect((await listAudit(fx.store, 1000)).filter((a) => a.subjectId === person.id).map((a) => a.action)).toEqual(["person.link", "person.link", "person.add"]);
   });
 
-  test("a suspended person's link refuses as suspended; no new link for a suspended or enrolled person; unknown person NOT_FOUND", () => {
-    const { person, link } = persons.add({ ...valid(), name: "Ivan" }, "admin");
-    persons.suspend(person.id, "admin");
-    expect(refusal(() => persons.redeemEnrolment(tokenOf(link.enrolUrl), fx.clock.now()))).toBe("suspended");
+  test("a suspended person's link refuses as suspended; no new link for a suspended or enrolled person; unknown person NOT_FOUND", async () => {
+    const { person, link } = await persons.add({ ...valid(), name: "Ivan" }, "admin");
+    await persons.suspend(person.id, "admin");
+    expect(refusal(() => enrolments.redeemEnrolment(tokenOf(link.enrolUrl), fx.clock.now()))).toBe("suspended");
     expect(enrolmentRows().find((r) => r.person_id === person.id)!.used_at).toBeNull();
-    expect(() => persons.issueLink(person.id, "admin")).toThrow(new DomainError("FORBIDDEN", `Person ${person.id} is suspended.`));
+    await expect(persons.issueLink(person.id, "admin")).rejects.toThrow(new DomainError("FORBIDDEN", `Person ${person.id} is suspended.`));
 
-    const { person: enrolled, link: spare } = persons.add({ ...valid(), name: "Jo" }, "admin");
+    const { person: enrolled, link: spare } = await persons.add({ ...valid(), name: "Jo" }, "admin");
     fx.db.update(personsTable).set({ enrolledAt: fx.clock.now() }).where(eq(personsTable.id, enrolled.id)).run();
-    expect(() => persons.issueLink(enrolled.id, "admin")).toThrow(new DomainError("FORBIDDEN", `Person ${enrolled.id} has already enrolled.`));
-    expect(refusal(() => persons.redeemEnrolment(tokenOf(spare.enrolUrl), fx.clock.now()))).toBe("used");
-    expect(() => persons.issueLink("nope", "admin")).toThrow(new DomainError("NOT_FOUND", "No person nope."));
+    await expect(persons.issueLink(enrolled.id, "admin")).rejects.toThrow(new DomainError("FORBIDDEN", `Person ${enrolled.id} has already enrolled.`));
+    expect(refusal(() => enrolments.redeemEnrolment(tokenOf(spare.enrolUrl), fx.clock.now()))).toBe("used");
+    await expect(persons.issueLink("nope", "admin")).rejects.toThrow(new DomainError("NOT_FOUND", "No person nope."));
   });
 });
 
 describe("a suspended person's standing in verification", () => {
-  test("their records report signerStanding suspended at both tiers, read per request; others keep good standing", () => {
+  test("their records report signerStanding suspended at both tiers, read per request; others keep good standing", async () => {
     const verifier = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const keyA = fx.createPerson();
     const keyB = fx.createPerson();
-    const { person: a } = persons.add({ ...valid(), name: "Kim Signer" }, "admin");
-    const { person: b } = persons.add({ ...valid(), name: "Lee Signer" }, "admin");
+    const { person: a } = await persons.add({ ...valid(), name: "Kim Signer" }, "admin");
+    const { person: b } = await persons.add({ ...valid(), name: "Lee Signer" }, "admin");
     // Enrolment (a later slice) stores the person's key fingerprint; set it as it will.
     fx.db.update(personsTable).set({ keyFingerprint: Buffer.from(keyA.fingerprint), enrolledAt: fx.clock.now() }).where(eq(personsTable.id, a.id)).run();
     fx.db.update(personsTable).set({ keyFingerprint: Buffer.from(keyB.fingerprint), enrolledAt: fx.clock.now() }).where(eq(personsTable.id, b.id)).run();
@@ -246,7 +248,7 @@ describe("a suspended person's standing in verification", () => {
     for (const tier of ["public", "organisation"] as const) {
       expect(standings(tier)).toEqual({ verdict: "verified", standings: [[recA, "good_standing", "Kim Signer"], [recB, "good_standing", "Lee Signer"]] });
     }
-    persons.suspend(a.id, "admin");
+    await persons.suspend(a.id, "admin");
     for (const tier of ["public", "organisation"] as const) {
       // The records stay valid: the verdict and checks do not change, only the standing.
       expect(standings(tier)).toEqual({ verdict: "verified", standings: [[recA, "suspended", "Kim Signer"], [recB, "good_standing", "Lee Signer"]] });

@@ -34,7 +34,7 @@ describe("a person-signed record's receipt, verified from the signed PDF in ever
     onCleanup(() => admin.close());
     const org = admin.db.$client.query("SELECT id FROM organisations LIMIT 1").get() as { id: string };
     const origin = new URL(d.svc.url).origin;
-    const added = createPersons({ db: admin.db, clock: admin.clock, publicUrl: d.svc.url }).add({ orgId: org.id, name: "Petra Person", email: "petra@example.test", identity: "passport P-1" }, "test");
+    const added = await createPersons({ store: admin.store, clock: admin.clock, publicUrl: d.svc.url }).add({ orgId: org.id, name: "Petra Person", email: "petra@example.test", identity: "passport P-1" }, "test");
     personId = added.person.id;
     const token = added.link.enrolUrl.split("/enrol/")[1]!;
     const post = async (path: string, body: unknown, session?: string) => {
