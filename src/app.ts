@@ -38,7 +38,7 @@ import { receiptRoutes } from "./http/routes/receipts.ts";
 import { wellKnownRoutes } from "./http/routes/well-known.ts";
 import { appRoutes } from "./http/routes/app.ts";
 import { appPages } from "./http/pages/app-pages.ts";
-import { createPersons } from "./keys/persons.ts";
+import { createEnrolments } from "./keys/persons.ts";
 import { createPersonApp } from "./persons/app.ts";
 import { createWebAuthn, relyingPartyOf } from "./persons/webauthn.ts";
 
@@ -216,10 +216,10 @@ export async function createApp(options: AppOptions): Promise<App> {
 /** The person application's JSON endpoints (decisions §10, docs/persons.md). */
 function personRoutes(core: Core, access: PublicAccess, records: Records, ledger: RecordLedger, writes: WriteQueue, options: AppOptions): AnyElysia[] {
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
-  const persons = createPersons({ db: core.db, clock: core.clock, publicUrl: core.config.publicUrl });
+  const enrolments = createEnrolments({ db: core.db, clock: core.clock });
   const webauthn = createWebAuthn(() => relyingPartyOf(publicUrl()));
-  const app = createPersonApp({ db: core.db, clock: core.clock, signer: core.signer, persons, records, ledger, webauthn, writes, publicUrl });
-  return [appRoutes({ app, access, publicUrl }), appPages({ persons, publicUrl })];
+  const app = createPersonApp({ db: core.db, clock: core.clock, signer: core.signer, enrolments, records, ledger, webauthn, writes, publicUrl });
+  return [appRoutes({ app, access, publicUrl }), appPages({ persons: enrolments, publicUrl })];
 }
 
 /** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */

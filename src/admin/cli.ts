@@ -5,7 +5,7 @@
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
 import { osActor } from "./actor.ts";
-import { openAdminCore, openCore, type AdminCore, type Core, type CoreOptions } from "../core.ts";
+import { openAdminCore, type AdminCore, type CoreOptions } from "../core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";
@@ -47,9 +47,7 @@ async function withOpened<C extends AdminCore, T>(
   }
 }
 
-/** The whole core: the embedded SQLite only (persons are not yet on PostgreSQL). */
-const withCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: Core) => T | Promise<T>) => withOpened(env, data, openCore, fn);
-/** Organisations and API keys, on either engine (docs/storage.md). */
+/** Organisations, API keys and persons, on either engine (docs/storage.md). */
 const withAdminCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: AdminCore) => T | Promise<T>) =>
   withOpened(env, data, openAdminCore, fn);
 
@@ -149,7 +147,7 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
   }
 }
 
-const personsOf = (c: Core): Persons => createPersons({ db: c.db, clock: c.clock, publicUrl: c.config.publicUrl });
+const personsOf = (c: AdminCore): Persons => createPersons({ store: c.store, clock: c.clock, publicUrl: c.config.publicUrl });
 
 function personJson(p: Person) {
   return { ...p, createdAt: time(p.createdAt), enrolledAt: p.enrolledAt === null ? null : time(p.enrolledAt) };
@@ -181,28 +179,28 @@ export async function runPerson(args: readonly string[], env: Readonly<Record<st
         if (typeof values[flag] !== "string") throw new UsageError(`--${flag} is required`);
       }
       const input = { orgId: values.org as string, name: values.name as string, email: values.email as string, identity: values.identity as string };
-      const { person, link, defaultUrl } = await withCore(env, values.data, (c) => ({ ...personsOf(c).add(input, osActor(env)), defaultUrl: c.config.publicUrlIsDefault }));
+      const { person, link, defaultUrl } = await withAdminCore(env, values.data, async (c) => ({ ...(await personsOf(c).add(input, osActor(env))), defaultUrl: c.config.publicUrlIsDefault }));
       writeLink(out, values.json === true, link, person.name, defaultUrl);
       return 0;
     }
     case "list": {
       const { values } = parse(rest, { org: { type: "string" } });
-      const list = await withCore(env, values.data, (c) => personsOf(c).list(typeof values.org === "string" ? { orgId: values.org } : {}));
+      const list = await withAdminCore(env, values.data, (c) => personsOf(c).list(typeof values.org === "string" ? { orgId: values.org } : {}));
       out.write(values.json ? JSON.stringify(list.map(personJson)) + "\n" : list.map((p) => personLine(p) + "\n").join(""));
       return 0;
     }
     case "suspend": {
       const { values, positionals } = parse(rest, {}, 1);
-      const p = await withCore(env, values.data, (c) => personsOf(c).suspend(positionals[0]!, osActor(env)));
+      const p = await withAdminCore(env, values.data, (c) => personsOf(c).suspend(positionals[0]!, osActor(env)));
       out.write(values.json ? JSON.stringify(personJson(p)) + "\n" : `suspended ${p.id} ${JSON.stringify(p.name)}\n`);
       return 0;
     }
     case "link": {
       const { values, positionals } = parse(rest, {}, 1);
-      const { link, name, defaultUrl } = await withCore(env, values.data, (c) => {
+      const { link, name, defaultUrl } = await withAdminCore(env, values.data, async (c) => {
         const persons = personsOf(c);
-        const issued = persons.issueLink(positionals[0]!, osActor(env));
-        return { link: issued, name: persons.get(issued.personId).name, defaultUrl: c.config.publicUrlIsDefault };
+        const issued = await persons.issueLink(positionals[0]!, osActor(env));
+        return { link: issued, name: (await persons.get(issued.personId)).name, defaultUrl: c.config.publicUrlIsDefault };
       });
       writeLink(out, values.json === true, link, name, defaultUrl);
       return 0;

@@ -12,7 +12,8 @@ import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
 import { enrolments, organisations, persons } from "../storage/schema.ts";
-import { writeAudit } from "./audit.ts";
+import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
+import { audit } from "./audit.ts";
 import { validateOrgName } from "./organisations.ts";
 
 export const ENROLMENT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -82,7 +83,7 @@ export function tokenDigest(token: string): Buffer {
   return createHash("sha256").update(token, "utf8").digest();
 }
 
-function view(row: typeof persons.$inferSelect): Person {
+function view(row: Tables["persons"]["$inferSelect"]): Person {
   return {
     id: row.id,
     orgId: row.orgId,
@@ -98,24 +99,118 @@ function view(row: typeof persons.$inferSelect): Person {
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
-export function createPersons(deps: { db: Db; clock: Clock; publicUrl: string }) {
-  const { db, clock, publicUrl } = deps;
+const notFound = (id: string) => new DomainError("NOT_FOUND", `No person ${id}.`);
 
-  const notFound = (id: string) => new DomainError("NOT_FOUND", `No person ${id}.`);
+/**
+ * Administration of persons, on either engine (docs/storage.md): add, list, links, suspension.
+ * Each change and its audit row are one write operation.
+ */
+export function createPersons(deps: { store: Store; clock: Clock; publicUrl: string }) {
+  const { store, clock, publicUrl } = deps;
 
-  /** Replaces the person's unused links with a new one; inside the caller's transaction. */
-  function issue(tx: Tx, person: Person, now: number, actor: string): EnrolmentLink {
-    const token = randomBytes(32).toString("base64url");
-    const expiresAt = now + ENROLMENT_TTL_MS;
-    // Older unused links end now: they then answer "expired or replaced".
-    tx.update(enrolments)
-      .set({ expiresAt: now })
-      .where(and(eq(enrolments.personId, person.id), isNull(enrolments.usedAt), gt(enrolments.expiresAt, now)))
-      .run();
-    tx.insert(enrolments).values({ tokenDigest: tokenDigest(token), personId: person.id, expiresAt, usedAt: null, createdAt: now }).run();
-    writeAudit(tx, now, { actor, action: "person.link", subjectType: "person", subjectId: person.id, before: null, after: { expiresAt } });
-    return { personId: person.id, enrolUrl: `${publicUrl}/enrol/${token}`, expiresAt };
+  /** A new link's secret and expiry, made before the write (a PostgreSQL write may run twice). */
+  function newLink(now: number): { token: string; expiresAt: number } {
+    return { token: randomBytes(32).toString("base64url"), expiresAt: now + ENROLMENT_TTL_MS };
   }
+
+  /** Replaces the person's unused links with `link`; a step of the caller's write. */
+  function* issue(tx: StoreDb, t: Tables, person: Person, now: number, link: { token: string; expiresAt: number }, actor: string): Op<EnrolmentLink> {
+    // Older unused links end now: they then answer "expired or replaced".
+    yield* q(
+      tx
+        .update(t.enrolments)
+        .set({ expiresAt: now })
+        .where(and(eq(t.enrolments.personId, person.id), isNull(t.enrolments.usedAt), gt(t.enrolments.expiresAt, now))),
+    );
+    yield* q(tx.insert(t.enrolments).values({ tokenDigest: tokenDigest(link.token), personId: person.id, expiresAt: link.expiresAt, usedAt: null, createdAt: now }));
+    yield* audit(tx, t, now, { actor, action: "person.link", subjectType: "person", subjectId: person.id, before: null, after: { expiresAt: link.expiresAt } });
+    return { personId: person.id, enrolUrl: `${publicUrl}/enrol/${link.token}`, expiresAt: link.expiresAt };
+  }
+
+  function* getIn(db: StoreDb, t: Tables, id: string): Op<Person> {
+    const [row] = yield* q(db.select().from(t.persons).where(eq(t.persons.id, id)));
+    if (row === undefined) throw notFound(id);
+    return view(row);
+  }
+
+  function* orgExists(db: StoreDb, t: Tables, orgId: string): Op<void> {
+    const [org] = yield* q(db.select({ id: t.organisations.id }).from(t.organisations).where(eq(t.organisations.id, orgId)));
+    if (org === undefined) throw new DomainError("NOT_FOUND", `No organisation ${orgId}.`);
+  }
+
+  return {
+    get(id: string): Promise<Person> {
+      return store.read((db, t) => getIn(db, t, id));
+    },
+
+    /** Persons, oldest first; of one organisation when `orgId` is given (NOT_FOUND if it does not exist). */
+    list(filter: { orgId?: string } = {}): Promise<Person[]> {
+      return store.read(function* (db, t) {
+        const all = db.select().from(t.persons);
+        if (filter.orgId === undefined) return (yield* q(all.orderBy(asc(t.persons.createdAt), asc(t.persons.id)))).map(view);
+        yield* orgExists(db, t, filter.orgId);
+        return (yield* q(all.where(eq(t.persons.orgId, filter.orgId)).orderBy(asc(t.persons.createdAt), asc(t.persons.id)))).map(view);
+      });
+    },
+
+    /** Adds a person and issues their first enrolment link. */
+    add(input: { orgId: string; name: string; email: string; identity: string }, actor: string): Promise<{ person: Person; link: EnrolmentLink }> {
+      let name: string, email: string, identityEvidence: string;
+      try {
+        name = validateOrgName(input.name);
+        email = validateEmail(input.email);
+        identityEvidence = validateIdentityEvidence(input.identity);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      const now = clock.now();
+      const id = Bun.randomUUIDv7();
+      const link = newLink(now);
+      return store.write(function* (tx, t) {
+        yield* orgExists(tx, t, input.orgId);
+        const row = { id, orgId: input.orgId, name, email, identityEvidence, suspended: false, keyFingerprint: null, createdAt: now, enrolledAt: null };
+        yield* q(tx.insert(t.persons).values(row));
+        const person = view(row);
+        yield* audit(tx, t, now, { actor, action: "person.add", subjectType: "person", subjectId: person.id, before: null, after: person });
+        return { person, link: yield* issue(tx, t, person, now, link, actor) };
+      });
+    },
+
+    /** A new enrolment link for a person not yet enrolled and not suspended; unused older links stop working. */
+    issueLink(personId: string, actor: string): Promise<EnrolmentLink> {
+      const now = clock.now();
+      const link = newLink(now);
+      return store.write(function* (tx, t) {
+        const person = yield* getIn(tx, t, personId);
+        if (person.enrolledAt !== null) throw new DomainError("FORBIDDEN", `Person ${personId} has already enrolled.`);
+        if (person.suspended) throw new DomainError("FORBIDDEN", `Person ${personId} is suspended.`);
+        return yield* issue(tx, t, person, now, link, actor);
+      });
+    },
+
+    /** Suspends a person. Idempotent: suspending a suspended person changes nothing and writes no audit row. */
+    suspend(personId: string, actor: string): Promise<Person> {
+      const now = clock.now();
+      return store.write(function* (tx, t) {
+        const before = yield* getIn(tx, t, personId);
+        if (before.suspended) return before;
+        const after = { ...before, suspended: true };
+        yield* q(tx.update(t.persons).set({ suspended: true }).where(eq(t.persons.id, personId)));
+        yield* audit(tx, t, now, { actor, action: "person.suspend", subjectType: "person", subjectId: personId, before, after });
+        return after;
+      });
+    },
+  };
+}
+
+export type Persons = ReturnType<typeof createPersons>;
+
+/**
+ * Enrolment links as the person application uses them: checked, peeked at and redeemed, inside the
+ * application's own synchronous SQLite transactions (persons/app.ts). Not yet on the store.
+ */
+export function createEnrolments(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
 
   function getIn(tx: Pick<Db, "select">, id: string): Person {
     const row = tx.select().from(persons).where(eq(persons.id, id)).get();
@@ -144,61 +239,6 @@ export function createPersons(deps: { db: Db; clock: Clock; publicUrl: string })
   }
 
   return {
-    get(id: string): Person {
-      return getIn(db, id);
-    },
-
-    /** Persons, oldest first; of one organisation when `orgId` is given (NOT_FOUND if it does not exist). */
-    list(filter: { orgId?: string } = {}): Person[] {
-      if (filter.orgId !== undefined) {
-        if (db.select({ id: organisations.id }).from(organisations).where(eq(organisations.id, filter.orgId)).get() === undefined) {
-          throw new DomainError("NOT_FOUND", `No organisation ${filter.orgId}.`);
-        }
-        return db.select().from(persons).where(eq(persons.orgId, filter.orgId)).orderBy(asc(persons.createdAt), asc(persons.id)).all().map(view);
-      }
-      return db.select().from(persons).orderBy(asc(persons.createdAt), asc(persons.id)).all().map(view);
-    },
-
-    /** Adds a person and issues their first enrolment link. */
-    add(input: { orgId: string; name: string; email: string; identity: string }, actor: string): { person: Person; link: EnrolmentLink } {
-      const name = validateOrgName(input.name);
-      const email = validateEmail(input.email);
-      const identityEvidence = validateIdentityEvidence(input.identity);
-      return db.transaction((tx) => {
-        if (tx.select({ id: organisations.id }).from(organisations).where(eq(organisations.id, input.orgId)).get() === undefined) {
-          throw new DomainError("NOT_FOUND", `No organisation ${input.orgId}.`);
-        }
-        const now = clock.now();
-        const row = { id: Bun.randomUUIDv7(), orgId: input.orgId, name, email, identityEvidence, suspended: false, keyFingerprint: null, createdAt: now, enrolledAt: null };
-        tx.insert(persons).values(row).run();
-        const person = view(row);
-        writeAudit(tx, now, { actor, action: "person.add", subjectType: "person", subjectId: person.id, before: null, after: person });
-        return { person, link: issue(tx, person, now, actor) };
-      }, { behavior: "immediate" });
-    },
-
-    /** A new enrolment link for a person not yet enrolled and not suspended; unused older links stop working. */
-    issueLink(personId: string, actor: string): EnrolmentLink {
-      return db.transaction((tx) => {
-        const person = getIn(tx, personId);
-        if (person.enrolledAt !== null) throw new DomainError("FORBIDDEN", `Person ${personId} has already enrolled.`);
-        if (person.suspended) throw new DomainError("FORBIDDEN", `Person ${personId} is suspended.`);
-        return issue(tx, person, clock.now(), actor);
-      }, { behavior: "immediate" });
-    },
-
-    /** Suspends a person. Idempotent: suspending a suspended person changes nothing and writes no audit row. */
-    suspend(personId: string, actor: string): Person {
-      return db.transaction((tx) => {
-        const before = getIn(tx, personId);
-        if (before.suspended) return before;
-        const after = { ...before, suspended: true };
-        tx.update(persons).set({ suspended: true }).where(eq(persons.id, personId)).run();
-        writeAudit(tx, clock.now(), { actor, action: "person.suspend", subjectType: "person", subjectId: personId, before, after });
-        return after;
-      }, { behavior: "immediate" });
-    },
-
     /**
      * Checks an enrolment token and marks it used, in one IMMEDIATE transaction (two concurrent
      * redemptions: exactly one succeeds). Throws EnrolmentTokenError: `unknown`, `expired` (or
@@ -225,4 +265,4 @@ export function createPersons(deps: { db: Db; clock: Clock; publicUrl: string })
   };
 }
 
-export type Persons = ReturnType<typeof createPersons>;
+export type Enrolments = ReturnType<typeof createEnrolments>;

@@ -26,7 +26,7 @@ import { rfc3339Ms } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
 import { appSessions, passkeys, persons, signingKeys } from "../storage/schema.ts";
 import { writeAudit } from "../keys/audit.ts";
-import type { Person, Persons } from "../keys/persons.ts";
+import type { Enrolments, Person } from "../keys/persons.ts";
 import { insertPendingPersonKeyAnnouncement } from "../anchoring/queue.ts";
 import type { RecordLedger } from "../records/ledger.ts";
 import { encodePersonKeyAnnouncementMessage } from "../records/messages.ts";
@@ -63,7 +63,7 @@ export interface PersonAppDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly signer: Signer;
-  readonly persons: Persons;
+  readonly enrolments: Enrolments;
   readonly records: Pick<Records, "createPersonSigned" | "revokePersonSigned" | "personSigned">;
   readonly ledger: Pick<RecordLedger, "newTransactionId" | "wake">;
   readonly webauthn: WebAuthn;
@@ -79,7 +79,7 @@ const suspendedPerson = () => new DomainError("FORBIDDEN", "An administrator has
 
 export function createPersonApp(deps: PersonAppDeps) {
   const { db, clock, signer, records, ledger, webauthn, writes } = deps;
-  const people = deps.persons;
+  const people = deps.enrolments;
   // The signing path's statements, prepared once on the connection (drizzle builds and prepares a
   // statement per call: about 0.1 ms each, a dozen per signature). On the same connection as
   // drizzle's transactions and the write queue's, so inside them they join their transaction.

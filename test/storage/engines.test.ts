@@ -10,6 +10,7 @@ import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
+import { createPersons, tokenDigest } from "../../src/keys/persons.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -199,6 +200,38 @@ for (const engine of ENGINES) {
       expect(typeof row!.signing_keys.createdAt).toBe("number");
       expect(row!.signing_keys.createdAt).toBe(org.createdAt);
       expect(row!.organisations.createdAt).toBeGreaterThan(2 ** 32);
+    });
+
+    test("persons: added with their first link, listed, a new link replaces the unused one, suspended once", async () => {
+      const persons = createPersons({ store, clock, publicUrl: "https://verify.example.org" });
+      const org = await orgs.create({ name: "Persons Org" }, "alice");
+      const { person, link } = await persons.add({ orgId: org.id, name: "Ada Lovelace", email: "ada@example.org", identity: "Passport …4821, seen by J. Smith" }, "alice");
+      expect(person).toMatchObject({ orgId: org.id, name: "Ada Lovelace", suspended: false, keyFingerprint: null, enrolledAt: null });
+      expect(link.enrolUrl).toMatch(/^https:\/\/verify\.example\.org\/enrol\/[A-Za-z0-9_-]{43}$/);
+      expect(await persons.get(person.id)).toEqual(person);
+      expect((await persons.list({ orgId: org.id })).map((p) => p.id)).toEqual([person.id]);
+      await expect(persons.list({ orgId: "nope" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+      clock.advance(1000);
+      const second = await persons.issueLink(person.id, "bob");
+      // Only digests are stored; the first link ended when the second was issued.
+      const rows = await store.read(function* (db, t) {
+        return yield* q(db.select().from(t.enrolments).where(eq(t.enrolments.personId, person.id)));
+      });
+      const token = (url: string) => url.split("/").pop()!;
+      const byDigest = new Map(rows.map((r) => [r.tokenDigest.toString("hex"), r]));
+      expect(byDigest.get(tokenDigest(token(link.enrolUrl)).toString("hex"))!.expiresAt).toBe(clock.now());
+      expect(byDigest.get(tokenDigest(token(second.enrolUrl)).toString("hex"))!.expiresAt).toBe(second.expiresAt);
+      expect(JSON.stringify(rows.map((r) => ({ ...r, tokenDigest: r.tokenDigest.toString("hex") })))).not.toContain(token(second.enrolUrl));
+      const suspended = await persons.suspend(person.id, "bob");
+      expect(suspended.suspended).toBe(true);
+      const auditCount = (await listAudit(store, 10_000)).length;
+      expect(await persons.suspend(person.id, "bob")).toEqual(suspended);
+      expect((await listAudit(store, 10_000)).length).toBe(auditCount);
+      await expect(persons.issueLink(person.id, "bob")).rejects.toMatchObject({ code: "FORBIDDEN" });
+      await expect(persons.add({ orgId: org.id, name: "Bad", email: "no-at-sign", identity: "x" }, "bob")).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+      await expect(persons.add({ orgId: "nope", name: "Nobody", email: "n@example.org", identity: "x" }, "bob")).rejects.toMatchObject({ code: "NOT_FOUND" });
+      const actions = (await listAudit(store, 10_000)).filter((a) => a.subjectId === person.id).map((a) => a.action);
+      expect(actions).toEqual(["person.suspend", "person.link", "person.link", "person.add"]);
     });
 
     if (engine.name === "SQLite") {

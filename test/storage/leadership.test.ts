@@ -80,6 +80,13 @@ function nodeProcess(url: string, node: string, args: string[] = []) {
   return { proc, node, events };
 }
 
+/** The node that took the lead last (the highest epoch any node has announced), or null. */
+function latestLeader(nodes: ReturnType<typeof nodeProcess>[]) {
+  const leads = nodes.flatMap((x) => x.events.filter((e) => e.event === "lead").map((e) => ({ x, e })));
+  leads.sort((a, b) => a.e.epoch! - b.e.epoch!);
+  return leads.at(-1) ?? null;
+}
+
 /** Every fenced write, in commit order (ids are taken at insert; epochs must never go back). */
 function writes(name: string): { epoch: number; node: string }[] {
   const out = pg.psql("SELECT epoch || ' ' || node FROM fenced_writes ORDER BY id", name);
@@ -136,7 +143,7 @@ describe("the anchor loop's leader", () => {
   test("kill -9 of the leader: another node leads within 10 s; every write is fenced; the time is printed", async () => {
     const { url, name } = await database();
     const nodes = ["n1", "n2", "n3"].map((n) => nodeProcess(url, n));
-    const leaderOf = () => nodes.flatMap((x) => x.events.filter((e) => e.event === "lead").map((e) => ({ x, e }))).at(-1) ?? null;
+    const leaderOf = () => latestLeader(nodes);
     const first = await waitFor("a leader", leaderOf, 15_000);
     await waitFor("writes by the first leader", () => (writes(name).length >= 20 ? true : null), 10_000);
     const killedAt = Date.now();
@@ -156,7 +163,7 @@ describe("the anchor loop's leader", () => {
   test("a leader paused with its connection open (SIGSTOP) is replaced within 10 s; woken (SIGCONT), it changes nothing", async () => {
     const { url, name } = await database();
     const nodes = ["p1", "p2"].map((n) => nodeProcess(url, n));
-    const leaderOf = () => nodes.flatMap((x) => x.events.filter((e) => e.event === "lead").map((e) => ({ x, e }))).at(-1) ?? null;
+    const leaderOf = () => latestLeader(nodes);
     const first = await waitFor("a leader", leaderOf, 15_000);
     await waitFor("writes by the first leader", () => (writes(name).length >= 10 ? true : null), 10_000);
     const pausedAt = Date.now();

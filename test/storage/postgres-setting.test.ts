@@ -1,7 +1,7 @@
 /**
  * DOCVERIFY_DATABASE_URL on the command line, as an operator meets it (decisions §12), while only
  * part of the service runs on PostgreSQL:
- * - the `org` and `key` commands work on it, from any node, against a real PostgreSQL server;
+ * - the `org`, `key` and `person` commands work on it, from any node, against a real PostgreSQL server;
  * - the rest refuses to start on a half-supported engine, and nothing is written to the embedded
  *   database instead;
  * - `backup` and `restore` point to PostgreSQL's own tools;
@@ -33,12 +33,12 @@ function masterKeyFile(fill: number): string {
 const URL_WITH_PASSWORD = "postgres://docverify:hunter2-secret@127.0.0.1:1/docverify";
 
 describe("DOCVERIFY_DATABASE_URL on the command line", () => {
-  for (const args of [["person", "list"], ["status"], ["serve"]]) {
+  for (const args of [["status"], ["serve"]]) {
     test(`${args.join(" ")}: refused with the reason and the way back, nothing written`, () => {
       const data = tempDir();
       const r = cli([...args, "--data", data], { DOCVERIFY_DATABASE_URL: URL_WITH_PASSWORD, DOCVERIFY_PORT: "0" });
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: this release runs only the org and key commands on PostgreSQL, not yet serve, status, admin or person");
+      expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: this release runs only the org, key and person commands on PostgreSQL, not yet serve, status or admin");
       expect(r.stderr).toContain("unset it to use the embedded SQLite");
       expect(r.stdout + r.stderr).not.toContain("hunter2");
       expect(existsSync(join(data, "docverify.db"))).toBe(false);
@@ -67,8 +67,8 @@ describe("DOCVERIFY_DATABASE_URL on the command line", () => {
   });
 });
 
-describe("org and key commands on PostgreSQL, from two nodes", () => {
-  test("an organisation and its keys made on one node are seen and changed on the other; every change audited", async () => {
+describe("org, key and person commands on PostgreSQL, from two nodes", () => {
+  test("an organisation, its keys and its persons made on one node are seen and changed on the other; every change audited", async () => {
     const url = await pg.createDatabase();
     const key = masterKeyFile(0x5a);
     const nodeA = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: key };
@@ -103,12 +103,29 @@ describe("org and key commands on PostgreSQL, from two nodes", () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]!.revokedAt).not.toBeNull();
 
+    const added = cli(["person", "add", "--org", orgId, "--name", "Ada Lovelace", "--email", "ada@example.org", "--identity", "Passport …4821", "--json", "--data", dataA], nodeA);
+    expect(added.code).toBe(0);
+    const personId = (JSON.parse(added.stdout) as { id: string }).id;
+    const people = JSON.parse(cli(["person", "list", "--org", orgId, "--json", "--data", dataB], nodeB).stdout) as { id: string; name: string }[];
+    expect(people.map((p) => [p.id, p.name])).toEqual([[personId, "Ada Lovelace"]]);
+    expect(cli(["person", "link", personId, "--json", "--data", dataB], nodeB).code).toBe(0);
+    expect(cli(["person", "suspend", personId, "--data", dataA], nodeA).code).toBe(0);
+
     const set = cli(["org", "set", orgId, "--validated", "on", "--json", "--data", dataB], nodeB);
     expect(set.code).toBe(0);
     expect(JSON.parse(cli(["org", "list", "--json", "--data", dataA], nodeA).stdout)[0].validated).toBe(true);
 
     const audit = pg.psql("SELECT action || ' ' || actor FROM audit_log ORDER BY id", url.split("/").pop()!).split("\n");
-    expect(audit.map((line) => line.replace(/ \(uid \d+\)$/, ""))).toEqual(["organisation.create os:tester", "api_key.mint os:bob", "api_key.revoke os:tester", "organisation.set os:tester"]);
+    expect(audit.map((line) => line.replace(/ \(uid \d+\)$/, ""))).toEqual([
+      "organisation.create os:tester",
+      "api_key.mint os:bob",
+      "api_key.revoke os:tester",
+      "person.add os:tester",
+      "person.link os:tester",
+      "person.link os:tester",
+      "person.suspend os:tester",
+      "organisation.set os:tester",
+    ]);
     // The key is stored as a digest: the database never holds it.
     expect(pg.psql("SELECT count(*) FROM api_keys WHERE position(convert_to('" + k.key.split("_").pop()! + "', 'UTF8') in secret_digest) > 0", url.split("/").pop()!)).toBe("0");
     // Nothing went to the embedded database of either node.

@@ -9,7 +9,7 @@ import { validateOrgName } from "../../keys/organisations.ts";
 import { createPersons, validateEmail, validateIdentityEvidence, type EnrolmentLink, type Person, type Persons } from "../../keys/persons.ts";
 import { BACK, cut, describeError, time, validateWith, type Ctx } from "./ui.ts";
 
-const personsOf = (ctx: Ctx): Persons => createPersons({ db: ctx.core.db, clock: ctx.core.clock, publicUrl: ctx.core.config.publicUrl });
+const personsOf = (ctx: Ctx): Persons => createPersons({ store: ctx.core.store, clock: ctx.core.clock, publicUrl: ctx.core.config.publicUrl });
 
 function state(p: Person): string {
   return [p.enrolledAt === null ? "not enrolled" : "enrolled", ...(p.suspended ? ["SUSPENDED"] : [])].join(" · ");
@@ -19,7 +19,7 @@ export async function personsScreen(ctx: Ctx): Promise<void> {
   const { ui, core } = ctx;
   for (;;) {
     ui.screen("Persons");
-    const list = personsOf(ctx).list();
+    const list = await personsOf(ctx).list();
     const orgName = new Map((await core.organisations.list()).map((o) => [o.id, o.name]));
     if (list.length === 0) ui.info("No persons yet.");
     const choice = await ui.select("Choose a person, or add one", [
@@ -53,7 +53,7 @@ async function addPerson(ctx: Ctx): Promise<void> {
   if (ok === BACK || !ok) return ui.flash("info", "Nothing added.");
   let added: { person: Person; link: EnrolmentLink };
   try {
-    added = personsOf(ctx).add({ orgId, name, email, identity }, ctx.actor);
+    added = await personsOf(ctx).add({ orgId, name, email, identity }, ctx.actor);
   } catch (e) {
     return ui.flash("error", describeError(e));
   }
@@ -74,7 +74,7 @@ async function personScreen(ctx: Ctx, id: string): Promise<void> {
   for (;;) {
     let p: Person;
     try {
-      p = personsOf(ctx).get(id);
+      p = await personsOf(ctx).get(id);
     } catch (e) {
       return ui.flash("error", describeError(e));
     }
@@ -100,7 +100,7 @@ async function personScreen(ctx: Ctx, id: string): Promise<void> {
     if (choice === BACK || choice === "+back") return;
     if (choice === "link") {
       try {
-        const link = personsOf(ctx).issueLink(id, ctx.actor);
+        const link = await personsOf(ctx).issueLink(id, ctx.actor);
         await showLink(ctx, p, link, "New link for");
       } catch (e) {
         ui.flash("error", describeError(e));
@@ -113,7 +113,7 @@ async function personScreen(ctx: Ctx, id: string): Promise<void> {
       continue;
     }
     try {
-      personsOf(ctx).suspend(id, ctx.actor);
+      await personsOf(ctx).suspend(id, ctx.actor);
       ui.flash("success", `"${p.name}" is suspended.`);
     } catch (e) {
       ui.flash("error", describeError(e));
