@@ -46,7 +46,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "persons/app.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
-  { spec: "bun", places: ["storage/pg-store.ts"], why: "Bun.SQL, the PostgreSQL client (decisions §12), in the one file that opens it" },
+  { spec: "bun", places: ["storage/pg-store.ts", "storage/pg-cluster.ts"], why: "Bun.SQL, the PostgreSQL client (decisions §12): opened in pg-store.ts; pg-cluster.ts names the type of the connection it reserves" },
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "verification/", "persons/app.ts", "anchoring/queue.ts"], why: "queries over the schema" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
