@@ -93,7 +93,7 @@ export function openCore(options: CoreOptions): Core {
   const masterKey = keyStore.key;
   const signer = createSigner({ masterKey });
 
-  const credentials = createCredentials({ db, clock, log });
+  const credentials = createCredentials({ store, clock, log });
   let closed = false;
   const core: Core = {
     config,
@@ -109,7 +109,7 @@ export function openCore(options: CoreOptions): Core {
     async close() {
       if (closed) return;
       closed = true;
-      credentials.close();
+      await credentials.close();
       // Checkpoint so the WAL does not linger beside a stopped service's database.
       try {
         db.$client.run("PRAGMA wal_checkpoint(TRUNCATE)");

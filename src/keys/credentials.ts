@@ -25,7 +25,8 @@
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { Lru } from "../crypto/lru.ts";
-import type { Db } from "../storage/db.ts";
+import { API_KEY_WITH_ORG, CHANGE_COUNTER, TOUCH_API_KEY, type ApiKeyWithOrgRow as Row } from "../storage/statements.ts";
+import { q, rows, type Op, type SqliteStore, type Store } from "../storage/store.ts";
 import { parseKey, secretDigest, secretMatches, type Environment } from "./api-key.ts";
 import type { Scope } from "./api-keys.ts";
 import type { Organisation } from "./organisations.ts";
@@ -38,23 +39,6 @@ export interface AuthenticatedKey {
   readonly environment: Environment;
   readonly scopes: readonly Scope[];
   readonly org: Organisation;
-}
-
-interface Row {
-  key_id: string;
-  environment: Environment;
-  scopes: string;
-  secret_digest: Uint8Array;
-  last_used_at: number | null;
-  revoked_at: number | null;
-  org_id: string;
-  name: string;
-  api_access: number;
-  addon: number;
-  validated: number;
-  suspended: number;
-  created_at: number;
-  topic_id: string | null;
 }
 
 function toKey(row: Row): AuthenticatedKey {
@@ -81,32 +65,59 @@ const DUMMY_DIGEST = secretDigest("docverify/unknown-key");
 /** Authenticated keys kept in memory at most (a few hundred bytes each). */
 export const KEY_CACHE_ENTRIES = 10_000;
 
-export function createCredentials(deps: { db: Db; clock: Clock; log: Logger }) {
-  const { db, clock, log } = deps;
-  // The change counter (migration 0010); null when its row is missing, and nothing is kept then.
-  const counter = db.$client.query<{ value: number }, []>("SELECT value FROM change_counter WHERE id = 1");
+export function createCredentials(deps: { store: Store; clock: Clock; log: Logger }) {
+  const { store, clock, log } = deps;
+  const sync = store.engine === "sqlite" ? (store as SqliteStore) : null;
   const kept = new Lru<string, { row: Row; key: AuthenticatedKey }>(KEY_CACHE_ENTRIES);
   let keptGen: number | null = null;
-  const lookup = db.$client.query<Row, [string]>(
-    `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at, k.revoked_at,
-            o.id AS org_id, o.name, o.api_access, o.addon, o.validated, o.suspended, o.created_at, o.topic_id
-       FROM api_keys k JOIN organisations o ON o.id = k.org_id
-      WHERE k.key_id = ?`,
-  );
-  const touch = db.$client.query<unknown, [number, string, number]>(
-    "UPDATE api_keys SET last_used_at = ?1 WHERE key_id = ?2 AND (last_used_at IS NULL OR last_used_at < ?3)",
-  );
   const pending = new Map<string, number>();
   let timer: ReturnType<typeof setInterval> | null = null;
 
-  function flush(): void {
+  /** The check itself, as one read operation (store.ts): synchronous on SQLite, awaited on PostgreSQL. */
+  function* check(presented: string): Op<AuthenticatedKey | null> {
+    const parsed = parseKey(presented);
+    if (parsed === null) return null;
+    // The change counter (migration 0010); null when its row is missing, and nothing is kept then.
+    const [counter] = yield* q(rows(CHANGE_COUNTER));
+    const gen = counter?.value ?? null;
+    if (gen !== keptGen) {
+      kept.clear();
+      keptGen = gen;
+    }
+    // Only a kept key that is usable as presented answers from memory; every refusal does the
+    // full work below (the lookup and the comparison), whatever was kept.
+    const usable = (r: Row) => r.revoked_at === null && r.environment === parsed.environment;
+    let entry = gen === null ? undefined : kept.get(parsed.keyId);
+    if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest)) {
+      const [row] = yield* q(rows(API_KEY_WITH_ORG, parsed.keyId));
+      const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
+      if (row === undefined || !matches || !usable(row)) {
+        // What was kept for this id goes (only a usable key, presented with its secret, is kept).
+        if (entry !== undefined) kept.delete(parsed.keyId);
+        return null;
+      }
+      entry = { row, key: toKey(row) };
+      if (gen !== null) kept.set(parsed.keyId, entry);
+    }
+    const { row, key } = entry;
+    const now = clock.now();
+    if ((row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) && !pending.has(row.key_id)) {
+      pending.set(row.key_id, now);
+      row.last_used_at = now; // the kept copy: queued once a minute, not on every request after a flush
+      timer ??= setInterval(() => void flush(), FLUSH_EVERY_MS);
+      timer.unref?.();
+    }
+    return key;
+  }
+
+  async function flush(): Promise<void> {
     if (pending.size === 0) return;
     const batch = [...pending];
     pending.clear();
     try {
-      db.$client.transaction(() => {
-        for (const [keyId, at] of batch) touch.run(at, keyId, at - LAST_USED_RESOLUTION_MS + 1);
-      }).immediate();
+      await store.write(function* () {
+        for (const [keyId, at] of batch) yield* q(rows(TOUCH_API_KEY, at, keyId, at - LAST_USED_RESOLUTION_MS + 1));
+      });
     } catch (error) {
       // Last-used is informational: losing one minute's update is better than failing requests.
       log.warn("could not record API keys' last use", { keys: batch.length, error });
@@ -116,48 +127,23 @@ export function createCredentials(deps: { db: Db; clock: Clock; log: Logger }) {
   return {
     /**
      * The key and its organisation, or null for any unusable key. `presented` is the token
-     * after `Bearer `.
+     * after `Bearer `. Synchronous, on the embedded SQLite; `authenticateAsync` on either engine.
      */
     authenticate(presented: string): AuthenticatedKey | null {
-      const parsed = parseKey(presented);
-      if (parsed === null) return null;
-      const gen = counter.get()?.value ?? null;
-      if (gen !== keptGen) {
-        kept.clear();
-        keptGen = gen;
-      }
-      // Only a kept key that is usable as presented answers from memory; every refusal does the
-      // full work below (the lookup and the comparison), whatever was kept.
-      const usable = (r: Row) => r.revoked_at === null && r.environment === parsed.environment;
-      let entry = gen === null ? undefined : kept.get(parsed.keyId);
-      if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest)) {
-        const row = lookup.get(parsed.keyId);
-        const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
-        if (row === null || !matches || !usable(row)) {
-          // What was kept for this id goes (only a usable key, presented with its secret, is kept).
-          if (entry !== undefined) kept.delete(parsed.keyId);
-          return null;
-        }
-        entry = { row, key: toKey(row) };
-        if (gen !== null) kept.set(parsed.keyId, entry);
-      }
-      const { row, key } = entry;
-      const now = clock.now();
-      if ((row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) && !pending.has(row.key_id)) {
-        pending.set(row.key_id, now);
-        row.last_used_at = now; // the kept copy: queued once a minute, not on every request after a flush
-        timer ??= setInterval(flush, FLUSH_EVERY_MS);
-        timer.unref?.();
-      }
-      return key;
+      if (sync === null) throw new Error("credentials: authenticate is synchronous on SQLite only; use authenticateAsync");
+      return sync.readSync(() => check(presented));
+    },
+    /** `authenticate` on either engine. */
+    authenticateAsync(presented: string): Promise<AuthenticatedKey | null> {
+      return store.read(() => check(presented));
     },
     /** Writes queued last-used times now. */
     flush,
     /** Writes what is queued and stops the timer. */
-    close(): void {
+    async close(): Promise<void> {
       if (timer !== null) clearInterval(timer);
       timer = null;
-      flush();
+      await flush();
     },
   };
 }

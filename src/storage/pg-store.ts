@@ -6,7 +6,7 @@
 import { SQL as BunSQL } from "bun";
 import { drizzle as drizzlePg } from "drizzle-orm/bun-sql";
 import * as pgSchema from "./pg-schema.ts";
-import { databaseError, type Op, type Store, type StoreDb } from "./store.ts";
+import { databaseError, StatementStep, type Op, type Store, type StoreDb } from "./store.ts";
 
 /** SQLSTATEs after which a transaction is run again from the start. */
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
@@ -21,12 +21,28 @@ export function sqlState(e: unknown): string | null {
   return cause !== undefined && cause !== e ? sqlState(cause) : null;
 }
 
-async function driveAsync<T>(op: Op<T>): Promise<T> {
+/**
+ * The connection a drizzle transaction runs on (drizzle's bun-sql session keeps Bun's transaction
+ * client as `session.client`): statements of the operation must run in the same transaction.
+ */
+function connectionOf(tx: unknown): BunSQL {
+  const client = (tx as { session?: { client?: BunSQL } }).session?.client;
+  if (client === undefined) throw new Error("storage: drizzle's transaction has no client (a drizzle upgrade changed its internals)");
+  return client;
+}
+
+/** Runs a step: a statement through `sql` (the pool, or the transaction's connection), else awaited. */
+function runStep(step: unknown, sql: BunSQL): unknown {
+  if (step instanceof StatementStep) return sql.unsafe(step.statement.postgres, [...step.params]);
+  return step;
+}
+
+async function driveAsync<T>(op: Op<T>, sql: BunSQL): Promise<T> {
   let next = op.next();
   while (!next.done) {
     let result: unknown;
     try {
-      result = await next.value;
+      result = await runStep(next.value, sql);
     } catch (e) {
       next = op.throw(databaseError(e));
       continue;
@@ -52,12 +68,12 @@ export function postgresStore(url: string, options: { readonly max?: number } = 
     client,
     db,
     read(body) {
-      return driveAsync(body(db, pgSchema)).catch((e: unknown) => Promise.reject(databaseError(e)));
+      return driveAsync(body(db, pgSchema), client).catch((e: unknown) => Promise.reject(databaseError(e)));
     },
     async write(body) {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema)), { isolationLevel: "serializable" });
+          return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema), connectionOf(tx)), { isolationLevel: "serializable" });
         } catch (e) {
           if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw databaseError(e);
           // Another transaction touched the same rows: wait a little (jittered, growing) and run

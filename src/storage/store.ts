@@ -52,6 +52,44 @@ export function* q<T>(query: PromiseLike<T>): Op<T> {
   return (yield query) as T;
 }
 
+/**
+ * A statement written for each engine, for the paths where drizzle's query building costs more
+ * than the query (authentication, verification: microseconds per request). Defined only in
+ * storage/statements.ts: the one place dialect-specific SQL lives. Both texts must return the
+ * same columns with the same JavaScript types (cast on PostgreSQL: `::float8` for a bigint read as
+ * a number, `::int` for a boolean read as 0/1, as SQLite answers); the contract suite checks it.
+ */
+export interface Statement<Row, Params extends readonly unknown[]> {
+  readonly name: string;
+  /** With `?` (or `?1`, `?2`) parameters; run as a statement prepared once per connection. */
+  readonly sqlite: string;
+  /** With `$1`, `$2` parameters. */
+  readonly postgres: string;
+  /** Only for the type of the rows and parameters. */
+  readonly _types?: { row: Row; params: Params };
+}
+
+export function statement<Row, Params extends readonly unknown[]>(s: { name: string; sqlite: string; postgres: string }): Statement<Row, Params> {
+  return s;
+}
+
+/** A statement with its parameters, yielded by an operation: every row it returns. */
+export class StatementStep<Row> implements PromiseLike<Row[]> {
+  constructor(
+    readonly statement: Statement<Row, readonly unknown[]>,
+    readonly params: readonly unknown[],
+  ) {}
+  then<A = Row[], B = never>(_fulfilled?: ((value: Row[]) => A | PromiseLike<A>) | null, _rejected?: ((reason: unknown) => B | PromiseLike<B>) | null): PromiseLike<A | B> {
+    // Never awaited directly: the store runs it (a body must not await, store.ts says why).
+    throw new TypeError(`storage: statement ${this.statement.name} was awaited outside a store operation`);
+  }
+}
+
+/** The rows of `s` run with `params`, as a step of an operation: `yield* q(rows(S, a, b))`. */
+export function rows<Row, Params extends readonly unknown[]>(s: Statement<Row, Params>, ...params: Params): StatementStep<Row> {
+  return new StatementStep(s as Statement<Row, readonly unknown[]>, params);
+}
+
 export type Engine = "sqlite" | "postgres";
 
 export interface Store {
@@ -67,8 +105,20 @@ export interface Store {
 // ---------------------------------------------------------------------------------------------
 // SQLite: every query synchronous.
 
-/** Runs a drizzle SQLite builder now, the way awaiting it would. */
-function runSqliteStep(step: Step): unknown {
+/** Each connection's prepared statements, by SQL text. */
+const prepared = new WeakMap<object, Map<string, { all(...p: unknown[]): unknown[] }>>();
+
+function preparedOn(db: Db, text: string): { all(...p: unknown[]): unknown[] } {
+  let byText = prepared.get(db.$client);
+  if (byText === undefined) prepared.set(db.$client, (byText = new Map()));
+  let st = byText.get(text);
+  if (st === undefined) byText.set(text, (st = db.$client.prepare(text) as unknown as { all(...p: unknown[]): unknown[] }));
+  return st;
+}
+
+/** Runs a drizzle SQLite builder or a statement now, the way awaiting it would. */
+function runSqliteStep(step: Step, db: Db): unknown {
+  if (step instanceof StatementStep) return preparedOn(db, step.statement.sqlite).all(...step.params);
   if (is(step, SQLiteSelectBase)) return step.all();
   if (is(step, SQLiteInsertBase) || is(step, SQLiteUpdateBase) || is(step, SQLiteDeleteBase)) {
     const b = step as unknown as { config: { returning?: unknown }; all(): unknown; run(): unknown };
@@ -88,12 +138,12 @@ export function databaseError(e: unknown): unknown {
   return e instanceof DrizzleQueryError && e.cause !== undefined ? e.cause : e;
 }
 
-function driveSync<T>(op: Op<T>): T {
+function driveSync<T>(op: Op<T>, db: Db): T {
   let next = op.next();
   while (!next.done) {
     let result: unknown;
     try {
-      result = runSqliteStep(next.value);
+      result = runSqliteStep(next.value, db);
     } catch (e) {
       next = op.throw(databaseError(e));
       continue;
@@ -117,10 +167,10 @@ export interface SqliteStore extends Store {
 export function sqliteStore(db: Db): SqliteStore {
   const asStoreDb = db as unknown as StoreDb;
   const t = sqliteSchema as unknown as Tables;
-  const readSync = <T>(body: Body<T>): T => driveSync(body(asStoreDb, t));
+  const readSync = <T>(body: Body<T>): T => driveSync(body(asStoreDb, t), db);
   // IMMEDIATE: the write lock is taken before the first read, so a read-then-write cannot fail on
   // upgrade when another process writes (SQLITE_BUSY).
-  const writeSync = <T>(body: Body<T>): T => db.transaction((tx) => driveSync(body(tx as unknown as StoreDb, t)), { behavior: "immediate" });
+  const writeSync = <T>(body: Body<T>): T => db.transaction((tx) => driveSync(body(tx as unknown as StoreDb, t), db), { behavior: "immediate" });
   const settle = <T>(run: () => T): Promise<T> => {
     try {
       return Promise.resolve(run());

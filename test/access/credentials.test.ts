@@ -19,7 +19,7 @@ async function setup() {
   onCleanup(() => core.close());
   const org = await core.organisations.create({ name: "Keys Ltd", apiAccess: true }, "test");
   const minted = await core.apiKeys.mint({ orgId: org.id, environment: "live" }, "test");
-  const credentials = createCredentials({ db: core.db, clock, log: memoryLogger() });
+  const credentials = createCredentials({ store: core.store, clock, log: memoryLogger() });
   onCleanup(() => credentials.close());
   return { core, clock, org, minted, credentials };
 }

@@ -8,6 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
+import { createCredentials } from "../../src/keys/credentials.ts";
+import { createLogger } from "../../src/lib/log.ts";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
 import { createPersons, tokenDigest } from "../../src/keys/persons.ts";
@@ -20,7 +22,8 @@ import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts
 import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
 import { eq } from "drizzle-orm";
 import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
-import { cleanup } from "../support/env.ts";
+import { join } from "node:path";
+import { cleanup, tempDir } from "../support/env.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
 
 let pg: Postgres;
@@ -37,6 +40,8 @@ const MASTER_KEY = new Uint8Array(32).fill(9);
 interface Engine {
   readonly name: string;
   open(): Promise<Store>;
+  /** Two connections to one new database, as two processes or nodes have. */
+  openPair(): Promise<[Store, Store]>;
 }
 
 const opened: Store[] = [];
@@ -54,6 +59,13 @@ const ENGINES: Engine[] = [
       opened.push({ ...store, close: async () => db.$client.close() });
       return store;
     },
+    async openPair() {
+      const path = join(tempDir(), "docverify.db");
+      const [a, b] = [openDatabase({ path }), openDatabase({ path })];
+      migrate(a);
+      for (const db of [a, b]) opened.push({ ...sqliteStore(db), close: async () => db.$client.close() });
+      return [sqliteStore(a), sqliteStore(b)];
+    },
   },
   {
     name: "PostgreSQL",
@@ -62,6 +74,13 @@ const ENGINES: Engine[] = [
       await migratePostgres(store);
       opened.push(store);
       return store;
+    },
+    async openPair() {
+      const url = await pg.createDatabase();
+      const [a, b] = [postgresStore(url), postgresStore(url)];
+      opened.push(a, b);
+      await migratePostgres(a);
+      return [a, b];
     },
   },
 ];
@@ -232,6 +251,36 @@ for (const engine of ENGINES) {
       await expect(persons.add({ orgId: "nope", name: "Nobody", email: "n@example.org", identity: "x" }, "bob")).rejects.toMatchObject({ code: "NOT_FOUND" });
       const actions = (await listAudit(store, 10_000)).filter((a) => a.subjectId === person.id).map((a) => a.action);
       expect(actions).toEqual(["person.suspend", "person.link", "person.link", "person.add"]);
+    });
+
+    test("API keys: a key revoked on one node is refused by the other at its next request; last use recorded", async () => {
+      const [one, two] = await engine.openPair();
+      const admin = { orgs: createOrganisations({ store: one, signer, clock }), keys: createApiKeys({ store: one, clock }) };
+      const org = await admin.orgs.create({ name: "Cross-node", apiAccess: true, validated: true }, "alice");
+      const minted = await admin.keys.mint({ orgId: org.id, environment: "live" }, "alice");
+      const log = createLogger({ level: "error", write: () => {} });
+      const nodeA = createCredentials({ store: one, clock, log });
+      const nodeB = createCredentials({ store: two, clock, log });
+      const expected = { keyId: minted.keyId, environment: "live", scopes: ["verifications:read"], org: { id: org.id, name: "Cross-node", apiAccess: true, validated: true, suspended: false, createdAt: org.createdAt, topicId: null } };
+      expect(await nodeA.authenticateAsync(minted.key)).toMatchObject(expected);
+      expect(await nodeB.authenticateAsync(minted.key)).toMatchObject(expected);
+      // Every unusable key is null, on this engine too.
+      const wrongSecret = minted.key.slice(0, 20) + (minted.key[20] === "A" ? "B" : "A") + minted.key.slice(21);
+      for (const bad of ["", "dv_live_nope", wrongSecret]) expect(await nodeB.authenticateAsync(bad)).toBeNull();
+      expect(await nodeB.authenticateAsync(minted.key)).not.toBeNull(); // still kept after refusals of others
+      // A change of the organisation on one node is seen by the other at once.
+      await admin.orgs.set(org.id, { suspended: true }, "bob");
+      expect((await nodeB.authenticateAsync(minted.key))!.org.suspended).toBe(true);
+      await admin.keys.revoke(minted.keyId, "bob");
+      expect(await nodeB.authenticateAsync(minted.key)).toBeNull();
+      expect(await nodeA.authenticateAsync(minted.key)).toBeNull();
+      // Last use: written in one batch, at most once a minute per key.
+      await nodeB.close();
+      await nodeA.close();
+      const [row] = await one.read(function* (db, t) {
+        return yield* q(db.select({ lastUsedAt: t.apiKeys.lastUsedAt }).from(t.apiKeys).where(eq(t.apiKeys.keyId, minted.keyId)));
+      });
+      expect(row!.lastUsedAt).toBe(clock.now());
     });
 
     if (engine.name === "SQLite") {
