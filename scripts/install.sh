@@ -244,7 +244,7 @@ if [ ! -f "$env_file" ]; then
 # public mirror node). Name two independent ones: a verifier needs two that agree.
 #DOCVERIFY_MIRROR_NODES=https://mainnet-public.mirrornode.hedera.com
 # PostgreSQL for several nodes (docs/storage.md): not yet usable for serve in this release; only
-# the org, key and person commands run on it. Unset: the embedded SQLite in DOCVERIFY_DATA_DIR.
+# the org, key, person and status commands run on it. Unset: the embedded SQLite in DOCVERIFY_DATA_DIR.
 #DOCVERIFY_DATABASE_URL=postgres://docverify@db.internal/docverify?sslmode=verify-full
 # This node's name in status and log lines (default: the host name).
 #DOCVERIFY_NODE_NAME=

@@ -21,7 +21,7 @@ import { OpsError } from "./lib/errors.ts";
 
 /**
  * What runs on either engine (docs/storage.md): organisations, API keys, persons and their audit
- * trail, over the store. The `org`, `key` and `person` commands open only this, so they work with
+ * trail, over the store. The `org`, `key`, `person` and `status` commands open only this, so they work with
  * DOCVERIFY_DATABASE_URL set.
  */
 export interface AdminCore {
@@ -65,7 +65,7 @@ export function openCore(options: CoreOptions): Core {
     // the embedded SQLite, which would split the data between two databases.
     throw new ConfigError(
       "DOCVERIFY_DATABASE_URL",
-      "this release runs only the org, key and person commands on PostgreSQL, not yet serve, status or admin (docs/storage.md, \"Two engines\"); unset it to use the embedded SQLite in DOCVERIFY_DATA_DIR",
+      "this release runs only the org, key, person and status commands on PostgreSQL, not yet serve or admin (docs/storage.md, \"Two engines\"); unset it to use the embedded SQLite in DOCVERIFY_DATA_DIR",
     );
   }
   const clock = options.clock ?? systemClock;

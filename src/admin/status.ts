@@ -1,18 +1,23 @@
 /**
  * `docverify status [--json] [--data DIR]`: records by anchor state, the ledger network and
  * whether it answers, and the anchor queue (unfinished counts, the oldest unfinished item, the
- * last error). Reads the data folder directly, also while `serve` runs on it; it never starts a
- * ledger and never submits anything.
+ * last error); on PostgreSQL also the nodes with a heartbeat and the anchor loop's leader. Reads
+ * the database directly, also while `serve` runs on it; it never starts a ledger and never
+ * submits anything.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { DATABASE_FILE, openCore } from "../core.ts";
+import { and, count, eq, isNull } from "drizzle-orm";
+import { DATABASE_FILE, openAdminCore } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { queueSummary } from "../anchoring/queue.ts";
 import { tcpConnectProblem } from "../anchoring/node-reachability.ts";
 import { PUBLIC_MIRRORS } from "../anchoring/links.ts";
 import { ledgerDir, readRememberedAddress } from "../anchoring/paths.ts";
 import { parseFlags } from "../lib/args.ts";
+import { clusterStatus } from "../storage/pg-cluster.ts";
+import type { PostgresStore } from "../storage/pg-store.ts";
+import { q } from "../storage/store.ts";
 import { createLogger } from "../lib/log.ts";
 
 type Out = { write(s: string): void };
@@ -76,26 +81,42 @@ export async function runStatus(args: readonly string[], env: Readonly<Record<st
     return 1;
   }
   const log = createLogger({ level: "error", write: (l) => process.stderr.write(l + "\n") });
-  const core = openCore({ config, log });
+  const core = await openAdminCore({ config, log });
   let report;
   try {
     const now = core.clock.now();
-    const rows = core.db.$client.query("SELECT anchor_state AS state, count(*) AS n FROM records GROUP BY anchor_state").all() as { state: string; n: number }[];
+    const counts = await core.store.read(function* (db, t) {
+      const byState = yield* q(db.select({ state: t.records.anchorState, n: count() }).from(t.records).groupBy(t.records.anchorState));
+      const [awaiting] = yield* q(db.select({ n: count() }).from(t.organisations).where(and(eq(t.organisations.addon, true), isNull(t.organisations.topicId))));
+      return { byState, awaitingTopic: awaiting?.n ?? 0 };
+    });
     const recordsByState: Record<string, number> = { pending: 0, accepted: 0, anchored: 0, abandoned: 0 };
-    for (const r of rows) recordsByState[r.state] = r.n;
-    const orgs = core.db.$client.query("SELECT count(*) AS n FROM organisations WHERE addon = 1 AND topic_id IS NULL").get() as { n: number };
-    report = { records: recordsByState, queue: { ...queueSummary(core.db, now), organisationsAwaitingTopic: orgs.n } };
+    for (const r of counts.byState) recordsByState[r.state] = r.n;
+    const queue = await core.store.read(queueSummary(now));
+    report = {
+      records: recordsByState,
+      queue: { ...queue, organisationsAwaitingTopic: counts.awaitingTopic },
+      // Several nodes (decisions §12): who has a heartbeat, and who runs the anchor loop.
+      ...(core.store.engine === "postgres" ? { cluster: await clusterStatus(core.store as PostgresStore) } : {}),
+    };
   } finally {
     await core.close();
   }
   const ledger = await ledgerStatus(config);
-  const full = { node: config.nodeName, dataDir: config.dataDir, ledger, ...report };
+  const full = { node: config.nodeName, database: config.databaseUrlRedacted ?? "sqlite", dataDir: config.dataDir, ledger, ...report };
   if (values.json) {
     out.write(JSON.stringify(full) + "\n");
   } else {
     const q = full.queue;
     const lines = [
       `node          ${full.node}`,
+      `database      ${full.database === "sqlite" ? `embedded SQLite in ${full.dataDir}` : full.database}`,
+      ...("cluster" in full && full.cluster !== undefined
+        ? [
+            `nodes         ${full.cluster.nodes.map((n) => `${n.name}${n.live ? "" : " (not seen)"}`).join(", ") || "-"}`,
+            `anchor leader ${full.cluster.leader === null ? "-" : `${full.cluster.leader.node}, epoch ${full.cluster.leader.epoch}${full.cluster.leader.live ? "" : " (heartbeat stale)"}`}`,
+          ]
+        : []),
       `data folder   ${full.dataDir}`,
       `ledger        ${ledger.network} (${ledger.mode})${ledger.mirrorUrl ? `  mirror ${ledger.mirrorUrl}` : ""}${ledger.grpcAddress ? `  grpc ${ledger.grpcAddress}` : ""}`,
       `              ${ledger.reachable ? "reachable" : "NOT reachable"}: ${ledger.detail}`,

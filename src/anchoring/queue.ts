@@ -50,10 +50,11 @@
  * - A lost reschedule leaves the row due at once: it is looked at again sooner, never later.
  * - `accepted` means the ledger took the bytes: only the receipt or the mirror node decides.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
 import { ledgerTransactions, organisations, records } from "../storage/schema.ts";
+import { q, type Body } from "../storage/store.ts";
 import type { QueueCounts } from "./back-pressure.ts";
 import { backoffDelay } from "./retry.ts";
 import type { NewTransaction } from "./transaction-ids.ts";
@@ -809,21 +810,44 @@ function recordOf(row: Pick<LedgerTransactionRow, "recordId" | "transactionId">)
 }
 
 /** What `docverify status` reports about the queue. Works on any process's view of the database. */
-export function queueSummary(db: Db, nowMs: number) {
-  const byState = db.$client.query("SELECT state, count(*) AS n FROM ledger_transactions GROUP BY state").all() as { state: string; n: number }[];
-  const oldest = db.$client
-    .query("SELECT transaction_id AS id, kind, state, created_at AS createdAt FROM ledger_transactions WHERE state IN ('pending','accepted') ORDER BY created_at LIMIT 1")
-    .get() as { id: string; kind: string; state: string; createdAt: number } | null;
-  const lastError = db.$client
-    .query("SELECT transaction_id AS id, state, last_error AS error, updated_at AS at FROM ledger_transactions WHERE last_error IS NOT NULL ORDER BY updated_at DESC LIMIT 1")
-    .get() as { id: string; state: string; error: string; at: number } | null;
-  const count = (s: string) => byState.find((r) => r.state === s)?.n ?? 0;
-  return {
-    pending: count("pending"),
-    accepted: count("accepted"),
-    anchored: count("anchored"),
-    abandoned: count("abandoned"),
-    oldestUnfinished: oldest === null ? null : { transactionId: oldest.id, kind: oldest.kind, state: oldest.state, ageSeconds: Math.max(0, Math.round((nowMs - oldest.createdAt) / 1000)) },
-    lastError: lastError === null ? null : { transactionId: lastError.id, state: lastError.state, error: lastError.error, at: new Date(lastError.at).toISOString() },
+/** What `docverify status` shows of the queue, as a read operation on either engine (storage/store.ts). */
+export function queueSummary(nowMs: number): Body<QueueSummary> {
+  return function* (db, t) {
+    const lt = t.ledgerTransactions;
+    const byState = yield* q(db.select({ state: lt.state, n: count() }).from(lt).groupBy(lt.state));
+    const [oldest] = yield* q(
+      db
+        .select({ id: lt.transactionId, kind: lt.kind, state: lt.state, createdAt: lt.createdAt })
+        .from(lt)
+        .where(inArray(lt.state, ["pending", "accepted"]))
+        .orderBy(asc(lt.createdAt))
+        .limit(1),
+    );
+    const [lastError] = yield* q(
+      db
+        .select({ id: lt.transactionId, state: lt.state, error: lt.lastError, at: lt.updatedAt })
+        .from(lt)
+        .where(isNotNull(lt.lastError))
+        .orderBy(desc(lt.updatedAt))
+        .limit(1),
+    );
+    const n = (s: string) => byState.find((r) => r.state === s)?.n ?? 0;
+    return {
+      pending: n("pending"),
+      accepted: n("accepted"),
+      anchored: n("anchored"),
+      abandoned: n("abandoned"),
+      oldestUnfinished: oldest === undefined ? null : { transactionId: oldest.id, kind: oldest.kind, state: oldest.state, ageSeconds: Math.max(0, Math.round((nowMs - oldest.createdAt) / 1000)) },
+      lastError: lastError === undefined ? null : { transactionId: lastError.id, state: lastError.state, error: lastError.error!, at: new Date(lastError.at).toISOString() },
+    };
   };
+}
+
+export interface QueueSummary {
+  readonly pending: number;
+  readonly accepted: number;
+  readonly anchored: number;
+  readonly abandoned: number;
+  readonly oldestUnfinished: { readonly transactionId: string; readonly kind: string; readonly state: string; readonly ageSeconds: number } | null;
+  readonly lastError: { readonly transactionId: string; readonly state: string; readonly error: string; readonly at: string } | null;
 }

@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { ANNOUNCED, ANNOUNCED_SQL, AnchorJournal, DUE_SQL, WAITING_RECHECK_MS, NEXT_DUE_SQL, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -700,7 +701,7 @@ describe("key announcements", () => {
 });
 
 test("queueSummary: counts by state, the oldest unfinished row, the last error", () => {
-  expect(queueSummary(db, clock.now())).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0, oldestUnfinished: null, lastError: null });
+  expect(sqliteStore(db).readSync(queueSummary(clock.now()))).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0, oldestUnfinished: null, lastError: null });
   const a = queueRecord().transactionId;
   clock.advance(2000);
   const b = queueRecord().transactionId;
@@ -708,7 +709,7 @@ test("queueSummary: counts by state, the oldest unfinished row, the last error",
   journal.toAccepted(row(b), 0);
   journal.abandon(row(c), "refused at precheck: BUSY_FOREVER");
   clock.advance(3000);
-  expect(queueSummary(db, clock.now())).toEqual({
+  expect(sqliteStore(db).readSync(queueSummary(clock.now()))).toEqual({
     pending: 1,
     accepted: 1,
     anchored: 0,

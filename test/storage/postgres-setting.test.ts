@@ -1,7 +1,7 @@
 /**
  * DOCVERIFY_DATABASE_URL on the command line, as an operator meets it (decisions §12), while only
  * part of the service runs on PostgreSQL:
- * - the `org`, `key` and `person` commands work on it, from any node, against a real PostgreSQL server;
+ * - the `org`, `key`, `person` and `status` commands work on it, from any node, against a real PostgreSQL server;
  * - the rest refuses to start on a half-supported engine, and nothing is written to the embedded
  *   database instead;
  * - `backup` and `restore` point to PostgreSQL's own tools;
@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanup, tempDir } from "../support/env.ts";
+import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { waitFor } from "../support/wait.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
 import { cli, cliAsync } from "../ops/support.ts";
 
@@ -33,12 +34,12 @@ function masterKeyFile(fill: number): string {
 const URL_WITH_PASSWORD = "postgres://docverify:hunter2-secret@127.0.0.1:1/docverify";
 
 describe("DOCVERIFY_DATABASE_URL on the command line", () => {
-  for (const args of [["status"], ["serve"]]) {
+  for (const args of [["serve"]]) {
     test(`${args.join(" ")}: refused with the reason and the way back, nothing written`, () => {
       const data = tempDir();
       const r = cli([...args, "--data", data], { DOCVERIFY_DATABASE_URL: URL_WITH_PASSWORD, DOCVERIFY_PORT: "0" });
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: this release runs only the org, key and person commands on PostgreSQL, not yet serve, status or admin");
+      expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: this release runs only the org, key, person and status commands on PostgreSQL, not yet serve or admin");
       expect(r.stderr).toContain("unset it to use the embedded SQLite");
       expect(r.stdout + r.stderr).not.toContain("hunter2");
       expect(existsSync(join(data, "docverify.db"))).toBe(false);
@@ -171,4 +172,40 @@ describe("org, key and person commands on PostgreSQL, from two nodes", () => {
     expect(r.stderr).toContain(`docverify: cannot use the PostgreSQL database postgres://docverify:***@127.0.0.1:${pg.port + 1}/nothing:`);
     expect(r.stderr).not.toContain("hunter2");
   }, 30_000);
+
+  test("status shows the database without its password, the nodes with a heartbeat and the anchor loop's leader", async () => {
+    const url = await pg.createDatabase();
+    const name = url.split("/").pop()!;
+    const withPassword = url.replace("postgres://docverify@", "postgres://docverify:not-checked-here@");
+    const env = { DOCVERIFY_DATABASE_URL: withPassword, DOCVERIFY_MASTER_KEY_FILE: masterKeyFile(5), DOCVERIFY_NODE_NAME: "dv-admin" };
+    const empty = cli(["status", "--json", "--data", tempDir()], env);
+    expect(empty.stderr).toBe("");
+    expect(empty.code).toBe(0);
+    const before = JSON.parse(empty.stdout);
+    expect(before).toMatchObject({
+      node: "dv-admin",
+      database: withPassword.replace("not-checked-here", "***"),
+      records: { pending: 0, accepted: 0, anchored: 0, abandoned: 0 },
+      queue: { pending: 0, oldestUnfinished: null, lastError: null, organisationsAwaitingTopic: 0 },
+      cluster: { nodes: [], leader: null },
+    });
+    // A node bidding for the lead (as serve will): it appears with its heartbeat, and as leader.
+    pg.psql("CREATE TABLE fenced_writes (id bigserial PRIMARY KEY, epoch bigint NOT NULL, node text NOT NULL)", name);
+    const node = Bun.spawn([BUN, join(ROOT, "test", "support", "leader-node.ts"), url, "dv-node-1"], { stdout: "ignore", stderr: "ignore" });
+    try {
+      const status = await waitFor("the node and its lead in status", () => {
+        const r = cli(["status", "--json", "--data", tempDir()], env);
+        const s = JSON.parse(r.stdout);
+        return s.cluster.leader !== null ? s : null;
+      });
+      expect(status.cluster.nodes).toMatchObject([{ name: "dv-node-1", version: "test", live: true }]);
+      expect(status.cluster.leader).toMatchObject({ node: "dv-node-1", epoch: 1, live: true });
+      const text = cli(["status", "--data", tempDir()], env);
+      expect(text.stdout).toContain("anchor leader dv-node-1, epoch 1");
+      expect(text.stdout).toContain("nodes         dv-node-1");
+      expect(text.stdout).not.toContain("not-checked-here");
+    } finally {
+      node.kill("SIGKILL");
+    }
+  }, 60_000);
 });
