@@ -7,17 +7,16 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { and, count, eq, isNull } from "drizzle-orm";
 import { DATABASE_FILE, openAdminCore } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { queueSummary } from "../anchoring/queue.ts";
+import { statusCounts } from "../records/counts.ts";
 import { tcpConnectProblem } from "../anchoring/node-reachability.ts";
 import { PUBLIC_MIRRORS } from "../anchoring/links.ts";
 import { ledgerDir, readRememberedAddress } from "../anchoring/paths.ts";
 import { parseFlags } from "../lib/args.ts";
 import { clusterStatus } from "../storage/pg-cluster.ts";
 import type { PostgresStore } from "../storage/pg-store.ts";
-import { q } from "../storage/store.ts";
 import { createLogger } from "../lib/log.ts";
 
 type Out = { write(s: string): void };
@@ -85,17 +84,11 @@ export async function runStatus(args: readonly string[], env: Readonly<Record<st
   let report;
   try {
     const now = core.clock.now();
-    const counts = await core.store.read(function* (db, t) {
-      const byState = yield* q(db.select({ state: t.records.anchorState, n: count() }).from(t.records).groupBy(t.records.anchorState));
-      const [awaiting] = yield* q(db.select({ n: count() }).from(t.organisations).where(and(eq(t.organisations.addon, true), isNull(t.organisations.topicId))));
-      return { byState, awaitingTopic: awaiting?.n ?? 0 };
-    });
-    const recordsByState: Record<string, number> = { pending: 0, accepted: 0, anchored: 0, abandoned: 0 };
-    for (const r of counts.byState) recordsByState[r.state] = r.n;
+    const counts = await core.store.read(statusCounts());
     const queue = await core.store.read(queueSummary(now));
     report = {
-      records: recordsByState,
-      queue: { ...queue, organisationsAwaitingTopic: counts.awaitingTopic },
+      records: counts.records,
+      queue: { ...queue, organisationsAwaitingTopic: counts.organisationsAwaitingTopic },
       // Several nodes (decisions §12): who has a heartbeat, and who runs the anchor loop.
       ...(core.store.engine === "postgres" ? { cluster: await clusterStatus(core.store as PostgresStore) } : {}),
     };
