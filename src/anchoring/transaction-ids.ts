@@ -8,8 +8,15 @@
  * valid start in the journal, so a restart (or a clock that went back) never hands out an id
  * that is already a row. Synchronous: the records service calls it between its signatures and its
  * write transaction.
+ *
+ * Several nodes (decisions §12) pay with one operator account, so their ids must differ too: each
+ * node holds a lane (storage/pg-cluster.ts `claimLane`, an advisory lock per lane for the node's
+ * lifetime) and hands out only valid starts whose nanoseconds are its lane modulo the number of
+ * lanes. Two live nodes never hold one lane, so they never hand out one id; a node that takes over
+ * a dead node's lane starts after the newest valid start in the journal, as a restart does.
  */
 import type { Clock } from "../lib/clock.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
 
 /** A transaction id and the validity window its row must store. */
@@ -34,6 +41,12 @@ export interface TransactionIdOptions {
   readonly validSeconds: number;
   /** Valid start is set this far before now, for clock skew with public nodes. */
   readonly backdateMs: number;
+  /**
+   * Several nodes: this node's lane; every valid start handed out is `index` modulo `lanes` (in ns).
+   * `held()` false (the lane's lock was lost with its connection) refuses every id until the node
+   * has a lane again: another node may have taken this one.
+   */
+  readonly lane?: { readonly index: number; readonly lanes: number; held?(): boolean };
 }
 
 /** The newest valid start in the journal, in ns (0 when it is empty). */
@@ -54,13 +67,24 @@ function lastValidStartNs(db: Db): bigint {
 export function createTransactionIds(options: TransactionIdOptions): () => NewTransaction {
   const { clock, operator, validSeconds, backdateMs } = options;
   if (!Number.isInteger(validSeconds) || validSeconds < 15 || validSeconds > 180) throw new TypeError(`validSeconds must be 15 to 180, got ${validSeconds}`);
+  const lane = options.lane;
+  if (lane !== undefined && (!Number.isSafeInteger(lane.lanes) || lane.lanes < 1 || lane.lanes > 1_000_000 || !Number.isSafeInteger(lane.index) || lane.index < 0 || lane.index >= lane.lanes)) {
+    throw new TypeError(`lane must be 0 to lanes - 1 of 1 to 1000000 lanes, got ${lane.index} of ${lane.lanes}`);
+  }
+  const lanes = BigInt(lane?.lanes ?? 1);
+  const index = BigInt(lane?.index ?? 0);
+  /** The smallest valid start in this node's lane at or after `ns`. */
+  const inLane = (ns: bigint): bigint => ns + ((index - (ns % lanes) + lanes) % lanes);
   /** The last valid start handed out, in ns. */
   let lastNs = lastValidStartNs(options.db);
   return () => {
+    if (lane?.held !== undefined && !lane.held()) {
+      throw new DomainError("SERVICE_UNAVAILABLE", "This node lost its place among the nodes sharing the ledger account; retry shortly.", undefined, 1);
+    }
     // One millisecond back, so the nanosecond bumps that keep ids unique within a millisecond
-    // never put a valid start in the ledger's future (INVALID_TRANSACTION_START).
+    // (up to a lane's width) never put a valid start in the ledger's future (INVALID_TRANSACTION_START).
     const nowNs = BigInt(clock.now() - backdateMs - 1) * 1_000_000n;
-    lastNs = nowNs > lastNs ? nowNs : lastNs + 1n;
+    lastNs = inLane(nowNs > lastNs ? nowNs : lastNs + 1n);
     const seconds = lastNs / 1_000_000_000n;
     const nanos = lastNs % 1_000_000_000n;
     return {

@@ -228,3 +228,51 @@ export async function clusterStatus(store: PostgresStore, staleMs = DEFAULT_STAL
         : { node: leader.node, epoch: Number(leader.epoch), since: leader.since!.toISOString(), seenAt: leader.seen_at!.toISOString(), live: leader.live === true },
   };
 }
+
+/** Lanes of transaction ids (anchoring/transaction-ids.ts): at most this many live nodes. */
+export const LANES = 1000;
+/** The advisory lock of lane i is LANE_LOCK + i ("docv", 0x1000 + i). */
+const LANE_LOCK = 0x646f6376_1000n;
+const LANE_PROBE_MS = 1_000;
+
+export interface Lane {
+  readonly index: number;
+  readonly lanes: number;
+  /** False once the lane's connection (and with it its lock) is lost. */
+  held(): boolean;
+  release(): Promise<void>;
+}
+
+/**
+ * Claims the first free lane: an advisory lock held on a connection reserved for it for the node's
+ * lifetime, so two live nodes never hold one lane. The connection is probed every second; once it
+ * is lost, `held()` answers false for good (another node may take the lane) and the node claims a
+ * new one.
+ */
+export async function claimLane(store: PostgresStore): Promise<Lane> {
+  const conn = await store.client.reserve();
+  for (let i = 0; i < LANES; i++) {
+    const [{ got }] = (await conn`SELECT pg_try_advisory_lock(${(LANE_LOCK + BigInt(i)).toString()}::bigint) AS got`) as [{ got: boolean }];
+    if (!got) continue;
+    let held = true;
+    const probe = setInterval(() => {
+      conn`SELECT 1`.catch(() => {
+        held = false;
+        clearInterval(probe);
+      });
+    }, LANE_PROBE_MS);
+    probe.unref?.();
+    return {
+      index: i,
+      lanes: LANES,
+      held: () => held,
+      async release() {
+        held = false;
+        clearInterval(probe);
+        await conn.close().catch(() => {});
+      },
+    };
+  }
+  await conn.close().catch(() => {});
+  throw new Error(`every one of the ${LANES} lanes of transaction ids is held: more nodes than docverify supports share this database`);
+}
