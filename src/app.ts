@@ -154,7 +154,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   // One group-commit queue for every write on a request's path: records, and the person application's.
   const writes = createWriteQueue(core.db);
-  const records = createRecords({ db: core.db, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl, writes });
+  const records = createRecords({ store: core.store, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl, writes });
   const verifier = createVerifier({
     db: core.db,
     signer: core.signer,

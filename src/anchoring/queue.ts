@@ -54,7 +54,7 @@ import { and, asc, count, desc, eq, inArray, isNotNull, sql } from "drizzle-orm"
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
 import { ledgerTransactions, organisations, records } from "../storage/schema.ts";
-import { q, type Body } from "../storage/store.ts";
+import { q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
 import type { QueueCounts } from "./back-pressure.ts";
 import { backoffDelay } from "./retry.ts";
 import type { NewTransaction } from "./transaction-ids.ts";
@@ -79,8 +79,8 @@ interface MessageFields {
  * The one insert of a `pending` row: a message (record, revocation or key announcement) or a
  * topic creation. Due at `nextAttemptAt` (default `now`).
  */
-function insertPending(
-  tx: Writer,
+/** The `pending` row of a new transaction, as the loop expects it. */
+function pendingValues(
   id: NewTransaction,
   row: {
     readonly kind: TransactionKind;
@@ -92,8 +92,8 @@ function insertPending(
   },
   now: number,
   nextAttemptAt: number = now,
-): LedgerTransactionRow {
-  const values = {
+) {
+  return {
     transactionId: id.transactionId,
     kind: row.kind,
     orgId: row.orgId,
@@ -110,8 +110,24 @@ function insertPending(
     createdAt: now,
     updatedAt: now,
   };
+}
+
+function insertPending(tx: Writer, id: NewTransaction, row: Parameters<typeof pendingValues>[1], now: number, nextAttemptAt: number = now): LedgerTransactionRow {
+  const values = pendingValues(id, row, now, nextAttemptAt);
   tx.insert(ledgerTransactions).values(values).run();
   return { ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null };
+}
+
+/** What `insertPendingMessage` refuses before anything is written. */
+function checkMessage(input: { readonly kind: string; readonly message: Uint8Array; readonly keyFingerprint?: Uint8Array }): void {
+  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+  if (input.keyFingerprint !== undefined && input.kind !== "record_message") throw new TypeError("only a record message waits for a person's key");
+}
+
+/** `insertPendingMessage` as a step of a store operation, on either engine (storage/store.ts). */
+export function* pendingMessage(tx: StoreDb, t: Tables, input: Parameters<typeof insertPendingMessage>[1]): Op<void> {
+  checkMessage(input);
+  yield* q(tx.insert(t.ledgerTransactions).values(pendingValues(input, input, input.now)));
 }
 
 /**
@@ -132,8 +148,7 @@ export function insertPendingMessage(
       readonly keyFingerprint?: Uint8Array;
     },
 ): void {
-  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
-  if (input.keyFingerprint !== undefined && input.kind !== "record_message") throw new TypeError("only a record message waits for a person's key");
+  checkMessage(input);
   insertPending(tx, input, input, input.now);
 }
 

@@ -25,6 +25,8 @@ import { DomainError } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
 import { appSessions, passkeys, persons, signingKeys } from "../storage/schema.ts";
+import { PASSKEY_USED, TAKE_CHALLENGE } from "../storage/statements.ts";
+import { q, rows } from "../storage/store.ts";
 import { writeAudit } from "../keys/audit.ts";
 import type { Enrolments, Person } from "../keys/persons.ts";
 import { insertPendingPersonKeyAnnouncement } from "../anchoring/queue.ts";
@@ -303,6 +305,7 @@ export function createPersonApp(deps: PersonAppDeps) {
       // The challenge is the payload's digest: rebuilt here, so what is signed is what was authorised.
       const payload = encodeRecordPayload({ recordId: fields.recordId, docHash: fields.docHash, signedAtMs: fields.signedAtMs, signerKeyFingerprint: person.keyFingerprint });
       if (createHash("sha256").update(payload).digest("base64url") !== value) throw new Error("a signature challenge does not commit to its payload");
+      const usedAt = clock.now();
       return records.createPersonSigned({
         orgId: person.orgId,
         personName: person.name,
@@ -312,17 +315,17 @@ export function createPersonApp(deps: PersonAppDeps) {
         signedAtMs: fields.signedAtMs,
         filename: fields.filename,
         // In the record's own transaction: a replayed answer finds its challenge gone and writes nothing.
-        claim: () => {
-          if (!consume(value)) throw new AnswerRefused("This passkey answer has already been used: sign again.");
-          updateCounter.run(counter, clock.now(), passkey.credentialId);
+        claim: function* () {
+          if ((yield* q(rows(TAKE_CHALLENGE, value))).length !== 1) throw new AnswerRefused("This passkey answer has already been used: sign again.");
+          yield* q(rows(PASSKEY_USED, counter, usedAt, passkey.credentialId));
         },
       });
     },
 
     /** GET /app/records: the person's records, newest first. */
-    records(person: SignedInPerson) {
+    async records(person: SignedInPerson) {
       if (person.keyFingerprint === null) return [];
-      return records.personSigned(person.keyFingerprint, LISTED_RECORDS).map(({ record, filename, revocation }) => ({
+      return (await records.personSigned(person.keyFingerprint, LISTED_RECORDS)).map(({ record, filename, revocation }) => ({
         recordId: record.recordId,
         originalDocHash: record.originalDocHash,
         filename,

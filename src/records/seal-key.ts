@@ -14,7 +14,7 @@ import type { SealedKey, Signer } from "../crypto/index.ts";
 import { isAlgorithm } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
-import { serviceMeta, signingKeys } from "../storage/schema.ts";
+import { q, sqliteStore, type Body, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 
 export const SEAL_KEY_META = "seal_key_fingerprint";
 export const SEAL_KEY_PURPOSE = "service-seal";
@@ -23,9 +23,8 @@ export interface StoredKey extends SealedKey {
   readonly fingerprint: Uint8Array;
 }
 
-/** A stored private key by fingerprint, or null when there is none (or no private half). */
-export function loadSealedKey(db: Pick<Db, "select">, fingerprint: Uint8Array): StoredKey | null {
-  const row = db.select().from(signingKeys).where(eq(signingKeys.fingerprint, Buffer.from(fingerprint))).get();
+function* sealedKeyIn(db: StoreDb, t: Tables, fingerprint: Uint8Array): Op<StoredKey | null> {
+  const [row] = yield* q(db.select().from(t.signingKeys).where(eq(t.signingKeys.fingerprint, Buffer.from(fingerprint))));
   if (row === undefined || row.sealedSeed === null) return null;
   if (!isAlgorithm(row.algorithm)) throw new Error(`signing key ${Buffer.from(fingerprint).toString("hex")} has unknown algorithm ${row.algorithm}`);
   return {
@@ -37,42 +36,65 @@ export function loadSealedKey(db: Pick<Db, "select">, fingerprint: Uint8Array): 
   };
 }
 
-function namedSealKey(db: Pick<Db, "select">): StoredKey | null {
-  const meta = db.select().from(serviceMeta).where(eq(serviceMeta.key, SEAL_KEY_META)).get();
+/** A stored private key by fingerprint, or null when there is none (or no private half): a read operation. */
+export function sealedKey(fingerprint: Uint8Array): Body<StoredKey | null> {
+  return (db, t) => sealedKeyIn(db, t, fingerprint);
+}
+
+/** The same, synchronously, on the embedded SQLite. */
+export function loadSealedKey(db: Db, fingerprint: Uint8Array): StoredKey | null {
+  return sqliteStore(db).readSync(sealedKey(fingerprint));
+}
+
+function* namedSealKey(db: StoreDb, t: Tables): Op<StoredKey | null> {
+  const [meta] = yield* q(db.select().from(t.serviceMeta).where(eq(t.serviceMeta.key, SEAL_KEY_META)));
   if (meta === undefined) return null;
-  const key = loadSealedKey(db, Buffer.from(meta.value, "hex"));
+  const key = yield* sealedKeyIn(db, t, Buffer.from(meta.value, "hex"));
   if (key === null) throw new Error(`service_meta names seal key ${meta.value}, which signing_keys does not hold with its private half`);
   return key;
 }
 
+/** Stores `fresh` as the seal key unless one is named by now (the winner is returned): a write operation. */
+function storeSealKey(fresh: StoredKey, now: number): Body<StoredKey> {
+  return function* (tx, t) {
+    const winner = yield* namedSealKey(tx, t);
+    if (winner !== null) return winner;
+    const hex = Buffer.from(fresh.fingerprint).toString("hex");
+    yield* q(
+      tx.insert(t.signingKeys).values({
+        fingerprint: Buffer.from(fresh.fingerprint),
+        algorithm: fresh.algorithm,
+        publicKey: Buffer.from(fresh.publicKey),
+        purpose: fresh.purpose,
+        sealedSeed: Buffer.from(fresh.sealedSeed),
+        createdAt: now,
+      }),
+    );
+    yield* q(tx.insert(t.serviceMeta).values({ key: SEAL_KEY_META, value: hex }));
+    return { ...fresh };
+  };
+}
+
 /**
- * The seal key, creating it when the installation has none. Needs the master key to create one
- * (MasterKeyMissingError, a 503, otherwise). Callers may cache the result: the key never changes.
+ * The seal key, creating it when the installation has none, on either engine. Needs the master key
+ * to create one (MasterKeyMissingError, a 503, otherwise). Callers may cache the result: the key
+ * never changes.
  */
-export function ensureSealKey(deps: { db: Db; signer: Signer; clock: Clock }): StoredKey {
-  const { db, signer, clock } = deps;
-  const existing = namedSealKey(db);
+export async function ensureSealKeyIn(deps: { store: Store; signer: Signer; clock: Clock }): Promise<StoredKey> {
+  const { store, signer, clock } = deps;
+  const existing = await store.read(namedSealKey);
   if (existing !== null) return existing;
   // Generated outside the transaction: no reason to hold the write lock during key generation.
   const fresh = signer.generateKey(SEAL_KEY_PURPOSE);
-  return db.transaction(
-    (tx) => {
-      const winner = namedSealKey(tx);
-      if (winner !== null) return winner;
-      const hex = Buffer.from(fresh.fingerprint).toString("hex");
-      tx.insert(signingKeys)
-        .values({
-          fingerprint: Buffer.from(fresh.fingerprint),
-          algorithm: fresh.algorithm,
-          publicKey: Buffer.from(fresh.publicKey),
-          purpose: fresh.purpose,
-          sealedSeed: Buffer.from(fresh.sealedSeed),
-          createdAt: clock.now(),
-        })
-        .run();
-      tx.insert(serviceMeta).values({ key: SEAL_KEY_META, value: hex }).run();
-      return { ...fresh };
-    },
-    { behavior: "immediate" },
-  );
+  return store.write(storeSealKey(fresh, clock.now()));
+}
+
+/** `ensureSealKeyIn`, synchronously, on the embedded SQLite (for the code still synchronous over it). */
+export function ensureSealKey(deps: { db: Db; signer: Signer; clock: Clock }): StoredKey {
+  const { db, signer, clock } = deps;
+  const store = sqliteStore(db);
+  const existing = store.readSync(namedSealKey);
+  if (existing !== null) return existing;
+  const fresh = signer.generateKey(SEAL_KEY_PURPOSE);
+  return store.writeSync(storeSealKey(fresh, clock.now()));
 }

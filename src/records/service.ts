@@ -24,15 +24,15 @@ import { MasterKeyMissingError, encodeRecordPayload, type Signer } from "../cryp
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
 import { consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
-import type { Db } from "../storage/db.ts";
-import { RECORD_COLUMNS, toRecordRow, type RawRecordRow, type RecordRow } from "../storage/record-row.ts";
-import { insertPendingMessage } from "../anchoring/queue.ts";
-import { organisations, records } from "../storage/schema.ts";
+import { toRecordRow, type RecordRow } from "../storage/record-row.ts";
+import { pendingMessage } from "../anchoring/queue.ts";
+import { ACTIVE_ORG_RECORD, ACTIVE_PERSON_RECORD, INSERT_RECORD, ORG_FOR_CREATE, PERSON_RECORDS, RECORD_BY_ID } from "../storage/statements.ts";
+import { q, rows, type Op, type SqliteStore, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import type { RecordLedger } from "./ledger.ts";
 import { encodeCreationMessage, encodeRevocationMessage } from "./messages.ts";
-import { ensureSealKey, loadSealedKey, type StoredKey } from "./seal-key.ts";
+import { ensureSealKeyIn, sealedKey, type StoredKey } from "./seal-key.ts";
 import { filenameProblem, isRecordId, validateDocHash, type RecordRequest, type RevocationReason } from "./validate.ts";
-import { busyAsUnavailable, createWriteQueue, type Tx, type WriteQueue } from "./write-queue.ts";
+import { busyAsUnavailable, createWriteQueue, type RecordWriter } from "./write-queue.ts";
 
 /**
  * Refuses record creation for a suspended organisation (decisions §3). The HTTP route calls it
@@ -100,7 +100,8 @@ export interface PublicRecord {
 }
 
 export interface RecordsDeps {
-  readonly db: Db;
+  /** The database, on either engine (storage/store.ts). */
+  readonly store: Store;
   readonly signer: Signer;
   readonly clock: Clock;
   readonly ledger: RecordLedger;
@@ -109,8 +110,11 @@ export interface RecordsDeps {
    * bound (DOCVERIFY_PORT=0 without DOCVERIFY_PUBLIC_URL); read on every answer.
    */
   readonly publicUrl: string | (() => string);
-  /** Shared group-commit queue; one is made when absent. */
-  readonly writes?: WriteQueue;
+  /**
+   * Where record writes run: on SQLite the shared group-commit queue (one is made when absent), on
+   * PostgreSQL the store itself.
+   */
+  readonly writes?: RecordWriter;
 }
 
 /**
@@ -118,9 +122,7 @@ export interface RecordsDeps {
  * `records_person (signer_fingerprint, id) WHERE signer_type = 'user'`, never a scan of the
  * records table. Exported for the plan test.
  */
-export const PERSON_RECORDS_SQL = `SELECT ${RECORD_COLUMNS} FROM records
-  WHERE signer_type = 'user' AND signer_fingerprint = ? AND anchor_state <> 'abandoned'
-  ORDER BY id DESC LIMIT ?`;
+export const PERSON_RECORDS_SQL = PERSON_RECORDS.sqlite;
 
 /** A new record's row: pending, neither anchored nor revoked. */
 function pendingRow(fields: Omit<RecordRow, "anchorState" | "sequenceNumber" | "consensusAt" | "revokedAt" | "revocationReason" | "revocationTransactionId">): RecordRow {
@@ -128,10 +130,10 @@ function pendingRow(fields: Omit<RecordRow, "anchorState" | "sequenceNumber" | "
 }
 
 export function createRecords(deps: RecordsDeps) {
-  const { db, signer, clock, ledger } = deps;
+  const { store, signer, clock, ledger } = deps;
   const publicUrlOption = deps.publicUrl;
   const publicUrl = () => (typeof publicUrlOption === "function" ? publicUrlOption() : publicUrlOption).replace(/\/+$/, "");
-  const writes = deps.writes ?? createWriteQueue(db);
+  const writes: RecordWriter = deps.writes ?? (store.engine === "sqlite" ? createWriteQueue((store as SqliteStore).db) : store);
   let sealKey: StoredKey | null = null;
   // Key rows never change (a record names its keys by fingerprint forever), so caching is safe.
   const heldKeys = new Map<string, StoredKey>();
@@ -149,29 +151,6 @@ export function createRecords(deps: RecordsDeps) {
     };
   }
 
-  // The create path's statements, prepared once on the connection (drizzle builds and prepares
-  // a statement on every call: measured 145 µs for the active-record lookup against 5 µs
-  // prepared, 72 µs against 5 µs for the organisation). They run on the same connection as
-  // drizzle's transactions, so inside `writes.run` they see and join its transaction.
-  const client = db.$client;
-  const activeByHash = client.prepare<RawRecordRow, [string, string]>(
-    `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND signer_type = 'org' AND anchor_state <> 'abandoned' AND revoked_at IS NULL`,
-  );
-  const activeByPerson = client.prepare<RawRecordRow, [string, string, Uint8Array]>(
-    `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND signer_type = 'user' AND signer_fingerprint = ? AND anchor_state <> 'abandoned' AND revoked_at IS NULL`,
-  );
-  // A person's records, newest first, through the partial index `records_person` (PERSON_RECORDS_SQL).
-  const bySigner = client.prepare<RawRecordRow, [Uint8Array, number]>(PERSON_RECORDS_SQL);
-  const orgForCreate = client.prepare<{ topic_id: string | null; system_key_fingerprint: Uint8Array; suspended: number }, [string]>(
-    "SELECT topic_id, system_key_fingerprint, suspended FROM organisations WHERE id = ?",
-  );
-  const orgSuspended = client.prepare<{ suspended: number }, [string]>("SELECT suspended FROM organisations WHERE id = ?");
-  const insertRecord = client.prepare<never, [string, string, string, string, string | null, string, string | null, number, Uint8Array, Uint8Array, Uint8Array, Uint8Array, string, string, string, number]>(
-    `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
-       seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-
   /**
    * Signs the record payload with the held key `signerFingerprint`, seals it (on a signing worker:
    * `signer.signAndSeal`), and builds the creation message. 503 without the master key
@@ -182,13 +161,13 @@ export function createRecords(deps: RecordsDeps) {
     if (!signer.canSign) throw new MasterKeyMissingError(null);
     ledger.assertCapacity();
     try {
-      sealKey ??= ensureSealKey({ db, signer, clock });
+      sealKey ??= await ensureSealKeyIn({ store, signer, clock });
     } catch (e) {
       // Its first creation takes the write lock outside the queue: busy there is a 503 too.
       throw busyAsUnavailable(e);
     }
     const seal = sealKey;
-    const signerKey = heldKey(signerFingerprint);
+    const signerKey = await heldKey(signerFingerprint);
     const payload = encodeRecordPayload({ recordId, docHash, signedAtMs, signerKeyFingerprint: signerKey.fingerprint });
     const { signature, sealSignature } = await signer.signAndSeal(signerKey, seal, payload);
     const message = encodeCreationMessage({ recordId, docHash, signedAtMs, signerPublicKey: signerKey.publicKey, signature, sealSignature });
@@ -196,27 +175,29 @@ export function createRecords(deps: RecordsDeps) {
   }
 
   /**
-   * Inside `writes.run`: inserts a new pending record and its creation message, unless another
-   * writer of the same database committed an active record with the same `records_one_active`
-   * key first: `winner` reads it, and it is returned instead (created false).
+   * A step of a record's write: inserts a new pending record and its creation message, unless
+   * another writer (another request, process or node) committed an active record with the same
+   * `records_one_active` key first: `winner` reads it, and it is returned instead (created false).
    */
-  function insertNew(
-    tx: Tx,
+  function* insertNew(
+    tx: StoreDb,
+    t: Tables,
     row: RecordRow,
     reserved: ReturnType<RecordLedger["newTransactionId"]>,
     message: Uint8Array,
-    winner: () => RecordRow | undefined,
+    winner: () => Op<RecordRow | undefined>,
     waitFor?: Uint8Array,
-  ): { created: boolean; row: RecordRow } {
-    try {
-      insertRecord.run(row.id, row.orgId!, row.signerType, row.kind, row.signerHint, row.docHash, row.filename, row.signedAtMs, row.signerFingerprint, row.signature,
-        row.sealFingerprint, row.sealSignature, row.anchorState, row.topicId, row.transactionId, row.createdAt);
-    } catch (e) {
-      const other = winner();
+  ): Op<{ created: boolean; row: RecordRow }> {
+    const inserted = yield* q(
+      rows(INSERT_RECORD, row.id, row.orgId!, row.signerType, row.kind, row.signerHint, row.docHash, row.filename, row.signedAtMs, row.signerFingerprint, row.signature,
+        row.sealFingerprint, row.sealSignature, row.anchorState, row.topicId, row.transactionId, row.createdAt),
+    );
+    if (inserted.length === 0) {
+      const other = yield* winner();
       if (other !== undefined) return { created: false, row: other };
-      throw e;
+      throw new Error(`record ${row.id} was not inserted and no active record stands in its way (its id is taken)`);
     }
-    insertPendingMessage(tx, {
+    yield* pendingMessage(tx, t, {
       kind: "record_message",
       ...reserved,
       orgId: row.orgId!,
@@ -229,17 +210,29 @@ export function createRecords(deps: RecordsDeps) {
     return { created: true, row };
   }
 
-  /** The organisation's active record for the hash (same rows and columns as the drizzle query it replaces). */
-  function activeRecord(orgId: string, docHash: string): RecordRow | undefined {
-    const raw = activeByHash.get(orgId, docHash);
-    return raw === null ? undefined : toRecordRow(raw);
+  /** The organisation's active record for the hash. */
+  function* activeRecord(orgId: string, docHash: string): Op<RecordRow | undefined> {
+    const [raw] = yield* q(rows(ACTIVE_ORG_RECORD, orgId, docHash));
+    return raw === undefined ? undefined : toRecordRow(raw);
   }
 
-  function heldKey(fingerprint: Buffer): StoredKey {
+  /** The person's active record for the hash. */
+  function* activePersonRecord(orgId: string, docHash: string, personKey: Uint8Array): Op<RecordRow | undefined> {
+    const [raw] = yield* q(rows(ACTIVE_PERSON_RECORD, orgId, docHash, personKey));
+    return raw === undefined ? undefined : toRecordRow(raw);
+  }
+
+  function* orgForCreate(orgId: string): Op<{ topicId: string | null; systemKeyFingerprint: Uint8Array; suspended: boolean }> {
+    const [org] = yield* q(rows(ORG_FOR_CREATE, orgId));
+    if (org === undefined) throw new Error(`organisation ${orgId} does not exist`);
+    return { topicId: org.topic_id, systemKeyFingerprint: org.system_key_fingerprint, suspended: org.suspended !== 0 };
+  }
+
+  async function heldKey(fingerprint: Buffer): Promise<StoredKey> {
     const hex = fingerprint.toString("hex");
     let key = heldKeys.get(hex);
     if (key === undefined) {
-      const loaded = loadSealedKey(db, fingerprint);
+      const loaded = await store.read(sealedKey(fingerprint));
       if (loaded === null) throw new Error(`signing key ${hex} has no private half`);
       key = loaded;
       if (heldKeys.size >= 1024) heldKeys.clear();
@@ -260,19 +253,19 @@ export function createRecords(deps: RecordsDeps) {
       return row;
     };
     if (!isRecordId(recordId)) throw new DomainError("NOT_FOUND", "No such record.");
-    const byId = (q: Pick<Db, "select">) => q.select().from(records).where(eq(records.id, recordId)).get();
+    function* byId(): Op<RecordRow | undefined> {
+      const [raw] = yield* q(rows(RECORD_BY_ID, recordId));
+      return raw === undefined ? undefined : toRecordRow(raw);
+    }
     // Refusals without the write lock; the same checks run again under it.
-    check(byId(db));
+    check(await store.read(byId));
     const reserved = ledger.newTransactionId();
-    await writes.run((tx: Tx) => {
-      const row = check(byId(tx));
-      const now = clock.now();
-      const message = encodeRevocationMessage({ recordId, reason, revokedAtMs: now });
-      tx.update(records)
-        .set({ revokedAt: now, revocationReason: reason, revocationTransactionId: reserved.transactionId })
-        .where(eq(records.id, recordId))
-        .run();
-      insertPendingMessage(tx, { kind: "revocation_message", ...reserved, orgId: row.orgId!, recordId, topicId: row.topicId, message, now });
+    const now = clock.now();
+    const message = encodeRevocationMessage({ recordId, reason, revokedAtMs: now });
+    await writes.write(function* (tx, t) {
+      const row = check(yield* byId());
+      yield* q(tx.update(t.records).set({ revokedAt: now, revocationReason: reason, revocationTransactionId: reserved.transactionId }).where(eq(t.records.id, recordId)));
+      yield* pendingMessage(tx, t, { kind: "revocation_message", ...reserved, orgId: row.orgId!, recordId, topicId: row.topicId, message, now });
     });
     ledger.wake();
     return { recordId };
@@ -287,14 +280,13 @@ export function createRecords(deps: RecordsDeps) {
       const docHash = validateDocHash(request.docHash);
       if (request.filename !== undefined && filenameProblem(request.filename) !== null) throw new TypeError("filename was not validated");
 
-      const org = orgForCreate.get(orgId);
-      if (org === null) throw new Error(`organisation ${orgId} does not exist`);
-      assertMayCreateRecords({ suspended: org.suspended !== 0 });
-
-      const existing = activeRecord(orgId, docHash);
+      const { org, existing } = await store.read(function* () {
+        return { org: yield* orgForCreate(orgId), existing: yield* activeRecord(orgId, docHash) };
+      });
+      assertMayCreateRecords(org);
       if (existing !== undefined) return { created: false, record: view(existing) };
 
-      if (org.topic_id === null) {
+      if (org.topicId === null) {
         throw new DomainError(
           "SERVICE_UNAVAILABLE",
           "The organisation's ledger topic is being created; records can be authenticated once it exists. Retry shortly.",
@@ -302,18 +294,18 @@ export function createRecords(deps: RecordsDeps) {
           TOPIC_RETRY_SECONDS,
         );
       }
-      const topicId = org.topic_id;
+      const topicId = org.topicId;
       const recordId = Bun.randomUUIDv7();
       const signedAtMs = clock.now();
-      const { signerKey, seal, signature, sealSignature, message } = await signAndSeal(Buffer.from(org.system_key_fingerprint), recordId, docHash, signedAtMs);
+      const { signerKey, seal, signature, sealSignature, message } = await signAndSeal(Buffer.from(org.systemKeyFingerprint), recordId, docHash, signedAtMs);
       const reserved = ledger.newTransactionId();
 
-      const result = await writes.run((tx: Tx) => {
+      const now = clock.now();
+      const result = await writes.write(function* (tx, t) {
         // Under the write lock: an administrator's suspension committed meanwhile wins.
-        if ((orgSuspended.get(orgId)?.suspended ?? 0) !== 0) throw organisationSuspended();
-        const winner = activeRecord(orgId, docHash);
+        if ((yield* orgForCreate(orgId)).suspended) throw organisationSuspended();
+        const winner = yield* activeRecord(orgId, docHash);
         if (winner !== undefined) return { created: false, row: winner };
-        const now = clock.now();
         const row = pendingRow({
           id: recordId,
           orgId,
@@ -332,7 +324,7 @@ export function createRecords(deps: RecordsDeps) {
           createdAt: now,
         });
         // Another writer of the same database may have got there first (records_one_active): its record wins.
-        return insertNew(tx, row, reserved, message, () => activeRecord(orgId, docHash));
+        return yield* insertNew(tx, t, row, reserved, message, () => activeRecord(orgId, docHash));
       });
       if (result.created) ledger.wake();
       return { created: result.created, record: view(result.row) };
@@ -378,25 +370,22 @@ export function createRecords(deps: RecordsDeps) {
        * challenge, the passkey's counter). If it throws, nothing is written and `createPersonSigned`
        * rejects with its error.
        */
-      readonly claim?: (tx: Tx) => void;
+      readonly claim?: (tx: StoreDb, t: Tables) => Op<void>;
     }): Promise<{ created: boolean; record: RecordView }> {
       const { orgId, recordId, docHash, signedAtMs } = input;
       const personKey = Buffer.from(input.personKey);
-      const org = orgForCreate.get(orgId);
-      if (org === null) throw new Error(`organisation ${orgId} does not exist`);
-      assertMayCreateRecords({ suspended: org.suspended !== 0 });
-      const active = () => {
-        const raw = activeByPerson.get(orgId, docHash, personKey);
-        return raw === null ? undefined : toRecordRow(raw);
-      };
-      if (org.topic_id === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; retry shortly.", undefined, TOPIC_RETRY_SECONDS);
-      const topicId = org.topic_id;
+      const org = await store.read(() => orgForCreate(orgId));
+      assertMayCreateRecords(org);
+      const active = () => activePersonRecord(orgId, docHash, personKey);
+      if (org.topicId === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; retry shortly.", undefined, TOPIC_RETRY_SECONDS);
+      const topicId = org.topicId;
       const { seal, signature, sealSignature, message } = await signAndSeal(personKey, recordId, docHash, signedAtMs);
       const reserved = ledger.newTransactionId();
-      const result = await writes.run((tx: Tx) => {
-        input.claim?.(tx);
-        if ((orgSuspended.get(orgId)?.suspended ?? 0) !== 0) throw organisationSuspended();
-        const winner = active();
+      const now = clock.now();
+      const result = await writes.write(function* (tx, t) {
+        if (input.claim !== undefined) yield* input.claim(tx, t);
+        if ((yield* orgForCreate(orgId)).suspended) throw organisationSuspended();
+        const winner = yield* active();
         if (winner !== undefined) return { created: false, row: winner };
         const row = pendingRow({
           id: recordId,
@@ -413,18 +402,18 @@ export function createRecords(deps: RecordsDeps) {
           sealSignature: Buffer.from(sealSignature),
           topicId,
           transactionId: reserved.transactionId,
-          createdAt: clock.now(),
+          createdAt: now,
         });
-        return insertNew(tx, row, reserved, message, active, personKey);
+        return yield* insertNew(tx, t, row, reserved, message, active, personKey);
       });
       if (result.created) ledger.wake();
       return { created: result.created, record: view(result.row) };
     },
 
     /** A person's records (by their key), newest first, at most `limit`; abandoned ones never. */
-    personSigned(keyFingerprint: Uint8Array, limit: number): { record: RecordView; filename: string | null; revocation: { reason: string; revokedAt: string } | null }[] {
-      return bySigner
-        .all(keyFingerprint, limit)
+    async personSigned(keyFingerprint: Uint8Array, limit: number): Promise<{ record: RecordView; filename: string | null; revocation: { reason: string; revokedAt: string } | null }[]> {
+      const raw = await store.read(() => q(rows(PERSON_RECORDS, keyFingerprint, limit)));
+      return raw
         .map(toRecordRow)
         .map((r) => ({
           record: view(r),
@@ -437,14 +426,17 @@ export function createRecords(deps: RecordsDeps) {
      * What the public verify page shows, or null for a malformed, unknown or abandoned id. Throws on
      * a stored time it cannot spell (src/lib/formats.ts: corruption, never padded or echoed).
      */
-    publicRecord(recordId: string): PublicRecord | null {
+    async publicRecord(recordId: string): Promise<PublicRecord | null> {
       if (!isRecordId(recordId)) return null;
-      const found = db
-        .select({ record: records, organisationName: organisations.name, organisationSuspended: organisations.suspended })
-        .from(records)
-        .leftJoin(organisations, eq(records.orgId, organisations.id))
-        .where(eq(records.id, recordId))
-        .get();
+      const [found] = await store.read((db, t) =>
+        q(
+          db
+            .select({ record: t.records, organisationName: t.organisations.name, organisationSuspended: t.organisations.suspended })
+            .from(t.records)
+            .leftJoin(t.organisations, eq(t.records.orgId, t.organisations.id))
+            .where(eq(t.records.id, recordId)),
+        ),
+      );
       if (found === undefined || found.record.anchorState === "abandoned") return null;
       const r = found.record;
       const anchorState = r.anchorState as AnchorState;

@@ -24,11 +24,22 @@
  */
 import { DomainError } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
+import { runInSqliteTransaction, type Body } from "../storage/store.ts";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 export interface WriteQueue {
   run<T>(work: (tx: Tx) => T): Promise<T>;
+  /** A store operation (storage/store.ts), run like `work`: in its own savepoint of the group commit. */
+  write<T>(body: Body<T>): Promise<T>;
+}
+
+/**
+ * Where a record's write operation runs: on SQLite the group commit below, on PostgreSQL the store
+ * itself (one transaction per operation; PostgreSQL groups its own commits' WAL flushes).
+ */
+export interface RecordWriter {
+  write<T>(body: Body<T>): Promise<T>;
 }
 
 interface Item {
@@ -94,16 +105,19 @@ export function createWriteQueue(db: Db): WriteQueue {
     }
   }
 
+  function run<T>(work: (tx: Tx) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      if (!scheduled) {
+        scheduled = true;
+        // After the handlers and signing answers of the next millisecond have queued their writes too.
+        setTimeout(flush, GROUP_WINDOW_MS);
+      }
+    });
+  }
+
   return {
-    run<T>(work: (tx: Tx) => T): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-        if (!scheduled) {
-          scheduled = true;
-          // After the handlers and signing answers of the next millisecond have queued their writes too.
-          setTimeout(flush, GROUP_WINDOW_MS);
-        }
-      });
-    },
+    run,
+    write: (body) => run((tx) => runInSqliteTransaction(db, tx, body)),
   };
 }

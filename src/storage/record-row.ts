@@ -44,6 +44,12 @@ export function recordColumns(options: { readonly alias?: string; readonly omit?
 /** `SELECT ${RECORD_COLUMNS} FROM records …` returns `RawRecordRow`s. */
 export const RECORD_COLUMNS = recordColumns();
 
+/** SQLite `integer` columns, which PostgreSQL keeps as bigint and returns as text unless cast. */
+const INTEGER_COLUMNS = new Set(Object.values(getTableColumns(records)).filter((c) => c.getSQLType() === "integer").map((c) => c.name));
+
+/** `RECORD_COLUMNS` for PostgreSQL: the same names and JavaScript types (bigints cast to float8). */
+export const PG_RECORD_COLUMNS = COLUMN_NAMES.map((name) => (INTEGER_COLUMNS.has(name) ? `${name}::float8 AS ${name}` : name)).join(", ");
+
 /** A raw row as drizzle would have mapped it (blobs copied into Buffers, as `mode: "buffer"` gives them). */
 export function toRecordRow(r: RawRecordRow): RecordRow {
   return {

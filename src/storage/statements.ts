@@ -4,6 +4,7 @@
  * same JavaScript types: on PostgreSQL a bigint read as a number is cast `::float8` (times in ms
  * are exact in a double), a boolean read as SQLite's 0/1 is cast `::int`.
  */
+import { PG_RECORD_COLUMNS, RECORD_COLUMNS, type RawRecordRow } from "./record-row.ts";
 import { statement } from "./store.ts";
 
 /** The change counter (schema.ts `change_counter`): what the in-memory caches are checked against. */
@@ -49,4 +50,97 @@ export const TOUCH_API_KEY = statement<never, [at: number, keyId: string, olderT
   name: "API key last use",
   sqlite: "UPDATE api_keys SET last_used_at = ?1 WHERE key_id = ?2 AND (last_used_at IS NULL OR last_used_at < ?3)",
   postgres: "UPDATE api_keys SET last_used_at = $1 WHERE key_id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
+});
+
+// ---- records (records/service.ts) -----------------------------------------------------------
+
+const ACTIVE = "anchor_state <> 'abandoned' AND revoked_at IS NULL";
+
+/** An organisation's active organisation-signed record for a hash (at most one: records_one_active). */
+export const ACTIVE_ORG_RECORD = statement<RawRecordRow, [orgId: string, docHash: string]>({
+  name: "active organisation record",
+  sqlite: `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND signer_type = 'org' AND ${ACTIVE}`,
+  postgres: `SELECT ${PG_RECORD_COLUMNS} FROM records WHERE org_id = $1 AND doc_hash = $2 AND signer_type = 'org' AND ${ACTIVE}`,
+});
+
+/** A person's active record for a hash. */
+export const ACTIVE_PERSON_RECORD = statement<RawRecordRow, [orgId: string, docHash: string, personKey: Uint8Array]>({
+  name: "active person record",
+  sqlite: `SELECT ${RECORD_COLUMNS} FROM records WHERE org_id = ? AND doc_hash = ? AND signer_type = 'user' AND signer_fingerprint = ? AND ${ACTIVE}`,
+  postgres: `SELECT ${PG_RECORD_COLUMNS} FROM records WHERE org_id = $1 AND doc_hash = $2 AND signer_type = 'user' AND signer_fingerprint = $3 AND ${ACTIVE}`,
+});
+
+/** A person's records, newest first, through the partial index `records_person`. */
+export const PERSON_RECORDS = statement<RawRecordRow, [personKey: Uint8Array, limit: number]>({
+  name: "person's records",
+  sqlite: `SELECT ${RECORD_COLUMNS} FROM records
+  WHERE signer_type = 'user' AND signer_fingerprint = ? AND anchor_state <> 'abandoned'
+  ORDER BY id DESC LIMIT ?`,
+  postgres: `SELECT ${PG_RECORD_COLUMNS} FROM records
+  WHERE signer_type = 'user' AND signer_fingerprint = $1 AND anchor_state <> 'abandoned'
+  ORDER BY id DESC LIMIT $2`,
+});
+
+/** A record by id. */
+export const RECORD_BY_ID = statement<RawRecordRow, [recordId: string]>({
+  name: "record by id",
+  sqlite: `SELECT ${RECORD_COLUMNS} FROM records WHERE id = ?`,
+  postgres: `SELECT ${PG_RECORD_COLUMNS} FROM records WHERE id = $1`,
+});
+
+/** What creating a record needs of its organisation. */
+export const ORG_FOR_CREATE = statement<{ topic_id: string | null; system_key_fingerprint: Uint8Array; suspended: number }, [orgId: string]>({
+  name: "organisation for a new record",
+  sqlite: "SELECT topic_id, system_key_fingerprint, suspended FROM organisations WHERE id = ?",
+  postgres: "SELECT topic_id, system_key_fingerprint, suspended::int AS suspended FROM organisations WHERE id = $1",
+});
+
+/**
+ * Inserts a new record unless an active one for its organisation (or person) and hash exists by
+ * now (records_one_active): no row comes back then, and nothing was written.
+ */
+export const INSERT_RECORD = statement<
+  { id: string },
+  [
+    id: string,
+    orgId: string,
+    signerType: string,
+    kind: string,
+    signerHint: string | null,
+    docHash: string,
+    filename: string | null,
+    signedAtMs: number,
+    signerFingerprint: Uint8Array,
+    signature: Uint8Array,
+    sealFingerprint: Uint8Array,
+    sealSignature: Uint8Array,
+    anchorState: string,
+    topicId: string,
+    transactionId: string,
+    createdAt: number,
+  ]
+>({
+  name: "new record",
+  sqlite: `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
+       seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+  postgres: `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
+       seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING RETURNING id`,
+});
+
+// ---- the person application (persons/app.ts) ------------------------------------------------
+
+/** Takes a WebAuthn challenge for good: a row back means this answer was the first to use it. */
+export const TAKE_CHALLENGE = statement<{ challenge: string }, [challenge: string]>({
+  name: "take a challenge",
+  sqlite: "DELETE FROM app_challenges WHERE challenge = ? RETURNING challenge",
+  postgres: "DELETE FROM app_challenges WHERE challenge = $1 RETURNING challenge",
+});
+
+/** A passkey's signature counter and last use, after an accepted assertion. */
+export const PASSKEY_USED = statement<never, [counter: number, at: number, credentialId: string]>({
+  name: "passkey used",
+  sqlite: "UPDATE passkeys SET counter = ?, last_used_at = ? WHERE credential_id = ?",
+  postgres: "UPDATE passkeys SET counter = $1, last_used_at = $2 WHERE credential_id = $3",
 });

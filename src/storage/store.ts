@@ -154,11 +154,21 @@ function driveSync<T>(op: Op<T>, db: Db): T {
 }
 
 /**
+ * Runs `body` inside a SQLite transaction (or savepoint) someone else opened on `db`'s connection:
+ * the group commit of records (records/write-queue.ts) runs each operation in its own savepoint.
+ */
+export function runInSqliteTransaction<T>(db: Db, tx: unknown, body: Body<T>): T {
+  return driveSync(body(tx as StoreDb, sqliteSchema as unknown as Tables), db);
+}
+
+/**
  * The SQLite store also runs an operation synchronously, for the code that is still synchronous
  * over bun:sqlite (opening the core): the same operation, the same transaction.
  */
 export interface SqliteStore extends Store {
   readonly engine: "sqlite";
+  /** The connection, for the code still synchronous over bun:sqlite. */
+  readonly db: Db;
   readSync<T>(body: Body<T>): T;
   writeSync<T>(body: Body<T>): T;
 }
@@ -180,6 +190,7 @@ export function sqliteStore(db: Db): SqliteStore {
   };
   return {
     engine: "sqlite",
+    db,
     readSync,
     writeSync,
     read: (body) => settle(() => readSync(body)),

@@ -75,7 +75,7 @@ export function harness(options: HarnessOptions = {}) {
   const core = openCore({ config, log, clock });
   onCleanup(() => core.close());
   const ledger = fakeLedger();
-  const recordsService = createRecords({ db: core.db, signer: core.signer, clock, ledger, publicUrl: config.publicUrl });
+  const recordsService = createRecords({ store: core.store, signer: core.signer, clock, ledger, publicUrl: config.publicUrl });
   const access = stubAccess(core);
   const http = createHttp({ log, version: "test", readiness: {}, plugins: [recordsRoutes({ access, records: recordsService }), verifyPages({ records: recordsService })] });
   const request = (path: string, init?: RequestInit) => http.handle(new Request(`http://localhost${path}`, init), "127.0.0.1");

@@ -39,7 +39,7 @@ describe("record creation on signing workers", () => {
       const h = harness({ dataDir: dir });
       const org = await h.org();
       const signer = createSigner({ masterKey: masterKeyOf(h.core)!, workers: 1, workerEntry: CRASHING });
-      const records = createRecords({ db: h.core.db, signer, clock: h.clock, ledger: h.ledger, publicUrl: h.config.publicUrl });
+      const records = createRecords({ store: h.core.store, signer, clock: h.clock, ledger: h.ledger, publicUrl: h.config.publicUrl });
       const http = createHttp({ log: h.log, version: "test", readiness: {}, plugins: [recordsRoutes({ access: stubAccess(h.core), records })] });
       const post = (hash: string) =>
         http.handle(

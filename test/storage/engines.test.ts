@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
+import type { RecordLedger } from "../../src/records/ledger.ts";
+import { createRecords } from "../../src/records/service.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
@@ -281,6 +283,64 @@ for (const engine of ENGINES) {
         return yield* q(db.select({ lastUsedAt: t.apiKeys.lastUsedAt }).from(t.apiKeys).where(eq(t.apiKeys.keyId, minted.keyId)));
       });
       expect(row!.lastUsedAt).toBe(clock.now());
+    });
+
+    test("records: one per organisation and hash, its creation message in the same transaction; concurrent creates give one; revocation once anchored", async () => {
+      const org = await orgs.create({ name: "Records Org", addon: true, apiAccess: true }, "alice");
+      await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: "0.0.1234" }).where(eq(t.organisations.id, org.id))));
+      let issued = 0;
+      const ledger: RecordLedger = {
+        newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
+        wake() {},
+        assertCapacity() {},
+        transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
+        topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
+      };
+      const recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org" });
+      const hash = (c: string) => `sha256:${c.repeat(64)}`;
+      const first = await recs.create(org.id, { docHash: hash("a"), filename: undefined });
+      expect(first).toMatchObject({ created: true, record: { originalDocHash: hash("a"), anchorState: "pending", anchor: { topicId: "0.0.1234", transactionId: "0.0.2@1768469400.000000001" } } });
+      const again = await recs.create(org.id, { docHash: hash("a"), filename: "ignored.pdf" });
+      expect(again).toEqual({ created: false, record: first.record });
+      // Eight at once for a new hash: exactly one record, one message.
+      const racing = await Promise.all(Array.from({ length: 8 }, () => recs.create(org.id, { docHash: hash("b"), filename: undefined })));
+      expect(racing.filter((r) => r.created)).toHaveLength(1);
+      expect(new Set(racing.map((r) => r.record.recordId)).size).toBe(1);
+      const journal = await store.read((db, t) => q(db.select({ kind: t.ledgerTransactions.kind, recordId: t.ledgerTransactions.recordId, state: t.ledgerTransactions.state }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.orgId, org.id))));
+      expect(journal.map((j) => [j.kind, j.recordId, j.state]).sort()).toEqual(
+        [
+          ["record_message", first.record.recordId, "pending"],
+          ["record_message", racing[0]!.record.recordId, "pending"],
+        ].sort(),
+      );
+      // Revocation: refused until anchored, then once.
+      await expect(recs.revoke(org.id, first.record.recordId, "SUPERSEDED")).rejects.toMatchObject({ code: "ANCHOR_NOT_FINAL" });
+      await expect(recs.revoke("another-org", first.record.recordId, "SUPERSEDED")).rejects.toMatchObject({ code: "NOT_REVOCABLE" });
+      await expect(recs.revoke(org.id, "01a2101e-e342-7772-9429-23ccef3a2acd", "SUPERSEDED")).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await store.write((tx, t) =>
+        q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: 7, consensusAt: "1768469403.420000000" }).where(eq(t.records.id, first.record.recordId))),
+      );
+      expect(await recs.revoke(org.id, first.record.recordId, "SUPERSEDED")).toEqual({ recordId: first.record.recordId });
+      await expect(recs.revoke(org.id, first.record.recordId, "SUPERSEDED")).rejects.toMatchObject({ code: "ALREADY_REVOKED" });
+      const shown = await recs.publicRecord(first.record.recordId);
+      expect(shown).toMatchObject({
+        recordId: first.record.recordId,
+        signerType: "org",
+        organisationName: "Records Org",
+        organisationSuspended: false,
+        anchorState: "anchored",
+        anchor: { sequenceNumber: 7, consensusAt: "2026-01-15T09:30:03.420000000Z", mirrorNodeUrl: "https://mirror.example/0.0.1234/7" },
+        revocation: { reason: "SUPERSEDED" },
+      });
+      const revocations = await store.read((db, t) => q(db.select({ kind: t.ledgerTransactions.kind }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.kind, "revocation_message"))));
+      expect(revocations).toHaveLength(1);
+      // Revoked, the hash can be authenticated again as a new record.
+      const renewed = await recs.create(org.id, { docHash: hash("a"), filename: undefined });
+      expect(renewed.created).toBe(true);
+      expect(renewed.record.recordId).not.toBe(first.record.recordId);
+      // A suspended organisation cannot create.
+      await orgs.set(org.id, { suspended: true }, "bob");
+      await expect(recs.create(org.id, { docHash: hash("c"), filename: undefined })).rejects.toMatchObject({ code: "ORGANISATION_SUSPENDED" });
     });
 
     if (engine.name === "SQLite") {

@@ -43,7 +43,7 @@ describe("a stored consensus time that cannot be spelled", () => {
       set({ consensusAt: corrupt });
       expect(() => verifier.verify({ docHash, tier: "public" })).toThrow();
       expect(() => verifier.verify({ docHash, tier: "organisation" })).toThrow();
-      expect(() => h.records.publicRecord(recordId)).toThrow();
+      await expect(h.records.publicRecord(recordId)).rejects.toThrow();
       const res = await h.request(`/verify/${recordId}`);
       expect(res.status).toBe(500);
       const body = await res.text();
@@ -60,7 +60,7 @@ describe("a stored consensus time that cannot be spelled", () => {
     set({ consensusAt: "1768469403.420000000" });
     const match = verifier.verify({ docHash, tier: "public" }).matches[0]!;
     expect(match.anchor.consensusAt).toBe("2026-01-15T09:30:03.420000000Z");
-    expect(h.records.publicRecord(recordId)!.anchor.consensusAt).toBe("2026-01-15T09:30:03.420000000Z");
+    expect((await h.records.publicRecord(recordId))!.anchor.consensusAt).toBe("2026-01-15T09:30:03.420000000Z");
   });
 });
 
@@ -74,7 +74,7 @@ describe("a stored signed or revocation time", () => {
     expect(result.matches[0]!.checksPerformed).toEqual({ hashBinding: "fail", userSignature: "fail", serverSeal: "fail", anchorStatus: "anchored" });
     expect(result.matches[0]!.recordIssuedAt).toBe("1969-12-19T18:21:14.049Z");
     expect(new Date(tampered).toISOString()).toBe("1969-12-19T18:21:14.049Z");
-    expect(h.records.publicRecord(recordId)!.authenticatedAt).toBe("1969-12-19T18:21:14.049Z");
+    expect((await h.records.publicRecord(recordId))!.authenticatedAt).toBe("1969-12-19T18:21:14.049Z");
     expect((await h.request(`/verify/${recordId}`)).status).toBe(200);
   });
 
@@ -82,7 +82,7 @@ describe("a stored signed or revocation time", () => {
     const { recordId, docHash, verifier, set } = await anchoredRecord();
     set({ signedAtMs: 253402300800000 });
     expect(() => verifier.verify({ docHash, tier: "public" })).toThrow(RangeError);
-    expect(() => h.records.publicRecord(recordId)).toThrow(RangeError);
+    await expect(h.records.publicRecord(recordId)).rejects.toThrow(RangeError);
     expect((await h.request(`/verify/${recordId}`)).status).toBe(500);
   });
 
@@ -90,6 +90,6 @@ describe("a stored signed or revocation time", () => {
     const { recordId, docHash, verifier, set } = await anchoredRecord();
     set({ revokedAt: 253402300800000, revocationReason: "OTHER" });
     expect(() => verifier.verify({ docHash, tier: "public" })).toThrow(RangeError);
-    expect(() => h.records.publicRecord(recordId)).toThrow(RangeError);
+    await expect(h.records.publicRecord(recordId)).rejects.toThrow(RangeError);
   });
 });

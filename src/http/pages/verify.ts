@@ -224,8 +224,8 @@ const HTML = (description: string) => ({ description, content: { "text/html": { 
 export function verifyPages(deps: VerifyPageDeps) {
   return new Elysia({ name: "verify-pages" }).get(
     "/verify/:recordId",
-    ({ params }) => {
-      const record = deps.records.publicRecord(params.recordId);
+    async ({ params }) => {
+      const record = await deps.records.publicRecord(params.recordId);
       if (record === null) return htmlResponse(404, renderNotFoundPage(), NOT_FOUND_CSP);
       return htmlResponse(200, renderVerifyPage(record, deps.network === undefined ? {} : { network: deps.network }), PAGE_CSP);
     },

@@ -219,9 +219,9 @@ export function appRoutes(deps: AppRoutesDeps) {
     )
     .get(
       "/app/records",
-      ({ request }) => {
+      async ({ request }) => {
         admit(request, "session");
-        return jsonResponse(200, { records: app.records(signedIn(request)) }, noStore);
+        return jsonResponse(200, { records: await app.records(signedIn(request)) }, noStore);
       },
       { ...doc("listPersonRecords", "The signed-in person's records, newest first (at most 100)", SESSION_NOTE, { security: SESSION }), response: { 200: t.Object({ records: t.Array(ListedRecord) }, { title: "PersonRecords" }), ...errorResponses(401, 500) } },
     )
