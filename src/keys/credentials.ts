@@ -26,7 +26,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { Lru } from "../crypto/lru.ts";
 import { API_KEY_WITH_ORG, CHANGE_COUNTER, TOUCH_API_KEY, type ApiKeyWithOrgRow as Row } from "../storage/statements.ts";
-import { q, rows, type Op, type SqliteStore, type Store } from "../storage/store.ts";
+import { changes, firstRow, q, type Op, type SqliteStore, type Store } from "../storage/store.ts";
 import { parseKey, secretDigest, secretMatches, type Environment } from "./api-key.ts";
 import type { Scope } from "./api-keys.ts";
 import type { Organisation } from "./organisations.ts";
@@ -78,7 +78,7 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     const parsed = parseKey(presented);
     if (parsed === null) return null;
     // The change counter (migration 0010); null when its row is missing, and nothing is kept then.
-    const [counter] = yield* q(rows(CHANGE_COUNTER));
+    const counter = yield* q(firstRow(CHANGE_COUNTER));
     const gen = counter?.value ?? null;
     if (gen !== keptGen) {
       kept.clear();
@@ -89,7 +89,7 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     const usable = (r: Row) => r.revoked_at === null && r.environment === parsed.environment;
     let entry = gen === null ? undefined : kept.get(parsed.keyId);
     if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest)) {
-      const [row] = yield* q(rows(API_KEY_WITH_ORG, parsed.keyId));
+      const row = yield* q(firstRow(API_KEY_WITH_ORG, parsed.keyId));
       const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
       if (row === undefined || !matches || !usable(row)) {
         // What was kept for this id goes (only a usable key, presented with its secret, is kept).
@@ -116,7 +116,7 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     pending.clear();
     try {
       await store.write(function* () {
-        for (const [keyId, at] of batch) yield* q(rows(TOUCH_API_KEY, at, keyId, at - LAST_USED_RESOLUTION_MS + 1));
+        for (const [keyId, at] of batch) yield* q(changes(TOUCH_API_KEY, at, keyId, at - LAST_USED_RESOLUTION_MS + 1));
       });
     } catch (error) {
       // Last-used is informational: losing one minute's update is better than failing requests.

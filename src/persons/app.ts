@@ -26,7 +26,7 @@ import { rfc3339Ms } from "../lib/formats.ts";
 import type { Db } from "../storage/db.ts";
 import { appSessions, passkeys, persons, signingKeys } from "../storage/schema.ts";
 import { PASSKEY_USED, TAKE_CHALLENGE } from "../storage/statements.ts";
-import { q, rows } from "../storage/store.ts";
+import { changes, q } from "../storage/store.ts";
 import { writeAudit } from "../keys/audit.ts";
 import type { Enrolments, Person } from "../keys/persons.ts";
 import { insertPendingPersonKeyAnnouncement } from "../anchoring/queue.ts";
@@ -316,8 +316,8 @@ export function createPersonApp(deps: PersonAppDeps) {
         filename: fields.filename,
         // In the record's own transaction: a replayed answer finds its challenge gone and writes nothing.
         claim: function* () {
-          if ((yield* q(rows(TAKE_CHALLENGE, value))).length !== 1) throw new AnswerRefused("This passkey answer has already been used: sign again.");
-          yield* q(rows(PASSKEY_USED, counter, usedAt, passkey.credentialId));
+          if ((yield* q(changes(TAKE_CHALLENGE, value))) !== 1) throw new AnswerRefused("This passkey answer has already been used: sign again.");
+          yield* q(changes(PASSKEY_USED, counter, usedAt, passkey.credentialId));
         },
       });
     },

@@ -26,8 +26,8 @@ import { DomainError } from "../lib/errors.ts";
 import { consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
 import { toRecordRow, type RecordRow } from "../storage/record-row.ts";
 import { pendingMessage } from "../anchoring/queue.ts";
-import { ACTIVE_ORG_RECORD, ACTIVE_PERSON_RECORD, INSERT_RECORD, ORG_FOR_CREATE, PERSON_RECORDS, RECORD_BY_ID } from "../storage/statements.ts";
-import { q, rows, type Op, type SqliteStore, type Store, type StoreDb, type Tables } from "../storage/store.ts";
+import { ACTIVE_ORG_RECORD, ACTIVE_PERSON_RECORD, INSERT_RECORD, ORG_FOR_CREATE, ORG_SUSPENDED, PERSON_RECORDS, RECORD_BY_ID } from "../storage/statements.ts";
+import { changes, firstRow, q, rows, type Op, type SqliteStore, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import type { RecordLedger } from "./ledger.ts";
 import { encodeCreationMessage, encodeRevocationMessage } from "./messages.ts";
 import { ensureSealKeyIn, sealedKey, type StoredKey } from "./seal-key.ts";
@@ -189,10 +189,10 @@ export function createRecords(deps: RecordsDeps) {
     waitFor?: Uint8Array,
   ): Op<{ created: boolean; row: RecordRow }> {
     const inserted = yield* q(
-      rows(INSERT_RECORD, row.id, row.orgId!, row.signerType, row.kind, row.signerHint, row.docHash, row.filename, row.signedAtMs, row.signerFingerprint, row.signature,
+      changes(INSERT_RECORD, row.id, row.orgId!, row.signerType, row.kind, row.signerHint, row.docHash, row.filename, row.signedAtMs, row.signerFingerprint, row.signature,
         row.sealFingerprint, row.sealSignature, row.anchorState, row.topicId, row.transactionId, row.createdAt),
     );
-    if (inserted.length === 0) {
+    if (inserted === 0) {
       const other = yield* winner();
       if (other !== undefined) return { created: false, row: other };
       throw new Error(`record ${row.id} was not inserted and no active record stands in its way (its id is taken)`);
@@ -212,20 +212,25 @@ export function createRecords(deps: RecordsDeps) {
 
   /** The organisation's active record for the hash. */
   function* activeRecord(orgId: string, docHash: string): Op<RecordRow | undefined> {
-    const [raw] = yield* q(rows(ACTIVE_ORG_RECORD, orgId, docHash));
+    const raw = yield* q(firstRow(ACTIVE_ORG_RECORD, orgId, docHash));
     return raw === undefined ? undefined : toRecordRow(raw);
   }
 
   /** The person's active record for the hash. */
   function* activePersonRecord(orgId: string, docHash: string, personKey: Uint8Array): Op<RecordRow | undefined> {
-    const [raw] = yield* q(rows(ACTIVE_PERSON_RECORD, orgId, docHash, personKey));
+    const raw = yield* q(firstRow(ACTIVE_PERSON_RECORD, orgId, docHash, personKey));
     return raw === undefined ? undefined : toRecordRow(raw);
   }
 
   function* orgForCreate(orgId: string): Op<{ topicId: string | null; systemKeyFingerprint: Uint8Array; suspended: boolean }> {
-    const [org] = yield* q(rows(ORG_FOR_CREATE, orgId));
+    const org = yield* q(firstRow(ORG_FOR_CREATE, orgId));
     if (org === undefined) throw new Error(`organisation ${orgId} does not exist`);
     return { topicId: org.topic_id, systemKeyFingerprint: org.system_key_fingerprint, suspended: org.suspended !== 0 };
+  }
+
+  /** Under the write lock: an administrator's suspension committed meanwhile wins. */
+  function* refuseIfSuspended(orgId: string): Op<void> {
+    if (((yield* q(firstRow(ORG_SUSPENDED, orgId)))?.suspended ?? 0) !== 0) throw organisationSuspended();
   }
 
   async function heldKey(fingerprint: Buffer): Promise<StoredKey> {
@@ -254,7 +259,7 @@ export function createRecords(deps: RecordsDeps) {
     };
     if (!isRecordId(recordId)) throw new DomainError("NOT_FOUND", "No such record.");
     function* byId(): Op<RecordRow | undefined> {
-      const [raw] = yield* q(rows(RECORD_BY_ID, recordId));
+      const raw = yield* q(firstRow(RECORD_BY_ID, recordId));
       return raw === undefined ? undefined : toRecordRow(raw);
     }
     // Refusals without the write lock; the same checks run again under it.
@@ -302,8 +307,7 @@ export function createRecords(deps: RecordsDeps) {
 
       const now = clock.now();
       const result = await writes.write(function* (tx, t) {
-        // Under the write lock: an administrator's suspension committed meanwhile wins.
-        if ((yield* orgForCreate(orgId)).suspended) throw organisationSuspended();
+        yield* refuseIfSuspended(orgId);
         const winner = yield* activeRecord(orgId, docHash);
         if (winner !== undefined) return { created: false, row: winner };
         const row = pendingRow({
@@ -384,7 +388,7 @@ export function createRecords(deps: RecordsDeps) {
       const now = clock.now();
       const result = await writes.write(function* (tx, t) {
         if (input.claim !== undefined) yield* input.claim(tx, t);
-        if ((yield* orgForCreate(orgId)).suspended) throw organisationSuspended();
+        yield* refuseIfSuspended(orgId);
         const winner = yield* active();
         if (winner !== undefined) return { created: false, row: winner };
         const row = pendingRow({

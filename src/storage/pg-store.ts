@@ -6,7 +6,7 @@
 import { SQL as BunSQL } from "bun";
 import { drizzle as drizzlePg } from "drizzle-orm/bun-sql";
 import * as pgSchema from "./pg-schema.ts";
-import { databaseError, StatementStep, type Op, type Store, type StoreDb } from "./store.ts";
+import { databaseError, StatementStep, type Op, type StepMode, type Store, type StoreDb } from "./store.ts";
 
 /** SQLSTATEs after which a transaction is run again from the start. */
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
@@ -32,9 +32,17 @@ function connectionOf(tx: unknown): BunSQL {
 }
 
 /** Runs a step: a statement through `sql` (the pool, or the transaction's connection), else awaited. */
-function runStep(step: unknown, sql: BunSQL): unknown {
-  if (step instanceof StatementStep) return sql.unsafe(step.statement.postgres, [...step.params]);
-  return step;
+async function runStep(step: unknown, sql: BunSQL): Promise<unknown> {
+  if (!(step instanceof StatementStep)) return step;
+  const result = (await sql.unsafe(step.statement.postgres, [...step.params])) as unknown[] & { count: number };
+  switch (step.mode as StepMode) {
+    case "rows":
+      return result;
+    case "first":
+      return result[0];
+    case "changes":
+      return result.count;
+  }
 }
 
 async function driveAsync<T>(op: Op<T>, sql: BunSQL): Promise<T> {

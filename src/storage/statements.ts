@@ -95,12 +95,19 @@ export const ORG_FOR_CREATE = statement<{ topic_id: string | null; system_key_fi
   postgres: "SELECT topic_id, system_key_fingerprint, suspended::int AS suspended FROM organisations WHERE id = $1",
 });
 
+/** Whether an organisation is suspended, read again under the write lock before a record is written. */
+export const ORG_SUSPENDED = statement<{ suspended: number }, [orgId: string]>({
+  name: "organisation suspended",
+  sqlite: "SELECT suspended FROM organisations WHERE id = ?",
+  postgres: "SELECT suspended::int AS suspended FROM organisations WHERE id = $1",
+});
+
 /**
  * Inserts a new record unless an active one for its organisation (or person) and hash exists by
- * now (records_one_active): no row comes back then, and nothing was written.
+ * now (records_one_active): it then changes no row, and nothing was written.
  */
 export const INSERT_RECORD = statement<
-  { id: string },
+  never,
   [
     id: string,
     orgId: string,
@@ -123,19 +130,19 @@ export const INSERT_RECORD = statement<
   name: "new record",
   sqlite: `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   postgres: `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING RETURNING id`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
 });
 
 // ---- the person application (persons/app.ts) ------------------------------------------------
 
-/** Takes a WebAuthn challenge for good: a row back means this answer was the first to use it. */
-export const TAKE_CHALLENGE = statement<{ challenge: string }, [challenge: string]>({
+/** Takes a WebAuthn challenge for good: one row changed means this answer was the first to use it. */
+export const TAKE_CHALLENGE = statement<never, [challenge: string]>({
   name: "take a challenge",
-  sqlite: "DELETE FROM app_challenges WHERE challenge = ? RETURNING challenge",
-  postgres: "DELETE FROM app_challenges WHERE challenge = $1 RETURNING challenge",
+  sqlite: "DELETE FROM app_challenges WHERE challenge = ?",
+  postgres: "DELETE FROM app_challenges WHERE challenge = $1",
 });
 
 /** A passkey's signature counter and last use, after an accepted assertion. */

@@ -73,21 +73,35 @@ export function statement<Row, Params extends readonly unknown[]>(s: { name: str
   return s;
 }
 
-/** A statement with its parameters, yielded by an operation: every row it returns. */
-export class StatementStep<Row> implements PromiseLike<Row[]> {
+/** What a statement step gives back: every row, the first row, or how many rows it changed. */
+export type StepMode = "rows" | "first" | "changes";
+
+/** A statement with its parameters, yielded by an operation. */
+export class StatementStep<Result> implements PromiseLike<Result> {
   constructor(
-    readonly statement: Statement<Row, readonly unknown[]>,
+    readonly statement: Statement<unknown, readonly unknown[]>,
     readonly params: readonly unknown[],
+    readonly mode: StepMode,
   ) {}
-  then<A = Row[], B = never>(_fulfilled?: ((value: Row[]) => A | PromiseLike<A>) | null, _rejected?: ((reason: unknown) => B | PromiseLike<B>) | null): PromiseLike<A | B> {
+  then<A = Result, B = never>(_fulfilled?: ((value: Result) => A | PromiseLike<A>) | null, _rejected?: ((reason: unknown) => B | PromiseLike<B>) | null): PromiseLike<A | B> {
     // Never awaited directly: the store runs it (a body must not await, store.ts says why).
     throw new TypeError(`storage: statement ${this.statement.name} was awaited outside a store operation`);
   }
 }
 
-/** The rows of `s` run with `params`, as a step of an operation: `yield* q(rows(S, a, b))`. */
-export function rows<Row, Params extends readonly unknown[]>(s: Statement<Row, Params>, ...params: Params): StatementStep<Row> {
-  return new StatementStep(s as Statement<Row, readonly unknown[]>, params);
+/** Every row of `s` run with `params`, as a step of an operation: `yield* q(rows(S, a, b))`. */
+export function rows<Row, Params extends readonly unknown[]>(s: Statement<Row, Params>, ...params: Params): StatementStep<Row[]> {
+  return new StatementStep(s, params, "rows");
+}
+
+/** The first row of `s`, or undefined (SQLite stops at it: `.get()`). */
+export function firstRow<Row, Params extends readonly unknown[]>(s: Statement<Row, Params>, ...params: Params): StatementStep<Row | undefined> {
+  return new StatementStep(s, params, "first");
+}
+
+/** How many rows `s` inserted, updated or deleted (a statement without RETURNING). */
+export function changes<Params extends readonly unknown[]>(s: Statement<unknown, Params>, ...params: Params): StatementStep<number> {
+  return new StatementStep(s, params, "changes");
 }
 
 export type Engine = "sqlite" | "postgres";
@@ -105,20 +119,38 @@ export interface Store {
 // ---------------------------------------------------------------------------------------------
 // SQLite: every query synchronous.
 
-/** Each connection's prepared statements, by SQL text. */
-const prepared = new WeakMap<object, Map<string, { all(...p: unknown[]): unknown[] }>>();
+interface Prepared {
+  all(...p: unknown[]): unknown[];
+  get(...p: unknown[]): unknown;
+  run(...p: unknown[]): { changes: number };
+}
 
-function preparedOn(db: Db, text: string): { all(...p: unknown[]): unknown[] } {
+/** Each connection's prepared statements, by SQL text. */
+const prepared = new WeakMap<object, Map<string, Prepared>>();
+
+function preparedOn(db: Db, text: string): Prepared {
   let byText = prepared.get(db.$client);
   if (byText === undefined) prepared.set(db.$client, (byText = new Map()));
   let st = byText.get(text);
-  if (st === undefined) byText.set(text, (st = db.$client.prepare(text) as unknown as { all(...p: unknown[]): unknown[] }));
+  if (st === undefined) byText.set(text, (st = db.$client.prepare(text) as unknown as Prepared));
   return st;
+}
+
+function runSqliteStatement(step: StatementStep<unknown>, db: Db): unknown {
+  const st = preparedOn(db, step.statement.sqlite);
+  switch (step.mode) {
+    case "rows":
+      return st.all(...step.params);
+    case "first":
+      return st.get(...step.params) ?? undefined;
+    case "changes":
+      return st.run(...step.params).changes;
+  }
 }
 
 /** Runs a drizzle SQLite builder or a statement now, the way awaiting it would. */
 function runSqliteStep(step: Step, db: Db): unknown {
-  if (step instanceof StatementStep) return preparedOn(db, step.statement.sqlite).all(...step.params);
+  if (step instanceof StatementStep) return runSqliteStatement(step, db);
   if (is(step, SQLiteSelectBase)) return step.all();
   if (is(step, SQLiteInsertBase) || is(step, SQLiteUpdateBase) || is(step, SQLiteDeleteBase)) {
     const b = step as unknown as { config: { returning?: unknown }; all(): unknown; run(): unknown };
