@@ -216,9 +216,9 @@ export async function createApp(options: AppOptions): Promise<App> {
 /** The person application's JSON endpoints (decisions §10, docs/persons.md). */
 function personRoutes(core: Core, access: PublicAccess, records: Records, ledger: RecordLedger, writes: WriteQueue, options: AppOptions): AnyElysia[] {
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
-  const enrolments = createEnrolments({ db: core.db, clock: core.clock });
+  const enrolments = createEnrolments({ store: core.store, clock: core.clock });
   const webauthn = createWebAuthn(() => relyingPartyOf(publicUrl()));
-  const app = createPersonApp({ db: core.db, clock: core.clock, signer: core.signer, enrolments, records, ledger, webauthn, writes, publicUrl });
+  const app = createPersonApp({ store: core.store, clock: core.clock, signer: core.signer, enrolments, records, ledger, webauthn, writes, publicUrl });
   return [appRoutes({ app, access, publicUrl }), appPages({ persons: enrolments, publicUrl })];
 }
 

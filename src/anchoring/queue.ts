@@ -124,6 +124,12 @@ function checkMessage(input: { readonly kind: string; readonly message: Uint8Arr
   if (input.keyFingerprint !== undefined && input.kind !== "record_message") throw new TypeError("only a record message waits for a person's key");
 }
 
+/** `insertPendingPersonKeyAnnouncement` as a step of a store operation, on either engine. */
+export function* pendingPersonKeyAnnouncement(tx: StoreDb, t: Tables, input: Parameters<typeof insertPendingPersonKeyAnnouncement>[1]): Op<void> {
+  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+  yield* q(tx.insert(t.ledgerTransactions).values(pendingValues(input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint }, input.now)));
+}
+
 /** `insertPendingMessage` as a step of a store operation, on either engine (storage/store.ts). */
 export function* pendingMessage(tx: StoreDb, t: Tables, input: Parameters<typeof insertPendingMessage>[1]): Op<void> {
   checkMessage(input);

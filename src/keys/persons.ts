@@ -10,8 +10,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
-import type { Db } from "../storage/db.ts";
-import { enrolments, organisations, persons } from "../storage/schema.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { audit } from "./audit.ts";
 import { validateOrgName } from "./organisations.ts";
@@ -96,8 +94,6 @@ function view(row: Tables["persons"]["$inferSelect"]): Person {
     enrolledAt: row.enrolledAt,
   };
 }
-
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 const notFound = (id: string) => new DomainError("NOT_FOUND", `No person ${id}.`);
 
@@ -206,61 +202,59 @@ export function createPersons(deps: { store: Store; clock: Clock; publicUrl: str
 export type Persons = ReturnType<typeof createPersons>;
 
 /**
- * Enrolment links as the person application uses them: checked, peeked at and redeemed, inside the
- * application's own synchronous SQLite transactions (persons/app.ts). Not yet on the store.
+ * Enrolment links as the person application uses them: checked, peeked at and redeemed, on either
+ * engine. `redeemStep` is a step of the application's enrolment operation (persons/app.ts).
  */
-export function createEnrolments(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps;
-
-  function getIn(tx: Pick<Db, "select">, id: string): Person {
-    const row = tx.select().from(persons).where(eq(persons.id, id)).get();
-    if (row === undefined) throw notFound(id);
-    return view(row);
-  }
+export function createEnrolments(deps: { store: Store; clock: Clock }) {
+  const { store, clock } = deps;
 
   /** The token's enrolment row and person if it may be used now; EnrolmentTokenError otherwise. */
-  function check(tx: Pick<Db, "select">, token: string, now: number): { digest: Buffer; person: Person } {
+  function* check(db: StoreDb, t: Tables, token: string, now: number): Op<{ digest: Buffer; person: Person }> {
     if (!TOKEN_RE.test(token)) throw new EnrolmentTokenError("unknown");
     const digest = tokenDigest(token);
-    const row = tx.select().from(enrolments).where(eq(enrolments.tokenDigest, digest)).get();
+    const [row] = yield* q(db.select().from(t.enrolments).where(eq(t.enrolments.tokenDigest, digest)));
     if (row === undefined) throw new EnrolmentTokenError("unknown");
     if (row.usedAt !== null) throw new EnrolmentTokenError("used");
     if (now >= row.expiresAt) throw new EnrolmentTokenError("expired");
-    const person = getIn(tx, row.personId);
+    const [p] = yield* q(db.select().from(t.persons).where(eq(t.persons.id, row.personId)));
+    if (p === undefined) throw notFound(row.personId);
+    const person = view(p);
     if (person.enrolledAt !== null) throw new EnrolmentTokenError("used");
     if (person.suspended) throw new EnrolmentTokenError("suspended");
     return { digest, person };
   }
 
-  function redeemIn(tx: Tx, token: string, now: number): Person {
-    const { digest, person } = check(tx, token, now);
-    tx.update(enrolments).set({ usedAt: now }).where(eq(enrolments.tokenDigest, digest)).run();
+  /** Checks the token and marks it used: a step of the caller's write operation. */
+  function* redeemStep(tx: StoreDb, t: Tables, token: string, now: number): Op<Person> {
+    const { digest, person } = yield* check(tx, t, token, now);
+    yield* q(tx.update(t.enrolments).set({ usedAt: now }).where(eq(t.enrolments.tokenDigest, digest)));
     return person;
   }
 
   return {
     /**
-     * Checks an enrolment token and marks it used, in one IMMEDIATE transaction (two concurrent
+     * Checks an enrolment token and marks it used, in one write operation (two concurrent
      * redemptions: exactly one succeeds). Throws EnrolmentTokenError: `unknown`, `expired` (or
      * replaced by a newer link), `used`, or `suspended`. The lookup is by the digest's primary key,
      * so nothing compares the secret itself.
      */
-    redeemEnrolment(token: string, now: number): Person {
-      return db.transaction((tx) => redeemIn(tx, token, now), { behavior: "immediate" });
+    redeemEnrolment(token: string, now: number): Promise<Person> {
+      return store.write((tx, t) => redeemStep(tx, t, token, now));
     },
 
-    /** `redeemEnrolment` inside the caller's IMMEDIATE transaction (the enrolment that registers the passkey). */
-    redeemEnrolmentIn: redeemIn,
+    redeemStep,
 
     /**
      * The person and organisation an enrolment token is for, without using it: for the enrolment
      * page and the registration options. The same refusals as `redeemEnrolment`.
      */
-    peekEnrolment(token: string, now: number = clock.now()): { person: Person; organisation: { id: string; name: string } } {
-      const person = check(db, token, now).person;
-      const org = db.select({ id: organisations.id, name: organisations.name }).from(organisations).where(eq(organisations.id, person.orgId)).get();
-      if (org === undefined) throw new Error(`person ${person.id}'s organisation does not exist`);
-      return { person, organisation: org };
+    peekEnrolment(token: string, now: number = clock.now()): Promise<{ person: Person; organisation: { id: string; name: string } }> {
+      return store.read(function* (db, t) {
+        const { person } = yield* check(db, t, token, now);
+        const [org] = yield* q(db.select({ id: t.organisations.id, name: t.organisations.name }).from(t.organisations).where(eq(t.organisations.id, person.orgId)));
+        if (org === undefined) throw new Error(`person ${person.id}'s organisation does not exist`);
+        return { person, organisation: org };
+      });
     },
   };
 }

@@ -151,3 +151,95 @@ export const PASSKEY_USED = statement<never, [counter: number, at: number, crede
   sqlite: "UPDATE passkeys SET counter = ?, last_used_at = ? WHERE credential_id = ?",
   postgres: "UPDATE passkeys SET counter = $1, last_used_at = $2 WHERE credential_id = $3",
 });
+
+/** Challenges past their expiry, deleted on the way to issuing a new one. */
+export const DELETE_EXPIRED_CHALLENGES = statement<never, [now: number]>({
+  name: "expired challenges",
+  sqlite: "DELETE FROM app_challenges WHERE expires_at < ?",
+  postgres: "DELETE FROM app_challenges WHERE expires_at < $1",
+});
+
+/** Of one subject's live challenges, only the newest `keep` stay. */
+export const TRIM_SUBJECT_CHALLENGES = statement<never, [purpose: string, subject: string, keep: number]>({
+  name: "trim a subject's challenges",
+  sqlite: `DELETE FROM app_challenges WHERE purpose = ?1 AND subject = ?2 AND challenge NOT IN (
+       SELECT challenge FROM app_challenges WHERE purpose = ?1 AND subject = ?2 ORDER BY expires_at DESC LIMIT ?3)`,
+  postgres: `DELETE FROM app_challenges WHERE purpose = $1 AND subject = $2 AND challenge NOT IN (
+       SELECT challenge FROM app_challenges WHERE purpose = $1 AND subject = $2 ORDER BY expires_at DESC LIMIT $3)`,
+});
+
+export const INSERT_CHALLENGE = statement<never, [challenge: string, purpose: string, subject: string | null, payload: string | null, expiresAt: number]>({
+  name: "new challenge",
+  sqlite: "INSERT INTO app_challenges (challenge, purpose, subject, payload, expires_at) VALUES (?, ?, ?, ?, ?)",
+  postgres: "INSERT INTO app_challenges (challenge, purpose, subject, payload, expires_at) VALUES ($1, $2, $3, $4, $5)",
+});
+
+export const CHALLENGE_BY_VALUE = statement<{ purpose: string; subject: string | null; payload: string | null; expires_at: number }, [challenge: string]>({
+  name: "challenge",
+  sqlite: "SELECT purpose, subject, payload, expires_at FROM app_challenges WHERE challenge = ?",
+  postgres: "SELECT purpose, subject, payload, expires_at::float8 AS expires_at FROM app_challenges WHERE challenge = $1",
+});
+
+export interface PasskeyRow {
+  credential_id: string;
+  person_id: string;
+  public_key: Uint8Array;
+  counter: number;
+  transports: string | null;
+}
+
+export const PASSKEY_BY_ID = statement<PasskeyRow, [credentialId: string]>({
+  name: "passkey",
+  sqlite: "SELECT credential_id, person_id, public_key, counter, transports FROM passkeys WHERE credential_id = ?",
+  postgres: "SELECT credential_id, person_id, public_key, counter::float8 AS counter, transports FROM passkeys WHERE credential_id = $1",
+});
+
+export const PASSKEYS_OF_PERSON = statement<PasskeyRow, [personId: string]>({
+  name: "a person's passkeys",
+  sqlite: "SELECT credential_id, person_id, public_key, counter, transports FROM passkeys WHERE person_id = ? ORDER BY created_at",
+  postgres: "SELECT credential_id, person_id, public_key, counter::float8 AS counter, transports FROM passkeys WHERE person_id = $1 ORDER BY created_at",
+});
+
+export const SIGNED_IN_PERSON = statement<{ id: string; name: string; org_id: string; suspended: number; key_fingerprint: Uint8Array | null; organisation: string }, [personId: string]>({
+  name: "signed-in person",
+  sqlite: `SELECT p.id, p.name, p.org_id, p.suspended, p.key_fingerprint, o.name AS organisation
+       FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = ?`,
+  postgres: `SELECT p.id, p.name, p.org_id, p.suspended::int AS suspended, p.key_fingerprint, o.name AS organisation
+       FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = $1`,
+});
+
+export const ORG_SIGNING = statement<{ suspended: number; addon: number; topic_id: string | null }, [orgId: string]>({
+  name: "organisation for signing",
+  sqlite: "SELECT suspended, addon, topic_id FROM organisations WHERE id = ?",
+  postgres: "SELECT suspended::int AS suspended, addon::int AS addon, topic_id FROM organisations WHERE id = $1",
+});
+
+export const SESSION_BY_DIGEST = statement<{ person_id: string; last_seen_at: number }, [digest: Uint8Array, seenAfter: number]>({
+  name: "session",
+  sqlite: "SELECT person_id, last_seen_at FROM app_sessions WHERE token_digest = ? AND last_seen_at > ?",
+  postgres: "SELECT person_id, last_seen_at::float8 AS last_seen_at FROM app_sessions WHERE token_digest = $1 AND last_seen_at > $2",
+});
+
+export const TOUCH_SESSION = statement<never, [at: number, digest: Uint8Array]>({
+  name: "session used",
+  sqlite: "UPDATE app_sessions SET last_seen_at = ? WHERE token_digest = ?",
+  postgres: "UPDATE app_sessions SET last_seen_at = $1 WHERE token_digest = $2",
+});
+
+export const DELETE_IDLE_SESSIONS = statement<never, [seenBefore: number]>({
+  name: "idle sessions",
+  sqlite: "DELETE FROM app_sessions WHERE last_seen_at <= ?",
+  postgres: "DELETE FROM app_sessions WHERE last_seen_at <= $1",
+});
+
+export const INSERT_SESSION = statement<never, [digest: Uint8Array, personId: string, at: number]>({
+  name: "new session",
+  sqlite: "INSERT INTO app_sessions (token_digest, person_id, created_at, last_seen_at) VALUES (?1, ?2, ?3, ?3)",
+  postgres: "INSERT INTO app_sessions (token_digest, person_id, created_at, last_seen_at) VALUES ($1, $2, $3, $3)",
+});
+
+export const DELETE_SESSION = statement<never, [digest: Uint8Array]>({
+  name: "end a session",
+  sqlite: "DELETE FROM app_sessions WHERE token_digest = ?",
+  postgres: "DELETE FROM app_sessions WHERE token_digest = $1",
+});

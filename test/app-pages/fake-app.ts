@@ -56,7 +56,7 @@ export function recordOf(base: string, i: number, over: Partial<FakeRecord> = {}
 
 export function startFakeApp(): FakeApp {
   const persons = {
-    peekEnrolment(token: string) {
+    async peekEnrolment(token: string) {
       if (token === GOOD_TOKEN) return { person: { id: PERSON.id, name: PERSON.name, email: "asa@example.org" }, organisation: { name: PERSON.organisation } };
       for (const reason of ["expired", "used", "suspended"] as const) if (token === reason) throw new EnrolmentTokenError(reason);
       throw new EnrolmentTokenError("unknown");

@@ -23,7 +23,7 @@ const TOKEN = "A".repeat(43);
 /** A fake persons capability: each token names its outcome. */
 const refusals: Record<string, EnrolmentRefusal> = { unknown: "unknown", expired: "expired", used: "used", suspended: "suspended" };
 const persons = {
-  peekEnrolment(token: string) {
+  async peekEnrolment(token: string) {
     if (token in refusals) throw new EnrolmentTokenError(refusals[token]!);
     if (token === "broken") throw new Error("the database is gone");
     return { person: { id: "p1", name: NASTY_NAME, email: "a@example.org" }, organisation: { name: NASTY_ORG } };

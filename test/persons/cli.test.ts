@@ -115,12 +115,13 @@ describe("person commands", () => {
     const { openDatabase } = await import("../../src/storage/db.ts");
     const db = openDatabase({ path: join(data, "docverify.db") });
     try {
-      const enrolments = createEnrolments({ db, clock: { now: () => Date.now() } });
+      const { sqliteStore } = await import("../../src/storage/store.ts");
+      const enrolments = createEnrolments({ store: sqliteStore(db), clock: { now: () => Date.now() } });
       const token = (url: unknown) => LINK_RE.exec(url as string)![1]!;
       for (const old of [first.enrolUrl, second.enrolUrl]) {
-        expect(() => enrolments.redeemEnrolment(token(old), Date.now())).toThrow(EnrolmentTokenError);
+        await expect(enrolments.redeemEnrolment(token(old), Date.now())).rejects.toThrow(EnrolmentTokenError);
       }
-      expect(enrolments.redeemEnrolment(token(text.out.trim()), Date.now()).id).toBe(first.id as string);
+      expect((await enrolments.redeemEnrolment(token(text.out.trim()), Date.now())).id).toBe(first.id as string);
     } finally {
       db.$client.close();
     }

@@ -26,7 +26,7 @@ let acme: FixtureOrg;
 beforeAll(async () => {
   fx = createRecordsFixture();
   persons = createPersons({ store: fx.store, clock: fx.clock, publicUrl: PUBLIC_URL });
-  enrolments = createEnrolments({ db: fx.db, clock: fx.clock });
+  enrolments = createEnrolments({ store: fx.store, clock: fx.clock });
   acme = await fx.createOrg("Acme Certification Ltd");
 });
 
@@ -35,9 +35,9 @@ const tokenOf = (url: string) => LINK_RE.exec(url)![1]!;
 const allRows = () => fx.db.$client.query("SELECT * FROM persons").all();
 const enrolmentRows = () => fx.db.$client.query("SELECT * FROM enrolments").all() as { token_digest: Uint8Array; person_id: string; expires_at: number; used_at: number | null }[];
 
-function refusal(fn: () => unknown): EnrolmentRefusal {
+async function refusal(fn: () => unknown): Promise<EnrolmentRefusal> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     if (e instanceof EnrolmentTokenError) return e.reason;
     throw e;
@@ -162,19 +162,19 @@ describe("enrolment links and redeemEnrolment", () => {
   test("a link redeems once; the second time it is used", async () => {
     const { person, link } = await persons.add({ ...valid(), name: "Erin" }, "admin");
     const token = tokenOf(link.enrolUrl);
-    expect(enrolments.redeemEnrolment(token, fx.clock.now()).id).toBe(person.id);
+    expect((await enrolments.redeemEnrolment(token, fx.clock.now())).id).toBe(person.id);
     const row = enrolmentRows().find((r) => r.person_id === person.id)!;
     expect(row.used_at).toBe(fx.clock.now());
-    expect(refusal(() => enrolments.redeemEnrolment(token, fx.clock.now()))).toBe("used");
+    expect(await refusal(() => enrolments.redeemEnrolment(token, fx.clock.now()))).toBe("used");
   });
 
   test("a link is good until 24 hours after issue, then expired and still unused", async () => {
     const { person, link } = await persons.add({ ...valid(), name: "Frank" }, "admin");
     const token = tokenOf(link.enrolUrl);
-    expect(refusal(() => enrolments.redeemEnrolment(token, link.expiresAt))).toBe("expired");
-    expect(refusal(() => enrolments.redeemEnrolment(token, link.expiresAt + 60_000))).toBe("expired");
+    expect(await refusal(() => enrolments.redeemEnrolment(token, link.expiresAt))).toBe("expired");
+    expect(await refusal(() => enrolments.redeemEnrolment(token, link.expiresAt + 60_000))).toBe("expired");
     expect(enrolmentRows().find((r) => r.person_id === person.id)!.used_at).toBeNull();
-    expect(enrolments.redeemEnrolment(token, link.expiresAt - 1).id).toBe(person.id);
+    expect((await enrolments.redeemEnrolment(token, link.expiresAt - 1)).id).toBe(person.id);
   });
 
   test("unknown, malformed and altered tokens are unknown", async () => {
@@ -182,15 +182,15 @@ describe("enrolment links and redeemEnrolment", () => {
     const token = tokenOf(link.enrolUrl);
     const altered = (token[0] === "A" ? "B" : "A") + token.slice(1);
     for (const t of ["", "short", altered, token + "A", token.slice(0, 42) + "=", "../" + token.slice(3), Buffer.alloc(32).toString("base64url")]) {
-      expect(refusal(() => enrolments.redeemEnrolment(t, fx.clock.now()))).toBe("unknown");
+      expect(await refusal(() => enrolments.redeemEnrolment(t, fx.clock.now()))).toBe("unknown");
     }
     // still good: the refusals changed nothing
-    expect(enrolments.redeemEnrolment(token, fx.clock.now()).name).toBe("Gus");
+    expect((await enrolments.redeemEnrolment(token, fx.clock.now())).name).toBe("Gus");
   });
 
-  test("a refusal carries a code the transport maps and a message for the person", () => {
+  test("a refusal carries a code the transport maps and a message for the person", async () => {
     try {
-      enrolments.redeemEnrolment("nope", fx.clock.now());
+      await enrolments.redeemEnrolment("nope", fx.clock.now());
       throw new Error("not refused");
     } catch (e) {
       expect(e).toBeInstanceOf(DomainError);
@@ -205,22 +205,22 @@ describe("enrolment links and redeemEnrolment", () => {
     const second = await persons.issueLink(person.id, "admin");
     expect(second.enrolUrl).not.toBe(first.enrolUrl);
     expect(second.expiresAt).toBe(fx.clock.now() + ENROLMENT_TTL_MS);
-    expect(refusal(() => enrolments.redeemEnrolment(tokenOf(first.enrolUrl), fx.clock.now()))).toBe("expired");
-    expect(enrolments.redeemEnrolment(tokenOf(second.enrolUrl), fx.clock.now()).id).toBe(person.id);
+    expect(await refusal(() => enrolments.redeemEnrolment(tokenOf(first.enrolUrl), fx.clock.now()))).toBe("expired");
+    expect((await enrolments.redeemEnrolment(tokenOf(second.enrolUrl), fx.clock.now())).id).toBe(person.id);
     expect((await listAudit(fx.store, 1000)).filter((a) => a.subjectId === person.id).map((a) => a.action)).toEqual(["person.link", "person.link", "person.add"]);
   });
 
   test("a suspended person's link refuses as suspended; no new link for a suspended or enrolled person; unknown person NOT_FOUND", async () => {
     const { person, link } = await persons.add({ ...valid(), name: "Ivan" }, "admin");
     await persons.suspend(person.id, "admin");
-    expect(refusal(() => enrolments.redeemEnrolment(tokenOf(link.enrolUrl), fx.clock.now()))).toBe("suspended");
+    expect(await refusal(() => enrolments.redeemEnrolment(tokenOf(link.enrolUrl), fx.clock.now()))).toBe("suspended");
     expect(enrolmentRows().find((r) => r.person_id === person.id)!.used_at).toBeNull();
     await expect(persons.issueLink(person.id, "admin")).rejects.toThrow(new DomainError("FORBIDDEN", `Person ${person.id} is suspended.`));
 
     const { person: enrolled, link: spare } = await persons.add({ ...valid(), name: "Jo" }, "admin");
     fx.db.update(personsTable).set({ enrolledAt: fx.clock.now() }).where(eq(personsTable.id, enrolled.id)).run();
     await expect(persons.issueLink(enrolled.id, "admin")).rejects.toThrow(new DomainError("FORBIDDEN", `Person ${enrolled.id} has already enrolled.`));
-    expect(refusal(() => enrolments.redeemEnrolment(tokenOf(spare.enrolUrl), fx.clock.now()))).toBe("used");
+    expect(await refusal(() => enrolments.redeemEnrolment(tokenOf(spare.enrolUrl), fx.clock.now()))).toBe("used");
     await expect(persons.issueLink("nope", "admin")).rejects.toThrow(new DomainError("NOT_FOUND", "No person nope."));
   });
 });

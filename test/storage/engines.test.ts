@@ -14,7 +14,7 @@ import { createRecords } from "../../src/records/service.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
-import { createPersons, tokenDigest } from "../../src/keys/persons.ts";
+import { createEnrolments, createPersons, tokenDigest } from "../../src/keys/persons.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -243,6 +243,14 @@ for (const engine of ENGINES) {
       expect(byDigest.get(tokenDigest(token(link.enrolUrl)).toString("hex"))!.expiresAt).toBe(clock.now());
       expect(byDigest.get(tokenDigest(token(second.enrolUrl)).toString("hex"))!.expiresAt).toBe(second.expiresAt);
       expect(JSON.stringify(rows.map((r) => ({ ...r, tokenDigest: r.tokenDigest.toString("hex") })))).not.toContain(token(second.enrolUrl));
+      // The enrolment link as the person application uses it: peeked at, redeemed once.
+      const enrolments = createEnrolments({ store, clock });
+      const peeked = await enrolments.peekEnrolment(token(second.enrolUrl));
+      expect(peeked).toEqual({ person, organisation: { id: org.id, name: "Persons Org" } });
+      await expect(enrolments.peekEnrolment(token(link.enrolUrl))).rejects.toMatchObject({ reason: "expired" });
+      const twice = await Promise.allSettled([enrolments.redeemEnrolment(token(second.enrolUrl), clock.now()), enrolments.redeemEnrolment(token(second.enrolUrl), clock.now())]);
+      expect(twice.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      expect(twice.find((r) => r.status === "rejected")).toMatchObject({ reason: { reason: "used" } });
       const suspended = await persons.suspend(person.id, "bob");
       expect(suspended.suspended).toBe(true);
       const auditCount = (await listAudit(store, 10_000)).length;

@@ -31,7 +31,7 @@ export interface AppPagesDeps {
      * Who an enrolment token is for, without using it up. Throws EnrolmentTokenError
      * (keys/persons.ts: a DomainError with `reason`) for a token that cannot be used.
      */
-    peekEnrolment(token: string): { person: { id: string; name: string; email: string }; organisation: { name: string } };
+    peekEnrolment(token: string): Promise<{ person: { id: string; name: string; email: string }; organisation: { name: string } }>;
   };
   /** The service's public URL (DOCVERIFY_PUBLIC_URL), without a trailing slash. */
   readonly publicUrl: () => string;
@@ -257,10 +257,10 @@ export function appPages(deps: AppPagesDeps) {
   return new Elysia({ name: "app-pages" })
     .get(
       "/enrol/:token",
-      ({ params }) => {
-        let who: ReturnType<AppPagesDeps["persons"]["peekEnrolment"]>;
+      async ({ params }) => {
+        let who: Awaited<ReturnType<AppPagesDeps["persons"]["peekEnrolment"]>>;
         try {
-          who = deps.persons.peekEnrolment(params.token);
+          who = await deps.persons.peekEnrolment(params.token);
         } catch (error) {
           if (!isRefusal(error)) throw error;
           return page(REFUSED[error.reason].status, renderRefusedPage(error.reason), false);

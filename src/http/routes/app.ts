@@ -183,17 +183,17 @@ export function appRoutes(deps: AppRoutesDeps) {
     )
     .get(
       "/app/session",
-      ({ request }) => {
+      async ({ request }) => {
         admit(request, "session");
-        return jsonResponse(200, { person: personView(signedIn(request)) }, noStore);
+        return jsonResponse(200, { person: personView(await signedIn(request)) }, noStore);
       },
       { ...doc("getSession", "Who is signed in", SESSION_NOTE, { security: SESSION }), response: { 200: t.Object({ person: AppPerson }, { title: "SignedIn" }), ...errorResponses(401, 500) } },
     )
     .delete(
       "/app/session",
-      ({ request }) => {
+      async ({ request }) => {
         admit(request, "session");
-        app.signOut(sessionCookie(request));
+        await app.signOut(sessionCookie(request));
         return new Response(null, { status: 204, headers: { ...noStore, "set-cookie": clearCookie() } });
       },
       { parse: "none", ...doc("signOut", "Sign out", `${ORIGIN_NOTE} Ends the session and clears the cookie.`, { security: SESSION }), response: { 204: t.Void({ description: "Signed out; the cookie is cleared" }), ...errorResponses(403, 500) } },
@@ -202,7 +202,7 @@ export function appRoutes(deps: AppRoutesDeps) {
       "/app/signatures/options",
       async ({ request }) => {
         admit(request, "session");
-        const person = signedIn(request);
+        const person = await signedIn(request);
         return jsonResponse(200, await app.signatureOptions(person, await body(request)), noStore);
       },
       { parse: "none", ...doc("signatureOptions", "Prepare a signature: the record it will create, and the assertion options that commit to it", `${ORIGIN_NOTE} ${SESSION_NOTE} The record's id, time and payload are fixed here. 403 for a suspended person, ORGANISATION_SUSPENDED, 402 ADDON_REQUIRED.`, { security: SESSION, requestBody: jsonBody(SignatureRequest, APP_BODY_LIMIT) }), response: { 200: SignatureOptions, ...errorResponses(400, 401, 402, 403, 413, 500, 503) } },
@@ -211,7 +211,7 @@ export function appRoutes(deps: AppRoutesDeps) {
       "/app/signatures",
       async ({ request }) => {
         admit(request, "session");
-        const person = signedIn(request);
+        const person = await signedIn(request);
         const { created, record } = await app.sign(person, await body(request));
         return jsonResponse(created ? 201 : 200, { ...record, signerName: person.name }, noStore);
       },
@@ -221,7 +221,7 @@ export function appRoutes(deps: AppRoutesDeps) {
       "/app/records",
       async ({ request }) => {
         admit(request, "session");
-        return jsonResponse(200, { records: await app.records(signedIn(request)) }, noStore);
+        return jsonResponse(200, { records: await app.records(await signedIn(request)) }, noStore);
       },
       { ...doc("listPersonRecords", "The signed-in person's records, newest first (at most 100)", SESSION_NOTE, { security: SESSION }), response: { 200: t.Object({ records: t.Array(ListedRecord) }, { title: "PersonRecords" }), ...errorResponses(401, 500) } },
     )
@@ -229,7 +229,7 @@ export function appRoutes(deps: AppRoutesDeps) {
       "/app/records/:recordId/revoke",
       async ({ request, params }) => {
         admit(request, "session");
-        const person = signedIn(request);
+        const person = await signedIn(request);
         const { reason } = parseRevokeRequest(await body(request));
         return jsonResponse(200, await app.revoke(person, params.recordId, reason), noStore);
       },
