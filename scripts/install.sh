@@ -246,7 +246,7 @@ if [ ! -f "$env_file" ]; then
 # PostgreSQL for several nodes (docs/storage.md): not yet usable for serve in this release; only
 # the org, key, person and status commands run on it. Unset: the embedded SQLite in DOCVERIFY_DATA_DIR.
 #DOCVERIFY_DATABASE_URL=postgres://docverify@db.internal/docverify?sslmode=verify-full
-# This node's name in status and log lines (default: the host name).
+# This node's name in status and serve's start line (default: the host name).
 #DOCVERIFY_NODE_NAME=
 EOF
 	)

@@ -60,7 +60,7 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** The same URL with any password replaced by `***`, for logs and `status`. */
   readonly databaseUrlRedacted: string | null;
-  /** DOCVERIFY_NODE_NAME: this node's name in `status` and log lines; the host name by default. */
+  /** DOCVERIFY_NODE_NAME: this node's name in `status`, serve's start line and the node heartbeats; the host name by default. */
   readonly nodeName: string;
 }
 
