@@ -154,8 +154,11 @@ export function startLeadership(store: PostgresStore, options: LeadershipOptions
       // Held elsewhere: replace a leader whose heartbeat stopped while its session stays open.
       const [leader] = (await conn`SELECT node, (clock_timestamp() - seen_at) > make_interval(secs => ${staleMs / 1000}) AS stale FROM anchor_leader WHERE id = 1`) as [{ node: string | null; stale: boolean | null }];
       if (leader?.stale === true) {
+        // This database's holder only: an advisory lock is per database, and the server may hold
+        // other docverify databases whose leaders are none of this node's business.
         const ended = (await conn`SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_locks
-          WHERE locktype = 'advisory' AND classid = ${LOCK_HIGH} AND objid = ${LOCK_LOW} AND objsubid = 1 AND granted`) as { pid: number; ended: boolean }[];
+          WHERE locktype = 'advisory' AND classid = ${LOCK_HIGH} AND objid = ${LOCK_LOW} AND objsubid = 1 AND granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) as { pid: number; ended: boolean }[];
         log.warn("the anchor loop's leader stopped its heartbeat: ending its session to take over", { node, leader: leader.node, sessions: ended.length });
       }
     } catch (e) {

@@ -187,3 +187,29 @@ describe("the anchor loop's leader", () => {
     expectFenced(after);
   }, 60_000);
 });
+
+describe("the role docverify needs", () => {
+  // Also: the server holds other docverify databases here (the tests above), whose leaders (held by
+  // a superuser) a follower must leave alone; it ends only its own database's stale leader.
+  test("a role that owns its database, not a superuser, can migrate it, lead, and end a stale leader's session", async () => {
+    const name = `owned_${process.pid}`;
+    pg.psql(`CREATE ROLE dv_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE`);
+    pg.psql(`CREATE DATABASE ${name} OWNER dv_owner`);
+    const url = pg.url(name).replace("postgres://docverify@", "postgres://dv_owner@");
+    expect(pg.psql("SELECT rolsuper FROM pg_roles WHERE rolname = 'dv_owner'")).toBe("f");
+    const owner = store(url);
+    await migratePostgres(owner);
+    pg.psql("CREATE TABLE fenced_writes (id bigserial PRIMARY KEY, epoch bigint NOT NULL, node text NOT NULL); ALTER TABLE fenced_writes OWNER TO dv_owner", name);
+    // A leader that hangs: its heartbeat goes stale, and a follower of the same role ends its session.
+    const hung = nodeProcess(url, "hung", ["100", "1000"]);
+    await waitFor("the first leader", () => (hung.events.some((e) => e.event === "lead") ? true : null), 15_000);
+    hung.proc.kill("SIGSTOP");
+    try {
+      const follower = lead(store(url), "follower", 100, 1_000);
+      const epoch = await waitFor("the follower to take over", () => follower.current(), 10_000);
+      expect(epoch).toBe(2);
+    } finally {
+      hung.proc.kill("SIGCONT");
+    }
+  }, 60_000);
+});
