@@ -167,7 +167,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Its group commits are written by a worker thread with its own connection (issue 17), so the
   // inserts, the commit and its fsync never hold the event loop.
   const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey, writerThread: { path: core.db.$client.filename } });
-  const logRetention = createLogRetention({ db: core.db, clock: core.clock, log: options.log, days: core.config.logRetentionDays });
+  const logRetention = createLogRetention({ store: core.store, clock: core.clock, log: options.log, days: core.config.logRetentionDays });
   logRetention.start();
   const routePlugins: AnyElysia[] = [
     verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),

@@ -243,3 +243,15 @@ export const DELETE_SESSION = statement<never, [digest: Uint8Array]>({
   sqlite: "DELETE FROM app_sessions WHERE token_digest = ?",
   postgres: "DELETE FROM app_sessions WHERE token_digest = $1",
 });
+
+// ---- the verification log (verification/retention.ts) ---------------------------------------
+
+/**
+ * Up to `limit` log rows verified before `floor` (a UUIDv7 id: ids sort by time), oldest first,
+ * deleted through the primary key's index.
+ */
+export const DELETE_EXPIRED_LOG_ROWS = statement<never, [floor: string, limit: number]>({
+  name: "expired log rows",
+  sqlite: "DELETE FROM verifications WHERE rowid IN (SELECT rowid FROM verifications WHERE id < ?1 ORDER BY id LIMIT ?2)",
+  postgres: "DELETE FROM verifications WHERE id IN (SELECT id FROM verifications WHERE id < $1 ORDER BY id LIMIT $2)",
+});

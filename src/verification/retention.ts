@@ -18,7 +18,8 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import type { Db } from "../storage/db.ts";
+import { DELETE_EXPIRED_LOG_ROWS } from "../storage/statements.ts";
+import { changes, q, type SqliteStore, type Store } from "../storage/store.ts";
 import { idFloor } from "./log.ts";
 
 export const DAY_MS = 86_400_000;
@@ -38,7 +39,8 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 10 * 60_000;
 export const DEFAULT_FIRST_SWEEP_MS = 30_000;
 
 export interface LogRetentionDeps {
-  readonly db: Db;
+  /** The database, on either engine (storage/store.ts). */
+  readonly store: Store;
   readonly clock: Clock;
   readonly log: Logger;
   /** Days a row is kept; 0 keeps every row for ever (the job does nothing). */
@@ -71,7 +73,7 @@ function isBusy(e: unknown): boolean {
 const yieldToRequests = (pauseMs: number) => new Promise<void>((resolve) => (pauseMs > 0 ? setTimeout(resolve, pauseMs) : setImmediate(resolve)));
 
 export function createLogRetention(deps: LogRetentionDeps): LogRetention {
-  const { db, clock, log, days } = deps;
+  const { store, clock, log, days } = deps;
   if (!Number.isSafeInteger(days) || days < 0) throw new RangeError("days must be a whole number of days, 0 or more");
   const batchRows = deps.batchRows ?? DEFAULT_BATCH_ROWS;
   if (!Number.isSafeInteger(batchRows) || batchRows < 1) throw new RangeError("batchRows must be a positive integer");
@@ -79,30 +81,30 @@ export function createLogRetention(deps: LogRetentionDeps): LogRetention {
   const intervalMs = deps.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   const firstSweepMs = deps.firstSweepMs ?? DEFAULT_FIRST_SWEEP_MS;
 
-  const client = db.$client;
-  // Ids are UUIDv7 text: `id < idFloor(cutoff)` is "verified before the cutoff", on the primary
-  // key's index, oldest first.
-  const deleteOldest = client.prepare<never, [string, number]>(
-    "DELETE FROM verifications WHERE rowid IN (SELECT rowid FROM verifications WHERE id < ?1 ORDER BY id LIMIT ?2)",
-  );
-  const busyTimeout = client.prepare<{ timeout: number }, []>("PRAGMA busy_timeout");
+  /** One batch: the rows deleted, or null when the storage is busy (SQLite: another connection writes). */
+  const batch: (floor: string) => number | null | Promise<number | null> = store.engine === "sqlite" ? sqliteBatch((store as SqliteStore).db.$client) : (floor) => store.write(() => q(changes(DELETE_EXPIRED_LOG_ROWS, floor, batchRows)));
 
   /**
-   * One batch in one IMMEDIATE transaction that does not wait for the write lock: busy_timeout
-   * is 0 for that moment (nothing else runs in between: this is synchronous) and restored after.
-   * Null when another connection holds the lock.
+   * On SQLite, one batch in one IMMEDIATE transaction that does not wait for the write lock:
+   * busy_timeout is 0 for that moment (nothing else runs in between: this is synchronous) and
+   * restored after. Null when another connection holds the lock. (On PostgreSQL a batch is one
+   * transaction among the others; rows are deleted by their primary key, oldest first.)
    */
-  function batch(floor: string): number | null {
-    const saved = busyTimeout.get()?.timeout ?? 5000;
-    client.run("PRAGMA busy_timeout = 0");
-    try {
-      return client.transaction(() => deleteOldest.run(floor, batchRows).changes).immediate();
-    } catch (e) {
-      if (isBusy(e)) return null;
-      throw e;
-    } finally {
-      client.run(`PRAGMA busy_timeout = ${Math.trunc(saved)}`);
-    }
+  function sqliteBatch(client: SqliteStore["db"]["$client"]): (floor: string) => number | null {
+    const deleteOldest = client.prepare<never, [string, number]>(DELETE_EXPIRED_LOG_ROWS.sqlite);
+    const busyTimeout = client.prepare<{ timeout: number }, []>("PRAGMA busy_timeout");
+    return (floor) => {
+      const saved = busyTimeout.get()?.timeout ?? 5000;
+      client.run("PRAGMA busy_timeout = 0");
+      try {
+        return client.transaction(() => deleteOldest.run(floor, batchRows).changes).immediate();
+      } catch (e) {
+        if (isBusy(e)) return null;
+        throw e;
+      } finally {
+        client.run(`PRAGMA busy_timeout = ${Math.trunc(saved)}`);
+      }
+    };
   }
 
   let running: Promise<number> | null = null;
@@ -115,7 +117,7 @@ export function createLogRetention(deps: LogRetentionDeps): LogRetention {
     const floor = idFloor(clock.now() - days * DAY_MS);
     let deleted = 0;
     for (;;) {
-      const n = batch(floor);
+      const n = await batch(floor);
       if (n === null) {
         log.info("verification log retention: storage busy, sweep postponed", { deleted });
         break;

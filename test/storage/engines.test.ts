@@ -11,6 +11,8 @@ import { createApiKeys } from "../../src/keys/api-keys.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
+import { createIdGenerator } from "../../src/verification/log.ts";
+import { createLogRetention } from "../../src/verification/retention.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
@@ -349,6 +351,27 @@ for (const engine of ENGINES) {
       // A suspended organisation cannot create.
       await orgs.set(org.id, { suspended: true }, "bob");
       await expect(recs.create(org.id, { docHash: hash("c"), filename: undefined })).rejects.toMatchObject({ code: "ORGANISATION_SUSPENDED" });
+    });
+
+    test("the verification log's retention deletes the rows older than the cutoff, oldest first, in batches", async () => {
+      const org = await orgs.create({ name: "Log Org" }, "alice");
+      const at = manualClock(Date.UTC(2025, 0, 1));
+      const ids = createIdGenerator(at);
+      const row = (verifiedAtMs: number) => ({ id: ids().id, orgId: org.id, environment: "live" as const, keyId: "k1", verdict: "verified_org", docHash: `sha256:${"c".repeat(64)}`, reference: null, verifiedAtMs, retryAfterSeconds: null });
+      const old: ReturnType<typeof row>[] = [];
+      for (let i = 0; i < 5; i++) {
+        old.push(row(at.now()));
+        at.advance(1000);
+      }
+      at.set(Date.UTC(2026, 10, 20));
+      const recent = [row(at.now()), row(at.now())];
+      await store.write((tx, t) => q(tx.insert(t.verifications).values([...old, ...recent])));
+      const now = manualClock(Date.UTC(2026, 10, 25));
+      const retention = createLogRetention({ store, clock: now, log: createLogger({ level: "error", write: () => {} }), days: 400, batchRows: 2, batchPauseMs: 0 });
+      expect(await retention.sweep()).toBe(5);
+      const left = await store.read((db, t) => q(db.select({ id: t.verifications.id }).from(t.verifications).where(eq(t.verifications.orgId, org.id))));
+      expect(left.map((r) => r.id).sort()).toEqual(recent.map((r) => r.id).sort());
+      expect(await retention.sweep()).toBe(0);
     });
 
     if (engine.name === "SQLite") {
