@@ -235,7 +235,7 @@ function receiptsRoutes(core: Core, access: ReturnType<typeof createAccess>, opt
     return suggested.nodes;
   };
   const receipts = createReceipts({ db: core.db, clock: core.clock, network, mirrorNodes });
-  const identity = createIdentity({ db: core.db, network, publicUrl });
+  const identity = createIdentity({ store: core.store, network, publicUrl });
   return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity })];
 }
 

@@ -8,7 +8,8 @@
  */
 import type { LedgerNetwork } from "../config/index.ts";
 import { compareConsensus } from "../lib/formats.ts";
-import type { Db } from "../storage/db.ts";
+import { ORG_KEYS, ORGS_WITH_TOPIC, SEAL_KEYS } from "../storage/statements.ts";
+import { q, rows, type Store } from "../storage/store.ts";
 
 export const IDENTITY_VERSION = 1;
 
@@ -37,7 +38,8 @@ export interface Identity {
 }
 
 export interface IdentityDeps {
-  readonly db: Db;
+  /** The database, on either engine (storage/store.ts). */
+  readonly store: Store;
   readonly network: LedgerNetwork;
   /** Read per request: known only once the listener is bound when the port is 0. */
   readonly publicUrl: () => string;
@@ -58,42 +60,31 @@ interface KeyRow {
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 
-export function createIdentity(deps: IdentityDeps): { identity(): Identity } {
-  const { db, network } = deps;
-  const client = db.$client;
-  // By name (binary collation: by UTF-8 bytes, the same on every platform), then id.
-  const orgs = client.prepare<OrgRow, []>("SELECT id, name, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name, id");
-  // The organisation's system key and every key announced for it that could still land: each
-  // with its announcement's consensus time on the organisation's topic, when there is one.
-  const keysOf = client.prepare<KeyRow, [string, string, Uint8Array]>(
-    `SELECT k.fingerprint, k.algorithm,
-       (SELECT a.consensus_at FROM ledger_transactions a
-         WHERE a.org_id = ?1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = ?2) AS announced_at
-     FROM signing_keys k
-     WHERE k.fingerprint = ?3
-        OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = ?1 AND kind = 'key_announcement' AND state <> 'abandoned')`,
-  );
-  const sealKeys = client.prepare<{ fingerprint: Uint8Array; algorithm: string }, []>(
-    "SELECT fingerprint, algorithm FROM signing_keys WHERE purpose = 'service-seal' ORDER BY created_at, fingerprint",
-  );
-
+export function createIdentity(deps: IdentityDeps): { identity(): Promise<Identity> } {
+  const { store, network } = deps;
   return {
     identity() {
-      return {
-        v: IDENTITY_VERSION,
-        service: deps.publicUrl().replace(/\/+$/, ""),
-        organisations: orgs.all().map((o) => ({
-          orgId: o.id,
-          name: o.name,
-          network,
-          topicId: o.topic_id,
-          keys: keysOf
-            .all(o.id, o.topic_id, o.system_key_fingerprint)
-            .map((k) => ({ algorithm: k.algorithm, fingerprint: hex(k.fingerprint), announcedAt: k.announced_at }))
-            .sort(byAnnouncement),
-        })),
-        sealKeys: sealKeys.all().map((k) => ({ algorithm: k.algorithm, fingerprint: hex(k.fingerprint) })),
-      };
+      return store.read(function* () {
+        const orgs = yield* q(rows(ORGS_WITH_TOPIC));
+        const organisations: IdentityOrganisation[] = [];
+        for (const o of orgs) {
+          const keys = yield* q(rows(ORG_KEYS, o.id, o.topic_id, o.system_key_fingerprint));
+          organisations.push({
+            orgId: o.id,
+            name: o.name,
+            network,
+            topicId: o.topic_id,
+            keys: keys.map((k) => ({ algorithm: k.algorithm, fingerprint: hex(k.fingerprint), announcedAt: k.announced_at })).sort(byAnnouncement),
+          });
+        }
+        const seals = yield* q(rows(SEAL_KEYS));
+        return {
+          v: IDENTITY_VERSION,
+          service: deps.publicUrl().replace(/\/+$/, ""),
+          organisations,
+          sealKeys: seals.map((k) => ({ algorithm: k.algorithm, fingerprint: hex(k.fingerprint) })),
+        };
+      });
     },
   };
 }

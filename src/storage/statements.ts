@@ -255,3 +255,41 @@ export const DELETE_EXPIRED_LOG_ROWS = statement<never, [floor: string, limit: n
   sqlite: "DELETE FROM verifications WHERE rowid IN (SELECT rowid FROM verifications WHERE id < ?1 ORDER BY id LIMIT ?2)",
   postgres: "DELETE FROM verifications WHERE id IN (SELECT id FROM verifications WHERE id < $1 ORDER BY id LIMIT $2)",
 });
+
+// ---- the identity document (receipts/identity.ts) -------------------------------------------
+
+/**
+ * Every organisation with a topic, by name in the binary order of its UTF-8 bytes, then id: the
+ * same order on both engines (PostgreSQL's `COLLATE "C"`, SQLite's default BINARY).
+ */
+export const ORGS_WITH_TOPIC = statement<{ id: string; name: string; topic_id: string; system_key_fingerprint: Uint8Array }, []>({
+  name: "organisations with a topic",
+  sqlite: "SELECT id, name, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name, id",
+  postgres: `SELECT id, name, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name COLLATE "C", id COLLATE "C"`,
+});
+
+/**
+ * An organisation's system key and every key announced for it that could still land, each with its
+ * announcement's consensus time on the organisation's topic, when there is one.
+ */
+export const ORG_KEYS = statement<{ fingerprint: Uint8Array; algorithm: string; announced_at: string | null }, [orgId: string, topicId: string, systemKey: Uint8Array]>({
+  name: "an organisation's keys",
+  sqlite: `SELECT k.fingerprint, k.algorithm,
+       (SELECT a.consensus_at FROM ledger_transactions a
+         WHERE a.org_id = ?1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = ?2) AS announced_at
+     FROM signing_keys k
+     WHERE k.fingerprint = ?3
+        OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = ?1 AND kind = 'key_announcement' AND state <> 'abandoned')`,
+  postgres: `SELECT k.fingerprint, k.algorithm,
+       (SELECT a.consensus_at FROM ledger_transactions a
+         WHERE a.org_id = $1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = $2) AS announced_at
+     FROM signing_keys k
+     WHERE k.fingerprint = $3
+        OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = $1 AND kind = 'key_announcement' AND state <> 'abandoned')`,
+});
+
+export const SEAL_KEYS = statement<{ fingerprint: Uint8Array; algorithm: string }, []>({
+  name: "seal keys",
+  sqlite: "SELECT fingerprint, algorithm FROM signing_keys WHERE purpose = 'service-seal' ORDER BY created_at, fingerprint",
+  postgres: "SELECT fingerprint, algorithm FROM signing_keys WHERE purpose = 'service-seal' ORDER BY created_at, fingerprint",
+});

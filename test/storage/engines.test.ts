@@ -11,6 +11,8 @@ import { createApiKeys } from "../../src/keys/api-keys.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
+import { ensureSealKeyIn } from "../../src/records/seal-key.ts";
+import { createIdentity } from "../../src/receipts/identity.ts";
 import { createIdGenerator } from "../../src/verification/log.ts";
 import { createLogRetention } from "../../src/verification/retention.ts";
 import { createLogger } from "../../src/lib/log.ts";
@@ -372,6 +374,28 @@ for (const engine of ENGINES) {
       const left = await store.read((db, t) => q(db.select({ id: t.verifications.id }).from(t.verifications).where(eq(t.verifications.orgId, org.id))));
       expect(left.map((r) => r.id).sort()).toEqual(recent.map((r) => r.id).sort());
       expect(await retention.sweep()).toBe(0);
+    });
+
+    test("the identity document: organisations with a topic by the bytes of their names, their keys, the seal key", async () => {
+      const fresh = await engine.open();
+      const o = createOrganisations({ store: fresh, signer, clock });
+      const made = [];
+      for (const name of ["alpha", "Ärzte", "Zeta", "No topic"]) made.push(await o.create({ name }, "alice"));
+      for (const [i, org] of made.slice(0, 3).entries()) {
+        await fresh.write((tx, t) => q(tx.update(t.organisations).set({ topicId: `0.0.${5000 + i}` }).where(eq(t.organisations.id, org.id))));
+      }
+      const seal = await ensureSealKeyIn({ store: fresh, signer, clock });
+      const doc = await createIdentity({ store: fresh, network: "testnet", publicUrl: () => "https://verify.example.org/" }).identity();
+      // UTF-8 byte order, the same on both engines: "Z" (0x5A) < "a" (0x61) < "Ä" (0xC3 0x84).
+      expect(doc.organisations.map((x) => x.name)).toEqual(["Zeta", "alpha", "Ärzte"]);
+      expect(doc.service).toBe("https://verify.example.org");
+      for (const entry of doc.organisations) {
+        const org = made.find((m) => m.id === entry.orgId)!;
+        const [row] = await fresh.read((db, t) => q(db.select({ f: t.organisations.systemKeyFingerprint }).from(t.organisations).where(eq(t.organisations.id, org.id))));
+        expect(entry.keys).toEqual([{ algorithm: "ML-DSA-65", fingerprint: row!.f.toString("hex"), announcedAt: null }]);
+        expect(entry.network).toBe("testnet");
+      }
+      expect(doc.sealKeys).toEqual([{ algorithm: seal.algorithm, fingerprint: Buffer.from(seal.fingerprint).toString("hex") }]);
     });
 
     if (engine.name === "SQLite") {

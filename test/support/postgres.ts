@@ -149,7 +149,9 @@ export async function startPostgres(): Promise<Postgres> {
     },
     async createDatabase(prefix = "t") {
       const name = `${prefix}_${process.pid}_${++databases}`;
-      psql(`CREATE DATABASE ${name}`);
+      // A linguistic default collation (ICU, English), as production databases usually have, so
+      // that an ORDER BY that relies on byte order without saying so fails here too.
+      psql(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.UTF-8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
       return url(name);
     },
     psql,

@@ -13,7 +13,7 @@ export const WELL_KNOWN_PATH = "/.well-known/docverify.json";
 
 export interface WellKnownDeps {
   readonly access: PublicAccess;
-  readonly identity: () => Identity;
+  readonly identity: () => Promise<Identity>;
 }
 
 const Fingerprint = t.String({ pattern: "^[0-9a-f]{64}$", description: "Key fingerprint (docs/signing.md §2), 64 lowercase hex digits" });
@@ -49,9 +49,9 @@ const IdentitySchema = t.Object(
 export function wellKnownRoutes(deps: WellKnownDeps) {
   return new Elysia({ name: "well-known" }).get(
     WELL_KNOWN_PATH,
-    ({ request }) => {
+    async ({ request }) => {
       deps.access.admitPublic(request);
-      return jsonResponse(200, deps.identity());
+      return jsonResponse(200, await deps.identity());
     },
     {
       detail: {
