@@ -119,15 +119,18 @@ function insertPending(tx: Writer, id: NewTransaction, row: Parameters<typeof pe
 }
 
 /** What `insertPendingMessage` refuses before anything is written. */
+function checkLength(message: Uint8Array): void {
+  if (message.length === 0 || message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+}
+
 function checkMessage(input: { readonly kind: string; readonly message: Uint8Array; readonly keyFingerprint?: Uint8Array }): void {
-  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+  checkLength(input.message);
   if (input.keyFingerprint !== undefined && input.kind !== "record_message") throw new TypeError("only a record message waits for a person's key");
 }
 
 /** `insertPendingPersonKeyAnnouncement` as a step of a store operation, on either engine. */
-export function* pendingPersonKeyAnnouncement(tx: StoreDb, t: Tables, input: Parameters<typeof insertPendingPersonKeyAnnouncement>[1]): Op<void> {
-  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
-  yield* q(tx.insert(t.ledgerTransactions).values(pendingValues(input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint }, input.now)));
+export function* pendingPersonKeyAnnouncement(tx: StoreDb, t: Tables, input: PersonKeyAnnouncement): Op<void> {
+  yield* q(tx.insert(t.ledgerTransactions).values(personKeyAnnouncementValues(input)));
 }
 
 /** `insertPendingMessage` as a step of a store operation, on either engine (storage/store.ts). */
@@ -163,12 +166,16 @@ export function insertPendingMessage(
  * topic, in the transaction that enrols them: a new key, so never a duplicate. Their record
  * messages wait for it to be anchored; abandoned, it is queued again like any announcement.
  */
-export function insertPendingPersonKeyAnnouncement(
-  tx: Writer,
-  input: NewTransaction & { readonly orgId: string; readonly topicId: string; readonly message: Uint8Array; readonly keyFingerprint: Uint8Array; readonly now: number },
-): void {
-  if (input.message.length === 0 || input.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
-  insertPending(tx, input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint }, input.now);
+export function insertPendingPersonKeyAnnouncement(tx: Writer, input: PersonKeyAnnouncement): void {
+  tx.insert(ledgerTransactions).values(personKeyAnnouncementValues(input)).run();
+}
+
+type PersonKeyAnnouncement = NewTransaction & { readonly orgId: string; readonly topicId: string; readonly message: Uint8Array; readonly keyFingerprint: Uint8Array; readonly now: number };
+
+/** The pending row of a person's key announcement, for both forms above. */
+function personKeyAnnouncementValues(input: PersonKeyAnnouncement) {
+  checkLength(input.message);
+  return pendingValues(input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint }, input.now);
 }
 
 /**
@@ -804,7 +811,7 @@ export class AnchorJournal {
    * it). A failed statement is undone alone; the caller's transaction goes on.
    */
   private insertAnnouncement(tx: Writer, orgId: string, topicId: string, announcement: KeyAnnouncement, t: number): LedgerTransactionRow | null {
-    if (announcement.message.length === 0 || announcement.message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
+    checkLength(announcement.message);
     try {
       return insertPending(tx, this.newTransactionId(), { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint }, t);
     } catch (e) {
