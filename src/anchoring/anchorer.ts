@@ -46,14 +46,15 @@
  */
 import { BackPressure, backPressureError } from "./back-pressure.ts";
 import { parseTransactionId, type ConfirmedMessage, type Ledger, type SubmitKeyPair, type TopicMessage, type TopicMessagesFrom } from "./ledger.ts";
+import type { Db } from "../storage/db.ts";
 import { AnchorJournal, type LedgerTransactionRow } from "./queue.ts";
 import { backoffDelay, ErrorLog, jittered, LedgerHealth, retryBeforeCutoff } from "./retry.ts";
 import { loadOrCreateSubmitKey } from "./submit-key.ts";
 import { TopicWatches } from "./topic-watches.ts";
 import { createTransactionIds } from "./transaction-ids.ts";
-import type { AnchorMetrics, Anchoring, AnchoringOptions, KeyAnnouncement } from "./types.ts";
+import type { AnchorMetrics, Anchoring, AnchoringOptions, AnchorStorage, KeyAnnouncement } from "./types.ts";
 
-export type { AnchorMetrics, AnnouncementFor, Anchoring, AnchoringOptions, AnchorQueue, BackPressureCause, KeyAnnouncement, LedgerErrorKind, LedgerLinks } from "./types.ts";
+export type { AnchorMetrics, AnnouncementFor, Anchoring, AnchoringOptions, AnchorQueue, AnchorStorage, BackPressureCause, KeyAnnouncement, LedgerErrorKind, LedgerLinks } from "./types.ts";
 
 const NO_METRICS: AnchorMetrics = { anchored() {}, ledgerError() {} };
 
@@ -86,8 +87,12 @@ export class Ticker {
   private timerAt = Number.POSITIVE_INFINITY;
   private lastPassAt = Number.NEGATIVE_INFINITY;
 
+  /** A pass is under way (an asynchronous one): a timer that fires meanwhile asks for another after it. */
+  private passing = false;
+  private again = false;
+
   constructor(
-    private readonly pass: () => number,
+    private readonly pass: () => number | Promise<number>,
     private readonly minGapMs: number = MIN_PASS_GAP_MS,
   ) {}
 
@@ -125,8 +130,22 @@ export class Ticker {
     this.timer = null;
     this.timerAt = Number.POSITIVE_INFINITY;
     if (this.stopping) return;
+    // Passes never overlap: one asked for while another runs follows it at once.
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
     this.lastPassAt = Date.now();
-    this.schedule(this.pass());
+    const next = this.pass();
+    if (typeof next === "number") return this.schedule(next);
+    this.passing = true;
+    const after = (delayMs: number) => {
+      this.passing = false;
+      const again = this.again;
+      this.again = false;
+      this.schedule(again ? 0 : delayMs);
+    };
+    next.then(after, () => after(1000));
   };
 }
 
@@ -144,9 +163,22 @@ function quietMetrics(sink: AnchorMetrics): Required<AnchorMetrics> {
   return { anchored: quietly(sink.anchored), ledgerError: quietly(sink.ledgerError), backPressure: quietly(sink.backPressure) };
 }
 
+/** The journal on the embedded SQLite (one node: it always runs the loop). */
+export function sqliteAnchorStorage(db: Db): AnchorStorage {
+  return {
+    journal: (clock, newTransactionId) => new AnchorJournal(db, clock, newTransactionId),
+    transactionIds: (o) => createTransactionIds({ ...o, db }),
+    submitKey: (masterKey, generate) => loadOrCreateSubmitKey(db, masterKey, generate),
+  };
+}
+
 export function createAnchoring(options: AnchoringOptions): Anchoring {
-  const { db, clock, log, ledger, links } = options;
-  const newTransactionId = createTransactionIds({ db, clock, operator: ledger.operatorAccountId, validSeconds: options.validSeconds, backdateMs: options.validStartBackdateMs ?? 0 });
+  const { clock, log, ledger, links } = options;
+  if (options.storage === undefined && options.db === undefined) throw new TypeError("createAnchoring needs db or storage");
+  const storage = options.storage ?? sqliteAnchorStorage(options.db!);
+  // Several nodes: only the leader works the queue; the others count it for back-pressure.
+  const active = storage.active ?? (() => true);
+  const newTransactionId = storage.transactionIds({ clock, operator: ledger.operatorAccountId, validSeconds: options.validSeconds, backdateMs: options.validStartBackdateMs ?? 0 });
   const concurrency = options.concurrency ?? 64;
   const idlePollMs = options.idlePollMs ?? 1000;
   const receiptPollMs = options.receiptPollMs ?? 1000;
@@ -165,7 +197,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   // The loop's state, each part in one place: the journal (queue.ts) holds the rows and the
   // reschedules not yet written, `pressure` the counts of the last pass and the recent anchors,
   // `health` the ledger's, `ticker` the timer, `inFlight` the steps under way.
-  const journal = new AnchorJournal(db, clock, newTransactionId);
+  const journal = storage.journal(clock, newTransactionId);
   const pressure = new BackPressure({ backlogLimit: options.backlogLimit, maxQueueAgeMs: options.maxQueueAgeMs, windowMs: options.backlogWindowMs, floor: options.backlogFloor });
   const errors = new ErrorLog(log);
   const ticker = new Ticker(() => tick());
@@ -174,8 +206,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const inFlight = new Map<string, Promise<void>>();
   // Loaded at first use and kept, null included (a sealed key store stays sealed for this loop).
   const submitKey: { value?: SubmitKeyPair | null } = {};
-  const getSubmitKey = (): SubmitKeyPair | null => {
-    if (!("value" in submitKey)) submitKey.value = loadOrCreateSubmitKey(db, options.masterKey, () => ledger.generateSubmitKey());
+  const getSubmitKey = async (): Promise<SubmitKeyPair | null> => {
+    if (!("value" in submitKey)) submitKey.value = await storage.submitKey(options.masterKey, () => ledger.generateSubmitKey());
     return submitKey.value ?? null;
   };
 
@@ -207,24 +239,24 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     event("anchored", row, { topicId: row.topicId, sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt });
     metrics.anchored(row.kind, at - row.createdAt);
   };
-  const toAnchoredTopic = (row: LedgerTransactionRow, topicId: string, consensusAt: string | null) => {
+  const toAnchoredTopic = async (row: LedgerTransactionRow, topicId: string, consensusAt: string | null) => {
     // Built before the journal's transaction (it may create the seal key in one of its own).
-    const done = journal.toAnchoredTopic(row, topicId, consensusAt, announcementFor(row.orgId));
+    const done = await journal.toAnchoredTopic(row, topicId, consensusAt, await announcementFor(row.orgId));
     if (done === null) return;
     event("anchored", row, { topicId });
     metrics.anchored(row.kind, done.at - row.createdAt);
     if (done.announced !== null) event("queued", done.announced, { topicId });
   };
-  const abandon = (row: LedgerTransactionRow, reason: string) => {
-    const done = journal.abandon(row, reason);
+  const abandon = async (row: LedgerTransactionRow, reason: string) => {
+    const done = await journal.abandon(row, reason);
     if (done === null) return;
     event("abandoned", row, { reason });
     if (done.requeued !== null) event("requeued", { ...row, transactionId: done.requeued }, { replaces: row.transactionId });
   };
   /** The provider's announcement, or null (logged) when it cannot be built now: the next pass asks again. */
-  const announcementFor = (orgId: string): KeyAnnouncement | null => {
+  const announcementFor = async (orgId: string): Promise<KeyAnnouncement | null> => {
     try {
-      const a = options.announcementFor(orgId);
+      const a = await options.announcementFor(orgId);
       if (a === null) errors.warn("announcement-unavailable", "key announcement cannot be built yet (no seal key, and no master key to create one); record messages of the organisation wait", { orgId });
       return a;
     } catch (e) {
@@ -243,10 +275,10 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
 
   const prepare = async (row: LedgerTransactionRow): Promise<Uint8Array | null> => {
     if (row.kind !== "topic_create" && (row.topicId === null || row.message === null)) {
-      abandon(row, "malformed row: a message needs a topic id and message bytes");
+      await abandon(row, "malformed row: a message needs a topic id and message bytes");
       return null;
     }
-    const key = getSubmitKey();
+    const key = await getSubmitKey();
     if (key === null) {
       reschedule(row, backoffMaxMs, "key store sealed: no master key to open the ledger submit key");
       return null;
@@ -386,7 +418,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         metrics.ledgerError("unknown");
         health.down(outcome.error);
         // Nothing left: the attempt is taken back, so `attempts` counts only submissions that may have reached a node.
-        const left = journal.takeBack(current, attempts);
+        const left = await journal.takeBack(current, attempts);
         // Back at 0: the next try comes no later than the moment the check above abandons it.
         const untilCutoff = windowEnd(current) - SUBMIT_MARGIN_MS - now();
         const delay = left === 0 ? Math.min(backoff(health.failures), Math.max(0, untilCutoff + 1)) : retryBeforeCutoff(backoff(health.failures), untilCutoff);
@@ -396,25 +428,25 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   };
 
   // ---- provisioning: topics and key announcements -------------------------------------
-  const provision = () => {
-    const wanting = journal.organisationsWantingTopic();
+  const provision = async () => {
+    const wanting = await journal.organisationsWantingTopic();
     if (wanting.length === 0) return;
-    if (getSubmitKey() === null) {
+    if ((await getSubmitKey()) === null) {
       errors.warn("sealed", "key store sealed: organisation topics cannot be created until the master key is available", { organisations: wanting.length });
       return;
     }
     for (const orgId of wanting) {
-      const row = journal.queueTopicCreate(orgId);
+      const row = await journal.queueTopicCreate(orgId);
       if (row !== null) event("queued", row);
     }
   };
 
   /** Organisations with a topic whose current key has no live announcement get one (topics that predate announcements, a new key). */
-  const announce = () => {
-    for (const orgId of journal.organisationsWantingAnnouncement()) {
-      const a = announcementFor(orgId);
+  const announce = async () => {
+    for (const orgId of await journal.organisationsWantingAnnouncement()) {
+      const a = await announcementFor(orgId);
       if (a === null) continue;
-      const row = journal.queueAnnouncement(orgId, a);
+      const row = await journal.queueAnnouncement(orgId, a);
       if (row !== null) event("queued", row, { topicId: row.topicId });
     }
   };
@@ -433,11 +465,11 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const reading = new Set<Promise<void>>();
   const LISTING_LIMIT = 100;
 
-  const confirmListed = (topicId: string, m: TopicMessage): Promise<void> | null => {
-    if (m.transactionId === null) return null;
-    const row = journal.unfinishedMessage(m.transactionId);
-    if (row === null || row.topicId !== topicId || m.payerAccountId !== parseTransactionId(row.transactionId).account) return null;
-    if (!Buffer.from(row.message!).equals(Buffer.from(m.message))) return null;
+  const confirmListed = async (topicId: string, m: TopicMessage): Promise<void> => {
+    if (m.transactionId === null) return;
+    const row = await journal.unfinishedMessage(m.transactionId);
+    if (row === null || row.topicId !== topicId || m.payerAccountId !== parseTransactionId(row.transactionId).account) return;
+    if (!Buffer.from(row.message!).equals(Buffer.from(m.message))) return;
     return toAnchoredMessage(row, { sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, runningHash: m.runningHash });
   };
 
@@ -451,21 +483,16 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       watches.failed(topicId, now(), backoff);
       return;
     }
-    const changes: Promise<void>[] = [];
-    for (const m of got.value) {
-      const p = confirmListed(topicId, m);
-      if (p !== null) changes.push(p);
-    }
-    await Promise.all(changes);
+    await Promise.all(got.value.map((m) => confirmListed(topicId, m)));
     const last = got.value.at(-1)?.sequenceNumber ?? null;
     watches.read(topicId, last, got.value.length === LISTING_LIMIT, now());
   };
 
-  const readTopics = (): Promise<void>[] => {
+  const readTopics = async (): Promise<Promise<void>[]> => {
     if (listing === null) return [];
     if (!watchesLoaded) {
       watchesLoaded = true;
-      for (const t of journal.topicsAwaitingConfirmation()) watches.watch(t.topicId, t.validStartMs, now());
+      for (const t of await journal.topicsAwaitingConfirmation()) watches.watch(t.topicId, t.validStartMs, now());
     }
     return watches.due(now()).map(({ topicId, from }) => {
       const p = readTopic(topicId, from)
@@ -509,25 +536,36 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
    * every COUNTS_EVERY_MS on the timer's passes (on every `runOnce`): counting the unfinished rows
    * and finding the oldest pending one read the whole backlog, on every pass (issue 17).
    */
-  const pass = (fresh: boolean): { steps: Promise<void>[]; reads: Promise<void>[] } => {
-    journal.flush();
+  const pass = async (fresh: boolean): Promise<{ steps: Promise<void>[]; reads: Promise<void>[] }> => {
+    const t = performance.now();
+    if (!active()) {
+      // Another node leads: count the queue for this node's back-pressure, nothing else. The
+      // topics awaiting confirmation are read again when this node leads.
+      watchesLoaded = false;
+      if (fresh || t - countedAt >= COUNTS_EVERY_MS) {
+        pressure.observe(await journal.unfinished());
+        countedAt = t;
+      }
+      return { steps: [], reads: [] };
+    }
+    await journal.flush();
     // Rows backed off during an outage (up to a minute apart) would otherwise wait out their
     // backoff, and a record created during it could see its window close meanwhile.
-    if (health.takeRecovery()) journal.retryAllNow();
-    provision();
-    announce();
-    const t = performance.now();
+    if (health.takeRecovery()) await journal.retryAllNow();
+    await provision();
+    await announce();
     if (fresh || t - countedAt >= COUNTS_EVERY_MS) {
-      pressure.observe(journal.unfinished());
+      pressure.observe(await journal.unfinished());
       countedAt = t;
     }
-    const steps = journal.due(concurrency - inFlight.size, inFlight).map(startRow);
-    return { steps, reads: readTopics() };
+    const steps = (await journal.due(concurrency - inFlight.size, inFlight)).map(startRow);
+    return { steps, reads: await readTopics() };
   };
 
-  const nextDelay = (): number => {
-    journal.flush();
-    const rowAt = inFlight.size >= concurrency ? null : journal.nextDueAt();
+  const nextDelay = async (): Promise<number> => {
+    if (!active()) return Math.min(idlePollMs, COUNTS_EVERY_MS * 2);
+    await journal.flush();
+    const rowAt = inFlight.size >= concurrency ? null : await journal.nextDueAt();
     const readAt = watches.nextAt();
     const at = rowAt === null ? readAt : readAt === null ? rowAt : Math.min(rowAt, readAt);
     if (at === null) return idlePollMs;
@@ -535,10 +573,10 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   };
 
   /** A timer's pass: the delay to the next one. */
-  const tick = (): number => {
+  const tick = async (): Promise<number> => {
     try {
-      pass(false);
-      return nextDelay();
+      await pass(false);
+      return await nextDelay();
     } catch (e) {
       errors.warn("pass", "anchor loop pass failed; retrying", { error: e });
       return idlePollMs;
@@ -567,15 +605,15 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       await Promise.allSettled([...inFlight.values(), ...reading]);
       await health.settled();
       try {
-        journal.flush();
+        await journal.flush();
       } catch {
         /* storage closed or busy: the rows are simply due at once on the next start */
       }
     },
     async runOnce() {
-      const { steps, reads } = pass(true);
+      const { steps, reads } = await pass(true);
       await Promise.allSettled([...steps, ...reads]);
-      journal.flush();
+      await journal.flush();
       return steps.length;
     },
     async readiness() {

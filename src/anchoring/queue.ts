@@ -80,7 +80,7 @@ interface MessageFields {
  * topic creation. Due at `nextAttemptAt` (default `now`).
  */
 /** The `pending` row of a new transaction, as the loop expects it. */
-function pendingValues(
+export function pendingValues(
   id: NewTransaction,
   row: {
     readonly kind: TransactionKind;
@@ -119,7 +119,7 @@ function insertPending(tx: Writer, id: NewTransaction, row: Parameters<typeof pe
 }
 
 /** What `insertPendingMessage` refuses before anything is written. */
-function checkLength(message: Uint8Array): void {
+export function checkLength(message: Uint8Array): void {
   if (message.length === 0 || message.length > 1024) throw new TypeError("a ledger message must be 1 to 1024 bytes");
 }
 
@@ -194,7 +194,7 @@ export function topicRequeueDelay(n: number): number {
 }
 
 /** Rows abandoned without reaching a node (every submission `unsent`) do not count towards a re-queue's backoff. */
-const REACHED_A_NODE = sql`NOT (${ledgerTransactions.attempts} = 0 AND ${ledgerTransactions.signedBytes} IS NOT NULL)`;
+export const REACHED_A_NODE = sql`NOT (${ledgerTransactions.attempts} = 0 AND ${ledgerTransactions.signedBytes} IS NOT NULL)`;
 
 const IMMEDIATE = { behavior: "immediate" } as const;
 
@@ -312,12 +312,50 @@ function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
 }
 
 /** What the mirror node confirmed of an anchored message. */
-type ConfirmedFields = { readonly sequenceNumber: number; readonly consensusAt: string; readonly runningHash: Uint8Array };
+export type ConfirmedFields = { readonly sequenceNumber: number; readonly consensusAt: string; readonly runningHash: Uint8Array };
 
 /** A state change's outcome: when it was made (the row's new `updated_at`), or null if the row had moved on. */
 export type Changed = number | null;
 
-export class AnchorJournal {
+/** A value now (SQLite) or later (PostgreSQL). */
+export type Maybe<T> = T | Promise<T>;
+
+/**
+ * The anchor loop's journal, on either engine: `AnchorJournal` below on the embedded SQLite
+ * (synchronous, group-committed), `PgAnchorJournal` (storage/pg-journal.ts) on PostgreSQL, where
+ * every change is fenced by the leader's epoch. The guarantees in this file's header hold for
+ * both; the loop awaits every answer.
+ */
+export interface Journal {
+  unfinished(): Maybe<QueueCounts>;
+  due(limit: number, busy: { readonly size: number; has(transactionId: string): boolean }): Maybe<LedgerTransactionRow[]>;
+  unfinishedMessage(transactionId: string): Maybe<LedgerTransactionRow | null>;
+  topicsAwaitingConfirmation(): Maybe<{ readonly topicId: string; readonly validStartMs: number }[]>;
+  nextDueAt(): Maybe<number | null>;
+  /** A hint, kept in memory and written at the next `flush`. */
+  reschedule(row: Pick<LedgerTransactionRow, "transactionId" | "state">, delayMs: number, lastError: string | null): void;
+  flush(): Maybe<void>;
+  retryAllNow(): Maybe<void>;
+  readonly grouped: {
+    beginAttempt(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): Promise<number | null>;
+    toAccepted(row: LedgerTransactionRow, pollMs: number): Promise<Changed>;
+    toAnchoredMessage(row: LedgerTransactionRow, confirmed: ConfirmedFields): Promise<Changed>;
+  };
+  takeBack(row: Pick<LedgerTransactionRow, "transactionId">, attempts: number): Maybe<number>;
+  toAnchoredTopic(
+    row: LedgerTransactionRow,
+    topicId: string,
+    consensusAt: string | null,
+    announcement?: KeyAnnouncement | null,
+  ): Maybe<{ readonly at: number; readonly announced: LedgerTransactionRow | null } | null>;
+  abandon(row: LedgerTransactionRow, reason: string): Maybe<{ readonly at: number; readonly requeued: string | null } | null>;
+  organisationsWantingTopic(): Maybe<string[]>;
+  queueTopicCreate(orgId: string): Maybe<LedgerTransactionRow | null>;
+  organisationsWantingAnnouncement(): Maybe<string[]>;
+  queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Maybe<LedgerTransactionRow | null>;
+}
+
+export class AnchorJournal implements Journal {
   private deferred: { id: string; state: string; at: number; t: number; lastError: string | null }[] = [];
   /**
    * Record messages `due` set aside (waiting for an announcement): due again at `at`, written with

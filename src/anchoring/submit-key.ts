@@ -15,6 +15,8 @@
 import { createHash } from "node:crypto";
 import { deriveSeedEncryptionKey, openSeed, sealSeed, type Algorithm, type SeedBinding } from "../crypto/index.ts";
 import type { Db } from "../storage/db.ts";
+import { metaRead, metaValue } from "../storage/meta.ts";
+import type { Store } from "../storage/store.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
 
 export const SUBMIT_KEY_META = "ledger_submit_key";
@@ -65,7 +67,34 @@ export function loadOrCreateSubmitKey(db: Db, masterKey: Uint8Array | null, gene
     row = read();
     if (row === null) throw new Error(`service_meta ${SUBMIT_KEY_META} vanished`);
   }
-  const stored = JSON.parse(row.value) as Stored;
+  return openStored(encryptionKey, row.value);
+}
+
+/**
+ * `loadOrCreateSubmitKey` over a store, on either engine (several nodes share one key: the first
+ * node's insert wins and every node opens the stored one). A key is generated only when none is
+ * stored yet.
+ */
+export async function loadOrCreateSubmitKeyIn(store: Store, masterKey: Uint8Array | null, generate: () => SubmitKeyPair): Promise<SubmitKeyPair | null> {
+  if (masterKey === null) return null;
+  const encryptionKey = deriveSeedEncryptionKey(masterKey);
+  let value = await store.read(metaRead(SUBMIT_KEY_META));
+  if (value === null) {
+    const fresh = generate();
+    const stored: Stored = {
+      version: 1,
+      algorithm: "ED25519",
+      publicKey: Buffer.from(fresh.publicKey).toString("hex"),
+      sealedSeed: Buffer.from(sealSeed(encryptionKey, fresh.privateKey, binding(fresh.publicKey))).toString("hex"),
+    };
+    fresh.privateKey.fill(0);
+    value = await store.write(metaValue(SUBMIT_KEY_META, () => JSON.stringify(stored)));
+  }
+  return openStored(encryptionKey, value);
+}
+
+function openStored(encryptionKey: Uint8Array, value: string): SubmitKeyPair {
+  const stored = JSON.parse(value) as Stored;
   if (stored.version !== 1 || stored.algorithm !== "ED25519") throw new Error(`unsupported ${SUBMIT_KEY_META} entry`);
   const publicKey = new Uint8Array(Buffer.from(stored.publicKey, "hex"));
   const privateKey = openSeed(encryptionKey, new Uint8Array(Buffer.from(stored.sealedSeed, "hex")), binding(publicKey));

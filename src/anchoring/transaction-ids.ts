@@ -33,7 +33,10 @@ export interface NewTransaction {
 export const LAST_VALID_START_SQL = "SELECT transaction_id AS id FROM ledger_transactions WHERE valid_start_ms = (SELECT max(valid_start_ms) FROM ledger_transactions)";
 
 export interface TransactionIdOptions {
-  readonly db: Db;
+  /** Where the last valid start handed out is read (SQLite), unless `lastValidStartNs` gives it. */
+  readonly db?: Db;
+  /** The last valid start any transaction in the journal has, in ns (read by the caller: PostgreSQL). */
+  readonly lastValidStartNs?: bigint;
   readonly clock: Clock;
   /** The account that pays, e.g. `0.0.2`. */
   readonly operator: string;
@@ -51,7 +54,11 @@ export interface TransactionIdOptions {
 
 /** The newest valid start in the journal, in ns (0 when it is empty). */
 function lastValidStartNs(db: Db): bigint {
-  const rows = db.$client.query(LAST_VALID_START_SQL).all() as { id: string }[];
+  return maxValidStartNs(db.$client.query(LAST_VALID_START_SQL).all() as { id: string }[]);
+}
+
+/** The latest valid start among these transaction ids, in ns (0 for none). */
+export function maxValidStartNs(rows: readonly { readonly id: string }[]): bigint {
   let max = 0n;
   for (const { id } of rows) {
     const m = /@(\d+)\.(\d+)$/.exec(id);
@@ -76,7 +83,8 @@ export function createTransactionIds(options: TransactionIdOptions): () => NewTr
   /** The smallest valid start in this node's lane at or after `ns`. */
   const inLane = (ns: bigint): bigint => ns + ((index - (ns % lanes) + lanes) % lanes);
   /** The last valid start handed out, in ns. */
-  let lastNs = lastValidStartNs(options.db);
+  if (options.lastValidStartNs === undefined && options.db === undefined) throw new TypeError("createTransactionIds needs db or lastValidStartNs");
+  let lastNs: bigint = options.lastValidStartNs ?? lastValidStartNs(options.db!);
   return () => {
     if (lane?.held !== undefined && !lane.held()) {
       throw new DomainError("SERVICE_UNAVAILABLE", "This node lost its place among the nodes sharing the ledger account; retry shortly.", undefined, 1);

@@ -8,9 +8,9 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Db } from "../storage/db.ts";
 import type { BackPressureCause } from "./back-pressure.ts";
-import type { Ledger } from "./ledger.ts";
-import type { TransactionKind } from "./queue.ts";
-import type { NewTransaction } from "./transaction-ids.ts";
+import type { Ledger, SubmitKeyPair } from "./ledger.ts";
+import type { Journal, Maybe, TransactionKind } from "./queue.ts";
+import type { NewTransaction, TransactionIdOptions } from "./transaction-ids.ts";
 
 export type { BackPressureCause, NewTransaction, TransactionKind };
 
@@ -62,14 +62,37 @@ export interface KeyAnnouncement {
 /**
  * Builds the announcement of organisation `orgId`'s current system key. Owned here, implemented
  * by records/ (the message format and the seal key are theirs) and wired by the composition root.
- * Implementations MUST be synchronous and MUST NOT be called inside a transaction (they may create
- * the seal key in one of their own). Null when it cannot be built yet (no seal key and no master
- * key to create one, or no such organisation): the loop asks again at its next pass.
+ * Implementations are called outside any transaction (they may create the seal key in one of
+ * their own): synchronous on the embedded SQLite, a promise on PostgreSQL. Null when it cannot be
+ * built yet (no seal key and no master key to create one, or no such organisation): the loop asks
+ * again at its next pass.
  */
-export type AnnouncementFor = (orgId: string) => KeyAnnouncement | null;
+export type AnnouncementFor = (orgId: string) => Maybe<KeyAnnouncement | null>;
+
+/**
+ * Where the loop keeps its journal, on either engine: `sqliteAnchorStorage` (anchorer.ts) over the
+ * data folder's database, or `postgresAnchorStorage` (storage/pg-journal.ts), whose journal
+ * fences every change with the leader's epoch.
+ */
+export interface AnchorStorage {
+  /** The journal the loop reads and writes through; `newTransactionId` names the rows it queues itself. */
+  journal(clock: Clock, newTransactionId: () => NewTransaction): Journal;
+  /** This node's transaction ids (never one another node hands out). */
+  transactionIds(options: Pick<TransactionIdOptions, "clock" | "operator" | "validSeconds" | "backdateMs">): () => NewTransaction;
+  /** The ledger submit key, opened; created on first use. Null while the key store is sealed. */
+  submitKey(masterKey: Uint8Array | null, generate: () => SubmitKeyPair): Maybe<SubmitKeyPair | null>;
+  /**
+   * Whether this node runs the loop now. Absent: always (one node). With several nodes only the
+   * leader does; the others only count the queue for back-pressure.
+   */
+  active?(): boolean;
+}
 
 export interface AnchoringOptions {
-  readonly db: Db;
+  /** The embedded SQLite database (one node), unless `storage` is given. */
+  readonly db?: Db;
+  /** Where the journal is, on either engine (default: `db`'s). */
+  readonly storage?: AnchorStorage;
   readonly clock: Clock;
   readonly log: Logger;
   readonly ledger: Ledger;
