@@ -6,21 +6,24 @@
 export { DATABASE_FILE, openCore, type Core, type CoreOptions } from "./core.ts";
 import { randomBytes } from "node:crypto";
 import type { Config } from "./config/index.ts";
-import { masterKeyOf, openCore, type Core } from "./core.ts";
+import { masterKeyOf, openCore, type AdminCore, type Core } from "./core.ts";
 import { createHttp, type AnyElysia, type Http } from "./http/server.ts";
 import type { Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
 import type { Db } from "./storage/db.ts";
 import { metaValue } from "./storage/meta.ts";
 import { createRateLimiter } from "./keys/rate-limit.ts";
-import { createAccess, type Access, type PublicAccess } from "./http/access.ts";
+import { createAccess, type Access, type AccessLimiter, type PublicAccess } from "./http/access.ts";
+import type { ReadinessCheck } from "./http/routes/health.ts";
+import type { Credentials } from "./keys/credentials.ts";
+import type { SqliteStore, Store } from "./storage/store.ts";
 import { VERSION, COMMIT } from "./version.ts";
-import type { AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
+import type { AnchorStorage, AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
 import { linksFromSettings, suggestedMirrorNodes } from "./anchoring/links.ts";
 import { loadAnchoring } from "./anchoring/load.ts";
 import { DomainError } from "./lib/errors.ts";
 import { createRecords, type Records } from "./records/service.ts";
-import { createWriteQueue, type WriteQueue } from "./records/write-queue.ts";
+import { createWriteQueue, type RecordWriter } from "./records/write-queue.ts";
 import { createKeyAnnouncements } from "./records/announcements.ts";
 import type { RecordLedger } from "./records/ledger.ts";
 import { recordsRoutes } from "./http/routes/v1-records.ts";
@@ -42,7 +45,15 @@ import { createEnrolments } from "./keys/persons.ts";
 import { createPersonApp } from "./persons/app.ts";
 import { createWebAuthn, relyingPartyOf } from "./persons/webauthn.ts";
 
-export interface App extends Core {
+/**
+ * What `serve` runs, on either engine: the HTTP surface and the services behind it. `App` is it on
+ * the embedded SQLite (with the core's database, for tests and tools); `ClusterApp` (cluster.ts)
+ * on PostgreSQL, one node of several.
+ */
+export interface ServiceApp {
+  readonly config: Config;
+  readonly instanceId: string;
+  readonly store: Store;
   readonly http: Http;
   /** Who may call which /v1 operation: credentials, rate limits, scopes (decisions §3). */
   readonly access: Access;
@@ -68,6 +79,12 @@ export interface App extends Core {
   readonly logRetention: LogRetention;
   /** What GET /metrics renders (docs/operations.md, "Metrics"). */
   readonly metrics: ServiceMetrics;
+  /** Closes everything, storage last. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface App extends Omit<Core, "anchoring">, ServiceApp {
+  readonly store: SqliteStore;
 }
 
 export interface AppOptions {
@@ -99,13 +116,58 @@ export interface AppOptions {
 
 export async function createApp(options: AppOptions): Promise<App> {
   const core = openCore(options);
+  const service = await assemble(
+    core,
+    {
+      anchoring: { db: core.db },
+      writes: createWriteQueue(core.db),
+      limiter: createRateLimiter({ clock: core.clock }),
+      storageCheck: () => storageWritable(core.db),
+      // Its group commits are written by a worker thread with its own connection (issue 17), so
+      // the inserts, the commit and its fsync never hold the event loop.
+      logWriterThread: { path: core.db.$client.filename },
+      close: () => core.close(),
+    },
+    options,
+  );
+  // Descriptors, not a spread: `anchoring` is a getter that throws until the ledger is up.
+  return Object.defineProperties({ ...core }, Object.getOwnPropertyDescriptors(service)) as unknown as App;
+}
+
+/** What differs between the engines when the service is assembled. */
+export interface EngineParts {
+  /** Where the anchor loop keeps its journal: the SQLite database, or another engine's storage. */
+  readonly anchoring: { readonly db: Db } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
+  /** Group commit on SQLite; the store itself on PostgreSQL. */
+  readonly writes: RecordWriter;
+  readonly limiter: AccessLimiter;
+  readonly storageCheck: ReadinessCheck;
+  /** SQLite: the verification log's writer thread opens this database file. */
+  readonly logWriterThread?: { readonly path: string };
+  /** More readiness checks (several nodes: the transaction-id lane). */
+  readonly readiness?: Readonly<Record<string, ReadinessCheck>>;
+  /** Closes the engine's parts and storage, after the services. */
+  close(): Promise<void>;
+}
+
+/** The core the services are assembled over, on either engine. */
+export interface ServiceCore extends AdminCore {
+  readonly credentials: Credentials;
+  readonly anchoring?: unknown;
+}
+
+/**
+ * The services and the HTTP surface over a core, on either engine: everything `serve` runs
+ * above storage, written once.
+ */
+export async function assemble(core: ServiceCore, engine: EngineParts, options: AppOptions): Promise<Omit<ServiceApp, "config" | "instanceId" | "store">> {
   let anchoring: AppAnchoring | null = null;
   // Made first: the anchor loop, access and the routes report into it. No backlog while the
   // ledger starts: the loop that counts it does not exist yet.
   const metrics = createServiceMetrics({
     version: VERSION,
     commit: COMMIT,
-    records: recordCounter(core.db),
+    records: recordCounter(core.store),
     backlog: () => anchoring?.backlog() ?? { pending: 0, accepted: 0 },
   });
   // Loaded here, not at the top, and only after the caller has had its turn (serve listens in
@@ -113,11 +175,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   const anchoringStarted = loadAnchoring().then(({ startAnchoring }) =>
     startAnchoring({
       config: core.config,
-      db: core.db,
+      ...engine.anchoring,
       clock: core.clock,
       log: options.log,
       masterKey: masterKeyOf(core),
-      announcementFor: createKeyAnnouncements({ db: core.db, signer: core.signer, clock: core.clock }),
+      announcementFor: createKeyAnnouncements({ store: core.store, signer: core.signer, clock: core.clock }),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
     }),
@@ -149,24 +211,28 @@ export async function createApp(options: AppOptions): Promise<App> {
   const access = createAccess({
     config: core.config,
     credentials: core.credentials,
-    limiter: createRateLimiter({ clock: core.clock }),
+    limiter: engine.limiter,
     metrics: metrics.access,
   });
   // One group-commit queue for every write on a request's path: records, and the person application's.
-  const writes = createWriteQueue(core.db);
+  const writes = engine.writes;
   const records = createRecords({ store: core.store, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl, writes });
   const verifier = createVerifier({
-    db: core.db,
+    store: core.store,
     signer: core.signer,
     clock: core.clock,
     links,
     ...(options.verificationMemo === false ? { memo: false as const } : {}),
   });
-  // Authenticates verification-log cursors; made once per installation, never leaves the database.
-  const cursorKey = Buffer.from(core.store.writeSync(metaValue("cursor_key", () => randomBytes(32).toString("hex"))), "hex");
-  // Its group commits are written by a worker thread with its own connection (issue 17), so the
-  // inserts, the commit and its fsync never hold the event loop.
-  const verificationLog = createVerificationLog({ db: core.db, clock: core.clock, cursorKey, writerThread: { path: core.db.$client.filename } });
+  // Authenticates verification-log cursors; made once per installation (shared by every node of
+  // a database), never leaves the database.
+  const cursorKey = Buffer.from(await core.store.write(metaValue("cursor_key", () => randomBytes(32).toString("hex"))), "hex");
+  const verificationLog = createVerificationLog({
+    store: core.store,
+    clock: core.clock,
+    cursorKey,
+    ...(engine.logWriterThread !== undefined ? { writerThread: engine.logWriterThread } : {}),
+  });
   const logRetention = createLogRetention({ store: core.store, clock: core.clock, log: options.log, days: core.config.logRetentionDays });
   logRetention.start();
   const routePlugins: AnyElysia[] = [
@@ -182,14 +248,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     log: options.log,
     version: `${VERSION} (${COMMIT})`,
     readiness: {
-      storage: () => storageWritable(core.db),
+      storage: engine.storageCheck,
+      ...engine.readiness,
       ledger: () => (anchoring !== null ? anchoring.readiness() : startFailure === null ? "ledger starting" : `ledger failed to start: ${startFailure}`),
     },
     plugins: [...routePlugins, ...(options.plugins ?? [])],
     metrics: metrics.http,
   });
+  let closing: Promise<void> | null = null;
   return {
-    ...core,
     http,
     access,
     get anchoring() {
@@ -201,20 +268,23 @@ export async function createApp(options: AppOptions): Promise<App> {
     verificationLog,
     logRetention,
     metrics,
-    async close() {
+    close() {
       // Retention's batch in progress and queued log rows first, then the loop (it may still store
       // an answer), then the ledger, then storage.
-      await logRetention.stop();
-      await verificationLog.close();
-      const settled = await anchoringStarted.catch(() => null);
-      await settled?.close();
-      await core.close();
+      closing ??= (async () => {
+        await logRetention.stop();
+        await verificationLog.close();
+        const settled = await anchoringStarted.catch(() => null);
+        await settled?.close();
+        await engine.close();
+      })();
+      return closing;
     },
   };
 }
 
 /** The person application's JSON endpoints (decisions §10, docs/persons.md). */
-function personRoutes(core: Core, access: PublicAccess, records: Records, ledger: RecordLedger, writes: WriteQueue, options: AppOptions): AnyElysia[] {
+function personRoutes(core: ServiceCore, access: PublicAccess, records: Records, ledger: RecordLedger, writes: RecordWriter, options: AppOptions): AnyElysia[] {
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
   const enrolments = createEnrolments({ store: core.store, clock: core.clock });
   const webauthn = createWebAuthn(() => relyingPartyOf(publicUrl()));
@@ -223,7 +293,7 @@ function personRoutes(core: Core, access: PublicAccess, records: Records, ledger
 }
 
 /** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */
-function receiptsRoutes(core: Core, access: ReturnType<typeof createAccess>, options: AppOptions): AnyElysia[] {
+function receiptsRoutes(core: ServiceCore, access: ReturnType<typeof createAccess>, options: AppOptions): AnyElysia[] {
   const network = core.config.ledger.network;
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
   // For the embedded ledger the suggestion comes from its remembered addresses, a file: read at
@@ -234,7 +304,7 @@ function receiptsRoutes(core: Core, access: ReturnType<typeof createAccess>, opt
     if (suggested === null || now - suggested.at >= 1000 || now < suggested.at) suggested = { at: now, nodes: suggestedMirrorNodes(core.config) };
     return suggested.nodes;
   };
-  const receipts = createReceipts({ db: core.db, clock: core.clock, network, mirrorNodes });
+  const receipts = createReceipts({ store: core.store, clock: core.clock, network, mirrorNodes });
   const identity = createIdentity({ store: core.store, network, publicUrl });
   return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity })];
 }

@@ -18,6 +18,7 @@ import { MASTER_KEY_CHECK, metaRead, metaValue } from "./storage/meta.ts";
 import { sqliteStore, type SqliteStore, type Store } from "./storage/store.ts";
 import { migrate, SchemaTooNewError } from "./storage/migrate.ts";
 import { OpsError } from "./lib/errors.ts";
+import type { PostgresStore } from "./storage/pg-store.ts";
 
 /**
  * What runs on either engine (docs/storage.md): organisations, API keys, persons and their audit
@@ -124,10 +125,10 @@ export function openCore(options: CoreOptions): Core {
 }
 
 /** The master key of each open core, for createApp's anchoring (the ledger submit key is sealed under it). */
-const masterKeys = new WeakMap<Core, Uint8Array | null>();
+const masterKeys = new WeakMap<AdminCore, Uint8Array | null>();
 
 /** The master key `core` opened (null while the key store is sealed). Only the composition root asks. */
-export function masterKeyOf(core: Core): Uint8Array | null {
+export function masterKeyOf(core: AdminCore): Uint8Array | null {
   return masterKeys.get(core) ?? null;
 }
 
@@ -179,12 +180,22 @@ function openKeyStore(remembered: string | null, config: Config, log: Logger, op
  * to start remembers its check value for the others.
  */
 export async function openAdminCore(options: CoreOptions): Promise<AdminCore> {
+  if (options.config.databaseUrl === null) return openCore(options);
+  return openPostgresCore(options, { connections: 2 });
+}
+
+/**
+ * The engine-neutral core on PostgreSQL (`DOCVERIFY_DATABASE_URL`): connected, migrated, the
+ * master key checked against the one the other nodes use. `connections`: the pool's size (the
+ * command line needs 2; `serve` more, cluster.ts).
+ */
+export async function openPostgresCore(options: CoreOptions, pool: { readonly connections: number }): Promise<AdminCore & { readonly store: PostgresStore }> {
   const { config, log } = options;
-  if (config.databaseUrl === null) return openCore(options);
+  if (config.databaseUrl === null) throw new TypeError("openPostgresCore needs DOCVERIFY_DATABASE_URL");
   const clock = options.clock ?? systemClock;
   const { postgresStore } = await import("./storage/pg-store.ts");
   const { migratePostgres } = await import("./storage/pg-migrate.ts");
-  const store = postgresStore(config.databaseUrl, { max: 2 });
+  const store = postgresStore(config.databaseUrl, { max: pool.connections });
   try {
     const { applied } = await migratePostgres(store);
     if (applied > 0) log.info("storage migrated", { applied, database: config.databaseUrlRedacted });
@@ -202,7 +213,7 @@ export async function openAdminCore(options: CoreOptions): Promise<AdminCore> {
     }
     const signer = createSigner({ masterKey });
     let closed = false;
-    return {
+    const core = {
       config,
       store,
       instanceId,
@@ -216,6 +227,8 @@ export async function openAdminCore(options: CoreOptions): Promise<AdminCore> {
         await store.close();
       },
     };
+    masterKeys.set(core, masterKey);
+    return core;
   } catch (e) {
     await store.close();
     if (e instanceof SchemaTooNewError) throw e;

@@ -5,7 +5,7 @@
  * nothing acknowledged is cut off half-written.
  */
 import { existsSync } from "node:fs";
-import { createApp, type App } from "./app.ts";
+import { createApp, type AppOptions, type ServiceApp } from "./app.ts";
 import { ConfigError, type Config } from "./config/index.ts";
 import type { AnyElysia } from "./http/server.ts";
 import type { Logger } from "./lib/log.ts";
@@ -17,7 +17,7 @@ import { VERSION, COMMIT } from "./version.ts";
 export const DRAIN_MS = 10_000;
 
 export interface Running {
-  readonly app: App;
+  readonly app: ServiceApp;
   readonly url: string;
   readonly port: number;
   /**
@@ -51,13 +51,15 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
 
   // One serve per data folder, on every network (decisions §11): taken before anything in the
   // folder is opened, held until everything is closed; the kernel drops it if the process dies.
+  // With several nodes on PostgreSQL each node still has a data folder of its own (its master
+  // key file, its logs).
   const lock = lockDataFolder(config.dataDir);
 
   // With no DOCVERIFY_PUBLIC_URL, verify links use the address actually bound (port 0 picks one).
   let publicUrl = config.publicUrl;
-  let app: App;
+  let app: ServiceApp;
   try {
-    app = await createApp({ config, log, plugins: extra.plugins, publicUrl: () => publicUrl });
+    app = await createService({ config, log, plugins: extra.plugins, publicUrl: () => publicUrl });
   } catch (e) {
     lock.release();
     throw e;
@@ -102,6 +104,7 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     url,
     publicUrl,
     dataDir: config.dataDir,
+    ...(config.databaseUrl !== null ? { database: config.databaseUrlRedacted } : {}),
     node: config.nodeName,
     instanceId: app.instanceId,
     ledgerNetwork: config.ledger.network,
@@ -157,4 +160,14 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     },
   };
   return running;
+}
+
+/**
+ * The service on the engine the settings name: the embedded SQLite (app.ts), or one node of
+ * several on PostgreSQL (cluster.ts, loaded only then).
+ */
+export async function createService(options: AppOptions): Promise<ServiceApp> {
+  if (options.config.databaseUrl === null) return createApp(options);
+  const { createClusterApp } = await import("./cluster.ts");
+  return createClusterApp(options);
 }

@@ -9,11 +9,11 @@ import type { Config } from "../config/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Db } from "../storage/db.ts";
-import { createAnchoring, type AnchorMetrics, type Anchoring, type AnnouncementFor } from "./anchorer.ts";
+import { createAnchoring, type AnchorMetrics, type Anchoring, type AnchorStorage, type AnnouncementFor } from "./anchorer.ts";
 import { openLedger } from "./setup.ts";
 
 export { insertPendingMessage, queueSummary } from "./queue.ts";
-export type { AnchorMetrics, AnchorQueue, Anchoring, AnnouncementFor, BackPressureCause, KeyAnnouncement, LedgerErrorKind, LedgerLinks } from "./types.ts";
+export type { AnchorMetrics, AnchorQueue, Anchoring, AnchorStorage, AnnouncementFor, BackPressureCause, KeyAnnouncement, LedgerErrorKind, LedgerLinks } from "./types.ts";
 
 export interface AppAnchoring extends Anchoring {
   /** Where the ledger is, for the startup line. */
@@ -23,7 +23,11 @@ export interface AppAnchoring extends Anchoring {
 
 export async function startAnchoring(options: {
   readonly config: Config;
-  readonly db: Db;
+  /** The embedded SQLite's journal, unless `storage` names another (PostgreSQL: anchoring/pg-journal.ts). */
+  readonly db?: Db;
+  readonly storage?: AnchorStorage;
+  /** The loop's pass when nothing wakes it (default 1 s). Several nodes: records created on other nodes wake nothing here. */
+  readonly idlePollMs?: number;
   readonly clock: Clock;
   readonly log: Logger;
   readonly masterKey: Uint8Array | null;
@@ -41,7 +45,8 @@ export async function startAnchoring(options: {
   const { config, log } = options;
   const setup = await openLedger({ config, log, clock: options.clock, ...(options.ledgerWorkerEntry ? { ledgerWorkerEntry: options.ledgerWorkerEntry } : {}) });
   const anchoring = createAnchoring({
-    db: options.db,
+    ...(options.storage !== undefined ? { storage: options.storage } : { db: options.db! }),
+    ...(options.idlePollMs !== undefined ? { idlePollMs: options.idlePollMs } : {}),
     clock: options.clock,
     log,
     ledger: setup.ledger,

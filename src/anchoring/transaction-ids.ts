@@ -79,9 +79,11 @@ export function createTransactionIds(options: TransactionIdOptions): () => NewTr
     throw new TypeError(`lane must be 0 to lanes - 1 of 1 to 1000000 lanes, got ${lane.index} of ${lane.lanes}`);
   }
   const lanes = BigInt(lane?.lanes ?? 1);
-  const index = BigInt(lane?.index ?? 0);
-  /** The smallest valid start in this node's lane at or after `ns`. */
-  const inLane = (ns: bigint): bigint => ns + ((index - (ns % lanes) + lanes) % lanes);
+  /** The smallest valid start in this node's lane at or after `ns` (read at each id: a node that lost its lane claims another). */
+  const inLane = (ns: bigint): bigint => {
+    const index = BigInt(lane?.index ?? 0);
+    return ns + ((index - (ns % lanes) + lanes) % lanes);
+  };
   /** The last valid start handed out, in ns. */
   if (options.lastValidStartNs === undefined && options.db === undefined) throw new TypeError("createTransactionIds needs db or lastValidStartNs");
   let lastNs: bigint = options.lastValidStartNs ?? lastValidStartNs(options.db!);

@@ -9,8 +9,9 @@ import type { Config } from "../config/index.ts";
 import { anyContains, ipv6Slash64, parseIp } from "../lib/cidr.ts";
 import { DomainError } from "../lib/errors.ts";
 import { keyPrefix } from "../keys/api-key.ts";
-import type { Credentials } from "../keys/credentials.ts";
-import type { Limit, RateDecision, RateLimiter } from "../keys/rate-limit.ts";
+import type { AuthenticatedKey } from "../keys/credentials.ts";
+import type { Limit, RateDecision } from "../keys/rate-limit.ts";
+import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
 import { requestMeta, setResponseHeaders } from "./server.ts";
 import type { Organisation } from "../keys/organisations.ts";
 
@@ -32,7 +33,7 @@ export interface Access {
    * Admits the request to `operation` or throws the DomainError that answers it. Synchronous:
    * call it before reading the body, so refusals never wait for (or spend memory on) a body.
    */
-  admit(request: Request, operation: Operation): Caller;
+  admit(request: Request, operation: Operation): Maybe<Caller>;
 }
 
 export interface PublicAccess {
@@ -41,7 +42,7 @@ export interface PublicAccess {
    * credential and no Origin rule (they are fetched by browsers and by anyone), only the client
    * IP's anonymous budget, shared with anonymous verification. Throws RATE_LIMITED.
    */
-  admitPublic(request: Request): void;
+  admitPublic(request: Request): Maybe<void>;
 }
 
 /** What access reports for monitoring (/metrics). Implementations MUST be cheap and MUST NOT throw. */
@@ -121,10 +122,23 @@ export function clientBucket(ip: string): string {
   return `ip:${ipv6Slash64(parsed.value)}`;
 }
 
+/**
+ * The rate limiter access spends from: this node's own (synchronous), or, with several nodes, the
+ * buckets they share (keys/cluster-rate-limit.ts: a promise when it must ask the database).
+ */
+export interface AccessLimiter {
+  take(limits: readonly Limit[]): Maybe<RateDecision>;
+  peek(limits: readonly Limit[]): RateDecision;
+}
+
+/**
+ * Access is written once for both engines: each answer it needs (a key's authentication, a rate
+ * decision) may be a promise; on the embedded SQLite none is, and `admit` answers synchronously.
+ */
 export function createAccess(deps: {
   config: Pick<Config, "rateLimit" | "trustedProxies">;
-  credentials: Credentials;
-  limiter: RateLimiter;
+  credentials: { authenticateAny(presented: string): Maybe<AuthenticatedKey | null> };
+  limiter: AccessLimiter;
   metrics?: AccessMetrics;
 }): Access & PublicAccess {
   const { config, credentials, limiter } = deps;
@@ -146,8 +160,8 @@ export function createAccess(deps: {
   }
 
   /** A refusal before any credential is accepted: spends the client IP's budget (or 429s). */
-  function refuseUnauthenticated(request: Request, ipLimit: Limit): never {
-    const decision = limiter.take([ipLimit]);
+  function* refuseUnauthenticated(request: Request, ipLimit: Limit): Generator<unknown, never, unknown> {
+    const decision = yield* settled(limiter.take([ipLimit]));
     report(request, decision);
     if (!decision.allowed) throw rateLimited(decision);
     throw unauthenticated();
@@ -161,10 +175,19 @@ export function createAccess(deps: {
   return {
     admitPublic(request) {
       const decision = limiter.take([clientLimit(request).ipLimit]);
-      report(request, decision);
-      if (!decision.allowed) throw rateLimited(decision);
+      const settle = (d: RateDecision) => {
+        report(request, d);
+        if (!d.allowed) throw rateLimited(d);
+      };
+      return decision instanceof Promise ? decision.then(settle) : settle(decision);
     },
     admit(request, operation) {
+      return runMaybe(admitting(request, operation));
+    },
+  };
+
+  function* admitting(request: Request, operation: Operation): Generator<unknown, Caller, unknown> {
+    {
       const rule = RULES[operation];
       const { ip, ipLimit } = clientLimit(request);
 
@@ -176,8 +199,8 @@ export function createAccess(deps: {
 
       const authorization = request.headers.get("authorization");
       if (authorization === null) {
-        if (!rule.anonymous) refuseUnauthenticated(request, ipLimit);
-        const decision = limiter.take([ipLimit]);
+        if (!rule.anonymous) yield* refuseUnauthenticated(request, ipLimit);
+        const decision = yield* settled(limiter.take([ipLimit]));
         report(request, decision);
         if (!decision.allowed) throw rateLimited(decision);
         return { tier: "public", clientIp: ip };
@@ -186,8 +209,8 @@ export function createAccess(deps: {
       // Bun joins repeated headers with ", ": a comma means more than one Authorization header
       // (a key never contains one). Only the Bearer scheme (case-insensitive, RFC 9110) is accepted.
       const m = /^bearer +([^\s,]+) *$/i.exec(authorization);
-      const key = m === null ? null : credentials.authenticate(m[1]!);
-      if (key === null) refuseUnauthenticated(request, ipLimit);
+      const key = m === null ? null : yield* settled(credentials.authenticateAny(m[1]!));
+      if (key === null) return yield* refuseUnauthenticated(request, ipLimit);
 
       requestMeta(request).keyPrefix = keyPrefix(key);
       const org = key.org;
@@ -198,7 +221,7 @@ export function createAccess(deps: {
             { bucket: `org:${org.id}`, perMinute: rateLimit.org },
           ]
         : [{ bucket: `key:${key.keyId}`, perMinute: rateLimit.anonymous }];
-      const decision = limiter.take(limits);
+      const decision = yield* settled(limiter.take(limits));
       report(request, decision);
       if (!decision.allowed) throw rateLimited(decision);
 
@@ -220,6 +243,6 @@ export function createAccess(deps: {
         }
       }
       return { tier: "organisation", clientIp: ip, key: { keyId: key.keyId, environment: key.environment, scopes: key.scopes }, org };
-    },
-  };
+    }
+  }
 }

@@ -133,6 +133,10 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
       if (sync === null) throw new Error("credentials: authenticate is synchronous on SQLite only; use authenticateAsync");
       return sync.readSync(() => check(presented));
     },
+    /** `authenticate` on either engine: synchronous on the embedded SQLite, a promise on PostgreSQL. */
+    authenticateAny(presented: string): AuthenticatedKey | null | Promise<AuthenticatedKey | null> {
+      return sync !== null ? sync.readSync(() => check(presented)) : store.read(() => check(presented));
+    },
     /** `authenticate` on either engine. */
     authenticateAsync(presented: string): Promise<AuthenticatedKey | null> {
       return store.read(() => check(presented));

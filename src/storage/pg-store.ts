@@ -5,8 +5,29 @@
  */
 import { SQL as BunSQL } from "bun";
 import { drizzle as drizzlePg } from "drizzle-orm/bun-sql";
+import { DomainError } from "../lib/errors.ts";
 import * as pgSchema from "./pg-schema.ts";
 import { databaseError, StatementStep, type Op, type StepMode, type Store, type StoreDb } from "./store.ts";
+
+/**
+ * The database is not there (refused, closed, timed out, shutting down or starting up): what a
+ * caller is told as 503 with Retry-After, never an internal error. Bun.SQL reconnects by itself
+ * once the server answers again, so a node recovers without a restart.
+ */
+export function isUnavailable(e: unknown): boolean {
+  if (e === null || typeof e !== "object") return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string" && /^ERR_POSTGRES_(CONNECTION_(REFUSED|CLOSED|TIMEOUT)|IDLE_TIMEOUT|LIFETIME_TIMEOUT)$/.test(code)) return true;
+  const state = sqlState(e);
+  return state !== null && (state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03" || state === "53300");
+}
+
+/** What a failed operation rejects with: the database's own error, or 503 when the database is not there. */
+function outward(e: unknown): unknown {
+  const error = databaseError(e);
+  if (!isUnavailable(error)) return error;
+  return new DomainError("SERVICE_UNAVAILABLE", "The database is not answering; retry shortly.", undefined, 2);
+}
 
 /** SQLSTATEs after which a transaction is run again from the start. */
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
@@ -76,14 +97,14 @@ export function postgresStore(url: string, options: { readonly max?: number } = 
     client,
     db,
     read(body) {
-      return driveAsync(body(db, pgSchema), client).catch((e: unknown) => Promise.reject(databaseError(e)));
+      return driveAsync(body(db, pgSchema), client).catch((e: unknown) => Promise.reject(outward(e)));
     },
     async write(body) {
       for (let attempt = 1; ; attempt++) {
         try {
           return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema), connectionOf(tx)), { isolationLevel: "serializable" });
         } catch (e) {
-          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw databaseError(e);
+          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw outward(e);
           // Another transaction touched the same rows: wait a little (jittered, growing) and run
           // the whole operation again on what is now committed.
           await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));

@@ -33,8 +33,8 @@ export interface ReceiptPageDeps {
 export function receiptPage(deps: ReceiptPageDeps) {
   return new Elysia({ name: "receipt-page" }).get(
     "/verify-receipt",
-    ({ request }) => {
-      deps.access.admitPublic(request);
+    async ({ request }) => {
+      await deps.access.admitPublic(request);
       return htmlResponse(200, PAGE, RECEIPT_PAGE_CSP);
     },
     {

@@ -11,6 +11,7 @@
  * then the resource. Nothing here reads or writes /v1 credentials.
  */
 import { Elysia, t } from "elysia";
+import type { Maybe } from "../../lib/maybe.ts";
 import { DomainError } from "../../lib/errors.ts";
 import { personView, type PersonApp } from "../../persons/app.ts";
 import { parseRevokeRequest } from "../../records/validate.ts";
@@ -120,7 +121,7 @@ export function appRoutes(deps: AppRoutesDeps) {
    * spend none of the client IP's anonymous budget: a session takes a passkey, and colleagues
    * behind one address must not exhaust each other's signing.
    */
-  function admit(request: Request, needs: "session" | "nothing" = "nothing"): void {
+  function admit(request: Request, needs: "session" | "nothing" = "nothing"): Maybe<void> {
     if (request.method !== "GET" && request.method !== "HEAD") {
       const sent = request.headers.get("origin");
       if (sent !== origin()) {
@@ -132,7 +133,7 @@ export function appRoutes(deps: AppRoutesDeps) {
         );
       }
     }
-    if (needs === "nothing") access.admitPublic(request);
+    if (needs === "nothing") return access.admitPublic(request);
   }
 
   const body = (request: Request) => readJsonObject(request, APP_BODY_LIMIT);
@@ -143,7 +144,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .post(
       "/app/enrol/:token/options",
       async ({ request, params }) => {
-        admit(request);
+        await admit(request);
         await body(request);
         return jsonResponse(200, await app.enrolOptions(params.token), noStore);
       },
@@ -152,7 +153,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .post(
       "/app/enrol/:token",
       async ({ request, params }) => {
-        admit(request);
+        await admit(request);
         const answer = await body(request);
         const enrolled = await app.enrol(params.token, answer);
         return jsonResponse(
@@ -166,7 +167,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .post(
       "/app/session/options",
       async ({ request }) => {
-        admit(request);
+        await admit(request);
         await body(request);
         return jsonResponse(200, await app.sessionOptions(), noStore);
       },
@@ -175,7 +176,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .post(
       "/app/session",
       async ({ request }) => {
-        admit(request);
+        await admit(request);
         const { person, sessionToken } = await app.signIn(await body(request));
         return jsonResponse(200, { person: personView(person) }, { ...noStore, "set-cookie": cookie(sessionToken) });
       },
@@ -184,7 +185,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .get(
       "/app/session",
       async ({ request }) => {
-        admit(request, "session");
+        await admit(request, "session");
         return jsonResponse(200, { person: personView(await signedIn(request)) }, noStore);
       },
       { ...doc("getSession", "Who is signed in", SESSION_NOTE, { security: SESSION }), response: { 200: t.Object({ person: AppPerson }, { title: "SignedIn" }), ...errorResponses(401, 500) } },
@@ -192,7 +193,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .delete(
       "/app/session",
       async ({ request }) => {
-        admit(request, "session");
+        await admit(request, "session");
         await app.signOut(sessionCookie(request));
         return new Response(null, { status: 204, headers: { ...noStore, "set-cookie": clearCookie() } });
       },
@@ -201,7 +202,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .post(
       "/app/signatures/options",
       async ({ request }) => {
-        admit(request, "session");
+        await admit(request, "session");
         const person = await signedIn(request);
         return jsonResponse(200, await app.signatureOptions(person, await body(request)), noStore);
       },
@@ -210,7 +211,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .post(
       "/app/signatures",
       async ({ request }) => {
-        admit(request, "session");
+        await admit(request, "session");
         const person = await signedIn(request);
         const { created, record } = await app.sign(person, await body(request));
         return jsonResponse(created ? 201 : 200, { ...record, signerName: person.name }, noStore);
@@ -220,7 +221,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .get(
       "/app/records",
       async ({ request }) => {
-        admit(request, "session");
+        await admit(request, "session");
         return jsonResponse(200, { records: await app.records(await signedIn(request)) }, noStore);
       },
       { ...doc("listPersonRecords", "The signed-in person's records, newest first (at most 100)", SESSION_NOTE, { security: SESSION }), response: { 200: t.Object({ records: t.Array(ListedRecord) }, { title: "PersonRecords" }), ...errorResponses(401, 500) } },
@@ -228,7 +229,7 @@ export function appRoutes(deps: AppRoutesDeps) {
     .post(
       "/app/records/:recordId/revoke",
       async ({ request, params }) => {
-        admit(request, "session");
+        await admit(request, "session");
         const person = await signedIn(request);
         const { reason } = parseRevokeRequest(await body(request));
         return jsonResponse(200, await app.revoke(person, params.recordId, reason), noStore);

@@ -86,7 +86,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
     .post(
       "/v1/records",
       async ({ request }) => {
-        const org = organisationOf(access.admit(request, "records.create"));
+        const org = organisationOf(await access.admit(request, "records.create"));
         // Read with the credential, per request: a suspension applies to the next request.
         assertMayCreateRecords(org);
         const input = parseRecordRequest(await readJsonObject(request, RECORD_BODY_LIMIT));
@@ -121,7 +121,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
       "/v1/records/:recordId/revoke",
       async ({ request, params }) => {
         // A suspended organisation still revokes: that is how it protects verifiers (decisions §3).
-        const orgId = organisationOf(access.admit(request, "records.revoke")).id;
+        const orgId = organisationOf(await access.admit(request, "records.revoke")).id;
         const { reason } = parseRevokeRequest(await readJsonObject(request, REVOKE_BODY_LIMIT));
         // A malformed id is answered like an unknown one, after body validation (decisions §3).
         const result = await records.revoke(orgId, params.recordId, reason);

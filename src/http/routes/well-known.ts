@@ -50,7 +50,7 @@ export function wellKnownRoutes(deps: WellKnownDeps) {
   return new Elysia({ name: "well-known" }).get(
     WELL_KNOWN_PATH,
     async ({ request }) => {
-      deps.access.admitPublic(request);
+      await deps.access.admitPublic(request);
       return jsonResponse(200, await deps.identity());
     },
     {

@@ -1,0 +1,428 @@
+/**
+ * The anchor journal on PostgreSQL (decisions §12): the same rows, states and guarantees as
+ * `AnchorJournal` (queue.ts, whose header is the contract), for several nodes sharing one
+ * database, of which only the anchor loop's leader writes the queue.
+ *
+ * Differences from the SQLite journal, and why:
+ * - **Every change is fenced** (storage/pg-cluster.ts `fencedWrite`): its transaction reads the
+ *   leader row FOR SHARE and refuses unless this node's epoch is still the leader's. A node that
+ *   lost the lead (killed and replaced, paused past the stale window, cut off) changes nothing,
+ *   whatever it still believes; the refusal reaches the loop as a failed step, and the row stays
+ *   due for the new leader. Reads are not fenced: they change nothing.
+ * - **No group commit.** Each change is its own SERIALIZABLE transaction (run again on a
+ *   serialization failure by the store): PostgreSQL commits from many connections at once, and
+ *   there is no single write lock to share. `grouped` keeps its name and promise-based shape.
+ * - **Unique indexes refuse with `ON CONFLICT DO NOTHING`**, never a caught error: a failed
+ *   statement aborts a PostgreSQL transaction, where SQLite undoes only the statement.
+ * - Reschedules and set-aside rows are hints, as on SQLite; a node that does not lead drops them
+ *   (the leader looks at those rows on its own schedule).
+ */
+import { and, asc, count, eq, getTableColumns, inArray, isNotNull, min, ne, sql } from "drizzle-orm";
+import type { Clock } from "../lib/clock.ts";
+import type { PostgresStore } from "../storage/pg-store.ts";
+import { fencedWrite } from "../storage/pg-cluster.ts";
+import { q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
+import type { QueueCounts } from "./back-pressure.ts";
+import type { SubmitKeyPair } from "./ledger.ts";
+import {
+  ANNOUNCED,
+  checkLength,
+  pendingValues,
+  revocationRequeueDelay,
+  topicRequeueDelay,
+  WAITING_RECHECK_MS,
+  WANTING_ANNOUNCEMENT,
+  type Changed,
+  type ConfirmedFields,
+  type Journal,
+  type LedgerTransactionRow,
+  type TransactionState,
+} from "./queue.ts";
+import { loadOrCreateSubmitKeyIn } from "./submit-key.ts";
+import { createTransactionIds, LAST_VALID_START_SQL, maxValidStartNs, type NewTransaction } from "./transaction-ids.ts";
+import type { AnchorStorage, KeyAnnouncement } from "./types.ts";
+
+/** A change asked of a node that does not lead the anchor loop (now). */
+export class NotLeadingError extends Error {
+  override readonly name = "NotLeadingError";
+  constructor() {
+    super("this node does not lead the anchor loop");
+  }
+}
+
+type Row = LedgerTransactionRow;
+
+/** The row as the journal hands it on (the pg schema's row has the same columns and types). */
+const asRow = (r: unknown): Row => r as Row;
+
+/**
+ * The loop's storage on PostgreSQL: the fenced journal, transaction ids in this node's lane (the
+ * last valid start read once, now), and the submit key every node shares.
+ */
+export async function postgresAnchorStorage(
+  store: PostgresStore,
+  options: { readonly epoch: () => number | null; readonly lane: { readonly index: number; readonly lanes: number; held(): boolean } },
+): Promise<AnchorStorage> {
+  const last = await store.read(function* (db) {
+    return (yield* q(db.execute(sql.raw(LAST_VALID_START_SQL)))) as unknown as { id: string }[];
+  });
+  const lastValidStartNs = maxValidStartNs(last);
+  return {
+    journal: (clock, newTransactionId) => new PgAnchorJournal(store, clock, newTransactionId, options.epoch),
+    transactionIds: (o) => createTransactionIds({ ...o, lastValidStartNs, lane: options.lane }),
+    submitKey: (masterKey: Uint8Array | null, generate: () => SubmitKeyPair) => loadOrCreateSubmitKeyIn(store, masterKey, generate),
+    active: () => options.epoch() !== null,
+  };
+}
+
+export class PgAnchorJournal implements Journal {
+  private deferred: { id: string; state: string; at: number; t: number; lastError: string | null }[] = [];
+  private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
+
+  constructor(
+    private readonly store: PostgresStore,
+    private readonly clock: Clock,
+    private readonly newTransactionId: () => NewTransaction,
+    private readonly epoch: () => number | null,
+  ) {}
+
+  /** One fenced transaction: refused at once when this node does not lead. */
+  private change<T>(body: Body<T>): Promise<T> {
+    const epoch = this.epoch();
+    if (epoch === null) return Promise.reject(new NotLeadingError());
+    return fencedWrite(this.store, epoch, body);
+  }
+
+  // ---- reading the queue ---------------------------------------------------------------
+
+  async unfinished(): Promise<QueueCounts> {
+    await this.flush();
+    return this.store.read(function* (db, t) {
+      const lt = t.ledgerTransactions;
+      const byState = yield* q(db.select({ state: lt.state, n: count() }).from(lt).where(inArray(lt.state, ["pending", "accepted"])).groupBy(lt.state));
+      const [oldest] = yield* q(db.select({ at: min(lt.createdAt) }).from(lt).where(eq(lt.state, "pending")));
+      return {
+        pending: byState.find((r) => r.state === "pending")?.n ?? 0,
+        accepted: byState.find((r) => r.state === "accepted")?.n ?? 0,
+        oldestPendingAt: oldest?.at == null ? null : Number(oldest.at),
+      };
+    });
+  }
+
+  async due(limit: number, busy: { readonly size: number; has(transactionId: string): boolean }): Promise<Row[]> {
+    await this.flush();
+    if (limit <= 0) return [];
+    const now = this.clock.now();
+    const n = limit + busy.size;
+    const of = (state: TransactionState) =>
+      function* (db: StoreDb, t: Tables): Op<(Row & { ok: number })[]> {
+        const lt = t.ledgerTransactions;
+        const rows = yield* q(
+          db
+            .select({ ...getTableColumns(lt), ok: sql<number>`CASE WHEN ${sql.raw(ANNOUNCED)} THEN 1 ELSE 0 END`.mapWith(Number) })
+            .from(lt)
+            .where(and(eq(lt.state, state), sql`${lt.nextAttemptAt} <= ${now}`))
+            .orderBy(asc(lt.nextAttemptAt))
+            .limit(n),
+        );
+        return rows as unknown as (Row & { ok: number })[];
+      };
+    const [pending, accepted] = await this.store.read(function* (db, t) {
+      return [yield* of("pending")(db, t), yield* of("accepted")(db, t)] as const;
+    });
+    const candidates = [...pending, ...accepted]
+      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)
+      .slice(0, n)
+      .filter((r) => !busy.has(r.transactionId));
+    const rows: Row[] = [];
+    for (const c of candidates) {
+      if (rows.length >= limit) break;
+      const { ok, ...row } = c;
+      if (ok !== 1) {
+        this.setAside.push({ id: row.transactionId, orgId: row.orgId, seen: row.nextAttemptAt, at: now + WAITING_RECHECK_MS });
+        continue;
+      }
+      rows.push(asRow(row));
+    }
+    return rows;
+  }
+
+  unfinishedMessage(transactionId: string): Promise<Row | null> {
+    return this.store.read(function* (db, t) {
+      const [r] = yield* q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, transactionId)));
+      if (r === undefined || (r.state !== "pending" && r.state !== "accepted") || r.kind === "topic_create" || r.topicId === null || r.message === null) return null;
+      return asRow(r);
+    });
+  }
+
+  async topicsAwaitingConfirmation(): Promise<{ readonly topicId: string; readonly validStartMs: number }[]> {
+    await this.flush();
+    return this.store.read(function* (db, t) {
+      const lt = t.ledgerTransactions;
+      const rows = yield* q(
+        db
+          .select({ topicId: lt.topicId, validStartMs: min(lt.validStartMs) })
+          .from(lt)
+          .where(and(inArray(lt.state, ["pending", "accepted"]), ne(lt.kind, "topic_create"), isNotNull(lt.topicId), sql`(${lt.state} = 'accepted' OR ${lt.attempts} > 0)`))
+          .groupBy(lt.topicId),
+      );
+      return rows.map((r) => ({ topicId: r.topicId!, validStartMs: Number(r.validStartMs) }));
+    });
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    await this.flush();
+    return this.store.read(function* (db, t) {
+      const lt = t.ledgerTransactions;
+      const [r] = yield* q(db.select({ at: min(lt.nextAttemptAt) }).from(lt).where(inArray(lt.state, ["pending", "accepted"])));
+      return r?.at == null ? null : Number(r.at);
+    });
+  }
+
+  // ---- reschedules (batched hints) -----------------------------------------------------
+
+  reschedule(row: Pick<Row, "transactionId" | "state">, delayMs: number, lastError: string | null): void {
+    const t = this.clock.now();
+    this.deferred.push({ id: row.transactionId, state: row.state, at: t + Math.max(0, delayMs), t, lastError });
+  }
+
+  async flush(): Promise<void> {
+    if (this.deferred.length === 0 && this.setAside.length === 0) return;
+    const batch = this.deferred;
+    const aside = this.setAside;
+    this.deferred = [];
+    this.setAside = [];
+    // Hints only: a node that does not lead drops them; a failed write loses them (each row is
+    // then due at once, looked at sooner, never later).
+    if (this.epoch() === null) return;
+    await this.change(function* (tx, t) {
+      const lt = t.ledgerTransactions;
+      for (const d of batch) {
+        yield* q(
+          tx
+            .update(lt)
+            .set({ nextAttemptAt: d.at, updatedAt: d.t, lastError: sql`coalesce(${d.lastError}::text, ${lt.lastError})` })
+            .where(and(eq(lt.transactionId, d.id), eq(lt.state, d.state as TransactionState))),
+        );
+      }
+      for (const a of aside) {
+        yield* q(tx.update(lt).set({ nextAttemptAt: a.at }).where(and(eq(lt.transactionId, a.id), eq(lt.state, "pending"), eq(lt.nextAttemptAt, a.seen))));
+      }
+    });
+  }
+
+  async retryAllNow(): Promise<void> {
+    const now = this.clock.now();
+    await this.change(function* (tx, t) {
+      const lt = t.ledgerTransactions;
+      yield* q(tx.update(lt).set({ nextAttemptAt: now }).where(and(inArray(lt.state, ["pending", "accepted"]), sql`${lt.nextAttemptAt} > ${now}`)));
+    });
+  }
+
+  // ---- attempts and state changes --------------------------------------------------------
+
+  readonly grouped = {
+    beginAttempt: (row: Pick<Row, "transactionId">, bytes: Uint8Array): Promise<number | null> => {
+      const at = this.clock.now();
+      return this.change(function* (tx, t) {
+        const lt = t.ledgerTransactions;
+        const [cur] = yield* q(tx.select({ state: lt.state, signedBytes: lt.signedBytes, attempts: lt.attempts }).from(lt).where(eq(lt.transactionId, row.transactionId)));
+        if (cur === undefined || cur.state !== "pending") return null;
+        if (cur.signedBytes !== null && !Buffer.from(cur.signedBytes).equals(Buffer.from(bytes))) return null;
+        const attempts = cur.attempts + 1;
+        yield* q(tx.update(lt).set({ signedBytes: Buffer.from(bytes), attempts, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
+        return attempts;
+      });
+    },
+    toAccepted: (row: Row, pollMs: number): Promise<Changed> => {
+      const at = this.clock.now();
+      return this.change(function* (tx, t) {
+        const lt = t.ledgerTransactions;
+        const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
+        if (cur?.state !== "pending") return null;
+        yield* q(tx.update(lt).set({ state: "accepted", nextAttemptAt: at + pollMs, lastError: null, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
+        if (row.kind === "record_message") {
+          yield* q(tx.update(t.records).set({ anchorState: "accepted" }).where(and(recordOf(t, row), eq(t.records.anchorState, "pending"))));
+        }
+        return at;
+      });
+    },
+    toAnchoredMessage: (row: Row, confirmed: ConfirmedFields): Promise<Changed> => {
+      const at = this.clock.now();
+      return this.change(function* (tx, t) {
+        const lt = t.ledgerTransactions;
+        const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
+        if (cur === undefined || (cur.state !== "pending" && cur.state !== "accepted")) return null;
+        yield* q(
+          tx
+            .update(lt)
+            .set({ state: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, runningHash: Buffer.from(confirmed.runningHash), lastError: null, updatedAt: at })
+            .where(eq(lt.transactionId, row.transactionId)),
+        );
+        if (row.kind === "key_announcement") {
+          // Its organisation's record messages set aside by `due` go now.
+          yield* q(
+            tx
+              .update(lt)
+              .set({ nextAttemptAt: at })
+              .where(and(eq(lt.state, "pending"), eq(lt.kind, "record_message"), eq(lt.orgId, row.orgId), sql`${lt.nextAttemptAt} > ${at}`)),
+          );
+        }
+        if (row.kind === "record_message") {
+          yield* q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt }).where(recordOf(t, row)));
+        }
+        return at;
+      }).then((changed) => {
+        if (changed !== null && row.kind === "key_announcement") this.setAside = this.setAside.filter((a) => a.orgId !== row.orgId);
+        return changed;
+      });
+    },
+  };
+
+  takeBack(row: Pick<Row, "transactionId">, attempts: number): Promise<number> {
+    const at = this.clock.now();
+    return this.change(function* (tx, t) {
+      const lt = t.ledgerTransactions;
+      const changed = yield* q(
+        tx
+          .update(lt)
+          .set({ attempts: sql`${lt.attempts} - 1`, updatedAt: at })
+          .where(and(eq(lt.transactionId, row.transactionId), eq(lt.state, "pending"), eq(lt.attempts, attempts)))
+          .returning({ id: lt.transactionId }),
+      );
+      return changed.length === 1 ? attempts - 1 : attempts;
+    });
+  }
+
+  toAnchoredTopic(row: Row, topicId: string, consensusAt: string | null, announcement: KeyAnnouncement | null = null): Promise<{ readonly at: number; readonly announced: Row | null } | null> {
+    const at = this.clock.now();
+    const ids = this.newTransactionId;
+    return this.change(function* (tx, t) {
+      const lt = t.ledgerTransactions;
+      const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
+      if (cur === undefined || (cur.state !== "pending" && cur.state !== "accepted")) return null;
+      yield* q(tx.update(lt).set({ state: "anchored", topicId, consensusAt, lastError: null, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
+      const [org] = yield* q(tx.select({ topicId: t.organisations.topicId }).from(t.organisations).where(eq(t.organisations.id, row.orgId)));
+      if (org === undefined || org.topicId !== null) return { at, announced: null };
+      yield* q(tx.update(t.organisations).set({ topicId }).where(eq(t.organisations.id, row.orgId)));
+      const announced = announcement !== null ? yield* insertAnnouncement(tx, t, ids(), row.orgId, topicId, announcement, at) : null;
+      return { at, announced };
+    });
+  }
+
+  abandon(row: Row, reason: string): Promise<{ readonly at: number; readonly requeued: string | null } | null> {
+    const at = this.clock.now();
+    const ids = this.newTransactionId;
+    return this.change(function* (tx, t) {
+      const lt = t.ledgerTransactions;
+      const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
+      if (cur === undefined || (cur.state !== "pending" && cur.state !== "accepted")) return null;
+      yield* q(tx.update(lt).set({ state: "abandoned", lastError: reason, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
+      let requeued: string | null = null;
+      const reached = sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`;
+      if (row.kind === "record_message") {
+        yield* q(tx.update(t.records).set({ anchorState: "abandoned" }).where(recordOf(t, row)));
+      } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
+        // An acknowledged revocation must reach the ledger: same bytes, new transaction.
+        const [earlier] = yield* q(
+          tx
+            .select({ n: count() })
+            .from(lt)
+            .where(and(eq(lt.recordId, row.recordId), eq(lt.kind, "revocation_message"), eq(lt.state, "abandoned"), reached)),
+        );
+        const next = pendingValues(ids(), row, at, at + revocationRequeueDelay(earlier?.n ?? 0));
+        yield* q(tx.insert(lt).values(next));
+        yield* q(
+          tx
+            .update(t.records)
+            .set({ revocationTransactionId: next.transactionId })
+            .where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, row.transactionId))),
+        );
+        requeued = next.transactionId;
+      } else if (row.kind === "key_announcement" && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+        const [earlier] = yield* q(
+          tx
+            .select({ n: count() })
+            .from(lt)
+            .where(and(eq(lt.orgId, row.orgId), eq(lt.keyFingerprint, Buffer.from(row.keyFingerprint)), eq(lt.kind, "key_announcement"), eq(lt.state, "abandoned"), reached)),
+        );
+        const next = pendingValues(ids(), row, at, at + revocationRequeueDelay(earlier?.n ?? 0));
+        yield* q(tx.insert(lt).values(next));
+        requeued = next.transactionId;
+      }
+      return { at, requeued };
+    });
+  }
+
+  // ---- topic provisioning and key announcements --------------------------------------------
+
+  organisationsWantingTopic(): Promise<string[]> {
+    return this.store.read(function* (db, t) {
+      const o = t.organisations;
+      const lt = t.ledgerTransactions;
+      const rows = yield* q(
+        db
+          .select({ id: o.id })
+          .from(o)
+          .where(
+            and(
+              eq(o.addon, true),
+              sql`${o.topicId} IS NULL`,
+              sql`NOT EXISTS (SELECT 1 FROM ${lt} WHERE ${lt.orgId} = ${o.id} AND ${lt.kind} = 'topic_create' AND ${lt.state} <> 'abandoned')`,
+            ),
+          ),
+      );
+      return rows.map((r) => r.id);
+    });
+  }
+
+  queueTopicCreate(orgId: string): Promise<Row | null> {
+    const at = this.clock.now();
+    const ids = this.newTransactionId;
+    return this.change(function* (tx, t) {
+      const lt = t.ledgerTransactions;
+      const [prior] = yield* q(
+        tx
+          .select({ n: count(), last: sql<number | null>`max(${lt.updatedAt})`.mapWith((v) => (v === null ? null : Number(v))) })
+          .from(lt)
+          .where(and(eq(lt.orgId, orgId), eq(lt.kind, "topic_create"), eq(lt.state, "abandoned"), sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`)),
+      );
+      if (prior !== undefined && prior.n > 0 && prior.last !== null && at < prior.last + topicRequeueDelay(prior.n)) return null;
+      const values = pendingValues(ids(), { kind: "topic_create", orgId, recordId: null, topicId: null, message: null }, at);
+      const inserted = yield* q(tx.insert(lt).values(values).onConflictDoNothing().returning({ id: lt.transactionId }));
+      return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+    });
+  }
+
+  organisationsWantingAnnouncement(): Promise<string[]> {
+    return this.store.read(function* (db) {
+      const rows = (yield* q(db.execute(sql.raw(WANTING_ANNOUNCEMENT)))) as unknown as { id: string }[];
+      return rows.map((r) => r.id);
+    });
+  }
+
+  queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Promise<Row | null> {
+    const at = this.clock.now();
+    const ids = this.newTransactionId;
+    return this.change(function* (tx, t) {
+      const o = t.organisations;
+      const [org] = yield* q(tx.select({ topicId: o.topicId, key: o.systemKeyFingerprint }).from(o).where(eq(o.id, orgId)));
+      if (org === undefined || org.topicId === null || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+      return yield* insertAnnouncement(tx, t, ids(), orgId, org.topicId, announcement, at);
+    });
+  }
+}
+
+/** The announcement's pending row, or null when the key has a live one already (`ledger_transactions_one_announcement`). */
+function* insertAnnouncement(tx: StoreDb, t: Tables, id: NewTransaction, orgId: string, topicId: string, announcement: KeyAnnouncement, at: number): Op<Row | null> {
+  checkLength(announcement.message);
+  const values = pendingValues(id, { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint }, at);
+  const inserted = yield* q(tx.insert(t.ledgerTransactions).values(values).onConflictDoNothing().returning({ id: t.ledgerTransactions.transactionId }));
+  return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+}
+
+/** The record a `record_message` row anchors: by its primary key and this transaction (queue.ts `recordOf`). */
+function recordOf(t: Tables, row: Pick<Row, "recordId" | "transactionId">) {
+  const r = t.records;
+  return row.recordId !== null ? and(eq(r.id, row.recordId), eq(r.transactionId, row.transactionId))! : eq(r.transactionId, row.transactionId);
+}

@@ -1,0 +1,311 @@
+/**
+ * Several `docverify serve` nodes on one PostgreSQL database (decisions §12, issue 18), as an
+ * operator runs them: real processes, a real PostgreSQL server (test/support/postgres.ts), one
+ * local ledger they share (as they would share a public network), requests spread across them.
+ *
+ * - any node answers any request: create on one, verify on another, revoke on the third, page the
+ *   log across all three with one cursor; a key revoked with the command line is refused by every
+ *   node at its next request;
+ * - `kill -9` of the anchor loop's leader while the other nodes take records: a new leader within
+ *   10 s (the time is printed), every acknowledged record ends verified_org, no record has two
+ *   ledger messages;
+ * - a leader paused (SIGSTOP) past the failover and woken (SIGCONT) changes nothing;
+ * - a key's rate limit observed across three nodes;
+ * - the database going away and coming back: 503 meanwhile, recovery without a restart, nothing
+ *   acknowledged lost.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash, randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/local-ledger/index.ts";
+import { cli, cliAsync } from "../ops/support.ts";
+import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
+import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { waitFor } from "../support/wait.ts";
+
+let pg: Postgres;
+let ledgerEnv: Record<string, string>;
+beforeAll(async () => {
+  pg = await startPostgres();
+  const ledgerDir = tempDir("docverify-ledger-");
+  const ledger = await startLocalLedger({ dataDir: ledgerDir, consensusMs: 300 });
+  onCleanup(() => ledger.close());
+  ledgerEnv = {
+    DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl,
+    DOCVERIFY_LEDGER_OPERATOR_ID: ledger.operator.accountId,
+    DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: join(ledgerDir, LOCAL_LEDGER_FILES.operatorKey),
+  };
+}, 120_000);
+afterAll(async () => {
+  await cleanup();
+  await pg?.destroy();
+});
+
+const HIGH_LIMITS = { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000000", DOCVERIFY_RATE_LIMIT_KEY: "1000000", DOCVERIFY_RATE_LIMIT_ORG: "1000000" };
+const sha = () => `sha256:${createHash("sha256").update(randomBytes(32)).digest("hex")}`;
+
+interface Cluster {
+  readonly url: string;
+  readonly env: Record<string, string>;
+  readonly nodes: ServiceProcess[];
+  readonly orgId: string;
+  readonly key: string;
+  readonly keyId: string;
+}
+
+/** A new database, its master key, one organisation with a live key, and `n` nodes serving it. */
+async function startCluster(n: number, extraEnv: Record<string, string> = HIGH_LIMITS): Promise<Cluster> {
+  const url = await pg.createDatabase("nodes");
+  const keyFile = join(tempDir(), "master.key");
+  writeFileSync(keyFile, randomBytes(32).toString("hex") + "\n", { mode: 0o600 });
+  const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: keyFile, ...ledgerEnv, ...extraEnv };
+  // Started together: one migrates, the others find it done.
+  const nodes = await Promise.all(
+    Array.from({ length: n }, (_, i) => startService({ env: { ...env, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: `node-${i}` } })),
+  );
+  const org = cli(["org", "create", "--name", "Acme Nodes", "--addon", "--api-access", "--validated", "--json", "--data", tempDir()], env);
+  expect(org.code, org.stderr).toBe(0);
+  const orgId = (JSON.parse(org.stdout) as { id: string }).id;
+  const mint = cli(["key", "mint", "--org", orgId, "--env", "live", "--revoke", "--json", "--data", tempDir()], env);
+  expect(mint.code, mint.stderr).toBe(0);
+  const minted = JSON.parse(mint.stdout) as { key: string; keyId: string };
+  return { url, env, nodes, orgId, key: minted.key, keyId: minted.keyId };
+}
+
+async function call(node: ServiceProcess, path: string, key: string | null, body?: unknown): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const res = await fetch(`${node.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { ...(key !== null ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text.startsWith("{") ? (JSON.parse(text) as Record<string, unknown>) : { text }, headers: res.headers };
+}
+
+const verdictOn = async (node: ServiceProcess, hash: string, key: string | null = null) => (await call(node, "/v1/verifications", key, { originalDocHash: hash })).body.verdict;
+
+async function statusJson(c: Cluster): Promise<{ leader: { node: string; epoch: number } | null; nodes: { name: string; live: boolean }[] }> {
+  const r = await cliAsync(["status", "--json", "--data", tempDir()], c.env);
+  expect(r.code, r.stderr).toBe(0);
+  const s = JSON.parse(r.stdout) as { cluster?: { leader: { node: string; epoch: number } | null; nodes: { name: string; live: boolean }[] } };
+  return s.cluster ?? { leader: null, nodes: [] };
+}
+
+async function leaderOf(c: Cluster, notEpoch = -1): Promise<{ index: number; epoch: number }> {
+  return waitFor(
+    "a leader",
+    async () => {
+      const s = await statusJson(c);
+      if (s.leader === null || s.leader.epoch === notEpoch) return undefined;
+      return { index: Number(s.leader.node.replace("node-", "")), epoch: s.leader.epoch };
+    },
+    20_000,
+    100,
+  );
+}
+
+/** Every message on the organisation's topic, from the shared local ledger's mirror. */
+async function topicMessages(c: Cluster): Promise<string[]> {
+  const topicId = pg.psql(`SELECT topic_id FROM organisations WHERE id = '${c.orgId}'`, new URL(c.url).pathname.slice(1)).trim();
+  const out: string[] = [];
+  let next: string | null = `/api/v1/topics/${topicId}/messages?limit=100`;
+  while (next !== null) {
+    const page = (await (await fetch(new URL(next, ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL)).json())) as { messages: { message: string }[]; links: { next: string | null } };
+    out.push(...page.messages.map((m) => m.message));
+    next = page.links.next;
+  }
+  return out;
+}
+
+/** No message bytes on the topic twice: no record (or revocation) has two ledger messages. */
+async function expectNoDuplicateMessages(c: Cluster): Promise<number> {
+  const messages = await topicMessages(c);
+  expect(new Set(messages).size).toBe(messages.length);
+  return messages.length;
+}
+
+describe("three nodes on one database", () => {
+  test(
+    "create on one, verify on another, revoke on the third, the log paged across all three; a key revoked is refused by every node",
+    async () => {
+      const c = await startCluster(3);
+      const [a, b, d] = c.nodes as [ServiceProcess, ServiceProcess, ServiceProcess];
+      const hash = sha();
+      const created = await call(a, "/v1/records", c.key, { originalDocHash: hash, filename: "contract.pdf" });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const recordId = created.body.recordId as string;
+      // The same hash on another node: the same record, nothing new (idempotency across nodes).
+      const again = await call(b, "/v1/records", c.key, { originalDocHash: hash });
+      expect(again.status).toBe(200);
+      expect(again.body.recordId).toBe(recordId);
+
+      await waitFor("verified_org on another node", async () => ((await verdictOn(b, hash)) === "verified_org" ? true : undefined), 30_000, 100);
+      const revoked = await call(d, `/v1/records/${recordId}/revoke`, c.key, { reason: "SUPERSEDED" });
+      expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+      expect(await verdictOn(a, hash)).toBe("revoked");
+
+      // The organisation tier logs each verification; the log paged two at a time across the nodes.
+      const hashes = [sha(), sha(), sha(), sha(), sha()];
+      for (const [i, h] of hashes.entries()) expect((await call(c.nodes[i % 3]!, "/v1/verifications", c.key, { originalDocHash: h })).status).toBe(200);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let page = 0;
+      do {
+        const q: string = `/v1/verifications?limit=2${cursor !== null ? `&after=${encodeURIComponent(cursor)}` : ""}`;
+        const r = await call(c.nodes[page++ % 3]!, q, c.key);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        seen.push(...(r.body.data as { verificationId: string }[]).map((v) => v.verificationId));
+        cursor = (r.body.pagination as { nextCursor: string | null }).nextCursor;
+      } while (cursor !== null && page < 20);
+      expect(page).toBeGreaterThanOrEqual(3);
+      expect(new Set(seen).size).toBe(seen.length);
+      // Every organisation-tier verification made above: the revocation check and the five.
+      expect(seen.length).toBeGreaterThanOrEqual(hashes.length);
+
+      // `status` on PostgreSQL: the three nodes and the anchor loop's leader.
+      const s = await statusJson(c);
+      expect(s.nodes.filter((n) => n.live).map((n) => n.name).sort()).toEqual(["node-0", "node-1", "node-2"]);
+      expect(s.leader?.node).toMatch(/^node-[012]$/);
+
+      // A key revoked from the command line is refused by every node at its next request.
+      const rk = cli(["key", "revoke", c.keyId, "--data", tempDir()], c.env);
+      expect(rk.code, rk.stderr).toBe(0);
+      for (const node of c.nodes) expect((await call(node, "/v1/verifications", c.key, { originalDocHash: hash })).status).toBe(401);
+      await expectNoDuplicateMessages(c);
+    },
+    120_000,
+  );
+});
+
+describe("failover", () => {
+  test(
+    "kill -9 of the leader while the other nodes take records: a new leader within 10 s, every acknowledged record verified_org, none anchored twice",
+    async () => {
+      const c = await startCluster(3);
+      const { index: leader, epoch } = await leaderOf(c);
+      const others = c.nodes.filter((_, i) => i !== leader);
+      const acknowledged: string[] = [];
+      let stop = false;
+      const load = others.map(async (node) => {
+        while (!stop) {
+          const h = sha();
+          const r = await call(node, "/v1/records", c.key, { originalDocHash: h }).catch(() => null);
+          if (r?.status === 201) acknowledged.push(h);
+          else if (r?.status === 503) await Bun.sleep(50);
+        }
+      });
+      await Bun.sleep(1500);
+      const killedAt = performance.now();
+      c.nodes[leader]!.proc.kill("SIGKILL");
+      const next = await leaderOf(c, epoch);
+      const failoverMs = performance.now() - killedAt;
+      console.log(`failover under load: a new leader (node-${next.index}, epoch ${next.epoch}) ${Math.round(failoverMs)} ms after kill -9 of node-${leader}`);
+      expect(next.index).not.toBe(leader);
+      expect(failoverMs).toBeLessThan(10_000);
+      await Bun.sleep(1500);
+      stop = true;
+      await Promise.all(load);
+      expect(acknowledged.length).toBeGreaterThan(10);
+      const survivor = c.nodes[next.index]!;
+      for (const h of acknowledged) {
+        await waitFor(`record ${h} verified_org`, async () => ((await verdictOn(survivor, h)) === "verified_org" ? true : undefined), 60_000, 100);
+      }
+      // One announcement and one message per record: no bytes twice on the topic.
+      expect(await expectNoDuplicateMessages(c)).toBe(acknowledged.length + 1);
+    },
+    180_000,
+  );
+
+  test(
+    "a leader paused past the failover (SIGSTOP) and woken (SIGCONT) changes nothing: it finds itself deposed",
+    async () => {
+      const c = await startCluster(2);
+      const { index: leader, epoch } = await leaderOf(c);
+      const other = c.nodes[1 - leader]!;
+      const paused = c.nodes[leader]!;
+      paused.proc.kill("SIGSTOP");
+      const stoppedAt = performance.now();
+      const next = await leaderOf(c, epoch);
+      console.log(`failover of a paused leader: node-${next.index} leads (epoch ${next.epoch}) ${Math.round(performance.now() - stoppedAt)} ms after SIGSTOP`);
+      expect(next.index).toBe(1 - leader);
+      const hashes = [sha(), sha(), sha()];
+      for (const h of hashes) expect((await call(other, "/v1/records", c.key, { originalDocHash: h })).status).toBe(201);
+      paused.proc.kill("SIGCONT");
+      await waitFor("the woken node to see it lost the lead", () => (paused.logLines().some((l) => l.msg === "no longer the anchor loop's leader") ? true : undefined), 15_000, 50);
+      for (const h of hashes) await waitFor(`record ${h} verified_org`, async () => ((await verdictOn(paused, h)) === "verified_org" ? true : undefined), 60_000, 100);
+      // The leader is still the one that took over; the woken node answers requests as a follower.
+      const s = await statusJson(c);
+      expect(s.leader?.epoch).toBe(next.epoch);
+      expect(await expectNoDuplicateMessages(c)).toBe(hashes.length + 1);
+    },
+    120_000,
+  );
+});
+
+describe("rate limits across nodes", () => {
+  test(
+    "a key's limit holds across three nodes within 10 %",
+    async () => {
+      const perMinute = 120;
+      const c = await startCluster(3, { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000000", DOCVERIFY_RATE_LIMIT_KEY: String(perMinute), DOCVERIFY_RATE_LIMIT_ORG: "1000000" });
+      let allowed = 0;
+      let limited = 0;
+      const started = performance.now();
+      const until = started + 3000;
+      await Promise.all(
+        c.nodes.flatMap((node) =>
+          [0, 1].map(async () => {
+            while (performance.now() < until) {
+              const r = await call(node, "/v1/verifications", c.key, { originalDocHash: sha() });
+              if (r.status === 200) allowed++;
+              else if (r.status === 429) limited++;
+              else throw new Error(`unexpected ${r.status}: ${JSON.stringify(r.body)}`);
+            }
+          }),
+        ),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      // One node alone would allow the bucket (perMinute) and what refills meanwhile.
+      const oneNode = perMinute + (perMinute / 60) * seconds;
+      console.log(`rate limit across 3 nodes: ${allowed} allowed, ${limited} refused in ${seconds.toFixed(1)} s; one node would allow ${oneNode.toFixed(0)}`);
+      expect(limited).toBeGreaterThan(0);
+      expect(allowed).toBeLessThanOrEqual(Math.ceil(oneNode * 1.1));
+      expect(allowed).toBeGreaterThanOrEqual(Math.floor(oneNode * 0.9));
+    },
+    120_000,
+  );
+});
+
+describe("the database going away", () => {
+  test(
+    "503 while it is gone, recovery without a restart, nothing acknowledged lost",
+    async () => {
+      const c = await startCluster(2);
+      const before = [sha(), sha()];
+      for (const h of before) expect((await call(c.nodes[0]!, "/v1/records", c.key, { originalDocHash: h })).status).toBe(201);
+      await pg.stop();
+      try {
+        for (const node of c.nodes) {
+          const created = await call(node, "/v1/records", c.key, { originalDocHash: sha() });
+          expect(created.status, JSON.stringify(created.body)).toBe(503);
+          expect(created.headers.get("retry-after")).not.toBeNull();
+          const verified = await call(node, "/v1/verifications", null, { originalDocHash: before[0] });
+          expect(verified.status, JSON.stringify(verified.body)).toBe(503);
+          const ready = await call(node, "/readyz", null);
+          expect(ready.status).toBe(503);
+          expect((ready.body.checks as Record<string, string>).storage).toBe("database not answering");
+        }
+      } finally {
+        await pg.start();
+      }
+      // Back without a restart: ready again, records taken and anchored.
+      for (const node of c.nodes) await waitFor("ready again", async () => ((await call(node, "/readyz", null)).status === 200 ? true : undefined), 30_000, 200);
+      const after = sha();
+      await waitFor("a record taken again", async () => ((await call(c.nodes[1]!, "/v1/records", c.key, { originalDocHash: after })).status === 201 ? true : undefined), 30_000, 200);
+      for (const h of [...before, after]) await waitFor(`record ${h} verified_org`, async () => ((await verdictOn(c.nodes[0]!, h)) === "verified_org" ? true : undefined), 60_000, 100);
+      expect(await expectNoDuplicateMessages(c)).toBe(before.length + 2);
+    },
+    120_000,
+  );
+});
