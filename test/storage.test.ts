@@ -166,7 +166,7 @@ describe("storage", () => {
     expect(rows(db, schema)).toEqual(rows(fresh, schema));
     fresh.$client.close();
 
-    const verifier = createVerifier({ db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const answer = verifier.verify({ docHash: large, tier: "public" });
     expect(answer.verdict).toBe("verified_org");
     expect(answer.matches.map((m) => m.recordId)).toEqual(previous.slice(0, MAX_MATCHES));
@@ -196,7 +196,7 @@ describe("storage", () => {
     db.$client.query("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p1', ?, 'Alice', 'a@example.org', 'passport', 1)").run(acme.id);
     expect(() => db.$client.run("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p2', 'nope', 'B', 'b@example.org', 'passport', 1)")).toThrow();
     expect(() => db.$client.run("INSERT INTO enrolments (token_digest, person_id, expires_at, created_at) VALUES (x'00', 'nope', 2, 1)")).toThrow();
-    const verifier = createVerifier({ db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const answer = verifier.verify({ docHash: hash, tier: "public" });
     expect(answer.verdict).toBe("verified");
     expect(answer.matches.map((m) => [m.recordId, m.signerStanding])).toEqual(ids.map((id) => [id, "good_standing"]));
@@ -229,7 +229,7 @@ describe("storage", () => {
     expect(() => fx.addOrgRecord(acme, { docHash: hash })).toThrow(/UNIQUE/);
     expect(() => db.$client.run("INSERT INTO passkeys (credential_id, person_id, public_key, counter, created_at) VALUES ('c', 'nope', x'00', 0, 1)")).toThrow();
     db.$client.run("INSERT INTO passkeys (credential_id, person_id, public_key, counter, created_at) VALUES ('c', 'p1', x'00', 0, 1)");
-    const verifier = createVerifier({ db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const answer = verifier.verify({ docHash: hash, tier: "public" });
     expect(answer.verdict).toBe("verified");
     expect(answer.matches.map((m) => m.recordId).sort()).toEqual([...ids, personal].sort());

@@ -19,6 +19,16 @@
  * - Listing is keyset pagination, newest first (`id < last id`): rows recorded while a client
  *   pages have larger ids, so they never appear on a later page nor shift rows between pages.
  *
+ * Two engines (docs/storage.md). SQLite: as above; `list`, `listJson` and `get` answer
+ * synchronously. PostgreSQL (several nodes, one database): each batch is one multi-row INSERT in
+ * one transaction through the store, one batch in flight at a time, and a row is acknowledged only
+ * once its batch has committed; `list`, `listJson` and `get` answer with a promise. Ids, pages and
+ * cursors are the same: ids are ordered as bytes on both engines (`COLLATE "C"`), so a cursor made
+ * by one node is accepted by every node of the database with the same `cursorKey` (it is kept in
+ * the database). Ids increase within each node; two nodes' ids interleave by their clocks, so on
+ * PostgreSQL "never behind a page already read" holds for the rows of one node, and across nodes
+ * only as far as their clocks agree and their batches commit in time (a few milliseconds).
+ *
  * Cursor, version 1 (decisions §6): base64url (no padding) of
  *   0x01 || last row id (16 bytes) || HMAC-SHA256(cursorKey, binding)          49 bytes, 66 chars
  * where binding = "docverify/verification-cursor/v1" 0x00 || 0x01 || id (16 bytes)
@@ -33,7 +43,22 @@ import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import { jsonString } from "../lib/json.ts";
-import type { Db } from "../storage/db.ts";
+import { changes, firstRow, q, rows, type SqliteStore, type Store } from "../storage/store.ts";
+import {
+  AFTER,
+  FROM,
+  HASH,
+  insertLogRows,
+  LOG_ROW_BY_ID,
+  LOG_ROW_VALUES,
+  logPage,
+  NEWEST_LOG_ID,
+  SQLITE_INSERT_LOG_ROW,
+  TO,
+  VERDICT,
+  type LogRow,
+  type LogSummaryRow,
+} from "../storage/verification-statements.ts";
 import { createWriterThread, WriterBusyError, type WriterThread } from "../storage/writer-thread.ts";
 import { ASSURANCE_LEVEL, DOC_HASH_RE, MODE, isVerdict, type Environment, type RecordedVerification, type Verdict, type VerificationSummary } from "./types.ts";
 
@@ -73,35 +98,44 @@ export interface ListPage {
 }
 
 export interface VerificationLogDeps {
-  readonly db: Db;
+  /** The database: a SqliteStore (pages answered synchronously) or a PostgresStore (with promises). */
+  readonly store: Store;
   readonly clock: Clock;
   /** 32-byte server-side secret that authenticates cursors. */
   readonly cursorKey: Uint8Array;
-  /** Rows per transaction at most; a full batch is written at once. Default 256. */
+  /** Rows per transaction at most; a full batch is written at once (on PostgreSQL, when none is in flight). Default 256. */
   readonly maxBatch?: number;
   /**
-   * Write on a worker thread with its own connection to this database file (`path`, the main
-   * connection's). `entry` is for tests only. Default: on the calling thread.
+   * SQLite only: write on a worker thread with its own connection to this database file (`path`,
+   * the main connection's). `entry` is for tests only. Default: on the calling thread.
    */
   readonly writerThread?: { readonly path: string; readonly entry?: URL };
 }
 
 export interface VerificationLog {
   record(row: VerificationLogRow): Promise<{ verificationId: string; verifiedAt: string }>;
-  list(input: ListInput): ListPage;
+  /** At once on SQLite, a promise on PostgreSQL (as `listJson` and `get`). */
+  list(input: ListInput): ListPage | Promise<ListPage>;
   /** `JSON.stringify(list(input))`, written from the rows without building the page's objects. */
-  listJson(input: ListInput): string;
-  get(input: { orgId: string; environment: Environment; verificationId: string }): RecordedVerification;
+  listJson(input: ListInput): string | Promise<string>;
+  get(input: { orgId: string; environment: Environment; verificationId: string }): RecordedVerification | Promise<RecordedVerification>;
   /**
-   * Writes whatever is queued now (its callers' promises settle as usual). On the calling thread
-   * this is synchronous; with a writer thread the promise settles once every row recorded so far
-   * is committed. Never rejects.
+   * Writes whatever is queued now (its callers' promises settle as usual). On SQLite's calling
+   * thread this is synchronous; with a writer thread, or on PostgreSQL, the promise settles once
+   * every row recorded so far is committed (or its batch failed). Never rejects.
    */
   flush(): Promise<void>;
   /** Flushes, then ends the writer thread, if any. Call before closing the database at shutdown. */
   close(): Promise<void>;
   /** Transactions and rows written so far (for tests and metrics). */
   stats(): { readonly batches: number; readonly rows: number; readonly failedBatches: number };
+}
+
+/** The log over SQLite: pages and rows answered synchronously. */
+export interface SqliteVerificationLog extends VerificationLog {
+  list(input: ListInput): ListPage;
+  listJson(input: ListInput): string;
+  get(input: { orgId: string; environment: Environment; verificationId: string }): RecordedVerification;
 }
 
 export const CURSOR_VERSION = 1;
@@ -274,22 +308,11 @@ export function decodeCursor(key: Uint8Array, cursor: string, scope: { orgId: st
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rows, pages and answers: the same on both engines.
+// ---------------------------------------------------------------------------------------------
 
-/** A `verifications` row as the statements below return it (columns as in src/storage/schema.ts). */
-interface Row {
-  readonly id: string;
-  readonly org_id: string;
-  readonly environment: Environment;
-  readonly key_id: string;
-  readonly verdict: string;
-  readonly doc_hash: string;
-  readonly reference: string | null;
-  readonly verified_at_ms: number;
-  readonly retry_after_seconds?: number | null;
-}
-
-/** What list() reads of a row: what a summary shows (not the key, which is never shown). */
-type SummaryRow = Omit<Row, "key_id" | "retry_after_seconds">;
+type Row = LogRow;
+type SummaryRow = LogSummaryRow;
 
 function summary(row: SummaryRow): VerificationSummary {
   if (!isVerdict(row.verdict)) throw new Error(`verification ${row.id} has unknown verdict ${row.verdict}`);
@@ -320,32 +343,121 @@ function summaryJson(row: SummaryRow): string {
 const ASSURANCE_JSON = JSON.stringify(ASSURANCE_LEVEL);
 const MODE_JSON = JSON.stringify(MODE);
 
-// The filters a list query uses, as bits: one prepared statement per combination. Measured,
-// building the query with drizzle on every request cost several times the query itself.
-export const HASH = 1, VERDICT = 2, FROM = 4, TO = 8, AFTER = 16;
+export { AFTER, FROM, HASH, TO, VERDICT };
 
-/** The list statement for a combination of filters (bits above); exported for the query-plan test. */
+/** The SQLite list statement for a combination of filters (bits above); exported for the query-plan test. */
 export function listSql(mask: number): string {
-  const where = ["org_id = ?", "environment = ?"];
-  if (mask & HASH) where.push("doc_hash = ?");
-  if (mask & VERDICT) where.push("verdict = ?");
-  // A row's id carries its verifiedAt millisecond, so time bounds are also id bounds: the query
-  // stays on the (org, environment[, hash], id) index.
-  if (mask & FROM) where.push("id >= ?", "verified_at_ms >= ?");
-  if (mask & TO) where.push("id <= ?", "verified_at_ms <= ?");
-  if (mask & AFTER) where.push("id < ?");
-  // Only the columns a summary shows: without HASH or VERDICT the page is read from the covering
-  // index verifications_scope alone (the query-plan test checks it).
-  return `SELECT id, org_id, environment, verdict, doc_hash, reference, verified_at_ms FROM verifications WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`;
+  return logPage(mask).sqlite;
 }
 
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+/** A page query: its statement's filter bits, its parameters, and the scope its cursors are bound to. */
+interface PageQuery {
+  readonly mask: number;
+  readonly args: (string | number)[];
+  readonly limit: number;
+  readonly scope: { orgId: string; environment: string; filters: ListFilters };
 }
 
-const INSERT_SQL =
-  "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+/** Checks `input` and names the statement and parameters that read its page (one more row than `limit`: is there more?). */
+function pageQuery(input: ListInput, cursorKey: Uint8Array): PageQuery {
+  const { orgId, environment, filters, limit } = input;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw invalid("limit", "must be an integer from 1 to 100");
+  const scope = { orgId, environment, filters };
+  let mask = 0;
+  const args: (string | number)[] = [orgId, environment];
+  if (filters.originalDocHash !== undefined) (mask |= HASH), args.push(filters.originalDocHash);
+  if (filters.verdict !== undefined) (mask |= VERDICT), args.push(filters.verdict);
+  if (filters.from !== undefined) (mask |= FROM), args.push(idFloor(filters.from), filters.from);
+  if (filters.to !== undefined) (mask |= TO), args.push(idCeiling(filters.to), filters.to);
+  if (input.after !== undefined) (mask |= AFTER), args.push(decodeCursor(cursorKey, input.after, scope));
+  args.push(limit + 1);
+  return { mask, args, limit, scope };
+}
+
+interface FoundPage {
+  readonly page: readonly SummaryRow[];
+  readonly nextCursor: string | null;
+  readonly hasMore: boolean;
+}
+
+/** The page in what its statement found, and the cursor after it. */
+function pageOf(found: readonly SummaryRow[], query: PageQuery, cursorKey: Uint8Array): FoundPage {
+  const hasMore = found.length > query.limit;
+  const page = hasMore ? found.slice(0, query.limit) : found;
+  const last = page[page.length - 1];
+  return { page, nextCursor: hasMore && last !== undefined ? encodeCursor(cursorKey, last.id, query.scope) : null, hasMore };
+}
+
+function pageList({ page, nextCursor, hasMore }: FoundPage): ListPage {
+  return { data: page.map(summary), pagination: { nextCursor, hasMore } };
+}
+
+/** The page as JSON text, written from the rows: no summary objects to build and serialise. */
+function pageJson({ page, nextCursor, hasMore }: FoundPage): string {
+  let out = '{"data":[';
+  for (let i = 0; i < page.length; i++) out += (i === 0 ? "" : ",") + summaryJson(page[i]!);
+  return `${out}],"pagination":{"nextCursor":${nextCursor === null ? "null" : JSON.stringify(nextCursor)},"hasMore":${hasMore}}}`;
+}
+
+const notFound = () => new DomainError("NOT_FOUND", "No verification with this id.");
+
+/** Whether `id` can name a row at all: a malformed id is answered like an unknown one. */
+function checkId(id: unknown): asserts id is string {
+  if (typeof id !== "string" || !UUID_RE.test(id)) throw notFound();
+}
+
+/** One row as GET by id shows it. */
+function recorded(row: Row | null | undefined): RecordedVerification {
+  if (row == null) throw notFound();
+  const s = summary(row);
+  return {
+    verificationId: s.verificationId,
+    verdict: s.verdict,
+    disclosureTier: "organisation",
+    assuranceLevel: ASSURANCE_LEVEL,
+    mode: MODE,
+    environment: s.environment,
+    originalDocHash: s.originalDocHash,
+    verifiedAt: s.verifiedAt,
+    ...(s.reference !== undefined ? { reference: s.reference } : {}),
+    matches: [],
+    ...(row.retry_after_seconds != null ? { retryAfterSeconds: row.retry_after_seconds } : {}),
+  };
+}
+
+/** The row `input` records under `id`, or null when `input` is malformed (refused before it could fail a batch it shares). */
+function rowOf(input: VerificationLogRow, id: string, ms: number): Row | null {
+  if (
+    typeof input.orgId !== "string" ||
+    (input.environment !== "live" && input.environment !== "test") ||
+    typeof input.keyId !== "string" ||
+    !isVerdict(input.verdict) ||
+    typeof input.docHash !== "string" ||
+    !DOC_HASH_RE.test(input.docHash) ||
+    (input.reference !== undefined && typeof input.reference !== "string") ||
+    (input.retryAfterSeconds !== undefined && !Number.isSafeInteger(input.retryAfterSeconds))
+  ) {
+    return null;
+  }
+  return {
+    id,
+    org_id: input.orgId,
+    environment: input.environment,
+    key_id: input.keyId,
+    verdict: input.verdict,
+    doc_hash: input.docHash,
+    reference: input.reference ?? null,
+    verified_at_ms: ms,
+    retry_after_seconds: input.retryAfterSeconds ?? null,
+  };
+}
+
+const malformed = () => Promise.reject(new TypeError("verification log row is malformed"));
+
+/** A row's values in the insert's column order. */
+function valuesOf(r: Row): (string | number | null)[] {
+  return [r.id, r.org_id, r.environment, r.key_id, r.verdict, r.doc_hash, r.reference, r.verified_at_ms, r.retry_after_seconds ?? null];
+}
 
 const serviceBusy = (cause: unknown) => Object.assign(new DomainError("SERVICE_UNAVAILABLE", "The service is busy. Retry shortly.", undefined, 1), { cause });
 
@@ -355,31 +467,51 @@ interface Pending {
   reject(e: unknown): void;
 }
 
-export function createVerificationLog(deps: VerificationLogDeps): VerificationLog {
-  const { db, clock } = deps;
+function checkDeps(deps: VerificationLogDeps): { maxBatch: number; cursorKey: Uint8Array } {
   const maxBatch = deps.maxBatch ?? 256;
   if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) throw new RangeError("maxBatch must be a positive integer");
   if (!(deps.cursorKey instanceof Uint8Array) || deps.cursorKey.length !== 32) throw new TypeError("cursorKey must be 32 bytes");
-  const cursorKey = new Uint8Array(deps.cursorKey); // our own copy: a caller zeroing theirs changes nothing
+  // Our own copy: a caller zeroing theirs changes nothing.
+  return { maxBatch, cursorKey: new Uint8Array(deps.cursorKey) };
+}
 
-  const client = db.$client;
-  const newest = client.prepare<{ id: string }, []>("SELECT id FROM verifications ORDER BY id DESC LIMIT 1").get();
+export function createVerificationLog(deps: VerificationLogDeps & { readonly store: SqliteStore }): SqliteVerificationLog;
+export function createVerificationLog(deps: VerificationLogDeps): VerificationLog;
+export function createVerificationLog(deps: VerificationLogDeps): VerificationLog {
+  if (deps.store.engine === "sqlite") return sqliteLog(deps, deps.store as SqliteStore);
+  if (deps.writerThread !== undefined) throw new TypeError("writerThread is for SQLite only");
+  return postgresLog(deps, deps.store);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite: group commit on the calling thread or on a writer thread; pages synchronous.
+// ---------------------------------------------------------------------------------------------
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerificationLog {
+  const { clock } = deps;
+  const { maxBatch, cursorKey } = checkDeps(deps);
+
+  const client = store.db.$client;
+  const newest = client.prepare<{ id: string }, []>(NEWEST_LOG_ID.sqlite).get();
   const nextId = createIdGenerator(clock, newest?.id ?? null);
 
-  const insertRow = client.prepare<never, [string, string, string, string, string, string, string | null, number, number | null]>(INSERT_SQL);
-  const writer: WriterThread | null = deps.writerThread === undefined ? null : createWriterThread({ ...deps.writerThread, statements: [INSERT_SQL] });
+  const insertRow = client.prepare<never, [string, string, string, string, string, string, string | null, number, number | null]>(SQLITE_INSERT_LOG_ROW);
+  const writer: WriterThread | null = deps.writerThread === undefined ? null : createWriterThread({ ...deps.writerThread, statements: [SQLITE_INSERT_LOG_ROW] });
   const insertBatch = client.transaction((batch: readonly Pending[]) => {
     for (const { row: r } of batch) insertRow.run(r.id, r.org_id, r.environment, r.key_id, r.verdict, r.doc_hash, r.reference, r.verified_at_ms, r.retry_after_seconds ?? null);
   });
   const listStatements = new Map<number, ReturnType<typeof client.prepare<SummaryRow, (string | number)[]>>>();
   const listStatement = (mask: number) => {
     let st = listStatements.get(mask);
-    if (st === undefined) listStatements.set(mask, (st = client.prepare<SummaryRow, (string | number)[]>(listSql(mask))));
+    if (st === undefined) listStatements.set(mask, (st = client.prepare<SummaryRow, (string | number)[]>(logPage(mask).sqlite)));
     return st;
   };
-  const byId = client.prepare<Row, [string, string, string]>(
-    "SELECT id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds FROM verifications WHERE id = ? AND org_id = ? AND environment = ?",
-  );
+  const byId = client.prepare<Row, [string, string, string]>(LOG_ROW_BY_ID.sqlite);
 
   let queue: Pending[] = [];
   let scheduled = false;
@@ -420,8 +552,8 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
     if (inFlight !== null || queue.length === 0) return;
     const batch = queue;
     queue = [];
-    const values = batch.map(({ row: r }) => [r.id, r.org_id, r.environment, r.key_id, r.verdict, r.doc_hash, r.reference, r.verified_at_ms, r.retry_after_seconds ?? null]);
-    inFlight = w.write(INSERT_SQL, values).then(
+    const values = batch.map(({ row }) => valuesOf(row));
+    inFlight = w.write(SQLITE_INSERT_LOG_ROW, values).then(
       () => settle(batch),
       (e: unknown) => {
         failedBatches++;
@@ -453,53 +585,18 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
     setImmediate(writeQueued);
   }
 
-  /** One page of `input`'s rows, newest first, and the cursor after it. */
-  function readPage(input: ListInput): { page: SummaryRow[]; nextCursor: string | null; hasMore: boolean } {
-    const { orgId, environment, filters, limit } = input;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw invalid("limit", "must be an integer from 1 to 100");
-    const scope = { orgId, environment, filters };
-    let mask = 0;
-    const args: (string | number)[] = [orgId, environment];
-    if (filters.originalDocHash !== undefined) (mask |= HASH), args.push(filters.originalDocHash);
-    if (filters.verdict !== undefined) (mask |= VERDICT), args.push(filters.verdict);
-    if (filters.from !== undefined) (mask |= FROM), args.push(idFloor(filters.from), filters.from);
-    if (filters.to !== undefined) (mask |= TO), args.push(idCeiling(filters.to), filters.to);
-    if (input.after !== undefined) (mask |= AFTER), args.push(decodeCursor(cursorKey, input.after, scope));
-    args.push(limit + 1);
-    const found = listStatement(mask).all(...args);
-    const hasMore = found.length > limit;
-    const page = hasMore ? found.slice(0, limit) : found;
-    const last = page[page.length - 1];
-    return { page, nextCursor: hasMore && last !== undefined ? encodeCursor(cursorKey, last.id, scope) : null, hasMore };
+  function readPage(input: ListInput): FoundPage {
+    const query = pageQuery(input, cursorKey);
+    return pageOf(listStatement(query.mask).all(...query.args), query, cursorKey);
   }
 
   return {
     record(input) {
-      // Checked here, so one caller's bad row cannot fail the batch it would share with others.
-      if (
-        typeof input.orgId !== "string" ||
-        (input.environment !== "live" && input.environment !== "test") ||
-        typeof input.keyId !== "string" ||
-        !isVerdict(input.verdict) ||
-        typeof input.docHash !== "string" ||
-        !DOC_HASH_RE.test(input.docHash) ||
-        (input.reference !== undefined && typeof input.reference !== "string") ||
-        (input.retryAfterSeconds !== undefined && !Number.isSafeInteger(input.retryAfterSeconds))
-      ) {
-        return Promise.reject(new TypeError("verification log row is malformed"));
-      }
+      // Checked first, so one caller's bad row cannot fail the batch it would share with others.
+      const probe = rowOf(input, "", 0);
+      if (probe === null) return malformed();
       const { id, ms } = nextId();
-      const row: Row = {
-        id,
-        org_id: input.orgId,
-        environment: input.environment,
-        key_id: input.keyId,
-        verdict: input.verdict,
-        doc_hash: input.docHash,
-        reference: input.reference ?? null,
-        verified_at_ms: ms,
-        retry_after_seconds: input.retryAfterSeconds ?? null,
-      };
+      const row: Row = { ...probe, id, verified_at_ms: ms };
       const done = new Promise<{ verificationId: string; verifiedAt: string }>((resolve, reject) => queue.push({ row, resolve, reject }));
       if (writer !== null && inFlight !== null) return done; // joins the batch after the one in flight
       if (queue.length >= maxBatch) writeQueued();
@@ -507,38 +604,12 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
       return done;
     },
 
-    list(input) {
-      const { page, nextCursor, hasMore } = readPage(input);
-      return { data: page.map(summary), pagination: { nextCursor, hasMore } };
-    },
-
-    listJson(input) {
-      // The page as JSON text, written from the rows: no summary objects to build and serialise.
-      const { page, nextCursor, hasMore } = readPage(input);
-      let out = '{"data":[';
-      for (let i = 0; i < page.length; i++) out += (i === 0 ? "" : ",") + summaryJson(page[i]!);
-      return `${out}],"pagination":{"nextCursor":${nextCursor === null ? "null" : JSON.stringify(nextCursor)},"hasMore":${hasMore}}}`;
-    },
+    list: (input) => pageList(readPage(input)),
+    listJson: (input) => pageJson(readPage(input)),
 
     get(input) {
-      const notFound = () => new DomainError("NOT_FOUND", "No verification with this id.");
-      if (typeof input.verificationId !== "string" || !UUID_RE.test(input.verificationId)) throw notFound();
-      const row = byId.get(input.verificationId, input.orgId, input.environment);
-      if (row === null) throw notFound();
-      const s = summary(row);
-      return {
-        verificationId: s.verificationId,
-        verdict: s.verdict,
-        disclosureTier: "organisation",
-        assuranceLevel: ASSURANCE_LEVEL,
-        mode: MODE,
-        environment: s.environment,
-        originalDocHash: s.originalDocHash,
-        verifiedAt: s.verifiedAt,
-        ...(s.reference !== undefined ? { reference: s.reference } : {}),
-        matches: [],
-        ...(row.retry_after_seconds != null ? { retryAfterSeconds: row.retry_after_seconds } : {}),
-      };
+      checkId(input.verificationId);
+      return recorded(byId.get(input.verificationId, input.orgId, input.environment));
     },
 
     flush,
@@ -550,6 +621,137 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
 
     stats() {
       return { batches, rows, failedBatches };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: one multi-row INSERT per batch through the store, one batch in flight; pages awaited.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Whether PostgreSQL could not be reached or is not taking work (503, retry): a lost or refused
+ * connection (Bun.SQL's `ERR_POSTGRES_CONNECTION_*`), SQLSTATE class 08, too many connections
+ * (53300) or the server shutting down (57P01–57P03).
+ */
+function isUnavailable(e: unknown): boolean {
+  const { code, errno } = (e ?? {}) as { code?: unknown; errno?: unknown };
+  if (typeof code === "string" && code.startsWith("ERR_POSTGRES_CONNECTION")) return true;
+  return typeof errno === "string" && (errno.startsWith("08") || errno === "53300" || /^57P0[123]$/.test(errno));
+}
+
+function postgresLog(deps: VerificationLogDeps, store: Store): VerificationLog {
+  const { clock } = deps;
+  const { maxBatch, cursorKey } = checkDeps(deps);
+
+  /**
+   * Ids start above the newest stored one, read before the first id is handed out: rows recorded
+   * meanwhile wait for it, in the order they came. A failed read is tried again by the next row.
+   */
+  let nextId: ReturnType<typeof createIdGenerator> | null = null;
+  let seeding: Promise<void> | null = null;
+  const seeded = (): Promise<void> =>
+    (seeding ??= store.read(() => q(firstRow(NEWEST_LOG_ID))).then(
+      (newest) => {
+        nextId ??= createIdGenerator(clock, newest?.id ?? null);
+      },
+      (e: unknown) => {
+        seeding = null;
+        throw isUnavailable(e) ? serviceBusy(e) : e;
+      },
+    ));
+
+  let queue: Pending[] = [];
+  let scheduled = false;
+  let batches = 0;
+  let written = 0;
+  let failedBatches = 0;
+  /** The batch being written, settled (never rejected) when it is done; null when none. */
+  let inFlight: Promise<void> | null = null;
+
+  /** Sends the next batch (at most `maxBatch` rows) unless one is in flight; its end sends the one after. */
+  function writeQueued(): void {
+    scheduled = false;
+    if (inFlight !== null || queue.length === 0) return;
+    const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
+    queue = batch === queue ? [] : queue.slice(maxBatch);
+    const values = batch.flatMap(({ row }) => valuesOf(row));
+    inFlight = store
+      .write(() => q(changes(insertLogRows(batch.length), ...values)))
+      .then(
+        () => {
+          batches++;
+          written += batch.length;
+          for (const p of batch) p.resolve({ verificationId: p.row.id, verifiedAt: rfc3339Ms(p.row.verified_at_ms) });
+        },
+        (e: unknown) => {
+          failedBatches++;
+          const err = isUnavailable(e) ? serviceBusy(e) : e;
+          for (const p of batch) p.reject(err);
+        },
+      )
+      .then(() => {
+        inFlight = null;
+        // Rows recorded while this batch was written: the next batch, at once.
+        writeQueued();
+      });
+  }
+
+  function schedule(): void {
+    if (scheduled || inFlight !== null) return;
+    scheduled = true;
+    setImmediate(writeQueued);
+  }
+
+  function enqueue(row: Row): Promise<{ verificationId: string; verifiedAt: string }> {
+    const done = new Promise<{ verificationId: string; verifiedAt: string }>((resolve, reject) => queue.push({ row, resolve, reject }));
+    if (inFlight === null && queue.length >= maxBatch) writeQueued();
+    else schedule();
+    return done;
+  }
+
+  async function readPage(input: ListInput): Promise<FoundPage> {
+    const query = pageQuery(input, cursorKey);
+    return pageOf(await store.read(() => q(rows(logPage(query.mask), ...query.args))), query, cursorKey);
+  }
+
+  async function flush(): Promise<void> {
+    writeQueued();
+    while (inFlight !== null || queue.length > 0) {
+      if (inFlight === null) writeQueued();
+      await inFlight;
+      await Promise.resolve();
+    }
+  }
+
+  return {
+    record(input) {
+      const probe = rowOf(input, "", 0);
+      if (probe === null) return malformed();
+      const make = (ids: NonNullable<typeof nextId>) => {
+        const { id, ms } = ids();
+        return enqueue({ ...probe, id, verified_at_ms: ms });
+      };
+      return nextId !== null ? make(nextId) : seeded().then(() => make(nextId!));
+    },
+
+    async list(input) {
+      return pageList(await readPage(input));
+    },
+    async listJson(input) {
+      return pageJson(await readPage(input));
+    },
+
+    async get(input) {
+      checkId(input.verificationId);
+      return recorded(await store.read(() => q(firstRow(LOG_ROW_BY_ID, input.verificationId, input.orgId, input.environment))));
+    },
+
+    flush,
+    close: flush,
+
+    stats() {
+      return { batches, rows: written, failedBatches };
     },
   };
 }

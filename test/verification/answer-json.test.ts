@@ -7,6 +7,7 @@ import { answerJson, matchJson, type AnswerFields } from "../../src/verification
 import { createVerifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 afterAll(cleanup);
 
@@ -14,7 +15,7 @@ test("answerJson and matchJson write what JSON.stringify writes, key for key, fo
   const fx = createRecordsFixture();
   const acme = await fx.createOrg('Acme "Quoted" \\ Ltd \u2028');
   const person = fx.createPerson();
-  const verifier = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `https://mirror.test/api/v1/topics/${t}/messages/${n}` } });
+  const verifier = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `https://mirror.test/api/v1/topics/${t}/messages/${n}` } });
   const hashes: string[] = [];
   const add = (f: (h: string) => unknown) => {
     const h = docHashOf(`answer ${hashes.length}`);

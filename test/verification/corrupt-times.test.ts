@@ -12,6 +12,7 @@ import { records } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { HASH, harness, type Harness } from "../records/fixtures.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 let h: Harness;
 beforeAll(() => {
@@ -30,7 +31,7 @@ async function anchoredRecord() {
   expect(res.status).toBe(201);
   const { recordId } = (await res.json()) as { recordId: string };
   h.markAnchored(recordId, 7);
-  const verifier = createVerifier({ db: h.core.db, signer: h.core.signer, clock: h.clock, links });
+  const verifier = createVerifier({ store: sqliteStore(h.core.db), signer: h.core.signer, clock: h.clock, links });
   expect(verifier.verify({ docHash, tier: "public" }).verdict).toBe("verified_org");
   const set = (values: Partial<typeof records.$inferInsert>) => h.core.db.update(records).set(values).where(eq(records.id, recordId)).run();
   return { recordId, docHash, verifier, set };

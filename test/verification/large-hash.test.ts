@@ -11,11 +11,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { compareConsensus } from "../../src/lib/formats.ts";
 import type { Verdict } from "../../src/verification/types.ts";
-import { CLASS_HEAD_SQL, compareSqlValues, createVerifier, MAX_MATCHES, selectLargeHash, type ClassHead, type Verifier } from "../../src/verification/verify.ts";
+import { CLASS_HEAD_SQL, compareSqlValues, createVerifier, MAX_MATCHES, selectLargeHash, type ClassHead, type SqliteVerifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { WINDOW_PASS_SQL } from "./window-pass.ts";
 import { seededRandom } from "../support/random.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirror.test/api/v1/topics/${topicId}/messages/${seq}` };
 
@@ -23,14 +24,14 @@ const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirro
 let fx: RecordsFixture;
 let orgs: FixtureOrg[];
 let people: PersonKey[];
-let verifier: Verifier;
+let verifier: SqliteVerifier;
 
 beforeAll(async () => {
   fx = createRecordsFixture();
   orgs = [];
   for (const name of ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark"]) orgs.push(await fx.createOrg(name));
   people = [fx.createPerson(), fx.createPerson()];
-  verifier = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links });
+  verifier = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links });
 });
 afterAll(cleanup);
 
@@ -215,7 +216,7 @@ test("a large hash's verification drops public keys kept under an older change c
   // One active record per organisation and hash: the others revoked.
   for (let i = 0; i < MAX_MATCHES + 5; i++) fx.addOrgRecord(org, { docHash: hash, revoked: { reason: "SUPERSEDED" } });
   fx.addOrgRecord(org, { docHash: hash });
-  const v = createVerifier({ db: fx.db, signer: fx.signer, clock: fx.clock, links });
+  const v = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links });
   expect(v.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
   fx.tamper.publicKey(org.systemKey.fingerprint);
   expect(v.verify({ docHash: hash, tier: "public" }).verdict).toBe("signature_invalid");

@@ -13,6 +13,7 @@ import { migrate } from "../../src/storage/migrate.ts";
 import { createWriterThread, WriterBusyError } from "../../src/storage/writer-thread.ts";
 import { createVerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 afterAll(cleanup);
 
@@ -24,7 +25,7 @@ function setup() {
   migrate(db);
   onCleanup(() => db.$client.close());
   db.$client.run("INSERT INTO organisations (id, name, created_at, system_key_fingerprint) VALUES ('org-1', 'Org', 1, x'00')");
-  const log = createVerificationLog({ db, clock: manualClock(Date.UTC(2026, 10, 24)), cursorKey: new Uint8Array(32), writerThread: { path } });
+  const log = createVerificationLog({ store: sqliteStore(db), clock: manualClock(Date.UTC(2026, 10, 24)), cursorKey: new Uint8Array(32), writerThread: { path } });
   onCleanup(() => log.close());
   const other = new Database(path, { readonly: true });
   onCleanup(() => other.close());

@@ -7,10 +7,11 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { createIdGenerator, createVerificationLog, decodeCursor, encodeCursor, HASH, listSql, referenceCursorMac, VERDICT, type ListFilters, type VerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
+import { createIdGenerator, createVerificationLog, decodeCursor, encodeCursor, HASH, listSql, referenceCursorMac, VERDICT, type ListFilters, type SqliteVerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
 import type { Verdict } from "../../src/verification/types.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 const KEY = new Uint8Array(32).fill(9);
 const OTHER_KEY = new Uint8Array(32).fill(10);
@@ -88,10 +89,10 @@ describe("ids", () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Restarted");
     const clock = manualClock(Date.UTC(2026, 5, 1));
-    const first = createVerificationLog({ db: fx2.db, clock, cursorKey: KEY });
+    const first = createVerificationLog({ store: sqliteStore(fx2.db), clock, cursorKey: KEY });
     const a = await first.record(row({ orgId: org.id }));
     const earlier = manualClock(Date.UTC(2025, 0, 1));
-    const second = createVerificationLog({ db: fx2.db, clock: earlier, cursorKey: KEY });
+    const second = createVerificationLog({ store: sqliteStore(fx2.db), clock: earlier, cursorKey: KEY });
     const b = await second.record(row({ orgId: org.id }));
     expect(b.verificationId > a.verificationId).toBe(true);
   });
@@ -101,7 +102,7 @@ describe("record: group commit", () => {
   test("many concurrent records are all durable, in few transactions, in call order", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Busy");
-    const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY, maxBatch: 256 });
+    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY, maxBatch: 256 });
     const N = 600;
     const results = await Promise.all(Array.from({ length: N }, (_, i) => log.record(row({ orgId: org.id, docHash: docHashOf(`doc ${i}`), reference: `ref ${i}` }))));
     expect(log.stats()).toEqual({ batches: 3, rows: N, failedBatches: 0 }); // 256 + 256 + 88
@@ -122,7 +123,7 @@ describe("record: group commit", () => {
   test("a promise resolves only after its row is committed", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Durable");
-    const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY });
     let resolved = false;
     const p = log.record(row({ orgId: org.id })).then((r) => ((resolved = true), r));
     // Queued, not yet written, not yet acknowledged.
@@ -135,7 +136,7 @@ describe("record: group commit", () => {
   test("a failed flush rejects every caller in that batch and writes none of its rows; later batches work", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Failing");
-    const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY });
     const good = log.record(row({ orgId: org.id }));
     const bad = log.record(row({ orgId: "no-such-organisation" })); // foreign key violation
     const outcomes = await Promise.allSettled([good, bad]);
@@ -147,7 +148,7 @@ describe("record: group commit", () => {
   });
 
   test("a malformed row is refused on its own, without failing the batch", async () => {
-    const log = createVerificationLog({ db: fx.db, clock: fx.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: sqliteStore(fx.db), clock: fx.clock, cursorKey: KEY });
     const good = log.record(row({ orgId: globex.id, environment: "test" }));
     const bad = log.record(row({ verdict: "maybe" as Verdict }));
     const badHash = log.record(row({ docHash: "sha256:ABC" }));
@@ -158,7 +159,7 @@ describe("record: group commit", () => {
   test("flush writes the queue at once", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Flushing");
-    const log = createVerificationLog({ db: fx2.db, clock: fx2.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY });
     const p = log.record(row({ orgId: org.id }));
     log.flush();
     expect(fx2.db.$client.query("SELECT count(*) AS n FROM verifications").get()).toEqual({ n: 1 });
@@ -166,7 +167,7 @@ describe("record: group commit", () => {
   });
 
   test("refuses a cursor key that is not 32 bytes", () => {
-    expect(() => createVerificationLog({ db: fx.db, clock: fx.clock, cursorKey: new Uint8Array(16) })).toThrow(/32 bytes/);
+    expect(() => createVerificationLog({ store: sqliteStore(fx.db), clock: fx.clock, cursorKey: new Uint8Array(16) })).toThrow(/32 bytes/);
   });
 });
 
@@ -174,7 +175,7 @@ describe("list and get", () => {
   let fx2: RecordsFixture;
   let org: FixtureOrg;
   let other: FixtureOrg;
-  let log: VerificationLog;
+  let log: SqliteVerificationLog;
   const clock = manualClock(Date.UTC(2026, 2, 1, 0, 0, 0));
   const written: { id: string; verdict: Verdict; docHash: string; ms: number; reference?: string }[] = [];
   const H1 = docHashOf("one");
@@ -185,7 +186,7 @@ describe("list and get", () => {
     fx2 = createRecordsFixture();
     org = await fx2.createOrg("Lister");
     other = await fx2.createOrg("Other");
-    log = createVerificationLog({ db: fx2.db, clock, cursorKey: KEY });
+    log = createVerificationLog({ store: sqliteStore(fx2.db), clock, cursorKey: KEY });
     // 60 live rows for org, one per second, alternating hashes and cycling verdicts.
     for (let i = 0; i < 60; i++) {
       const verdict = verdicts[i % verdicts.length]!;
@@ -355,7 +356,7 @@ describe("paging while rows are written concurrently", () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Paging");
     const clock = manualClock(Date.UTC(2026, 3, 1));
-    const log = createVerificationLog({ db: fx2.db, clock, cursorKey: KEY, maxBatch: 8 });
+    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock, cursorKey: KEY, maxBatch: 8 });
     const before: string[] = [];
     for (let i = 0; i < 250; i++) {
       if (i % 7 === 0) clock.advance(1);
@@ -416,7 +417,7 @@ test("the cursor's MAC is HMAC-SHA256 as RFC 2104 states it, for keys shorter an
 });
 
 test("listJson is list() serialised, character for character, on every page and filter, with references that need escaping", async () => {
-  const log = createVerificationLog({ db: fx.db, clock: manualClock(Date.UTC(2026, 0, 2)), cursorKey: KEY });
+  const log = createVerificationLog({ store: sqliteStore(fx.db), clock: manualClock(Date.UTC(2026, 0, 2)), cursorKey: KEY });
   const org = await fx.createOrg("Json Escapes Ltd");
   const refs = ['quote " and backslash \\', "line\u2028separator", "emoji \u{1F642}", "</script>", "plain"];
   for (const [i, reference] of refs.entries()) await log.record(row({ orgId: org.id, reference, verdict: i % 2 === 0 ? "verified_org" : "no_record" }));

@@ -5,9 +5,10 @@
  * written straight through storage by the fixture (the API would need an anchoring cycle each).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
+import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirror.test/api/v1/topics/${topicId}/messages/${seq}` };
 
@@ -27,8 +28,8 @@ afterAll(cleanup);
 let n = 0;
 const freshHash = () => docHashOf(`many records ${++n} ${Math.random()}`);
 
-function verifier(signer: Pick<RecordsFixture["signer"], "verify"> = fx.signer): Verifier {
-  return createVerifier({ db: fx.db, signer, clock: fx.clock, links, memo: false });
+function verifier(signer: Pick<RecordsFixture["signer"], "verify"> = fx.signer): SqliteVerifier {
+  return createVerifier({ store: sqliteStore(fx.db), signer, clock: fx.clock, links, memo: false });
 }
 
 /** `count` revoked records of Acme's for `hash`, each anchored after the one before; their ids. */

@@ -10,6 +10,7 @@ import { createVerificationMemo } from "../../src/crypto/index.ts";
 import { createVerifier, RECORD_HEADS_BY_HASH_SQL, RECORD_MEMO_TTL_MS } from "../../src/verification/verify.ts";
 import { cleanup, onCleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirror.test/api/v1/topics/${topicId}/messages/${seq}` };
 let fx: RecordsFixture;
@@ -28,7 +29,7 @@ function counted() {
   let verifications = 0;
   const signer = { verify: (...args: Parameters<typeof fx.signer.verify>) => (verifications++, fx.signer.verify(...args)) };
   const memo = createVerificationMemo({ verify: signer.verify, maxEntries: 1000 });
-  const verifier = createVerifier({ db: fx.db, signer, clock: fx.clock, links, memo });
+  const verifier = createVerifier({ store: sqliteStore(fx.db), signer, clock: fx.clock, links, memo });
   return { verifier, memo, verifications: () => verifications };
 }
 
@@ -141,7 +142,7 @@ describe("the record memo", () => {
     fx.addOrgRecord(acme, { docHash: hash });
     let calls = 0;
     const signer = { verify: (...args: Parameters<typeof fx.signer.verify>) => (calls++, fx.signer.verify(...args)) };
-    const off = createVerifier({ db: fx.db, signer, clock: fx.clock, links, memo: false });
+    const off = createVerifier({ store: sqliteStore(fx.db), signer, clock: fx.clock, links, memo: false });
     for (let i = 0; i < 3; i++) off.verify({ docHash: hash, tier: "public" });
     expect(calls).toBe(6);
   });

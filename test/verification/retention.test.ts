@@ -15,6 +15,7 @@ import { createLogRetention, DAY_MS } from "../../src/verification/retention.ts"
 import { waitFor } from "../support/wait.ts";
 import { cleanup, onCleanup, testConfig } from "../support/env.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 afterAll(cleanup);
 
@@ -26,7 +27,7 @@ async function logWith(old: number, recent: number) {
   const clock = manualClock(T0);
   const fx = createRecordsFixture({ clock });
   const org = await fx.createOrg("Acme");
-  const log = createVerificationLog({ db: fx.db, clock, cursorKey: KEY });
+  const log = createVerificationLog({ store: sqliteStore(fx.db), clock, cursorKey: KEY });
   const row = (i: number) => log.record({ orgId: org.id, environment: "live", keyId: "k1", verdict: "no_record", docHash: docHashOf(`doc ${i}`) });
   for (let i = 0; i < old; i++) await row(i);
   clock.advance(100 * DAY_MS);
