@@ -3,51 +3,88 @@
  * key, and its registered name, to its topic, built here for the anchor loop, which queues it
  * (anchoring/queue.ts) without knowing the message format or the seal key.
  *
- * What `announcementFor` guarantees:
+ * What an announcement provider guarantees:
  * - The message announces the organisation's current system key (`organisations.system_key_fingerprint`)
  *   with its algorithm from `signing_keys`, and the service seal key's fingerprint.
  * - The seal key is the one every record is sealed with: read from `service_meta`, or created as
- *   record creation creates it (`ensureSealKey`, race-safe across processes) when the master key
- *   is there. Without either it returns null, and the loop asks again at its next pass.
- * - Synchronous, and never called inside another transaction (ensureSealKey opens its own).
+ *   record creation creates it (seal-key.ts, race-safe across processes and nodes: one key even
+ *   when two create it at once) when the master key is there. Without either it answers null,
+ *   and the loop asks again at its next pass.
+ * - Never called inside another transaction (creating the seal key opens its own).
+ * - On the embedded SQLite it answers synchronously; on PostgreSQL with a promise.
  */
 import { eq } from "drizzle-orm";
 import type { KeyAnnouncement } from "../anchoring/types.ts";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { Db } from "../storage/db.ts";
-import { organisations, serviceMeta, signingKeys } from "../storage/schema.ts";
+import { q, type Body, type SqliteStore, type Store } from "../storage/store.ts";
 import { encodeKeyAnnouncementMessage } from "./messages.ts";
-import { ensureSealKey, SEAL_KEY_META } from "./seal-key.ts";
+import { ensureSealKey, ensureSealKeyIn, SEAL_KEY_META } from "./seal-key.ts";
 
-export function createKeyAnnouncements(deps: { readonly db: Db; readonly signer: Signer; readonly clock: Clock }): (orgId: string) => KeyAnnouncement | null {
-  const { db, signer, clock } = deps;
+export interface KeyAnnouncementsDeps {
+  /** The database, on either engine (storage/store.ts). */
+  readonly store: Store;
+  readonly signer: Signer;
+  readonly clock: Clock;
+}
+
+type Maybe<T> = T | Promise<T>;
+
+/** `f` applied to `value` now, or once it has settled. */
+function then<T, U>(value: Maybe<T>, f: (v: T) => Maybe<U>): Maybe<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/** What an announcement needs of its organisation: a read operation. Undefined: no such organisation. */
+function organisationKey(orgId: string): Body<{ name: string; key: Buffer; algorithm: string | null } | undefined> {
+  return function* (db, t) {
+    const [org] = yield* q(
+      db
+        .select({ name: t.organisations.name, key: t.organisations.systemKeyFingerprint, algorithm: t.signingKeys.algorithm })
+        .from(t.organisations)
+        .leftJoin(t.signingKeys, eq(t.signingKeys.fingerprint, t.organisations.systemKeyFingerprint))
+        .where(eq(t.organisations.id, orgId)),
+    );
+    return org;
+  };
+}
+
+/** The fingerprint of the seal key `service_meta` names, or null when none is named yet: a read operation. */
+const namedSealFingerprint: Body<Uint8Array | null> = function* (db, t) {
+  const [meta] = yield* q(db.select({ value: t.serviceMeta.value }).from(t.serviceMeta).where(eq(t.serviceMeta.key, SEAL_KEY_META)));
+  return meta === undefined ? null : new Uint8Array(Buffer.from(meta.value, "hex"));
+};
+
+/** An organisation's key announcement, or null when it cannot be built yet (see the module comment). */
+export function createKeyAnnouncements(deps: KeyAnnouncementsDeps & { readonly store: SqliteStore }): (orgId: string) => KeyAnnouncement | null;
+export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null>;
+export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null> {
+  const { store, signer, clock } = deps;
+  // Written once for both engines: SQLite runs each step now, PostgreSQL awaits it.
+  const sqlite = store.engine === "sqlite" ? (store as SqliteStore) : null;
+  const read = <T>(body: Body<T>): Maybe<T> => (sqlite !== null ? sqlite.readSync(body) : store.read(body));
+  const createSealKey = (): Maybe<Uint8Array> =>
+    sqlite !== null ? ensureSealKey({ db: sqlite.db, signer, clock }).fingerprint : ensureSealKeyIn({ store, signer, clock }).then((k) => k.fingerprint);
+
   // The seal key never changes once named: read (or created) once.
   let sealFingerprint: Uint8Array | null = null;
-
-  const sealKeyFingerprint = (): Uint8Array | null => {
+  const sealKeyFingerprint = (): Maybe<Uint8Array | null> => {
     if (sealFingerprint !== null) return sealFingerprint;
-    const meta = db.select().from(serviceMeta).where(eq(serviceMeta.key, SEAL_KEY_META)).get();
-    if (meta !== undefined) return (sealFingerprint = new Uint8Array(Buffer.from(meta.value, "hex")));
-    if (!signer.canSign) return null;
-    return (sealFingerprint = ensureSealKey({ db, signer, clock }).fingerprint);
+    return then(read(namedSealFingerprint), (named) => {
+      if (named !== null) return (sealFingerprint = named);
+      if (!signer.canSign) return null;
+      return then(createSealKey(), (created) => (sealFingerprint = created));
+    });
   };
 
-  return (orgId) => {
-    const org = db
-      .select({ name: organisations.name, key: organisations.systemKeyFingerprint, algorithm: signingKeys.algorithm })
-      .from(organisations)
-      .leftJoin(signingKeys, eq(signingKeys.fingerprint, organisations.systemKeyFingerprint))
-      .where(eq(organisations.id, orgId))
-      .get();
-    if (org === undefined) return null;
-    if (org.algorithm === null) throw new Error(`organisation ${orgId}'s system key ${Buffer.from(org.key).toString("hex")} is not in signing_keys`);
-    const seal = sealKeyFingerprint();
-    if (seal === null) return null;
-    const keyFingerprint = new Uint8Array(org.key);
-    return {
-      keyFingerprint,
-      message: encodeKeyAnnouncementMessage({ orgId, name: org.name, algorithm: org.algorithm, keyFingerprint, sealKeyFingerprint: seal }),
-    };
-  };
+  return (orgId) =>
+    then(read(organisationKey(orgId)), (org) => {
+      if (org === undefined) return null;
+      if (org.algorithm === null) throw new Error(`organisation ${orgId}'s system key ${Buffer.from(org.key).toString("hex")} is not in signing_keys`);
+      const { name, algorithm } = org;
+      const keyFingerprint = new Uint8Array(org.key);
+      return then(sealKeyFingerprint(), (seal) =>
+        seal === null ? null : { keyFingerprint, message: encodeKeyAnnouncementMessage({ orgId, name, algorithm, keyFingerprint, sealKeyFingerprint: seal }) },
+      );
+    });
 }

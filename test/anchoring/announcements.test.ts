@@ -17,6 +17,7 @@ import { parseConfig } from "../../src/config/index.ts";
 import { startLocalLedger } from "../../src/local-ledger/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 import { decodeLedgerMessage, encodeKeyAnnouncementMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { ledgerTransactions, organisations, serviceMeta } from "../../src/storage/schema.ts";
@@ -134,7 +135,7 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     const f = createRecordsFixture();
     const org = await f.createOrg('Quote " and \\ Ltd');
     const seal = ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock });
-    const a = createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)!;
+    const a = createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock })(org.id)!;
     expect(Buffer.from(a.keyFingerprint).equals(Buffer.from(org.systemKey.fingerprint))).toBe(true);
     expect(Buffer.from(a.message).equals(Buffer.from(encodeKeyAnnouncementMessage({ orgId: org.id, name: org.name, algorithm: "ML-DSA-65", keyFingerprint: org.systemKey.fingerprint, sealKeyFingerprint: seal.fingerprint })))).toBe(true);
   });
@@ -143,7 +144,7 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     const f = createRecordsFixture();
     const org = await f.createOrg("Fresh Ltd");
     expect(sealNamed(f)).toBeUndefined();
-    const a = createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)!;
+    const a = createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock })(org.id)!;
     const named = sealNamed(f)!;
     expect((decodeLedgerMessage(a.message) as { sealKeyFingerprint: string }).sealKeyFingerprint).toBe(named.value);
     expect(f.db.select().from(signingKeys).where(eq(signingKeys.fingerprint, Buffer.from(named.value, "hex"))).get()).toMatchObject({ purpose: "service-seal" });
@@ -153,7 +154,7 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
   test("no seal key and a sealed key store (no master key): null, and nothing written; the organisation unknown: null", async () => {
     const f = createRecordsFixture();
     const org = await f.createOrg("Sealed Ltd");
-    const sealed = createKeyAnnouncements({ db: f.db, signer: createSigner({ masterKey: null }), clock: f.clock });
+    const sealed = createKeyAnnouncements({ store: sqliteStore(f.db), signer: createSigner({ masterKey: null }), clock: f.clock });
     expect(sealed(org.id)).toBeNull();
     expect(sealNamed(f)).toBeUndefined();
     // Once a seal key exists (made by a process that has the master key), the sealed one can announce.
@@ -166,14 +167,14 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     const f = createRecordsFixture();
     const org = await f.createOrg("Broken Ltd");
     f.db.update(organisations).set({ systemKeyFingerprint: Buffer.alloc(32, 9) }).where(eq(organisations.id, org.id)).run();
-    expect(() => createKeyAnnouncements({ db: f.db, signer: f.signer, clock: f.clock })(org.id)).toThrow("is not in signing_keys");
+    expect(() => createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock })(org.id)).toThrow("is not in signing_keys");
   });
 });
 
 describe("the loop when the announcement cannot be built", () => {
   test("null or an error: logged, the topic is still recorded, records wait; built at a later pass, it is queued then", async () => {
     const rig = await makeRig();
-    const real = createKeyAnnouncements({ db: rig.core.db, signer: rig.core.signer, clock: rig.clock });
+    const real = createKeyAnnouncements({ store: rig.core.store, signer: rig.core.signer, clock: rig.clock });
     let mode: "null" | "throw" | "real" = "null";
     const loop = createAnchoring({
       db: rig.core.db,
@@ -344,7 +345,7 @@ describe("a topic that predates announcements", () => {
       ledger: rig.ledger,
       links: localLinks(rig.local.mirrorUrl),
       masterKey: rig.masterKey,
-      announcementFor: createKeyAnnouncements({ db: otherCore.db, signer: otherCore.signer, clock: rig.clock }),
+      announcementFor: createKeyAnnouncements({ store: otherCore.store, signer: otherCore.signer, clock: rig.clock }),
       validSeconds: VALID_SECONDS,
     });
     onCleanup(() => other.stop());

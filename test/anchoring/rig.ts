@@ -92,7 +92,7 @@ export async function makeRig(
   const ledger = options.wrapLedger?.(adapter) ?? adapter;
   const masterKey = crypto.getRandomValues(new Uint8Array(32));
   // As the composition root wires it: the organisation's key and the service seal key.
-  const announcements = createKeyAnnouncements({ db: core.db, signer: core.signer, clock });
+  const announcements = createKeyAnnouncements({ store: core.store, signer: core.signer, clock });
   const make = () => {
     const a = createAnchoring({
       db: core.db,

@@ -25,6 +25,7 @@ import { DATABASE_FILE, openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { openDatabase } from "../../src/storage/db.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 
 afterAll(cleanup);
 
@@ -257,7 +258,7 @@ describe("receipts in-process", () => {
   test("Retry-After follows pending_anchor's policy: until typical finality, then 2 s, then 30 s; 5 s while no announcement is queued", async () => {
     const created = (await (await createRecord(docHashOf("receipts: retry policy"))).json()) as Json;
     const clock = manualClock();
-    const receipts = createReceipts({ db: app.db, clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ store: sqliteStore(app.db), clock, network: "local", mirrorNodes: () => [] });
     const retryAt = (ms: number, id = created.recordId as string) => {
       clock.set(ms);
       try {
@@ -339,7 +340,7 @@ describe("receipts in-process", () => {
     expect(res.status).toBe(200);
     // Synchronously after the revocation committed, read the journal and build the receipt with
     // nothing in between (the anchor loop runs on this thread): the revocation is not final yet.
-    const receipts = createReceipts({ db: app.db, clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const row = app.db.$client
       .query("SELECT r.revoked_at, t.transaction_id, t.state, t.message FROM records r JOIN ledger_transactions t ON t.transaction_id = r.revocation_transaction_id WHERE r.id = ?")
       .get(created.recordId) as { revoked_at: number; transaction_id: string; state: string; message: Uint8Array };
@@ -377,7 +378,7 @@ describe("receipts in-process", () => {
   }, 30_000);
 
   test("public keys kept between receipts: a key row changed in place (any connection) is in the very next receipt", async () => {
-    const receipts = createReceipts({ db: app.db, clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const first = receipts.receipt(anchoredId) as Json;
     expect({ ...(receipts.receipt(anchoredId) as Json), issuedAt: null }).toEqual({ ...first, issuedAt: null });
     const fingerprint = (app.db.$client.query("SELECT seal_fingerprint AS f FROM records WHERE id = ?").get(anchoredId) as { f: Uint8Array }).f;
@@ -395,7 +396,7 @@ describe("receipts in-process", () => {
   });
 
   test("a receipt's fixed part kept between requests follows any change to the record's row from any connection: signed columns, kind, topic", async () => {
-    const receipts = createReceipts({ db: app.db, clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const first = receipts.receipt(anchoredId) as Json;
     const again = receipts.receipt(anchoredId) as Json;
     expect({ ...again, issuedAt: null }).toEqual({ ...first, issuedAt: null });

@@ -20,7 +20,7 @@ import { anyContains } from "../../lib/cidr.ts";
 import { DomainError } from "../../lib/errors.ts";
 import { CONTENT_TYPE, LATENCY_BUCKETS, createRegistry, type CounterChild, type HistogramChild, type Registry } from "../../lib/metrics.ts";
 import type { AnchorMetrics, BackPressureCause, LedgerErrorKind } from "../../anchoring/index.ts";
-import type { RecordAnchorState } from "../../records/counts.ts";
+import type { RecordCounts } from "../../records/counts.ts";
 import type { DisclosureTier, Verdict } from "../../verification/types.ts";
 import { clientIp, type AccessMetrics } from "../access.ts";
 import { requestMeta, type HttpMetrics, type RouteRecorder } from "../server.ts";
@@ -31,8 +31,11 @@ const ANCHOR_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300
 export interface ServiceMetricsDeps {
   readonly version: string;
   readonly commit: string;
-  /** Records by anchor state, read from storage at scrape time. */
-  readonly records: () => Readonly<Record<RecordAnchorState, number>>;
+  /**
+   * Records by anchor state (records/counts.ts `recordCounter`): counted at scrape time on SQLite,
+   * in the background at most once a second on PostgreSQL. A state not counted yet has no series.
+   */
+  readonly records: () => RecordCounts;
   /** Unfinished ledger transactions, as of the anchor loop's last pass. */
   readonly backlog: () => { readonly pending: number; readonly accepted: number };
 }
@@ -64,7 +67,7 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
   );
   const verdicts = registry.counter(`${p}verifications_total`, "Verdicts computed by POST /v1/verifications, by verdict and disclosure tier.", ["verdict", "tier"]);
   const rateLimited = registry.counter(`${p}rate_limited_total`, "Requests refused with 429, by the kind of bucket that was empty (ip, key, org).", ["bucket"]);
-  const recordsByState = registry.gauge(`${p}records`, "Records by anchor state, read from storage at scrape time.", ["state"]);
+  const recordsByState = registry.gauge(`${p}records`, "Records by anchor state, counted in storage: at scrape time (SQLite), or at most once a second in the background (PostgreSQL).", ["state"]);
   const backlog = registry.gauge(`${p}anchor_backlog`, "Unfinished ledger transactions by state, as of the anchor loop's last pass (about once a second).", ["state"]);
   const anchorLatency = registry.histogram(
     `${p}anchor_latency_seconds`,

@@ -1,0 +1,444 @@
+/**
+ * Receipts, key announcements and record counts on both storage engines (decisions §9, §12), as
+ * test/storage/engines.test.ts runs the other services: embedded SQLite, and a real PostgreSQL
+ * server this file starts. Records are created with the records service and anchored as the
+ * anchor loop leaves them (an UPDATE of the record and of its ledger transaction), and the
+ * receipts compared: the same rows must give the same bytes on both engines.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { createSigner, encodeRecordPayload, encodeSealPayload, type Signer } from "../../src/crypto/index.ts";
+import { receiptResponse } from "../../src/http/routes/receipts.ts";
+import { createOrganisations } from "../../src/keys/organisations.ts";
+import { manualClock } from "../../src/lib/clock.ts";
+import { createKeyAnnouncements } from "../../src/records/announcements.ts";
+import { recordCounter } from "../../src/records/counts.ts";
+import type { RecordLedger } from "../../src/records/ledger.ts";
+import { decodeLedgerMessage } from "../../src/records/messages.ts";
+import { SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";
+import { createRecords } from "../../src/records/service.ts";
+import { createReceipts, type Receipt } from "../../src/receipts/receipt.ts";
+import { openDatabase } from "../../src/storage/db.ts";
+import { migrate } from "../../src/storage/migrate.ts";
+import { migratePostgres } from "../../src/storage/pg-migrate.ts";
+import { postgresStore } from "../../src/storage/pg-store.ts";
+import { RECEIPT_SNAPSHOT, RECORD_COUNTS } from "../../src/storage/receipt-statements.ts";
+import { firstRow, q, sqliteStore, type Store } from "../../src/storage/store.ts";
+import { join } from "node:path";
+import { cleanup, tempDir } from "../support/env.ts";
+import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { waitFor } from "../support/wait.ts";
+
+let pg: Postgres;
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+const opened: Store[] = [];
+afterAll(async () => {
+  for (const s of opened) await s.close();
+  await pg?.destroy();
+  cleanup();
+});
+
+const MASTER_KEY = new Uint8Array(32).fill(9);
+const TOPIC = "0.0.1234";
+const T0 = Date.UTC(2026, 0, 15, 9, 30);
+
+interface Engine {
+  readonly name: "SQLite" | "PostgreSQL";
+  open(): Promise<Store>;
+  /** Two connections to one new database, as two processes or nodes have. */
+  openPair(): Promise<[Store, Store]>;
+}
+
+const ENGINES: Engine[] = [
+  {
+    name: "SQLite",
+    async open() {
+      const db = openDatabase({ path: ":memory:" });
+      migrate(db);
+      const store = sqliteStore(db);
+      opened.push({ ...store, close: async () => db.$client.close() });
+      return store;
+    },
+    async openPair() {
+      const path = join(tempDir(), "docverify.db");
+      const [a, b] = [openDatabase({ path }), openDatabase({ path })];
+      migrate(a);
+      for (const db of [a, b]) opened.push({ ...sqliteStore(db), close: async () => db.$client.close() });
+      return [sqliteStore(a), sqliteStore(b)];
+    },
+  },
+  {
+    name: "PostgreSQL",
+    async open() {
+      const store = postgresStore(await pg.createDatabase());
+      await migratePostgres(store);
+      opened.push(store);
+      return store;
+    },
+    async openPair() {
+      const url = await pg.createDatabase();
+      const [a, b] = [postgresStore(url), postgresStore(url)];
+      opened.push(a, b);
+      await migratePostgres(a);
+      return [a, b];
+    },
+  },
+];
+const [SQLITE, POSTGRES] = ENGINES as [Engine, Engine];
+
+/** Transaction ids as the anchor loop's would be: unique, in order. */
+function fakeLedger(): RecordLedger {
+  let issued = 0;
+  return {
+    newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
+    wake() {},
+    assertCapacity() {},
+    transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
+    topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
+  };
+}
+
+const hash = (c: string) => `sha256:${c.repeat(64)}`;
+const consensusAt = (n: number) => `${1_768_469_400 + n}.${String(n * 1000).padStart(9, "0")}`;
+/** A running hash, 48 bytes, different for each sequence number. */
+const runningHash = (n: number) => Buffer.alloc(48, n);
+
+/** As the anchor loop leaves a ledger transaction once consensus is confirmed. */
+function anchorTransaction(store: Store, transactionId: string, sequenceNumber: number): Promise<unknown> {
+  return store.write((tx, t) =>
+    q(
+      tx
+        .update(t.ledgerTransactions)
+        .set({ state: "anchored", topicId: TOPIC, sequenceNumber, consensusAt: consensusAt(sequenceNumber), runningHash: runningHash(sequenceNumber) })
+        .where(eq(t.ledgerTransactions.transactionId, transactionId)),
+    ),
+  );
+}
+
+/** As the anchor loop leaves a record and its creation message once anchored. */
+async function anchorRecord(store: Store, recordId: string, sequenceNumber: number): Promise<void> {
+  const [row] = await store.read((db, t) => q(db.select({ tx: t.records.transactionId }).from(t.records).where(eq(t.records.id, recordId))));
+  await store.write((tx, t) =>
+    q(tx.update(t.records).set({ anchorState: "anchored", topicId: TOPIC, sequenceNumber, consensusAt: consensusAt(sequenceNumber) }).where(eq(t.records.id, recordId))),
+  );
+  await anchorTransaction(store, row!.tx, sequenceNumber);
+}
+
+interface Scenario {
+  readonly orgId: string;
+  readonly otherOrgId: string;
+  /** Anchored, its key's announcement anchored: a receipt. */
+  readonly anchored: string;
+  /** Its message not confirmed yet: ANCHOR_NOT_FINAL. */
+  readonly pending: string;
+  /** Anchored, then revoked; its revocation message not confirmed yet. */
+  readonly revoked: string;
+  readonly revocationTransactionId: string;
+}
+
+/**
+ * One organisation with a topic and its key announced (built by the announcement provider,
+ * anchored as sequence 1), three records created with the records service: one anchored, one
+ * pending, one anchored and revoked. Another organisation without a topic.
+ */
+async function scenario(store: Store, clock: ReturnType<typeof manualClock>, signer: Signer): Promise<Scenario> {
+  const orgs = createOrganisations({ store, signer, clock });
+  const org = await orgs.create({ name: "Receipts Org", addon: true, apiAccess: true }, "alice");
+  const other = await orgs.create({ name: "Other Org" }, "alice");
+  await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
+  const announcement = await createKeyAnnouncements({ store, signer, clock })(org.id);
+  if (announcement === null) throw new Error("no announcement");
+  await store.write((tx, t) =>
+    q(
+      tx.insert(t.ledgerTransactions).values({
+        transactionId: "0.0.2@1768469399.000000001",
+        kind: "key_announcement",
+        orgId: org.id,
+        topicId: TOPIC,
+        message: Buffer.from(announcement.message),
+        keyFingerprint: Buffer.from(announcement.keyFingerprint),
+        validStartMs: 1_768_469_399_000,
+        validSeconds: 120,
+        state: "anchored",
+        sequenceNumber: 1,
+        consensusAt: consensusAt(1),
+        runningHash: runningHash(1),
+        nextAttemptAt: 0,
+        createdAt: clock.now(),
+        updatedAt: clock.now(),
+      }),
+    ),
+  );
+  const recs = createRecords({ store, signer, clock, ledger: fakeLedger(), publicUrl: "https://verify.example.org" });
+  clock.advance(1000);
+  const anchored = (await recs.create(org.id, { docHash: hash("a"), filename: "contract.pdf" })).record.recordId;
+  clock.advance(1000);
+  const pending = (await recs.create(org.id, { docHash: hash("b"), filename: undefined })).record.recordId;
+  clock.advance(1000);
+  const revoked = (await recs.create(org.id, { docHash: hash("c"), filename: undefined })).record.recordId;
+  await anchorRecord(store, anchored, 2);
+  await anchorRecord(store, revoked, 4);
+  clock.advance(1000);
+  await recs.revoke(org.id, revoked, "SUPERSEDED");
+  const [row] = await store.read((db, t) => q(db.select({ tx: t.records.revocationTransactionId }).from(t.records).where(eq(t.records.id, revoked))));
+  return { orgId: org.id, otherOrgId: other.id, anchored, pending, revoked, revocationTransactionId: row!.tx! };
+}
+
+/** What `receipt()` answers, settled: the receipt, or the refusal's code, message and retry time. */
+async function outcome(run: () => Receipt | Promise<Receipt>): Promise<{ receipt: string } | { code: string; message: string; retryAfterSeconds: number | undefined }> {
+  try {
+    return { receipt: JSON.stringify(await run()) };
+  } catch (e) {
+    const { code, message, retryAfterSeconds } = e as { code: string; message: string; retryAfterSeconds?: number };
+    return { code, message, retryAfterSeconds };
+  }
+}
+
+const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
+
+for (const engine of ENGINES) {
+  describe(`${engine.name}: receipts`, () => {
+    let store: Store;
+    let s: Scenario;
+    const clock = manualClock(T0);
+    const signer = createSigner({ masterKey: MASTER_KEY, workers: 0 });
+    const mirrorNodes = () => ["https://mirror-a.example", "https://mirror-b.example"];
+    beforeAll(async () => {
+      store = await engine.open();
+      s = await scenario(store, clock, signer);
+    });
+
+    test("an anchored record's receipt: the stored signatures, payloads rebuilt, both anchors; the same again from what is kept", async () => {
+      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const first = await receipts.receipt(s.anchored);
+      const [row] = await store.read((db, t) => q(db.select().from(t.records).where(eq(t.records.id, s.anchored))));
+      const [creation] = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, row!.transactionId))));
+      const [announcement] = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.kind, "key_announcement"))));
+      const [signerKey] = await store.read((db, t) => q(db.select().from(t.signingKeys).where(eq(t.signingKeys.fingerprint, row!.signerFingerprint))));
+      const recordPayload = encodeRecordPayload({ recordId: row!.id, docHash: row!.docHash, signedAtMs: row!.signedAtMs, signerKeyFingerprint: row!.signerFingerprint });
+      expect(first).toMatchObject({
+        v: 1,
+        recordId: s.anchored,
+        originalDocHash: hash("a"),
+        authenticatedAt: new Date(row!.signedAtMs).toISOString(),
+        kind: "record_only",
+        signerType: "org",
+        signer: { algorithm: "ML-DSA-65", publicKey: b64(signerKey!.publicKey), payload: b64(recordPayload), signature: b64(row!.signature) },
+        seal: { payload: b64(encodeSealPayload(recordPayload, row!.signature, row!.sealFingerprint)), signature: b64(row!.sealSignature) },
+        anchor: {
+          network: "testnet",
+          topicId: TOPIC,
+          sequenceNumber: 2,
+          consensusAt: consensusAt(2),
+          transactionId: row!.transactionId,
+          message: b64(creation!.message!),
+          runningHash: b64(runningHash(2)),
+          inclusion: null,
+        },
+        keyAnnouncement: { topicId: TOPIC, sequenceNumber: 1, consensusAt: consensusAt(1), message: b64(announcement!.message!) },
+        revocation: null,
+        mirrorNodes: mirrorNodes(),
+        issuedAt: new Date(clock.now()).toISOString(),
+      });
+      expect(signer.verify(first.signer.algorithm as "ML-DSA-65", Buffer.from(first.signer.publicKey, "base64"), recordPayload, row!.signature)).toBe(true);
+      // Its fixed part kept: the same bytes, issued afresh.
+      clock.advance(1);
+      const again = await receipts.receipt(s.anchored, { orgId: s.orgId });
+      expect(JSON.stringify(again)).toBe(JSON.stringify({ ...first, issuedAt: new Date(clock.now()).toISOString() }));
+    });
+
+    test("refusals: ANCHOR_NOT_FINAL for a pending record, NOT_FOUND for an unknown, malformed or other organisation's id", async () => {
+      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const pending = await outcome(() => receipts.receipt(s.pending));
+      expect(pending).toMatchObject({ code: "ANCHOR_NOT_FINAL", message: expect.stringContaining("record's ledger message") });
+      expect((pending as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      const notFound = { code: "NOT_FOUND", message: "No such record.", retryAfterSeconds: undefined };
+      expect(await outcome(() => receipts.receipt("0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d"))).toEqual(notFound);
+      expect(await outcome(() => receipts.receipt("not-a-uuid"))).toEqual(notFound);
+      expect(await outcome(() => receipts.receipt(s.anchored, { orgId: s.otherOrgId }))).toEqual(notFound);
+    });
+
+    test("a revoked record's receipt: the revocation's anchor null until its consensus, then its own", async () => {
+      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const [message] = await store.read((db, t) => q(db.select({ m: t.ledgerTransactions.message }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, s.revocationTransactionId))));
+      const early = await receipts.receipt(s.revoked);
+      expect(early.revocation).toEqual({
+        reason: "SUPERSEDED",
+        revokedAt: expect.any(String),
+        anchor: { network: "testnet", topicId: TOPIC, sequenceNumber: null, consensusAt: null, transactionId: s.revocationTransactionId, message: b64(message!.m!), runningHash: null, inclusion: null },
+      });
+      expect(decodeLedgerMessage(message!.m!)).toMatchObject({ type: "revocation", recordId: s.revoked, reason: "SUPERSEDED" });
+      const fresh = await engine.open();
+      await copyRows(store, fresh);
+      await anchorTransaction(fresh, s.revocationTransactionId, 5);
+      const final = await createReceipts({ store: fresh, clock, network: "testnet", mirrorNodes }).receipt(s.revoked);
+      expect(final.revocation!.anchor).toMatchObject({ sequenceNumber: 5, consensusAt: consensusAt(5), runningHash: b64(runningHash(5)) });
+      expect({ ...final, revocation: null }).toEqual({ ...early, revocation: null });
+    });
+
+    test("the route's response, from a receipt given at once (SQLite) or later (PostgreSQL)", async () => {
+      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const answer = receipts.receipt(s.anchored);
+      expect(answer instanceof Promise).toBe(engine.name === "PostgreSQL");
+      const res = await receiptResponse(answer);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("application/vnd.docverify.receipt+json");
+      expect(await res.text()).toBe(JSON.stringify(await answer, null, 2) + "\n");
+      // A refusal rejects (or throws) as the capability's error, which the server maps.
+      await expect(Promise.resolve().then(() => receiptResponse(receipts.receipt(s.pending)))).rejects.toMatchObject({ code: "ANCHOR_NOT_FINAL" });
+    });
+
+    test("what a receipt keeps follows a change from another node: a signed column, a key, the topic", async () => {
+      const [a, b] = await engine.openPair();
+      const at = manualClock(T0);
+      const ids = await scenario(a, at, signer);
+      const receipts = createReceipts({ store: a, clock: at, network: "testnet", mirrorNodes });
+      const first = await receipts.receipt(ids.anchored);
+      const [row] = await b.read((db, t) => q(db.select().from(t.records).where(eq(t.records.id, ids.anchored))));
+      const setRecord = (values: { signature?: Buffer; topicId?: string }) => b.write((tx, t) => q(tx.update(t.records).set(values).where(eq(t.records.id, ids.anchored))));
+      const flipped = Buffer.from(row!.signature);
+      flipped[0]! ^= 1;
+      await setRecord({ signature: flipped });
+      expect((await receipts.receipt(ids.anchored)).signer.signature).toBe(b64(flipped));
+      await setRecord({ signature: row!.signature });
+      expect((await receipts.receipt(ids.anchored)).signer.signature).toBe(first.signer.signature);
+      const [key] = await b.read((db, t) => q(db.select().from(t.signingKeys).where(eq(t.signingKeys.fingerprint, row!.sealFingerprint))));
+      const changedKey = Buffer.from(key!.publicKey);
+      changedKey[0]! ^= 1;
+      const setKey = (publicKey: Buffer) => b.write((tx, t) => q(tx.update(t.signingKeys).set({ publicKey }).where(eq(t.signingKeys.fingerprint, row!.sealFingerprint))));
+      await setKey(changedKey);
+      expect((await receipts.receipt(ids.anchored)).seal.publicKey).toBe(b64(changedKey));
+      await setKey(key!.publicKey);
+      expect((await receipts.receipt(ids.anchored)).seal.publicKey).toBe(first.seal.publicKey);
+      // The topic is not watched by the change counter: compared with the row on every request.
+      await setRecord({ topicId: "0.0.424242" });
+      expect(await outcome(() => receipts.receipt(ids.anchored))).toMatchObject({ code: "ANCHOR_NOT_FINAL", message: expect.stringContaining("key announcement") });
+      await setRecord({ topicId: TOPIC });
+      expect({ ...(await receipts.receipt(ids.anchored)), issuedAt: null }).toEqual({ ...first, issuedAt: null });
+    });
+  });
+
+  describe(`${engine.name}: key announcements and record counts`, () => {
+    const clock = manualClock(T0);
+    const signer = createSigner({ masterKey: MASTER_KEY, workers: 0 });
+
+    test("an organisation's announcement: its key, name and the seal key, one seal key when two nodes ask at once", async () => {
+      const [a, b] = await engine.openPair();
+      const org = await createOrganisations({ store: a, signer, clock }).create({ name: "Ärzte \"Nord\"" }, "alice");
+      // Without a master key and with no seal key yet, nothing can be announced.
+      expect(await createKeyAnnouncements({ store: b, signer: createSigner({ masterKey: null }), clock })(org.id)).toBeNull();
+      const [x, y] = await Promise.all([createKeyAnnouncements({ store: a, signer, clock })(org.id), createKeyAnnouncements({ store: b, signer, clock })(org.id)]);
+      expect(x).not.toBeNull();
+      expect(Buffer.from(y!.message).equals(Buffer.from(x!.message))).toBe(true);
+      const seals = await a.read((db, t) => q(db.select().from(t.signingKeys).where(eq(t.signingKeys.purpose, SEAL_KEY_PURPOSE))));
+      expect(seals).toHaveLength(1);
+      const [row] = await a.read((db, t) => q(db.select({ key: t.organisations.systemKeyFingerprint }).from(t.organisations).where(eq(t.organisations.id, org.id))));
+      expect(Buffer.from(x!.keyFingerprint).equals(row!.key)).toBe(true);
+      expect(decodeLedgerMessage(x!.message)).toEqual({
+        v: 1,
+        type: "key",
+        orgId: org.id,
+        name: "Ärzte \"Nord\"",
+        algorithm: "ML-DSA-65",
+        keyFingerprint: row!.key.toString("hex"),
+        sealKeyFingerprint: seals[0]!.fingerprint.toString("hex"),
+      });
+      // Once named, the seal key is found without the master key.
+      expect(await createKeyAnnouncements({ store: b, signer: createSigner({ masterKey: null }), clock })(org.id)).toEqual(x);
+      expect(await createKeyAnnouncements({ store: a, signer, clock })("no-such-org")).toBeNull();
+    });
+
+    test("record counts by anchor state", async () => {
+      const store = await engine.open();
+      const counter = recordCounter(store, { refreshMs: 0 });
+      await scenario(store, clock, signer);
+      const want = { pending: 1, accepted: 0, anchored: 2, abandoned: 0 };
+      const counted = await waitFor("the counts", () => {
+        const c = counter();
+        return c.anchored === 2 ? c : undefined;
+      });
+      expect(counted).toEqual(want);
+    });
+  });
+}
+
+describe("PostgreSQL: record counts for /metrics never wait on the database", () => {
+  test("none before the first count, then the last counted, counted again at most once a refresh interval", async () => {
+    const store = await POSTGRES.open();
+    let now = 0;
+    const counter = recordCounter(store, { refreshMs: 1000, now: () => now });
+    expect(counter()).toEqual({});
+    await waitFor("the first count", () => (counter().pending === 0 ? true : undefined));
+    const org = await createOrganisations({ store, signer: createSigner({ masterKey: MASTER_KEY, workers: 0 }), clock: manualClock(T0) }).create({ name: "Counted" }, "alice");
+    await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
+    const recs = createRecords({ store, signer: createSigner({ masterKey: MASTER_KEY, workers: 0 }), clock: manualClock(T0), ledger: fakeLedger(), publicUrl: "https://verify.example.org" });
+    await recs.create(org.id, { docHash: hash("d"), filename: undefined });
+    // Within the interval: the previous counts, and no count started.
+    now = 999;
+    expect(counter().pending).toBe(0);
+    await Bun.sleep(0);
+    expect(counter().pending).toBe(0);
+    now = 1000;
+    await waitFor("the next count", () => (counter().pending === 1 ? true : undefined));
+  });
+});
+
+/** Copies the rows a receipt is built from, as they are, into another database. */
+async function copyRows(from: Store, to: Store): Promise<void> {
+  for (const table of ["signingKeys", "organisations", "serviceMeta", "records", "ledgerTransactions"] as const) {
+    const rows = await from.read((db, t) => q(db.select().from(t[table])));
+    if (rows.length > 0) await to.write((tx, t) => q(tx.insert(t[table]).values(rows as never).onConflictDoNothing()));
+  }
+}
+
+describe("SQLite and PostgreSQL: the same rows give the same bytes", () => {
+  let lite: Store;
+  let post: Store;
+  let s: Scenario;
+  const clock = manualClock(T0);
+  const signer = createSigner({ masterKey: MASTER_KEY, workers: 0 });
+  const mirrorNodes = () => ["https://mirror-a.example", "https://mirror-b.example"];
+  beforeAll(async () => {
+    lite = await SQLITE.open();
+    s = await scenario(lite, clock, signer);
+    post = await POSTGRES.open();
+    await copyRows(lite, post);
+  });
+
+  test("the snapshot statement answers the same row on both engines", async () => {
+    for (const id of [s.anchored, s.pending, s.revoked]) {
+      const [a, b] = await Promise.all([lite.read(() => q(firstRow(RECEIPT_SNAPSHOT, id))), post.read(() => q(firstRow(RECEIPT_SNAPSHOT, id)))]);
+      expect(a).toBeDefined();
+      // Blobs: a Uint8Array on SQLite, a Buffer on PostgreSQL; the same bytes.
+      // The change counter is each database's own (a number on both).
+      const plain = (row: object | undefined) => Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, k === "gen" ? typeof v : v instanceof Uint8Array ? b64(v) : v]));
+      expect(plain(b)).toEqual(plain(a));
+    }
+    expect(await post.read(() => q(firstRow(RECORD_COUNTS)))).toEqual((await lite.read(() => q(firstRow(RECORD_COUNTS))))!);
+  });
+
+  test("receipts and refusals, byte for byte", async () => {
+    const [a, b] = [lite, post].map((store) => createReceipts({ store, clock, network: "testnet", mirrorNodes }));
+    const ids = [s.anchored, s.pending, s.revoked, "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d", "not-a-uuid"];
+    for (const id of ids) {
+      // Twice: as built, and from what each kept.
+      for (let i = 0; i < 2; i++) expect(await outcome(() => b!.receipt(id))).toEqual(await outcome(() => a!.receipt(id)));
+    }
+    expect(await outcome(() => a!.receipt(s.anchored))).toHaveProperty("receipt");
+    expect(await outcome(() => a!.receipt(s.revoked))).toHaveProperty("receipt");
+    expect(await outcome(() => a!.receipt(s.pending))).toMatchObject({ code: "ANCHOR_NOT_FINAL" });
+  });
+
+  test("key announcements and record counts", async () => {
+    const [a, b] = [lite, post].map((store) => createKeyAnnouncements({ store, signer, clock }));
+    const [x, y] = [await a!(s.orgId), await b!(s.orgId)];
+    expect(Buffer.from(y!.message).equals(Buffer.from(x!.message))).toBe(true);
+    expect(Buffer.from(y!.keyFingerprint).equals(Buffer.from(x!.keyFingerprint))).toBe(true);
+    const counts = recordCounter(post, { refreshMs: 0 });
+    const want = recordCounter(lite)();
+    expect(want).toEqual({ pending: 1, accepted: 0, anchored: 2, abandoned: 0 });
+    expect(await waitFor("the counts", () => (counts().anchored !== undefined ? counts() : undefined))).toEqual(want);
+  });
+});
