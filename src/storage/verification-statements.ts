@@ -124,9 +124,19 @@ export const CLASS_HEAD = statement<ClassHeadRow, [docHash: string, verdictClass
    WHERE doc_hash = ?1 AND ${VERDICT_CLASS} = ?2 AND anchor_state = 'anchored'
    ORDER BY ${CONSENSUS_ORDER}
    LIMIT ${MAX_MATCHES}`,
-  postgres: `SELECT id AS rid, length(consensus_at) AS len, consensus_at, id
-    FROM records
-   WHERE doc_hash = $1 AND (${VERDICT_CLASS}) = $2 AND anchor_state = 'anchored'
+  // Two index range reads, each already in order when the columns compare as bytes: the corrupt
+  // rows without consensus time (first in SQLite's order), then the rest; at most 200 rows then put
+  // in the one order. (`NULLS FIRST` on the index's own terms would make PostgreSQL sort every
+  // entry of the class: its index keeps NULL last.)
+  postgres: `SELECT rid, len, consensus_at, id FROM (
+      (SELECT id AS rid, length(consensus_at) AS len, consensus_at, id FROM records
+        WHERE doc_hash = $1 AND (${VERDICT_CLASS}) = $2 AND anchor_state = 'anchored' AND length(consensus_at) IS NULL
+        ORDER BY id COLLATE "C" LIMIT ${MAX_MATCHES})
+      UNION ALL
+      (SELECT id AS rid, length(consensus_at) AS len, consensus_at, id FROM records
+        WHERE doc_hash = $1 AND (${VERDICT_CLASS}) = $2 AND anchor_state = 'anchored' AND length(consensus_at) IS NOT NULL
+        ORDER BY length(consensus_at), consensus_at COLLATE "C", id COLLATE "C" LIMIT ${MAX_MATCHES})
+    ) heads
    ORDER BY ${PG_CONSENSUS_ORDER}
    LIMIT ${MAX_MATCHES}`,
 });

@@ -716,6 +716,8 @@ function postgresLog(deps: VerificationLogDeps, store: Store): VerificationLog {
   }
 
   async function flush(): Promise<void> {
+    // Rows recorded before the first id could be handed out join the queue once it can.
+    if (seeding !== null) await seeding.then(() => new Promise((resolve) => setImmediate(resolve)), () => {});
     writeQueued();
     while (inFlight !== null || queue.length > 0) {
       if (inFlight === null) writeQueued();

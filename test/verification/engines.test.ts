@@ -224,20 +224,27 @@ for (const engine of ENGINES) {
         }
         consensus[consensus.length - 1] = "1999999999.000000000"; // the active one, last of all
         const bySeq = new Map<number, string>();
+        const idAt = new Map<string, string>();
         for (const [i, at] of consensus.entries()) {
           const id = await record(label, at);
           bySeq.set(seq, at);
+          idAt.set(at, id);
           if (i < consensus.length - 1) await recs.revoke(org.id, id, "SUPERSEDED");
         }
         const answer = await verify(label);
         expect(answer.verdict).toBe("verified_org");
         expect(answer.matches).toHaveLength(MAX_MATCHES);
         expect(answer.matches.every((m) => m.status === "revoked" && m.checksPerformed.userSignature === "pass")).toBe(true);
-        const inConsensusOrder = [...consensus.slice(0, -1)].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)).slice(0, MAX_MATCHES);
-        expect(answer.matches.map((m) => bySeq.get(m.anchor.sequenceNumber))).toEqual(inConsensusOrder);
+        const revokedInOrder = [...consensus.slice(0, -1)].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+        expect(answer.matches.map((m) => bySeq.get(m.anchor.sequenceNumber))).toEqual(revokedInOrder.slice(0, MAX_MATCHES));
         note(engine.name, "large hash", answer.matches.map((m) => bySeq.get(m.anchor.sequenceNumber)));
         // Memoised or not, the same answer.
         expect(await verify(label)).toEqual(answer);
+        // A corrupt anchored row without consensus time sorts first (NULL first, as SQLite orders
+        // it), so even the latest record, far beyond the matches, is met and refused (a 500).
+        const latestRevoked = idAt.get(revokedInOrder.at(-1)!)!;
+        await store.write((tx, t) => q(tx.update(t.records).set({ consensusAt: null }).where(eq(t.records.id, latestRevoked))));
+        await expect(verify(label)).rejects.toThrow(`record ${latestRevoked} is anchored without sequence number or consensus time`);
       },
       60_000,
     );
