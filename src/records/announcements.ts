@@ -17,6 +17,7 @@ import { eq } from "drizzle-orm";
 import type { KeyAnnouncement } from "../anchoring/types.ts";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
+import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
 import { q, type Body, type SqliteStore, type Store } from "../storage/store.ts";
 import { encodeKeyAnnouncementMessage } from "./messages.ts";
 import { ensureSealKey, ensureSealKeyIn, SEAL_KEY_META } from "./seal-key.ts";
@@ -26,13 +27,6 @@ export interface KeyAnnouncementsDeps {
   readonly store: Store;
   readonly signer: Signer;
   readonly clock: Clock;
-}
-
-type Maybe<T> = T | Promise<T>;
-
-/** `f` applied to `value` now, or once it has settled. */
-function then<T, U>(value: Maybe<T>, f: (v: T) => Maybe<U>): Maybe<U> {
-  return value instanceof Promise ? value.then(f) : f(value);
 }
 
 /** What an announcement needs of its organisation: a read operation. Undefined: no such organisation. */
@@ -60,7 +54,6 @@ export function createKeyAnnouncements(deps: KeyAnnouncementsDeps & { readonly s
 export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null>;
 export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null> {
   const { store, signer, clock } = deps;
-  // Written once for both engines: SQLite runs each step now, PostgreSQL awaits it.
   const sqlite = store.engine === "sqlite" ? (store as SqliteStore) : null;
   const read = <T>(body: Body<T>): Maybe<T> => (sqlite !== null ? sqlite.readSync(body) : store.read(body));
   const createSealKey = (): Maybe<Uint8Array> =>
@@ -68,23 +61,24 @@ export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: stri
 
   // The seal key never changes once named: read (or created) once.
   let sealFingerprint: Uint8Array | null = null;
-  const sealKeyFingerprint = (): Maybe<Uint8Array | null> => {
+  function* sealKeyFingerprint(): Generator<unknown, Uint8Array | null, unknown> {
     if (sealFingerprint !== null) return sealFingerprint;
-    return then(read(namedSealFingerprint), (named) => {
-      if (named !== null) return (sealFingerprint = named);
-      if (!signer.canSign) return null;
-      return then(createSealKey(), (created) => (sealFingerprint = created));
-    });
-  };
+    const named = yield* settled(read(namedSealFingerprint));
+    if (named !== null) return (sealFingerprint = named);
+    if (!signer.canSign) return null;
+    return (sealFingerprint = yield* settled(createSealKey()));
+  }
 
-  return (orgId) =>
-    then(read(organisationKey(orgId)), (org) => {
-      if (org === undefined) return null;
-      if (org.algorithm === null) throw new Error(`organisation ${orgId}'s system key ${Buffer.from(org.key).toString("hex")} is not in signing_keys`);
-      const { name, algorithm } = org;
-      const keyFingerprint = new Uint8Array(org.key);
-      return then(sealKeyFingerprint(), (seal) =>
-        seal === null ? null : { keyFingerprint, message: encodeKeyAnnouncementMessage({ orgId, name, algorithm, keyFingerprint, sealKeyFingerprint: seal }) },
-      );
-    });
+  function* announcement(orgId: string): Generator<unknown, KeyAnnouncement | null, unknown> {
+    const org = yield* settled(read(organisationKey(orgId)));
+    if (org === undefined) return null;
+    if (org.algorithm === null) throw new Error(`organisation ${orgId}'s system key ${Buffer.from(org.key).toString("hex")} is not in signing_keys`);
+    const seal = yield* sealKeyFingerprint();
+    if (seal === null) return null;
+    const keyFingerprint = new Uint8Array(org.key);
+    return { keyFingerprint, message: encodeKeyAnnouncementMessage({ orgId, name: org.name, algorithm: org.algorithm, keyFingerprint, sealKeyFingerprint: seal }) };
+  }
+
+  // Written once for both engines: synchronous for as long as nothing it waits on is a promise.
+  return (orgId) => runMaybe(announcement(orgId));
 }

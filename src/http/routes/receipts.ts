@@ -7,6 +7,7 @@
  * credentialed route) other organisations' ids; 409 ANCHOR_NOT_FINAL with Retry-After.
  */
 import { Elysia, t } from "elysia";
+import { runMaybe, settled } from "../../lib/maybe.ts";
 import { RECEIPT_CONTENT_TYPE, receiptFilename, type Receipt, type Receipts } from "../../receipts/receipt.ts";
 import type { Access, PublicAccess } from "../access.ts";
 import { DocHash, errorResponses, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
@@ -114,24 +115,19 @@ function errors(...statuses: (number | readonly [number, string])[]) {
   return out;
 }
 
-/**
- * `f` of `value` now, or once it settles: admission and the receipt answer at once on the embedded
- * SQLite (the route stays synchronous, as benchmarked) and later when they wait on PostgreSQL.
- */
-function after<T, U>(value: T | Promise<T>, f: (v: T) => U | Promise<U>): U | Promise<U> {
-  return value instanceof Promise ? value.then(f) : f(value);
-}
-
 export function receiptRoutes(deps: ReceiptRouteDeps) {
   const { access, receipts } = deps;
   return new Elysia({ name: "receipts" })
     .get(
       "/v1/records/:recordId/receipt",
       ({ request, params }) =>
-        after(access.admit(request, "receipts.get"), (caller) => {
-          if (caller.tier !== "organisation") throw new Error("receipts.get admitted without a credential");
-          return receiptResponse(receipts.receipt(params.recordId, { orgId: caller.org.id }));
-        }),
+        runMaybe(
+          (function* () {
+            const caller = yield* settled(access.admit(request, "receipts.get"));
+            if (caller.tier !== "organisation") throw new Error("receipts.get admitted without a credential");
+            return yield* settled(receiptResponse(receipts.receipt(params.recordId, { orgId: caller.org.id })));
+          })(),
+        ),
       {
         detail: {
           tags: ["records"],
@@ -145,7 +141,13 @@ export function receiptRoutes(deps: ReceiptRouteDeps) {
     )
     .get(
       "/verify/:recordId/receipt",
-      ({ request, params }) => after(access.admitPublic(request), () => receiptResponse(receipts.receipt(params.recordId))),
+      ({ request, params }) =>
+        runMaybe(
+          (function* () {
+            yield* settled(access.admitPublic(request));
+            return yield* settled(receiptResponse(receipts.receipt(params.recordId)));
+          })(),
+        ),
       {
         detail: {
           tags: ["pages"],
