@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createSigner, encodeRecordPayload, encodeSealPayload, type Signer } from "../../src/crypto/index.ts";
-import { receiptResponse } from "../../src/http/routes/receipts.ts";
+import { receiptResponse, receiptRoutes } from "../../src/http/routes/receipts.ts";
+import { createHttp } from "../../src/http/server.ts";
+import { memoryLogger } from "../../src/lib/log.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
@@ -288,6 +290,30 @@ for (const engine of ENGINES) {
       expect(await res.text()).toBe(JSON.stringify(await answer, null, 2) + "\n");
       // A refusal rejects (or throws) as the capability's error, which the server maps.
       await expect(Promise.resolve().then(() => receiptResponse(receipts.receipt(s.pending)))).rejects.toMatchObject({ code: "ANCHOR_NOT_FINAL" });
+    });
+
+    test("the routes over HTTP: the receipt, 409 with Retry-After, 404, the public download", async () => {
+      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      // Access answers as the engine's would: at once on SQLite, later with several nodes.
+      const later = <T>(v: T): T | Promise<T> => (engine.name === "PostgreSQL" ? Promise.resolve(v) : v);
+      const caller = { tier: "organisation", clientIp: "192.0.2.1", org: { id: s.orgId } } as const;
+      const access = { admit: () => later(caller as never), admitPublic: () => later(undefined) };
+      const http = createHttp({ log: memoryLogger(), version: "test", readiness: {}, plugins: [receiptRoutes({ access, receipts })] });
+      const get = (path: string) => http.handle(new Request(`http://localhost${path}`), "192.0.2.1");
+      for (const path of [`/v1/records/${s.anchored}/receipt`, `/verify/${s.anchored}/receipt`]) {
+        const res = await get(path);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-disposition")).toBe(`attachment; filename="docverify-receipt-${s.anchored}.json"`);
+        expect(JSON.parse(await res.text())).toEqual(JSON.parse(JSON.stringify(await receipts.receipt(s.anchored))));
+      }
+      const pending = await get(`/verify/${s.pending}/receipt`);
+      expect(pending.status).toBe(409);
+      expect(Number(pending.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(((await pending.json()) as { error: { code: string } }).error.code).toBe("ANCHOR_NOT_FINAL");
+      for (const id of ["0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d", "not-a-uuid"]) {
+        const res = await get(`/v1/records/${id}/receipt`);
+        expect({ status: res.status, body: await res.json() }).toEqual({ status: 404, body: { error: { code: "NOT_FOUND", message: "No such record." } } });
+      }
     });
 
     test("what a receipt keeps follows a change from another node: a signed column, a key, the topic", async () => {
