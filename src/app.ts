@@ -120,6 +120,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     core,
     {
       anchoring: { db: core.db },
+      masterKey: masterKeyOf(core),
       writes: createWriteQueue(core.db),
       limiter: createRateLimiter({ clock: core.clock }),
       storageCheck: () => storageWritable(core.db),
@@ -138,6 +139,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 export interface EngineParts {
   /** Where the anchor loop keeps its journal: the SQLite database, or another engine's storage. */
   readonly anchoring: { readonly db: Db } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
+  /** The core's master key (core.ts `masterKeyOf`): the ledger submit key is sealed under it. */
+  readonly masterKey: Uint8Array | null;
   /** Group commit on SQLite; the store itself on PostgreSQL. */
   readonly writes: RecordWriter;
   readonly limiter: AccessLimiter;
@@ -178,7 +181,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       ...engine.anchoring,
       clock: core.clock,
       log: options.log,
-      masterKey: masterKeyOf(core),
+      masterKey: engine.masterKey,
       announcementFor: createKeyAnnouncements({ store: core.store, signer: core.signer, clock: core.clock }),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),

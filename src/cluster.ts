@@ -12,7 +12,7 @@
  */
 import { assemble, type AppOptions, type ServiceApp } from "./app.ts";
 import { ConfigError } from "./config/index.ts";
-import { openPostgresCore } from "./core.ts";
+import { masterKeyOf, openPostgresCore } from "./core.ts";
 import { postgresAnchorStorage } from "./anchoring/pg-journal.ts";
 import { createClusterRateLimiter } from "./keys/cluster-rate-limit.ts";
 import { createCredentials } from "./keys/credentials.ts";
@@ -100,6 +100,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
     { ...core, credentials },
     {
       anchoring: { storage, idlePollMs: LEADER_POLL_MS },
+      masterKey: masterKeyOf(core),
       writes: { write: (body) => store.write(body) },
       limiter,
       storageCheck: () => databaseAnswers(store),

@@ -3,7 +3,7 @@
  * one round trip leases tokens (and gives back unspent ones); keys/cluster-rate-limit.ts decides
  * when to ask.
  */
-import type { PostgresStore } from "./pg-store.ts";
+import { outward, type PostgresStore } from "./pg-store.ts";
 
 /**
  * Leases from the shared buckets of `store`'s database: gives back `giveBack` tokens, then grants
@@ -11,7 +11,10 @@ import type { PostgresStore } from "./pg-store.ts";
  */
 export function pgLease(store: PostgresStore) {
   return async (bucket: string, perMinute: number, want: number, giveBack: number): Promise<{ granted: number; remaining: number }> => {
-    const [row] = (await store.client`SELECT granted, remaining FROM docverify_rate_lease(${bucket}, ${perMinute}, ${want}, ${giveBack})`) as [{ granted: number; remaining: number }];
+    // The database not there: the request is answered 503, as any other that needs it.
+    const [row] = (await store.client`SELECT granted, remaining FROM docverify_rate_lease(${bucket}, ${perMinute}, ${want}, ${giveBack})`.catch((e: unknown) => Promise.reject(outward(e)))) as [
+      { granted: number; remaining: number },
+    ];
     return { granted: Number(row.granted), remaining: Number(row.remaining) };
   };
 }

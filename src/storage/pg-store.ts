@@ -23,7 +23,7 @@ export function isUnavailable(e: unknown): boolean {
 }
 
 /** What a failed operation rejects with: the database's own error, or 503 when the database is not there. */
-function outward(e: unknown): unknown {
+export function outward(e: unknown): unknown {
   const error = databaseError(e);
   if (!isUnavailable(error)) return error;
   return new DomainError("SERVICE_UNAVAILABLE", "The database is not answering; retry shortly.", undefined, 2);
@@ -86,6 +86,11 @@ export interface PostgresStore extends Store {
   /** The connection pool, for what only storage/ does with it (migrations, locks). */
   readonly client: BunSQL;
   readonly db: StoreDb;
+  /**
+   * Runs `body`'s statement steps in one `REPEATABLE READ READ ONLY` transaction: one snapshot,
+   * which neither fails on a concurrent write nor makes a writer fail (verification's reads).
+   */
+  snapshot<T>(body: () => Op<T>): Promise<T>;
 }
 
 /** A store over a PostgreSQL connection pool opened from `url`. */
@@ -110,6 +115,28 @@ export function postgresStore(url: string, options: { readonly max?: number } = 
           await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
         }
       }
+    },
+    snapshot(body) {
+      return client
+        .begin("isolation level repeatable read read only", async (tx) => {
+          const op = body();
+          let next = op.next();
+          while (!next.done) {
+            const step = next.value;
+            if (!(step instanceof StatementStep)) throw new TypeError("storage: a snapshot runs statement steps only");
+            let result: unknown;
+            try {
+              const found = (await tx.unsafe(step.statement.postgres, [...step.params])) as unknown[];
+              result = step.mode === "rows" ? found : step.mode === "first" ? found[0] : (found as unknown as { count: number }).count;
+            } catch (e) {
+              next = op.throw(databaseError(e));
+              continue;
+            }
+            next = op.next(result);
+          }
+          return next.value;
+        })
+        .catch((e: unknown) => Promise.reject(outward(e))) as never;
     },
     async close() {
       await client.close({ timeout: 5 });

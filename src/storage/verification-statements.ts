@@ -19,7 +19,7 @@
  */
 import type { PostgresStore } from "./pg-store.ts";
 import { PG_RECORD_COLUMNS, recordColumns, type RawRecordRow, type RecordColumn } from "./record-row.ts";
-import { databaseError, statement, StatementStep, type Op, type SqliteStore, type Statement, type Store } from "./store.ts";
+import { statement, type Op, type SqliteStore, type Statement, type Store } from "./store.ts";
 
 // ---- records, as verification reads them ------------------------------------------------------
 
@@ -336,22 +336,5 @@ export function readSnapshot<T>(store: Store, body: () => Op<T>): Promise<T> {
       return Promise.reject(e);
     }
   }
-  return (store as PostgresStore).client.begin("isolation level repeatable read read only", async (tx) => {
-    const op = body();
-    let next = op.next();
-    while (!next.done) {
-      const step = next.value;
-      if (!(step instanceof StatementStep)) throw new TypeError("storage: a snapshot runs statement steps only");
-      let result: unknown;
-      try {
-        const found = (await tx.unsafe(step.statement.postgres, [...step.params])) as unknown[];
-        result = step.mode === "rows" ? found : step.mode === "first" ? found[0] : (found as unknown as { count: number }).count;
-      } catch (e) {
-        next = op.throw(databaseError(e));
-        continue;
-      }
-      next = op.next(result);
-    }
-    return next.value;
-  }) as Promise<T>;
+  return (store as PostgresStore).snapshot(body);
 }

@@ -70,6 +70,9 @@ async function startCluster(n: number, extraEnv: Record<string, string> = HIGH_L
   const mint = cli(["key", "mint", "--org", orgId, "--env", "live", "--revoke", "--json", "--data", tempDir()], env);
   expect(mint.code, mint.stderr).toBe(0);
   const minted = JSON.parse(mint.stdout) as { key: string; keyId: string };
+  // The leader creates the organisation's topic within a pass or two; records wait for it (503).
+  const db = new URL(url).pathname.slice(1);
+  await waitFor("the organisation's topic", () => (pg.psql(`SELECT topic_id FROM organisations WHERE id = '${orgId}'`, db).trim().length > 0 ? true : undefined), 30_000, 100);
   return { url, env, nodes, orgId, key: minted.key, keyId: minted.keyId };
 }
 
@@ -111,7 +114,8 @@ async function topicMessages(c: Cluster): Promise<string[]> {
   const out: string[] = [];
   let next: string | null = `/api/v1/topics/${topicId}/messages?limit=100`;
   while (next !== null) {
-    const page = (await (await fetch(new URL(next, ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL)).json())) as { messages: { message: string }[]; links: { next: string | null } };
+    const res: Response = await fetch(new URL(next, ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL));
+    const page = (await res.json()) as { messages: { message: string }[]; links: { next: string | null } };
     out.push(...page.messages.map((m) => m.message));
     next = page.links.next;
   }
