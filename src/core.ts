@@ -57,17 +57,18 @@ export interface CoreOptions {
 
 export { DATABASE_FILE };
 
+/** Why the administrator's terminal refuses DOCVERIFY_DATABASE_URL (it opens `openCore`). */
+export const ADMIN_ON_POSTGRES =
+  "the administrator's terminal (docverify admin) does not run on PostgreSQL yet; use the org, key, person and status commands, which do (docs/storage.md, \"Two engines\")";
+
 /** Opens (and migrates) the data folder and builds the services over it. */
 export function openCore(options: CoreOptions): Core {
   const { config, log } = options;
   if (config.databaseUrl !== null) {
-    // Organisations, API keys and the audit trail already run on PostgreSQL (storage/store.ts);
-    // records, verification and the anchor queue do not yet. Refused rather than quietly run on
-    // the embedded SQLite, which would split the data between two databases.
-    throw new ConfigError(
-      "DOCVERIFY_DATABASE_URL",
-      "this release runs only the org, key, person and status commands on PostgreSQL, not yet serve or admin (docs/storage.md, \"Two engines\"); unset it to use the embedded SQLite in DOCVERIFY_DATA_DIR",
-    );
+    // `serve` on PostgreSQL is cluster.ts, the command line's commands openAdminCore. What opens
+    // this core (the administrator's terminal) works on the embedded SQLite only: refused rather
+    // than quietly run on the embedded database, which would split the data between two.
+    throw new ConfigError("DOCVERIFY_DATABASE_URL", ADMIN_ON_POSTGRES);
   }
   const clock = options.clock ?? systemClock;
   // Owner-only, whatever it was: the folder holds key digests, sealed keys and perhaps the master key.

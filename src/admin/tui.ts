@@ -11,9 +11,9 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { DATABASE_FILE, openCore, type Core } from "../core.ts";
+import { ADMIN_ON_POSTGRES, DATABASE_FILE, openCore, type Core } from "../core.ts";
 import { osActor } from "./actor.ts";
-import { parseConfig } from "../config/index.ts";
+import { ConfigError, parseConfig } from "../config/index.ts";
 import { parseFlags } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";
 import { auditScreen } from "./tui/audit.ts";
@@ -47,6 +47,8 @@ export async function runAdmin(args: readonly string[], env: Env, io: AdminIo = 
     return 2;
   }
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
+  // Before anything else: it would offer to create an embedded database beside the shared one.
+  if (config.databaseUrl !== null) throw new ConfigError("DOCVERIFY_DATABASE_URL", ADMIN_ON_POSTGRES);
 
   let core: Core | null = null;
   let restored = false;

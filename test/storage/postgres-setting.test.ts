@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
 import { waitFor } from "../support/wait.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { paneEnv, Terminal } from "../support/terminal.ts";
 import { cli, cliAsync } from "../ops/support.ts";
 
 let pg: Postgres;
@@ -34,17 +35,25 @@ function masterKeyFile(fill: number): string {
 const URL_WITH_PASSWORD = "postgres://docverify:hunter2-secret@127.0.0.1:1/docverify";
 
 describe("DOCVERIFY_DATABASE_URL on the command line", () => {
-  for (const args of [["serve"]]) {
-    test(`${args.join(" ")}: refused with the reason and the way back, nothing written`, () => {
-      const data = tempDir();
-      const r = cli([...args, "--data", data], { DOCVERIFY_DATABASE_URL: URL_WITH_PASSWORD, DOCVERIFY_PORT: "0" });
-      expect(r.code).toBe(2);
-      expect(r.stderr).toContain("DOCVERIFY_DATABASE_URL: this release runs only the org, key, person and status commands on PostgreSQL, not yet serve or admin");
-      expect(r.stderr).toContain("unset it to use the embedded SQLite");
-      expect(r.stdout + r.stderr).not.toContain("hunter2");
-      expect(existsSync(join(data, "docverify.db"))).toBe(false);
-    });
-  }
+  test("serve with the embedded local ledger is refused: several nodes need one ledger; nothing written", () => {
+    const data = tempDir();
+    const r = cli(["serve", "--data", data], { DOCVERIFY_DATABASE_URL: URL_WITH_PASSWORD, DOCVERIFY_PORT: "0" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("DOCVERIFY_LOCAL_LEDGER_URL: with DOCVERIFY_DATABASE_URL and the local ledger network, every node needs the same ledger");
+    expect(r.stdout + r.stderr).not.toContain("hunter2");
+    expect(existsSync(join(data, "docverify.db"))).toBe(false);
+  });
+
+  test("admin (the terminal) is refused with the commands that work instead; nothing written", async () => {
+    const data = tempDir();
+    // In a terminal, as an administrator runs it (without one it is refused for that first).
+    const t = new Terminal([BUN, join(ROOT, "src", "main.ts"), "admin", "--data", data], paneEnv({ DOCVERIFY_DATABASE_URL: URL_WITH_PASSWORD }));
+    const screen = await waitFor("the refusal", () => (t.screen().includes("[exit ") ? t.screen() : undefined), 15_000, 50);
+    expect(screen.replace(/\n/g, "")).toContain("DOCVERIFY_DATABASE_URL: the administrator's terminal (docverify admin) does not run on PostgreSQL yet; use the org, key, person and status commands");
+    expect(screen).toContain("[exit 2]");
+    expect(screen).not.toContain("hunter2");
+    expect(existsSync(join(data, "docverify.db"))).toBe(false);
+  }, 30_000);
 
   test("backup names pg_dump and pg_basebackup; restore names pg_restore; neither touches the data folder", () => {
     const data = tempDir();
