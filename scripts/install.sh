@@ -20,6 +20,8 @@
 #   /etc/systemd/system/docverify.service                 0644 root:root
 #   /etc/systemd/system/docverify.service.d/ledger-operator-key.conf   only when
 #                                                         /etc/docverify/credentials/ledger-operator-key exists
+#   /etc/systemd/system/docverify.service.d/database-password.conf     only when
+#                                                         /etc/docverify/credentials/database-password exists
 #   /usr/local/share/doc/docverify/{README.md,operations.md}
 # and a system user and group docverify (no login shell, no home). The data folder
 # /var/lib/docverify is made by systemd (StateDirectory=) at the first start.
@@ -243,9 +245,12 @@ if [ ! -f "$env_file" ]; then
 # Mirror nodes a receipt suggests to its verifiers, comma-separated (default: the network's
 # public mirror node). Name two independent ones: a verifier needs two that agree.
 #DOCVERIFY_MIRROR_NODES=https://mainnet-public.mirrornode.hedera.com
-# PostgreSQL for several nodes (docs/storage.md): not yet usable for serve in this release; only
-# the org, key, person and status commands run on it. Unset: the embedded SQLite in DOCVERIFY_DATA_DIR.
+# PostgreSQL shared by several nodes (docs/operations.md, "Several nodes"). Unset: the embedded
+# SQLite in DOCVERIFY_DATA_DIR. No password here: put it in /etc/docverify/credentials/database-password
+# (mode 0600 root) and run install.sh again; it is handed over as the credential database-password.
 #DOCVERIFY_DATABASE_URL=postgres://docverify@db.internal/docverify?sslmode=verify-full
+# The database password's file, if not the credential database-password.
+#DOCVERIFY_DATABASE_PASSWORD_FILE=
 # This node's name in status and serve's start line (default: the host name).
 #DOCVERIFY_NODE_NAME=
 EOF
@@ -280,25 +285,32 @@ fi
 set_mode 0600 "$master_key"
 set_owner 0 0 "$master_key"
 
-# 4. The unit, and the operator key's drop-in when there is an operator key.
+# 4. The unit, and a drop-in for each optional credential that exists.
 ensure_dir 0755 "$root/etc/systemd/system"
 unit_changes=$changes
 install_file 0644 "$unit_src" "$root/etc/systemd/system/docverify.service"
 dropin_dir=$root/etc/systemd/system/docverify.service.d
-dropin=$dropin_dir/ledger-operator-key.conf
-if [ -e "$cred_dir/ledger-operator-key" ]; then
-	set_mode 0600 "$cred_dir/ledger-operator-key"
-	set_owner 0 0 "$cred_dir/ledger-operator-key"
-	ensure_dir 0755 "$dropin_dir"
-	tmp_src="${TMPDIR:-/tmp}/docverify-dropin.$$"
-	printf '%s\n' "# Written by scripts/install.sh because $cred_dir/ledger-operator-key exists." \
-		"[Service]" "LoadCredential=ledger-operator-key:/etc/docverify/credentials/ledger-operator-key" >"$tmp_src"
-	install_file 0644 "$tmp_src" "$dropin"
-	rm -f "$tmp_src"
-elif [ -e "$dropin" ]; then
-	rm -f "$dropin"
-	changed "removed $dropin (no ledger operator key)"
-fi
+# A credential the unit loads only while its file exists (LoadCredential= with a missing file
+# fails the unit at start): the ledger operator key (public networks), the database password
+# (several nodes on PostgreSQL).
+optional_credential() {
+	dropin=$dropin_dir/$1.conf
+	if [ -e "$cred_dir/$1" ]; then
+		set_mode 0600 "$cred_dir/$1"
+		set_owner 0 0 "$cred_dir/$1"
+		ensure_dir 0755 "$dropin_dir"
+		tmp_src="${TMPDIR:-/tmp}/docverify-dropin.$$"
+		printf '%s\n' "# Written by scripts/install.sh because $cred_dir/$1 exists." \
+			"[Service]" "LoadCredential=$1:/etc/docverify/credentials/$1" >"$tmp_src"
+		install_file 0644 "$tmp_src" "$dropin"
+		rm -f "$tmp_src"
+	elif [ -e "$dropin" ]; then
+		rm -f "$dropin"
+		changed "removed $dropin (no $2)"
+	fi
+}
+optional_credential ledger-operator-key "ledger operator key"
+optional_credential database-password "database password"
 unit_changed=no
 [ "$changes" -eq "$unit_changes" ] || unit_changed=yes
 

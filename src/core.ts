@@ -125,6 +125,20 @@ export function openCore(options: CoreOptions): Core {
   return core;
 }
 
+/** The database password from its file (one trailing newline dropped), if the settings name one. */
+async function databasePassword(config: Config): Promise<{ password?: string }> {
+  if (config.databasePasswordFile === null) return {};
+  let text: string;
+  try {
+    text = await Bun.file(config.databasePasswordFile).text();
+  } catch (e) {
+    throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", `cannot read ${config.databasePasswordFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const password = text.replace(/\r?\n$/, "");
+  if (password === "") throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", `${config.databasePasswordFile} is empty`);
+  return { password };
+}
+
 /** The master key of each open core, for createApp's anchoring (the ledger submit key is sealed under it). */
 const masterKeys = new WeakMap<AdminCore, Uint8Array | null>();
 
@@ -196,7 +210,7 @@ export async function openPostgresCore(options: CoreOptions, pool: { readonly co
   const clock = options.clock ?? systemClock;
   const { postgresStore } = await import("./storage/pg-store.ts");
   const { migratePostgres } = await import("./storage/pg-migrate.ts");
-  const store = postgresStore(config.databaseUrl, { max: pool.connections });
+  const store = postgresStore(config.databaseUrl, { max: pool.connections, ...(await databasePassword(config)) });
   try {
     const { applied } = await migratePostgres(store);
     if (applied > 0) log.info("storage migrated", { applied, database: config.databaseUrlRedacted });

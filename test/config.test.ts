@@ -1,8 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cleanup, tempDir } from "./support/env.ts";
 import { ConfigError, parseConfig, SETTINGS } from "../src/config/index.ts";
 
 const cwd = "/srv/dv";
+afterAll(() => cleanup());
+
 const parse = (env: Record<string, string>) => parseConfig(env, { cwd });
 
 function refusal(env: Record<string, string>): ConfigError {
@@ -94,7 +99,7 @@ describe("settings", () => {
     expect(c.mirrorNodes).toEqual(["https://mirror-a.example.org", "http://10.0.0.5:5551"]);
     expect(c.databaseUrl).toBe("postgres://docverify@db.internal/docverify");
     expect(c.nodeName).toBe("dv-1");
-    expect(SETTINGS.length).toBe(23);
+    expect(SETTINGS.length).toBe(24);
   });
 
   test("DOCVERIFY_MIRROR_NODES: unset is null (the network's default); bad lists are refused with the setting's name", () => {
@@ -172,6 +177,8 @@ describe("settings", () => {
     ["DOCVERIFY_DATABASE_URL", { DOCVERIFY_DATABASE_URL: "mysql://u@db/x" }, /must use postgres:\/\/ or postgresql:\/\//],
     ["DOCVERIFY_DATABASE_URL", { DOCVERIFY_DATABASE_URL: "postgres://u@db.internal" }, /names no database/],
     ["DOCVERIFY_DATABASE_URL", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x#frag" }, /fragment/],
+    ["DOCVERIFY_DATABASE_PASSWORD_FILE", { DOCVERIFY_DATABASE_PASSWORD_FILE: "/etc/pw" }, /only allowed with DOCVERIFY_DATABASE_URL/],
+    ["DOCVERIFY_DATABASE_PASSWORD_FILE", { DOCVERIFY_DATABASE_URL: "postgres://u:hunter2@db/x", DOCVERIFY_DATABASE_PASSWORD_FILE: "/etc/pw" }, /given twice/],
     ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "node one" }, /not a node name/],
     ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "-a" }, /not a node name/],
     ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "n".repeat(64) }, /not a node name/],
@@ -184,6 +191,24 @@ describe("settings", () => {
       expect(e.message).toMatch(message);
     });
   }
+
+  test("the database password comes from DOCVERIFY_DATABASE_PASSWORD_FILE, else the systemd credential database-password when it exists", () => {
+    const url = "postgres://docverify@db.internal/docverify";
+    expect(parse({ DOCVERIFY_DATABASE_URL: url }).databasePasswordFile).toBeNull();
+    expect(parse({ DOCVERIFY_DATABASE_URL: url, DOCVERIFY_DATABASE_PASSWORD_FILE: "/etc/docverify/db-password" }).databasePasswordFile).toBe("/etc/docverify/db-password");
+    const credentials = tempDir();
+    // A credentials folder without the credential: none (the URL's own, or none).
+    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: credentials }).databasePasswordFile).toBeNull();
+    writeFileSync(join(credentials, "database-password"), "s3cret\n", { mode: 0o600 });
+    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: credentials }).databasePasswordFile).toBe(join(credentials, "database-password"));
+    // The setting wins over the credential; without a database the credential is ignored.
+    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: credentials, DOCVERIFY_DATABASE_PASSWORD_FILE: "/other" }).databasePasswordFile).toBe("/other");
+    expect(parse({ CREDENTIALS_DIRECTORY: credentials }).databasePasswordFile).toBeNull();
+    // Given twice is refused, without repeating the URL's password.
+    const twice = refusal({ DOCVERIFY_DATABASE_URL: "postgres://u:hunter2@db/x", CREDENTIALS_DIRECTORY: credentials });
+    expect(twice.message).toContain("given twice");
+    expect(twice.message).not.toContain("hunter2");
+  });
 
   test("DOCVERIFY_DATABASE_URL: unset is the embedded SQLite; a postgres URL is kept, and shown only with its password hidden", () => {
     const embedded = parse({});

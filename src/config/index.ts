@@ -6,6 +6,7 @@
  * A bad value is never guessed at or clamped: `parseConfig` throws a `ConfigError` naming the
  * setting and what is allowed, and `serve` refuses to start with that message.
  */
+import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseCidrList, type Cidr } from "../lib/cidr.ts";
@@ -60,6 +61,12 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** The same URL with any password replaced by `***`, for logs and `status`. */
   readonly databaseUrlRedacted: string | null;
+  /**
+   * The file holding the database password (DOCVERIFY_DATABASE_PASSWORD_FILE, else the systemd
+   * credential `database-password` when it exists), so the password stays out of the URL and the
+   * environment file; null: the URL's own, or none.
+   */
+  readonly databasePasswordFile: string | null;
   /** DOCVERIFY_NODE_NAME: this node's name in `status`, serve's start line and the node heartbeats; the host name by default. */
   readonly nodeName: string;
 }
@@ -98,6 +105,7 @@ export const SETTINGS = [
   "DOCVERIFY_LOG_RETENTION_DAYS",
   "DOCVERIFY_MIRROR_NODES",
   "DOCVERIFY_DATABASE_URL",
+  "DOCVERIFY_DATABASE_PASSWORD_FILE",
   "DOCVERIFY_NODE_NAME",
 ] as const;
 
@@ -211,6 +219,16 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   const logRetentionDays = integer(get("DOCVERIFY_LOG_RETENTION_DAYS"), "DOCVERIFY_LOG_RETENTION_DAYS", 400, 0, 36_500);
   const mirrorNodes = mirrorNodeList(get("DOCVERIFY_MIRROR_NODES"));
   const databaseUrl = postgresUrl(get("DOCVERIFY_DATABASE_URL"));
+  const passwordRaw = get("DOCVERIFY_DATABASE_PASSWORD_FILE");
+  const credentialPassword = credentialsDir !== undefined ? join(credentialsDir, "database-password") : null;
+  const databasePasswordFile =
+    passwordRaw !== undefined ? resolve(cwd, passwordRaw) : credentialPassword !== null && databaseUrl !== null && existsSync(credentialPassword) ? credentialPassword : null;
+  if (passwordRaw !== undefined && databaseUrl === null) {
+    throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", "only allowed with DOCVERIFY_DATABASE_URL");
+  }
+  if (databasePasswordFile !== null && databaseUrl !== null && new URL(databaseUrl).password !== "") {
+    throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", "the database password is given twice: in DOCVERIFY_DATABASE_URL and in a file; keep it only in the file");
+  }
   const nodeName = get("DOCVERIFY_NODE_NAME") ?? hostname();
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(nodeName)) {
     throw new ConfigError("DOCVERIFY_NODE_NAME", `${JSON.stringify(nodeName)} is not a node name; allowed: 1 to 63 letters, digits, dots, hyphens and underscores, starting with a letter or digit`);
@@ -234,6 +252,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     mirrorNodes,
     databaseUrl,
     databaseUrlRedacted: databaseUrl === null ? null : redactUrl(databaseUrl),
+    databasePasswordFile,
     nodeName,
   });
 }

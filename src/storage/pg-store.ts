@@ -94,8 +94,8 @@ export interface PostgresStore extends Store {
 }
 
 /** A store over a PostgreSQL connection pool opened from `url`. */
-export function postgresStore(url: string, options: { readonly max?: number } = {}): PostgresStore {
-  const client = new BunSQL(url, { max: options.max ?? 10, idleTimeout: 60, connectionTimeout: 10 });
+export function postgresStore(url: string, options: { readonly max?: number; readonly password?: string } = {}): PostgresStore {
+  const client = new BunSQL(url, { max: options.max ?? 10, idleTimeout: 60, connectionTimeout: 10, ...(options.password !== undefined ? { password: options.password } : {}) });
   const db = drizzlePg({ client, schema: pgSchema });
   return {
     engine: "postgres",

@@ -142,6 +142,29 @@ describe("install.sh into a staging root", () => {
     expect(existsSync(dropin)).toBe(false);
   });
 
+  test("the database password (several nodes on PostgreSQL) gets its LoadCredential drop-in while it exists, never the environment file", () => {
+    const root = tempDir("docverify-root-");
+    const binary = fakeBinary();
+    expect(install([binary, "--root", root, ...userArgs]).code).toBe(0);
+    const env = readFileSync(join(root, "etc/docverify/docverify.env"), "utf8");
+    expect(env).toContain("#DOCVERIFY_DATABASE_URL=");
+    expect(env).toContain("/etc/docverify/credentials/database-password");
+    const password = join(root, "etc/docverify/credentials/database-password");
+    writeFileSync(password, "correct-horse\n", { mode: 0o644 });
+    const withPassword = install([binary, "--root", root, ...userArgs]);
+    expect(withPassword.code, withPassword.stderr).toBe(0);
+    const dropin = join(root, "etc/systemd/system/docverify.service.d/database-password.conf");
+    expect(readFileSync(dropin, "utf8")).toContain("\n[Service]\nLoadCredential=database-password:/etc/docverify/credentials/database-password\n");
+    expect(mode(password)).toBe(0o600);
+    expect(withPassword.stdout + withPassword.stderr).not.toContain("correct-horse");
+    // The ledger operator key's drop-in is not made by it.
+    expect(existsSync(join(root, "etc/systemd/system/docverify.service.d/ledger-operator-key.conf"))).toBe(false);
+    Bun.spawnSync(["rm", password]);
+    const without = install([binary, "--root", root, ...userArgs]);
+    expect(without.stdout).toContain("removed");
+    expect(existsSync(dropin)).toBe(false);
+  });
+
   test("refuses bad usage with exit 2 and impossible work with exit 1, changing nothing", () => {
     const root = tempDir("docverify-root-");
     const binary = fakeBinary();

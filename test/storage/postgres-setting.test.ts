@@ -12,7 +12,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
 import { waitFor } from "../support/wait.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { PASSWORD_ROLE, startPostgres, type Postgres } from "../support/postgres.ts";
 import { paneEnv, Terminal } from "../support/terminal.ts";
 import { cli, cliAsync } from "../ops/support.ts";
 
@@ -174,6 +174,34 @@ describe("org, key and person commands on PostgreSQL, from two nodes", () => {
     expect(other.stderr).toContain("master key does not match");
     expect(pg.psql("SELECT string_agg(name, ',') FROM organisations", url.split("/").pop()!)).toBe("First");
   }, 30_000);
+
+  test("the password from a file (DOCVERIFY_DATABASE_PASSWORD_FILE): a wrong one is refused naming the database, never the password; the right one is served", () => {
+    pg.psql(`CREATE ROLE ${PASSWORD_ROLE} LOGIN PASSWORD 'correct-horse-battery'`);
+    pg.psql(`CREATE DATABASE pw_db OWNER ${PASSWORD_ROLE}`);
+    const url = `postgres://${PASSWORD_ROLE}@127.0.0.1:${pg.port}/pw_db`;
+    const file = (text: string) => {
+      const f = join(tempDir(), "db-password");
+      writeFileSync(f, text, { mode: 0o600 });
+      return f;
+    };
+    const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: masterKeyFile(6) };
+    const without = cli(["org", "list", "--data", tempDir()], env);
+    expect(without.code).toBe(1);
+    expect(without.stderr).toContain(`cannot use the PostgreSQL database ${url}`);
+    const wrong = cli(["org", "list", "--data", tempDir()], { ...env, DOCVERIFY_DATABASE_PASSWORD_FILE: file("wrong-horse\n") });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`cannot use the PostgreSQL database ${url}`);
+    expect(wrong.stdout + wrong.stderr).not.toContain("wrong-horse");
+    const empty = cli(["org", "list", "--data", tempDir()], { ...env, DOCVERIFY_DATABASE_PASSWORD_FILE: file("") });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("DOCVERIFY_DATABASE_PASSWORD_FILE:");
+    // As systemd hands it over: the credential database-password, one trailing newline.
+    const credentials = tempDir();
+    writeFileSync(join(credentials, "database-password"), "correct-horse-battery\n", { mode: 0o600 });
+    const right = cli(["org", "create", "--name", "Pw Ltd", "--json", "--data", tempDir()], { ...env, CREDENTIALS_DIRECTORY: credentials });
+    expect(right.code, right.stderr).toBe(0);
+    expect(right.stdout + right.stderr).not.toContain("correct-horse");
+  });
 
   test("the database being unreachable is a clear error naming it without its password", () => {
     const r = cli(["org", "list", "--data", tempDir()], { DOCVERIFY_DATABASE_URL: `postgres://docverify:hunter2@127.0.0.1:${pg.port + 1}/nothing`, DOCVERIFY_MASTER_KEY_FILE: masterKeyFile(4) });

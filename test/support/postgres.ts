@@ -7,7 +7,7 @@
  * One cluster per test file (start it in `beforeAll`); each test that needs a clean slate asks for
  * its own database with `createDatabase()`.
  */
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureProgram } from "./programs.ts";
@@ -29,6 +29,8 @@ export interface Postgres {
 }
 
 const SUPERUSER = "docverify";
+/** The one role that must give a password (scram-sha-256); create it with one to use it. */
+export const PASSWORD_ROLE = "docverify_pw";
 
 /** The folder of the server's programs (`initdb`, `postgres`, `pg_ctl`), installing them if needed. */
 export function postgresBin(): string {
@@ -77,6 +79,10 @@ export async function startPostgres(): Promise<Postgres> {
   }
   const init = Bun.spawnSync(asOwner([join(bin, "initdb"), "-D", dataDir, "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]), { cwd: root });
   if (init.exitCode !== 0) throw new Error(`initdb failed:\n${init.stdout}\n${init.stderr}`);
+  // Every role is trusted, except PASSWORD_ROLE, which must give its password (scram-sha-256): for
+  // the tests of DOCVERIFY_DATABASE_PASSWORD_FILE. The first matching line wins.
+  const hba = join(dataDir, "pg_hba.conf");
+  writeFileSync(hba, `host all ${PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n` + readFileSync(hba, "utf8"));
 
   let port = await freePort();
   let proc: ReturnType<typeof Bun.spawn> | null = null;
