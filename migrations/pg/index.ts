@@ -4,6 +4,7 @@ import m0 from "./0000_foundation.sql" with { type: "text" };
 import m1 from "./0001_triggers.sql" with { type: "text" };
 import m2 from "./0002_cluster.sql" with { type: "text" };
 import m3 from "./0003_rate_buckets.sql" with { type: "text" };
+import m4 from "./0004_collation_c.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -12,4 +13,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0001_triggers": m1,
   "0002_cluster": m2,
   "0003_rate_buckets": m3,
+  "0004_collation_c": m4,
 };
