@@ -147,6 +147,8 @@ export interface EngineParts {
   readonly storageCheck: ReadinessCheck;
   /** SQLite: the verification log's writer thread opens this database file. */
   readonly logWriterThread?: { readonly path: string };
+  /** Several nodes: whether this node leads the anchor loop now (it alone sweeps the log's expired rows). */
+  readonly leading?: () => boolean;
   /** More readiness checks (several nodes: the transaction-id lane). */
   readonly readiness?: Readonly<Record<string, ReadinessCheck>>;
   /** Closes the engine's parts and storage, after the services. */
@@ -236,7 +238,13 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     cursorKey,
     ...(engine.logWriterThread !== undefined ? { writerThread: engine.logWriterThread } : {}),
   });
-  const logRetention = createLogRetention({ store: core.store, clock: core.clock, log: options.log, days: core.config.logRetentionDays });
+  const logRetention = createLogRetention({
+    store: core.store,
+    clock: core.clock,
+    log: options.log,
+    days: core.config.logRetentionDays,
+    ...(engine.leading !== undefined ? { active: engine.leading } : {}),
+  });
   logRetention.start();
   const routePlugins: AnyElysia[] = [
     verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),

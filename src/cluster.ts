@@ -101,6 +101,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
     {
       anchoring: { storage, idlePollMs: LEADER_POLL_MS },
       masterKey: masterKeyOf(core),
+      leading: () => leadership.current() !== null,
       writes: { write: (body) => store.write(body) },
       limiter,
       storageCheck: () => databaseAnswers(store),

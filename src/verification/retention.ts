@@ -50,6 +50,11 @@ export interface LogRetentionDeps {
   readonly batchPauseMs?: number;
   readonly intervalMs?: number;
   readonly firstSweepMs?: number;
+  /**
+   * Several nodes: whether this node sweeps now (the anchor loop's leader does, so the nodes do not
+   * delete the same rows at once). Absent: always. `sweep()` called directly ignores it.
+   */
+  readonly active?: () => boolean;
 }
 
 export interface LogRetention {
@@ -140,6 +145,7 @@ export function createLogRetention(deps: LogRetentionDeps): LogRetention {
     if (stopped) return;
     timer = setTimeout(() => {
       timer = null;
+      if (deps.active !== undefined && !deps.active()) return schedule(intervalMs);
       sweep().then(
         () => {
           failures = 0;

@@ -136,6 +136,21 @@ describe("the retention sweep", () => {
     await retention.stop();
   });
 
+  test("several nodes: only the node that is active (the anchor loop's leader) sweeps on its schedule", async () => {
+    const { clock, fx, count } = await logWith(5, 2);
+    clock.set(T0 + 401 * DAY_MS);
+    let leading = false;
+    const logger = memoryLogger();
+    const retention = createLogRetention({ store: fx.store, clock, log: logger, days: 400, batchRows: 2, batchPauseMs: 0, firstSweepMs: 0, intervalMs: 20, active: () => leading });
+    retention.start();
+    await Bun.sleep(120);
+    expect(count()).toBe(7);
+    leading = true;
+    await waitFor("the leader's sweep", () => logger.lines.find((l) => l.msg === "verification log retention: expired rows deleted"));
+    expect(count()).toBe(2);
+    await retention.stop();
+  });
+
   test("stop() ends a sweep in progress after its current batch", async () => {
     const { clock, fx, count } = await logWith(10, 0);
     clock.set(T0 + 401 * DAY_MS);
