@@ -4,16 +4,18 @@
  * implementations), validation with `details` naming the field, 413 and the 503 causes.
  */
 import { Database } from "bun:sqlite";
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { DATABASE_FILE } from "../../src/app.ts";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint, verifyWithNoble, type Algorithm } from "../../src/crypto/index.ts";
 import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
 import { SEAL_KEY_META, SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";
 import { cleanup, tempDir } from "../support/env.ts";
-import { HASH, harness, T0 } from "./fixtures.ts";
+import { otherConnection, sqliteOnly, sqlRow } from "../support/engine.ts";
+import { engineHarness, HASH, harness, T0 } from "./fixtures.ts";
 
-afterAll(cleanup);
+// Each test makes its own harness: closed after it, so a PostgreSQL run holds a few connections at a time.
+afterEach(cleanup);
 
 const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -43,7 +45,7 @@ interface ErrorBody {
 
 describe("POST /v1/records", () => {
   test("first call: 201 with the Record, record and pending ledger message written together", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const res = await h.create(org, { originalDocHash: HASH(1), filename: "Résumé.pdf" });
     expect(res.status).toBe(201);
@@ -63,7 +65,7 @@ describe("POST /v1/records", () => {
     });
     expect(body.retryAfterSeconds).toBe(5);
 
-    const row = h.core.db.$client.query("SELECT * FROM records WHERE id = ?").get(body.recordId) as Record<string, unknown>;
+    const row = await h.row("SELECT * FROM records WHERE id = ?", body.recordId) as Record<string, unknown>;
     expect(row).toMatchObject({
       org_id: org,
       signer_type: "org",
@@ -76,7 +78,7 @@ describe("POST /v1/records", () => {
       transaction_id: body.anchor.transactionId,
       revoked_at: null,
     });
-    const tx = h.core.db.$client.query("SELECT * FROM ledger_transactions WHERE transaction_id = ?").get(body.anchor.transactionId) as Record<string, unknown>;
+    const tx = await h.row("SELECT * FROM ledger_transactions WHERE transaction_id = ?", body.anchor.transactionId) as Record<string, unknown>;
     expect(tx).toMatchObject({
       kind: "record_message",
       org_id: org,
@@ -94,24 +96,28 @@ describe("POST /v1/records", () => {
   });
 
   test("a repeat answers 200 with the same record and writes nothing; a different filename is ignored", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const first = (await (await h.create(org, { originalDocHash: HASH(2), filename: "a.pdf" })).json()) as RecordBody;
     const tables = ["records", "ledger_transactions", "signing_keys", "service_meta", "organisations"];
-    const before = tables.map((t) => h.count(t));
-    const changes = h.core.db.$client.query("SELECT total_changes() AS n").get() as { n: number };
+    const counts = () => Promise.all(tables.map((t) => h.count(t)));
+    const before = await counts();
+    // Every write to these tables raises the change counter (on SQLite per row, on PostgreSQL per
+    // statement): unchanged, nothing was written, not even a row rewritten with its own values.
+    const counter = async () => (await h.row("SELECT value FROM change_counter"))!.value;
+    const changes = await counter();
     h.clock.advance(60_000);
     const res = await h.create(org, { originalDocHash: HASH(2), filename: "b.pdf" });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(first);
-    expect(tables.map((t) => h.count(t))).toEqual(before);
-    expect((h.core.db.$client.query("SELECT total_changes() AS n").get() as { n: number }).n).toBe(changes.n);
-    expect(h.core.db.$client.query("SELECT filename FROM records").all()).toEqual([{ filename: "a.pdf" }]);
+    expect(await counts()).toEqual(before);
+    expect(await counter()).toBe(changes);
+    expect(await h.rows("SELECT filename FROM records")).toEqual([{ filename: "a.pdf" }]);
     expect(h.ledger.wakes).toBe(1);
   });
 
   test("the same hash is a separate record for another organisation", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const a = await h.org("A");
     const b = await h.org("B", "0.0.1002");
     const ra = (await (await h.create(a, { originalDocHash: HASH(3) })).json()) as RecordBody;
@@ -123,18 +129,18 @@ describe("POST /v1/records", () => {
   });
 
   test("orgId and credentialId in the body change nothing", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const mine = await h.org("Mine");
     const theirs = await h.org("Theirs", "0.0.1002");
     const res = await h.create(mine, { originalDocHash: HASH(4), orgId: theirs, credentialId: "x", extra: { deep: [1] } });
     expect(res.status).toBe(201);
     const body = (await res.json()) as RecordBody;
     expect(body.anchor.topicId).toBe("0.0.1001");
-    expect(h.core.db.$client.query("SELECT org_id FROM records WHERE id = ?").get(body.recordId)).toEqual({ org_id: mine });
+    expect(await h.row("SELECT org_id FROM records WHERE id = ?", body.recordId)).toEqual({ org_id: mine });
   });
 
   test("concurrent first calls for one hash create exactly one record", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => h.create(org, { originalDocHash: HASH(5), filename: `copy ${i}.pdf` })));
     const statuses = responses.map((r) => r.status).sort();
@@ -142,24 +148,24 @@ describe("POST /v1/records", () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(39);
     const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as RecordBody).recordId)));
     expect(ids.size).toBe(1);
-    expect(h.count("records")).toBe(1);
-    expect(h.count("ledger_transactions")).toBe(1);
+    expect(await h.count("records")).toBe(1);
+    expect(await h.count("ledger_transactions")).toBe(1);
   });
 
   test("concurrent calls for different hashes all succeed and share commits", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => h.create(org, { originalDocHash: HASH(`many-${i}`) })));
     expect(responses.map((r) => r.status)).toEqual(Array(30).fill(201));
-    expect(h.count("records")).toBe(30);
-    expect(h.count("ledger_transactions")).toBe(30);
+    expect(await h.count("records")).toBe(30);
+    expect(await h.count("ledger_transactions")).toBe(30);
   });
 
   test("a record whose anchor was abandoned no longer counts: the next call creates a new one", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const first = (await (await h.create(org, { originalDocHash: HASH(6) })).json()) as RecordBody;
-    h.setAnchorState(first.recordId, "abandoned");
+    await h.setAnchorState(first.recordId, "abandoned");
     const res = await h.create(org, { originalDocHash: HASH(6) });
     expect(res.status).toBe(201);
     const second = (await res.json()) as RecordBody;
@@ -169,52 +175,52 @@ describe("POST /v1/records", () => {
     const again = await h.create(org, { originalDocHash: HASH(6) });
     expect(again.status).toBe(200);
     expect(((await again.json()) as RecordBody).recordId).toBe(second.recordId);
-    expect(h.count("records")).toBe(2);
+    expect(await h.count("records")).toBe(2);
   });
 
   test("a repeat of an accepted or anchored record reports its state; retryAfterSeconds only until anchored", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const first = (await (await h.create(org, { originalDocHash: HASH(7) })).json()) as RecordBody;
-    h.setAnchorState(first.recordId, "accepted");
+    await h.setAnchorState(first.recordId, "accepted");
     const accepted = (await (await h.create(org, { originalDocHash: HASH(7) })).json()) as RecordBody;
     expect(accepted.anchorState).toBe("accepted");
     expect(accepted.retryAfterSeconds).toBe(5);
-    h.markAnchored(first.recordId);
+    await h.markAnchored(first.recordId);
     const anchored = (await (await h.create(org, { originalDocHash: HASH(7) })).json()) as RecordBody;
     expect(anchored.anchorState).toBe("anchored");
     expect("retryAfterSeconds" in anchored).toBe(false);
   });
 
   test("a 201 is durable when it is sent: another connection reads the row", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const res = await h.create(org, { originalDocHash: HASH(8) });
     expect(res.status).toBe(201);
     const { recordId, anchor } = (await res.json()) as RecordBody;
-    const other = new Database(join(h.config.dataDir, DATABASE_FILE), { readonly: true });
-    try {
-      expect(other.query("SELECT id FROM records WHERE id = ?").get(recordId)).toEqual({ id: recordId });
-      expect(other.query("SELECT state FROM ledger_transactions WHERE transaction_id = ?").get(anchor.transactionId)).toEqual({ state: "pending" });
-    } finally {
-      other.close();
-    }
+    const other = await otherConnection(h.config);
+    expect(await sqlRow(other, "SELECT id FROM records WHERE id = ?", recordId)).toEqual({ id: recordId });
+    expect(await sqlRow(other, "SELECT state FROM ledger_transactions WHERE transaction_id = ?", anchor.transactionId)).toEqual({ state: "pending" });
+  });
+
+  sqliteOnly("the database file is written with synchronous = FULL", "a SQLite pragma", async () => {
+    const h = harness();
     expect(h.core.db.$client.query("PRAGMA synchronous").get()).toEqual({ synchronous: 2 }); // FULL
   });
 
   test("signatures verify natively and with noble over the documented encodings", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const bodies: RecordBody[] = [];
     for (const n of [9, 10]) bodies.push((await (await h.create(org, { originalDocHash: HASH(n) })).json()) as RecordBody);
-    const meta = h.core.db.$client.query("SELECT value FROM service_meta WHERE key = ?").get(SEAL_KEY_META) as { value: string };
-    const sealRow = h.core.db.$client.query("SELECT * FROM signing_keys WHERE fingerprint = ?").get(Buffer.from(meta.value, "hex")) as Record<string, unknown>;
+    const meta = await h.row("SELECT value FROM service_meta WHERE key = ?", SEAL_KEY_META) as { value: string };
+    const sealRow = await h.row("SELECT * FROM signing_keys WHERE fingerprint = ?", Buffer.from(meta.value, "hex")) as Record<string, unknown>;
     expect(sealRow.purpose).toBe(SEAL_KEY_PURPOSE);
     expect(sealRow.sealed_seed).toBeInstanceOf(Uint8Array);
-    expect(h.count("signing_keys")).toBe(2); // the organisation's and the seal key, created once
+    expect(await h.count("signing_keys")).toBe(2); // the organisation's and the seal key, created once
     for (const body of bodies) {
-      const r = h.core.db.$client.query("SELECT * FROM records WHERE id = ?").get(body.recordId) as RecordRow;
-      const orgKey = h.core.db.$client.query("SELECT * FROM signing_keys WHERE fingerprint = ?").get(r.signer_fingerprint) as KeyRow;
+      const r = (await h.row("SELECT * FROM records WHERE id = ?", body.recordId)) as unknown as RecordRow;
+      const orgKey = (await h.row("SELECT * FROM signing_keys WHERE fingerprint = ?", r.signer_fingerprint)) as unknown as KeyRow;
       expect(orgKey.purpose).toBe(`org:${org}`);
       const orgPub = new Uint8Array(orgKey.public_key);
       const algorithm = orgKey.algorithm as Algorithm;
@@ -244,7 +250,7 @@ describe("POST /v1/records", () => {
       expect(verifyWithNoble(algorithm, orgPub, bad, signature)).toBe(false);
 
       // The ledger message commits to exactly these.
-      const tx = h.core.db.$client.query("SELECT message FROM ledger_transactions WHERE record_id = ?").get(body.recordId) as { message: Uint8Array };
+      const tx = await h.row("SELECT message FROM ledger_transactions WHERE record_id = ?", body.recordId) as { message: Uint8Array };
       expect(tx.message.length).toBeLessThanOrEqual(1024);
       expect(decodeLedgerMessage(tx.message)).toEqual({
         v: 1,
@@ -261,15 +267,14 @@ describe("POST /v1/records", () => {
   });
 
   test("the seal key is created once, and two services on one data folder agree on it", async () => {
-    const dir = tempDir();
-    const a = harness({ dataDir: dir });
+    const a = await engineHarness();
     const org = await a.org();
-    const b = harness({ dataDir: dir });
+    const b = await engineHarness({ sameDatabaseAs: a });
     const [ra, rb] = await Promise.all([a.create(org, { originalDocHash: HASH(11) }), b.create(org, { originalDocHash: HASH(12) })]);
     expect([ra.status, rb.status]).toEqual([201, 201]);
-    expect(a.count("service_meta WHERE key = 'seal_key_fingerprint'")).toBe(1);
-    expect(a.count("signing_keys WHERE purpose = 'service-seal'")).toBe(1);
-    expect(a.count("(SELECT DISTINCT seal_fingerprint FROM records)")).toBe(1);
+    expect(await a.count("service_meta WHERE key = 'seal_key_fingerprint'")).toBe(1);
+    expect(await a.count("signing_keys WHERE purpose = 'service-seal'")).toBe(1);
+    expect(await a.count("(SELECT DISTINCT seal_fingerprint FROM records) AS fingerprints")).toBe(1);
   });
 
   describe("validation: 400 VALIDATION_FAILED naming the field", () => {
@@ -304,19 +309,19 @@ describe("POST /v1/records", () => {
     ];
     for (const [name, body, field] of cases) {
       test(name, async () => {
-        const h = harness();
+        const h = await engineHarness();
         const org = await h.org();
         const res = await h.create(org, body);
         expect(res.status).toBe(400);
         const err = (await res.json()) as ErrorBody;
         expect(err.error.code).toBe("VALIDATION_FAILED");
         expect(Object.keys(err.error.details ?? {})).toEqual([field]);
-        expect(h.count("records")).toBe(0);
+        expect(await h.count("records")).toBe(0);
       });
     }
 
     test("a lone surrogate (written as a JSON escape) is refused", async () => {
-      const h = harness();
+      const h = await engineHarness();
       const org = await h.org();
       for (const lone of ["\\ud800", "\\udfff", "a\\ud83d.pdf", "\\ude00x"]) {
         const res = await h.create(org, `{"originalDocHash":"${HASH(1)}","filename":"${lone}"}`);
@@ -326,7 +331,7 @@ describe("POST /v1/records", () => {
     });
 
     test("both fields bad: details names both", async () => {
-      const h = harness();
+      const h = await engineHarness();
       const res = await h.create(await h.org(), { originalDocHash: "nope", filename: "\u202E" });
       expect(res.status).toBe(400);
       expect(Object.keys(((await res.json()) as ErrorBody).error.details ?? {}).sort()).toEqual(["filename", "originalDocHash"]);
@@ -340,7 +345,7 @@ describe("POST /v1/records", () => {
       ["empty", ""],
     ] as const) {
       test(`body ${name}`, async () => {
-        const h = harness();
+        const h = await engineHarness();
         const res = await h.create(await h.org(), raw);
         expect(res.status).toBe(400);
         expect(((await res.json()) as ErrorBody).error.details).toHaveProperty("body");
@@ -363,16 +368,16 @@ describe("POST /v1/records", () => {
     ];
     for (const [name, filename] of names) {
       test(name, async () => {
-        const h = harness();
+        const h = await engineHarness();
         const res = await h.create(await h.org(), { originalDocHash: HASH(name), filename });
         expect(res.status).toBe(201);
         const { recordId } = (await res.json()) as RecordBody;
-        expect(h.core.db.$client.query("SELECT filename FROM records WHERE id = ?").get(recordId)).toEqual({ filename });
+        expect(await h.row("SELECT filename FROM records WHERE id = ?", recordId)).toEqual({ filename });
       });
     }
 
     test("the longest legal body, every character \\u-escaped, fits the 8 KiB limit", async () => {
-      const h = harness();
+      const h = await engineHarness();
       const escaped = "\\ud83d\\ude00".repeat(500);
       const raw = `{"originalDocHash":"${HASH(13)}","filename":"${escaped}"}`;
       expect(raw.length).toBeLessThanOrEqual(8 * 1024);
@@ -382,7 +387,7 @@ describe("POST /v1/records", () => {
   });
 
   test("413 for a body over 8 KiB, after access and before validation", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org();
     const res = await h.create(org, { originalDocHash: "bad", filename: "a".repeat(9000) });
     expect(res.status).toBe(413);
@@ -394,30 +399,29 @@ describe("POST /v1/records", () => {
   });
 
   test("503 with Retry-After while the organisation's topic does not exist; nothing written", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org("No topic yet", null);
     const res = await h.create(org, { originalDocHash: HASH(14) });
     expect(res.status).toBe(503);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(((await res.json()) as ErrorBody).error.code).toBe("SERVICE_UNAVAILABLE");
-    expect(h.count("records") + h.count("ledger_transactions")).toBe(0);
+    expect(await h.count("records") + await h.count("ledger_transactions")).toBe(0);
     // Validation still answers first.
     expect((await h.create(org, { originalDocHash: "x" })).status).toBe(400);
   });
 
   test("503 with Retry-After while the key store is sealed; a repeat still answers 200", async () => {
-    const dir = tempDir();
-    const a = harness({ dataDir: dir });
+    const a = await engineHarness();
     const org = await a.org();
     const first = (await (await a.create(org, { originalDocHash: HASH(15) })).json()) as RecordBody;
     await a.core.close();
-    const sealed = harness({ dataDir: dir, env: { DOCVERIFY_MASTER_KEY_FILE: join(dir, "missing.key") } });
+    const sealed = await engineHarness({ sameDatabaseAs: a, env: { DOCVERIFY_MASTER_KEY_FILE: join(tempDir(), "missing.key") } });
     expect(sealed.core.signer.canSign).toBe(false);
     const res = await sealed.create(org, { originalDocHash: HASH(16) });
     expect(res.status).toBe(503);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(((await res.json()) as ErrorBody).error.code).toBe("SERVICE_UNAVAILABLE");
-    expect(sealed.count("records")).toBe(1);
+    expect(await sealed.count("records")).toBe(1);
     const repeat = await sealed.create(org, { originalDocHash: HASH(15) });
     expect(repeat.status).toBe(200);
     expect(((await repeat.json()) as RecordBody).recordId).toBe(first.recordId);
