@@ -87,7 +87,9 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
       .finally(() => (reclaiming = false));
   }, LANE_RECLAIM_MS);
   reclaim.unref?.();
-  const leadership = startLeadership(store, { node: config.nodeName, version: VERSION, log });
+  // What the loop anchored lately, for the other nodes' back-pressure: known once the ledger is up.
+  let anchoredRecently = () => 0;
+  const leadership = startLeadership(store, { node: config.nodeName, version: VERSION, log, anchoredRecently: () => anchoredRecently() });
   const limiter = createClusterRateLimiter({ lease: pgLease(store), clock });
   const storage = await postgresAnchorStorage(store, { epoch: () => leadership.current(), lane: laneView });
   const sweep = setInterval(() => {
@@ -120,6 +122,10 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
       },
     },
     options,
+  );
+  service.anchoringStarted.then(
+    (a) => (anchoredRecently = () => a.anchoredRecently()),
+    () => {},
   );
   // Descriptors, not a spread: `anchoring` is a getter that throws until the ledger is up.
   const node = { config, instanceId: core.instanceId, store, leadership, cluster: () => clusterStatus(store) };

@@ -625,6 +625,9 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     backlog() {
       return pressure.backlog();
     },
+    anchoredRecently() {
+      return pressure.anchoredRecently(now());
+    },
     assertCapacity() {
       const cause = pressure.check(now());
       if (cause === null) return;

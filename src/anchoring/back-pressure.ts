@@ -30,6 +30,11 @@ export interface QueueCounts {
   readonly accepted: number;
   /** created_at of the oldest `pending` row (null: none). */
   readonly oldestPendingAt: number | null;
+  /**
+   * Several nodes: what the anchor loop's leader anchored in its last window, as it reported with
+   * its heartbeat. A node that does not lead anchors nothing itself and judges "behind" by this.
+   */
+  readonly anchoredByLeader?: number;
 }
 
 export interface BackPressureOptions {
@@ -96,9 +101,14 @@ export class BackPressure {
   check(now: number): BackPressureCause | null {
     const unfinished = this.counts.pending + this.counts.accepted;
     if (unfinished >= this.backlogLimit) return "queue_full";
-    if (this.counts.pending >= Math.max(this.floor, this.anchoredSince(now - this.windowMs))) return "behind";
+    if (this.counts.pending >= Math.max(this.floor, this.anchoredSince(now - this.windowMs), this.counts.anchoredByLeader ?? 0)) return "behind";
     if (this.counts.oldestPendingAt !== null && now - this.counts.oldestPendingAt > this.maxQueueAgeMs) return "too_old";
     return null;
+  }
+
+  /** Messages this loop anchored in the last window before `now` (what a leader reports to the other nodes). */
+  anchoredRecently(now: number): number {
+    return this.anchoredSince(now - this.windowMs);
   }
 
   /** Messages anchored at or after `since`; forgets the older ones. */

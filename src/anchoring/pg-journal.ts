@@ -101,10 +101,15 @@ export class PgAnchorJournal implements Journal {
       const lt = t.ledgerTransactions;
       const byState = yield* q(db.select({ state: lt.state, n: count() }).from(lt).where(inArray(lt.state, ["pending", "accepted"])).groupBy(lt.state));
       const [oldest] = yield* q(db.select({ at: min(lt.createdAt) }).from(lt).where(eq(lt.state, "pending")));
+      // The leader's figure, while its heartbeat is fresh (storage/pg-cluster.ts writes it).
+      const [leader] = (yield* q(
+        db.execute(sql`SELECT anchored_recently AS n FROM anchor_leader WHERE id = 1 AND seen_at > clock_timestamp() - interval '5 seconds'`),
+      )) as unknown as { n: number }[];
       return {
         pending: byState.find((r) => r.state === "pending")?.n ?? 0,
         accepted: byState.find((r) => r.state === "accepted")?.n ?? 0,
         oldestPendingAt: oldest?.at == null ? null : Number(oldest.at),
+        anchoredByLeader: Number(leader?.n ?? 0),
       };
     });
   }

@@ -163,6 +163,8 @@ export interface Anchoring {
   readiness(): Promise<true | string>;
   /** Unfinished rows as of the last pass. */
   backlog(): { readonly pending: number; readonly accepted: number };
+  /** Messages this loop anchored in its back-pressure window (several nodes: the leader reports it). */
+  anchoredRecently(): number;
   /** Throws 503 SERVICE_UNAVAILABLE with Retry-After and `details.cause` when the backlog is past its bound (back-pressure.ts). */
   assertCapacity(): void;
 }

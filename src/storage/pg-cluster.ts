@@ -75,6 +75,8 @@ export interface LeadershipOptions {
   readonly staleMs?: number;
   /** Called when this node starts leading, with its epoch. */
   readonly onLead?: (epoch: number) => void;
+  /** While leading: what the anchor loop anchored in its last window, written with each heartbeat for the other nodes' back-pressure. */
+  readonly anchoredRecently?: () => number;
   /** Called when this node stops leading (deposed, connection lost, paused too long, or stopped). */
   readonly onLose?: (epoch: number, reason: string) => void;
 }
@@ -132,7 +134,8 @@ export function startLeadership(store: PostgresStore, options: LeadershipOptions
     if (epoch !== null) {
       if (performance.now() - lastBeat > staleMs) return lose(`paused for more than ${staleMs} ms`);
       try {
-        const rows = (await conn!`UPDATE anchor_leader SET seen_at = now() WHERE id = 1 AND epoch = ${epoch} RETURNING epoch`) as unknown[];
+        const anchored = Math.max(0, Math.min(2_000_000_000, Math.trunc(options.anchoredRecently?.() ?? 0)));
+        const rows = (await conn!`UPDATE anchor_leader SET seen_at = now(), anchored_recently = ${anchored} WHERE id = 1 AND epoch = ${epoch} RETURNING epoch`) as unknown[];
         if (rows.length === 0) return lose("another node took the lead");
         lastBeat = performance.now();
       } catch (e) {
@@ -144,7 +147,7 @@ export function startLeadership(store: PostgresStore, options: LeadershipOptions
       conn ??= await store.client.reserve();
       const [{ got }] = (await conn`SELECT pg_try_advisory_lock(${LEADER_LOCK.toString()}::bigint) AS got`) as [{ got: boolean }];
       if (got) {
-        const [row] = (await conn`UPDATE anchor_leader SET epoch = epoch + 1, node = ${node}, since = now(), seen_at = now() WHERE id = 1 RETURNING epoch`) as [{ epoch: string }];
+        const [row] = (await conn`UPDATE anchor_leader SET epoch = epoch + 1, node = ${node}, since = now(), seen_at = now(), anchored_recently = 0 WHERE id = 1 RETURNING epoch`) as [{ epoch: string }];
         epoch = Number(row.epoch);
         lastBeat = performance.now();
         log.info("leading the anchor loop", { node, epoch });

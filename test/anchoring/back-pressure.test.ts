@@ -32,7 +32,19 @@ describe("causes", () => {
     expect(p.check(T)).toBe("behind");
     for (let i = 0; i < 4; i++) p.noteAnchored(T - 9_000 + i);
     expect(p.check(T)).toBeNull(); // 4 anchored in the last 10 s > 3 pending
+    expect(p.anchoredRecently(T)).toBe(4); // what a leader reports to the other nodes
     expect(p.check(T + 1_500)).toBe("behind"); // they age out of the window
+  });
+
+  test("several nodes: a node that does not lead judges behind by what the leader reports it anchored", () => {
+    const p = new BackPressure({ floor: 3, windowMs: 10_000 });
+    p.observe({ pending: 50, accepted: 0, oldestPendingAt: T, anchoredByLeader: 0 });
+    expect(p.check(T)).toBe("behind");
+    p.observe({ pending: 50, accepted: 0, oldestPendingAt: T, anchoredByLeader: 80 });
+    expect(p.check(T)).toBeNull();
+    p.observe({ pending: 81, accepted: 0, oldestPendingAt: T, anchoredByLeader: 80 });
+    expect(p.check(T)).toBe("behind");
+    expect(p.anchoredRecently(T)).toBe(0);
   });
 
   test("too_old: the oldest pending row waits longer than the bound; accepted rows do not age", () => {

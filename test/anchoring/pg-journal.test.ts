@@ -160,6 +160,19 @@ describe("the anchor journal on PostgreSQL", () => {
     expect(await row(id)).toMatchObject({ state: "pending", lastError: null });
   });
 
+  test("the queue's counts carry what the leader reported it anchored, only while its heartbeat is fresh", async () => {
+    const { store, journal, queue } = await setup();
+    await queue("revocation_message");
+    await store.write(function* (tx) {
+      yield* q(tx.execute(sql`UPDATE anchor_leader SET anchored_recently = 321, seen_at = now() WHERE id = 1`));
+    });
+    expect(await journal.unfinished()).toMatchObject({ pending: 1, accepted: 0, anchoredByLeader: 321 });
+    await store.write(function* (tx) {
+      yield* q(tx.execute(sql`UPDATE anchor_leader SET seen_at = now() - interval '1 minute' WHERE id = 1`));
+    });
+    expect((await journal.unfinished()).anchoredByLeader).toBe(0);
+  });
+
   test("the storage: transaction ids in this node's lane, after the last valid start in the journal", async () => {
     const { store, queue } = await setup();
     await queue("revocation_message");
