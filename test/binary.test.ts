@@ -166,3 +166,66 @@ test("the binary enrols a person with a passkey and signs for them (the WebAuthn
   expect(((await signed.json()) as { originalDocHash: string; signerName: string })).toMatchObject({ originalDocHash: docHash, signerName: "Bin Signer" });
   expect(await svc.stop()).toBe(0);
 }, 60_000);
+
+test("the binary serves as a node on PostgreSQL: migrates the database, leads the anchor loop, anchors a record and logs its verification", async () => {
+  const { startPostgres } = await import("./support/postgres.ts");
+  const { LOCAL_LEDGER_FILES, startLocalLedger } = await import("../src/local-ledger/index.ts");
+  const pg = await startPostgres();
+  try {
+    const ledgerDir = tempDir("docverify-ledger-");
+    const ledger = await startLocalLedger({ dataDir: ledgerDir, consensusMs: 100 });
+    try {
+      const cwd = tempDir("docverify-pg-");
+      const keyFile = join(cwd, "master.key");
+      await Bun.write(keyFile, "5a".repeat(32) + "\n");
+      Bun.spawnSync(["chmod", "600", keyFile]);
+      const env = {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: cwd,
+        DOCVERIFY_DATABASE_URL: await pg.createDatabase("binary"),
+        DOCVERIFY_MASTER_KEY_FILE: keyFile,
+        DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl,
+        DOCVERIFY_LEDGER_OPERATOR_ID: ledger.operator.accountId,
+        DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: join(ledgerDir, LOCAL_LEDGER_FILES.operatorKey),
+        DOCVERIFY_NODE_NAME: "binary-1",
+      };
+      const svc = await startService({ cmd: [binary], cwd, env: { ...env, DOCVERIFY_DATA_DIR: join(cwd, "data") } });
+      expect(svc.logLines().some((l) => l.msg === "leading the anchor loop" && l.node === "binary-1")).toBe(true);
+      const dv = (...args: string[]) => {
+        const out = Bun.spawnSync([binary, ...args, "--data", join(cwd, "admin")], { cwd, env });
+        expect(out.exitCode, out.stderr.toString()).toBe(0);
+        return out.stdout.toString().trim();
+      };
+      const org = (JSON.parse(dv("org", "create", "--name", "Binary Nodes", "--api-access", "--addon", "--validated", "--json")) as { id: string }).id;
+      const key = (JSON.parse(dv("key", "mint", "--org", org, "--env", "live", "--json")) as { key: string }).key;
+      const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+      const docHash = "sha256:" + "ef".repeat(32);
+      // The leader creates the organisation's topic first: record creation answers 503 until then.
+      let created: Response | null = null;
+      for (let i = 0; i < 100 && created?.status !== 201; i++) {
+        if (i > 0) await Bun.sleep(100);
+        created = await fetch(`${svc.url}/v1/records`, { method: "POST", headers, body: JSON.stringify({ originalDocHash: docHash }) });
+      }
+      expect(created!.status).toBe(201);
+      let verdict = "";
+      for (let i = 0; i < 100 && verdict !== "verified_org"; i++) {
+        if (i > 0) await Bun.sleep(100);
+        const v = await fetch(`${svc.url}/v1/verifications`, { method: "POST", headers, body: JSON.stringify({ originalDocHash: docHash }) });
+        verdict = ((await v.json()) as { verdict: string }).verdict;
+      }
+      expect(verdict).toBe("verified_org");
+      const page = (await (await fetch(`${svc.url}/v1/verifications?limit=1`, { headers })).json()) as { data: { verdict: string }[] };
+      expect(page.data[0]?.verdict).toBe("verified_org");
+      const status = JSON.parse(dv("status", "--json")) as { database: string; cluster: { leader: { node: string } } };
+      expect(status.cluster.leader.node).toBe("binary-1");
+      expect(status.database).toStartWith("postgres://");
+      expect(await svc.stop()).toBe(0);
+      // Nothing of the embedded database was made beside it.
+      expect(existsSync(join(cwd, "data", "docverify.db"))).toBe(false);
+    } finally {
+      await ledger.close();
+    }
+  } finally {
+    await pg.destroy();
+  }
+}, 120_000);
