@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { CALLERS, expected, giveTopics, OPERATIONS, provisionCallers, type Callers } from "../support/access-matrix.ts";
-import { BUN, ROOT, cleanup, startService, tempDir, testApp } from "../support/env.ts";
+import { CALLERS, expected, giveTopics, giveTopicsOn, OPERATIONS, provisionCallers, type Callers } from "../support/access-matrix.ts";
+import { ENGINE_NAME, sqliteOnlyDescribe, testService } from "../support/engine.ts";
+import { BUN, ROOT, cleanup, startService, tempDir } from "../support/env.ts";
 import { waitFor } from "../support/wait.ts";
 
 afterAll(cleanup);
@@ -20,8 +21,8 @@ const LIMITS = { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000", DOCVERIFY_RATE_LIMIT_
 
 type Send = (path: string, init: RequestInit) => Promise<Response>;
 
-function runMatrix(label: string, setup: () => Promise<{ send: Send; callers: Callers }>) {
-  describe(`access matrix (${label})`, () => {
+function runMatrix(label: string, setup: () => Promise<{ send: Send; callers: Callers }>, sqliteOnlyBecause?: string) {
+  (sqliteOnlyBecause === undefined ? describe : (name: string, fn: () => void) => sqliteOnlyDescribe(name, sqliteOnlyBecause, fn))(`access matrix (${label})`, () => {
     let ctx: { send: Send; callers: Callers };
     beforeAll(async () => {
       ctx = await setup();
@@ -71,12 +72,17 @@ function runMatrix(label: string, setup: () => Promise<{ send: Send; callers: Ca
   });
 }
 
-runMatrix("in-process", async () => {
-  const { app, request } = await testApp({ env: LIMITS });
-  const callers = await provisionCallers(app);
-  giveTopics(app);
-  return { send: (path, init) => request(path, init), callers };
+// `serve`'s app on the engine DOCVERIFY_TEST_ENGINE selects (test/support/engine.ts).
+runMatrix(`in-process, ${ENGINE_NAME}`, async () => {
+  const service = await testService({ env: LIMITS });
+  const callers = await provisionCallers(service);
+  await giveTopicsOn(service.store);
+  return { send: (path, init) => service.request(path, init), callers };
 });
+
+// The served process and the command line on its data folder: on PostgreSQL, serve processes
+// and the command line on a shared database are test/storage/several-nodes.test.ts's.
+const SERVED_ON_SQLITE = "serve as a process on a data folder; on PostgreSQL see test/storage/several-nodes.test.ts";
 
 let service: Awaited<ReturnType<typeof startService>>;
 let admin: Core;
@@ -90,14 +96,18 @@ const startServiceOnce = () =>
     admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
   })());
 
-runMatrix("running service over HTTP", async () => {
-  await startServiceOnce();
-  const callers = await provisionCallers(admin);
-  giveTopics(admin);
-  return { send: (path, init) => fetch(service.url + path, init), callers };
-});
+runMatrix(
+  "running service over HTTP",
+  async () => {
+    await startServiceOnce();
+    const callers = await provisionCallers(admin);
+    giveTopics(admin);
+    return { send: (path, init) => fetch(service.url + path, init), callers };
+  },
+  SERVED_ON_SQLITE,
+);
 
-describe("keys from the command line against a running service", () => {
+sqliteOnlyDescribe("keys from the command line against a running service", SERVED_ON_SQLITE, () => {
   let orgId: string;
   beforeAll(async () => {
     await startServiceOnce();

@@ -4,34 +4,35 @@
  * unvalidated organisations at the anonymous limit, X-Forwarded-For only from trusted proxies.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { createApp } from "../../src/app.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
-import { cleanup, onCleanup, testConfig } from "../support/env.ts";
+import { passTime, testService } from "../support/engine.ts";
+import { cleanup } from "../support/env.ts";
 
 afterAll(cleanup);
 
 const HASH = "sha256:" + "ef".repeat(32);
 
+/** `serve`'s app on the engine DOCVERIFY_TEST_ENGINE selects: on PostgreSQL, one node's shared buckets. */
 async function setup(env: Record<string, string> = {}) {
   const clock = manualClock(Date.UTC(2026, 10, 22, 12));
-  const app = await createApp({ config: testConfig({ DOCVERIFY_RATE_LIMIT_ANONYMOUS: "5", DOCVERIFY_RATE_LIMIT_KEY: "8", DOCVERIFY_RATE_LIMIT_ORG: "12", ...env }), log: memoryLogger(), clock });
-  onCleanup(() => app.close());
-  await app.anchoringStarted;
+  const service = await testService({ env: { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "5", DOCVERIFY_RATE_LIMIT_KEY: "8", DOCVERIFY_RATE_LIMIT_ORG: "12", ...env }, clock });
+  const { app } = service;
+  /** Time passes for the buckets, whichever clock refills them. */
+  const elapse = (ms: number) => passTime(service, clock, ms);
   const send = (path: string, init: RequestInit & { peer?: string } = {}) => app.http.handle(new Request(`http://localhost${path}`, init), init.peer ?? "198.51.100.7");
   const verify = (headers: Record<string, string> = {}, peer?: string) =>
     send("/v1/verifications", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ originalDocHash: HASH }), peer });
   const list = (key: string, peer?: string) => send("/v1/verifications", { headers: { authorization: `Bearer ${key}` }, peer });
-  const org = async (validated: boolean) => await app.organisations.create({ name: validated ? "Validated" : "Unvalidated", apiAccess: true, validated }, "test");
-  const key = async (orgId: string) => (await app.apiKeys.mint({ orgId, environment: "live" }, "test")).key;
-  return { app, clock, send, verify, list, org, key };
+  const org = async (validated: boolean) => await service.organisations.create({ name: validated ? "Validated" : "Unvalidated", apiAccess: true, validated }, "test");
+  const key = async (orgId: string) => (await service.apiKeys.mint({ orgId, environment: "live" }, "test")).key;
+  return { app: service, elapse, send, verify, list, org, key };
 }
 
 const limits = (r: Response) => [Number(r.headers.get("x-ratelimit-limit")), Number(r.headers.get("x-ratelimit-remaining"))];
 
 describe("rate limits", () => {
   test("anonymous callers: per client IP, headers on every response, then 429 with Retry-After", async () => {
-    const { verify, clock } = await setup();
+    const { verify, elapse } = await setup();
     for (let remaining = 4; remaining >= 0; remaining--) {
       const r = await verify();
       expect(r.status).toBe(200);
@@ -45,15 +46,15 @@ describe("rate limits", () => {
     // another client IP has its own budget
     expect((await verify({}, "203.0.113.50")).status).toBe(200);
     // and the budget comes back with time
-    clock.advance(12_000);
+    await elapse(12_000);
     expect((await verify()).status).toBe(200);
   });
 
   test("a 429 spends nothing: after waiting Retry-After, the next request passes", async () => {
-    const { verify, clock } = await setup();
+    const { verify, elapse } = await setup();
     for (let i = 0; i < 5; i++) await verify();
     for (let i = 0; i < 20; i++) expect((await verify()).status).toBe(429);
-    clock.advance(12_000);
+    await elapse(12_000);
     const r = await verify();
     expect(r.status).toBe(200);
     expect(limits(r)).toEqual([5, 0]);

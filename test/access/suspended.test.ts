@@ -6,13 +6,12 @@
  * next request. Table-driven, in the access matrix's style.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openCore, type App, type Core } from "../../src/app.ts";
-import { parseConfig } from "../../src/config/index.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
-import { giveTopics } from "../support/access-matrix.ts";
-import { cleanup, onCleanup, testApp } from "../support/env.ts";
-import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
-import { HASH, harness } from "../records/fixtures.ts";
+import type { AdminCore } from "../../src/core.ts";
+import { giveTopicsOn } from "../support/access-matrix.ts";
+import { testCore, testService, type TestService } from "../support/engine.ts";
+import { cleanup } from "../support/env.ts";
+import { createStoreRecordsFixture, docHashOf } from "../support/records-fixture.ts";
+import { engineHarness, HASH } from "../records/fixtures.ts";
 
 afterAll(cleanup);
 
@@ -20,9 +19,10 @@ const LIMITS = { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000", DOCVERIFY_RATE_LIMIT_
 
 type Json = Record<string, any>;
 
-let app: App;
+// `serve`'s app on the engine DOCVERIFY_TEST_ENGINE selects (test/support/engine.ts).
+let app: TestService;
 let request: (path: string, init?: RequestInit) => Promise<Response>;
-let admin: Core;
+let admin: AdminCore;
 let orgId: string;
 const keys: Record<"full" | "test" | "scopeless" | "noAddon" | "noApi", string> = { full: "", test: "", scopeless: "", noAddon: "", noApi: "" };
 const held = docHashOf("a document the suspended organisation already authenticated");
@@ -31,7 +31,7 @@ const fresh = docHashOf("a document never authenticated");
 let heldId: string;
 let toRevokeId: string;
 
-const count = (table: string) => (app.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = (table: string) => app.count(table);
 
 async function send(method: "GET" | "POST", path: string, key: string | null, body?: unknown, extra: Record<string, string> = {}) {
   const headers: Record<string, string> = { ...extra };
@@ -42,11 +42,11 @@ async function send(method: "GET" | "POST", path: string, key: string | null, bo
 }
 
 beforeAll(async () => {
-  ({ app, request } = await testApp({ env: LIMITS }));
-  // Another connection to the same data folder: what the administration command line opens.
-  admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: app.config.dataDir }), log: memoryLogger() });
-  onCleanup(() => admin.close());
-  const fx = createRecordsFixture({ db: app.db, signer: app.signer });
+  app = await testService({ env: LIMITS });
+  request = app.request;
+  // Another connection to the same database: what the administration command line opens.
+  admin = await testCore({ sameDatabaseAs: app.config });
+  const fx = await createStoreRecordsFixture({ store: app.store, signer: app.signer });
 
   // A key minted before the add-on was granted carries verifications:read only (spec §5.7).
   const org = await fx.createOrg("Suspended Ltd", { apiAccess: true, addon: false, validated: true });
@@ -59,9 +59,9 @@ beforeAll(async () => {
   keys.noAddon = (await admin.apiKeys.mint({ orgId: noAddon.id, environment: "live" }, "test")).key;
   const noApi = await admin.organisations.create({ name: "Suspended, no API", apiAccess: false, addon: true, validated: true, suspended: true }, "test");
   keys.noApi = (await admin.apiKeys.mint({ orgId: noApi.id, environment: "live", revoke: true }, "test")).key;
-  giveTopics(admin);
-  heldId = fx.addOrgRecord(org, { docHash: held });
-  toRevokeId = fx.addOrgRecord(org, { docHash: toRevoke });
+  await giveTopicsOn(admin.store);
+  heldId = await fx.addOrgRecord(org, { docHash: held });
+  toRevokeId = await fx.addOrgRecord(org, { docHash: toRevoke });
 }, 30_000);
 
 describe("POST /v1/records while the organisation is suspended", () => {
@@ -72,8 +72,10 @@ describe("POST /v1/records while the organisation is suspended", () => {
 
   test("refusal order: the key's own refusals first, then ORGANISATION_SUSPENDED, then the body's; nothing is written", async () => {
     await admin.organisations.set(orgId, { suspended: true }, "ops");
-    const records = count("records");
-    const queued = count("ledger_transactions");
+    const records = await count("records");
+    // Record messages only: the anchor loop queues key announcements of its own meanwhile (on
+    // PostgreSQL once this node leads, which may be during this test).
+    const queued = await count("ledger_transactions WHERE kind = 'record_message'");
     const cases: { name: string; key: string | null; body: unknown; headers?: Record<string, string>; status: number; code: string }[] = [
       { name: "a new hash", key: keys.full, body: { originalDocHash: fresh }, status: 403, code: "ORGANISATION_SUSPENDED" },
       { name: "a hash it holds an active record for (no 200)", key: keys.full, body: { originalDocHash: held }, status: 403, code: "ORGANISATION_SUSPENDED" },
@@ -94,8 +96,8 @@ describe("POST /v1/records while the organisation is suspended", () => {
       if (r.headers.get("x-request-id") === null) problems.push(`${c.name}: no X-Request-Id`);
     }
     expect(problems).toEqual([]);
-    expect(count("records")).toBe(records);
-    expect(count("ledger_transactions")).toBe(queued);
+    expect(await count("records")).toBe(records);
+    expect(await count("ledger_transactions WHERE kind = 'record_message'")).toBe(queued);
 
     const r = await send("POST", "/v1/records", keys.full, { originalDocHash: fresh });
     expect(r.body).toEqual({ error: { code: "ORGANISATION_SUSPENDED", message: expect.stringContaining("suspended") } });
@@ -124,23 +126,23 @@ describe("POST /v1/records while the organisation is suspended", () => {
 
 describe("records service", () => {
   test("create checks the flag again under the write lock: a suspension committed meanwhile wins", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org("Racing Ltd");
     // create() signs synchronously, then queues its transaction for the next turn of the loop.
     const pending = h.records.create(org, { docHash: HASH("race"), filename: undefined });
     await h.core.organisations.set(org, { suspended: true }, "ops");
     await expect(pending).rejects.toMatchObject({ code: "ORGANISATION_SUSPENDED" });
-    expect(h.count("records")).toBe(0);
-    expect(h.count("ledger_transactions")).toBe(0);
+    expect(await h.count("records")).toBe(0);
+    expect(await h.count("ledger_transactions")).toBe(0);
     // and a direct call is refused before anything is signed
     await expect(h.records.create(org, { docHash: HASH("race"), filename: undefined })).rejects.toMatchObject({ code: "ORGANISATION_SUSPENDED" });
   });
 
   test("revocation is not affected", async () => {
-    const h = harness();
+    const h = await engineHarness();
     const org = await h.org("Revoking Ltd");
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH("kept") })).json()) as { recordId: string };
-    h.markAnchored(recordId);
+    await h.markAnchored(recordId);
     await h.core.organisations.set(org, { suspended: true }, "ops");
     expect((await h.create(org, { originalDocHash: HASH("new") })).status).toBe(403);
     expect((await h.revoke(org, recordId)).status).toBe(200);

@@ -4,18 +4,19 @@
  * request-level refusals. The verdict rules themselves are tested in test/verification/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createApp, type App } from "../../src/app.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { memoryLogger } from "../../src/lib/log.ts";
-import { createRecordsFixture, docHashOf, type RecordsFixture } from "../support/records-fixture.ts";
-import { cleanup, onCleanup, testConfig } from "../support/env.ts";
+import { testService, type TestService } from "../support/engine.ts";
+import { createStoreRecordsFixture, docHashOf, type StoreRecordsFixture } from "../support/records-fixture.ts";
+import { cleanup } from "../support/env.ts";
 
 afterAll(cleanup);
 
 const LIMITS = { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000", DOCVERIFY_RATE_LIMIT_KEY: "100000", DOCVERIFY_RATE_LIMIT_ORG: "100000" };
 
-let app: App;
-let fx: RecordsFixture;
+// `serve`'s app on the engine DOCVERIFY_TEST_ENGINE selects (test/support/engine.ts).
+let app: TestService["app"];
+let service: TestService;
+let fx: StoreRecordsFixture;
 let liveKey: string;
 let testKey: string;
 let otherOrgKey: string;
@@ -40,18 +41,17 @@ const get = (path: string, key: string) => send(path, { headers: { authorization
 
 beforeAll(async () => {
   const clock = manualClock(Date.UTC(2026, 10, 22, 9));
-  app = await createApp({ config: testConfig(LIMITS), log: memoryLogger(), clock });
-  onCleanup(() => app.close());
-  await app.anchoringStarted;
-  fx = createRecordsFixture({ db: app.db, signer: app.signer, clock });
+  service = await testService({ env: LIMITS, clock });
+  app = service.app;
+  fx = await createStoreRecordsFixture({ store: service.store, signer: service.signer, clock });
   const org = await fx.createOrg("Acme Records Ltd", { apiAccess: true, addon: true, validated: true });
   const other = await fx.createOrg("Other Org", { apiAccess: true, validated: true });
-  liveKey = (await app.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
-  testKey = (await app.apiKeys.mint({ orgId: org.id, environment: "test" }, "test")).key;
-  otherOrgKey = (await app.apiKeys.mint({ orgId: other.id, environment: "live" }, "test")).key;
-  orgRecordId = fx.addOrgRecord(org, { docHash: signedHash });
-  fx.addPersonRecord(fx.createPerson(), { docHash: personHash, hint: "J. Doe, notary" });
-  fx.addOrgRecord(org, { docHash: pendingHash, anchorState: "accepted" });
+  liveKey = (await service.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
+  testKey = (await service.apiKeys.mint({ orgId: org.id, environment: "test" }, "test")).key;
+  otherOrgKey = (await service.apiKeys.mint({ orgId: other.id, environment: "live" }, "test")).key;
+  orgRecordId = await fx.addOrgRecord(org, { docHash: signedHash });
+  await fx.addPersonRecord(await fx.createPerson(), { docHash: personHash, hint: "J. Doe, notary" });
+  await fx.addOrgRecord(org, { docHash: pendingHash, anchorState: "accepted" });
 });
 
 describe("POST /v1/verifications", () => {
@@ -71,7 +71,7 @@ describe("POST /v1/verifications", () => {
     expect(Object.keys(m.anchor)).toEqual(["topicId", "transactionId", "sequenceNumber", "consensusAt", "mirrorNodeUrl"]);
     expect(m.anchor.mirrorNodeUrl).toEndWith(`/api/v1/topics/${m.anchor.topicId}/messages/${m.anchor.sequenceNumber}`);
     // anonymous calls are not logged
-    expect(app.db.$client.query("SELECT count(*) AS n FROM verifications").get()).toEqual({ n: 0 });
+    expect(await service.count("verifications")).toBe(0);
   });
 
   test("organisation tier: adds verificationId, environment, reference and signerOrg, and logs the call", async () => {
@@ -145,7 +145,7 @@ describe("POST /v1/verifications", () => {
   });
 
   test("bad input: 400 naming the field, nothing logged", async () => {
-    const before = app.db.$client.query("SELECT count(*) AS n FROM verifications").get();
+    const before = await service.count("verifications");
     const cases: [unknown, string][] = [
       [{}, "originalDocHash"],
       [{ originalDocHash: signedHash.toUpperCase().replace("SHA256", "sha256") }, "originalDocHash"],
@@ -167,8 +167,7 @@ describe("POST /v1/verifications", () => {
     }
     // 128 code points, astral ones included, is the limit, not 128 UTF-16 units
     expect((await verify({ originalDocHash: signedHash, reference: "𝄞".repeat(128) }, liveKey)).status).toBe(200);
-    const after = app.db.$client.query("SELECT count(*) AS n FROM verifications").get() as { n: number };
-    expect(after.n).toBe((before as { n: number }).n + 1);
+    expect(await service.count("verifications")).toBe(before + 1);
   });
 
   test("a body over 4 KiB is refused with 413 before it is read", async () => {

@@ -9,6 +9,8 @@
 import { crcBase62, generateKey } from "../../src/keys/api-key.ts";
 import type { Core } from "../../src/app.ts";
 import type { Operation } from "../../src/http/access.ts";
+import { and, eq, isNull } from "drizzle-orm";
+import { q, type Store } from "../../src/storage/store.ts";
 
 export interface MatrixOperation {
   readonly operation: Operation;
@@ -114,7 +116,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
  * folder. `onTopic` gives organisations with the add-on a topic id so record operations can be
  * admitted without waiting for the ledger (null: leave topic creation to the running service).
  */
-export async function provisionCallers(core: Pick<Core, "organisations" | "apiKeys" | "db">, actor = "test"): Promise<Callers> {
+export async function provisionCallers(core: Pick<Core, "organisations" | "apiKeys">, actor = "test"): Promise<Callers> {
   const full = await core.organisations.create({ name: "Full Access Ltd", apiAccess: true, addon: true, validated: true }, actor);
   const noApi = await core.organisations.create({ name: "No API Ltd", apiAccess: false, addon: true, validated: true }, actor);
   const noAddon = await core.organisations.create({ name: "No Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
@@ -167,4 +169,13 @@ export async function provisionCallers(core: Pick<Core, "organisations" | "apiKe
 /** Gives every organisation with the add-on a topic id, so record creation does not wait for the ledger. */
 export function giveTopics(core: Pick<Core, "db">): void {
   core.db.$client.run("UPDATE organisations SET topic_id = '0.0.' || (1000 + rowid) WHERE addon = 1 AND topic_id IS NULL");
+}
+
+/** giveTopics on either engine (test/support/engine.ts): the organisations' rows through the store. */
+export async function giveTopicsOn(store: Store): Promise<void> {
+  await store.write(function* (tx, t) {
+    const rows = yield* q(tx.select({ id: t.organisations.id }).from(t.organisations).where(and(eq(t.organisations.addon, true), isNull(t.organisations.topicId))).orderBy(t.organisations.createdAt, t.organisations.id));
+    let n = 1000;
+    for (const { id } of rows) yield* q(tx.update(t.organisations).set({ topicId: `0.0.${++n}` }).where(eq(t.organisations.id, id)));
+  });
 }

@@ -18,7 +18,7 @@
  * a call leaves ("the row is there", "nothing was written").
  */
 import { SQL } from "bun";
-import { test } from "bun:test";
+import { describe, test } from "bun:test";
 import { getTableColumns, is } from "drizzle-orm";
 import { PgTable } from "drizzle-orm/pg-core";
 import * as pgSchema from "../../src/storage/pg-schema.ts";
@@ -268,4 +268,20 @@ export async function otherConnection(config: Config): Promise<Store> {
 export function sqliteOnly(name: string, why: string, fn: () => unknown, timeout?: number): void {
   if (TEST_ENGINE === "sqlite") test(name, fn as () => Promise<void>, timeout);
   else test.skip(`${name} [SQLite only: ${why}]`, fn as () => Promise<void>);
+}
+
+/**
+ * Lets `ms` pass for the rate limits: the manual clock moves, and on PostgreSQL, whose shared
+ * buckets are refilled by the database's own clock (migrations/pg/0003), every bucket's last
+ * refill moves back by as much, which is the same to the lease function.
+ */
+export async function passTime(service: TestService, clock: { advance(ms: number): void }, ms: number): Promise<void> {
+  clock.advance(ms);
+  if (service.engine === "postgres") await sqlRun(service.store, `UPDATE rate_buckets SET at = at - interval '${Math.round(ms)} milliseconds'`);
+}
+
+/** `sqliteOnly` for a whole describe: on PostgreSQL its tests are listed as skipped, `why` in the name. */
+export function sqliteOnlyDescribe(name: string, why: string, fn: () => void): void {
+  if (TEST_ENGINE === "sqlite") describe(name, fn);
+  else describe.skip(`${name} [SQLite only: ${why}]`, fn);
 }

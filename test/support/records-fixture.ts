@@ -29,7 +29,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase, type Db } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
 import { organisations, records, signingKeys } from "../../src/storage/schema.ts";
-import { sqliteStore, type Store } from "../../src/storage/store.ts";
+import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
 import { onCleanup, tempDir } from "./env.ts";
 
 export type AnchorState = "pending" | "accepted" | "anchored" | "abandoned";
@@ -123,6 +123,173 @@ function flipBit(b: Uint8Array | Buffer, index = 0): Buffer {
   return copy;
 }
 
+/** Who signs a record the fixture writes, and how. */
+interface RecordSigner {
+  readonly orgId: string | null;
+  readonly signerType: "org" | "user";
+  readonly kind: string;
+  readonly signerHint: string | null;
+  readonly signerFingerprint: Uint8Array;
+  readonly sign: (payload: Uint8Array) => Uint8Array;
+}
+
+interface RowContext {
+  readonly signer: Signer;
+  readonly seal: GeneratedKey;
+  readonly clock: ReturnType<typeof manualClock>;
+  nextSequence(): number;
+  consensusFor(seq: number): string;
+}
+
+/** The stored row of a record signed by `row` and sealed with the fixture's seal key. */
+function recordValues(ctx: RowContext, row: RecordSigner, o: RecordOptions): typeof records.$inferInsert & { id: string } {
+  const { signer, seal, clock } = ctx;
+  const id = o.id ?? Bun.randomUUIDv7();
+  const signedAtMs = o.signedAtMs ?? clock.now();
+  const payload = encodeRecordPayload({ recordId: id, docHash: o.docHash, signedAtMs, signerKeyFingerprint: row.signerFingerprint });
+  const signature = row.sign(payload);
+  const sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
+  const state = o.anchorState ?? "anchored";
+  const seq = o.sequenceNumber ?? ctx.nextSequence();
+  const anchored = state === "anchored";
+  return {
+    id,
+    orgId: row.orgId,
+    signerType: row.signerType,
+    kind: row.kind,
+    signerHint: row.signerHint,
+    docHash: o.docHash,
+    filename: "document.pdf",
+    signedAtMs,
+    signerFingerprint: Buffer.from(row.signerFingerprint),
+    signature: Buffer.from(signature),
+    sealFingerprint: Buffer.from(seal.fingerprint),
+    sealSignature: Buffer.from(sealSignature),
+    anchorState: state,
+    topicId: o.topicId ?? TOPIC_ID,
+    transactionId: o.transactionId ?? `0.0.2@${Math.floor(signedAtMs / 1000)}.${String((signedAtMs % 1000) * 1_000_000 + seq).padStart(9, "0")}`,
+    sequenceNumber: anchored ? seq : null,
+    consensusAt: anchored ? (o.consensusAt ?? ctx.consensusFor(seq)) : null,
+    revokedAt: o.revoked ? (o.revoked.atMs ?? clock.now()) : null,
+    revocationReason: o.revoked ? o.revoked.reason : null,
+    revocationTransactionId: o.revoked ? `0.0.2@${Math.floor(clock.now() / 1000)}.000000001` : null,
+    createdAt: o.createdAt ?? clock.now(),
+  };
+}
+
+function orgSigner(signer: Signer, org: FixtureOrg): RecordSigner {
+  return { orgId: org.id, signerType: "org", kind: "record_only", signerHint: null, signerFingerprint: org.systemKey.fingerprint, sign: (payload) => signer.sign(org.systemKey, payload) };
+}
+
+function personSigner(person: PersonKey, options: { readonly hint?: string; readonly orgId?: string | null }): RecordSigner {
+  return {
+    orgId: options.orgId ?? null,
+    signerType: "user",
+    kind: "pdf_embedded",
+    signerHint: options.hint ?? "A. Person (identity verified)",
+    signerFingerprint: person.fingerprint,
+    sign: (payload) => signWithNoble(person.algorithm, person.seed, payload, { deterministic: false }),
+  };
+}
+
+function newPerson(): PersonKey {
+  const personId = Bun.randomUUIDv7();
+  const seed = crypto.getRandomValues(new Uint8Array(32));
+  const publicKey = publicKeyFromSeedWithNoble("ML-DSA-65", seed);
+  const fingerprint = keyFingerprint({ algorithm: "ML-DSA-65", publicKey });
+  return { personId, algorithm: "ML-DSA-65", seed, publicKey, fingerprint };
+}
+
+const personKeyRow = (person: PersonKey, at: number) => ({
+  fingerprint: Buffer.from(person.fingerprint),
+  algorithm: "ML-DSA-65",
+  publicKey: Buffer.from(person.publicKey),
+  purpose: `person:${person.personId}`,
+  sealedSeed: null,
+  createdAt: at,
+});
+
+const sealKeyRow = (seal: GeneratedKey, at: number) => ({
+  fingerprint: Buffer.from(seal.fingerprint),
+  algorithm: seal.algorithm,
+  publicKey: Buffer.from(seal.publicKey),
+  purpose: seal.purpose,
+  sealedSeed: Buffer.from(seal.sealedSeed),
+  createdAt: at,
+});
+
+/** The organisation `orgId` as the fixture gives it: its row and its system key. */
+function fixtureOrg(stored: typeof organisations.$inferSelect, key: typeof signingKeys.$inferSelect): FixtureOrg {
+  const { systemKeyFingerprint: _, ...org } = stored;
+  return {
+    ...org,
+    systemKey: {
+      algorithm: key.algorithm as "ML-DSA-65",
+      publicKey: new Uint8Array(key.publicKey),
+      purpose: key.purpose,
+      sealedSeed: new Uint8Array(key.sealedSeed!),
+      fingerprint: new Uint8Array(key.fingerprint),
+    },
+  };
+}
+
+/**
+ * The fixture's writes over a store, on either engine (test/support/engine.ts): what the HTTP
+ * suites that run on both engines need, answering with promises.
+ */
+export interface StoreRecordsFixture {
+  readonly store: Store;
+  readonly signer: Signer;
+  readonly clock: ReturnType<typeof manualClock>;
+  readonly orgs: Organisations;
+  createOrg(name: string, flags?: Partial<OrgFlags>): Promise<FixtureOrg>;
+  createPerson(): Promise<PersonKey>;
+  addOrgRecord(org: FixtureOrg, options: RecordOptions): Promise<string>;
+  addPersonRecord(person: PersonKey, options: RecordOptions & { readonly hint?: string; readonly orgId?: string | null }): Promise<string>;
+}
+
+export async function createStoreRecordsFixture(options: { store: Store; signer: Signer; clock?: ReturnType<typeof manualClock> }): Promise<StoreRecordsFixture> {
+  const { store, signer } = options;
+  const clock = options.clock ?? manualClock(Date.UTC(2026, 0, 15, 9, 30));
+  const orgs = createOrganisations({ store, signer, clock });
+  const seal = signer.generateKey("service-seal");
+  await store.write((tx, t) => q(tx.insert(t.signingKeys).values(sealKeyRow(seal, clock.now()))));
+  let sequence = 0;
+  const ctx: RowContext = {
+    signer,
+    seal,
+    clock,
+    nextSequence: () => ++sequence,
+    consensusFor: (seq) => `${Math.floor(clock.now() / 1000) + 3 + seq}.${String(123_456_789 + seq).padStart(9, "0")}`,
+  };
+  async function insert(row: RecordSigner, o: RecordOptions): Promise<string> {
+    const values = recordValues(ctx, row, o);
+    await store.write((tx, t) => q(tx.insert(t.records).values(values)));
+    return values.id;
+  }
+  return {
+    store,
+    signer,
+    clock,
+    orgs,
+    async createOrg(name, flags = {}) {
+      const { id } = await orgs.create({ name, ...flags }, "test");
+      return store.read(function* (db, t) {
+        const [stored] = yield* q(db.select().from(t.organisations).where(eq(t.organisations.id, id)));
+        const [key] = yield* q(db.select().from(t.signingKeys).where(eq(t.signingKeys.fingerprint, stored!.systemKeyFingerprint)));
+        return fixtureOrg(stored as typeof organisations.$inferSelect, key as typeof signingKeys.$inferSelect);
+      });
+    },
+    async createPerson() {
+      const person = newPerson();
+      await store.write((tx, t) => q(tx.insert(t.signingKeys).values(personKeyRow(person, clock.now()))));
+      return person;
+    },
+    addOrgRecord: (org, o) => insert(orgSigner(signer, org), o),
+    addPersonRecord: (person, o) => insert(personSigner(person, o), o),
+  };
+}
+
 export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?: ReturnType<typeof manualClock> } = {}): RecordsFixture {
   const db = options.db ?? openTestDb();
   const signer = options.signer ?? createSigner({ masterKey: MASTER_KEY });
@@ -131,59 +298,17 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
   const orgs = createOrganisations({ store, signer, clock });
 
   const seal = signer.generateKey("service-seal");
-  db.insert(signingKeys)
-    .values({ fingerprint: Buffer.from(seal.fingerprint), algorithm: seal.algorithm, publicKey: Buffer.from(seal.publicKey), purpose: seal.purpose, sealedSeed: Buffer.from(seal.sealedSeed), createdAt: clock.now() })
-    .run();
+  db.insert(signingKeys).values(sealKeyRow(seal, clock.now())).run();
 
   let sequence = 0;
   const nextSequence = () => ++sequence;
   // Consensus a few seconds after the (fixture's) start, one second apart per record.
   const consensusFor = (seq: number) => `${Math.floor(clock.now() / 1000) + 3 + seq}.${String(123_456_789 + seq).padStart(9, "0")}`;
 
-  function insertRecord(row: {
-    orgId: string | null;
-    signerType: "org" | "user";
-    kind: string;
-    signerHint: string | null;
-    signerFingerprint: Uint8Array;
-    sign: (payload: Uint8Array) => Uint8Array;
-    options: RecordOptions;
-  }): string {
-    const o = row.options;
-    const id = o.id ?? Bun.randomUUIDv7();
-    const signedAtMs = o.signedAtMs ?? clock.now();
-    const payload = encodeRecordPayload({ recordId: id, docHash: o.docHash, signedAtMs, signerKeyFingerprint: row.signerFingerprint });
-    const signature = row.sign(payload);
-    const sealSignature = signer.sign(seal, encodeSealPayload(payload, signature, seal.fingerprint));
-    const state = o.anchorState ?? "anchored";
-    const seq = o.sequenceNumber ?? nextSequence();
-    const anchored = state === "anchored";
-    db.insert(records)
-      .values({
-        id,
-        orgId: row.orgId,
-        signerType: row.signerType,
-        kind: row.kind,
-        signerHint: row.signerHint,
-        docHash: o.docHash,
-        filename: "document.pdf",
-        signedAtMs,
-        signerFingerprint: Buffer.from(row.signerFingerprint),
-        signature: Buffer.from(signature),
-        sealFingerprint: Buffer.from(seal.fingerprint),
-        sealSignature: Buffer.from(sealSignature),
-        anchorState: state,
-        topicId: o.topicId ?? TOPIC_ID,
-        transactionId: o.transactionId ?? `0.0.2@${Math.floor(signedAtMs / 1000)}.${String((signedAtMs % 1000) * 1_000_000 + seq).padStart(9, "0")}`,
-        sequenceNumber: anchored ? seq : null,
-        consensusAt: anchored ? (o.consensusAt ?? consensusFor(seq)) : null,
-        revokedAt: o.revoked ? (o.revoked.atMs ?? clock.now()) : null,
-        revocationReason: o.revoked ? o.revoked.reason : null,
-        revocationTransactionId: o.revoked ? `0.0.2@${Math.floor(clock.now() / 1000)}.000000001` : null,
-        createdAt: o.createdAt ?? clock.now(),
-      })
-      .run();
-    return id;
+  function insertRecord(row: RecordSigner & { options: RecordOptions }): string {
+    const values = recordValues({ signer, seal, clock, nextSequence, consensusFor }, row, row.options);
+    db.insert(records).values(values).run();
+    return values.id;
   }
 
   const keyRow = (fingerprint: Uint8Array) => eq(signingKeys.fingerprint, Buffer.from(fingerprint));
@@ -194,18 +319,7 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
   function orgOf(orgId: string): FixtureOrg {
     const stored = db.select().from(organisations).where(eq(organisations.id, orgId)).get();
     if (stored === undefined) throw new Error(`records fixture: no organisation ${orgId}`);
-    const { systemKeyFingerprint, ...org } = stored;
-    const key = db.select().from(signingKeys).where(keyRow(systemKeyFingerprint)).get()!;
-    return {
-      ...org,
-      systemKey: {
-        algorithm: key.algorithm as "ML-DSA-65",
-        publicKey: new Uint8Array(key.publicKey),
-        purpose: key.purpose,
-        sealedSeed: new Uint8Array(key.sealedSeed!),
-        fingerprint: new Uint8Array(key.fingerprint),
-      },
-    };
+    return fixtureOrg(stored, db.select().from(signingKeys).where(keyRow(stored.systemKeyFingerprint)).get()!);
   }
 
   return {
@@ -227,39 +341,14 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
     },
 
     createPerson() {
-      const personId = Bun.randomUUIDv7();
-      const seed = crypto.getRandomValues(new Uint8Array(32));
-      const publicKey = publicKeyFromSeedWithNoble("ML-DSA-65", seed);
-      const fingerprint = keyFingerprint({ algorithm: "ML-DSA-65", publicKey });
-      db.insert(signingKeys)
-        .values({ fingerprint: Buffer.from(fingerprint), algorithm: "ML-DSA-65", publicKey: Buffer.from(publicKey), purpose: `person:${personId}`, sealedSeed: null, createdAt: clock.now() })
-        .run();
-      return { personId, algorithm: "ML-DSA-65", seed, publicKey, fingerprint };
+      const person = newPerson();
+      db.insert(signingKeys).values(personKeyRow(person, clock.now())).run();
+      return person;
     },
 
-    addOrgRecord(org, options) {
-      return insertRecord({
-        orgId: org.id,
-        signerType: "org",
-        kind: "record_only",
-        signerHint: null,
-        signerFingerprint: org.systemKey.fingerprint,
-        sign: (payload) => signer.sign(org.systemKey, payload),
-        options,
-      });
-    },
+    addOrgRecord: (org, options) => insertRecord({ ...orgSigner(signer, org), options }),
 
-    addPersonRecord(person, options) {
-      return insertRecord({
-        orgId: options.orgId ?? null,
-        signerType: "user",
-        kind: "pdf_embedded",
-        signerHint: options.hint ?? "A. Person (identity verified)",
-        signerFingerprint: person.fingerprint,
-        sign: (payload) => signWithNoble(person.algorithm, person.seed, payload, { deterministic: false }),
-        options,
-      });
-    },
+    addPersonRecord: (person, options) => insertRecord({ ...personSigner(person, options), options }),
 
     setAnchorState(recordId, state) {
       const anchored = state === "anchored";
