@@ -243,8 +243,7 @@ export class PgAnchorJournal implements Journal {
       const at = this.clock.now();
       return this.change(function* (tx, t) {
         const lt = t.ledgerTransactions;
-        const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
-        if (cur?.state !== "pending") return null;
+        if (!(yield* inState(tx, t, row.transactionId, ["pending"]))) return null;
         yield* q(tx.update(lt).set({ state: "accepted", nextAttemptAt: at + pollMs, lastError: null, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
         if (row.kind === "record_message") {
           yield* q(tx.update(t.records).set({ anchorState: "accepted" }).where(and(recordOf(t, row), eq(t.records.anchorState, "pending"))));
@@ -256,8 +255,7 @@ export class PgAnchorJournal implements Journal {
       const at = this.clock.now();
       return this.change(function* (tx, t) {
         const lt = t.ledgerTransactions;
-        const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
-        if (cur === undefined || (cur.state !== "pending" && cur.state !== "accepted")) return null;
+        if (!(yield* inState(tx, t, row.transactionId, ["pending", "accepted"]))) return null;
         yield* q(
           tx
             .update(lt)
@@ -304,8 +302,7 @@ export class PgAnchorJournal implements Journal {
     const ids = this.newTransactionId;
     return this.change(function* (tx, t) {
       const lt = t.ledgerTransactions;
-      const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
-      if (cur === undefined || (cur.state !== "pending" && cur.state !== "accepted")) return null;
+      if (!(yield* inState(tx, t, row.transactionId, ["pending", "accepted"]))) return null;
       yield* q(tx.update(lt).set({ state: "anchored", topicId, consensusAt, lastError: null, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
       const [org] = yield* q(tx.select({ topicId: t.organisations.topicId }).from(t.organisations).where(eq(t.organisations.id, row.orgId)));
       if (org === undefined || org.topicId !== null) return { at, announced: null };
@@ -320,8 +317,7 @@ export class PgAnchorJournal implements Journal {
     const ids = this.newTransactionId;
     return this.change(function* (tx, t) {
       const lt = t.ledgerTransactions;
-      const [cur] = yield* q(tx.select({ state: lt.state }).from(lt).where(eq(lt.transactionId, row.transactionId)));
-      if (cur === undefined || (cur.state !== "pending" && cur.state !== "accepted")) return null;
+      if (!(yield* inState(tx, t, row.transactionId, ["pending", "accepted"]))) return null;
       yield* q(tx.update(lt).set({ state: "abandoned", lastError: reason, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
       let requeued: string | null = null;
       const reached = sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`;
@@ -424,6 +420,12 @@ function* insertAnnouncement(tx: StoreDb, t: Tables, id: NewTransaction, orgId: 
   const values = pendingValues(id, { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint }, at);
   const inserted = yield* q(tx.insert(t.ledgerTransactions).values(values).onConflictDoNothing().returning({ id: t.ledgerTransactions.transactionId }));
   return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+}
+
+/** Inside a change: is the row still in one of `states`? Makes every change idempotent (queue.ts `inState`). */
+function* inState(tx: StoreDb, t: Tables, transactionId: string, states: readonly TransactionState[]): Op<boolean> {
+  const [cur] = yield* q(tx.select({ state: t.ledgerTransactions.state }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, transactionId)));
+  return cur !== undefined && states.includes(cur.state);
 }
 
 /** The record a `record_message` row anchors: by its primary key and this transaction (queue.ts `recordOf`). */

@@ -55,15 +55,7 @@ export function loadOrCreateSubmitKey(db: Db, masterKey: Uint8Array | null, gene
   const read = () => db.$client.query("SELECT value FROM service_meta WHERE key = ?").get(SUBMIT_KEY_META) as { value: string } | null;
   let row = read();
   if (row === null) {
-    const fresh = generate();
-    const stored: Stored = {
-      version: 1,
-      algorithm: "ED25519",
-      publicKey: Buffer.from(fresh.publicKey).toString("hex"),
-      sealedSeed: Buffer.from(sealSeed(encryptionKey, fresh.privateKey, binding(fresh.publicKey))).toString("hex"),
-    };
-    fresh.privateKey.fill(0);
-    db.$client.query("INSERT INTO service_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(SUBMIT_KEY_META, JSON.stringify(stored));
+    db.$client.query("INSERT INTO service_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(SUBMIT_KEY_META, sealedNew(encryptionKey, generate));
     row = read();
     if (row === null) throw new Error(`service_meta ${SUBMIT_KEY_META} vanished`);
   }
@@ -80,17 +72,23 @@ export async function loadOrCreateSubmitKeyIn(store: Store, masterKey: Uint8Arra
   const encryptionKey = deriveSeedEncryptionKey(masterKey);
   let value = await store.read(metaRead(SUBMIT_KEY_META));
   if (value === null) {
-    const fresh = generate();
-    const stored: Stored = {
-      version: 1,
-      algorithm: "ED25519",
-      publicKey: Buffer.from(fresh.publicKey).toString("hex"),
-      sealedSeed: Buffer.from(sealSeed(encryptionKey, fresh.privateKey, binding(fresh.publicKey))).toString("hex"),
-    };
-    fresh.privateKey.fill(0);
-    value = await store.write(metaValue(SUBMIT_KEY_META, () => JSON.stringify(stored)));
+    const sealed = sealedNew(encryptionKey, generate);
+    value = await store.write(metaValue(SUBMIT_KEY_META, () => sealed));
   }
   return openStored(encryptionKey, value);
+}
+
+/** A new key, its private half sealed under `encryptionKey` and wiped from memory: the stored entry, as JSON. */
+function sealedNew(encryptionKey: Uint8Array, generate: () => SubmitKeyPair): string {
+  const fresh = generate();
+  const stored: Stored = {
+    version: 1,
+    algorithm: "ED25519",
+    publicKey: Buffer.from(fresh.publicKey).toString("hex"),
+    sealedSeed: Buffer.from(sealSeed(encryptionKey, fresh.privateKey, binding(fresh.publicKey))).toString("hex"),
+  };
+  fresh.privateKey.fill(0);
+  return JSON.stringify(stored);
 }
 
 function openStored(encryptionKey: Uint8Array, value: string): SubmitKeyPair {
