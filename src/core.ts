@@ -5,7 +5,7 @@
  */
 import { dirname, join } from "node:path";
 import type { AppAnchoring } from "./anchoring/index.ts";
-import { ConfigError, type Config } from "./config/index.ts";
+import { ConfigError, PASSWORD_TWICE, type Config } from "./config/index.ts";
 import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
 import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
 import { createCredentials, type Credentials } from "./keys/credentials.ts";
@@ -127,15 +127,21 @@ export function openCore(options: CoreOptions): Core {
 
 /** The database password from its file (one trailing newline dropped), if the settings name one. */
 async function databasePassword(config: Config): Promise<{ password?: string }> {
-  if (config.databasePasswordFile === null) return {};
+  let file = config.databasePasswordFile;
+  // The systemd credential, only when systemd handed it over (install.sh's drop-in).
+  if (file === null && config.databasePasswordCredential !== null && (await Bun.file(config.databasePasswordCredential).exists())) {
+    if (config.databaseUrl !== null && new URL(config.databaseUrl).password !== "") throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", PASSWORD_TWICE);
+    file = config.databasePasswordCredential;
+  }
+  if (file === null) return {};
   let text: string;
   try {
-    text = await Bun.file(config.databasePasswordFile).text();
+    text = await Bun.file(file).text();
   } catch (e) {
-    throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", `cannot read ${config.databasePasswordFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   const password = text.replace(/\r?\n$/, "");
-  if (password === "") throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", `${config.databasePasswordFile} is empty`);
+  if (password === "") throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", `${file} is empty`);
   return { password };
 }
 

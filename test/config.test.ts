@@ -1,12 +1,8 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { cleanup, tempDir } from "./support/env.ts";
 import { ConfigError, parseConfig, SETTINGS } from "../src/config/index.ts";
 
 const cwd = "/srv/dv";
-afterAll(() => cleanup());
 
 const parse = (env: Record<string, string>) => parseConfig(env, { cwd });
 
@@ -192,20 +188,22 @@ describe("settings", () => {
     });
   }
 
-  test("the database password comes from DOCVERIFY_DATABASE_PASSWORD_FILE, else the systemd credential database-password when it exists", () => {
+  test("the database password comes from DOCVERIFY_DATABASE_PASSWORD_FILE, else the systemd credential database-password (read when it exists)", () => {
     const url = "postgres://docverify@db.internal/docverify";
-    expect(parse({ DOCVERIFY_DATABASE_URL: url }).databasePasswordFile).toBeNull();
+    expect(parse({ DOCVERIFY_DATABASE_URL: url })).toMatchObject({ databasePasswordFile: null, databasePasswordCredential: null });
     expect(parse({ DOCVERIFY_DATABASE_URL: url, DOCVERIFY_DATABASE_PASSWORD_FILE: "/etc/docverify/db-password" }).databasePasswordFile).toBe("/etc/docverify/db-password");
-    const credentials = tempDir();
-    // A credentials folder without the credential: none (the URL's own, or none).
-    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: credentials }).databasePasswordFile).toBeNull();
-    writeFileSync(join(credentials, "database-password"), "s3cret\n", { mode: 0o600 });
-    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: credentials }).databasePasswordFile).toBe(join(credentials, "database-password"));
-    // The setting wins over the credential; without a database the credential is ignored.
-    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: credentials, DOCVERIFY_DATABASE_PASSWORD_FILE: "/other" }).databasePasswordFile).toBe("/other");
-    expect(parse({ CREDENTIALS_DIRECTORY: credentials }).databasePasswordFile).toBeNull();
+    // Under systemd: where the credential would be (core.ts reads it only if systemd put it there).
+    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: "/run/credentials/docverify.service" }).databasePasswordCredential).toBe(
+      "/run/credentials/docverify.service/database-password",
+    );
+    // The setting wins over the credential; without a database there is none.
+    expect(parse({ DOCVERIFY_DATABASE_URL: url, CREDENTIALS_DIRECTORY: "/run/c", DOCVERIFY_DATABASE_PASSWORD_FILE: "/other" })).toMatchObject({
+      databasePasswordFile: "/other",
+      databasePasswordCredential: null,
+    });
+    expect(parse({ CREDENTIALS_DIRECTORY: "/run/c" }).databasePasswordCredential).toBeNull();
     // Given twice is refused, without repeating the URL's password.
-    const twice = refusal({ DOCVERIFY_DATABASE_URL: "postgres://u:hunter2@db/x", CREDENTIALS_DIRECTORY: credentials });
+    const twice = refusal({ DOCVERIFY_DATABASE_URL: "postgres://u:hunter2@db/x", DOCVERIFY_DATABASE_PASSWORD_FILE: "/etc/pw" });
     expect(twice.message).toContain("given twice");
     expect(twice.message).not.toContain("hunter2");
   });

@@ -6,7 +6,6 @@
  * A bad value is never guessed at or clamped: `parseConfig` throws a `ConfigError` naming the
  * setting and what is allowed, and `serve` refuses to start with that message.
  */
-import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseCidrList, type Cidr } from "../lib/cidr.ts";
@@ -62,11 +61,16 @@ export interface Config {
   /** The same URL with any password replaced by `***`, for logs and `status`. */
   readonly databaseUrlRedacted: string | null;
   /**
-   * The file holding the database password (DOCVERIFY_DATABASE_PASSWORD_FILE, else the systemd
-   * credential `database-password` when it exists), so the password stays out of the URL and the
-   * environment file; null: the URL's own, or none.
+   * The file holding the database password (DOCVERIFY_DATABASE_PASSWORD_FILE), so the password
+   * stays out of the URL and the environment file; null: see `databasePasswordCredential`.
    */
   readonly databasePasswordFile: string | null;
+  /**
+   * Where systemd puts the credential `database-password` (in $CREDENTIALS_DIRECTORY), used when
+   * that file exists and no DOCVERIFY_DATABASE_PASSWORD_FILE is set (core.ts reads it); null
+   * without a credentials folder or a database URL.
+   */
+  readonly databasePasswordCredential: string | null;
   /** DOCVERIFY_NODE_NAME: this node's name in `status`, serve's start line and the node heartbeats; the host name by default. */
   readonly nodeName: string;
 }
@@ -220,14 +224,13 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   const mirrorNodes = mirrorNodeList(get("DOCVERIFY_MIRROR_NODES"));
   const databaseUrl = postgresUrl(get("DOCVERIFY_DATABASE_URL"));
   const passwordRaw = get("DOCVERIFY_DATABASE_PASSWORD_FILE");
-  const credentialPassword = credentialsDir !== undefined ? join(credentialsDir, "database-password") : null;
-  const databasePasswordFile =
-    passwordRaw !== undefined ? resolve(cwd, passwordRaw) : credentialPassword !== null && databaseUrl !== null && existsSync(credentialPassword) ? credentialPassword : null;
+  const databasePasswordFile = passwordRaw !== undefined ? resolve(cwd, passwordRaw) : null;
+  const databasePasswordCredential = credentialsDir !== undefined && databaseUrl !== null && passwordRaw === undefined ? join(credentialsDir, "database-password") : null;
   if (passwordRaw !== undefined && databaseUrl === null) {
     throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", "only allowed with DOCVERIFY_DATABASE_URL");
   }
   if (databasePasswordFile !== null && databaseUrl !== null && new URL(databaseUrl).password !== "") {
-    throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", "the database password is given twice: in DOCVERIFY_DATABASE_URL and in a file; keep it only in the file");
+    throw new ConfigError("DOCVERIFY_DATABASE_PASSWORD_FILE", PASSWORD_TWICE);
   }
   const nodeName = get("DOCVERIFY_NODE_NAME") ?? hostname();
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(nodeName)) {
@@ -253,6 +256,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     databaseUrl,
     databaseUrlRedacted: databaseUrl === null ? null : redactUrl(databaseUrl),
     databasePasswordFile,
+    databasePasswordCredential,
     nodeName,
   });
 }
@@ -279,6 +283,9 @@ function postgresUrl(raw: string | undefined): string | null {
   if (url.hash !== "") throw new ConfigError(name, "must not carry a fragment (#...)");
   return raw;
 }
+
+/** Why a password both in the URL and in a file is refused. */
+export const PASSWORD_TWICE = "the database password is given twice: in DOCVERIFY_DATABASE_URL and in a file; keep it only in the file";
 
 /** The URL with its password (if any) replaced by `***`. */
 export function redactUrl(raw: string): string {

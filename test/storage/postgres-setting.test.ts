@@ -201,6 +201,13 @@ describe("org, key and person commands on PostgreSQL, from two nodes", () => {
     const right = cli(["org", "create", "--name", "Pw Ltd", "--json", "--data", tempDir()], { ...env, CREDENTIALS_DIRECTORY: credentials });
     expect(right.code, right.stderr).toBe(0);
     expect(right.stdout + right.stderr).not.toContain("correct-horse");
+    // A credentials folder without it: the URL's own (none here), so refused by the server as above.
+    expect(cli(["org", "list", "--data", tempDir()], { ...env, CREDENTIALS_DIRECTORY: tempDir() }).code).toBe(1);
+    // The credential and a password in the URL: given twice, refused before connecting.
+    const twice = cli(["org", "list", "--data", tempDir()], { ...env, DOCVERIFY_DATABASE_URL: url.replace("@", ":other-horse@"), CREDENTIALS_DIRECTORY: credentials });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("given twice");
+    expect(twice.stdout + twice.stderr).not.toContain("horse");
   });
 
   test("the database being unreachable is a clear error naming it without its password", () => {
