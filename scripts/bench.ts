@@ -9,23 +9,28 @@
  * code is 1 only when the measurement itself broke (a server did not start, wrk failed, or
  * the load saw error responses or socket errors), since those figures mean nothing.
  *
- *   bun scripts/bench.ts [--quick] [--scale-only] [--json FILE]
+ * `--postgres` runs issue 18's comparison instead: one node on PostgreSQL against the embedded
+ * SQLite, and failover of three nodes under load (scripts/bench/postgres-run.ts).
+ *
+ *   bun scripts/bench.ts [--quick] [--scale-only | --postgres] [--json FILE]
  */
-import { closeSync, copyFileSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, release, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { ensureDataset, type Dataset } from "./bench/dataset.ts";
+import { copyDataset, ensureDataset } from "./bench/dataset.ts";
+import { preflight } from "./bench/preflight.ts";
 import { tableDepths } from "./bench/btree.ts";
 import { BULK_SIGNATURE_BYTES, ensureScaleDataset, scaleSpec, type ScaleDataset } from "./bench/scale-dataset.ts";
 import { runScale, type PagePair, type ScaleServing } from "./bench/scale.ts";
 import { coldStart, killAll, memoryOf, startAppServer, startDocverify, startFloor, type Server } from "./bench/processes.ts";
 import { EMPTY_SCENARIOS, LOG_DEPTH, millionScenarios, type Scenario, type Target } from "./bench/scenarios.ts";
-import { ensureWrk, HASH_SLOT, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
+import { ensureWrk, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./bench/wrk.ts";
 import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
 import { runVerifierBench, VERIFIER_TARGET_MS } from "./bench/receipt-verifier.ts";
 import { runPersonSigningBench, type PersonSigningResult } from "./bench/person-signing.ts";
 import { IDLE_REQUESTS, IDLE_WAIT_MS, measureIdle } from "./bench/idle-memory.ts";
+import { parseBenchArgs, type BenchArgs } from "./bench/args.ts";
+import type { PostgresReport } from "./bench/postgres-run.ts";
 
 /** Rounds of the deep-page alternation, and each measurement's seconds. */
 const ALTERNATION_ROUNDS = 3;
@@ -117,61 +122,40 @@ interface ScaleReport extends ScaleServing {
   };
 }
 
-const USAGE = `Usage: bun scripts/bench.ts [--quick] [--scale-only] [--json FILE]
+const USAGE = `Usage: bun scripts/bench.ts [--quick] [--scale-only | --postgres] [--json FILE]
   --quick       short smoke run (${QUICK.maxDurationS} s per measurement, ${QUICK.coldStartRuns} cold starts), without the 10,000,000-record scale part
   --scale-only  only the scale part (issue 17 step 6) and the 1,000,000-record public verification it is compared with;
                 with --quick, ${QUICK.maxDurationS} s per measurement
+  --postgres    instead of the default run: public verification, organisation tier and record creation on one node on
+                PostgreSQL and on the embedded SQLite (the same 100,000-record dataset), as ratios, and the failover time of
+                three nodes on PostgreSQL under load (issue 18; with --quick, ${QUICK.maxDurationS} s per measurement)
   --json FILE   also write the results as JSON to FILE
 `;
 const QUICK_SKIPS_SCALE =
   "scale (10,000,000 records, issue 17 step 6): not measured in a --quick run; a full run measures it, `npm run bench -- --scale-only` measures only it";
 
 async function main(argv: string[]): Promise<number> {
-  let options: { quick?: boolean; "scale-only"?: boolean; json?: string; help?: boolean };
+  let args: BenchArgs;
   try {
-    options = parseArgs({
-      args: argv,
-      options: { quick: { type: "boolean" }, "scale-only": { type: "boolean" }, json: { type: "string" }, help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    args = parseBenchArgs(argv);
   } catch (e) {
     process.stderr.write(`bench: ${(e as Error).message}\n${USAGE}`);
     return 2;
   }
-  if (options.help === true) {
+  if (args.help) {
     process.stdout.write(USAGE);
     return 0;
   }
-  const mode = options.quick === true ? QUICK : FULL;
-  const scaleOnly = options["scale-only"] === true;
+  const options = { json: args.json ?? undefined };
+  const mode = args.quick ? QUICK : FULL;
+  if (args.postgres) return await postgresMain(mode, options.json);
+  const scaleOnly = args.scaleOnly;
   const withScale = scaleOnly || mode.name === "full";
   const wrk = await ensureWrk();
-  const machine = {
-    cpus: availableParallelism(),
-    cpuModel: cpuModel(),
-    kernel: release(),
-    bun: Bun.version,
-    wrk: await wrkVersion(wrk),
-    busyBeforeRun: await cpuBusy(1_000),
-  };
-  const date = new Date().toISOString();
-  console.log(`docverify benchmark, ${mode.name} run${scaleOnly ? ", scale part only" : ""}, ${date}`);
-  console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, Linux ${machine.kernel}, Bun ${machine.bun}, ${machine.wrk}`);
-  console.log(`CPU busy with other work just before the run: ${Math.round(machine.busyBeforeRun * 100)}%`);
-  if (machine.busyBeforeRun > BUSY_WARNING) {
-    console.log("  the machine is busy: the servers will get fewer cores than usual, and the floor loses most, so ratios read high");
-  }
+  const { machine, date } = await describeMachine(wrk, `${mode.name} run${scaleOnly ? ", scale part only" : ""}`);
 
-  const work = mkdtempSync(join(tmpdir(), "docverify-bench-"));
+  const work = workFolder();
   const broken: string[] = [];
-  const interrupted = () => {
-    killAll();
-    rmSync(work, { recursive: true, force: true });
-    process.exit(130);
-  };
-  process.once("SIGINT", interrupted);
-  process.once("SIGTERM", interrupted);
   try {
     const binary = await build(work);
     const dataset = await ensureDataset((line) => console.log(line));
@@ -422,6 +406,79 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** The machine the run is on, printed as the run's first lines. */
+async function describeMachine(wrk: string, run: string) {
+  const machine = {
+    cpus: availableParallelism(),
+    cpuModel: cpuModel(),
+    kernel: release(),
+    bun: Bun.version,
+    wrk: await wrkVersion(wrk),
+    busyBeforeRun: await cpuBusy(1_000),
+  };
+  const date = new Date().toISOString();
+  console.log(`docverify benchmark, ${run}, ${date}`);
+  console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, Linux ${machine.kernel}, Bun ${machine.bun}, ${machine.wrk}`);
+  console.log(`CPU busy with other work just before the run: ${Math.round(machine.busyBeforeRun * 100)}%`);
+  if (machine.busyBeforeRun > BUSY_WARNING) {
+    console.log("  the machine is busy: the servers will get fewer cores than usual, and the floor loses most, so ratios read high");
+  }
+  return { machine, date };
+}
+
+/** The run's temporary folder, removed (with every process the run started killed) on SIGINT or SIGTERM. */
+function workFolder(): string {
+  const work = mkdtempSync(join(tmpdir(), "docverify-bench-"));
+  const interrupted = () => {
+    killAll();
+    rmSync(work, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
+  return work;
+}
+
+/**
+ * `--postgres` (issue 18, scripts/bench/postgres-run.ts): one node on PostgreSQL against the
+ * embedded SQLite, and failover under load; instead of the default run, not beside it.
+ */
+async function postgresMain(mode: Mode, json: string | undefined): Promise<number> {
+  const wrk = await ensureWrk();
+  const { machine, date } = await describeMachine(wrk, `${mode.name} run, --postgres (issue 18)`);
+  const work = workFolder();
+  const broken: string[] = [];
+  try {
+    const binary = await build(work);
+    // Loaded only for this run: the default run never loads the PostgreSQL client.
+    const { runPostgresBench } = await import("./bench/postgres-run.ts");
+    const report: PostgresReport = await runPostgresBench({
+      binary,
+      wrk,
+      workDir: work,
+      quick: mode.name === "quick",
+      warmupS: mode.warmupS,
+      maxDurationS: mode.maxDurationS,
+      say: (line) => console.log(line),
+    });
+    broken.push(...report.broken);
+    if (json !== undefined) {
+      await Bun.write(json, JSON.stringify({ date, mode: mode.name, postgres: true, machine, ...report, broken }, null, 2) + "\n");
+      console.log(`results written to ${json}`);
+    }
+  } catch (e) {
+    broken.push(e instanceof Error ? e.message : String(e));
+  } finally {
+    killAll();
+    rmSync(work, { recursive: true, force: true });
+  }
+  if (broken.length > 0) {
+    process.stderr.write(`\nBROKEN: these figures cannot be trusted:\n${broken.map((b) => `  - ${b}`).join("\n")}\n`);
+    return 1;
+  }
+  return 0;
+}
+
 /** Compiles the binary exactly as `npm run build` does, into the run's temporary folder. */
 async function build(work: string): Promise<string> {
   const binary = join(work, "docverify");
@@ -481,51 +538,6 @@ async function measureScenario(scenario: Scenario, ctx: LoadContext): Promise<Sc
     verdict: target === null ? null : verdict(ratio >= target),
     checks,
   };
-}
-
-/** A body for the one request before the load: the first of `bodies`, or a fresh hash. */
-function preflightBody(scenario: Scenario): string | undefined {
-  if (scenario.bodies !== undefined) return scenario.bodies[0];
-  if (scenario.freshHashBody !== undefined) {
-    const hash = `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`;
-    return scenario.freshHashBody.replace(HASH_SLOT, hash);
-  }
-  return scenario.body;
-}
-
-/** One request before the load, so a scenario that gets errors fails at once with the reason. */
-async function preflight(server: Server, scenario: Scenario): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  for (;;) {
-    const response = await fetch(server.url + scenario.path, { method: scenario.method, headers: scenario.headers, body: preflightBody(scenario) });
-    const text = await response.text();
-    if (response.status >= 200 && response.status <= 299) return;
-    if (response.status === 503 && scenario.preflightRetryOn503 === true && performance.now() < deadline) {
-      await Bun.sleep(250);
-      continue;
-    }
-    throw new Error(`${scenario.method} ${server.url}${scenario.path} answered ${response.status} before the load: ${text.slice(0, 500)}`);
-  }
-}
-
-/**
- * Copies the cached dataset's database and master key into a data folder of its own, and waits
- * until the copy is on disk. Without the wait the kernel wrote the 9.4 GB back during the first
- * scenarios after it: every fsync then waited behind it (the organisation tier's p99 278 ms, the
- * floor's own p99 19.6–587 ms in two runs of 2026-11-24), and those scenarios measured the disk.
- */
-function copyDataset(dataset: Dataset, dataDir: string): void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  for (const file of ["docverify.db", "master.key"]) {
-    const to = join(dataDir, file);
-    copyFileSync(join(dataset.dir, file), to);
-    const fd = openSync(to, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  }
 }
 
 /** The log cursor after `depth` rows of the key's log, by paging through the API 100 rows at a time. */

@@ -24,7 +24,7 @@
  * the cached folder, so what the scenarios write never reaches the cache.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
@@ -43,8 +43,23 @@ export const RECORD_COUNT = 1_000_000;
 const REAL_EVERY = 100;
 const ORG_COUNT = 20;
 const LOG_ROWS = 100_000;
-const LOG_ROWS_OF_ORG0 = 30_000;
 const BATCH = 20_000;
+
+/**
+ * How many records and verification-log rows a dataset holds. The default bench's is
+ * MILLION; `--postgres` builds a smaller one of the same shape (scripts/bench/postgres-run.ts).
+ */
+export interface DatasetSize {
+  readonly records: number;
+  readonly logRows: number;
+}
+export const MILLION: DatasetSize = { records: RECORD_COUNT, logRows: LOG_ROWS };
+
+/** The cache folder's name: the 1,000,000-record one keeps the name it always had. */
+export function datasetCacheName(size: DatasetSize, schema: string): string {
+  if (size.records === MILLION.records && size.logRows === MILLION.logRows) return `records-1m-g${GENERATOR_VERSION}-schema-${schema}`;
+  return `records-${size.records}r-${size.logRows}l-g${GENERATOR_VERSION}-schema-${schema}`;
+}
 const YEAR_MS = 365 * 86_400_000;
 /** Bytes of randomness per record: UUIDv7 bits (10), bulk document hash (32), running hash (48). */
 const RANDOM_PER_ROW = 90;
@@ -96,8 +111,12 @@ export function schemaDigest(): string {
 }
 
 /** The cached dataset, built first when missing. `say` prints progress. */
-export async function ensureDataset(say: (line: string) => void): Promise<Dataset> {
-  const name = `records-1m-g${GENERATOR_VERSION}-schema-${schemaDigest()}`;
+export async function ensureDataset(say: (line: string) => void, size: DatasetSize = MILLION): Promise<Dataset> {
+  // At least 1,000 real records: the scenarios' hot set (scenarios.ts HOT_SET).
+  if (size.records % BATCH !== 0 || size.records < 1_000 * REAL_EVERY || size.logRows % BATCH !== 0 || size.logRows <= 0) {
+    throw new RangeError(`a dataset holds at least ${(1_000 * REAL_EVERY).toLocaleString("en-US")} records, and multiples of ${BATCH.toLocaleString("en-US")} records and log rows`);
+  }
+  const name = datasetCacheName(size, schemaDigest());
   const dir = join(CACHE_ROOT, name);
   const manifestFile = join(dir, "manifest.json");
   if (!existsSync(manifestFile)) {
@@ -105,8 +124,8 @@ export async function ensureDataset(say: (line: string) => void): Promise<Datase
     rmSync(building, { recursive: true, force: true });
     mkdirSync(building, { recursive: true });
     const started = performance.now();
-    say(`building the 1,000,000-record dataset in ${building} (once; cached in .bench-cache/)`);
-    const manifest = await build(building, say);
+    say(`building the ${size.records.toLocaleString("en-US")}-record dataset in ${building} (once; cached in .bench-cache/)`);
+    const manifest = await build(building, say, size);
     writeFileSync(join(building, "manifest.json"), JSON.stringify(manifest) + "\n", { mode: 0o600 });
     rmSync(dir, { recursive: true, force: true });
     renameSync(building, dir);
@@ -114,6 +133,26 @@ export async function ensureDataset(say: (line: string) => void): Promise<Datase
   }
   const m = JSON.parse(readFileSync(manifestFile, "utf8")) as Manifest;
   return { dir, ...m };
+}
+
+/**
+ * Copies the cached dataset's database and master key into a data folder of its own, and waits
+ * until the copy is on disk. Without the wait the kernel wrote the 9.4 GB back during the first
+ * scenarios after it: every fsync then waited behind it (the organisation tier's p99 278 ms, the
+ * floor's own p99 19.6–587 ms in two runs of 2026-11-24), and those scenarios measured the disk.
+ */
+export function copyDataset(dataset: Dataset, dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  for (const file of ["docverify.db", "master.key"]) {
+    const to = join(dataDir, file);
+    copyFileSync(join(dataset.dir, file), to);
+    const fd = openSync(to, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
 }
 
 export function hex(bytes: Uint8Array): string {
@@ -132,7 +171,7 @@ export function consensusOf(ms: number, i: number): string {
   return `${Math.floor(ms / 1000) + 4}.${String((ms % 1000) * 1_000_000 + (i % 1_000_000)).padStart(9, "0")}`;
 }
 
-async function build(dataDir: string, say: (line: string) => void): Promise<Manifest> {
+async function build(dataDir: string, say: (line: string) => void, size: DatasetSize): Promise<Manifest> {
   const config = parseConfig({ DOCVERIFY_DATA_DIR: dataDir });
   const core = openCore({ config, log: createLogger({ level: "error" }) });
   const { db, signer, clock } = core;
@@ -158,7 +197,7 @@ async function build(dataDir: string, say: (line: string) => void): Promise<Mani
     const sequence = new Array<number>(ORG_COUNT).fill(1);
     const realHashes: string[] = [];
     const realIds: string[] = [];
-    const spacing = Math.floor(YEAR_MS / RECORD_COUNT);
+    const spacing = Math.floor(YEAR_MS / size.records);
 
     const writeBatch = sql.transaction((from: number, to: number) => {
       const rnd = new Uint8Array((to - from) * RANDOM_PER_ROW);
@@ -199,8 +238,8 @@ async function build(dataDir: string, say: (line: string) => void): Promise<Mani
         insertLedger.run(transactionId, orgs[org]!.id, id, `0.0.${900_001 + org}`, message, ms, seq, consensusAt, rnd.subarray(o + 42, o + 90), ms, ms, ms + 4000);
       }
     });
-    for (let from = 0; from < RECORD_COUNT; from += BATCH) {
-      writeBatch(from, Math.min(RECORD_COUNT, from + BATCH));
+    for (let from = 0; from < size.records; from += BATCH) {
+      writeBatch(from, Math.min(size.records, from + BATCH));
       if ((from + BATCH) % 200_000 === 0) say(`  ${(from + BATCH).toLocaleString("en-US")} records`);
     }
 
@@ -220,13 +259,13 @@ async function build(dataDir: string, say: (line: string) => void): Promise<Mani
           i % 4 === 0 ? `case-${i}` : null, ms);
       }
     });
-    for (let from = 0; from < LOG_ROWS; from += BATCH) writeLog(from, Math.min(LOG_ROWS, from + BATCH));
+    for (let from = 0; from < size.logRows; from += BATCH) writeLog(from, Math.min(size.logRows, from + BATCH));
 
     sql.run("PRAGMA journal_mode = WAL");
     const logRowsOfOrg0 = sql.prepare<{ n: number }, [string]>("SELECT count(*) AS n FROM verifications WHERE org_id = ? AND environment = 'live'").get(orgs[0]!.id)!.n;
     // Sanity: the fingerprints the records name are the keys' own.
     for (const k of orgKeys) if (hex(keyFingerprint({ algorithm: k.algorithm, publicKey: k.publicKey })) !== hex(k.fingerprint)) throw new Error("fingerprint");
-    return { realHashes, realIds, logKey, recordsKey, recordCount: RECORD_COUNT, logRowsOfOrg0 };
+    return { realHashes, realIds, logKey, recordsKey, recordCount: size.records, logRowsOfOrg0 };
   } finally {
     void core.close();
   }

@@ -17,7 +17,9 @@ export type Target =
   /** The same data, served from source by scripts/bench/app-server.ts with record creation not paced to the ledger. */
   | "million-unpaced"
   /** The compiled binary on the 10,000,000-record scale dataset (issue 17, step 6), served in place. */
-  | "scale";
+  | "scale"
+  /** Three compiled binaries, `serve` on one PostgreSQL database (`--postgres`'s failover, postgres-run.ts). */
+  | "cluster";
 
 export interface Scenario {
   /** Short identifier, used in the printed table and the --json output. */

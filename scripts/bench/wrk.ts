@@ -65,6 +65,26 @@ export interface WrkRun {
   readonly durationS: number;
   /** Folder for the generated Lua script. */
   readonly workDir: string;
+  /**
+   * When set, every response's status and body are written, one line each (`status<TAB>body`),
+   * to `<responsesFile>.<thread>`: for a run that must know which requests were acknowledged
+   * (the failover of `--postgres`). Off by default: wrk then reads no body at all.
+   */
+  readonly responsesFile?: string;
+}
+
+/** The lines `runWrk` wrote with `responsesFile`: each response's status and body. */
+export async function readResponses(responsesFile: string, threads: number): Promise<{ status: number; body: string }[]> {
+  const out: { status: number; body: string }[] = [];
+  for (let t = 0; t < threads; t++) {
+    const file = Bun.file(`${responsesFile}.${t}`);
+    if (!(await file.exists())) continue;
+    for (const line of (await file.text()).split("\n")) {
+      const tab = line.indexOf("\t");
+      if (tab > 0) out.push({ status: Number(line.slice(0, tab)), body: line.slice(tab + 1) });
+    }
+  }
+  return out;
 }
 
 const RESULT_MARK = "BENCH_RESULT ";
@@ -72,7 +92,7 @@ const RESULT_MARK = "BENCH_RESULT ";
 export async function runWrk(run: WrkRun): Promise<WrkResult> {
   const { scenario } = run;
   const script = join(run.workDir, `wrk-${scenario.name}.lua`);
-  await Bun.write(script, luaScript(scenario));
+  await Bun.write(script, luaScript(scenario, run.responsesFile));
   const args = [
     run.wrk,
     `--threads=${Math.min(run.threads, scenario.connections)}`,
@@ -135,8 +155,9 @@ export const HASH_SLOT = "{{hash}}";
  * prefix new for every wrk run (so the warm-up's hashes are not repeated), the thread's
  * number and a counter. `done()` runs once, after all threads.
  */
-function luaScript(scenario: Scenario): string {
+function luaScript(scenario: Scenario, responsesFile?: string): string {
   const lines = [`wrk.method = ${luaString(scenario.method)}`];
+  if (responsesFile !== undefined && scenario.freshHashBody === undefined) throw new Error(`scenario ${scenario.name}: responsesFile needs freshHashBody (its threads' numbers)`);
   for (const [name, value] of Object.entries(scenario.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   if (scenario.body !== undefined) lines.push(`wrk.body = ${luaString(scenario.body)}`);
   if (scenario.bodies !== undefined && scenario.paths !== undefined) throw new Error(`scenario ${scenario.name}: bodies and paths cannot be combined`);
@@ -172,6 +193,16 @@ function luaScript(scenario: Scenario): string {
       // 7 + 48 + 2 + 14 = 71 characters: sha256: and 64 lowercase hex digits (decimal digits are hex digits).
       `  local body = ${luaString(before!)} .. string.format("sha256:%s%02x%014d", ${luaString(prefix)}, tid, k) .. ${luaString(after)}`,
       "  return wrk.format(nil, nil, nil, body)",
+      "end",
+    );
+  }
+  if (responsesFile !== undefined) {
+    // Line-buffered, so that every response is in the file however wrk's Lua states end.
+    lines.push(
+      "local out = nil",
+      "function response(status, headers, body)",
+      `  if out == nil then out = io.open(${luaString(responsesFile)} .. "." .. tid, "w"); out:setvbuf("line") end`,
+      '  out:write(status, "\\t", (string.gsub(body, "[\\r\\n]", " ")), "\\n")',
       "end",
     );
   }
