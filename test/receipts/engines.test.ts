@@ -20,15 +20,11 @@ import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { createReceipts, type Receipt } from "../../src/receipts/receipt.ts";
-import { openDatabase } from "../../src/storage/db.ts";
-import { migrate } from "../../src/storage/migrate.ts";
-import { migratePostgres } from "../../src/storage/pg-migrate.ts";
-import { postgresStore } from "../../src/storage/pg-store.ts";
 import { RECEIPT_SNAPSHOT, RECORD_COUNTS } from "../../src/storage/receipt-statements.ts";
-import { firstRow, q, sqliteStore, type Store } from "../../src/storage/store.ts";
-import { join } from "node:path";
-import { cleanup, tempDir } from "../support/env.ts";
+import { firstRow, q, type Store } from "../../src/storage/store.ts";
+import { cleanup } from "../support/env.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 
 let pg: Postgres;
@@ -46,48 +42,9 @@ const MASTER_KEY = new Uint8Array(32).fill(9);
 const TOPIC = "0.0.1234";
 const T0 = Date.UTC(2026, 0, 15, 9, 30);
 
-interface Engine {
-  readonly name: "SQLite" | "PostgreSQL";
-  open(): Promise<Store>;
-  /** Two connections to one new database, as two processes or nodes have. */
-  openPair(): Promise<[Store, Store]>;
-}
+type Engine = StoreEngine;
 
-const ENGINES: Engine[] = [
-  {
-    name: "SQLite",
-    async open() {
-      const db = openDatabase({ path: ":memory:" });
-      migrate(db);
-      const store = sqliteStore(db);
-      opened.push({ ...store, close: async () => db.$client.close() });
-      return store;
-    },
-    async openPair() {
-      const path = join(tempDir(), "docverify.db");
-      const [a, b] = [openDatabase({ path }), openDatabase({ path })];
-      migrate(a);
-      for (const db of [a, b]) opened.push({ ...sqliteStore(db), close: async () => db.$client.close() });
-      return [sqliteStore(a), sqliteStore(b)];
-    },
-  },
-  {
-    name: "PostgreSQL",
-    async open() {
-      const store = postgresStore(await pg.createDatabase());
-      await migratePostgres(store);
-      opened.push(store);
-      return store;
-    },
-    async openPair() {
-      const url = await pg.createDatabase();
-      const [a, b] = [postgresStore(url), postgresStore(url)];
-      opened.push(a, b);
-      await migratePostgres(a);
-      return [a, b];
-    },
-  },
-];
+const ENGINES: Engine[] = storeEngines(() => pg, opened);
 const [SQLITE, POSTGRES] = ENGINES as [Engine, Engine];
 
 /** Transaction ids as the anchor loop's would be: unique, in order. */

@@ -21,16 +21,14 @@ import { createOrganisations } from "../../src/keys/organisations.ts";
 import { createEnrolments, createPersons, tokenDigest } from "../../src/keys/persons.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { openDatabase } from "../../src/storage/db.ts";
-import { migrate } from "../../src/storage/migrate.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
-import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
+import { q, type Store } from "../../src/storage/store.ts";
 import { eq } from "drizzle-orm";
 import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
-import { join } from "node:path";
-import { cleanup, tempDir } from "../support/env.ts";
+import { cleanup } from "../support/env.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
@@ -43,53 +41,14 @@ afterAll(async () => {
 
 const MASTER_KEY = new Uint8Array(32).fill(9);
 
-interface Engine {
-  readonly name: string;
-  open(): Promise<Store>;
-  /** Two connections to one new database, as two processes or nodes have. */
-  openPair(): Promise<[Store, Store]>;
-}
+type Engine = StoreEngine;
 
 const opened: Store[] = [];
 afterAll(async () => {
   for (const s of opened) await s.close();
 });
 
-const ENGINES: Engine[] = [
-  {
-    name: "SQLite",
-    async open() {
-      const db = openDatabase({ path: ":memory:" });
-      migrate(db);
-      const store = sqliteStore(db);
-      opened.push({ ...store, close: async () => db.$client.close() });
-      return store;
-    },
-    async openPair() {
-      const path = join(tempDir(), "docverify.db");
-      const [a, b] = [openDatabase({ path }), openDatabase({ path })];
-      migrate(a);
-      for (const db of [a, b]) opened.push({ ...sqliteStore(db), close: async () => db.$client.close() });
-      return [sqliteStore(a), sqliteStore(b)];
-    },
-  },
-  {
-    name: "PostgreSQL",
-    async open() {
-      const store = postgresStore(await pg.createDatabase());
-      await migratePostgres(store);
-      opened.push(store);
-      return store;
-    },
-    async openPair() {
-      const url = await pg.createDatabase();
-      const [a, b] = [postgresStore(url), postgresStore(url)];
-      opened.push(a, b);
-      await migratePostgres(a);
-      return [a, b];
-    },
-  },
-];
+const ENGINES: Engine[] = storeEngines(() => pg, opened);
 
 for (const engine of ENGINES) {
   describe(`${engine.name}: organisations, API keys and the audit trail`, () => {

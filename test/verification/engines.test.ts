@@ -8,21 +8,17 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { join } from "node:path";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createOrganisations, type Organisation } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
-import { openDatabase } from "../../src/storage/db.ts";
-import { migrate } from "../../src/storage/migrate.ts";
-import { migratePostgres } from "../../src/storage/pg-migrate.ts";
-import { postgresStore } from "../../src/storage/pg-store.ts";
-import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
+import { q, type Store } from "../../src/storage/store.ts";
 import { createVerificationLog, type VerificationLog } from "../../src/verification/log.ts";
 import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
-import { cleanup, tempDir } from "../support/env.ts";
+import { cleanup } from "../support/env.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
@@ -38,49 +34,11 @@ const MASTER_KEY = new Uint8Array(32).fill(7);
 const CURSOR_KEY = new Uint8Array(32).fill(3);
 const links = { topicMessageUrl: (topic: string, n: number) => `https://mirror.example/${topic}/${n}` };
 
-interface Engine {
-  readonly name: string;
-  open(): Promise<Store>;
-  /** Two connections to one new database, as two nodes have. */
-  openPair(): Promise<[Store, Store]>;
-}
+type Engine = StoreEngine;
 
 const opened: Store[] = [];
 
-const ENGINES: Engine[] = [
-  {
-    name: "SQLite",
-    async open() {
-      const db = openDatabase({ path: join(tempDir(), "docverify.db") });
-      migrate(db);
-      opened.push({ ...sqliteStore(db), close: async () => db.$client.close() });
-      return sqliteStore(db);
-    },
-    async openPair() {
-      const path = join(tempDir(), "docverify.db");
-      const [a, b] = [openDatabase({ path }), openDatabase({ path })];
-      migrate(a);
-      for (const db of [a, b]) opened.push({ ...sqliteStore(db), close: async () => db.$client.close() });
-      return [sqliteStore(a), sqliteStore(b)];
-    },
-  },
-  {
-    name: "PostgreSQL",
-    async open() {
-      const store = postgresStore(await pg.createDatabase());
-      await migratePostgres(store);
-      opened.push(store);
-      return store;
-    },
-    async openPair() {
-      const url = await pg.createDatabase();
-      const [a, b] = [postgresStore(url), postgresStore(url)];
-      opened.push(a, b);
-      await migratePostgres(a);
-      return [a, b];
-    },
-  },
-];
+const ENGINES: Engine[] = storeEngines(() => pg, opened);
 
 const hash = (label: string) => `sha256:${new Bun.CryptoHasher("sha256").update(label).digest("hex")}`;
 
