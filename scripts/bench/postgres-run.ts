@@ -5,9 +5,9 @@
  *
  * 1. **The data.** The bench dataset's generator (dataset.ts) at POSTGRES_DATASET's size: 100,000
  *    records and 20,000 log rows, the 1,000,000-record dataset's shape at a tenth of its size.
- *    SQLite serves a copy of it; PostgreSQL a database it is copied into (postgres.ts), about
- *    4,000 records a second here: the 1,000,000 records would take over four minutes to copy in
- *    every run, this size about 25 s. Both engines get the same size, so the ratios compare
+ *    SQLite serves a copy of it; PostgreSQL a database it is copied into (postgres.ts), at 4,000
+ *    to 7,000 records a second here: the 1,000,000 records would add three to four minutes to
+ *    every run, this size 10 to 20 s. Both engines get the same size, so the ratios compare
  *    engines, not sizes; the 1,000,000-record figures of the default run are not comparable with
  *    these.
  * 2. **The ledger.** One local ledger of its own (`docverify local-ledger`), used by both engines:
