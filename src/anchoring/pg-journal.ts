@@ -17,10 +17,10 @@
  * - Reschedules and set-aside rows are hints, as on SQLite; a node that does not lead drops them
  *   (the leader looks at those rows on its own schedule).
  */
-import { and, asc, count, eq, getTableColumns, inArray, isNotNull, min, ne, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
 import type { PostgresStore } from "../storage/pg-store.ts";
-import { fencedWrite } from "../storage/pg-cluster.ts";
+import { DEFAULT_STALE_MS, fencedWrite } from "../storage/pg-cluster.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
 import type { QueueCounts } from "./back-pressure.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
@@ -86,11 +86,18 @@ export class PgAnchorJournal implements Journal {
     private readonly epoch: () => number | null,
   ) {}
 
-  /** One fenced transaction: refused at once when this node does not lead. */
+  /**
+   * One fenced transaction, refused at once when this node does not lead. READ COMMITTED: every
+   * change below is made by an UPDATE guarded by the row's expected state (or an insert a unique
+   * index refuses), which PostgreSQL re-checks against the newest row version, so a change to a
+   * row that moved on changes nothing, as on SQLite. SERIALIZABLE would add nothing to that, and
+   * its conflict detection (by index page) made record creation and the loop abort each other by
+   * the thousand under load (docs/benchmarks.md, "PostgreSQL").
+   */
   private change<T>(body: Body<T>): Promise<T> {
     const epoch = this.epoch();
     if (epoch === null) return Promise.reject(new NotLeadingError());
-    return fencedWrite(this.store, epoch, body);
+    return fencedWrite(this.store, epoch, body, DEFAULT_STALE_MS / 2, "read committed");
   }
 
   // ---- reading the queue ---------------------------------------------------------------
@@ -231,20 +238,22 @@ export class PgAnchorJournal implements Journal {
       const at = this.clock.now();
       return this.change(function* (tx, t) {
         const lt = t.ledgerTransactions;
-        const [cur] = yield* q(tx.select({ state: lt.state, signedBytes: lt.signedBytes, attempts: lt.attempts }).from(lt).where(eq(lt.transactionId, row.transactionId)));
-        if (cur === undefined || cur.state !== "pending") return null;
-        if (cur.signedBytes !== null && !Buffer.from(cur.signedBytes).equals(Buffer.from(bytes))) return null;
-        const attempts = cur.attempts + 1;
-        yield* q(tx.update(lt).set({ signedBytes: Buffer.from(bytes), attempts, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
-        return attempts;
+        const signed = Buffer.from(bytes);
+        // Only while pending, and only these bytes: the first attempt stores them, the others must match.
+        const [counted] = yield* q(
+          tx
+            .update(lt)
+            .set({ signedBytes: signed, attempts: sql`${lt.attempts} + 1`, updatedAt: at })
+            .where(and(eq(lt.transactionId, row.transactionId), eq(lt.state, "pending"), or(isNull(lt.signedBytes), eq(lt.signedBytes, signed))))
+            .returning({ attempts: lt.attempts }),
+        );
+        return counted === undefined ? null : Number(counted.attempts);
       });
     },
     toAccepted: (row: Row, pollMs: number): Promise<Changed> => {
       const at = this.clock.now();
       return this.change(function* (tx, t) {
-        const lt = t.ledgerTransactions;
-        if (!(yield* inState(tx, t, row.transactionId, ["pending"]))) return null;
-        yield* q(tx.update(lt).set({ state: "accepted", nextAttemptAt: at + pollMs, lastError: null, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
+        if (!(yield* move(tx, t, row.transactionId, ["pending"], { state: "accepted", nextAttemptAt: at + pollMs, lastError: null, updatedAt: at }))) return null;
         if (row.kind === "record_message") {
           yield* q(tx.update(t.records).set({ anchorState: "accepted" }).where(and(recordOf(t, row), eq(t.records.anchorState, "pending"))));
         }
@@ -255,13 +264,8 @@ export class PgAnchorJournal implements Journal {
       const at = this.clock.now();
       return this.change(function* (tx, t) {
         const lt = t.ledgerTransactions;
-        if (!(yield* inState(tx, t, row.transactionId, ["pending", "accepted"]))) return null;
-        yield* q(
-          tx
-            .update(lt)
-            .set({ state: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, runningHash: Buffer.from(confirmed.runningHash), lastError: null, updatedAt: at })
-            .where(eq(lt.transactionId, row.transactionId)),
-        );
+        const anchored = { state: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, runningHash: Buffer.from(confirmed.runningHash), lastError: null, updatedAt: at } as const;
+        if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], anchored))) return null;
         if (row.kind === "key_announcement") {
           // Its organisation's record messages set aside by `due` go now.
           yield* q(
@@ -301,12 +305,16 @@ export class PgAnchorJournal implements Journal {
     const at = this.clock.now();
     const ids = this.newTransactionId;
     return this.change(function* (tx, t) {
-      const lt = t.ledgerTransactions;
-      if (!(yield* inState(tx, t, row.transactionId, ["pending", "accepted"]))) return null;
-      yield* q(tx.update(lt).set({ state: "anchored", topicId, consensusAt, lastError: null, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
-      const [org] = yield* q(tx.select({ topicId: t.organisations.topicId }).from(t.organisations).where(eq(t.organisations.id, row.orgId)));
-      if (org === undefined || org.topicId !== null) return { at, announced: null };
-      yield* q(tx.update(t.organisations).set({ topicId }).where(eq(t.organisations.id, row.orgId)));
+      if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], { state: "anchored", topicId, consensusAt, lastError: null, updatedAt: at }))) return null;
+      // The organisation gets the topic only if it has none.
+      const given = yield* q(
+        tx
+          .update(t.organisations)
+          .set({ topicId })
+          .where(and(eq(t.organisations.id, row.orgId), isNull(t.organisations.topicId)))
+          .returning({ id: t.organisations.id }),
+      );
+      if (given.length === 0) return { at, announced: null };
       const announced = announcement !== null ? yield* insertAnnouncement(tx, t, ids(), row.orgId, topicId, announcement, at) : null;
       return { at, announced };
     });
@@ -317,8 +325,7 @@ export class PgAnchorJournal implements Journal {
     const ids = this.newTransactionId;
     return this.change(function* (tx, t) {
       const lt = t.ledgerTransactions;
-      if (!(yield* inState(tx, t, row.transactionId, ["pending", "accepted"]))) return null;
-      yield* q(tx.update(lt).set({ state: "abandoned", lastError: reason, updatedAt: at }).where(eq(lt.transactionId, row.transactionId)));
+      if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], { state: "abandoned", lastError: reason, updatedAt: at }))) return null;
       let requeued: string | null = null;
       const reached = sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`;
       if (row.kind === "record_message") {
@@ -422,10 +429,27 @@ function* insertAnnouncement(tx: StoreDb, t: Tables, id: NewTransaction, orgId: 
   return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
 }
 
-/** Inside a change: is the row still in one of `states`? Makes every change idempotent (queue.ts `inState`). */
-function* inState(tx: StoreDb, t: Tables, transactionId: string, states: readonly TransactionState[]): Op<boolean> {
-  const [cur] = yield* q(tx.select({ state: t.ledgerTransactions.state }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, transactionId)));
-  return cur !== undefined && states.includes(cur.state);
+/**
+ * Inside a change: sets `values` on the row only if it is still in one of `states` (PostgreSQL
+ * re-checks the condition on the newest row version); whether it was. Makes every change
+ * idempotent, as queue.ts `inState` does on SQLite.
+ */
+function* move(
+  tx: StoreDb,
+  t: Tables,
+  transactionId: string,
+  states: readonly TransactionState[],
+  values: Partial<Tables["ledgerTransactions"]["$inferInsert"]>,
+): Op<boolean> {
+  const lt = t.ledgerTransactions;
+  const moved = yield* q(
+    tx
+      .update(lt)
+      .set(values)
+      .where(and(eq(lt.transactionId, transactionId), inArray(lt.state, [...states])))
+      .returning({ id: lt.transactionId }),
+  );
+  return moved.length === 1;
 }
 
 /** The record a `record_message` row anchors: by its primary key and this transaction (queue.ts `recordOf`). */

@@ -25,7 +25,7 @@ import type { ReservedSQL } from "bun";
 import { sql } from "drizzle-orm";
 import type { Logger } from "../lib/log.ts";
 import type { PostgresStore } from "./pg-store.ts";
-import { q, type Body } from "./store.ts";
+import { q, type Body, type StoreDb, type Tables } from "./store.ts";
 
 /** The advisory lock key of the anchor loop's leadership ("docv", 2). */
 export const LEADER_LOCK = 0x646f6376_0002n;
@@ -55,9 +55,16 @@ export class DeposedError extends Error {
  * transaction left idle for `idleMs` (half the stale window by default), well before a follower
  * takes over.
  */
-export function fencedWrite<T>(store: PostgresStore, epoch: number, body: Body<T>, idleMs = DEFAULT_STALE_MS / 2): Promise<T> {
+export function fencedWrite<T>(
+  store: PostgresStore,
+  epoch: number,
+  body: Body<T>,
+  idleMs = DEFAULT_STALE_MS / 2,
+  isolation: "serializable" | "read committed" = "serializable",
+): Promise<T> {
   if (!Number.isSafeInteger(idleMs) || idleMs <= 0) throw new RangeError("idleMs must be a positive whole number");
-  return store.write(function* (tx, t) {
+  // The share lock on the leader row holds until commit at either isolation level.
+  return store.writeAt(isolation, function* (tx: StoreDb, t: Tables) {
     yield* q(tx.execute(sql.raw(`SET LOCAL idle_in_transaction_session_timeout = ${idleMs}`)));
     const rows = (yield* q(tx.execute(sql`SELECT epoch FROM anchor_leader WHERE id = 1 FOR SHARE`))) as unknown as { epoch: string | number }[];
     const current = Number(rows[0]?.epoch ?? -1);

@@ -7,7 +7,7 @@ import { SQL as BunSQL } from "bun";
 import { drizzle as drizzlePg } from "drizzle-orm/bun-sql";
 import { DomainError } from "../lib/errors.ts";
 import * as pgSchema from "./pg-schema.ts";
-import { databaseError, StatementStep, type Op, type StepMode, type Store, type StoreDb } from "./store.ts";
+import { databaseError, StatementStep, type Body, type Op, type StepMode, type Store, type StoreDb } from "./store.ts";
 
 /**
  * The database is not there (refused, closed, timed out, shutting down or starting up): what a
@@ -87,6 +87,14 @@ export interface PostgresStore extends Store {
   readonly client: BunSQL;
   readonly db: StoreDb;
   /**
+   * `write` at another isolation level. `read committed` is for operations whose every change is
+   * guarded by its own WHERE clause (a state change made only from the expected state, an insert
+   * that a unique index refuses), which PostgreSQL re-checks against the newest row: they stay
+   * correct with concurrent writers and take no part in SERIALIZABLE's conflict detection, so they
+   * neither fail nor make other transactions fail on its false conflicts (the anchor journal).
+   */
+  writeAt<T>(isolationLevel: "serializable" | "read committed", body: Body<T>): Promise<T>;
+  /**
    * Runs `body`'s statement steps in one `REPEATABLE READ READ ONLY` transaction: one snapshot,
    * which neither fails on a concurrent write nor makes a writer fail (verification's reads).
    */
@@ -97,6 +105,18 @@ export interface PostgresStore extends Store {
 export function postgresStore(url: string, options: { readonly max?: number; readonly password?: string } = {}): PostgresStore {
   const client = new BunSQL(url, { max: options.max ?? 10, idleTimeout: 60, connectionTimeout: 10, ...(options.password !== undefined ? { password: options.password } : {}) });
   const db = drizzlePg({ client, schema: pgSchema });
+  async function writeAt<T>(isolationLevel: "serializable" | "read committed", body: Body<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema), connectionOf(tx)), { isolationLevel });
+      } catch (e) {
+        if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw outward(e);
+        // Another transaction touched the same rows: wait a little (jittered, growing) and run
+        // the whole operation again on what is now committed.
+        await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
+      }
+    }
+  }
   return {
     engine: "postgres",
     client,
@@ -104,18 +124,8 @@ export function postgresStore(url: string, options: { readonly max?: number; rea
     read(body) {
       return driveAsync(body(db, pgSchema), client).catch((e: unknown) => Promise.reject(outward(e)));
     },
-    async write(body) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.transaction((tx) => driveAsync(body(tx as unknown as StoreDb, pgSchema), connectionOf(tx)), { isolationLevel: "serializable" });
-        } catch (e) {
-          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw outward(e);
-          // Another transaction touched the same rows: wait a little (jittered, growing) and run
-          // the whole operation again on what is now committed.
-          await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
-        }
-      }
-    },
+    write: (body) => writeAt("serializable", body),
+    writeAt,
     snapshot(body) {
       return client
         .begin("isolation level repeatable read read only", async (tx) => {

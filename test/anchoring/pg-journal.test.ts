@@ -90,6 +90,29 @@ describe("the anchor journal on PostgreSQL", () => {
     expect((await journal.due(10, new Set())).length).toBe(0);
   });
 
+  test("changes racing on one row (read committed): a state never goes back, attempts are never lost, other bytes never replace the first", async () => {
+    const { journal, queue, row } = await setup();
+    for (let i = 0; i < 10; i++) {
+      const id = await queue("revocation_message");
+      const r = await row(id);
+      // Acceptance and anchoring of one row at once (a listing confirms it while its own step accepts it).
+      const [accepted, anchored] = await Promise.all([
+        journal.grouped.toAccepted(r, 1000),
+        journal.grouped.toAnchoredMessage(r, { sequenceNumber: i + 1, consensusAt: "1764061200.000000001", runningHash: new Uint8Array(48) }),
+      ]);
+      expect(anchored).not.toBeNull();
+      expect(await row(id)).toMatchObject({ state: "anchored", sequenceNumber: i + 1 });
+      expect(accepted === null || typeof accepted === "number").toBe(true);
+    }
+    const id = await queue("revocation_message");
+    const r = await row(id);
+    const counts = await Promise.all([1, 2, 3, 4].map(() => journal.grouped.beginAttempt(r, new Uint8Array([7, 7]))));
+    expect(counts.sort()).toEqual([1, 2, 3, 4]);
+    expect(await journal.grouped.beginAttempt(r, new Uint8Array([8]))).toBeNull();
+    expect(await row(id)).toMatchObject({ attempts: 4 });
+    expect(Buffer.from((await row(id)).signedBytes!)).toEqual(Buffer.from([7, 7]));
+  });
+
   test("a record message waits for its organisation's key announcement, and goes once it is anchored", async () => {
     const { store, journal, queue, org } = await setup();
     const id = await queue("record_message");
