@@ -104,7 +104,12 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
       anchoring: { storage, idlePollMs: LEADER_POLL_MS },
       masterKey: masterKeyOf(core),
       leading: () => leadership.current() !== null,
-      writes: { write: (body) => store.write(body) },
+      // Records and the person application's request-path writes are guarded by their own WHERE
+      // clauses and unique indexes (one active record per hash: insert or nothing; a revocation
+      // only of a record not revoked; a challenge taken once), so READ COMMITTED keeps them
+      // correct; SERIALIZABLE's page-level conflicts aborted concurrent creations and the anchor
+      // loop's changes by the thousand under load (docs/storage.md, "The anchor loop on PostgreSQL").
+      writes: { write: (body) => store.writeAt("read committed", body) },
       limiter,
       storageCheck: () => databaseAnswers(store),
       readiness: {

@@ -19,7 +19,7 @@
  *   write lock, so a suspension committed before the record's transaction always wins. Revocation
  *   is not affected: it is how a compromised organisation protects verifiers.
  */
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { MasterKeyMissingError, encodeRecordPayload, type Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -269,7 +269,19 @@ export function createRecords(deps: RecordsDeps) {
     const message = encodeRevocationMessage({ recordId, reason, revokedAtMs: now });
     await writes.write(function* (tx, t) {
       const row = check(yield* byId());
-      yield* q(tx.update(t.records).set({ revokedAt: now, revocationReason: reason, revocationTransactionId: reserved.transactionId }).where(eq(t.records.id, recordId)));
+      // Only while not revoked: of two revocations at once, whatever the isolation, one changes the
+      // row and the other finds it revoked (ALREADY_REVOKED), so one revocation message is queued.
+      const revoked = yield* q(
+        tx
+          .update(t.records)
+          .set({ revokedAt: now, revocationReason: reason, revocationTransactionId: reserved.transactionId })
+          .where(and(eq(t.records.id, recordId), isNull(t.records.revokedAt)))
+          .returning({ id: t.records.id }),
+      );
+      if (revoked.length === 0) {
+        check(yield* byId());
+        throw new Error(`record ${recordId} changed during its revocation`);
+      }
       yield* pendingMessage(tx, t, { kind: "revocation_message", ...reserved, orgId: row.orgId!, recordId, topicId: row.topicId, message, now });
     });
     ledger.wake();

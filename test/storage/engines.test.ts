@@ -23,7 +23,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
-import { q, type Store } from "../../src/storage/store.ts";
+import { q, type Body, type Store } from "../../src/storage/store.ts";
 import { eq } from "drizzle-orm";
 import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
 import { cleanup } from "../support/env.ts";
@@ -267,7 +267,10 @@ for (const engine of ENGINES) {
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
       };
-      const recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org" });
+      // As serve writes them: SQLite's group commit; on PostgreSQL READ COMMITTED (src/cluster.ts),
+      // where the writes' own guards (the unique index, "only while not revoked") keep them right.
+      const writes = store.engine === "postgres" ? { write: <T,>(body: Body<T>) => (store as PostgresStore).writeAt("read committed", body) } : undefined;
+      const recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org", ...(writes !== undefined ? { writes } : {}) });
       const hash = (c: string) => `sha256:${c.repeat(64)}`;
       const first = await recs.create(org.id, { docHash: hash("a"), filename: undefined });
       expect(first).toMatchObject({ created: true, record: { originalDocHash: hash("a"), anchorState: "pending", anchor: { topicId: "0.0.1234", transactionId: "0.0.2@1768469400.000000001" } } });
@@ -291,7 +294,10 @@ for (const engine of ENGINES) {
       await store.write((tx, t) =>
         q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: 7, consensusAt: "1768469403.420000000" }).where(eq(t.records.id, first.record.recordId))),
       );
-      expect(await recs.revoke(org.id, first.record.recordId, "SUPERSEDED")).toEqual({ recordId: first.record.recordId });
+      // Six at once: one revokes, the others find it revoked.
+      const revoking = await Promise.allSettled(Array.from({ length: 6 }, () => recs.revoke(org.id, first.record.recordId, "SUPERSEDED")));
+      expect(revoking.filter((r) => r.status === "fulfilled").map((r) => (r as PromiseFulfilledResult<unknown>).value)).toEqual([{ recordId: first.record.recordId }]);
+      for (const r of revoking.filter((r) => r.status === "rejected")) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: "ALREADY_REVOKED" });
       await expect(recs.revoke(org.id, first.record.recordId, "SUPERSEDED")).rejects.toMatchObject({ code: "ALREADY_REVOKED" });
       const shown = await recs.publicRecord(first.record.recordId);
       expect(shown).toMatchObject({
