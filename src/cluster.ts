@@ -91,43 +91,51 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
   let anchoredRecently = () => 0;
   const leadership = startLeadership(store, { node: config.nodeName, version: VERSION, log, anchoredRecently: () => anchoredRecently() });
   const limiter = createClusterRateLimiter({ lease: pgLease(store), clock });
-  const storage = await postgresAnchorStorage(store, { epoch: () => leadership.current(), lane: laneView });
+  /** Undoes the node's parts, storage last (at shutdown, or when starting fails half-way). */
+  const closeNode = async () => {
+    clearInterval(sweep);
+    clearInterval(reclaim);
+    await credentials.close();
+    await limiter.stop();
+    await leadership.stop();
+    await lane.release();
+    await core.close();
+  };
   const sweep = setInterval(() => {
     if (leadership.current() === null) return;
     sweepRateBuckets(store).catch((e: unknown) => log.warn("could not sweep the shared rate buckets", { error: (e as Error).message }));
   }, SWEEP_EVERY_MS);
   sweep.unref?.();
 
-  const service = await assemble(
-    { ...core, credentials },
-    {
-      anchoring: { storage, idlePollMs: LEADER_POLL_MS },
-      masterKey: masterKeyOf(core),
-      leading: () => leadership.current() !== null,
-      // Records and the person application's request-path writes are guarded by their own WHERE
-      // clauses and unique indexes (one active record per hash: insert or nothing; a revocation
-      // only of a record not revoked; a challenge taken once), so READ COMMITTED keeps them
-      // correct; SERIALIZABLE's page-level conflicts aborted concurrent creations and the anchor
-      // loop's changes by the thousand under load (docs/storage.md, "The anchor loop on PostgreSQL").
-      writes: { write: (body) => store.writeAt("read committed", body) },
-      limiter,
-      storageCheck: () => databaseAnswers(store),
-      readiness: {
-        // A node that lost its lane of transaction ids cannot take records: not ready.
-        lane: () => (lane.held() ? true : "lost its lane of transaction ids: the database connection that held it was lost; claiming another"),
+  let service: Awaited<ReturnType<typeof assemble>>;
+  try {
+    const storage = await postgresAnchorStorage(store, { epoch: () => leadership.current(), lane: laneView });
+    service = await assemble(
+      { ...core, credentials },
+      {
+        anchoring: { storage, idlePollMs: LEADER_POLL_MS },
+        masterKey: masterKeyOf(core),
+        leading: () => leadership.current() !== null,
+        // Records and the person application's request-path writes are guarded by their own WHERE
+        // clauses and unique indexes (one active record per hash: insert or nothing; a revocation
+        // only of a record not revoked; a challenge taken once), so READ COMMITTED keeps them
+        // correct; SERIALIZABLE's page-level conflicts aborted concurrent creations and the anchor
+        // loop's changes by the thousand under load (docs/storage.md, "The anchor loop on PostgreSQL").
+        writes: { write: (body) => store.writeAt("read committed", body) },
+        limiter,
+        storageCheck: () => databaseAnswers(store),
+        readiness: {
+          // A node that lost its lane of transaction ids cannot take records: not ready.
+          lane: () => (lane.held() ? true : "lost its lane of transaction ids: the database connection that held it was lost; claiming another"),
+        },
+        close: closeNode,
       },
-      async close() {
-        clearInterval(sweep);
-        clearInterval(reclaim);
-        await credentials.close();
-        await limiter.stop();
-        await leadership.stop();
-        await lane.release();
-        await core.close();
-      },
-    },
-    options,
-  );
+      options,
+    );
+  } catch (e) {
+    await closeNode().catch(() => {});
+    throw e;
+  }
   service.anchoringStarted.then(
     (a) => (anchoredRecently = () => a.anchoredRecently()),
     () => {},

@@ -1,8 +1,8 @@
 /**
  * PostgreSQL migration 0004 (byte order for the text keys that order reads), on a database with a
  * linguistic default collation as production databases have (test/support/postgres.ts: ICU en-US):
- * - a database written by the previous release (migrations 0000–0003) is migrated with its rows
- *   intact, and the change counter's trigger, dropped and made again around the change, still
+ * - a database written by the release before (migrations 0000–0003) is migrated with its rows
+ *   intact (and through 0005, the leader's reported figure), and the change counter's trigger, dropped and made again around the change, still
  *   raises the counter;
  * - the reads that order by those keys (`COLLATE "C"`, as they must for both engines to return the
  *   same rows) are served by the indexes in order, with no sort of every matching row: before the
@@ -96,6 +96,8 @@ describe("PostgreSQL migration 0004: byte order for the keys reads are ordered b
     expect(head.match(/Sort {2}\(/g)?.length).toBe(1);
     expect(head.indexOf("Sort  (")).toBeLessThan(head.indexOf("Append"));
     expect(head).toContain("Index Scan using records_anchored_by_class");
+    // Migration 0005 on the previous release's leader row: the figure the leader reports, 0 until it does.
+    expect(await store.client`SELECT epoch::int AS epoch, anchored_recently FROM anchor_leader`).toEqual([{ epoch: 0, anchored_recently: 0 }]);
     // The trigger made again: a change to a checked column raises the change counter.
     const counter = async () => Number(((await store.client`SELECT value FROM change_counter WHERE id = 1`) as [{ value: string }])[0].value);
     const before = await counter();
