@@ -113,6 +113,24 @@ describe("the anchor journal on PostgreSQL", () => {
     expect(Buffer.from((await row(id)).signedBytes!)).toEqual(Buffer.from([7, 7]));
   });
 
+  test("grouped changes made together commit in one transaction; a refused fence refuses them all", async () => {
+    const { store, journal, queue, row } = await setup();
+    const ids = [];
+    for (let i = 0; i < 10; i++) ids.push(await queue("revocation_message"));
+    const rows = await Promise.all(ids.map(row));
+    const accepted = await Promise.all(rows.map((r) => journal.grouped.toAccepted(r, 1000)));
+    expect(accepted.every((a) => a === clock.now())).toBe(true);
+    // Rows changed by one transaction carry its id (xmin).
+    const xmins = (await store.client`SELECT DISTINCT xmin::text AS x FROM ledger_transactions WHERE state = 'accepted'`) as { x: string }[];
+    expect(xmins).toHaveLength(1);
+    await store.write(function* (tx) {
+      yield* q(tx.execute(sql`UPDATE anchor_leader SET epoch = 9 WHERE id = 1`));
+    });
+    const refused = await Promise.allSettled(rows.map((r) => journal.grouped.toAnchoredMessage({ ...r, state: "accepted" }, { sequenceNumber: 1, consensusAt: "1764061200.000000001", runningHash: new Uint8Array(48) })));
+    expect(refused.every((o) => o.status === "rejected" && o.reason instanceof DeposedError)).toBe(true);
+    for (const id of ids) expect((await row(id)).state).toBe("accepted");
+  });
+
   test("a record message waits for its organisation's key announcement, and goes once it is anchored", async () => {
     const { store, journal, queue, org } = await setup();
     const id = await queue("record_message");
