@@ -30,6 +30,13 @@ export const LEADER_POLL_MS = 200;
 /** How long the storage readiness check waits for the database. */
 const READY_TIMEOUT_MS = 2_000;
 
+/**
+ * A leader the ledger has not answered for this long steps down (and bids again once it answers),
+ * so that a node that reaches the ledger leads: a node cut off from the ledger but not from the
+ * database would otherwise hold the lead while nothing is anchored.
+ */
+export const LEDGER_STEP_DOWN_MS = 30_000;
+
 /** How often a node that lost its lane of transaction ids tries to claim one again. */
 const LANE_RECLAIM_MS = 1_000;
 
@@ -87,9 +94,16 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
       .finally(() => (reclaiming = false));
   }, LANE_RECLAIM_MS);
   reclaim.unref?.();
-  // What the loop anchored lately, for the other nodes' back-pressure: known once the ledger is up.
-  let anchoredRecently = () => 0;
-  const leadership = startLeadership(store, { node: config.nodeName, version: VERSION, log, anchoredRecently: () => anchoredRecently() });
+  // What the loop anchored lately (for the other nodes' back-pressure) and how long the ledger has
+  // not answered (a leader cut off from it steps down): known once the ledger is up.
+  let loop: { anchoredRecently(): number; ledgerUnreachableForMs(): number } | null = null;
+  const leadership = startLeadership(store, {
+    node: config.nodeName,
+    version: VERSION,
+    log,
+    anchoredRecently: () => loop?.anchoredRecently() ?? 0,
+    mayLead: () => (loop?.ledgerUnreachableForMs() ?? 0) < LEDGER_STEP_DOWN_MS,
+  });
   const limiter = createClusterRateLimiter({ lease: pgLease(store), clock });
   /** Undoes the node's parts, storage last (at shutdown, or when starting fails half-way). */
   const closeNode = async () => {
@@ -137,7 +151,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
     throw e;
   }
   service.anchoringStarted.then(
-    (a) => (anchoredRecently = () => a.anchoredRecently()),
+    (a) => (loop = a),
     () => {},
   );
   // Descriptors, not a spread: `anchoring` is a getter that throws until the ledger is up.

@@ -75,6 +75,9 @@ export const MIN_PASS_GAP_MS = 5;
  */
 export const COUNTS_EVERY_MS = 100;
 
+/** A node that does not lead and found the ledger unreachable asks it again this often. */
+const INACTIVE_PROBE_MS = 2_000;
+
 /**
  * The loop's timer and lifecycle: at most one tick pending, the earliest asked for wins, and
  * passes start at least `minGapMs` apart; nothing is scheduled before `start` or after `stop`.
@@ -530,6 +533,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
 
   // When the queue was last counted for back-pressure (performance.now(), real time).
   let countedAt = Number.NEGATIVE_INFINITY;
+  // When a node that does not lead last asked the ledger whether it answers again.
+  let probedAt = Number.NEGATIVE_INFINITY;
 
   /**
    * One pass. Returns the steps it started. The queue's counts for back-pressure are read at most
@@ -540,8 +545,14 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     const t = performance.now();
     if (!active()) {
       // Another node leads: count the queue for this node's back-pressure, nothing else. The
-      // topics awaiting confirmation are read again when this node leads.
+      // topics awaiting confirmation are read again when this node leads. A node that found the
+      // ledger unreachable (and so stepped down) asks it again now and then, to lead again once
+      // it answers.
       watchesLoaded = false;
+      if (health.failures > 0 && t - probedAt >= INACTIVE_PROBE_MS) {
+        probedAt = t;
+        void probe();
+      }
       if (fresh || t - countedAt >= COUNTS_EVERY_MS) {
         pressure.observe(await journal.unfinished());
         countedAt = t;
@@ -627,6 +638,9 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     },
     anchoredRecently() {
       return pressure.anchoredRecently(now());
+    },
+    ledgerUnreachableForMs() {
+      return health.unreachableForMs();
     },
     assertCapacity() {
       const cause = pressure.check(now());

@@ -127,6 +127,8 @@ export class ErrorLog {
 export class LedgerHealth {
   private observed: { value: true | string; at: number } | null = null;
   private streak = 0;
+  /** When the current run of failures began (`now()`), or null while the ledger answers. */
+  private downSince: number | null = null;
   private recovered = false;
   private probing: Promise<void> | null = null;
 
@@ -156,12 +158,18 @@ export class LedgerHealth {
   ok(): void {
     const failures = this.streak;
     this.streak = 0;
+    this.downSince = null;
     this.observed = { value: true, at: this.now() };
     if (failures > 0) {
       this.recovered = true;
       this.errors.info("ledger reachable again", { failures });
       this.onRecovered();
     }
+  }
+
+  /** How long the ledger has not answered, in ms (0 while it answers, or before the first observation). */
+  unreachableForMs(): number {
+    return this.downSince === null ? 0 : Math.max(0, this.now() - this.downSince);
   }
 
   /** True once after each recovery (the first answer after failures). */
@@ -174,6 +182,7 @@ export class LedgerHealth {
   /** No usable answer from the ledger. */
   down(error: string): void {
     this.streak++;
+    this.downSince ??= this.now();
     this.observed = { value: `ledger unreachable: ${error}`, at: this.now() };
     this.errors.warn("ledger-unreachable", "ledger unreachable; anchoring waits and retries", { error, failures: this.streak });
   }

@@ -165,6 +165,11 @@ export interface Anchoring {
   backlog(): { readonly pending: number; readonly accepted: number };
   /** Messages this loop anchored in its back-pressure window (several nodes: the leader reports it). */
   anchoredRecently(): number;
+  /**
+   * How long the ledger has not answered this node, in ms (0 while it answers). Several nodes: a
+   * leader cut off from the ledger steps down, so that a node that reaches it can lead.
+   */
+  ledgerUnreachableForMs(): number;
   /** Throws 503 SERVICE_UNAVAILABLE with Retry-After and `details.cause` when the backlog is past its bound (back-pressure.ts). */
   assertCapacity(): void;
 }

@@ -82,6 +82,12 @@ export interface LeadershipOptions {
   readonly staleMs?: number;
   /** Called when this node starts leading, with its epoch. */
   readonly onLead?: (epoch: number) => void;
+  /**
+   * Whether this node may lead now (default: always). False while leading makes it step down at
+   * its next heartbeat; false while following keeps it from bidding. `serve` says false while
+   * the ledger has not answered it for a while, so a node that reaches the ledger leads instead.
+   */
+  readonly mayLead?: () => boolean;
   /** While leading: what the anchor loop anchored in its last window, written with each heartbeat for the other nodes' back-pressure. */
   readonly anchoredRecently?: () => number;
   /** Called when this node stops leading (deposed, connection lost, paused too long, or stopped). */
@@ -138,8 +144,10 @@ export function startLeadership(store: PostgresStore, options: LeadershipOptions
     } catch (e) {
       log.warn("node heartbeat failed", { node, error: (e as Error).message });
     }
+    const may = options.mayLead?.() ?? true;
     if (epoch !== null) {
       if (performance.now() - lastBeat > staleMs) return lose(`paused for more than ${staleMs} ms`);
+      if (!may) return lose("this node cannot reach the ledger; a node that can takes the lead");
       try {
         const anchored = Math.max(0, Math.min(2_000_000_000, Math.trunc(options.anchoredRecently?.() ?? 0)));
         const rows = (await conn!`UPDATE anchor_leader SET seen_at = now(), anchored_recently = ${anchored} WHERE id = 1 AND epoch = ${epoch} RETURNING epoch`) as unknown[];
@@ -150,6 +158,7 @@ export function startLeadership(store: PostgresStore, options: LeadershipOptions
       }
       return;
     }
+    if (!may) return;
     try {
       conn ??= await store.client.reserve();
       const [{ got }] = (await conn`SELECT pg_try_advisory_lock(${LEADER_LOCK.toString()}::bigint) AS got`) as [{ got: boolean }];

@@ -36,6 +36,22 @@ describe("ledger health", () => {
   }
   const lines = (log: ReturnType<typeof memoryLogger>, msg: string) => log.lines.filter((l) => l.msg === msg);
 
+  test("how long the ledger has not answered: from the first failure of a run, 0 again once it answers", () => {
+    const { health, advance } = setup();
+    expect(health.unreachableForMs()).toBe(0);
+    advance(1000);
+    health.down("refused");
+    advance(20_000);
+    health.down("refused");
+    advance(11_000);
+    expect(health.unreachableForMs()).toBe(31_000);
+    health.ok();
+    expect(health.unreachableForMs()).toBe(0);
+    health.down("refused");
+    advance(5);
+    expect(health.unreachableForMs()).toBe(5);
+  });
+
   test("failures: counted, one warn line a minute with the count so far, readiness names the error", () => {
     const { log, health, advance } = setup();
     expect(health.last).toBeNull();

@@ -48,8 +48,8 @@ function store(url: string): PostgresStore {
   return s;
 }
 
-function lead(s: PostgresStore, node: string, pollMs = 100, staleMs = 1_000): Leadership {
-  const l = startLeadership(s, { node, version: "test", log: quiet, pollMs, staleMs });
+function lead(s: PostgresStore, node: string, pollMs = 100, staleMs = 1_000, mayLead?: () => boolean): Leadership {
+  const l = startLeadership(s, { node, version: "test", log: quiet, pollMs, staleMs, ...(mayLead !== undefined ? { mayLead } : {}) });
   leaderships.push(l);
   return l;
 }
@@ -117,6 +117,28 @@ describe("the anchor loop's leader", () => {
     const second = await waitFor("a new leader", () => nodes.find((x) => x !== first && x.l.current() !== null) ?? null, 5_000);
     expect(second.l.current()).toBe(2);
     expect(nodes.filter((x) => x.l.current() !== null)).toHaveLength(1);
+  });
+
+  test("a leader that may no longer lead (serve: the ledger does not answer it) steps down, and does not bid again until it may", async () => {
+    const { url } = await database();
+    const may = { a: true, b: true };
+    const a = lead(store(url), "a", 100, 1_000, () => may.a);
+    await waitFor("a to lead", () => a.current() ?? null);
+    const b = lead(store(url), "b", 100, 1_000, () => may.b);
+    await Bun.sleep(300);
+    expect(b.current()).toBeNull();
+    may.a = false;
+    const taken = await waitFor("b to take the lead", () => b.current(), 5_000);
+    expect(taken).toBe(2);
+    expect(a.current()).toBeNull();
+    // A may not lead: it does not bid, even with no other leader.
+    may.b = false;
+    await waitFor("b to step down", () => (b.current() === null ? true : null), 5_000);
+    await Bun.sleep(400);
+    expect([a.current(), b.current()]).toEqual([null, null]);
+    // Allowed again, it leads in the next epoch.
+    may.a = true;
+    expect(await waitFor("a to lead again", () => a.current(), 5_000)).toBe(3);
   });
 
   test("a fenced write runs only under the current epoch; a stale epoch changes nothing", async () => {
