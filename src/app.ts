@@ -141,7 +141,7 @@ export interface EngineParts {
   readonly anchoring: { readonly db: Db } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
   /** The core's master key (core.ts `masterKeyOf`): the ledger submit key is sealed under it. */
   readonly masterKey: Uint8Array | null;
-  /** Group commit on SQLite; the store itself on PostgreSQL. */
+  /** The request path's writes: group commit on SQLite; READ COMMITTED transactions on PostgreSQL (cluster.ts). */
   readonly writes: RecordWriter;
   readonly limiter: AccessLimiter;
   readonly storageCheck: ReadinessCheck;
