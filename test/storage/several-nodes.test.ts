@@ -17,6 +17,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
+import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { cli, cliAsync } from "../ops/support.ts";
@@ -244,6 +245,89 @@ describe("failover", () => {
       expect(await expectNoDuplicateMessages(c)).toBe(hashes.length + 1);
     },
     120_000,
+  );
+});
+
+/**
+ * The local ledger seen through proxies that can be cut: its mirror (whose node list is rewritten
+ * to name the gRPC proxy) and its gRPC port. A node given `mirrorUrl` reaches the ledger only
+ * through them.
+ */
+async function cuttableLedger(): Promise<{ mirrorUrl: string; cut(): void }> {
+  const real = new URL(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!);
+  const nodes = (await (await fetch(new URL("/api/v1/network/nodes", real))).json()) as { nodes: { service_endpoints: { ip_address_v4?: string; port: number }[] }[] };
+  const endpoint = nodes.nodes[0]!.service_endpoints[0]!;
+  const sockets = new Set<Socket>();
+  const grpc = createServer((client) => {
+    const upstream = connect(endpoint.port, endpoint.ip_address_v4 ?? "127.0.0.1");
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => {});
+      s.on("close", () => sockets.delete(s));
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => grpc.listen(0, "127.0.0.1", resolve));
+  const grpcPort = (grpc.address() as { port: number }).port;
+  const mirror = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const answer = await fetch(new URL(url.pathname + url.search, real), { method: request.method, headers: request.headers, body: request.method === "GET" ? undefined : await request.arrayBuffer() });
+      if (url.pathname !== "/api/v1/network/nodes") return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers });
+      const body = (await answer.json()) as typeof nodes;
+      for (const n of body.nodes) for (const e of n.service_endpoints) e.port = grpcPort;
+      return Response.json(body);
+    },
+  });
+  let cut = false;
+  const cutIt = () => {
+    if (cut) return;
+    cut = true;
+    void mirror.stop(true);
+    grpc.close();
+    for (const s of sockets) s.destroy();
+  };
+  onCleanup(cutIt);
+  return { mirrorUrl: `http://127.0.0.1:${mirror.port}`, cut: cutIt };
+}
+
+describe("a leader cut off from the ledger", () => {
+  test(
+    "steps down once the ledger has not answered it for 30 s; a node that reaches the ledger leads and anchors",
+    async () => {
+      const url = await pg.createDatabase("cutoff");
+      const keyFile = join(tempDir(), "master.key");
+      writeFileSync(keyFile, randomBytes(32).toString("hex") + "\n", { mode: 0o600 });
+      const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: keyFile, ...ledgerEnv, ...HIGH_LIMITS };
+      const ledger = await cuttableLedger();
+      // node-0 reaches the ledger only through the proxies, and leads: it starts alone.
+      const cutOff = await startService({ env: { ...env, DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: "node-0" } });
+      const c: Cluster = { url, env, nodes: [cutOff], orgId: "", key: "", keyId: "" };
+      expect((await leaderOf(c)).index).toBe(0);
+      const other = await startService({ env: { ...env, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: "node-1" } });
+      const org = cli(["org", "create", "--name", "Cut Off Ltd", "--addon", "--api-access", "--validated", "--json", "--data", tempDir()], env);
+      const orgId = (JSON.parse(org.stdout) as { id: string }).id;
+      const key = (JSON.parse(cli(["key", "mint", "--org", orgId, "--env", "live", "--json", "--data", tempDir()], env).stdout) as { key: string }).key;
+      const db = new URL(url).pathname.slice(1);
+      await waitFor("the organisation's topic", () => (pg.psql(`SELECT topic_id FROM organisations WHERE id = '${orgId}'`, db).trim().length > 0 ? true : undefined), 30_000, 100);
+
+      ledger.cut();
+      const cutAt = performance.now();
+      const hash = sha();
+      expect((await call(other, "/v1/records", key, { originalDocHash: hash })).status).toBe(201);
+      await waitFor("node-0 to step down", () => (cutOff.logLines().some((l) => l.msg === "no longer the anchor loop's leader" && String(l.reason).includes("cannot reach the ledger")) ? true : undefined), 60_000, 200);
+      const steppedDownMs = performance.now() - cutAt;
+      await waitFor("record verified_org, anchored by node-1", async () => ((await verdictOn(other, hash)) === "verified_org" ? true : undefined), 30_000, 200);
+      console.log(`a leader cut off from the ledger stepped down ${Math.round(steppedDownMs)} ms after the cut; the record was anchored ${Math.round(performance.now() - cutAt)} ms after it`);
+      expect(steppedDownMs).toBeGreaterThanOrEqual(30_000);
+      expect((await statusJson(c)).leader?.node).toBe("node-1");
+    },
+    150_000,
   );
 });
 
