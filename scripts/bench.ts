@@ -399,11 +399,14 @@ async function main(argv: string[]): Promise<number> {
     killAll();
     rmSync(work, { recursive: true, force: true });
   }
-  if (broken.length > 0) {
-    process.stderr.write(`\nBROKEN: these figures cannot be trusted:\n${broken.map((b) => `  - ${b}`).join("\n")}\n`);
-    return 1;
-  }
-  return 0;
+  return exitCode(broken);
+}
+
+/** The run's exit code: 1, with the reasons on stderr, when anything made its figures untrustworthy. */
+function exitCode(broken: readonly string[]): number {
+  if (broken.length === 0) return 0;
+  process.stderr.write(`\nBROKEN: these figures cannot be trusted:\n${broken.map((b) => `  - ${b}`).join("\n")}\n`);
+  return 1;
 }
 
 /** The machine the run is on, printed as the run's first lines. */
@@ -472,11 +475,7 @@ async function postgresMain(mode: Mode, json: string | undefined): Promise<numbe
     killAll();
     rmSync(work, { recursive: true, force: true });
   }
-  if (broken.length > 0) {
-    process.stderr.write(`\nBROKEN: these figures cannot be trusted:\n${broken.map((b) => `  - ${b}`).join("\n")}\n`);
-    return 1;
-  }
-  return 0;
+  return exitCode(broken);
 }
 
 /** Compiles the binary exactly as `npm run build` does, into the run's temporary folder. */
