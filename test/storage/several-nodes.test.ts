@@ -14,7 +14,7 @@
  * - the database going away and coming back: 503 meanwhile, recovery without a restart, nothing
  *   acknowledged lost.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
@@ -43,6 +43,21 @@ afterAll(async () => {
   await pg?.destroy();
 });
 
+/**
+ * Each test's nodes end with it: every node holds up to 18 connections (docs/operations.md), and
+ * the test server allows 200.
+ */
+const nodesOfTest: ServiceProcess[] = [];
+afterEach(async () => {
+  await Promise.all(nodesOfTest.splice(0).map((n) => n.stop("SIGKILL")));
+});
+
+async function startNode(env: Record<string, string>): Promise<ServiceProcess> {
+  const node = await startService({ env });
+  nodesOfTest.push(node);
+  return node;
+}
+
 const HIGH_LIMITS = { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000000", DOCVERIFY_RATE_LIMIT_KEY: "1000000", DOCVERIFY_RATE_LIMIT_ORG: "1000000" };
 const sha = () => `sha256:${createHash("sha256").update(randomBytes(32)).digest("hex")}`;
 
@@ -63,7 +78,7 @@ async function startCluster(n: number, extraEnv: Record<string, string> = HIGH_L
   const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: keyFile, ...ledgerEnv, ...extraEnv };
   // Started together: one migrates, the others find it done.
   const nodes = await Promise.all(
-    Array.from({ length: n }, (_, i) => startService({ env: { ...env, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: `node-${i}` } })),
+    Array.from({ length: n }, (_, i) => startNode({ ...env, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: `node-${i}` })),
   );
   const org = cli(["org", "create", "--name", "Acme Nodes", "--addon", "--api-access", "--validated", "--json", "--data", tempDir()], env);
   expect(org.code, org.stderr).toBe(0);
@@ -306,10 +321,10 @@ describe("a leader cut off from the ledger", () => {
       const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: keyFile, ...ledgerEnv, ...HIGH_LIMITS };
       const ledger = await cuttableLedger();
       // node-0 reaches the ledger only through the proxies, and leads: it starts alone.
-      const cutOff = await startService({ env: { ...env, DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: "node-0" } });
+      const cutOff = await startNode({ ...env, DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: "node-0" });
       const c: Cluster = { url, env, nodes: [cutOff], orgId: "", key: "", keyId: "" };
       expect((await leaderOf(c)).index).toBe(0);
-      const other = await startService({ env: { ...env, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: "node-1" } });
+      const other = await startNode({ ...env, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: "node-1" });
       const org = cli(["org", "create", "--name", "Cut Off Ltd", "--addon", "--api-access", "--validated", "--json", "--data", tempDir()], env);
       const orgId = (JSON.parse(org.stdout) as { id: string }).id;
       const key = (JSON.parse(cli(["key", "mint", "--org", orgId, "--env", "live", "--json", "--data", tempDir()], env).stdout) as { key: string }).key;
