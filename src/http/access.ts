@@ -30,8 +30,9 @@ export type Caller =
 
 export interface Access {
   /**
-   * Admits the request to `operation` or throws the DomainError that answers it. Synchronous:
-   * call it before reading the body, so refusals never wait for (or spend memory on) a body.
+   * Admits the request to `operation` or throws the DomainError that answers it. Synchronous on
+   * the embedded SQLite; with several nodes it may ask the database (a promise). Await it before
+   * reading the body, so refusals never wait for (or spend memory on) a body.
    */
   admit(request: Request, operation: Operation): Maybe<Caller>;
 }
@@ -187,62 +188,60 @@ export function createAccess(deps: {
   };
 
   function* admitting(request: Request, operation: Operation): Generator<unknown, Caller, unknown> {
-    {
-      const rule = RULES[operation];
-      const { ip, ipLimit } = clientLimit(request);
+    const rule = RULES[operation];
+    const { ip, ipLimit } = clientLimit(request);
 
-      // Calls are to come from a server, not a browser (spec §5.9). Spends nothing.
-      if (request.headers.has("origin")) {
-        report(request, limiter.peek([ipLimit]));
-        throw new DomainError("FORBIDDEN", "Requests carrying an Origin header are refused: call this API from a server, not a browser.");
-      }
+    // Calls are to come from a server, not a browser (spec §5.9). Spends nothing.
+    if (request.headers.has("origin")) {
+      report(request, limiter.peek([ipLimit]));
+      throw new DomainError("FORBIDDEN", "Requests carrying an Origin header are refused: call this API from a server, not a browser.");
+    }
 
-      const authorization = request.headers.get("authorization");
-      if (authorization === null) {
-        if (!rule.anonymous) yield* refuseUnauthenticated(request, ipLimit);
-        const decision = yield* settled(limiter.take([ipLimit]));
-        report(request, decision);
-        if (!decision.allowed) throw rateLimited(decision);
-        return { tier: "public", clientIp: ip };
-      }
-
-      // Bun joins repeated headers with ", ": a comma means more than one Authorization header
-      // (a key never contains one). Only the Bearer scheme (case-insensitive, RFC 9110) is accepted.
-      const m = /^bearer +([^\s,]+) *$/i.exec(authorization);
-      const key = m === null ? null : yield* settled(credentials.authenticateAny(m[1]!));
-      if (key === null) return yield* refuseUnauthenticated(request, ipLimit);
-
-      requestMeta(request).keyPrefix = keyPrefix(key);
-      const org = key.org;
-      // Keys of unvalidated organisations are served at the anonymous limit, per key.
-      const limits: Limit[] = org.validated
-        ? [
-            { bucket: `key:${key.keyId}`, perMinute: rateLimit.key },
-            { bucket: `org:${org.id}`, perMinute: rateLimit.org },
-          ]
-        : [{ bucket: `key:${key.keyId}`, perMinute: rateLimit.anonymous }];
-      const decision = yield* settled(limiter.take(limits));
+    const authorization = request.headers.get("authorization");
+    if (authorization === null) {
+      if (!rule.anonymous) yield* refuseUnauthenticated(request, ipLimit);
+      const decision = yield* settled(limiter.take([ipLimit]));
       report(request, decision);
       if (!decision.allowed) throw rateLimited(decision);
-
-      if (!org.apiAccess) {
-        throw new DomainError("PAYMENT_REQUIRED", "API access is not enabled for this organisation." + (rule.anonymous ? " Drop the Authorization header to verify at the public tier." : ""));
-      }
-      if (!key.scopes.includes("verifications:read")) {
-        throw new DomainError("FORBIDDEN", "This key lacks the verifications:read scope.");
-      }
-      if (rule.recordScope !== undefined) {
-        if (key.environment !== "live") {
-          throw new DomainError("TEST_ENVIRONMENT", "A test key cannot create or revoke records: there is no test ledger. Use a live key.");
-        }
-        if (!org.addon) {
-          throw new DomainError("ADDON_REQUIRED", "This organisation does not hold the organisation-issued authentication add-on.");
-        }
-        if (!key.scopes.includes(rule.recordScope)) {
-          throw new DomainError("SCOPE_REQUIRED", `This key lacks the ${rule.recordScope} scope; mint a key with it.`);
-        }
-      }
-      return { tier: "organisation", clientIp: ip, key: { keyId: key.keyId, environment: key.environment, scopes: key.scopes }, org };
+      return { tier: "public", clientIp: ip };
     }
+
+    // Bun joins repeated headers with ", ": a comma means more than one Authorization header
+    // (a key never contains one). Only the Bearer scheme (case-insensitive, RFC 9110) is accepted.
+    const m = /^bearer +([^\s,]+) *$/i.exec(authorization);
+    const key = m === null ? null : yield* settled(credentials.authenticateAny(m[1]!));
+    if (key === null) return yield* refuseUnauthenticated(request, ipLimit);
+
+    requestMeta(request).keyPrefix = keyPrefix(key);
+    const org = key.org;
+    // Keys of unvalidated organisations are served at the anonymous limit, per key.
+    const limits: Limit[] = org.validated
+      ? [
+          { bucket: `key:${key.keyId}`, perMinute: rateLimit.key },
+          { bucket: `org:${org.id}`, perMinute: rateLimit.org },
+        ]
+      : [{ bucket: `key:${key.keyId}`, perMinute: rateLimit.anonymous }];
+    const decision = yield* settled(limiter.take(limits));
+    report(request, decision);
+    if (!decision.allowed) throw rateLimited(decision);
+
+    if (!org.apiAccess) {
+      throw new DomainError("PAYMENT_REQUIRED", "API access is not enabled for this organisation." + (rule.anonymous ? " Drop the Authorization header to verify at the public tier." : ""));
+    }
+    if (!key.scopes.includes("verifications:read")) {
+      throw new DomainError("FORBIDDEN", "This key lacks the verifications:read scope.");
+    }
+    if (rule.recordScope !== undefined) {
+      if (key.environment !== "live") {
+        throw new DomainError("TEST_ENVIRONMENT", "A test key cannot create or revoke records: there is no test ledger. Use a live key.");
+      }
+      if (!org.addon) {
+        throw new DomainError("ADDON_REQUIRED", "This organisation does not hold the organisation-issued authentication add-on.");
+      }
+      if (!key.scopes.includes(rule.recordScope)) {
+        throw new DomainError("SCOPE_REQUIRED", `This key lacks the ${rule.recordScope} scope; mint a key with it.`);
+      }
+    }
+    return { tier: "organisation", clientIp: ip, key: { keyId: key.keyId, environment: key.environment, scopes: key.scopes }, org };
   }
 }
