@@ -8,6 +8,7 @@ import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { q, type Store, type Tables } from "../storage/store.ts";
+import { insertSigningKey } from "../storage/signing-keys.ts";
 import { audit } from "./audit.ts";
 
 export interface OrgFlags {
@@ -87,16 +88,7 @@ export function createOrganisations(deps: { store: Store; signer: Signer; clock:
         topicId: null,
       };
       await store.write(function* (tx, t) {
-        yield* q(
-          tx.insert(t.signingKeys).values({
-            fingerprint: row.systemKeyFingerprint,
-            algorithm: key.algorithm,
-            publicKey: Buffer.from(key.publicKey),
-            purpose: key.purpose,
-            sealedSeed: Buffer.from(key.sealedSeed),
-            createdAt: row.createdAt,
-          }),
-        );
+        yield* insertSigningKey(tx, t, key, row.createdAt);
         yield* q(tx.insert(t.organisations).values(row));
         yield* audit(tx, t, row.createdAt, { actor, action: "organisation.create", subjectType: "organisation", subjectId: id, before: null, after: view(row) });
       });

@@ -42,6 +42,7 @@ import {
   type PasskeyRow,
 } from "../storage/statements.ts";
 import { changes, firstRow, q, rows, type Op, type Store } from "../storage/store.ts";
+import { insertSigningKey } from "../storage/signing-keys.ts";
 import { audit } from "../keys/audit.ts";
 import type { Enrolments, Person } from "../keys/persons.ts";
 import { pendingPersonKeyAnnouncement } from "../anchoring/queue.ts";
@@ -206,7 +207,7 @@ export function createPersonApp(deps: PersonAppDeps) {
         if (!(yield* consume(value))) throw new AnswerRefused("This passkey answer has already been used: start again.");
         yield* people.redeemStep(tx, t, token, now);
         if ((yield* q(firstRow(PASSKEY_BY_ID, passkey.credentialId))) !== undefined) throw new AnswerRefused("This passkey is already registered.");
-        yield* q(tx.insert(t.signingKeys).values({ fingerprint, algorithm: key.algorithm, publicKey: Buffer.from(key.publicKey), purpose: key.purpose, sealedSeed: Buffer.from(key.sealedSeed), createdAt: now }));
+        yield* insertSigningKey(tx, t, key, now);
         yield* q(
           tx.insert(t.passkeys).values({
             credentialId: passkey.credentialId,

@@ -15,6 +15,7 @@ import { isAlgorithm } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
 import { q, sqliteStore, type Body, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
+import { insertSigningKey } from "../storage/signing-keys.ts";
 
 export const SEAL_KEY_META = "seal_key_fingerprint";
 export const SEAL_KEY_PURPOSE = "service-seal";
@@ -60,16 +61,7 @@ function storeSealKey(fresh: StoredKey, now: number): Body<StoredKey> {
     const winner = yield* namedSealKey(tx, t);
     if (winner !== null) return winner;
     const hex = Buffer.from(fresh.fingerprint).toString("hex");
-    yield* q(
-      tx.insert(t.signingKeys).values({
-        fingerprint: Buffer.from(fresh.fingerprint),
-        algorithm: fresh.algorithm,
-        publicKey: Buffer.from(fresh.publicKey),
-        purpose: fresh.purpose,
-        sealedSeed: Buffer.from(fresh.sealedSeed),
-        createdAt: now,
-      }),
-    );
+    yield* insertSigningKey(tx, t, fresh, now);
     yield* q(tx.insert(t.serviceMeta).values({ key: SEAL_KEY_META, value: hex }));
     return { ...fresh };
   };
