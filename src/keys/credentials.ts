@@ -14,7 +14,9 @@
  *   transaction that changes any API key's credential columns or any organisation, whichever
  *   connection writes, and every authentication reads the counter first (one indexed read of a
  *   one-row table instead of the key and organisation join), so a kept key is used only while
- *   nothing it was read from has changed. Only keys presented with their right secret are kept
+ *   nothing it was read from has changed. On SQLite the counter itself is read again only when
+ *   something was committed since its last read (storage/data-version.ts, the WAL index's
+ *   header, which every commit of every process rewrites). Only keys presented with their right secret are kept
  *   (a flood of wrong or unknown keys cannot fill the memory), only while usable (not revoked,
  *   presented for its environment), and any refusal costs the full lookup, kept or not.
  * - Last-used times are kept without a write per request: the row read for authentication
@@ -26,6 +28,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { Lru } from "../crypto/lru.ts";
 import { API_KEY_WITH_ORG, CHANGE_COUNTER, TOUCH_API_KEY, type ApiKeyWithOrgRow as Row } from "../storage/statements.ts";
+import { UNKNOWN } from "../storage/data-version.ts";
 import { changes, firstRow, q, type Op, type SqliteStore, type Store } from "../storage/store.ts";
 import { parseKey, secretDigest, secretMatches, type Environment } from "./api-key.ts";
 import type { Scope } from "./api-keys.ts";
@@ -70,6 +73,8 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
   const sync = store.engine === "sqlite" ? (store as SqliteStore) : null;
   const kept = new Lru<string, { row: Row; key: AuthenticatedKey }>(KEY_CACHE_ENTRIES);
   let keptGen: number | null = null;
+  /** The data version the change counter was last read under (UNKNOWN: read it). */
+  let counterVersion = UNKNOWN;
   const pending = new Map<string, number>();
   let timer: ReturnType<typeof setInterval> | null = null;
 
@@ -78,8 +83,16 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     const parsed = parseKey(presented);
     if (parsed === null) return null;
     // The change counter (migration 0010); null when its row is missing, and nothing is kept then.
-    const counter = yield* q(firstRow(CHANGE_COUNTER));
-    const gen = counter?.value ?? null;
+    // On SQLite it is read again only when something was committed since it was last read
+    // (storage/data-version.ts): the version is taken before the read it vouches for.
+    const version = sync !== null ? sync.version.current() : UNKNOWN;
+    let gen: number | null;
+    if (version !== UNKNOWN && version === counterVersion) gen = keptGen;
+    else {
+      const counter = yield* q(firstRow(CHANGE_COUNTER));
+      gen = counter?.value ?? null;
+      counterVersion = version;
+    }
     if (gen !== keptGen) {
       kept.clear();
       keptGen = gen;

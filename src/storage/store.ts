@@ -35,6 +35,7 @@ import { DrizzleQueryError, is } from "drizzle-orm";
 import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
 import { SQLiteDeleteBase, SQLiteInsertBase, SQLiteSelectBase, SQLiteUpdateBase } from "drizzle-orm/sqlite-core";
 import type { Db } from "./db.ts";
+import { dataVersionOf, type DataVersion } from "./data-version.ts";
 import type * as pgSchema from "./pg-schema.ts";
 import * as sqliteSchema from "./schema.ts";
 
@@ -203,6 +204,8 @@ export interface SqliteStore extends Store {
   readonly db: Db;
   readSync<T>(body: Body<T>): T;
   writeSync<T>(body: Body<T>): T;
+  /** Whether anything was committed since (storage/data-version.ts): what hot reads are kept under. */
+  readonly version: DataVersion;
 }
 
 /** A store over an open SQLite connection, which stays the caller's to close. */
@@ -223,6 +226,7 @@ export function sqliteStore(db: Db): SqliteStore {
   return {
     engine: "sqlite",
     db,
+    version: dataVersionOf(db.$client),
     readSync,
     writeSync,
     read: (body) => settle(() => readSync(body)),

@@ -276,7 +276,22 @@ const pageStatements = new Map<number, Statement<LogSummaryRow, (string | number
  * order: org, environment, [hash], [verdict], [id floor, from], [id ceiling, to], [after], limit.
  */
 export function logPage(mask: number): Statement<LogSummaryRow, (string | number)[]> {
-  let st = pageStatements.get(mask);
+  return pageStatement(pageStatements, mask, "SUMMARY");
+}
+
+const pageIdStatements = new Map<number, Statement<{ id: string }, (string | number)[]>>();
+/**
+ * The ids alone of the page `logPage(mask)` reads, with the same parameters: each filter's index
+ * holds them (`verifications_scope`, and `_hash`, `_verdict` for those filters), so no row is
+ * read. The SQLite log answers from its memo of each row's JSON when it holds every id
+ * (src/verification/log.ts).
+ */
+export function logPageIds(mask: number): Statement<{ id: string }, (string | number)[]> {
+  return pageStatement(pageIdStatements, mask, "IDS");
+}
+
+function pageStatement<R>(cache: Map<number, Statement<R, (string | number)[]>>, mask: number, columns: "SUMMARY" | "IDS"): Statement<R, (string | number)[]> {
+  let st = cache.get(mask);
   if (st === undefined) {
     const build = (param: (i: number) => string, idCmp: (op: string, p: string) => string, order: string, verifiedAt: string) => {
       let n = 0;
@@ -291,10 +306,11 @@ export function logPage(mask: number): Statement<LogSummaryRow, (string | number
       if (mask & AFTER) where.push(idCmp("<", next()));
       // Only the columns a summary shows: without HASH or VERDICT the page is read from the covering
       // index verifications_scope alone (the query-plan test checks it on SQLite).
-      return `SELECT id, org_id, environment, verdict, doc_hash, reference, ${verifiedAt} FROM verifications WHERE ${where.join(" AND ")} ORDER BY ${order} DESC LIMIT ${next()}`;
+      const selected = columns === "IDS" ? "id" : `id, org_id, environment, verdict, doc_hash, reference, ${verifiedAt}`;
+      return `SELECT ${selected} FROM verifications WHERE ${where.join(" AND ")} ORDER BY ${order} DESC LIMIT ${next()}`;
     };
-    st = statement({
-      name: `verification log page ${mask}`,
+    st = statement<R, (string | number)[]>({
+      name: `verification log page ${columns === "IDS" ? "ids " : ""}${mask}`,
       sqlite: build(
         () => "?",
         (op, p) => `id ${op} ${p}`,
@@ -308,7 +324,7 @@ export function logPage(mask: number): Statement<LogSummaryRow, (string | number
         "verified_at_ms::float8 AS verified_at_ms",
       ),
     });
-    pageStatements.set(mask, st);
+    cache.set(mask, st);
   }
   return st;
 }

@@ -74,6 +74,7 @@ import {
 import { Lru } from "../crypto/lru.ts";
 import type { Clock } from "../lib/clock.ts";
 import { compareConsensus, consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
+import { UNKNOWN } from "../storage/data-version.ts";
 import { firstRow, q, rows, type Op, type SqliteStore, type Store } from "../storage/store.ts";
 import {
   CLASS_HEAD,
@@ -149,6 +150,8 @@ export const DEFAULT_MEMO_ENTRIES = 100_000;
 
 /** Records whose check outcomes the record memo keeps (about 500 bytes each: some 25 MB when full). */
 export const RECORD_MEMO_ENTRIES = 50_000;
+/** Hashes whose record heads the SQLite verifier keeps while the database is unchanged (about 1 KB each: some 4 MB when full). */
+export const HEADS_KEPT = 4096;
 /** A record memo entry is used for at most this long after its signatures were verified. */
 export const RECORD_MEMO_TTL_MS = 60_000;
 
@@ -505,6 +508,21 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
   const personSuspendedByKey = client.prepare<{ suspended: number }, [Uint8Array]>(PERSON_SUSPENDED.sqlite);
   const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>(KEY_BY_FINGERPRINT.sqlite);
   const { keys, orgCache, personCache } = core;
+  // A hash's record heads as last read, under the data version they were read at
+  // (storage/data-version.ts): answered again only while nothing was committed since, by any
+  // connection of any process. The rows are only read from: every check and the verdict are
+  // still made from them on every request.
+  const headsKept = new Lru<string, { readonly version: number; readonly rows: readonly HeadRow[] }>(HEADS_KEPT);
+  function headsOf(docHash: string): readonly HeadRow[] {
+    const version = store.version.current();
+    if (version !== UNKNOWN) {
+      const kept = headsKept.get(docHash);
+      if (kept !== undefined && kept.version === version) return kept.rows;
+    }
+    const read = recordHeadsByHash.all(docHash);
+    if (version !== UNKNOWN) headsKept.set(docHash, { version, rows: read });
+    return read;
+  }
 
   /** The key a fingerprint names (`keyFromRow`), kept in memory; a missing one is never kept, so a key row inserted later is found. */
   function resolveKey(fingerprint: Uint8Array): ResolvedKey | null {
@@ -549,7 +567,7 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
       let large = false;
       if (memoOn) {
         // The record memo first: without the signature columns, if it holds every anchored record.
-        const heads = recordHeadsByHash.all(docHash);
+        const heads = headsOf(docHash);
         const known = new Map<HeadRow, RecordMemoEntry>();
         large = heads.length > MAX_MATCHES;
         if (heads.length <= MAX_MATCHES && heads.length > 0 && heads[0]!.gen !== null) {

@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { createIdGenerator, createVerificationLog, decodeCursor, encodeCursor, HASH, listSql, referenceCursorMac, VERDICT, type ListFilters, type SqliteVerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
+import { createIdGenerator, createVerificationLog, decodeCursor, encodeCursor, FROM, HASH, listIdsSql, listSql, referenceCursorMac, TO, VERDICT, type ListFilters, type SqliteVerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
 import type { Verdict } from "../../src/verification/types.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
@@ -429,6 +429,8 @@ test("listJson is list() serialised, character for character, on every page and 
       const input = { orgId: org.id, environment: "live" as const, filters, limit: 2, ...(after !== undefined ? { after } : {}) };
       const text = log.listJson(input);
       expect(text).toBe(JSON.stringify(log.list(input)));
+      // Again: now from the memo of each row's JSON (the ids read alone), the same text.
+      expect(log.listJson(input)).toBe(text);
       pages++;
       const next = (JSON.parse(text) as { pagination: { nextCursor: string | null } }).pagination.nextCursor;
       if (next === null) break;
@@ -436,6 +438,58 @@ test("listJson is list() serialised, character for character, on every page and 
     }
   }
   expect(pages).toBe(3 + 1 + 3);
+});
+
+test("listJson from its memo: rows written or deleted since a page was read are shown as they are now", async () => {
+  const clock = manualClock(Date.UTC(2026, 0, 3));
+  const log = createVerificationLog({ store: sqliteStore(fx.db), clock, cursorKey: KEY });
+  const org = await fx.createOrg("Memo Pages Ltd");
+  const first = { orgId: org.id, environment: "live" as const, filters: {}, limit: 3 };
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    ids.push((await log.record(row({ orgId: org.id, reference: `r${i}` }))).verificationId);
+    clock.advance(1000);
+  }
+  const shown = (text: string) => (JSON.parse(text) as { data: { verificationId: string }[] }).data.map((d) => d.verificationId);
+  const pick = (...at: number[]) => at.map((i) => ids[i]!);
+  expect(shown(log.listJson(first))).toEqual(pick(4, 3, 2));
+  expect(shown(log.listJson(first))).toEqual(pick(4, 3, 2)); // every row remembered
+  // A new row: the page is read whole again and starts with it.
+  ids.push((await log.record(row({ orgId: org.id, reference: "new" }))).verificationId);
+  expect(log.listJson(first)).toBe(JSON.stringify(log.list(first)));
+  expect(shown(log.listJson(first))).toEqual(pick(5, 4, 3));
+  // Rows deleted (as retention deletes them): never shown again, though their JSON is remembered.
+  fx.db.$client.prepare("DELETE FROM verifications WHERE id IN (?, ?)").run(ids[5]!, ids[4]!);
+  const text = log.listJson(first);
+  expect(shown(text)).toEqual(pick(3, 2, 1));
+  expect(text).toBe(JSON.stringify(log.list(first)));
+  // The last page, from the memo: no cursor, hasMore false.
+  const last = { ...first, filters: { verdict: "verified_org" as const }, limit: 10 };
+  expect(log.listJson(last)).toBe(JSON.stringify(log.list(last)));
+  expect(log.listJson(last)).toBe(JSON.stringify(log.list(last)));
+  expect((JSON.parse(log.listJson(last)) as { pagination: unknown }).pagination).toEqual({ nextCursor: null, hasMore: false });
+});
+
+test("the memo of each row's JSON rests on the log never being updated: no code updates a verification row", async () => {
+  const { Glob } = await import("bun");
+  const offenders: string[] = [];
+  for await (const file of new Glob("src/**/*.ts").scan({ cwd: `${import.meta.dir}/../..` })) {
+    const text = await Bun.file(`${import.meta.dir}/../../${file}`).text();
+    if (/UPDATE\s+"?verifications"?\s/i.test(text) || /\.update\(\s*(schema\.)?verifications\b/.test(text)) offenders.push(file);
+  }
+  expect(offenders).toEqual([]);
+});
+
+test("every page's ids are read from an index alone, in id order (time bounds under a hash or verdict filter may read rows for verified_at_ms)", () => {
+  for (let mask = 0; mask < 32; mask++) {
+    const sql = listIdsSql(mask);
+    expect(sql).toStartWith("SELECT id FROM verifications WHERE ");
+    const params = sql.split("?").length - 1;
+    const plan = (fx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array.from({ length: params }, () => "x")) as { detail: string }[]).map((p) => p.detail);
+    expect(plan).toHaveLength(1);
+    const timeBound = (mask & (FROM | TO)) !== 0 && (mask & (HASH | VERDICT)) !== 0;
+    expect(plan[0]).toMatch(timeBound ? /^SEARCH verifications USING (COVERING )?INDEX verifications_scope(_hash|_verdict)? \(org_id=\? AND environment=\?/ : /^SEARCH verifications USING COVERING INDEX verifications_scope(_hash|_verdict)? \(org_id=\? AND environment=\?/);
+  }
 });
 
 test("every combination of list filters searches an index in id order, never sorts or scans", () => {

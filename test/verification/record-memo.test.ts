@@ -137,6 +137,20 @@ describe("the record memo", () => {
     expect(verifications()).toBe(2);
   });
 
+  test("a record revoked by another process, as an operator's sqlite3 would, is seen by the next verification", () => {
+    const hash = freshHash();
+    const id = fx.addOrgRecord(acme, { docHash: hash });
+    const { verifier } = counted();
+    // Twice: the second is answered from the heads kept while nothing was committed.
+    expect(verifier.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
+    expect(verifier.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
+    const file = (fx.db.$client.query("PRAGMA database_list").get() as { file: string }).file;
+    const sql = `UPDATE records SET revoked_at = ${fx.clock.now()}, revocation_reason = 'SUPERSEDED' WHERE id = '${id}'`;
+    const p = Bun.spawnSync([process.execPath, "-e", `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(file)}); db.run("PRAGMA busy_timeout = 5000"); db.run(${JSON.stringify(sql)}); db.close();`], { stderr: "pipe" });
+    expect(p.exitCode, p.stderr.toString()).toBe(0);
+    expect(verifier.verify({ docHash: hash, tier: "public" }).verdict).toBe("revoked");
+  });
+
   test("memo off: every verification verifies both signatures again", () => {
     const hash = freshHash();
     fx.addOrgRecord(acme, { docHash: hash });
