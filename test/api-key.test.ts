@@ -53,3 +53,12 @@ test("secrets compare against their digest only", () => {
   expect(secretMatches(k.secret.replace(/.$/, (c) => (c === "a" ? "b" : "a")), d)).toBe(false);
   expect(secretMatches(k.secret, d.subarray(0, 31))).toBe(false);
 });
+
+test("a secret's digest is SHA-256 of its UTF-8 bytes, as stored by every earlier release", () => {
+  const { createHash } = require("node:crypto") as typeof import("node:crypto");
+  for (const secret of [generateKey("live").secret, "", "é ü €", "\u{1F600}"]) {
+    expect(secretDigest(secret).equals(createHash("sha256").update(secret, "utf8").digest())).toBe(true);
+  }
+  // A fixed vector: a stored digest must keep matching after any change of implementation.
+  expect(secretDigest("abc").toString("hex")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+});

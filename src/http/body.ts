@@ -6,6 +6,9 @@
  */
 import { DomainError } from "../lib/errors.ts";
 
+/** Strict UTF-8; one decoder for every request (decoding without `stream` keeps no state between calls). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
 export async function readJsonObject(request: Request, limit: number): Promise<Record<string, unknown>> {
   const tooLarge = () => new DomainError("PAYLOAD_TOO_LARGE", `The request body is larger than this operation's limit of ${limit} bytes.`);
   // The rest of an oversized body is never read, so the connection cannot carry another
@@ -14,7 +17,7 @@ export async function readJsonObject(request: Request, limit: number): Promise<R
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge();
 
   const type = request.headers.get("content-type");
-  if (type !== null && !/^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i.test(type.trim())) {
+  if (type !== null && type !== "application/json" && !/^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i.test(type.trim())) {
     throw new DomainError("VALIDATION_FAILED", "The request body must be JSON, sent with Content-Type: application/json.", {
       body: `Content-Type ${JSON.stringify(type.slice(0, 100))} is not application/json`,
     });
@@ -30,7 +33,7 @@ export async function readJsonObject(request: Request, limit: number): Promise<R
   } else bytes = await readStreamed(request, limit, tooLarge);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     throw new DomainError("VALIDATION_FAILED", "The request body is not valid UTF-8.", { body: "not valid UTF-8" });
   }

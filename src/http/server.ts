@@ -66,7 +66,9 @@ export function requestMeta(request: Request): RequestMeta {
 /** Adds headers to the response this request ends with, whether a success or an error. */
 export function setResponseHeaders(request: Request, headers: Record<string, string>): void {
   const meta = metaByRequest.get(request);
-  if (meta !== undefined) meta.headers = { ...meta.headers, ...headers };
+  if (meta === undefined) return;
+  const kept = (meta.headers ??= {});
+  for (const name in headers) kept[name] = headers[name]!;
 }
 
 export function createHttp(deps: HttpDeps): Http {
@@ -185,21 +187,22 @@ export function createHttp(deps: HttpDeps): Http {
         response = fallback(meta, error, request);
       }
       response.headers.set("x-request-id", meta.id);
-      if (meta.headers !== undefined) for (const [k, v] of Object.entries(meta.headers)) response.headers.set(k, v);
+      const extra = meta.headers;
+      if (extra !== undefined) for (const name in extra) response.headers.set(name, extra[name]!);
       // A 413 leaves the unread rest of the body on the connection; closing it keeps those
       // bytes from being parsed as a next request.
       if (response.status === 413) response.headers.set("connection", "close");
       const elapsedMs = performance.now() - started;
       route.recorder.record(response.status, elapsedMs / 1000);
-      const line = {
+      const line: Record<string, string | number> = {
         requestId: meta.id,
         method: request.method,
         route: route.path,
         status: response.status,
         durationMs: Math.round(elapsedMs * 100) / 100,
-        ...(meta.peer !== undefined ? { peer: meta.peer } : {}),
-        ...(meta.keyPrefix !== undefined ? { key: meta.keyPrefix } : {}),
       };
+      if (meta.peer !== undefined) line.peer = meta.peer;
+      if (meta.keyPrefix !== undefined) line.key = meta.keyPrefix;
       // A client that went away mid-request is the client's doing, not a fault of the service.
       if (response.status === CLIENT_CLOSED) deps.log.info("request abandoned by the client", line);
       else deps.log.info("request", line);

@@ -29,6 +29,18 @@ const MAX_RFC3339_MS = 253402300799999;
  * have). Times this service writes itself are from 1970 on; the ledger messages check that.
  */
 export function rfc3339Ms(ms: number): string {
+  // The last time written, again: a busy service formats the same millisecond for many requests
+  // (each answer's verifiedAt and its log line).
+  if (ms === lastMs) return lastText;
+  const text = formatRfc3339Ms(ms);
+  lastMs = ms;
+  lastText = text;
+  return text;
+}
+let lastMs = Number.NaN;
+let lastText = "";
+
+function formatRfc3339Ms(ms: number): string {
   if (!Number.isSafeInteger(ms) || ms < MIN_RFC3339_MS || ms > MAX_RFC3339_MS) throw new RangeError("time must be whole milliseconds in the years 0000 to 9999");
   // What `new Date(ms).toISOString()` gives, by integer arithmetic (a test compares the two over
   // the whole range): a verification answer formats three to four times, a log page 25, and the
@@ -71,6 +83,19 @@ const CONSENSUS_RE = /^(\d{1,12})\.(\d{9})$/;
  * something to pad or echo.
  */
 export function consensusToRfc3339(text: string): string {
+  let written = consensusTexts.get(text);
+  if (written === undefined) {
+    written = formatConsensus(text);
+    // Bounded: emptied when full (a record's consensus time is written for every answer naming it).
+    if (consensusTexts.size >= CONSENSUS_TEXTS_KEPT) consensusTexts.clear();
+    consensusTexts.set(text, written);
+  }
+  return written;
+}
+const CONSENSUS_TEXTS_KEPT = 4096;
+const consensusTexts = new Map<string, string>();
+
+function formatConsensus(text: string): string {
   const m = CONSENSUS_RE.exec(text);
   if (m === null) throw new Error(`consensus time ${JSON.stringify(text)} is not seconds.nanoseconds`);
   const whole = rfc3339Ms(Number(m[1]) * 1000); // …SS.000Z; throws past 9999

@@ -11,8 +11,20 @@ import type { Match, Verdict } from "./types.ts";
 /** A string (through jsonString) or a number, as JSON. */
 const q = (v: string | number): string => (typeof v === "string" ? jsonString(v) : JSON.stringify(v));
 
+/**
+ * Each match's text, by match object: verify.ts hands out the same Match object again only for
+ * identical inputs (its `matchOf`), and nothing changes a Match once shaped.
+ */
+const matchTexts = new WeakMap<Match, string>();
+
 /** `JSON.stringify(match)`, for a Match as verify.ts shapes it. */
 export function matchJson(m: Match): string {
+  let text = matchTexts.get(m);
+  if (text === undefined) matchTexts.set(m, (text = writeMatch(m)));
+  return text;
+}
+
+function writeMatch(m: Match): string {
   let out = `{"recordId":${q(m.recordId)},"kind":${q(m.kind)},"status":${q(m.status)},"recordIssuedAt":${q(m.recordIssuedAt)},"signerType":${q(m.signerType)},"signerStanding":${q(m.signerStanding)}`;
   if (m.signerHint !== undefined) out += `,"signerHint":${q(m.signerHint)}`;
   if (m.signerOrg !== undefined) out += `,"signerOrg":${q(m.signerOrg)}`;

@@ -345,8 +345,10 @@ function summaryJson(row: SummaryRow): string {
 }
 /** Rows whose page JSON the SQLite log keeps (about 300 bytes each: about 1.2 MB when full). */
 export const ROW_JSON_MEMO = 4096;
-/** Pages whose ids the SQLite log keeps while the database is unchanged (up to 101 ids each: about 1 MB when full). */
-export const PAGE_IDS_KEPT = 256;
+/** Pages whose JSON the SQLite log keeps while the database is unchanged (up to 100 rows each: about 7.5 MB when full). */
+export const PAGES_KEPT = 256;
+/** Page inputs whose checked query (the cursor's MAC verified) the SQLite log keeps. */
+export const PAGE_QUERIES_KEPT = 1024;
 const ASSURANCE_JSON = JSON.stringify(ASSURANCE_LEVEL);
 const MODE_JSON = JSON.stringify(MODE);
 
@@ -625,23 +627,44 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
     return pageOf(listStatement(query.mask).all(...query.args), query, cursorKey);
   }
 
-  // A page's ids as last read, by query, under the data version they were read at
-  // (storage/data-version.ts): read again whenever anything was committed since.
-  const pageIdsKept = new Lru<string, { readonly version: number; readonly ids: readonly (readonly unknown[])[] }>(PAGE_IDS_KEPT);
-  function pageIds(query: PageQuery): readonly (readonly unknown[])[] {
-    const version = store.version.current();
-    if (version === UNKNOWN) return idStatement(query.mask).values(...query.args);
-    const key = `${query.mask}\0${query.args.join("\0")}`;
-    const kept = pageIdsKept.get(key);
-    if (kept !== undefined && kept.version === version) return kept.ids;
-    const ids = idStatement(query.mask).values(...query.args);
-    pageIdsKept.set(key, { version, ids });
-    return ids;
+  // A page's query by its exact input: the limit and filters checked and the cursor's MAC
+  // verified once per distinct input, not on every request (the same bytes always give the same
+  // answer; a refused input is never kept, so it is refused again, in full, every time).
+  const queriesKept = new Lru<string, PageQuery>(PAGE_QUERIES_KEPT);
+  function keptQuery(input: ListInput): { readonly key: string; readonly query: PageQuery } {
+    const f = input.filters;
+    // Every field but the cursor has a fixed format (the route checks it; ids are UUIDs), so NUL
+    // separates them unambiguously; the cursor, free text until checked, comes last.
+    const key = `${input.orgId}\0${input.environment}\0${f.verdict ?? "\u0001"}\0${f.originalDocHash ?? "\u0001"}\0${f.from ?? "\u0001"}\0${f.to ?? "\u0001"}\0${input.limit}\0${input.after ?? "\u0001"}`;
+    let query = queriesKept.get(key);
+    if (query === undefined) {
+      query = pageQuery(input, cursorKey);
+      queriesKept.set(key, query);
+    }
+    return { key, query };
   }
 
+  // A page's ids and JSON as last read, by its input, under the data version they were read at
+  // (storage/data-version.ts): what a read would give again while nothing at all has been
+  // committed since, by any connection or process; read again (and kept anew) otherwise.
+  const pagesKept = new Lru<string, { readonly version: number; readonly text: string }>(PAGES_KEPT);
+
   function readPageJson(input: ListInput): string {
-    const query = pageQuery(input, cursorKey);
-    const ids = pageIds(query);
+    const { key, query } = keptQuery(input);
+    // Taken before the reads it vouches for: a commit in between only costs a read more.
+    const version = store.version.current();
+    if (version !== UNKNOWN) {
+      const kept = pagesKept.get(key);
+      if (kept !== undefined && kept.version === version) return kept.text;
+    }
+    const text = pageText(query);
+    if (version !== UNKNOWN) pagesKept.set(key, { version, text });
+    return text;
+  }
+
+  /** The page's JSON: its ids from the index, each row's text from memory when every row has one. */
+  function pageText(query: PageQuery): string {
+    const ids = idStatement(query.mask).values(...query.args);
     const hasMore = ids.length > query.limit;
     const n = hasMore ? query.limit : ids.length;
     let out = '{"data":[';

@@ -320,6 +320,16 @@ class VerifierCore {
   readonly orgCache = new Map<string, OrgStanding>();
   readonly personCache = new Map<string, boolean>();
   cachedGen: number | null = null;
+  /**
+   * The match last shaped from each row object, with the inputs it was shaped from. Shaping is a
+   * pure function of the row, the tier, the hash asked about, the signature checks, the standing
+   * and the person's suspension; rows, checks (the record memo's entries) and standing (kept under
+   * the change counter) are the same objects while nothing they were read from has changed, so an
+   * identical set of inputs gives the identical match, kept rather than built again. Any input
+   * that differs, by identity, shapes it afresh. The verdict is still decided over the matches on
+   * every request.
+   */
+  private readonly shaped = new WeakMap<ShownRow, { tier: DisclosureTier; requested: string; sig: SignatureChecks; org: OrgStanding | null; personSuspended: boolean; match: Match }>();
 
   constructor(
     deps: VerifierDeps,
@@ -404,6 +414,15 @@ class VerifierCore {
     });
   }
 
+  /** `shapeMatch`, or the match it gave for identical inputs (`shaped`). */
+  matchOf(row: ShownRow, tier: DisclosureTier, requested: string, sig: SignatureChecks, org: OrgStanding | null, personSuspended: boolean): Match {
+    const prev = this.shaped.get(row);
+    if (prev !== undefined && prev.sig === sig && prev.org === org && prev.tier === tier && prev.requested === requested && prev.personSuspended === personSuspended) return prev.match;
+    const match = this.shapeMatch(row, tier, requested, sig, org, personSuspended);
+    this.shaped.set(row, { tier, requested, sig, org, personSuspended, match });
+    return match;
+  }
+
   shapeMatch(row: ShownRow, tier: DisclosureTier, requested: string, sig: SignatureChecks, org: OrgStanding | null, personSuspended: boolean): Match {
     if (row.sequence_number === null || row.consensus_at === null) {
       // The anchor columns are written with the state in one transaction; an anchored row without
@@ -459,7 +478,7 @@ class VerifierCore {
     docHash: string,
     now: number,
   ): VerifyResult {
-    const shape = (r: ShownRow) => this.shapeMatch(r, tier, docHash, sigOf(r), orgOf(r.org_id), personSuspended(r));
+    const shape = (r: ShownRow) => this.matchOf(r, tier, docHash, sigOf(r), orgOf(r.org_id), personSuspended(r));
     const matches = page.map(shape);
     // Over `deciding`, "is there a record of this class" has the answer it has over every record.
     const deciding = beyond.length === 0 ? matches : [...matches, ...beyond.map(shape)];

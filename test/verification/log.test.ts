@@ -470,6 +470,44 @@ test("listJson from its memo: rows written or deleted since a page was read are 
   expect((JSON.parse(log.listJson(last)) as { pagination: unknown }).pagination).toEqual({ nextCursor: null, hasMore: false });
 });
 
+test("a page kept while nothing is committed: another connection's delete, and another scope's use of a cursor, are seen at once", async () => {
+  const clock = manualClock(Date.UTC(2026, 0, 4));
+  const log = createVerificationLog({ store: sqliteStore(fx.db), clock, cursorKey: KEY });
+  const org = await fx.createOrg("Kept Pages Ltd");
+  const other = await fx.createOrg("Other Scope Ltd");
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    ids.push((await log.record(row({ orgId: org.id, reference: `k${i}` }))).verificationId);
+    clock.advance(1000);
+  }
+  const first = { orgId: org.id, environment: "live" as const, filters: {}, limit: 2 };
+  const page = log.listJson(first);
+  expect(log.listJson(first)).toBe(page); // the same text again while nothing was committed
+  const cursor = (JSON.parse(page) as { pagination: { nextCursor: string } }).pagination.nextCursor;
+  const second = { ...first, after: cursor };
+  expect(log.listJson(second)).toBe(JSON.stringify(log.list(second)));
+  expect(log.listJson(second)).toBe(JSON.stringify(log.list(second)));
+  // The same cursor under another organisation, or with a filter added, is refused every time,
+  // though it was accepted (and its check kept) for its own scope.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    expect(() => log.listJson({ ...second, orgId: other.id })).toThrow(DomainError);
+    expect(() => log.listJson({ ...second, filters: { verdict: "verified_org" as const } })).toThrow(DomainError);
+    const tampered = cursor.slice(0, -2) + (cursor.endsWith("AA") ? "AB" : "AA");
+    expect(() => log.listJson({ ...first, after: tampered })).toThrow(DomainError);
+  }
+  // A row deleted by another connection (an operator's sqlite3, say): the very next page shows it gone.
+  const elsewhere = new Database(fx.db.$client.filename);
+  try {
+    elsewhere.prepare("DELETE FROM verifications WHERE id = ?").run(ids[2]!);
+  } finally {
+    elsewhere.close();
+  }
+  const after = log.listJson(first);
+  expect(after).not.toBe(page);
+  expect((JSON.parse(after) as { data: { verificationId: string }[] }).data.map((d) => d.verificationId)).toEqual([ids[3], ids[1]]);
+  expect(after).toBe(JSON.stringify(log.list(first)));
+});
+
 test("the memo of each row's JSON rests on the log never being updated: no code updates a verification row", async () => {
   const { Glob } = await import("bun");
   const offenders: string[] = [];
