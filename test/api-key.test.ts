@@ -62,3 +62,18 @@ test("a secret's digest is SHA-256 of its UTF-8 bytes, as stored by every earlie
   // A fixed vector: a stored digest must keep matching after any change of implementation.
   expect(secretDigest("abc").toString("hex")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 });
+
+test("the checksum is compared as crcBase62 writes it: every other value of any of its six characters is refused", () => {
+  const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  for (let n = 0; n < 20; n++) {
+    const { key } = generateKey(n % 2 === 0 ? "live" : "test");
+    expect(key.slice(-6)).toBe(crcBase62(key.slice(0, -6)));
+    expect(parseKey(key)).not.toBeNull();
+    for (let at = KEY_LENGTH - 6; at < KEY_LENGTH; at++) {
+      for (const c of alphabet) {
+        if (c === key[at]) continue;
+        expect(parseKey(key.slice(0, at) + c + key.slice(at + 1))).toBeNull();
+      }
+    }
+  }
+});

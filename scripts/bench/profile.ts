@@ -85,7 +85,7 @@ async function deepCursor(): Promise<string> {
   let after: string | null = null;
   const auth = { authorization: `Bearer ${dataset.logKey}` };
   for (let rows = 0; rows < LOG_DEPTH; rows += 100) {
-    const res = await fetch(`${url}/v1/verifications?limit=100${after === null ? "" : `&after=${after}`}`, { headers: auth });
+    const res: Response = await fetch(`${url}/v1/verifications?limit=100${after === null ? "" : `&after=${after}`}`, { headers: auth });
     after = ((await res.json()) as { pagination: { nextCursor: string } }).pagination.nextCursor;
   }
   return after!;

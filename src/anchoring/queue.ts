@@ -54,7 +54,8 @@ import { and, asc, count, desc, eq, inArray, isNotNull, sql } from "drizzle-orm"
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
 import { ledgerTransactions, organisations, records } from "../storage/schema.ts";
-import { q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
+import { INSERT_PENDING_MESSAGE } from "../storage/statements.ts";
+import { changes, q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
 import type { QueueCounts } from "./back-pressure.ts";
 import { backoffDelay } from "./retry.ts";
 import type { NewTransaction } from "./transaction-ids.ts";
@@ -134,9 +135,12 @@ export function* pendingPersonKeyAnnouncement(tx: StoreDb, t: Tables, input: Per
 }
 
 /** `insertPendingMessage` as a step of a store operation, on either engine (storage/store.ts). */
-export function* pendingMessage(tx: StoreDb, t: Tables, input: Parameters<typeof insertPendingMessage>[1]): Op<void> {
+export function* pendingMessage(_tx: StoreDb, _t: Tables, input: Parameters<typeof insertPendingMessage>[1]): Op<void> {
   checkMessage(input);
-  yield* q(tx.insert(t.ledgerTransactions).values(pendingValues(input, input, input.now)));
+  const v = pendingValues(input, input, input.now);
+  yield* q(
+    changes(INSERT_PENDING_MESSAGE, v.transactionId, v.kind, v.orgId, v.recordId, v.topicId, v.message, v.keyFingerprint, v.signedBytes, v.validStartMs, v.validSeconds, v.state, v.attempts, v.nextAttemptAt, v.createdAt, v.updatedAt),
+  );
 }
 
 /**

@@ -504,7 +504,7 @@ test("a page kept while nothing is committed: another connection's delete, and a
   }
   const after = log.listJson(first);
   expect(after).not.toBe(page);
-  expect((JSON.parse(after) as { data: { verificationId: string }[] }).data.map((d) => d.verificationId)).toEqual([ids[3], ids[1]]);
+  expect((JSON.parse(after) as { data: { verificationId: string }[] }).data.map((d) => d.verificationId)).toEqual([ids[3]!, ids[1]!]);
   expect(after).toBe(JSON.stringify(log.list(first)));
 });
 
