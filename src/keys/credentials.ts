@@ -85,7 +85,7 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     // The change counter (migration 0010); null when its row is missing, and nothing is kept then.
     // On SQLite it is read again only when something was committed since it was last read
     // (storage/data-version.ts): the version is taken before the read it vouches for.
-    const version = sync !== null ? sync.version.current() : UNKNOWN;
+    const version = sync !== null ? sync.version.others() : UNKNOWN;
     let gen: number | null;
     if (version !== UNKNOWN && version === counterVersion) gen = keptGen;
     else {

@@ -38,6 +38,14 @@ export interface DataVersion {
    * results are kept under it, never after: a commit between the two then only costs a read.
    */
   current(): number;
+  /**
+   * As `current()`, except that commits claimed in `claims` (the verification log's writer thread,
+   * which only ever inserts log rows) leave it unchanged: what reads of every other table are kept
+   * under. UNKNOWN while a claimed commit is still settling. See "Claimed commits" below.
+   */
+  others(): number;
+  /** Where a writer of this database claims its commits (`commitClaimer`); null when no version can be told. */
+  readonly claims: SharedArrayBuffer | null;
   /** Called before the connection closes; `current()` is UNKNOWN from then on. */
   release(): void;
 }
@@ -71,7 +79,172 @@ export function dataVersionOf(client: Database): DataVersion {
 }
 
 /** A version that is always UNKNOWN (PostgreSQL, tests that want every read made). */
-export const NO_DATA_VERSION: DataVersion = { current: () => UNKNOWN, release() {} };
+export const NO_DATA_VERSION: DataVersion = { current: () => UNKNOWN, others: () => UNKNOWN, claims: null, release() {} };
+
+// ---------------------------------------------------------------------------------------------
+// Claimed commits
+//
+// The organisation tier writes a log row for every verification, on the log's writer thread: a
+// commit every millisecond or so under load, each a new version, after which every hash's record
+// heads and the API key counter were read again although no record, key or organisation had
+// changed. The writer thread therefore claims its commits, and `others()` does not move for them.
+//
+// The header's fields used (walformat.html §2.1, the WalIndexHdr struct, 32-bit words): iChange
+// (word 2), raised by one at every commit; mxFrame (word 4), the last valid frame, which every
+// commit raises (a commit writes at least one frame) and nothing else lowers within one WAL
+// generation; the salts (words 8, 9), new at every WAL restart. A state of the database is told
+// apart by (salts, iChange, mxFrame); mxFrame also stays apart across a rebuilt WAL index, which
+// sets iChange back to 0 but recovers every frame.
+//
+// The claimer (the writer thread) reads the header after BEGIN IMMEDIATE, while it holds the
+// write lock: no other connection can commit until it does, so that header is the newest state
+// and its commit is the next one. It claims "the commit from (salts, iChange b, mxFrame m) is
+// mine", commits, then reads the header again: if it shows (salts, b + 1), nobody has committed
+// after it yet and its mxFrame is where this commit ended; otherwise the end stays unknown.
+// `others()` accepts a change of header from S to C as claimed only when every commit between is:
+// the same salts, and for each step a settled claim starting exactly where the previous ended
+// (from S's iChange and mxFrame) and the last ending at C's mxFrame. Anything else (a restart, a
+// commit of any other connection or process, a torn read, a claim being rewritten) counts as a
+// change, so a claim can only ever cost a read, never hide one.
+// ---------------------------------------------------------------------------------------------
+
+/** How long a claim may stay unsettled before the change it would explain counts as a change. */
+const SETTLE_MS = 100;
+/** Claims kept (a ring): commits of the writer thread not yet seen by `others()` beyond this are treated as changes. */
+const CLAIM_SLOTS = 16;
+/** Per slot, 32-bit words: a sequence number (odd while the slot is written), then the claim. */
+const CLAIM_WORDS = 8;
+const enum Claim {
+  Seq = 0,
+  State = 1,
+  Salt1 = 2,
+  Salt2 = 3,
+  FromChange = 4,
+  FromFrame = 5,
+  ToFrame = 6,
+}
+const PENDING = 1;
+const SETTLED = 2;
+/** Header words: iChange, mxFrame, the salts. */
+const I_CHANGE = 2;
+const MX_FRAME = 4;
+const SALT1 = 8;
+const SALT2 = 9;
+
+function claimSlot(claims: Int32Array, fromChange: number): number {
+  return ((fromChange >>> 0) % CLAIM_SLOTS) * CLAIM_WORDS;
+}
+
+/** A copy of the header's first copy when both copies agree and it is of the known format, else null. */
+function readHeader(w: Uint32Array, into: Uint32Array): Uint32Array | null {
+  for (let i = 0; i < HEADER_WORDS; i++) {
+    const a = w[i]!;
+    if (a !== w[i + HEADER_WORDS]) return null;
+    into[i] = a;
+  }
+  return into[0] === WALINDEX_VERSION ? into : null;
+}
+
+/**
+ * The writer thread's side: claims each of its commits (see "Claimed commits"). `begin()` right
+ * after BEGIN IMMEDIATE (the write lock held), then `committed()` or `failed()`.
+ */
+export interface CommitClaimer {
+  begin(): void;
+  committed(): void;
+  failed(): void;
+}
+
+/** A claimer over the WAL index of `filename`, writing into `claims` (the main connection's `DataVersion.claims`). */
+export function commitClaimer(filename: string, claims: SharedArrayBuffer): CommitClaimer {
+  const ring = new Int32Array(claims);
+  let words: Uint32Array | null = null;
+  const header = new Uint32Array(HEADER_WORDS);
+  let slot = -1;
+  const write = (at: number, update: () => void) => {
+    Atomics.add(ring, at + Claim.Seq, 1); // odd: being written
+    update();
+    Atomics.add(ring, at + Claim.Seq, 1);
+  };
+  return {
+    begin() {
+      slot = -1;
+      try {
+        words ??= mapHeader(filename);
+      } catch {
+        return;
+      }
+      const h = readHeader(words, header);
+      if (h === null) return;
+      const at = claimSlot(ring, h[I_CHANGE]!);
+      write(at, () => {
+        Atomics.store(ring, at + Claim.State, PENDING);
+        Atomics.store(ring, at + Claim.Salt1, h[SALT1]!);
+        Atomics.store(ring, at + Claim.Salt2, h[SALT2]!);
+        Atomics.store(ring, at + Claim.FromChange, h[I_CHANGE]!);
+        Atomics.store(ring, at + Claim.FromFrame, h[MX_FRAME]!);
+        Atomics.store(ring, at + Claim.ToFrame, 0);
+      });
+      slot = at;
+    },
+    committed() {
+      const at = slot;
+      slot = -1;
+      if (at < 0 || words === null) return;
+      const fromChange = Atomics.load(ring, at + Claim.FromChange) >>> 0;
+      const h = readHeader(words, new Uint32Array(HEADER_WORDS));
+      // Our commit's end is known only if nobody has committed after it yet.
+      const known =
+        h !== null && h[I_CHANGE] === ((fromChange + 1) >>> 0) && h[SALT1] === Atomics.load(ring, at + Claim.Salt1) >>> 0 && h[SALT2] === Atomics.load(ring, at + Claim.Salt2) >>> 0;
+      write(at, () => {
+        if (known) {
+          Atomics.store(ring, at + Claim.ToFrame, h[MX_FRAME]!);
+          Atomics.store(ring, at + Claim.State, SETTLED);
+        } else Atomics.store(ring, at + Claim.State, 0);
+      });
+    },
+    failed() {
+      const at = slot;
+      slot = -1;
+      if (at >= 0) write(at, () => Atomics.store(ring, at + Claim.State, 0));
+    },
+  };
+}
+
+function mapHeader(filename: string): Uint32Array {
+  const bytes = Bun.mmap(`${filename}-shm`, { shared: true, size: 4 * 2 * HEADER_WORDS });
+  if (bytes.byteLength < 4 * 2 * HEADER_WORDS) throw new Error("WAL index too short");
+  return new Uint32Array(bytes.buffer, bytes.byteOffset, 2 * HEADER_WORDS);
+}
+
+/**
+ * Whether the header went from `from` to `to` through claimed commits only: "claimed", "settling"
+ * (a claim for the first step is still being committed or written: decide later), or "changed".
+ */
+function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array): "claimed" | "settling" | "changed" {
+  if (from[0] !== WALINDEX_VERSION || to[SALT1] !== from[SALT1] || to[SALT2] !== from[SALT2]) return "changed";
+  const steps = (to[I_CHANGE]! - from[I_CHANGE]!) >>> 0;
+  if (steps === 0 || steps > CLAIM_SLOTS) return "changed";
+  let frame = from[MX_FRAME]!;
+  for (let j = 0; j < steps; j++) {
+    const change = (from[I_CHANGE]! + j) >>> 0;
+    const at = claimSlot(ring, change);
+    const seq = Atomics.load(ring, at + Claim.Seq);
+    if ((seq & 1) === 1) return "settling"; // being written: read it once written
+    const state = Atomics.load(ring, at + Claim.State);
+    const salt1 = Atomics.load(ring, at + Claim.Salt1) >>> 0;
+    const salt2 = Atomics.load(ring, at + Claim.Salt2) >>> 0;
+    const fromChange = Atomics.load(ring, at + Claim.FromChange) >>> 0;
+    const fromFrame = Atomics.load(ring, at + Claim.FromFrame) >>> 0;
+    const toFrame = Atomics.load(ring, at + Claim.ToFrame) >>> 0;
+    if (Atomics.load(ring, at + Claim.Seq) !== seq) return "settling";
+    if (fromChange !== change || salt1 !== from[SALT1] || salt2 !== from[SALT2] || fromFrame !== frame) return "changed";
+    if (state === PENDING) return "settling"; // this very commit, its claim not yet settled
+    if (state !== SETTLED || toFrame <= frame) return "changed";
+    frame = toFrame;
+  }
+  return frame === to[MX_FRAME] ? "claimed" : "changed";
+}
 
 /** The version read from `<filename>-shm` (exported for tests, which craft that file; use dataVersionOf). */
 export function walDataVersion(filename: string, beforeMapping: () => void = () => {}): DataVersion {
@@ -81,6 +254,13 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
   let released = false;
   const seen = new Uint32Array(HEADER_WORDS);
   let version = 0;
+  const claims = new SharedArrayBuffer(4 * CLAIM_SLOTS * CLAIM_WORDS);
+  const ring = new Int32Array(claims);
+  /** The header `others()` last accepted (all zeros: none yet), and its number. */
+  const seenByOthers = new Uint32Array(HEADER_WORDS);
+  const now = new Uint32Array(HEADER_WORDS);
+  let othersVersion = 0;
+  let settlingSince = 0;
 
   function map(): Uint32Array | null {
     const now = Date.now();
@@ -121,6 +301,36 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
       }
       return version;
     },
+    others() {
+      if (released) return UNKNOWN;
+      const w = words ?? (words = map());
+      if (w === null) return UNKNOWN;
+      const h = readHeader(w, now);
+      if (h === null) return UNKNOWN;
+      let same = true;
+      for (let i = 0; i < HEADER_WORDS; i++) {
+        if (h[i] !== seenByOthers[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (!same) {
+        let through = throughClaims(ring, seenByOthers, h);
+        if (through === "settling") {
+          // A claim settles within its commit's sync; one that does not (a writer thread ended
+          // mid-commit) stops counting after SETTLE_MS.
+          const t = Date.now();
+          if (settlingSince === 0) settlingSince = t;
+          if (t - settlingSince <= SETTLE_MS) return UNKNOWN;
+          through = "changed";
+        }
+        settlingSince = 0;
+        if (through === "changed") othersVersion++;
+        seenByOthers.set(h);
+      }
+      return othersVersion;
+    },
+    claims,
     release() {
       released = true;
       words = null;

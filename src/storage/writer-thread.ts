@@ -26,7 +26,7 @@ export function writerWorkerUrl(): URL {
 export type SqlValue = string | number | bigint | null | Uint8Array;
 
 export type WorkerRequest =
-  | { readonly type: "open"; readonly path: string; readonly statements: readonly string[] }
+  | { readonly type: "open"; readonly path: string; readonly statements: readonly string[]; readonly claims?: SharedArrayBuffer }
   /** `rows`, or `json`: the rows as JSON text when no value is a blob or bigint (one string crosses the thread faster than a cloned array of arrays). */
   | { readonly type: "batch"; readonly id: number; readonly sql: string; readonly rows?: readonly (readonly SqlValue[])[]; readonly json?: string }
   | { readonly type: "close" };
@@ -56,6 +56,11 @@ export interface WriterThreadOptions {
   readonly path: string;
   /** Every statement `write` may be given. */
   readonly statements: readonly string[];
+  /**
+   * The main connection's `DataVersion.claims`, when every statement only inserts rows that no read
+   * kept under `others()` depends on (the verification log): the thread claims its commits there.
+   */
+  readonly claims?: SharedArrayBuffer;
   /** For tests only: another entry point. Default `writerWorkerUrl()`. */
   readonly entry?: URL;
 }
@@ -112,7 +117,7 @@ export function createWriterThread(options: WriterThreadOptions): WriterThread {
       event.preventDefault();
       stop(w, new Error(`writer thread failed: ${event.message}`));
     };
-    w.postMessage({ type: "open", path: options.path, statements: [...registered] } satisfies WorkerRequest);
+    w.postMessage({ type: "open", path: options.path, statements: [...registered], ...(options.claims === undefined ? {} : { claims: options.claims }) } satisfies WorkerRequest);
     // The thread never keeps the process alive on its own: serve's listener does that.
     w.unref();
     return w;

@@ -6,6 +6,7 @@
  * statement, one of those the main thread registered when it opened the thread.
  */
 import { Database } from "bun:sqlite";
+import { commitClaimer } from "./data-version.ts";
 import { PRAGMAS } from "./db-pragmas.ts";
 import type { WorkerReply, WorkerRequest } from "./writer-thread.ts";
 
@@ -32,11 +33,24 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
         const opened = new Database(m.path, { readwrite: true, create: false, strict: true });
         for (const pragma of PRAGMAS) opened.run(pragma);
         for (const sql of m.statements) statements.set(sql, opened.prepare(sql));
-        writeBatch = opened.transaction(({ sql, rows }: { sql: string; rows: readonly (readonly unknown[])[] }) => {
+        // Each commit claimed (storage/data-version.ts, "Claimed commits"): the main connection's
+        // reads of other tables stay kept across this thread's log batches.
+        const claimer = m.claims === undefined ? null : commitClaimer(m.path, m.claims);
+        const batch = opened.transaction(({ sql, rows }: { sql: string; rows: readonly (readonly unknown[])[] }) => {
+          claimer?.begin(); // after BEGIN IMMEDIATE: the write lock is held
           const statement = statements.get(sql);
           if (statement === undefined) throw new Error("statement not registered with the writer thread");
           for (const row of rows) statement.run(...row);
         }).immediate;
+        writeBatch = (input) => {
+          try {
+            batch(input);
+          } catch (e) {
+            claimer?.failed();
+            throw e;
+          }
+          claimer?.committed();
+        };
         db = opened;
         reply({ type: "opened" });
       } catch (e) {

@@ -518,7 +518,7 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
   const nextId = createIdGenerator(clock, newest?.id ?? null);
 
   const insertRow = client.prepare<never, [string, string, string, string, string, string, string | null, number, number | null]>(SQLITE_INSERT_LOG_ROW);
-  const writer: WriterThread | null = deps.writerThread === undefined ? null : createWriterThread({ ...deps.writerThread, statements: [SQLITE_INSERT_LOG_ROW] });
+  const writer: WriterThread | null = deps.writerThread === undefined ? null : createWriterThread({ ...deps.writerThread, statements: [SQLITE_INSERT_LOG_ROW], ...(store.version.claims === null ? {} : { claims: store.version.claims }) });
   const insertBatch = client.transaction((batch: readonly Pending[]) => {
     for (const { row: r } of batch) insertRow.run(r.id, r.org_id, r.environment, r.key_id, r.verdict, r.doc_hash, r.reference, r.verified_at_ms, r.retry_after_seconds ?? null);
   });

@@ -533,7 +533,8 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
   // still made from them on every request.
   const headsKept = new Lru<string, { readonly version: number; readonly rows: readonly HeadRow[] }>(HEADS_KEPT);
   function headsOf(docHash: string): readonly HeadRow[] {
-    const version = store.version.current();
+    // The log's writer thread's commits (log rows only) leave it unchanged.
+    const version = store.version.others();
     if (version !== UNKNOWN) {
       const kept = headsKept.get(docHash);
       if (kept !== undefined && kept.version === version) return kept.rows;

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { dataVersionOf, UNKNOWN, walDataVersion } from "../../src/storage/data-version.ts";
+import { commitClaimer, dataVersionOf, UNKNOWN, walDataVersion } from "../../src/storage/data-version.ts";
 import { BUN, cleanup, onCleanup, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -166,5 +166,145 @@ describe("on a crafted WAL index", () => {
     expect(v.current()).not.toBe(UNKNOWN);
     v.release();
     expect(v.current()).toBe(UNKNOWN);
+  });
+});
+
+describe("claimed commits (the log's writer thread): others() stays, current() moves", () => {
+  /** A second connection that claims its commits, as the writer thread does (writer-worker.ts). */
+  function claimingWriter(file: string, claims: SharedArrayBuffer) {
+    const w = new Database(file);
+    w.run("PRAGMA busy_timeout = 5000");
+    onCleanup(() => w.close());
+    const claimer = commitClaimer(file, claims);
+    const insert = w.transaction((x: number, fail: boolean) => {
+      claimer.begin();
+      w.run("INSERT INTO t VALUES (?)", [x]);
+      if (fail) throw new Error("rolled back");
+    }).immediate;
+    return {
+      commit(x: number, settle = true) {
+        insert(x, false);
+        if (settle) claimer.committed();
+        return () => claimer.committed();
+      },
+      fail(x: number) {
+        expect(() => insert(x, true)).toThrow("rolled back");
+        claimer.failed();
+      },
+    };
+  }
+
+  test("claimed commits, one or several in a row, leave others() as it was; any other commit moves it", () => {
+    const { file, db } = walDatabase();
+    const v = dataVersionOf(db);
+    const writer = claimingWriter(file, v.claims!);
+    const o = v.others();
+    const c = v.current();
+    expect(o).not.toBe(UNKNOWN);
+    writer.commit(1);
+    expect(v.current()).not.toBe(c);
+    expect(v.others()).toBe(o);
+    for (let i = 0; i < 5; i++) writer.commit(10 + i); // several before others() looks again
+    expect(v.others()).toBe(o);
+    // A commit of the main connection, of another connection, of another process: each moves it.
+    db.run("INSERT INTO t VALUES (2)");
+    const o2 = v.others();
+    expect(o2).not.toBe(o);
+    const other = new Database(file);
+    other.run("INSERT INTO t VALUES (3)");
+    other.close();
+    const o3 = v.others();
+    expect(o3).not.toBe(o2);
+    inAnotherProcess(file, "INSERT INTO t VALUES (4)");
+    const o4 = v.others();
+    expect(o4).not.toBe(o3);
+    // Claimed, then another connection's, before others() looks: moved.
+    writer.commit(5);
+    db.run("INSERT INTO t VALUES (6)");
+    const o5 = v.others();
+    expect(o5).not.toBe(o4);
+    // Another connection's, then claimed: moved.
+    db.run("INSERT INTO t VALUES (7)");
+    writer.commit(8);
+    const o6 = v.others();
+    expect(o6).not.toBe(o5);
+    expect(v.others()).toBe(o6);
+  });
+
+  test("a claim rolled back explains nothing; one not yet settled is UNKNOWN, then settles; one never settled stops counting", async () => {
+    const { file, db } = walDatabase();
+    const v = dataVersionOf(db);
+    const writer = claimingWriter(file, v.claims!);
+    const o = v.others();
+    writer.fail(1);
+    expect(v.others()).toBe(o);
+    db.run("INSERT INTO t VALUES (2)"); // from the state the rolled-back claim started at
+    const o2 = v.others();
+    expect(o2).not.toBe(o);
+    const settle = writer.commit(3, false);
+    expect(v.others()).toBe(UNKNOWN); // committed, its claim not yet settled: decide later
+    settle();
+    expect(v.others()).toBe(o2);
+    writer.commit(4, false); // never settled (a writer thread ended mid-commit)
+    expect(v.others()).toBe(UNKNOWN);
+    await Bun.sleep(150);
+    const o3 = v.others();
+    expect(o3).not.toBe(UNKNOWN);
+    expect(o3).not.toBe(o2);
+  });
+
+  test("on a crafted WAL index: a claim names the state it started from, so a rebuilt index (iChange back to 0) or a restart (new salts) is a change", () => {
+    const file = join(tempDir(), "claims.db");
+    const fd = openSync(`${file}-shm`, "w+");
+    onCleanup(() => closeSync(fd));
+    const page = Buffer.alloc(4096);
+    writeSync(fd, page, 0, page.length, 0);
+    const header = (iChange: number, mxFrame: number, salt1 = 11, salt2 = 22) => {
+      const h = Buffer.alloc(48);
+      h.writeUInt32LE(3007000, 0);
+      h.writeUInt32LE(iChange, 8);
+      h.writeUInt32LE(mxFrame, 16);
+      h.writeUInt32LE(salt1, 32);
+      h.writeUInt32LE(salt2, 36);
+      writeSync(fd, h, 0, 48, 48); // the second copy first, as SQLite writes them
+      writeSync(fd, h, 0, 48, 0);
+    };
+    header(5, 100);
+    const v = walDataVersion(file);
+    const claimer = commitClaimer(file, v.claims!);
+    const o = v.others();
+    claimer.begin();
+    header(6, 110);
+    claimer.committed();
+    expect(v.others()).toBe(o);
+    // The index rebuilt (iChange from 0, every frame recovered), then five commits: iChange 5 again,
+    // but at frame 120, not where the claim started.
+    header(0, 115);
+    const o2 = v.others();
+    expect(o2).not.toBe(o);
+    header(5, 120);
+    const o3 = v.others();
+    expect(o3).not.toBe(o2);
+    header(6, 130);
+    expect(v.others()).not.toBe(o3);
+    // Exactly the claimed step's iChange, salts and end, from another start: a change all the same.
+    header(5, 104);
+    const o3b = v.others();
+    header(6, 110);
+    expect(v.others()).not.toBe(o3b);
+    // A claimed commit that restarted the WAL (new salts): a change.
+    const o4 = v.others();
+    claimer.begin();
+    header(7, 1, 12, 99);
+    claimer.committed();
+    expect(v.others()).not.toBe(o4);
+    // A header torn midway: UNKNOWN, nothing accepted.
+    const o5 = v.others();
+    const torn = Buffer.alloc(4);
+    torn.writeUInt32LE(8);
+    writeSync(fd, torn, 0, 4, 48 + 8);
+    expect(v.others()).toBe(UNKNOWN);
+    writeSync(fd, torn, 0, 4, 8);
+    expect(v.others()).not.toBe(o5);
   });
 });
