@@ -113,7 +113,7 @@ const SETTLE_MS = 100;
 /** Claims kept (a ring): commits of the writer thread not yet seen by `others()` beyond this are treated as changes. */
 const CLAIM_SLOTS = 16;
 /** Per slot, 32-bit words: a sequence number (odd while the slot is written), then the claim. */
-const CLAIM_WORDS = 8;
+const CLAIM_WORDS = 9;
 const enum Claim {
   Seq = 0,
   State = 1,
@@ -122,6 +122,8 @@ const enum Claim {
   FromChange = 4,
   FromFrame = 5,
   ToFrame = 6,
+  ToSalt1 = 7,
+  ToSalt2 = 8,
 }
 const PENDING = 1;
 const SETTLED = 2;
@@ -151,7 +153,8 @@ function readHeader(w: Uint32Array, into: Uint32Array): Uint32Array | null {
  */
 export interface CommitClaimer {
   begin(): void;
-  committed(): void;
+  /** Settles the claim; the WAL's last frame as the header now says (null: not readable), for the caller's checkpoint. */
+  committed(): number | null;
   failed(): void;
 }
 
@@ -184,24 +187,30 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
         Atomics.store(ring, at + Claim.FromChange, h[I_CHANGE]!);
         Atomics.store(ring, at + Claim.FromFrame, h[MX_FRAME]!);
         Atomics.store(ring, at + Claim.ToFrame, 0);
+        Atomics.store(ring, at + Claim.ToSalt1, 0);
+        Atomics.store(ring, at + Claim.ToSalt2, 0);
       });
       slot = at;
     },
     committed() {
       const at = slot;
       slot = -1;
-      if (at < 0 || words === null) return;
+      if (at < 0 || words === null) return null;
       const fromChange = Atomics.load(ring, at + Claim.FromChange) >>> 0;
       const h = readHeader(words, new Uint32Array(HEADER_WORDS));
-      // Our commit's end is known only if nobody has committed after it yet.
-      const known =
-        h !== null && h[I_CHANGE] === ((fromChange + 1) >>> 0) && h[SALT1] === Atomics.load(ring, at + Claim.Salt1) >>> 0 && h[SALT2] === Atomics.load(ring, at + Claim.Salt2) >>> 0;
+      // Our commit's end is known only if nobody has committed after it yet: iChange one past
+      // where it started. The salts may be new: this commit restarted the WAL (a restart alone,
+      // by a writer that then rolled back, changes no data and no iChange: the same data either way).
+      const known = h !== null && h[I_CHANGE] === ((fromChange + 1) >>> 0);
       write(at, () => {
         if (known) {
           Atomics.store(ring, at + Claim.ToFrame, h[MX_FRAME]!);
+          Atomics.store(ring, at + Claim.ToSalt1, h[SALT1]!);
+          Atomics.store(ring, at + Claim.ToSalt2, h[SALT2]!);
           Atomics.store(ring, at + Claim.State, SETTLED);
         } else Atomics.store(ring, at + Claim.State, 0);
       });
+      return h === null ? null : h[MX_FRAME]!;
     },
     failed() {
       const at = slot;
@@ -222,10 +231,13 @@ function mapHeader(filename: string): Uint32Array {
  * (a claim for the first step is still being committed or written: decide later), or "changed".
  */
 function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array): "claimed" | "settling" | "changed" {
-  if (from[0] !== WALINDEX_VERSION || to[SALT1] !== from[SALT1] || to[SALT2] !== from[SALT2]) return "changed";
+  if (from[0] !== WALINDEX_VERSION) return "changed";
   const steps = (to[I_CHANGE]! - from[I_CHANGE]!) >>> 0;
   if (steps === 0 || steps > CLAIM_SLOTS) return "changed";
+  // The state the chain has reached: each step must start exactly there.
   let frame = from[MX_FRAME]!;
+  let s1 = from[SALT1]!;
+  let s2 = from[SALT2]!;
   for (let j = 0; j < steps; j++) {
     const change = (from[I_CHANGE]! + j) >>> 0;
     const at = claimSlot(ring, change);
@@ -237,13 +249,19 @@ function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array): "c
     const fromChange = Atomics.load(ring, at + Claim.FromChange) >>> 0;
     const fromFrame = Atomics.load(ring, at + Claim.FromFrame) >>> 0;
     const toFrame = Atomics.load(ring, at + Claim.ToFrame) >>> 0;
+    const toSalt1 = Atomics.load(ring, at + Claim.ToSalt1) >>> 0;
+    const toSalt2 = Atomics.load(ring, at + Claim.ToSalt2) >>> 0;
     if (Atomics.load(ring, at + Claim.Seq) !== seq) return "settling";
-    if (fromChange !== change || salt1 !== from[SALT1] || salt2 !== from[SALT2] || fromFrame !== frame) return "changed";
+    if (fromChange !== change || salt1 !== s1 || salt2 !== s2 || fromFrame !== frame) return "changed";
     if (state === PENDING) return "settling"; // this very commit, its claim not yet settled
-    if (state !== SETTLED || toFrame <= frame) return "changed";
+    if (state !== SETTLED) return "changed";
+    // Within one WAL generation a commit only adds frames; across a restart (new salts) it starts over.
+    if (toSalt1 === s1 && toSalt2 === s2 && toFrame <= frame) return "changed";
     frame = toFrame;
+    s1 = toSalt1;
+    s2 = toSalt2;
   }
-  return frame === to[MX_FRAME] ? "claimed" : "changed";
+  return frame === to[MX_FRAME] && s1 === to[SALT1] && s2 === to[SALT2] ? "claimed" : "changed";
 }
 
 /** The version read from `<filename>-shm` (exported for tests, which craft that file; use dataVersionOf). */

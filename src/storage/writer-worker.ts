@@ -12,6 +12,9 @@ import type { WorkerReply, WorkerRequest } from "./writer-thread.ts";
 
 declare const self: Worker;
 
+/** SQLite's default automatic checkpoint threshold (`wal_autocheckpoint`), in WAL frames. */
+const CHECKPOINT_FRAMES = 1000;
+
 let db: Database | null = null;
 const statements = new Map<string, { run(...values: unknown[]): unknown }>();
 let writeBatch: ((input: { sql: string; rows: readonly (readonly unknown[])[] }) => void) | null = null;
@@ -36,6 +39,10 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
         // Each commit claimed (storage/data-version.ts, "Claimed commits"): the main connection's
         // reads of other tables stay kept across this thread's log batches.
         const claimer = m.claims === undefined ? null : commitClaimer(m.path, m.claims);
+        // This connection checkpoints after settling its claim, not inside COMMIT (where SQLite's
+        // automatic checkpoint would run, and the claim would stay unsettled while it copies
+        // pages): the same threshold, 1,000 frames, checked on the header the claim read.
+        if (claimer !== null) opened.run("PRAGMA wal_autocheckpoint = 0");
         const batch = opened.transaction(({ sql, rows }: { sql: string; rows: readonly (readonly unknown[])[] }) => {
           claimer?.begin(); // after BEGIN IMMEDIATE: the write lock is held
           const statement = statements.get(sql);
@@ -49,7 +56,8 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
             claimer?.failed();
             throw e;
           }
-          claimer?.committed();
+          const frames = claimer?.committed() ?? null;
+          if (frames !== null && frames >= CHECKPOINT_FRAMES) opened.run("PRAGMA wal_checkpoint(PASSIVE)");
         };
         db = opened;
         reply({ type: "opened" });

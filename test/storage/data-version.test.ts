@@ -8,7 +8,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { commitClaimer, dataVersionOf, UNKNOWN, walDataVersion } from "../../src/storage/data-version.ts";
 import { BUN, cleanup, onCleanup, tempDir } from "../support/env.ts";
@@ -229,6 +229,15 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
     const o6 = v.others();
     expect(o6).not.toBe(o5);
     expect(v.others()).toBe(o6);
+    // The WAL checkpointed in full: the writer's next commit restarts it (new salts), still claimed.
+    db.run("PRAGMA wal_checkpoint(PASSIVE)");
+    const o7 = v.others();
+    const salts = () => readFileSync(`${file}-shm`).subarray(32, 40).toString("hex");
+    const before = salts();
+    writer.commit(9);
+    expect(salts()).not.toBe(before); // the WAL was restarted
+    expect(v.others()).toBe(o7);
+    expect(db.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 14 });
   });
 
   test("a claim rolled back explains nothing; one not yet settled is UNKNOWN, then settles; one never settled stops counting", async () => {
@@ -292,11 +301,14 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
     const o3b = v.others();
     header(6, 110);
     expect(v.others()).not.toBe(o3b);
-    // A claimed commit that restarted the WAL (new salts): a change.
+    // A claimed commit that restarted the WAL (new salts, frames from 1 again): still claimed.
     const o4 = v.others();
     claimer.begin();
     header(7, 1, 12, 99);
     claimer.committed();
+    expect(v.others()).toBe(o4);
+    // A restart no claim explains (new salts, iChange unchanged): a change.
+    header(7, 0, 13, 55);
     expect(v.others()).not.toBe(o4);
     // A header torn midway: UNKNOWN, nothing accepted.
     const o5 = v.others();

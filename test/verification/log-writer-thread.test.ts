@@ -6,7 +6,9 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { UNKNOWN } from "../../src/storage/data-version.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
@@ -79,6 +81,28 @@ describe("the verification log on a writer thread", () => {
     await log.record(row(3));
     expect(count()).toBe(1);
   }, 20_000);
+
+  test("its commits are claimed: the main connection's others() stays across log batches, moves with any other commit; the thread checkpoints its WAL", async () => {
+    const { db, path, log, count } = setup();
+    const version = sqliteStore(db).version;
+    await log.record(row(0));
+    const others = version.others();
+    const current = version.current();
+    expect(others).not.toBe(UNKNOWN);
+    const salts = new Set<string>();
+    for (let batch = 0; batch < 40; batch++) {
+      await Promise.all(Array.from({ length: 50 }, (_, i) => log.record(row(batch * 100 + i))));
+      salts.add(readFileSync(`${path}-shm`).subarray(32, 40).toString("hex"));
+      expect(version.others()).toBe(others);
+    }
+    expect(count()).toBe(2001);
+    expect(version.current()).not.toBe(current);
+    expect(salts.size).toBeGreaterThan(1); // the WAL was checkpointed and restarted, by claimed commits
+    expect(statSync(`${path}-wal`).size).toBeLessThan(16 * 1024 * 1024);
+    // A commit of the main connection moves it.
+    db.$client.run("UPDATE organisations SET name = 'Org 2' WHERE id = 'org-1'");
+    expect(version.others()).not.toBe(others);
+  });
 
   test("close() waits for every row recorded, then ends the thread", async () => {
     const { log, count } = setup();
