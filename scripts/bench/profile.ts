@@ -1,7 +1,7 @@
 /**
  * One scenario of `npm run bench`, profiled (issue 17: "find where with profiles, not guesses"):
  *
- *   bun scripts/bench/profile.ts SCENARIO [--seconds N] [--prof DIR] [--fresh]
+ *   bun scripts/bench/profile.ts SCENARIO [--seconds N] [--prof DIR] [--fresh] [--tree DIR]
  *
  * SCENARIO is a name from scripts/bench/scenarios.ts on the 1,000,000-record dataset
  * (`verify-public`, `verify-organisation`, `log-first-page`, `log-page-10k-deep`,
@@ -13,7 +13,9 @@
  * Printed: requests/s and latency, and CPU per request for each of the process's threads, read
  * from `/proc/<pid>/task/<tid>/stat` at the start and end of the measured window. With `--prof
  * DIR` the app runs under Bun's `--cpu-prof-md` and the main thread's profile (the whole run,
- * start-up and warm-up included) is written to DIR when it stops.
+ * start-up and warm-up included) is written to DIR when it stops, and its samples inside the
+ * measured window are summed by function. `--tree DIR` serves the app of another checkout (a
+ * `git worktree` of an earlier commit, with node_modules), for a before/after on the same data.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -25,14 +27,14 @@ import { ensureWrk, runWrk, wrkProblem } from "./wrk.ts";
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
-  options: { seconds: { type: "string" }, prof: { type: "string" }, fresh: { type: "boolean" } },
+  options: { seconds: { type: "string" }, prof: { type: "string" }, fresh: { type: "boolean" }, tree: { type: "string" } },
   allowPositionals: true,
   strict: true,
 });
 const name = positionals[0];
 const seconds = Number(values.seconds ?? "10");
 if (name === undefined || positionals.length !== 1 || !(seconds > 0)) {
-  console.error("usage: bun scripts/bench/profile.ts SCENARIO [--seconds N] [--prof DIR] [--fresh]");
+  console.error("usage: bun scripts/bench/profile.ts SCENARIO [--seconds N] [--prof DIR] [--fresh] [--tree DIR]");
   process.exit(2);
 }
 
@@ -57,7 +59,7 @@ mkdirSync(work, { recursive: true });
 const flag = found.target === "million-unpaced" ? ["--unpaced"] : found.target === "million-memo-off" ? ["--memo-off"] : [];
 const prof = values.prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(values.prof)}`];
 const spawned = spawnLogged(
-  [process.execPath, ...prof, join(import.meta.dir, "app-server.ts"), ...flag],
+  [process.execPath, ...prof, join(values.tree === undefined ? join(import.meta.dir, "..", "..") : resolve(values.tree), "scripts", "bench", "app-server.ts"), ...flag],
   {
     ...baseEnv(),
     DOCVERIFY_PORT: "0",
