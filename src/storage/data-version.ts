@@ -227,13 +227,19 @@ function mapHeader(filename: string): Uint32Array {
 }
 
 /**
- * Whether the header went from `from` to `to` through claimed commits only: "claimed", "settling"
- * (a claim for the first step is still being committed or written: decide later), or "changed".
+ * Whether the header went from `from` to `to` through claimed commits only: "claimed";
+ * "restarted" (claimed commits, none at all included, then a WAL restart without a commit: the
+ * state they reached is written to `end`); "settling" (a claim on the way is still being
+ * committed or written: decide later); or "changed".
+ *
+ * A WAL restart alone (new salts, no frame, the same iChange) changes no data: a writer restarts
+ * the WAL only once every frame is in the database file, and SQLite writes the restart when a
+ * write transaction begins, before (and whether or not) it commits.
  */
-function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array): "claimed" | "settling" | "changed" {
+function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array, end: Uint32Array): "claimed" | "restarted" | "settling" | "changed" {
   if (from[0] !== WALINDEX_VERSION) return "changed";
   const steps = (to[I_CHANGE]! - from[I_CHANGE]!) >>> 0;
-  if (steps === 0 || steps > CLAIM_SLOTS) return "changed";
+  if (steps > CLAIM_SLOTS) return "changed";
   // The state the chain has reached: each step must start exactly there.
   let frame = from[MX_FRAME]!;
   let s1 = from[SALT1]!;
@@ -261,7 +267,17 @@ function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array): "c
     s1 = toSalt1;
     s2 = toSalt2;
   }
-  return frame === to[MX_FRAME] && s1 === to[SALT1] && s2 === to[SALT2] ? "claimed" : "changed";
+  if (frame === to[MX_FRAME] && s1 === to[SALT1] && s2 === to[SALT2]) return steps === 0 ? "changed" : "claimed";
+  if (to[MX_FRAME] === 0 && (s1 !== to[SALT1] || s2 !== to[SALT2])) {
+    end.fill(0);
+    end[0] = WALINDEX_VERSION;
+    end[I_CHANGE] = to[I_CHANGE]!;
+    end[MX_FRAME] = frame;
+    end[SALT1] = s1;
+    end[SALT2] = s2;
+    return "restarted";
+  }
+  return "changed";
 }
 
 /** The version read from `<filename>-shm` (exported for tests, which craft that file; use dataVersionOf). */
@@ -279,6 +295,7 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
   const now = new Uint32Array(HEADER_WORDS);
   let othersVersion = 0;
   let settlingSince = 0;
+  const chainEnd = new Uint32Array(HEADER_WORDS);
 
   function map(): Uint32Array | null {
     const now = Date.now();
@@ -333,7 +350,7 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
         }
       }
       if (!same) {
-        let through = throughClaims(ring, seenByOthers, h);
+        let through = throughClaims(ring, seenByOthers, h, chainEnd);
         if (through === "settling") {
           // A claim settles within its commit's sync; one that does not (a writer thread ended
           // mid-commit) stops counting after SETTLE_MS.
@@ -344,7 +361,9 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
         }
         settlingSince = 0;
         if (through === "changed") othersVersion++;
-        seenByOthers.set(h);
+        // After a restart the reference stays where the claims reached (the state the restart
+        // left the data in): the commit that follows started there, and is judged from there.
+        seenByOthers.set(through === "restarted" ? chainEnd : h);
       }
       return othersVersion;
     },

@@ -262,7 +262,7 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
     expect(o3).not.toBe(o2);
   });
 
-  test("on a crafted WAL index: a claim names the state it started from, so a rebuilt index (iChange back to 0) or a restart (new salts) is a change", () => {
+  test("on a crafted WAL index: a claim names the state it started from; a rebuilt index (iChange back to 0), a commit after a restart no claim explains and a torn read are changes; a restart alone is not", () => {
     const file = join(tempDir(), "claims.db");
     const fd = openSync(`${file}-shm`, "w+");
     onCleanup(() => closeSync(fd));
@@ -307,8 +307,29 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
     header(7, 1, 12, 99);
     claimer.committed();
     expect(v.others()).toBe(o4);
-    // A restart no claim explains (new salts, iChange unchanged): a change.
-    header(7, 0, 13, 55);
+    // A restart seen before the claimed commit that made it (SQLite writes it when the
+    // transaction begins): no change, and the commit after it is still claimed.
+    claimer.begin();
+    header(7, 0, 14, 66);
+    expect(v.others()).toBe(o4);
+    header(8, 40, 14, 66);
+    claimer.committed();
+    expect(v.others()).toBe(o4);
+    // As seen under load: a claimed commit (8 → 9) not yet looked at, then the writer's next
+    // transaction restarts the WAL (seen before its commit), then that commit (9 → 10).
+    claimer.begin();
+    header(9, 70, 14, 66);
+    claimer.committed();
+    claimer.begin(); // reads (9, 70): the restart comes with its first write
+    header(9, 0, 15, 77);
+    expect(v.others()).toBe(o4);
+    header(10, 30, 15, 77);
+    claimer.committed();
+    expect(v.others()).toBe(o4);
+    // A restart alone (no commit: the data as it was), then another connection's commit: a change.
+    header(10, 0, 13, 55);
+    expect(v.others()).toBe(o4);
+    header(11, 12, 13, 55);
     expect(v.others()).not.toBe(o4);
     // A header torn midway: UNKNOWN, nothing accepted.
     const o5 = v.others();
