@@ -5,8 +5,9 @@
  * A read through bun:sqlite costs a few microseconds before it reads anything: it opens a read
  * transaction, four `fcntl` system calls on the database and WAL-index files (issue 17's
  * profiles: the lock traffic was half of a hash's record read). Reads on the hot paths (the API
- * key's change counter, a hash's records, a log page's ids) are answered again from memory while
- * this version has not moved, and read again whenever it has.
+ * key's change counter and a hash's records under `others()`, a log page's JSON under
+ * `current()`) are answered again from memory while the version has not moved, and read again
+ * whenever it has.
  *
  * How it knows. In WAL mode every connection to the file shares the WAL index (`<file>-shm`,
  * https://www.sqlite.org/walformat.html §2.1). Its first 96 bytes are two copies of a 48-byte

@@ -644,7 +644,7 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
     return { key, query };
   }
 
-  // A page's ids and JSON as last read, by its input, under the data version they were read at
+  // A page's JSON as last read, by its input, under the data version it was read at
   // (storage/data-version.ts): what a read would give again while nothing at all has been
   // committed since, by any connection or process; read again (and kept anew) otherwise.
   const pagesKept = new Lru<string, { readonly version: number; readonly text: string }>(PAGES_KEPT);
