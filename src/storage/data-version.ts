@@ -198,7 +198,7 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
       slot = -1;
       if (at < 0 || words === null) return null;
       const fromChange = Atomics.load(ring, at + Claim.FromChange) >>> 0;
-      const h = readHeader(words, new Uint32Array(HEADER_WORDS));
+      const h = readHeader(words, header);
       // Our commit's end is known only if nobody has committed after it yet: iChange one past
       // where it started. The salts may be new: this commit restarted the WAL (a restart alone,
       // by a writer that then rolled back, changes no data and no iChange: the same data either way).
@@ -221,6 +221,7 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
   };
 }
 
+/** The WAL index's two header copies, mapped shared (both sides: the version and the claimer); throws when the file is missing or too short. */
 function mapHeader(filename: string): Uint32Array {
   const bytes = Bun.mmap(`${filename}-shm`, { shared: true, size: 4 * 2 * HEADER_WORDS });
   if (bytes.byteLength < 4 * 2 * HEADER_WORDS) throw new Error("WAL index too short");
@@ -293,7 +294,8 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
   const ring = new Int32Array(claims);
   /** The header `others()` last accepted (all zeros: none yet), and its number. */
   const seenByOthers = new Uint32Array(HEADER_WORDS);
-  const now = new Uint32Array(HEADER_WORDS);
+  /** Where `others()` reads the header into. */
+  const latest = new Uint32Array(HEADER_WORDS);
   let othersVersion = 0;
   let settlingSince = 0;
   const chainEnd = new Uint32Array(HEADER_WORDS);
@@ -306,9 +308,7 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
     try {
       beforeMapping();
       if (!existsSync(path)) return null;
-      const bytes = Bun.mmap(path, { shared: true, size: 4 * 2 * HEADER_WORDS });
-      if (bytes.byteLength < 4 * 2 * HEADER_WORDS) return null;
-      return new Uint32Array(bytes.buffer, bytes.byteOffset, 2 * HEADER_WORDS);
+      return mapHeader(filename);
     } catch {
       return null;
     }
@@ -341,7 +341,7 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
       if (released) return UNKNOWN;
       const w = words ?? (words = map());
       if (w === null) return UNKNOWN;
-      const h = readHeader(w, now);
+      const h = readHeader(w, latest);
       if (h === null) return UNKNOWN;
       let same = true;
       for (let i = 0; i < HEADER_WORDS; i++) {
