@@ -27,7 +27,7 @@ import { dirname, join } from "node:path";
 import { migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore } from "../../src/storage/pg-store.ts";
 import { postgresBin } from "../../test/support/postgres.ts";
-import { spawnLogged, stopProcess } from "./processes.ts";
+import { cpuSecondsOf, spawnLogged, statFields, stopProcess } from "./processes.ts";
 
 const SUPERUSER = "docverify";
 
@@ -114,29 +114,16 @@ export async function startBenchPostgres(dir: string): Promise<BenchPostgres> {
   };
 }
 
-/** The kernel's clock ticks per second, as /proc/<pid>/stat counts CPU time (USER_HZ: 100 on Linux). */
-const TICKS = 100;
-
-/** Fields of /proc/<pid>/stat after the command's closing parenthesis: [0] is the state, [1] the parent. */
-function statFields(pid: number): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return null;
-  }
-}
-
 /** CPU seconds of `pid` and its live children (utime + stime: fields 14 and 15 of /proc/<pid>/stat). */
 export function cpuSecondsOfTree(pid: number): number {
   const seconds = (p: number) => {
-    const f = statFields(p);
-    return f === null ? 0 : (Number(f[11]) + Number(f[12])) / TICKS;
+    const f = statFields(`/proc/${p}/stat`);
+    return f === null ? 0 : cpuSecondsOf(f);
   };
   let total = seconds(pid);
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    const f = statFields(Number(entry));
+    const f = statFields(`/proc/${entry}/stat`);
     if (f !== null && Number(f[1]) === pid) total += seconds(Number(entry));
   }
   return total;

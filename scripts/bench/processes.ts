@@ -171,3 +171,25 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
   };
   return { rss: kib("VmRSS"), peak: kib("VmHWM") };
 }
+
+/** The kernel's clock ticks per second, as /proc/<pid>/stat counts CPU time (USER_HZ: 100 on Linux). */
+const TICKS = 100;
+
+/**
+ * Fields of a /proc stat file (a process's, `/proc/<pid>/stat`, or a thread's,
+ * `/proc/<pid>/task/<tid>/stat`) after the command's closing parenthesis: [0] is the state, [1]
+ * the parent. Null when the process or thread is gone.
+ */
+export function statFields(statFile: string): string[] | null {
+  try {
+    const stat = readFileSync(statFile, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds in those fields: utime + stime (fields 14 and 15 of the file). */
+export function cpuSecondsOf(fields: readonly string[]): number {
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}

@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CACHE_ROOT, copyDataset, ensureDataset } from "./dataset.ts";
-import { baseEnv, spawnLogged, stopProcess } from "./processes.ts";
+import { baseEnv, cpuSecondsOf, spawnLogged, statFields, stopProcess } from "./processes.ts";
 import { LOG_DEPTH, millionScenarios, type Scenario } from "./scenarios.ts";
 import { ensureWrk, runWrk, wrkProblem } from "./wrk.ts";
 
@@ -97,19 +97,18 @@ const scenario: Scenario = found.path.includes("DEEP_CURSOR") ? { ...found, path
 /** CPU seconds of each thread of `pid`, by thread name (threads of one name summed). */
 function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
-  const tick = 100; // USER_HZ
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-    } catch {
-      continue; // the thread ended
+    const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
+    if (fields === null) continue; // the thread ended
+    let label = "main";
+    if (tid !== String(pid)) {
+      try {
+        label = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      } catch {
+        continue;
+      }
     }
-    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const cpu = (Number(fields[11]) + Number(fields[12])) / tick;
-    const label = tid === String(pid) ? "main" : comm;
-    out.set(label, (out.get(label) ?? 0) + cpu);
+    out.set(label, (out.get(label) ?? 0) + cpuSecondsOf(fields));
   }
   return out;
 }
