@@ -27,7 +27,7 @@
  * version is UNKNOWN and nothing may be answered from memory.
  */
 import type { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { existsSync, openSync, readSync } from "node:fs";
 
 /** No version can be told: read the database, and keep nothing read under it. */
 export const UNKNOWN = -1;
@@ -178,7 +178,7 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
       } catch {
         return;
       }
-      const h = readHeader(words, header);
+      const h = readHeader(fresh(words), header);
       if (h === null) return;
       const at = claimSlot(ring, h[I_CHANGE]!);
       write(at, () => {
@@ -198,7 +198,7 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
       slot = -1;
       if (at < 0 || words === null) return null;
       const fromChange = Atomics.load(ring, at + Claim.FromChange) >>> 0;
-      const h = readHeader(words, header);
+      const h = readHeader(fresh(words), header);
       // Our commit's end is known only if nobody has committed after it yet: iChange one past
       // where it started. The salts may be new: this commit restarted the WAL (a restart alone,
       // by a writer that then rolled back, changes no data and no iChange: the same data either way).
@@ -221,11 +221,40 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
   };
 }
 
-/** The WAL index's two header copies, mapped shared (both sides: the version and the claimer); throws when the file is missing or too short. */
+/**
+ * The WAL index's two header copies, as they are now: read with `pread` on a descriptor opened
+ * once per file and process and never closed. Never mapped with `Bun.mmap` and never closed: on
+ * Linux, closing any descriptor of a file releases every POSIX lock the process holds on it,
+ * SQLite's shared lock on the WAL index included, after which another process opening the
+ * database takes itself for the first, truncates the WAL index and rebuilds it under the
+ * running service (found as intermittent crashes under a backup or a second connection; a test
+ * checks the lock is kept). Throws when the file is missing or too short.
+ */
 function mapHeader(filename: string): Uint32Array {
-  const bytes = Bun.mmap(`${filename}-shm`, { shared: true, size: 4 * 2 * HEADER_WORDS });
-  if (bytes.byteLength < 4 * 2 * HEADER_WORDS) throw new Error("WAL index too short");
-  return new Uint32Array(bytes.buffer, bytes.byteOffset, 2 * HEADER_WORDS);
+  const path = `${filename}-shm`;
+  let fd = headerFds.get(path);
+  if (fd === undefined) headerFds.set(path, (fd = openSync(path, "r")));
+  const bytes = new Uint8Array(4 * 2 * HEADER_WORDS);
+  const words = new Uint32Array(bytes.buffer);
+  const file = fd;
+  const read = () => {
+    if (readSync(file, bytes, 0, bytes.length, 0) < bytes.length) throw new Error("WAL index too short");
+  };
+  read();
+  headerReaders.set(words, read);
+  return words;
+}
+/** One descriptor per WAL index and process, kept open for the process's life (see mapHeader). */
+const headerFds = new Map<string, number>();
+const headerReaders = new WeakMap<Uint32Array, () => void>();
+/** The header words read again from the file (mapHeader's array). */
+function fresh(words: Uint32Array): Uint32Array {
+  try {
+    headerReaders.get(words)!();
+  } catch {
+    words.fill(0); // no header of the known format: UNKNOWN, nothing kept
+  }
+  return words;
 }
 
 /**
@@ -317,7 +346,8 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
   return {
     current() {
       if (released) return UNKNOWN;
-      const w = words ?? (words = map());
+      const m = words ?? (words = map());
+      const w = m === null ? null : fresh(m);
       if (w === null) return UNKNOWN;
       // The header copies, in the order SQLite's readers read them (walIndexTryHdr).
       let same = true;
@@ -339,7 +369,8 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
     },
     others() {
       if (released) return UNKNOWN;
-      const w = words ?? (words = map());
+      const m = words ?? (words = map());
+      const w = m === null ? null : fresh(m);
       if (w === null) return UNKNOWN;
       const h = readHeader(w, latest);
       if (h === null) return UNKNOWN;

@@ -341,3 +341,17 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
     expect(v.others()).not.toBe(o5);
   });
 });
+
+test("reading the version keeps SQLite's lock on the WAL index (a closed descriptor would release it, and another process would rebuild the index under us)", () => {
+  const { file, db } = walDatabase();
+  db.query("SELECT count(*) FROM t").get();
+  const ino = statSync(`${file}-shm`).ino;
+  const locks = () => readFileSync("/proc/locks", "utf8").split("\n").filter((l) => l.includes(`:${ino} `) && l.includes(` ${process.pid} `)).length;
+  const held = locks();
+  expect(held).toBeGreaterThan(0);
+  const v = dataVersionOf(db);
+  v.current();
+  v.others();
+  commitClaimer(file, v.claims!).begin();
+  expect(locks()).toBe(held);
+});
