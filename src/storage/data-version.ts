@@ -14,17 +14,18 @@
  * header that a writer rewrites at every commit (the last frame, a change counter, the salts
  * and a checksum over them), the second copy first; a new read transaction begins at the state
  * that header names, read without a lock, and SQLite itself accepts it only when both copies
- * agree. So does this: the file is mapped shared (every process sees a commit the moment its
- * writer publishes it), both copies are compared, and while they equal the header last seen the
- * committed state is the one it named. Any difference, a writer midway included, is a new
- * version: never a false "unchanged", at worst one read more.
+ * agree. So does this: both copies are read with one `pread` of 96 bytes each time (the page
+ * cache's copy of the file, which every process's writer updates in place, so a commit is seen
+ * the moment it is published), compared with each other and with the header last seen, and while
+ * they equal it the committed state is the one it named. Any difference, a writer midway
+ * included, is a new version: never a false "unchanged", at worst one read more.
  *
- * Safety of the mapping: SQLite truncates or deletes the WAL index only while no connection has
- * the database open (the first to open takes an exclusive lock on it, which this process's own
- * open connection prevents), so the mapping stays valid while the connection it was made for
- * is open. `release()` is called before that connection closes; after it, and whenever the
- * header cannot be read (an in-memory database, no WAL index, an unknown header version), the
- * version is UNKNOWN and nothing may be answered from memory.
+ * The descriptor is opened once per WAL-index file and process and never closed (`openHeader`):
+ * closing any descriptor of a file releases every POSIX lock the process holds on it, SQLite's
+ * own lock on the WAL index included (see `openHeader`). `release()` is called before the
+ * connection the version was made for closes; after it, and whenever the header cannot be read
+ * (an in-memory database, no WAL index, a failed read, an unknown header version), the version is
+ * UNKNOWN and nothing may be answered from memory.
  */
 import type { Database } from "bun:sqlite";
 import { existsSync, openSync, readSync } from "node:fs";
@@ -66,10 +67,10 @@ export function dataVersionOf(client: Database): DataVersion {
   if (v === undefined) {
     // A read first: in WAL mode a connection keeps its shared lock on the database file from its
     // first read until it closes, and that lock is what keeps any other process from deleting
-    // the WAL index this maps.
+    // the WAL index this reads.
     const made = walDataVersion(client.filename, () => client.query("SELECT count(*) FROM sqlite_master").get());
     versions.set(client, (v = made));
-    // Released by whoever closes this connection, before it closes (see the mapping's safety).
+    // Released by whoever closes this connection, before it closes (see the header comment).
     const close = client.close.bind(client);
     client.close = ((...args: Parameters<Database["close"]>) => {
       made.release();
@@ -174,7 +175,7 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
     begin() {
       slot = -1;
       try {
-        words ??= mapHeader(filename);
+        words ??= openHeader(filename);
       } catch {
         return;
       }
@@ -230,7 +231,7 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
  * running service (found as intermittent crashes under a backup or a second connection; a test
  * checks the lock is kept). Throws when the file is missing or too short.
  */
-function mapHeader(filename: string): Uint32Array {
+function openHeader(filename: string): Uint32Array {
   const path = `${filename}-shm`;
   let fd = headerFds.get(path);
   if (fd === undefined) headerFds.set(path, (fd = openSync(path, "r")));
@@ -244,10 +245,10 @@ function mapHeader(filename: string): Uint32Array {
   headerReaders.set(words, read);
   return words;
 }
-/** One descriptor per WAL index and process, kept open for the process's life (see mapHeader). */
+/** One descriptor per WAL index and process, kept open for the process's life (see openHeader). */
 const headerFds = new Map<string, number>();
 const headerReaders = new WeakMap<Uint32Array, () => void>();
-/** The header words read again from the file (mapHeader's array). */
+/** The header words read again from the file (openHeader's array). */
 function fresh(words: Uint32Array): Uint32Array {
   try {
     headerReaders.get(words)!();
@@ -312,7 +313,7 @@ function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array, end
 }
 
 /** The version read from `<filename>-shm` (exported for tests, which craft that file; use dataVersionOf). */
-export function walDataVersion(filename: string, beforeMapping: () => void = () => {}): DataVersion {
+export function walDataVersion(filename: string, beforeOpening: () => void = () => {}): DataVersion {
   if (filename === "" || filename === ":memory:" || filename.startsWith("file::memory:")) return NO_DATA_VERSION;
   let words: Uint32Array | null = null;
   let nextTry = 0;
@@ -329,15 +330,15 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
   let settlingSince = 0;
   const chainEnd = new Uint32Array(HEADER_WORDS);
 
-  function map(): Uint32Array | null {
+  function openWords(): Uint32Array | null {
     const now = Date.now();
     if (now < nextTry) return null;
     nextTry = now + RETRY_MS;
     const path = `${filename}-shm`;
     try {
-      beforeMapping();
+      beforeOpening();
       if (!existsSync(path)) return null;
-      return mapHeader(filename);
+      return openHeader(filename);
     } catch {
       return null;
     }
@@ -346,7 +347,7 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
   return {
     current() {
       if (released) return UNKNOWN;
-      const m = words ?? (words = map());
+      const m = words ?? (words = openWords());
       const w = m === null ? null : fresh(m);
       if (w === null) return UNKNOWN;
       // The header copies, in the order SQLite's readers read them (walIndexTryHdr).
@@ -369,7 +370,7 @@ export function walDataVersion(filename: string, beforeMapping: () => void = () 
     },
     others() {
       if (released) return UNKNOWN;
-      const m = words ?? (words = map());
+      const m = words ?? (words = openWords());
       const w = m === null ? null : fresh(m);
       if (w === null) return UNKNOWN;
       const h = readHeader(w, latest);
