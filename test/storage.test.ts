@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
 import { openDatabase, PRAGMAS } from "../src/storage/db.ts";
@@ -30,7 +30,7 @@ function expectSoundAndAsFresh(db: ReturnType<typeof openDatabase>): void {
 
 describe("storage", () => {
   test("pragmas are set in the documented order with durable settings", () => {
-    expect(PRAGMAS.map((p) => p.split(" ")[1])).toEqual(["busy_timeout", "journal_mode", "foreign_keys", "synchronous", "cache_size"]);
+    expect(PRAGMAS.map((p) => p.split(" ")[1])).toEqual(["busy_timeout", "journal_mode", "foreign_keys", "synchronous", "cache_size", "temp_store"]);
     const db = openDatabase({ path: join(tempDir(), "a.db") });
     const one = (p: string) => Object.values(db.$client.query(`PRAGMA ${p}`).get() as object)[0];
     expect(one("busy_timeout")).toBe(5000);
@@ -38,6 +38,42 @@ describe("storage", () => {
     expect(one("foreign_keys")).toBe(1);
     expect(one("synchronous")).toBe(2); // FULL
     expect(one("cache_size")).toBe(-65_536); // 64 MiB, a ceiling (negative: KiB)
+    expect(one("temp_store")).toBe(2); // MEMORY
+    db.$client.close();
+  });
+
+  test("a savepoint's journal stays in memory: a group commit's items open no temporary file", () => {
+    const db = openDatabase({ path: join(tempDir(), "a.db") });
+    const client = db.$client;
+    client.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)");
+    const insert = client.query("INSERT INTO t (id, v) VALUES (?, ?)");
+    client.transaction(() => {
+      for (let i = 0; i < 200; i++) insert.run(i, new Uint8Array(2000));
+    })();
+    // SQLite's temporary files are open and unlinked (under /var/tmp, as O_TMPFILE here).
+    const temporary = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).endsWith(" (deleted)");
+        } catch {
+          return false;
+        }
+      }).length;
+    const before = temporary();
+    let during = -1;
+    const update = client.query("UPDATE t SET v = ? WHERE id = ?");
+    client.transaction(() => {
+      // Each item in its own savepoint, as the write queue runs them; each changes ~100 KiB of pages
+      // that existed before it, more than SQLite keeps of a sub-journal in memory by default (64 KiB).
+      for (let item = 0; item < 3; item++) {
+        client.transaction(() => {
+          for (let i = 0; i < 200; i += 4) update.run(new Uint8Array(2000).fill(item + 1), i);
+        })();
+      }
+      during = temporary();
+    }).immediate();
+    expect(during).toBe(before);
+    expect((client.query("SELECT v FROM t WHERE id = 4").get() as { v: Uint8Array }).v[0]).toBe(3);
     db.$client.close();
   });
 

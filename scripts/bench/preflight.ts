@@ -17,7 +17,7 @@ function preflightBody(scenario: Scenario): string | undefined {
 }
 
 /** One request before the load, so a scenario that gets errors fails at once with the reason. */
-export async function preflight(server: Server, scenario: Scenario): Promise<void> {
+export async function preflight(server: Pick<Server, "url">, scenario: Scenario): Promise<void> {
   const deadline = performance.now() + 30_000;
   for (;;) {
     const response = await fetch(server.url + scenario.path, { method: scenario.method, headers: scenario.headers, body: preflightBody(scenario) });

@@ -1,7 +1,7 @@
 /**
  * One scenario of `npm run bench`, profiled (issue 17: "find where with profiles, not guesses"):
  *
- *   bun scripts/bench/profile.ts SCENARIO [--seconds N] [--prof DIR] [--fresh] [--tree DIR]
+ *   bun scripts/bench/profile.ts SCENARIO [--seconds N] [--windows K] [--prof DIR] [--fresh] [--tree DIR] [--env NAME=VALUE]...
  *
  * SCENARIO is a name from scripts/bench/scenarios.ts on the 1,000,000-record dataset
  * (`verify-public`, `verify-organisation`, `log-first-page`, `log-page-10k-deep`,
@@ -11,11 +11,13 @@
  * scenarios that write), takes the scenario's wrk load for 2 s, then N s (default 10) measured.
  *
  * Printed: requests/s and latency, and CPU per request for each of the process's threads, read
- * from `/proc/<pid>/task/<tid>/stat` at the start and end of the measured window. With `--prof
+ * from `/proc/<pid>/task/<tid>/stat` at the start and end of the measured window (`--windows K`:
+ * of each of K windows one after the other, for a rate that drifts with time). With `--prof
  * DIR` the app runs under Bun's `--cpu-prof-md` and the main thread's profile (the whole run,
  * start-up and warm-up included) is written to DIR when it stops, and its samples inside the
  * measured window are summed by function. `--tree DIR` serves the app of another checkout (a
- * `git worktree` of an earlier commit, with node_modules), for a before/after on the same data.
+ * `git worktree` of an earlier commit, with node_modules), for a before/after on the same data;
+ * `--env NAME=VALUE` (repeatable) adds to the app's environment (a JSC option, `BUN_JSC_*`).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -23,18 +25,20 @@ import { parseArgs } from "node:util";
 import { CACHE_ROOT, copyDataset, ensureDataset } from "./dataset.ts";
 import { baseEnv, cpuSecondsOf, spawnLogged, statFields, stopProcess } from "./processes.ts";
 import { LOG_DEPTH, millionScenarios, type Scenario } from "./scenarios.ts";
+import { preflight } from "./preflight.ts";
 import { ensureWrk, runWrk, wrkProblem } from "./wrk.ts";
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
-  options: { seconds: { type: "string" }, prof: { type: "string" }, fresh: { type: "boolean" }, tree: { type: "string" } },
+  options: { seconds: { type: "string" }, prof: { type: "string" }, fresh: { type: "boolean" }, tree: { type: "string" }, windows: { type: "string" }, env: { type: "string", multiple: true } },
   allowPositionals: true,
   strict: true,
 });
 const name = positionals[0];
 const seconds = Number(values.seconds ?? "10");
-if (name === undefined || positionals.length !== 1 || !(seconds > 0)) {
-  console.error("usage: bun scripts/bench/profile.ts SCENARIO [--seconds N] [--prof DIR] [--fresh] [--tree DIR]");
+const windows = Number(values.windows ?? "1");
+if (name === undefined || positionals.length !== 1 || !(seconds > 0) || !Number.isInteger(windows) || windows < 1) {
+  console.error("usage: bun scripts/bench/profile.ts SCENARIO [--seconds N] [--windows K] [--prof DIR] [--fresh] [--tree DIR] [--env NAME=VALUE]...");
   process.exit(2);
 }
 
@@ -67,6 +71,13 @@ const spawned = spawnLogged(
     DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000000000",
     DOCVERIFY_RATE_LIMIT_KEY: "1000000000",
     DOCVERIFY_RATE_LIMIT_ORG: "1000000000",
+    ...Object.fromEntries(
+      (values.env ?? []).map((pair) => {
+        const at = pair.indexOf("=");
+        if (at < 1) throw new Error(`--env ${pair}: expected NAME=VALUE`);
+        return [pair.slice(0, at), pair.slice(at + 1)];
+      }),
+    ),
   },
   work,
 );
@@ -94,7 +105,7 @@ async function deepCursor(): Promise<string> {
 }
 const scenario: Scenario = found.path.includes("DEEP_CURSOR") ? { ...found, path: found.path.replace("DEEP_CURSOR", await deepCursor()) } : found;
 
-/** CPU seconds of each thread of `pid`, by thread name (threads of one name summed). */
+/** CPU seconds of each thread of `pid`, by thread name (threads of one name summed, workers apart). */
 function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -104,6 +115,8 @@ function threadCpu(pid: number): Map<string, number> {
     if (tid !== String(pid)) {
       try {
         label = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+        // Worker threads apart (the ledger's, the signing pool's, the log's writer), by thread id.
+        if (label === "Worker") label = `Worker ${tid}`;
       } catch {
         continue;
       }
@@ -115,28 +128,35 @@ function threadCpu(pid: number): Map<string, number> {
 
 const wrk = await ensureWrk();
 const base = { wrk, url, scenario, threads: 2, workDir: work };
+// As the bench: one request answered 2xx first (record creation answers 503 until its topic exists).
+await preflight({ url }, scenario);
 await runWrk({ ...base, durationS: 2 });
-const before = threadCpu(spawned.proc.pid);
-const result = await runWrk({ ...base, durationS: seconds });
-const after = threadCpu(spawned.proc.pid);
-const problem = wrkProblem(result);
-console.log(
-  `${scenario.name}: ${Math.round(result.requestsPerSecond).toLocaleString("en-US")} req/s, p50 ${result.latencyMs.p50.toFixed(2)} ms, p99 ${result.latencyMs.p99.toFixed(2)} ms` +
-    (problem === null ? "" : ` (${problem})`),
-);
-let total = 0;
-const rows: [string, number][] = [];
-for (const [label, cpu] of after) {
-  const used = cpu - (before.get(label) ?? 0);
-  if (used <= 0) continue;
-  total += used;
-  rows.push([label, used]);
+/** One measured window: requests/s and latency, and CPU per request for each thread. */
+async function measure(windowS: number): Promise<void> {
+  const before = threadCpu(spawned.proc.pid);
+  const result = await runWrk({ ...base, durationS: windowS });
+  const after = threadCpu(spawned.proc.pid);
+  const problem = wrkProblem(result);
+  console.log(
+    `${scenario.name}: ${Math.round(result.requestsPerSecond).toLocaleString("en-US")} req/s, p50 ${result.latencyMs.p50.toFixed(2)} ms, p99 ${result.latencyMs.p99.toFixed(2)} ms` +
+      (problem === null ? "" : ` (${problem})`),
+  );
+  let total = 0;
+  const rows: [string, number][] = [];
+  for (const [label, cpu] of after) {
+    const used = cpu - (before.get(label) ?? 0);
+    if (used <= 0) continue;
+    total += used;
+    rows.push([label, used]);
+  }
+  rows.sort((a, b) => b[1] - a[1]);
+  for (const [label, used] of rows) {
+    console.log(`  ${label.padEnd(16)} ${((used / windowS) * 100).toFixed(0).padStart(4)} % busy, ${((used * 1e6) / result.requests).toFixed(1).padStart(7)} µs/request`);
+  }
+  console.log(`  ${"process".padEnd(16)} ${((total / windowS) * 100).toFixed(0).padStart(4)} % busy, ${((total * 1e6) / result.requests).toFixed(1).padStart(7)} µs/request`);
 }
-rows.sort((a, b) => b[1] - a[1]);
-for (const [label, used] of rows) {
-  console.log(`  ${label.padEnd(16)} ${((used / seconds) * 100).toFixed(0).padStart(4)} % busy, ${((used * 1e6) / result.requests).toFixed(1).padStart(7)} µs/request`);
-}
-console.log(`  ${"process".padEnd(16)} ${((total / seconds) * 100).toFixed(0).padStart(4)} % busy, ${((total * 1e6) / result.requests).toFixed(1).padStart(7)} µs/request`);
+// `--windows K`: the measured time in K windows one after the other, to see a rate that drifts.
+for (let w = 0; w < windows; w++) await measure(seconds / windows);
 const measuredEnd = performance.now();
 await stopProcess(spawned.proc, 20_000);
 const tailMs = performance.now() - measuredEnd;

@@ -53,6 +53,7 @@
 import { and, asc, count, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
+import { createGroupCommit, GROUP_WINDOW_MS, groupCommitOf, type GroupCommit } from "../storage/group-commit.ts";
 import { ledgerTransactions, organisations, records } from "../storage/schema.ts";
 import { INSERT_PENDING_MESSAGE } from "../storage/statements.ts";
 import { changes, q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
@@ -203,10 +204,11 @@ export const REACHED_A_NODE = sql`NOT (${ledgerTransactions.attempts} = 0 AND ${
 const IMMEDIATE = { behavior: "immediate" } as const;
 
 /**
- * Milliseconds the first grouped change waits for others to share its transaction: the loop's
- * steps end on separate network answers, so "the same turn" would rarely hold two.
+ * Milliseconds the first grouped change waits for others to share its transaction (the
+ * connection's group commit's window, src/storage/group-commit.ts): the loop's steps end on
+ * separate network answers, so "the same turn" would rarely hold two.
  */
-export const GROUP_WINDOW_MS = 1;
+export { GROUP_WINDOW_MS };
 
 /**
  * Organisations with a topic whose current key has no live announcement: a scan of the
@@ -368,9 +370,8 @@ export class AnchorJournal implements Journal {
    * its `wakeWaiting` has made them due now, and wins.
    */
   private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
-  /** Grouped state changes waiting for their transaction (`grouped`), in the order they were made. */
-  private waiting: { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
-  private groupTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Where grouped state changes (`grouped`) are committed: the connection's group commit, shared with record writes. */
+  private readonly group: GroupCommit;
   private readonly rescheduleStatement;
   private readonly takeBackStatement;
   private readonly retryNowStatement;
@@ -390,14 +391,19 @@ export class AnchorJournal implements Journal {
   /**
    * @param newTransactionId ids for the rows the journal queues itself (a revocation queued
    *   again, a topic creation).
-   * @param groupWindowMs how long the first grouped change waits for others (tests lengthen it).
+   * @param groupWindowMs how long the first grouped change waits for others: the default shares
+   *   the connection's group commit (src/storage/group-commit.ts) with record writes; another
+   *   window (tests lengthen it) gets a group commit of its own.
    */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly newTransactionId: () => NewTransaction,
-    private readonly groupWindowMs: number = GROUP_WINDOW_MS,
+    groupWindowMs: number = GROUP_WINDOW_MS,
   ) {
+    this.group = groupWindowMs === GROUP_WINDOW_MS ? groupCommitOf(db.$client) : createGroupCommit(db.$client, groupWindowMs);
+    // After the changes: a reschedule made for a row's new state finds it in that state.
+    this.group.beforeCommit(() => this.writeDeferred());
     this.rescheduleStatement = db.$client.prepare(
       "UPDATE ledger_transactions SET next_attempt_at = ?, updated_at = ?, last_error = coalesce(?, last_error) WHERE transaction_id = ? AND state = ?",
     );
@@ -631,8 +637,8 @@ export class AnchorJournal implements Journal {
 
   /**
    * `beginAttempt`, `toAccepted` and `toAnchoredMessage`, each made at the time of the call and
-   * committed with every other grouped change made within GROUP_WINDOW_MS (and the reschedules
-   * waiting then) in one IMMEDIATE transaction, each change in its own savepoint. The promise
+   * committed with every other grouped change and record write made within GROUP_WINDOW_MS (and
+   * the reschedules waiting then) in one IMMEDIATE transaction, each in its own savepoint. The promise
    * resolves with what the synchronous method would have returned, once that transaction has
    * committed; a change that throws is undone alone and rejects alone; a transaction that fails
    * as a whole rejects them all and stores none. The anchor loop makes three of these per
@@ -654,48 +660,17 @@ export class AnchorJournal implements Journal {
   };
 
   private enqueue<T>(work: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ work, resolve: resolve as (value: never) => void, reject });
-      this.groupTimer ??= setTimeout(() => this.commitGrouped(), this.groupWindowMs);
-    });
+    // Nested: a savepoint, so a change that throws is undone alone.
+    return this.group.run(() => this.db.$client.transaction(work)());
   }
 
   /**
-   * Commits the grouped changes waiting now, then the reschedules, in one IMMEDIATE
-   * transaction. Runs on its timer; callable at any time (nothing waiting: nothing happens).
+   * Commits the grouped changes waiting now (and whatever record writes share their group), then
+   * the reschedules, in one IMMEDIATE transaction. Runs on the group's timer; callable at any time
+   * (nothing waiting: nothing happens).
    */
   commitGrouped(): void {
-    if (this.groupTimer !== null) clearTimeout(this.groupTimer);
-    this.groupTimer = null;
-    if (this.waiting.length === 0) return;
-    const batch = this.waiting;
-    this.waiting = [];
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-    const client = this.db.$client;
-    try {
-      client
-        .transaction(() => {
-          for (const item of batch) {
-            try {
-              // Nested: a savepoint, so a change that throws is undone alone.
-              outcomes.push({ ok: true, value: client.transaction(item.work)() });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-            }
-          }
-          // After the changes: a reschedule made for a row's new state finds it in that state.
-          this.writeDeferred();
-        })
-        .immediate();
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    batch.forEach((item, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) item.resolve(o.value as never);
-      else item.reject(o.error);
-    });
+    this.group.commitNow();
   }
 
   /**

@@ -1,9 +1,11 @@
 /**
- * Group commit. With `synchronous=FULL` every commit costs an fsync; concurrent record writes
- * share one instead of paying one each (issue 5's benchmark target). Work submitted within
- * GROUP_WINDOW_MS of the first item waiting runs in a single IMMEDIATE transaction, each item in
- * its own savepoint, and every promise settles only after that transaction has committed, so a
- * caller that answers after `await run(...)` answers with a durable write.
+ * Record writes, group-committed. With `synchronous=FULL` every commit costs an fsync; concurrent
+ * record writes share one instead of paying one each (issue 5's benchmark target). The group
+ * commit is the connection's (src/storage/group-commit.ts), shared with the anchor loop's journal:
+ * work submitted within GROUP_WINDOW_MS of the first item waiting, by either, runs in a single
+ * IMMEDIATE transaction, each item in its own savepoint, and every promise settles only after that
+ * transaction has committed, so a caller that answers after `await run(...)` answers with a
+ * durable write.
  *
  * Why a window rather than the end of the current turn: records are signed on worker threads
  * (src/crypto/sign-pool.ts), and their answers arrive as separate tasks, so "the same turn" held
@@ -24,6 +26,7 @@
  */
 import { DomainError } from "../lib/errors.ts";
 import type { Db } from "../storage/db.ts";
+import { groupCommitOf, type GroupCommit } from "../storage/group-commit.ts";
 import { runInSqliteTransaction, type Body } from "../storage/store.ts";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -42,17 +45,7 @@ export interface RecordWriter {
   write<T>(body: Body<T>): Promise<T>;
 }
 
-interface Item {
-  work: (tx: Tx) => unknown;
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-}
-
-/** Milliseconds the first waiting item waits for others to share its transaction. */
-export const GROUP_WINDOW_MS = 1;
-
-/** Most items one transaction carries; a longer queue is written in several. */
-const MAX_BATCH = 256;
+export { GROUP_WINDOW_MS } from "../storage/group-commit.ts";
 
 /** Seconds a caller refused for a busy database waits before retrying. */
 export const BUSY_RETRY_SECONDS = 1;
@@ -69,53 +62,10 @@ export function busyAsUnavailable(e: unknown): unknown {
   return Object.assign(new DomainError("SERVICE_UNAVAILABLE", "The service is busy. Retry shortly.", undefined, BUSY_RETRY_SECONDS), { cause: e });
 }
 
-export function createWriteQueue(db: Db): WriteQueue {
-  let queue: Item[] = [];
-  let scheduled = false;
-
-  function flush(): void {
-    scheduled = false;
-    while (queue.length > 0) {
-      const batch = queue.slice(0, MAX_BATCH);
-      queue = queue.slice(MAX_BATCH);
-      const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-      try {
-        db.transaction(
-          (tx) => {
-            for (const item of batch) {
-              try {
-                outcomes.push({ ok: true, value: tx.transaction((sp) => item.work(sp)) });
-              } catch (error) {
-                outcomes.push({ ok: false, error: busyAsUnavailable(error) });
-              }
-            }
-          },
-          { behavior: "immediate" },
-        );
-      } catch (error) {
-        const refusal = busyAsUnavailable(error);
-        for (const item of batch) item.reject(refusal);
-        continue;
-      }
-      batch.forEach((item, i) => {
-        const o = outcomes[i]!;
-        if (o.ok) item.resolve(o.value);
-        else item.reject(o.error);
-      });
-    }
-  }
-
-  function run<T>(work: (tx: Tx) => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-      if (!scheduled) {
-        scheduled = true;
-        // After the handlers and signing answers of the next millisecond have queued their writes too.
-        setTimeout(flush, GROUP_WINDOW_MS);
-      }
-    });
-  }
-
+/** Record writes on `db`'s connection, in its shared group commit (tests may pass one of their own). */
+export function createWriteQueue(db: Db, group: GroupCommit = groupCommitOf(db.$client)): WriteQueue {
+  // Each item in its own savepoint: drizzle's transaction inside the group's open one is one.
+  const run = <T>(work: (tx: Tx) => T): Promise<T> => group.run(() => db.transaction((tx) => work(tx)), busyAsUnavailable);
   return {
     run,
     write: (body) => run((tx) => runInSqliteTransaction(db, tx, body)),

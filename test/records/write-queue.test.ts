@@ -10,11 +10,41 @@ import { join } from "node:path";
 import { DATABASE_FILE } from "../../src/app.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { BUSY_RETRY_SECONDS, GROUP_WINDOW_MS, createWriteQueue, isBusy } from "../../src/records/write-queue.ts";
-import { openDatabase } from "../../src/storage/db.ts";
+import { AnchorJournal } from "../../src/anchoring/queue.ts";
+import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
+import { manualClock } from "../../src/lib/clock.ts";
+import { openDatabase, type Db } from "../../src/storage/db.ts";
+import { createRecordsFixture } from "../support/records-fixture.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { HASH, harness } from "./fixtures.ts";
 
 afterAll(cleanup);
+
+/**
+ * `db` with a `$client` that counts the transactions begun outside any other (the group commits;
+ * the savepoints nested in them are not counted).
+ */
+function countingTransactions(real: Db): { db: Db; counts: { top: number } } {
+  const counts = { top: 0 };
+  const client = new Proxy(real.$client, {
+    get(target, prop) {
+      if (prop !== "transaction") {
+        // The real object as `this`: bun:sqlite's Database keeps private fields.
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (fn: () => unknown) => {
+        const tx = target.transaction(fn);
+        const begin = (run: () => unknown) => {
+          if (!target.inTransaction) counts.top++;
+          return run();
+        };
+        return Object.assign(() => begin(() => tx()), { immediate: () => begin(() => tx.immediate()) });
+      };
+    },
+  });
+  return { db: new Proxy(real, { get: (t, p, r) => (p === "$client" ? client : Reflect.get(t, p, r)) }), counts };
+}
 
 /** A second connection to the same file holding the write lock (BEGIN IMMEDIATE) until released. */
 function holdWriteLock(path: string) {
@@ -39,20 +69,11 @@ async function refusal(p: Promise<unknown>): Promise<unknown> {
 
 describe("write queue", () => {
   test("work submitted in separate tasks within the group window shares one transaction; later work gets its own", async () => {
-    const db = openDatabase({ path: join(tempDir(), DATABASE_FILE) });
+    const real = openDatabase({ path: join(tempDir(), DATABASE_FILE) });
     try {
-      let transactions = 0;
-      const counting = new Proxy(db, {
-        get(target, prop, receiver) {
-          if (prop !== "transaction") return Reflect.get(target, prop, receiver);
-          return (...args: Parameters<typeof db.transaction>) => {
-            transactions++;
-            return target.transaction(...args);
-          };
-        },
-      });
-      const queue = createWriteQueue(counting);
-      const inTx = () => db.$client.inTransaction;
+      const { db, counts } = countingTransactions(real);
+      const queue = createWriteQueue(db);
+      const inTx = () => real.$client.inTransaction;
       // Three items, each from its own task (as signing workers' answers arrive), inside the window.
       const items: Promise<boolean>[] = [queue.run(inTx)];
       await new Promise((r) => setImmediate(r));
@@ -60,13 +81,28 @@ describe("write queue", () => {
       await new Promise((r) => setImmediate(r));
       items.push(queue.run(inTx));
       expect(await Promise.all(items)).toEqual([true, true, true]);
-      expect(transactions).toBe(1);
+      expect(counts.top).toBe(1);
       await Bun.sleep(GROUP_WINDOW_MS * 5);
       expect(await queue.run(inTx)).toBe(true);
-      expect(transactions).toBe(2);
+      expect(counts.top).toBe(2);
     } finally {
-      db.$client.close();
+      real.$client.close();
     }
+  });
+
+  test("record writes and the anchor loop's grouped changes made within the window share one transaction and one commit", async () => {
+    const fixture = createRecordsFixture({ clock: manualClock(Date.UTC(2026, 0, 1)) });
+    const { db, counts } = countingTransactions(fixture.db);
+    const queue = createWriteQueue(db);
+    const journal = new AnchorJournal(db, fixture.clock, createTransactionIds({ db, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 }));
+    fixture.db.$client.run("CREATE TABLE t (v INTEGER)");
+    const [written, attempted] = await Promise.all([
+      queue.run(() => fixture.db.$client.run("INSERT INTO t (v) VALUES (1)").changes),
+      // A row that does not exist: the change is made (and finds nothing) inside the same transaction.
+      journal.grouped.beginAttempt({ transactionId: "0.0.2@1.000000001" }, new Uint8Array([1])),
+    ]);
+    expect([written, attempted]).toEqual([1, null]);
+    expect(counts.top).toBe(1);
   });
 
   test("a write lock held elsewhere past busy_timeout: every item of the batch gets 503 SERVICE_UNAVAILABLE with Retry-After, nothing is written; then it works again", async () => {
