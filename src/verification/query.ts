@@ -4,6 +4,7 @@
  * clamped, trimmed, normalised or silently dropped; every offending field is named in
  * `details` (all of them, not only the first). docs/verification.md lists the exact rules.
  */
+import { Lru } from "../crypto/lru.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ListFilters } from "./log.ts";
 import { DOC_HASH_RE, VERDICTS, isVerdict } from "./types.ts";
@@ -142,6 +143,31 @@ export function parseListQuery(url: URL): ListQuery {
   if (from !== undefined) filters.from = from;
   if (to !== undefined) filters.to = to;
   return after === undefined ? { filters, limit } : { filters, limit, after };
+}
+
+/** How many accepted list queries `listQueryOf` keeps by their text. */
+export const LIST_QUERIES_KEPT = 1024;
+const listQueriesKept = new Lru<string, ListQuery>(LIST_QUERIES_KEPT);
+
+/**
+ * `parseListQuery` of a request's URL, kept by its query text: the answer depends on that text
+ * alone, so a client paging the same cursor again (or any repeated query) skips the URL's parse
+ * and the checks (issue 17: a page deep in the log was slower than the first by its longer URL
+ * alone, both pages kept). Only accepted queries are kept, frozen; a refused one is refused again,
+ * in full, every time.
+ */
+export function listQueryOf(requestUrl: string): ListQuery {
+  // A request's URL has no fragment: its query text is everything after the first "?".
+  const at = requestUrl.indexOf("?");
+  const text = at < 0 ? "" : requestUrl.slice(at + 1);
+  let query = listQueriesKept.get(text);
+  if (query === undefined) {
+    const parsed = parseListQuery(new URL(requestUrl));
+    Object.freeze(parsed.filters);
+    query = Object.freeze(parsed);
+    listQueriesKept.set(text, query);
+  }
+  return query;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
-import { parseListQuery, parseRfc3339, parseVerificationRequest } from "../../src/verification/query.ts";
+import { listQueryOf, parseListQuery, parseRfc3339, parseVerificationRequest } from "../../src/verification/query.ts";
 
 const HASH = `sha256:${"ab".repeat(32)}`;
 const url = (query: string) => new URL(`http://localhost/v1/verifications${query}`);
@@ -182,5 +182,22 @@ describe("parseVerificationRequest", () => {
     for (const body of [null, [], "x", 1] as unknown as Record<string, unknown>[]) {
       expect(details(() => parseVerificationRequest(body))).toEqual({ body: "must be a JSON object" });
     }
+  });
+});
+
+describe("listQueryOf: parseListQuery kept by the query text", () => {
+  test("an accepted query: the same answer as parseListQuery, the same frozen object when the text repeats, another for another text", () => {
+    const text = `?verdict=verified_org&limit=5&after=AQGiGttA4HK-uQjV0XlXvKjC&originalDocHash=${HASH}`;
+    const first = listQueryOf(url(text).href);
+    expect(first).toEqual(parseListQuery(url(text)));
+    expect(listQueryOf(url(text).href)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.filters)).toBe(true);
+    expect(listQueryOf(url("").href)).toEqual({ filters: {}, limit: parseListQuery(url("")).limit });
+    expect(listQueryOf(url("?limit=6").href)).toEqual({ filters: {}, limit: 6 });
+  });
+
+  test("a refused query is refused again, in full, every time", () => {
+    const href = url("?limit=0&verdict=x").href;
+    for (let i = 0; i < 3; i++) expect(Object.keys(details(() => listQueryOf(href))).sort()).toEqual(["limit", "verdict"]);
   });
 });

@@ -9,7 +9,7 @@ import { DOC_HASH_PATTERN, rfc3339Ms } from "../../lib/formats.ts";
 import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
 import type { VerificationLog } from "../../verification/log.ts";
 import { answerJson } from "../../verification/answer-json.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, parseListQuery, parseVerificationRequest } from "../../verification/query.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, listQueryOf, parseVerificationRequest } from "../../verification/query.ts";
 import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
 import type { Access } from "../access.ts";
 import { readJsonObject } from "../body.ts";
@@ -206,7 +206,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
       ({ request }) =>
         then(access.admit(request, "verifications.list"), (caller) => {
           if (caller.tier !== "organisation") throw new Error("verifications.list admitted without a credential");
-          const query = parseListQuery(new URL(request.url));
+          const query = listQueryOf(request.url);
           return then(log.listJson({ orgId: caller.org.id, environment: caller.key.environment, ...query }), (text) => jsonTextResponse(200, text));
         }),
       {
