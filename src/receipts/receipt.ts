@@ -48,6 +48,7 @@ import {
   type ReceiptSnapshotRow,
   type ReceiptTransactionRow as TransactionRow,
 } from "../storage/receipt-statements.ts";
+import { UNKNOWN } from "../storage/data-version.ts";
 import { firstRow, q, type SqliteStore, type Store } from "../storage/store.ts";
 import { retryAfterFor } from "../verification/verify.ts";
 
@@ -129,6 +130,28 @@ export interface Receipts {
    * Synchronous on the embedded SQLite (it answers, or throws, at once); a promise on PostgreSQL.
    */
   receipt(recordId: string, options?: { readonly orgId?: string }): Receipt | Promise<Receipt>;
+  /**
+   * The same receipt as the routes send it: exactly `JSON.stringify(receipt, null, 2)`, with the
+   * same refusals. A kept receipt's fixed part is written once, and each request writes only what
+   * is its own (the revocation, the mirror nodes, `issuedAt`) after it: the pretty-printed fixed
+   * part, ~10 KB of base64, was most of a public receipt's time (issue 17).
+   */
+  receiptText(recordId: string, options?: { readonly orgId?: string }): ReceiptText | Promise<ReceiptText>;
+}
+
+/** A receipt's JSON text, and the record it is for (the download's file name). */
+export interface ReceiptText {
+  readonly recordId: string;
+  readonly text: string;
+}
+
+/**
+ * A property of a pretty-printed (indent 2) object one level down: JSON.stringify nests the value's
+ * own lines two spaces further in. No JSON string holds a raw line break, so every one replaced is
+ * the layout's.
+ */
+function nested(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/\n/g, "\n  ");
 }
 
 /**
@@ -170,9 +193,25 @@ function sqliteReads(store: SqliteStore): ReceiptReads {
   const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>(RECEIPT_KEY.sqlite);
   const transactionById = client.prepare<TransactionRow, [string]>(RECEIPT_TRANSACTION.sqlite);
   const announcementOf = client.prepare<TransactionRow, [string, Uint8Array]>(RECEIPT_ANNOUNCEMENT.sqlite);
+  // The record's row and its revocation's message as last read, under the data version they were
+  // read at (storage/data-version.ts, `others()`: the log's writer thread's commits, log rows
+  // only, leave it unchanged): answered again only while nothing else was committed since, by any
+  // connection of any process, as a hash's record heads are for verification. Read only from.
+  const keptRecords = new Lru<string, { readonly version: number; readonly row: ReceiptRecordRow | null }>(RECEIPT_MEMO_ENTRIES);
+  const keptTransactions = new Lru<string, { readonly version: number; readonly row: TransactionRow | null }>(RECEIPT_MEMO_ENTRIES);
+  function keptRead<R>(kept: Lru<string, { readonly version: number; readonly row: R | null }>, id: string, read: (id: string) => R | null): R | null {
+    const version = store.version.others();
+    if (version !== UNKNOWN) {
+      const k = kept.get(id);
+      if (k !== undefined && k.version === version) return k.row;
+    }
+    const row = read(id);
+    if (version !== UNKNOWN) kept.set(id, { version, row });
+    return row;
+  }
   return {
-    record: (id) => recordById.get(id),
-    transaction: (id) => transactionById.get(id),
+    record: (id) => keptRead(keptRecords, id, (i) => recordById.get(i)),
+    transaction: (id) => keptRead(keptTransactions, id, (i) => transactionById.get(i)),
     announcement: (orgId, fingerprint) => announcementOf.get(orgId, fingerprint),
     key: (fingerprint) => keyByFingerprint.get(fingerprint),
   };
@@ -237,7 +276,8 @@ function snapshotReads(recordId: string, row: ReceiptSnapshotRow | undefined): R
 export function createReceipts(deps: ReceiptsDeps): Receipts {
   const { store, clock, network } = deps;
   const keptKeys = new Map<string, { readonly algorithm: string; readonly publicKey: string }>();
-  const keptReceipts = new Lru<string, { readonly check: string; readonly fixed: FixedPart }>(RECEIPT_MEMO_ENTRIES);
+  /** A kept fixed part, and its pretty-printed text without the closing brace once a route asked for it. */
+  const keptReceipts = new Lru<string, { readonly check: string; readonly fixed: FixedPart; head: string | null }>(RECEIPT_MEMO_ENTRIES);
   /** What a kept fixed part was built from, as the row says it now (null: nothing may be kept). */
   const checkOf = (row: ReceiptRecordRow): string | null =>
     row.gen === null || row.anchor_state !== "anchored" ? null : `${row.gen}|${row.kind}|${row.topic_id}|${row.transaction_id}`;
@@ -301,16 +341,43 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
     };
   }
 
-  /** The receipt of `recordId` from `reads`: the same build, and so the same bytes, on both engines. */
-  function build(reads: ReceiptReads, recordId: string, orgId: string | undefined): Receipt {
+  /** The record `recordId` names, or the NOT_FOUND that answers instead. */
+  function recordOf(reads: ReceiptReads, recordId: string, orgId: string | undefined): ReceiptRecordRow {
     const row = reads.record(recordId);
     if (row === null || row.anchor_state === "abandoned") throw notFound();
     if (orgId !== undefined && row.org_id !== orgId) throw notFound();
+    return row;
+  }
+
+  /** The receipt of `recordId` from `reads`: the same build, and so the same bytes, on both engines. */
+  function build(reads: ReceiptReads, recordId: string, orgId: string | undefined): Receipt {
+    const row = recordOf(reads, recordId, orgId);
+    return { ...fixedOf(reads, row).fixed, revocation: revocation(reads, row), mirrorNodes: [...deps.mirrorNodes()], issuedAt: rfc3339Ms(clock.now()) };
+  }
+
+  /** `build`'s receipt as JSON text (indent 2), a kept fixed part's text written once. */
+  function buildText(reads: ReceiptReads, recordId: string, orgId: string | undefined): ReceiptText {
+    const row = recordOf(reads, recordId, orgId);
+    const { fixed, kept } = fixedOf(reads, row);
+    const own = { revocation: revocation(reads, row), mirrorNodes: [...deps.mirrorNodes()], issuedAt: rfc3339Ms(clock.now()) };
+    if (kept === null) return { recordId: row.id, text: JSON.stringify({ ...fixed, ...own }, null, 2) };
+    // The fixed part's text without its closing "\n}", then this request's own properties, in
+    // the order and layout JSON.stringify gives `{ ...fixed, ...own }` (a test compares them).
+    kept.head ??= JSON.stringify(fixed, null, 2).slice(0, -2);
+    return {
+      recordId: row.id,
+      text: `${kept.head},\n  "revocation": ${nested(own.revocation)},\n  "mirrorNodes": ${nested(own.mirrorNodes)},\n  "issuedAt": ${JSON.stringify(own.issuedAt)}\n}`,
+    };
+  }
+
+  /**
+   * The receipt's fixed part (everything but the revocation, the mirror nodes and `issuedAt`): the
+   * one kept for this record while its check holds, or built (and kept when it may be).
+   */
+  function fixedOf(reads: ReceiptReads, row: ReceiptRecordRow): { readonly fixed: FixedPart; readonly kept: { readonly fixed: FixedPart; head: string | null } | null } {
     const check = checkOf(row);
     const kept = check === null ? undefined : keptReceipts.get(row.id);
-    if (kept !== undefined && kept.check === check) {
-      return { ...kept.fixed, revocation: revocation(reads, row), mirrorNodes: [...deps.mirrorNodes()], issuedAt: rfc3339Ms(clock.now()) };
-    }
+    if (kept !== undefined && kept.check === check) return { fixed: kept.fixed, kept };
 
     const creation = reads.transaction(row.transaction_id);
     if (row.anchor_state !== "anchored" || creation === null || creation.state !== "anchored") {
@@ -352,8 +419,10 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
       },
       keyAnnouncement: { topicId: announced.topicId, sequenceNumber: announced.sequenceNumber, consensusAt: announced.consensusAt, message: announced.message },
     };
-    if (check !== null) keptReceipts.set(row.id, { check, fixed });
-    return { ...fixed, revocation: revocation(reads, row), mirrorNodes: [...deps.mirrorNodes()], issuedAt: rfc3339Ms(clock.now()) };
+    if (check === null) return { fixed, kept: null };
+    const made = { check, fixed, head: null };
+    keptReceipts.set(row.id, made);
+    return { fixed, kept: made };
   }
 
   if (store.engine === "sqlite") {
@@ -363,13 +432,23 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
         if (!UUID_RE.test(recordId)) throw notFound();
         return build(reads, recordId, options.orgId);
       },
+      receiptText(recordId, options = {}) {
+        if (!UUID_RE.test(recordId)) throw notFound();
+        return buildText(reads, recordId, options.orgId);
+      },
     };
   }
+  const snapshot = async (recordId: string): Promise<ReceiptReads> => {
+    if (!UUID_RE.test(recordId)) throw notFound();
+    const row = await store.read(() => q(firstRow(RECEIPT_SNAPSHOT, recordId)));
+    return snapshotReads(recordId, row);
+  };
   return {
     async receipt(recordId, options = {}) {
-      if (!UUID_RE.test(recordId)) throw notFound();
-      const row = await store.read(() => q(firstRow(RECEIPT_SNAPSHOT, recordId)));
-      return build(snapshotReads(recordId, row), recordId, options.orgId);
+      return build(await snapshot(recordId), recordId, options.orgId);
+    },
+    async receiptText(recordId, options = {}) {
+      return buildText(await snapshot(recordId), recordId, options.orgId);
     },
   };
 }

@@ -424,6 +424,24 @@ describe("receipts in-process", () => {
     }
   });
 
+  test("the record's row kept between receipts follows a revocation made by another connection in the very next receipt, as text and as object", async () => {
+    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const text = () => JSON.parse((receipts.receiptText(anchoredId) as { text: string }).text) as Json;
+    expect([text().revocation, text().revocation]).toEqual([null, null]);
+    const other = new Database((app.db.$client.query("PRAGMA database_list").get() as { file: string }).file);
+    try {
+      const { transaction_id: tx } = other.query("SELECT transaction_id FROM records WHERE id = ?").get(anchoredId) as { transaction_id: string };
+      // Any message row serves the read: what matters is that the next receipt sees the row as it is now.
+      other.query("UPDATE records SET revoked_at = ?, revocation_reason = 'SUPERSEDED', revocation_transaction_id = ? WHERE id = ?").run(Date.UTC(2026, 0, 2), tx, anchoredId);
+      expect(text().revocation).toMatchObject({ reason: "SUPERSEDED", revokedAt: "2026-01-02T00:00:00.000Z", anchor: { transactionId: tx } });
+      expect((receipts.receipt(anchoredId) as Json).revocation.reason).toBe("SUPERSEDED");
+      other.query("UPDATE records SET revoked_at = NULL, revocation_reason = NULL, revocation_transaction_id = NULL WHERE id = ?").run(anchoredId);
+      expect(text().revocation).toBeNull();
+    } finally {
+      other.close();
+    }
+  });
+
   test("the verify page links the receipt for anchored records only, and the link downloads it", async () => {
     const page = await (await request(`/verify/${anchoredId}`)).text();
     expect(page).toContain(`<a href="/verify/${anchoredId}/receipt" download="docverify-receipt-${anchoredId}.json">Download the receipt</a>: it proves this record without this service.`);

@@ -237,16 +237,38 @@ for (const engine of ENGINES) {
       expect({ ...final, revocation: null }).toEqual({ ...early, revocation: null });
     });
 
+    test("receiptText is the receipt's JSON.stringify(…, null, 2) byte for byte, built and kept, revoked, any mirror nodes; refusals alike", async () => {
+      let nodes: string[] = ["https://mirror-a.example", "https://mirror-b.example"];
+      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes: () => nodes });
+      // Twice each: the first builds (and keeps) the fixed part, the second writes the kept one's text.
+      for (const id of [s.anchored, s.anchored, s.revoked, s.revoked]) {
+        const text = await receipts.receiptText(id);
+        expect(text.recordId).toBe(id);
+        expect(text.text).toBe(JSON.stringify(await receipts.receipt(id), null, 2));
+      }
+      nodes = [];
+      expect((await receipts.receiptText(s.revoked)).text).toBe(JSON.stringify(await receipts.receipt(s.revoked), null, 2));
+      const refusals: [string, string, string | undefined][] = [
+        [s.pending, "ANCHOR_NOT_FINAL", undefined],
+        ["0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d", "NOT_FOUND", undefined],
+        ["not-a-uuid", "NOT_FOUND", undefined],
+        [s.anchored, "NOT_FOUND", s.otherOrgId],
+      ];
+      for (const [id, code, orgId] of refusals) {
+        await expect(Promise.resolve().then(() => receipts.receiptText(id, orgId === undefined ? {} : { orgId }))).rejects.toMatchObject({ code });
+      }
+    });
+
     test("the route's response, from a receipt given at once (SQLite) or later (PostgreSQL)", async () => {
       const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
-      const answer = receipts.receipt(s.anchored);
+      const answer = receipts.receiptText(s.anchored);
       expect(answer instanceof Promise).toBe(engine.name === "PostgreSQL");
       const res = await receiptResponse(answer);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/vnd.docverify.receipt+json");
-      expect(await res.text()).toBe(JSON.stringify(await answer, null, 2) + "\n");
+      expect(await res.text()).toBe(JSON.stringify(await receipts.receipt(s.anchored), null, 2) + "\n");
       // A refusal rejects (or throws) as the capability's error, which the server maps.
-      await expect(Promise.resolve().then(() => receiptResponse(receipts.receipt(s.pending)))).rejects.toMatchObject({ code: "ANCHOR_NOT_FINAL" });
+      await expect(Promise.resolve().then(() => receiptResponse(receipts.receiptText(s.pending)))).rejects.toMatchObject({ code: "ANCHOR_NOT_FINAL" });
     });
 
     test("the routes over HTTP: the receipt, 409 with Retry-After, 404, the public download", async () => {

@@ -8,23 +8,23 @@
  */
 import { Elysia, t } from "elysia";
 import { runMaybe, settled } from "../../lib/maybe.ts";
-import { RECEIPT_CONTENT_TYPE, receiptFilename, type Receipt, type Receipts } from "../../receipts/receipt.ts";
+import { RECEIPT_CONTENT_TYPE, receiptFilename, type Receipt, type Receipts, type ReceiptText } from "../../receipts/receipt.ts";
 import type { Access, PublicAccess } from "../access.ts";
 import { DocHash, errorResponses, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
 import { RevocationReason } from "./v1-records.ts";
 
 export interface ReceiptRouteDeps {
   readonly access: Access & PublicAccess;
-  readonly receipts: Pick<Receipts, "receipt">;
+  readonly receipts: Pick<Receipts, "receiptText">;
 }
 
 /** The receipt as a file to keep: its own media type, a download, never cached. */
-export function receiptResponse(receipt: Receipt): Response;
+export function receiptResponse(receipt: ReceiptText): Response;
 /** The same for a receipt still on its way (PostgreSQL): its refusal rejects, as the capability's. */
-export function receiptResponse(receipt: Receipt | Promise<Receipt>): Response | Promise<Response>;
-export function receiptResponse(receipt: Receipt | Promise<Receipt>): Response | Promise<Response> {
+export function receiptResponse(receipt: ReceiptText | Promise<ReceiptText>): Response | Promise<Response>;
+export function receiptResponse(receipt: ReceiptText | Promise<ReceiptText>): Response | Promise<Response> {
   if (receipt instanceof Promise) return receipt.then((r) => receiptResponse(r));
-  return new Response(JSON.stringify(receipt, null, 2) + "\n", {
+  return new Response(receipt.text + "\n", {
     status: 200,
     headers: {
       "content-type": RECEIPT_CONTENT_TYPE,
@@ -125,7 +125,7 @@ export function receiptRoutes(deps: ReceiptRouteDeps) {
           (function* () {
             const caller = yield* settled(access.admit(request, "receipts.get"));
             if (caller.tier !== "organisation") throw new Error("receipts.get admitted without a credential");
-            return yield* settled(receiptResponse(receipts.receipt(params.recordId, { orgId: caller.org.id })));
+            return yield* settled(receiptResponse(receipts.receiptText(params.recordId, { orgId: caller.org.id })));
           })(),
         ),
       {
@@ -145,7 +145,7 @@ export function receiptRoutes(deps: ReceiptRouteDeps) {
         runMaybe(
           (function* () {
             yield* settled(access.admitPublic(request));
-            return yield* settled(receiptResponse(receipts.receipt(params.recordId)));
+            return yield* settled(receiptResponse(receipts.receiptText(params.recordId)));
           })(),
         ),
       {
