@@ -18,13 +18,16 @@
  * record (RECEIPT_MEMO_ENTRIES, least recently used first out) and used only while the record's
  * row still says what it was built from: the change counter (migration 0010: any change to the
  * record's signed columns or to a key row, from any connection) and the columns it does not
- * watch (`kind`, `topic_id`, `transaction_id`), read with the row on every request. What else it
+ * watch (`kind`, `topic_id`, `transaction_id`), compared with the row on every request. What else it
  * holds cannot change: the creation message and the key announcement are anchored, a final state.
  *
  * On both engines (storage/store.ts), one build over the rows read, so the same rows give the
  * same bytes:
  * - SQLite: each read is a statement prepared once and run when the build needs it; `receipt()`
- *   answers (or throws) synchronously.
+ *   answers (or throws) synchronously. The record's row and a revocation's message are answered
+ *   from memory while the data version's `others()` stands (nothing but the verification log's
+ *   own batches committed since, by any connection of any process), as a hash's record heads
+ *   are for verification.
  * - PostgreSQL: the record and everything its receipt needs are read in one statement
  *   (`RECEIPT_SNAPSHOT`: one snapshot, one round trip) and `receipt()` returns a promise. The
  *   change counter is read in that statement too; PostgreSQL raises it once per changing
