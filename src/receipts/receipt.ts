@@ -51,7 +51,7 @@ import {
   type ReceiptSnapshotRow,
   type ReceiptTransactionRow as TransactionRow,
 } from "../storage/receipt-statements.ts";
-import { UNKNOWN } from "../storage/data-version.ts";
+import { readKept, type KeptRead } from "../storage/data-version.ts";
 import { firstRow, q, type SqliteStore, type Store } from "../storage/store.ts";
 import { retryAfterFor } from "../verification/verify.ts";
 
@@ -200,21 +200,11 @@ function sqliteReads(store: SqliteStore): ReceiptReads {
   // read at (storage/data-version.ts, `others()`: the log's writer thread's commits, log rows
   // only, leave it unchanged): answered again only while nothing else was committed since, by any
   // connection of any process, as a hash's record heads are for verification. Read only from.
-  const keptRecords = new Lru<string, { readonly version: number; readonly row: ReceiptRecordRow | null }>(RECEIPT_MEMO_ENTRIES);
-  const keptTransactions = new Lru<string, { readonly version: number; readonly row: TransactionRow | null }>(RECEIPT_MEMO_ENTRIES);
-  function keptRead<R>(kept: Lru<string, { readonly version: number; readonly row: R | null }>, id: string, read: (id: string) => R | null): R | null {
-    const version = store.version.others();
-    if (version !== UNKNOWN) {
-      const k = kept.get(id);
-      if (k !== undefined && k.version === version) return k.row;
-    }
-    const row = read(id);
-    if (version !== UNKNOWN) kept.set(id, { version, row });
-    return row;
-  }
+  const keptRecords = new Lru<string, KeptRead<ReceiptRecordRow | null>>(RECEIPT_MEMO_ENTRIES);
+  const keptTransactions = new Lru<string, KeptRead<TransactionRow | null>>(RECEIPT_MEMO_ENTRIES);
   return {
-    record: (id) => keptRead(keptRecords, id, (i) => recordById.get(i)),
-    transaction: (id) => keptRead(keptTransactions, id, (i) => transactionById.get(i)),
+    record: (id) => readKept(keptRecords, store.version.others(), id, () => recordById.get(id)),
+    transaction: (id) => readKept(keptTransactions, store.version.others(), id, () => transactionById.get(id)),
     announcement: (orgId, fingerprint) => announcementOf.get(orgId, fingerprint),
     key: (fingerprint) => keyByFingerprint.get(fingerprint),
   };

@@ -33,6 +33,29 @@ import { existsSync, openSync, readSync } from "node:fs";
 /** No version can be told: read the database, and keep nothing read under it. */
 export const UNKNOWN = -1;
 
+/** A value read while the version was `version`. */
+export interface KeptRead<V> {
+  readonly version: number;
+  readonly value: V;
+}
+
+/**
+ * What `read()` gives for `key`, answered from `kept` when it was read under this very `version`
+ * (`current()` or `others()`), and kept under it otherwise; UNKNOWN reads every time and keeps
+ * nothing. Take the version before calling (an argument is evaluated before the read): a commit
+ * between the two then only costs a read more, never a stale answer. The hot paths' one way of
+ * keeping a read: a hash's record heads, a log page's JSON, a receipt's record.
+ */
+export function readKept<K, V>(kept: { get(key: K): KeptRead<V> | undefined; set(key: K, entry: KeptRead<V>): unknown }, version: number, key: K, read: () => V): V {
+  if (version !== UNKNOWN) {
+    const k = kept.get(key);
+    if (k !== undefined && k.version === version) return k.value;
+  }
+  const value = read();
+  if (version !== UNKNOWN) kept.set(key, { version, value });
+  return value;
+}
+
 export interface DataVersion {
   /**
    * A number that stays the same exactly while no connection has committed to the database since

@@ -44,7 +44,7 @@ import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import { jsonString } from "../lib/json.ts";
 import { Lru } from "../crypto/lru.ts";
-import { UNKNOWN } from "../storage/data-version.ts";
+import { readKept, type KeptRead } from "../storage/data-version.ts";
 import { changes, firstRow, q, rows, type SqliteStore, type Store } from "../storage/store.ts";
 import {
   AFTER,
@@ -647,19 +647,11 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
   // A page's JSON as last read, by its input, under the data version it was read at
   // (storage/data-version.ts): what a read would give again while nothing at all has been
   // committed since, by any connection or process; read again (and kept anew) otherwise.
-  const pagesKept = new Lru<string, { readonly version: number; readonly text: string }>(PAGES_KEPT);
+  const pagesKept = new Lru<string, KeptRead<string>>(PAGES_KEPT);
 
   function readPageJson(input: ListInput): string {
     const { key, query } = keptQuery(input);
-    // Taken before the reads it vouches for: a commit in between only costs a read more.
-    const version = store.version.current();
-    if (version !== UNKNOWN) {
-      const kept = pagesKept.get(key);
-      if (kept !== undefined && kept.version === version) return kept.text;
-    }
-    const text = pageText(query);
-    if (version !== UNKNOWN) pagesKept.set(key, { version, text });
-    return text;
+    return readKept(pagesKept, store.version.current(), key, () => pageText(query));
   }
 
   /** The page's JSON: its ids from the index, each row's text from memory when every row has one. */

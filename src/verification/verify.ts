@@ -74,7 +74,7 @@ import {
 import { Lru } from "../crypto/lru.ts";
 import type { Clock } from "../lib/clock.ts";
 import { compareConsensus, consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
-import { UNKNOWN } from "../storage/data-version.ts";
+import { readKept, type KeptRead } from "../storage/data-version.ts";
 import { firstRow, q, rows, type Op, type SqliteStore, type Store } from "../storage/store.ts";
 import {
   CLASS_HEAD,
@@ -531,17 +531,10 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
   // (storage/data-version.ts): answered again only while nothing was committed since, by any
   // connection of any process. The rows are only read from: every check and the verdict are
   // still made from them on every request.
-  const headsKept = new Lru<string, { readonly version: number; readonly rows: readonly HeadRow[] }>(HEADS_KEPT);
+  const headsKept = new Lru<string, KeptRead<readonly HeadRow[]>>(HEADS_KEPT);
   function headsOf(docHash: string): readonly HeadRow[] {
-    // The log's writer thread's commits (log rows only) leave it unchanged.
-    const version = store.version.others();
-    if (version !== UNKNOWN) {
-      const kept = headsKept.get(docHash);
-      if (kept !== undefined && kept.version === version) return kept.rows;
-    }
-    const read = recordHeadsByHash.all(docHash);
-    if (version !== UNKNOWN) headsKept.set(docHash, { version, rows: read });
-    return read;
+    // The log's writer thread's commits (log rows only) leave `others()` unchanged.
+    return readKept(headsKept, store.version.others(), docHash, () => recordHeadsByHash.all(docHash));
   }
 
   /** The key a fingerprint names (`keyFromRow`), kept in memory; a missing one is never kept, so a key row inserted later is found. */
