@@ -186,7 +186,7 @@ export interface CommitClaimer {
 /** A claimer over the WAL index of `filename`, writing into `claims` (the main connection's `DataVersion.claims`). */
 export function commitClaimer(filename: string, claims: SharedArrayBuffer): CommitClaimer {
   const ring = new Int32Array(claims);
-  let words: Uint32Array | null = null;
+  let headerNow: (() => Uint32Array) | null = null;
   const header = new Uint32Array(HEADER_WORDS);
   let slot = -1;
   const write = (at: number, update: () => void) => {
@@ -198,11 +198,11 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
     begin() {
       slot = -1;
       try {
-        words ??= openHeader(filename);
+        headerNow ??= openHeader(filename);
       } catch {
         return;
       }
-      const h = readHeader(fresh(words), header);
+      const h = readHeader(headerNow(), header);
       if (h === null) return;
       const at = claimSlot(ring, h[I_CHANGE]!);
       write(at, () => {
@@ -220,9 +220,9 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
     committed() {
       const at = slot;
       slot = -1;
-      if (at < 0 || words === null) return null;
+      if (at < 0 || headerNow === null) return null;
       const fromChange = Atomics.load(ring, at + Claim.FromChange) >>> 0;
-      const h = readHeader(fresh(words), header);
+      const h = readHeader(headerNow(), header);
       // Our commit's end is known only if nobody has committed after it yet: iChange one past
       // where it started. The salts may be new: this commit restarted the WAL (a restart alone,
       // by a writer that then rolled back, changes no data and no iChange: the same data either way).
@@ -246,40 +246,35 @@ export function commitClaimer(filename: string, claims: SharedArrayBuffer): Comm
 }
 
 /**
- * The WAL index's two header copies, as they are now: read with `pread` on a descriptor opened
- * once per file and process and never closed. Never mapped with `Bun.mmap` and never closed: on
+ * A reader of the WAL index's two header copies, as they are at each call: `pread` on a
+ * descriptor opened once per file and process. Never mapped with `Bun.mmap` and never closed: on
  * Linux, closing any descriptor of a file releases every POSIX lock the process holds on it,
  * SQLite's shared lock on the WAL index included, after which another process opening the
  * database takes itself for the first, truncates the WAL index and rebuilds it under the
  * running service (found as intermittent crashes under a backup or a second connection; a test
  * checks the lock is kept). Throws when the file is missing or too short.
  */
-function openHeader(filename: string): Uint32Array {
+function openHeader(filename: string): () => Uint32Array {
   const path = `${filename}-shm`;
   let fd = headerFds.get(path);
   if (fd === undefined) headerFds.set(path, (fd = openSync(path, "r")));
+  const file = fd;
   const bytes = new Uint8Array(4 * 2 * HEADER_WORDS);
   const words = new Uint32Array(bytes.buffer);
-  const file = fd;
-  const read = () => {
-    if (readSync(file, bytes, 0, bytes.length, 0) < bytes.length) throw new Error("WAL index too short");
+  if (readSync(file, bytes, 0, bytes.length, 0) < bytes.length) throw new Error("WAL index too short");
+  // The header as it is now, in the same array each time; all zeros when it cannot be read (no
+  // header of the known format: UNKNOWN, nothing kept).
+  return () => {
+    try {
+      if (readSync(file, bytes, 0, bytes.length, 0) < bytes.length) words.fill(0);
+    } catch {
+      words.fill(0);
+    }
+    return words;
   };
-  read();
-  headerReaders.set(words, read);
-  return words;
 }
 /** One descriptor per WAL index and process, kept open for the process's life (see openHeader). */
 const headerFds = new Map<string, number>();
-const headerReaders = new WeakMap<Uint32Array, () => void>();
-/** The header words read again from the file (openHeader's array). */
-function fresh(words: Uint32Array): Uint32Array {
-  try {
-    headerReaders.get(words)!();
-  } catch {
-    words.fill(0); // no header of the known format: UNKNOWN, nothing kept
-  }
-  return words;
-}
 
 /**
  * Whether the header went from `from` to `to` through claimed commits only: "claimed";
@@ -338,7 +333,7 @@ function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array, end
 /** The version read from `<filename>-shm` (exported for tests, which craft that file; use dataVersionOf). */
 export function walDataVersion(filename: string, beforeOpening: () => void = () => {}): DataVersion {
   if (filename === "" || filename === ":memory:" || filename.startsWith("file::memory:")) return NO_DATA_VERSION;
-  let words: Uint32Array | null = null;
+  let headerNow: (() => Uint32Array) | null = null;
   let nextTry = 0;
   let released = false;
   const seen = new Uint32Array(HEADER_WORDS);
@@ -353,7 +348,8 @@ export function walDataVersion(filename: string, beforeOpening: () => void = () 
   let settlingSince = 0;
   const chainEnd = new Uint32Array(HEADER_WORDS);
 
-  function openWords(): Uint32Array | null {
+  /** The header's reader, once the WAL index exists (looked for again at most every RETRY_MS). */
+  function opened(): (() => Uint32Array) | null {
     const now = Date.now();
     if (now < nextTry) return null;
     nextTry = now + RETRY_MS;
@@ -370,9 +366,9 @@ export function walDataVersion(filename: string, beforeOpening: () => void = () 
   return {
     current() {
       if (released) return UNKNOWN;
-      const m = words ?? (words = openWords());
-      const w = m === null ? null : fresh(m);
-      if (w === null) return UNKNOWN;
+      const now = (headerNow ??= opened());
+      if (now === null) return UNKNOWN;
+      const w = now();
       // The header copies, in the order SQLite's readers read them (walIndexTryHdr).
       let same = true;
       for (let i = 0; i < HEADER_WORDS; i++) {
@@ -393,9 +389,9 @@ export function walDataVersion(filename: string, beforeOpening: () => void = () 
     },
     others() {
       if (released) return UNKNOWN;
-      const m = words ?? (words = openWords());
-      const w = m === null ? null : fresh(m);
-      if (w === null) return UNKNOWN;
+      const now = (headerNow ??= opened());
+      if (now === null) return UNKNOWN;
+      const w = now();
       const h = readHeader(w, latest);
       if (h === null) return UNKNOWN;
       let same = true;
@@ -426,7 +422,7 @@ export function walDataVersion(filename: string, beforeOpening: () => void = () 
     claims,
     release() {
       released = true;
-      words = null;
+      headerNow = null;
     },
   };
 }
