@@ -17,6 +17,7 @@ import type { Db } from "../../src/storage/db.ts";
 import { ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, TOPIC_ID as TOPIC, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
+import { countingTransactions } from "../support/counting-transactions.ts";
 
 afterEach(cleanup);
 
@@ -270,28 +271,11 @@ describe("attempts", () => {
 });
 
 describe("group commit (grouped)", () => {
-  /** A journal over `db` that counts the transactions it begins (nested savepoints included). */
+  /** A journal over `db` that counts the transactions it begins outside any other. */
   function countingJournal() {
-    const counts = { top: 0 };
-    const client = new Proxy(db.$client, {
-      get(target, prop) {
-        if (prop !== "transaction") {
-          // The real object as `this`: bun:sqlite's Database keeps private fields.
-          const value = Reflect.get(target, prop, target) as unknown;
-          return typeof value === "function" ? value.bind(target) : value;
-        }
-        return (fn: () => unknown) => {
-          const tx = target.transaction(fn);
-          const begin = (run: () => unknown) => {
-            if (!target.inTransaction) counts.top++;
-            return run();
-          };
-          return Object.assign(() => begin(() => tx()), { immediate: () => begin(() => tx.immediate()) });
-        };
-      },
-    });
+    const { db: counted, counts } = countingTransactions(db);
     // A window long enough for the test's tasks on a loaded machine (the product's is 1 ms).
-    return { journal: new AnchorJournal(new Proxy(db, { get: (t, p, r) => (p === "$client" ? client : Reflect.get(t, p, r)) }), clock, ids, 200), counts };
+    return { journal: new AnchorJournal(counted, clock, ids, 200), counts };
   }
 
   test("changes made in separate tasks within the window commit in one transaction, each as its synchronous method would; the reschedules waiting go with them", async () => {

@@ -13,38 +13,13 @@ import { BUSY_RETRY_SECONDS, GROUP_WINDOW_MS, createWriteQueue, isBusy } from ".
 import { AnchorJournal } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { openDatabase, type Db } from "../../src/storage/db.ts";
+import { openDatabase } from "../../src/storage/db.ts";
+import { countingTransactions } from "../support/counting-transactions.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { HASH, harness } from "./fixtures.ts";
 
 afterAll(cleanup);
-
-/**
- * `db` with a `$client` that counts the transactions begun outside any other (the group commits;
- * the savepoints nested in them are not counted).
- */
-function countingTransactions(real: Db): { db: Db; counts: { top: number } } {
-  const counts = { top: 0 };
-  const client = new Proxy(real.$client, {
-    get(target, prop) {
-      if (prop !== "transaction") {
-        // The real object as `this`: bun:sqlite's Database keeps private fields.
-        const value = Reflect.get(target, prop, target) as unknown;
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      return (fn: () => unknown) => {
-        const tx = target.transaction(fn);
-        const begin = (run: () => unknown) => {
-          if (!target.inTransaction) counts.top++;
-          return run();
-        };
-        return Object.assign(() => begin(() => tx()), { immediate: () => begin(() => tx.immediate()) });
-      };
-    },
-  });
-  return { db: new Proxy(real, { get: (t, p, r) => (p === "$client" ? client : Reflect.get(t, p, r)) }), counts };
-}
 
 /** A second connection to the same file holding the write lock (BEGIN IMMEDIATE) until released. */
 function holdWriteLock(path: string) {
