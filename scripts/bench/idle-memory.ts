@@ -26,7 +26,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { killAll, memoryOf, startDocverify } from "./processes.ts";
+import { envPairs, killAll, memoryOf, startDocverify } from "./processes.ts";
 
 /** The idle measurement, as `npm run bench` makes it (scripts/bench.ts calls measureIdle). */
 export const IDLE_REQUESTS = 20;
@@ -109,12 +109,7 @@ async function main(argv: string[]): Promise<number> {
   const binary = values.binary ?? join(import.meta.dir, "..", "..", "dist", "docverify");
   const runs = Number(values.runs ?? 5);
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
-  const env: Record<string, string> = {};
-  for (const pair of values.env ?? []) {
-    const eq = pair.indexOf("=");
-    if (eq <= 0) throw new Error(`--env wants NAME=VALUE, got ${pair}`);
-    env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
+  const env = envPairs(values.env ?? []);
   // The path as the kernel shows it in smaps: absolute.
   const absolute = binary.startsWith("/") ? binary : join(process.cwd(), binary);
   const results: IdleBreakdown[] = [];

@@ -31,6 +31,17 @@ export function baseEnv(): Record<string, string> {
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
 }
 
+/** `--env NAME=VALUE` flags (idle-memory.ts, profile.ts) as an environment to add. */
+export function envPairs(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new Error(`--env wants NAME=VALUE, got ${pair}`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
 export interface Spawned {
   readonly proc: Subprocess<"ignore", number, number>;
   readonly stdoutFile: string;

@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CACHE_ROOT, copyDataset, ensureDataset } from "./dataset.ts";
-import { baseEnv, cpuSecondsOf, spawnLogged, statFields, stopProcess } from "./processes.ts";
+import { baseEnv, cpuSecondsOf, envPairs, spawnLogged, statFields, stopProcess } from "./processes.ts";
 import { LOG_DEPTH, millionScenarios, type Scenario } from "./scenarios.ts";
 import { preflight } from "./preflight.ts";
 import { ensureWrk, runWrk, wrkProblem } from "./wrk.ts";
@@ -71,13 +71,7 @@ const spawned = spawnLogged(
     DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000000000",
     DOCVERIFY_RATE_LIMIT_KEY: "1000000000",
     DOCVERIFY_RATE_LIMIT_ORG: "1000000000",
-    ...Object.fromEntries(
-      (values.env ?? []).map((pair) => {
-        const at = pair.indexOf("=");
-        if (at < 1) throw new Error(`--env ${pair}: expected NAME=VALUE`);
-        return [pair.slice(0, at), pair.slice(at + 1)];
-      }),
-    ),
+    ...envPairs(values.env ?? []),
   },
   work,
 );
