@@ -228,6 +228,8 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     clock: core.clock,
     links,
     ...(options.verificationMemo === false ? { memo: false as const } : {}),
+    // On the signing workers while verification is busy (issue 17): the API's thread then only reads and answers.
+    verifyMany: (calls) => core.signer.verifyMany(calls),
   });
   // Authenticates verification-log cursors; made once per installation (shared by every node of
   // a database), never leaves the database.

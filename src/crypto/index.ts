@@ -31,4 +31,4 @@ export {
 } from "./sealed-seed.ts";
 export { decompressSecp256k1, verifySecp256k1 } from "./secp256k1.ts";
 export { SignWorkerError } from "./sign-pool.ts";
-export { createSigner, defaultSignWorkers, type GeneratedKey, type RecordSignatures, type SealedKey, type Signer, type SignerOptions } from "./signer.ts";
+export { createSigner, defaultSignWorkers, VERIFY_OFF_THREAD_ABOVE, type GeneratedKey, type RecordSignatures, type SealedKey, type Signer, type SignerOptions, type VerifyCall } from "./signer.ts";

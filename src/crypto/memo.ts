@@ -58,6 +58,14 @@ export function verificationMemoKey(algorithm: Algorithm, publicKey: Uint8Array,
 export interface VerificationMemo {
   /** Same contract as the wrapped verify; answers repeated identical inputs from memory. */
   readonly verify: VerifyFn;
+  /**
+   * The result remembered under a memo key (`verificationMemoKey`), counted as a hit, or
+   * undefined, counted as a miss: for a caller that verifies the misses elsewhere (a worker) and
+   * then `keep`s each completed result.
+   */
+  lookup(key: string): boolean | undefined;
+  /** Remembers a completed verification's result under its memo key (never a throw's). */
+  keep(key: string, result: boolean): void;
   readonly size: number;
   readonly hits: number;
   readonly misses: number;
@@ -78,20 +86,27 @@ export function createVerificationMemo(options: VerificationMemoOptions): Verifi
   const cache = new Lru<string, boolean>(options.maxEntries);
   let hits = 0;
   let misses = 0;
+  function lookup(key: string): boolean | undefined {
+    const known = cache.get(key);
+    if (known !== undefined) hits++;
+    else misses++;
+    return known;
+  }
+  function keep(key: string, result: boolean): void {
+    if (typeof result !== "boolean") throw new TypeError("verify must return a boolean");
+    cache.set(key, result);
+  }
   return {
     verify(algorithm, publicKey, message, signature) {
       const key = verificationMemoKey(algorithm, publicKey, message, signature);
-      const known = cache.get(key);
-      if (known !== undefined) {
-        hits++;
-        return known;
-      }
-      misses++;
+      const known = lookup(key);
+      if (known !== undefined) return known;
       const result = inner(algorithm, publicKey, message, signature);
-      if (typeof result !== "boolean") throw new TypeError("verify must return a boolean");
-      cache.set(key, result);
+      keep(key, result);
       return result;
     },
+    lookup,
+    keep,
     get size() {
       return cache.size;
     },

@@ -1,7 +1,9 @@
 /**
  * Signing workers: a record's two ML-DSA signatures (and the check of each) off the calling
  * thread, which is the API's one JavaScript thread (issue 17: signing and its checks were two
- * fifths of record creation's main thread). The parent side of sign-worker.ts.
+ * fifths of record creation's main thread), and, while verification is busy, the signature
+ * verifications a memo does not answer (`verifyMany`: two ML-DSA-65 verifications took 69 % of
+ * that thread with the memo off). The parent side of sign-worker.ts.
  *
  * What a caller may assume:
  * - No worker runs before the first `signAndSeal` (idle memory); workers are added up to `size`
@@ -10,18 +12,20 @@
  * - A job resolves with exactly what `signAndSealWith` on the calling thread returns for the same
  *   keys and payload (the worker runs that function: signer.ts), or rejects with its error: a
  *   `KeyDecryptionError` as such, anything else as an Error with the worker's message.
+ * - A verification job resolves with, per call and in order, what `verify` on the calling thread
+ *   answers (the worker runs the same `createPublicKeyVerifier`), or null where it threw.
  * - A worker that stops while it holds jobs (an uncaught error, the thread ending) rejects each
  *   of them with `SignWorkerError` and is replaced on the next job; no job is retried here, and
  *   none resolves twice.
  * - `close()` stops every worker and rejects the jobs they hold with `SignWorkerError`.
  *
  * Key material: a worker receives the seed-encryption key (derived from the master key, never
- * the master key itself) once when it starts, and each job's keys in their sealed form only. It
+ * the master key itself; none on a node without a master key, whose workers only verify) once when it starts, and each job's keys in their sealed form only. It
  * opens a seed itself, keeps the native private key in its own bounded cache exactly as the
  * calling thread's signer does, and zeroises the seed. A clear seed never crosses threads, and
  * nothing here logs or puts key bytes in an error message.
  */
-import type { SealedKey, RecordSignatures } from "./signer.ts";
+import type { SealedKey, RecordSignatures, VerifyCall } from "./signer.ts";
 import { KeyDecryptionError, type KeyDecryptionFailure } from "./errors.ts";
 
 /**
@@ -43,12 +47,14 @@ export function signWorkerUrl(): URL {
 
 /** Messages to a signing worker. */
 export type ToSignWorker =
-  | { readonly type: "init"; readonly encryptionKey: Uint8Array; readonly cacheSize: number }
-  | { readonly type: "job"; readonly id: number; readonly signerKey: SealedKey; readonly sealKey: SealedKey & { readonly fingerprint: Uint8Array }; readonly recordPayload: Uint8Array };
+  | { readonly type: "init"; readonly encryptionKey: Uint8Array | null; readonly cacheSize: number; readonly publicKeyCacheSize: number }
+  | { readonly type: "job"; readonly id: number; readonly signerKey: SealedKey; readonly sealKey: SealedKey & { readonly fingerprint: Uint8Array }; readonly recordPayload: Uint8Array }
+  | { readonly type: "verify"; readonly id: number; readonly calls: readonly VerifyCall[] };
 
 /** Messages from a signing worker. */
 export type FromSignWorker =
   | { readonly type: "done"; readonly id: number; readonly signature: Uint8Array; readonly sealSignature: Uint8Array }
+  | { readonly type: "verified"; readonly id: number; readonly results: readonly (boolean | null)[] }
   | { readonly type: "failed"; readonly id: number; readonly message: string; readonly keyDecryption?: { readonly reason: KeyDecryptionFailure; readonly keyId: string | null } };
 
 /** A signing worker stopped while it held the job: nothing was signed for it. A 500, logged. */
@@ -57,10 +63,13 @@ export class SignWorkerError extends Error {
 }
 
 export interface SignPoolOptions {
-  readonly encryptionKey: Uint8Array;
+  /** Null on a node without a master key: its workers only verify. */
+  readonly encryptionKey: Uint8Array | null;
   readonly size: number;
   /** The private-key cache of each worker. */
   readonly cacheSize: number;
+  /** The imported public-key cache of each worker; default 1024. */
+  readonly publicKeyCacheSize?: number;
   /** Milliseconds without a job after which every worker stops; default 30000. */
   readonly idleMs?: number;
   /** For tests only: another entry point (one that wraps sign-worker.ts). Default `signWorkerUrl()`. */
@@ -68,7 +77,7 @@ export interface SignPoolOptions {
 }
 
 interface Job {
-  readonly resolve: (value: RecordSignatures) => void;
+  readonly resolve: (reply: FromSignWorker) => void;
   readonly reject: (error: Error) => void;
 }
 
@@ -80,6 +89,8 @@ interface PoolWorker {
 
 export interface SignPool {
   signAndSeal(signerKey: SealedKey, sealKey: SealedKey & { readonly fingerprint: Uint8Array }, recordPayload: Uint8Array): Promise<RecordSignatures>;
+  /** Each call's verification, in order: true or false as `verify` answers, null where it threw. */
+  verifyMany(calls: readonly VerifyCall[]): Promise<(boolean | null)[]>;
   /** Workers running now. */
   running(): number;
   close(): void;
@@ -120,7 +131,7 @@ export function createSignPool(options: SignPoolOptions): SignPool {
       if (job === undefined) return;
       w.jobs.delete(reply.id);
       if (w.jobs.size === 0) worker.unref();
-      if (reply.type === "done") job.resolve({ signature: reply.signature, sealSignature: reply.sealSignature });
+      if (reply.type !== "failed") job.resolve(reply);
       else job.reject(reply.keyDecryption !== undefined ? new KeyDecryptionError(reply.keyDecryption.reason, reply.keyDecryption.keyId) : new Error(reply.message));
       armIdle();
     });
@@ -133,7 +144,7 @@ export function createSignPool(options: SignPoolOptions): SignPool {
       stop(w, "its thread ended");
       armIdle();
     });
-    worker.postMessage({ type: "init", encryptionKey, cacheSize } satisfies ToSignWorker);
+    worker.postMessage({ type: "init", encryptionKey, cacheSize, publicKeyCacheSize: options.publicKeyCacheSize ?? 1024 } satisfies ToSignWorker);
     worker.unref();
     workers.push(w);
     return w;
@@ -158,27 +169,43 @@ export function createSignPool(options: SignPoolOptions): SignPool {
     return best;
   }
 
+  /** Sends `message(id)` to the least busy worker; resolves with its reply. */
+  function submit(message: (id: number) => ToSignWorker): Promise<FromSignWorker> {
+    if (idleTimer !== null) {
+      clearTimeout(idleTimer);
+      idleTimer = null;
+    }
+    const w = pick();
+    const id = nextId++;
+    return new Promise<FromSignWorker>((resolve, reject) => {
+      w.jobs.set(id, { resolve, reject });
+      if (w.jobs.size === 1) w.worker.ref();
+      w.worker.postMessage(message(id));
+    });
+  }
+
   return {
-    signAndSeal(signerKey, sealKey, recordPayload) {
-      if (idleTimer !== null) {
-        clearTimeout(idleTimer);
-        idleTimer = null;
-      }
-      const w = pick();
-      const id = nextId++;
-      return new Promise<RecordSignatures>((resolve, reject) => {
-        w.jobs.set(id, { resolve, reject });
-        if (w.jobs.size === 1) w.worker.ref();
-        // Plain copies of the sealed keys: a caller's object may carry more fields than a worker needs.
-        const job: ToSignWorker = {
-          type: "job",
-          id,
-          signerKey: { algorithm: signerKey.algorithm, publicKey: signerKey.publicKey, purpose: signerKey.purpose, sealedSeed: signerKey.sealedSeed, ...(signerKey.fingerprint === undefined ? {} : { fingerprint: signerKey.fingerprint }) },
-          sealKey: { algorithm: sealKey.algorithm, publicKey: sealKey.publicKey, purpose: sealKey.purpose, sealedSeed: sealKey.sealedSeed, fingerprint: sealKey.fingerprint },
-          recordPayload,
-        };
-        w.worker.postMessage(job);
-      });
+    async signAndSeal(signerKey, sealKey, recordPayload) {
+      // Plain copies of the sealed keys: a caller's object may carry more fields than a worker needs.
+      const reply = await submit((id) => ({
+        type: "job",
+        id,
+        signerKey: { algorithm: signerKey.algorithm, publicKey: signerKey.publicKey, purpose: signerKey.purpose, sealedSeed: signerKey.sealedSeed, ...(signerKey.fingerprint === undefined ? {} : { fingerprint: signerKey.fingerprint }) },
+        sealKey: { algorithm: sealKey.algorithm, publicKey: sealKey.publicKey, purpose: sealKey.purpose, sealedSeed: sealKey.sealedSeed, fingerprint: sealKey.fingerprint },
+        recordPayload,
+      }));
+      if (reply.type !== "done") throw new Error(`signing worker answered a signing job with ${reply.type}`);
+      return { signature: reply.signature, sealSignature: reply.sealSignature };
+    },
+    async verifyMany(calls) {
+      // Plain copies, as above.
+      const reply = await submit((id) => ({
+        type: "verify",
+        id,
+        calls: calls.map((c) => ({ algorithm: c.algorithm, publicKey: c.publicKey, message: c.message, signature: c.signature })),
+      }));
+      if (reply.type !== "verified" || reply.results.length !== calls.length) throw new Error("signing worker answered a verification job with something else");
+      return [...reply.results];
     },
     running: () => workers.length,
     close() {

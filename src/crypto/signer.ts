@@ -20,6 +20,8 @@
  *   algorithm and the exact public-key bytes (importing one measured as costly as the
  *   verification itself). An entry is used only after its stored bytes compare equal to the
  *   key passed in; a key that fails to import is never cached.
+ * - `verifyMany` answers each call exactly as `verify` does (null where `verify` throws), on the
+ *   calling thread while verification is quiet, on the signing workers while it is busy.
  */
 import { randomBytes, type KeyObject } from "node:crypto";
 import { algorithmSpec, DEFAULT_ALGORITHM, isAlgorithm, type Algorithm } from "./algorithms.ts";
@@ -64,6 +66,14 @@ export interface Signer {
   workersRunning(): number;
   verify(algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
   /**
+   * Each call's verification, in order: what `verify` answers for it, or null where `verify`
+   * throws. On this thread, returning the array, unless verification is busy (more than
+   * `verifyOffThreadAbove` calls in the current and the previous second) and the signer has
+   * workers: then on the workers, returning a promise, which never rejects: calls a stopped
+   * worker held are verified on this thread instead.
+   */
+  verifyMany(calls: readonly VerifyCall[]): (boolean | null)[] | Promise<(boolean | null)[]>;
+  /**
    * Forgets cached private keys (for example after the master key is rotated) and imported public
    * keys; stops the signing workers, whose caches go with them (they start again when needed).
    */
@@ -82,8 +92,87 @@ export interface SignerOptions {
    * at least 1); 0 signs on the calling thread. None runs before the first `signAndSeal`.
    */
   readonly workers?: number;
+  /**
+   * `verifyMany` goes to the workers once more than this many calls were made in the current and
+   * the previous second (`VERIFY_OFF_THREAD_ABOVE`); 0: always, when there are workers. Below
+   * it a verification does not wait for a worker, nor start one.
+   */
+  readonly verifyOffThreadAbove?: number;
   /** For tests only: another worker entry point (one that wraps sign-worker.ts). */
   readonly workerEntry?: URL;
+}
+
+/**
+ * About a fiftieth of a core in ML-DSA-65 verifications (110 µs a pair here): above it a worker's
+ * round trip is cheaper for this thread than verifying here, and the verifications run beside
+ * this thread instead of stalling it (issue 17, memo off).
+ */
+export const VERIFY_OFF_THREAD_ABOVE = 200;
+
+/** One signature verification, as `verify`'s arguments. */
+export interface VerifyCall {
+  readonly algorithm: Algorithm;
+  readonly publicKey: Uint8Array;
+  readonly message: Uint8Array;
+  readonly signature: Uint8Array;
+}
+
+/** `Signer.verify`: false for bytes of the wrong length or content; throws for an unknown algorithm or non-bytes. */
+export type PublicKeyVerifier = ((algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean) & {
+  /** Forgets the imported public keys. */
+  readonly clear: () => void;
+};
+
+/**
+ * Verification with the native public keys imported kept in a bounded LRU (the header): the
+ * signer's `verify`, and each signing worker's (sign-worker.ts).
+ */
+export function createPublicKeyVerifier(publicKeyCacheSize: number): PublicKeyVerifier {
+  const imported = new Lru<string, { readonly bytes: Buffer; readonly key: KeyObject }>(publicKeyCacheSize);
+
+  /**
+   * The native key for raw public-key bytes, from the LRU when these exact bytes were imported
+   * before. The LRU is looked up by algorithm and a 64-byte prefix (cheap to build; for ML-DSA it
+   * is the key's random seed rho), then the whole key is compared, so a prefix shared by two keys
+   * costs an import, never a wrong key. Throws what the import throws.
+   */
+  function publicKeyObject(spec: ReturnType<typeof algorithmSpec>, publicKey: Uint8Array): KeyObject {
+    const bytes = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength);
+    const id = `${spec.name}|${bytes.toString("hex", 0, 64)}`;
+    const hit = imported.get(id);
+    if (hit !== undefined && hit.bytes.equals(bytes)) return hit.key;
+    const key = spec.importPublicKey(publicKey);
+    imported.set(id, { bytes: Buffer.from(bytes), key }); // our own copy: the caller's array may change
+    return key;
+  }
+
+  function verify(algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+    if (!isAlgorithm(algorithm)) throw new UnsupportedAlgorithmError(String(algorithm));
+    const spec = algorithmSpec(algorithm);
+    assertBytes(publicKey, "publicKey");
+    assertBytes(message, "message");
+    assertBytes(signature, "signature");
+    if (publicKey.length !== spec.publicKeyLength || signature.length !== spec.signatureLength) return false;
+    let nativeKey: KeyObject;
+    try {
+      nativeKey = publicKeyObject(spec, publicKey);
+    } catch {
+      return false;
+    }
+    return spec.verify(nativeKey, message, signature);
+  }
+  return Object.assign(verify, { clear: () => imported.clear() });
+}
+
+/** `verifyMany`'s answer on one thread: each call as `verify` answers it, null where it throws. */
+export function verifyEach(verify: PublicKeyVerifier, calls: readonly VerifyCall[]): (boolean | null)[] {
+  return calls.map((c) => {
+    try {
+      return verify(c.algorithm, c.publicKey, c.message, c.signature);
+    } catch {
+      return null;
+    }
+  });
 }
 
 /** The two signatures of a record. */
@@ -182,29 +271,29 @@ export function signAndSealWith(ring: KeyRing, signerKey: SealedKey, sealKey: Se
 }
 
 export function createSigner(options: SignerOptions): Signer {
-  checkOptions(options, "createSigner options", ["masterKey", "cacheSize", "publicKeyCacheSize", "workers", "workerEntry"]);
+  checkOptions(options, "createSigner options", ["masterKey", "cacheSize", "publicKeyCacheSize", "workers", "verifyOffThreadAbove", "workerEntry"]);
   const { masterKey, cacheSize = 1024, publicKeyCacheSize = 1024 } = options;
   if (masterKey !== null) assertBytes(masterKey, "masterKey", 32);
   const workers = options.workers ?? defaultSignWorkers();
   if (!Number.isSafeInteger(workers) || workers < 0) throw new RangeError("workers must be a non-negative integer");
   // Derived once; the master key itself is not retained.
   const encryptionKey = masterKey === null ? null : deriveSeedEncryptionKey(masterKey);
-  const imported = new Lru<string, { readonly bytes: Buffer; readonly key: KeyObject }>(publicKeyCacheSize);
-
-  /**
-   * The native key for raw public-key bytes, from the LRU when these exact bytes were imported
-   * before. The LRU is looked up by algorithm and a 64-byte prefix (cheap to build; for ML-DSA it
-   * is the key's random seed rho), then the whole key is compared, so a prefix shared by two keys
-   * costs an import, never a wrong key. Throws what the import throws.
-   */
-  function publicKeyObject(spec: ReturnType<typeof algorithmSpec>, publicKey: Uint8Array): KeyObject {
-    const bytes = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength);
-    const id = `${spec.name}|${bytes.toString("hex", 0, 64)}`;
-    const hit = imported.get(id);
-    if (hit !== undefined && hit.bytes.equals(bytes)) return hit.key;
-    const key = spec.importPublicKey(publicKey);
-    imported.set(id, { bytes: Buffer.from(bytes), key }); // our own copy: the caller's array may change
-    return key;
+  const verifyHere = createPublicKeyVerifier(publicKeyCacheSize);
+  const offThreadAbove = options.verifyOffThreadAbove ?? VERIFY_OFF_THREAD_ABOVE;
+  if (!Number.isSafeInteger(offThreadAbove) || offThreadAbove < 0) throw new RangeError("verifyOffThreadAbove must be a non-negative integer");
+  // verifyMany's calls in the current one-second window and the one before it.
+  let windowStart = -Infinity;
+  let inWindow = 0;
+  let previousWindow = 0;
+  function verificationBusy(calls: number): boolean {
+    const now = performance.now();
+    if (now - windowStart >= 1000) {
+      previousWindow = now - windowStart < 2000 ? inWindow : 0;
+      windowStart = now;
+      inWindow = 0;
+    }
+    inWindow += calls;
+    return previousWindow + inWindow > offThreadAbove;
   }
 
   function requireEncryptionKey(): Uint8Array {
@@ -216,8 +305,12 @@ export function createSigner(options: SignerOptions): Signer {
     if (keyRing === null) throw new MasterKeyMissingError(null);
     return keyRing;
   }
-  // Started on the first signAndSeal, never at creation: idle memory (issue 17).
-  const pool = encryptionKey === null || workers === 0 ? null : createSignPool({ encryptionKey, size: workers, cacheSize, ...(options.workerEntry === undefined ? {} : { entry: options.workerEntry }) });
+  // Started on the first job, never at creation: idle memory (issue 17). Without a master key the
+  // workers only verify.
+  const pool =
+    workers === 0
+      ? null
+      : createSignPool({ encryptionKey, size: workers, cacheSize, publicKeyCacheSize, ...(options.workerEntry === undefined ? {} : { entry: options.workerEntry }) });
 
   return {
     canSign: encryptionKey !== null,
@@ -252,25 +345,16 @@ export function createSigner(options: SignerOptions): Signer {
       return pool?.running() ?? 0;
     },
 
-    verify(algorithm, publicKey, message, signature) {
-      if (!isAlgorithm(algorithm)) throw new UnsupportedAlgorithmError(String(algorithm));
-      const spec = algorithmSpec(algorithm);
-      assertBytes(publicKey, "publicKey");
-      assertBytes(message, "message");
-      assertBytes(signature, "signature");
-      if (publicKey.length !== spec.publicKeyLength || signature.length !== spec.signatureLength) return false;
-      let nativeKey: KeyObject;
-      try {
-        nativeKey = publicKeyObject(spec, publicKey);
-      } catch {
-        return false;
-      }
-      return spec.verify(nativeKey, message, signature);
+    verify: (algorithm, publicKey, message, signature) => verifyHere(algorithm, publicKey, message, signature),
+
+    verifyMany(calls) {
+      if (pool === null || calls.length === 0 || !verificationBusy(calls.length)) return verifyEach(verifyHere, calls);
+      return pool.verifyMany(calls).catch(() => verifyEach(verifyHere, calls));
     },
 
     clearCache() {
       keyRing?.clear();
-      imported.clear();
+      verifyHere.clear();
       pool?.close();
     },
   };

@@ -66,9 +66,11 @@ import {
   encodeSealPayload,
   isAlgorithm,
   keyFingerprint,
+  verificationMemoKey,
   type Algorithm,
   type Signer,
   type VerificationMemo,
+  type VerifyCall,
   type VerifyFn,
 } from "../crypto/index.ts";
 import { Lru } from "../crypto/lru.ts";
@@ -116,6 +118,13 @@ export interface VerifierDeps {
    * as is (so a caller can read its hit counts); it must wrap the same `signer.verify`.
    */
   readonly memo?: VerificationMemo | false;
+  /**
+   * The verifications neither memo answers, a request's together: `signer.verifyMany`, which
+   * runs them on the signing workers while verification is busy and then answers with a promise
+   * (so does `verify`, on either engine). Omitted: each one here with `signer.verify`, and the
+   * SQLite verifier answers synchronously. It must answer as `signer.verify` does.
+   */
+  readonly verifyMany?: Signer["verifyMany"];
   /** Public keys kept in memory, by fingerprint; default 1024. */
   readonly keyCacheSize?: number;
 }
@@ -313,6 +322,9 @@ function newestAcceptedIn(all: readonly ShownRow[]): number | null {
 class VerifierCore {
   readonly memoOn: boolean;
   readonly verifySignature: VerifyFn;
+  /** The signature memo; null when the memo is off. */
+  private readonly memo: VerificationMemo | null;
+  private readonly verifyMany: Signer["verifyMany"] | undefined;
   readonly keys: Lru<string, ResolvedKey>;
   /** The record memo (see the header): by rowid or id, oldest inserted forgotten first. */
   readonly recordMemo = new Map<number | string, RecordMemoEntry>();
@@ -337,10 +349,9 @@ class VerifierCore {
   ) {
     const { signer } = deps;
     this.memoOn = deps.memo !== false;
-    this.verifySignature =
-      deps.memo === false
-        ? (a, pk, m, s) => signer.verify(a, pk, m, s)
-        : (deps.memo ?? createVerificationMemo({ verify: (a, pk, m, s) => signer.verify(a, pk, m, s), maxEntries: DEFAULT_MEMO_ENTRIES })).verify;
+    this.memo = deps.memo === false ? null : (deps.memo ?? createVerificationMemo({ verify: (a, pk, m, s) => signer.verify(a, pk, m, s), maxEntries: DEFAULT_MEMO_ENTRIES }));
+    this.verifySignature = this.memo === null ? (a, pk, m, s) => signer.verify(a, pk, m, s) : this.memo.verify;
+    this.verifyMany = deps.verifyMany;
     this.keys = new Lru<string, ResolvedKey>(deps.keyCacheSize ?? 1024);
   }
 
@@ -366,24 +377,76 @@ class VerifierCore {
     return { algorithm: row.algorithm, publicKey };
   }
 
-  /** Both signature checks of a row read whole, recomputed (or answered by the signature memo). */
-  signatureChecks(row: VerifyRow, keyOf: (fingerprint: Uint8Array) => ResolvedKey | null): SignatureChecks {
+  /**
+   * The two verifications a row read whole needs: the signer's over the record payload rebuilt
+   * from the row, the seal's over the seal payload binding it. Null for one that cannot be made
+   * (a key that does not resolve, bytes that do not encode): that check fails.
+   */
+  private callsOf(row: VerifyRow, keyOf: (fingerprint: Uint8Array) => ResolvedKey | null): { signature: VerifyCall | null; seal: VerifyCall | null } {
     const signerKey = attempt(() => keyOf(row.signer_fingerprint));
     const payload = attempt(() =>
       encodeRecordPayload({ recordId: row.id, docHash: row.doc_hash, signedAtMs: row.signed_at_ms, signerKeyFingerprint: row.signer_fingerprint }),
     );
-    const signature = row.signature;
-    const signatureOk =
-      signerKey !== null && payload !== null && attempt(() => this.verifySignature(signerKey.algorithm, signerKey.publicKey, payload, signature)) === true;
+    const signature = signerKey !== null && payload !== null ? { algorithm: signerKey.algorithm, publicKey: signerKey.publicKey, message: payload, signature: row.signature } : null;
     const sealKey = attempt(() => keyOf(row.seal_fingerprint));
-    const sealOk =
-      sealKey !== null &&
-      payload !== null &&
-      attempt(() => {
-        const sealPayload = encodeSealPayload(payload, signature, row.seal_fingerprint);
-        return this.verifySignature(sealKey.algorithm, sealKey.publicKey, sealPayload, row.seal_signature);
-      }) === true;
-    return { signatureOk, sealOk };
+    const seal =
+      sealKey !== null && payload !== null
+        ? attempt(() => ({ algorithm: sealKey.algorithm, publicKey: sealKey.publicKey, message: encodeSealPayload(payload, row.signature, row.seal_fingerprint), signature: row.seal_signature }))
+        : null;
+    return { signature, seal };
+  }
+
+  /**
+   * Both signature checks of each row read whole, recomputed (or answered by the signature memo):
+   * at once, or a promise of them when the verifications went to the signing workers
+   * (`verifyMany`). A verification that throws is a failed check.
+   */
+  signatureChecks(rows: readonly VerifyRow[], keyOf: (fingerprint: Uint8Array) => ResolvedKey | null): SignatureChecks[] | Promise<SignatureChecks[]> {
+    const planned = rows.map((r) => this.callsOf(r, keyOf));
+    const calls: VerifyCall[] = [];
+    for (const p of planned) {
+      if (p.signature !== null) calls.push(p.signature);
+      if (p.seal !== null) calls.push(p.seal);
+    }
+    const checks = (results: readonly (boolean | null)[]) => {
+      const ok = new Map<VerifyCall, boolean>();
+      calls.forEach((c, i) => ok.set(c, results[i] === true));
+      return planned.map((p) => ({ signatureOk: p.signature !== null && ok.get(p.signature) === true, sealOk: p.seal !== null && ok.get(p.seal) === true }));
+    };
+    const results = this.verifyCalls(calls);
+    return results instanceof Promise ? results.then(checks) : checks(results);
+  }
+
+  /** Each call's result (null: it threw), the signature memo first, the rest by `verifyMany` or here. */
+  private verifyCalls(calls: readonly VerifyCall[]): (boolean | null)[] | Promise<(boolean | null)[]> {
+    const verifyMany = this.verifyMany;
+    if (verifyMany === undefined) return calls.map((c) => attempt(() => this.verifySignature(c.algorithm, c.publicKey, c.message, c.signature)));
+    const memo = this.memo;
+    const out: (boolean | null)[] = new Array<boolean | null>(calls.length).fill(null);
+    const missing: VerifyCall[] = [];
+    const at: number[] = [];
+    const keys: (string | null)[] = [];
+    calls.forEach((c, i) => {
+      const key = memo === null ? null : attempt(() => verificationMemoKey(c.algorithm, c.publicKey, c.message, c.signature));
+      const known = key === null ? undefined : memo!.lookup(key);
+      if (known !== undefined) out[i] = known;
+      else {
+        missing.push(c);
+        at.push(i);
+        keys.push(key);
+      }
+    });
+    if (missing.length === 0) return out;
+    const fill = (results: readonly (boolean | null)[]) => {
+      results.forEach((r, j) => {
+        out[at[j]!] = r;
+        const key = keys[j]!;
+        if (memo !== null && key !== null && r !== null) memo.keep(key, r);
+      });
+      return out;
+    };
+    const results = verifyMany(missing);
+    return results instanceof Promise ? results.then(fill) : fill(results);
   }
 
   /** The record memo's entry for a row, if it was computed on the inputs the row holds now. */
@@ -500,7 +563,7 @@ function checkTier(tier: DisclosureTier): void {
   if (tier !== "public" && tier !== "organisation") throw new TypeError(`unknown disclosure tier ${String(tier)}`);
 }
 
-export function createVerifier(deps: VerifierDeps & { readonly store: SqliteStore }): SqliteVerifier;
+export function createVerifier(deps: VerifierDeps & { readonly store: SqliteStore; readonly verifyMany?: undefined }): SqliteVerifier;
 export function createVerifier(deps: VerifierDeps): Verifier;
 export function createVerifier(deps: VerifierDeps): Verifier {
   const core = new VerifierCore(deps, deps.links);
@@ -509,7 +572,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
 
 // ---- SQLite: synchronous, over statements prepared on the connection ---------------------------
 
-function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): SqliteVerifier {
+/** Synchronous (a `SqliteVerifier`) unless the core has `verifyMany`. */
+function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): Verifier {
   const memoOn = core.memoOn;
   // The hot path uses bun:sqlite prepared statements directly, rows as src/storage/record-row.ts
   // names them: measured, drizzle's row mapping and a LEFT JOIN each cost too much here (a drizzle
@@ -568,23 +632,26 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
       checkTier(tier);
       const now = clock.now();
       // The matches, and the records beyond them that a verdict class rests on (checked like a
-      // match, never returned), each with its signature checks, and when the newest record
-      // awaiting consensus was stored.
+      // match, never returned), and when the newest record awaiting consensus was stored.
       let page: ShownRow[];
       let beyond: VerifyRow[] = [];
-      let sigOf: (row: ShownRow) => SignatureChecks;
       let newestAccepted: () => number | null;
+      /** The change counter the rows were read with (null: read in their own transaction). */
       let gen: number | null = null;
+      /** Checks the record memo answered; the rows read whole to check now; whether to remember them. */
+      let known: Map<ShownRow, SignatureChecks> | null = null;
+      let toCheck: readonly VerifyRow[] = [];
+      let remember: readonly HashRow[] = [];
 
-      let rows: readonly HeadRow[] | null = null;
+      let rows: readonly ShownRow[] | null = null;
       let large = false;
       if (memoOn) {
         // The record memo first: without the signature columns, if it holds every anchored record.
         const heads = headsOf(docHash);
-        const known = new Map<HeadRow, RecordMemoEntry>();
         large = heads.length > MAX_MATCHES;
-        if (heads.length <= MAX_MATCHES && heads.length > 0 && heads[0]!.gen !== null) {
+        if (!large && heads.length > 0 && heads[0]!.gen !== null) {
           core.syncCaches(heads[0]!.gen);
+          const found = new Map<ShownRow, SignatureChecks>();
           let all = true;
           for (const h of heads) {
             if (h.anchor_state !== "anchored") continue;
@@ -593,18 +660,15 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
               all = false;
               break;
             }
-            known.set(h, e);
+            found.set(h, e);
           }
           if (all) {
             rows = heads;
             gen = heads[0]!.gen;
-            sigOf = (r) => known.get(r as HeadRow)!;
+            known = found;
           }
         } else if (heads.length === 0) {
           rows = heads;
-          sigOf = () => {
-            throw new Error("no record to check");
-          };
         }
       }
       if (rows === null && !large) {
@@ -612,15 +676,10 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
         if (whole.length <= MAX_MATCHES) {
           gen = whole[0]?.gen ?? null;
           core.syncCaches(gen);
-          const computed = new Map<VerifyRow, SignatureChecks>();
-          for (const r of whole) {
-            if (r.anchor_state !== "anchored") continue;
-            const checks = core.signatureChecks(r, resolveKey);
-            computed.set(r, checks);
-            if (memoOn) core.remember(r, checks, now);
-          }
           rows = whole;
-          sigOf = (r) => computed.get(r as VerifyRow)!;
+          const anchored = whole.filter((r) => r.anchor_state === "anchored");
+          toCheck = anchored;
+          if (memoOn) remember = anchored;
         }
       }
       if (rows !== null) {
@@ -632,39 +691,50 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): S
         // Keys kept under an older counter are dropped first; the rows are read in their own
         // transaction, so standing is read afresh for them (gen stays null).
         core.syncCaches(changeCounter.get()?.value ?? null);
-        ({ page, beyond } = readLargeHash(docHash));
-        const computed = new Map<VerifyRow, SignatureChecks>();
-        sigOf = (r) => {
-          let c = computed.get(r as VerifyRow);
-          if (c === undefined) computed.set(r as VerifyRow, (c = core.signatureChecks(r as VerifyRow, resolveKey)));
-          return c;
-        };
+        const read = readLargeHash(docHash);
+        ({ page, beyond } = read);
+        toCheck = [...read.page, ...read.beyond];
         newestAccepted = () => newestAcceptedOf.get(docHash)?.newest ?? null;
       }
 
-      const orgs = new Map<string, OrgStanding | null>();
-      const orgOf = (id: string | null) => {
-        if (id === null) return null;
-        let org = orgs.get(id);
-        if (org === undefined) {
-          org = (gen !== null ? orgCache.get(id) : undefined) ?? orgById.get(id);
-          if (gen !== null && org !== null && orgCache.size < 4096) orgCache.set(id, org);
-          orgs.set(id, org);
-        }
-        return org;
+      const finish = (checked: readonly SignatureChecks[]): VerifyResult => {
+        // Standing and the record memo are kept under the counter the caches hold; after a wait
+        // for the workers another verification may have moved them on (then: read afresh, keep nothing).
+        const standingGen = core.cachedGen === gen ? gen : null;
+        const sig = known ?? new Map<ShownRow, SignatureChecks>();
+        toCheck.forEach((r, i) => sig.set(r, checked[i]!));
+        if (standingGen !== null) remember.forEach((r) => core.remember(r, sig.get(r)!, now));
+        const orgs = new Map<string, OrgStanding | null>();
+        const orgOf = (id: string | null) => {
+          if (id === null) return null;
+          let org = orgs.get(id);
+          if (org === undefined) {
+            org = (standingGen !== null ? orgCache.get(id) : undefined) ?? orgById.get(id);
+            if (standingGen !== null && org !== null && orgCache.size < 4096) orgCache.set(id, org);
+            orgs.set(id, org);
+          }
+          return org;
+        };
+        const personSuspended = (r: ShownRow) => {
+          if (r.signer_type !== "user") return false;
+          const id = hexOf(r.signer_fingerprint);
+          let suspended = standingGen !== null ? personCache.get(id) : undefined;
+          if (suspended === undefined) {
+            const found = personSuspendedByKey.get(r.signer_fingerprint);
+            suspended = (found?.suspended ?? 0) !== 0;
+            if (standingGen !== null && found !== null && personCache.size < 65_536) personCache.set(id, suspended);
+          }
+          return suspended;
+        };
+        const sigOf = (r: ShownRow) => {
+          const c = sig.get(r);
+          if (c === undefined) throw new Error("no record to check");
+          return c;
+        };
+        return core.decide(page, beyond, sigOf, orgOf, personSuspended, newestAccepted, tier, docHash, now);
       };
-      const personSuspended = (r: ShownRow) => {
-        if (r.signer_type !== "user") return false;
-        const id = hexOf(r.signer_fingerprint);
-        let suspended = gen !== null ? personCache.get(id) : undefined;
-        if (suspended === undefined) {
-          const found = personSuspendedByKey.get(r.signer_fingerprint);
-          suspended = (found?.suspended ?? 0) !== 0;
-          if (gen !== null && found !== null && personCache.size < 65_536) personCache.set(id, suspended);
-        }
-        return suspended;
-      };
-      return core.decide(page, beyond, sigOf!, orgOf, personSuspended, newestAccepted, tier, docHash, now);
+      const checked = toCheck.length === 0 ? [] : core.signatureChecks(toCheck, resolveKey);
+      return checked instanceof Promise ? checked.then(finish) : finish(checked);
     },
     clearKeyCache() {
       core.keys.clear();
@@ -848,12 +918,13 @@ function postgresVerifier(core: VerifierCore, store: Store, clock: Clock): Verif
 
     const ctx = await context(toCheck, beyond.length === 0 ? page : [...page, ...beyond], readGen, gen);
     const computed = new Map<ShownRow, SignatureChecks>();
+    const checked = toCheck.length === 0 ? [] : core.signatureChecks(toCheck, ctx.keyOf);
+    const checks = checked instanceof Promise ? await checked : checked;
     const keepMemo = core.memoOn && fromWhole && readGen !== null && core.cachedGen === readGen;
-    for (const r of toCheck) {
-      const checks = core.signatureChecks(r, ctx.keyOf);
-      computed.set(r, checks);
-      if (keepMemo) core.remember(r as HashRow, checks, now);
-    }
+    toCheck.forEach((r, i) => {
+      computed.set(r, checks[i]!);
+      if (keepMemo) core.remember(r as HashRow, checks[i]!, now);
+    });
     const sigOf = (r: ShownRow) => {
       const c = known?.get(r) ?? computed.get(r);
       if (c === undefined) throw new Error("no record to check");

@@ -168,6 +168,31 @@ for (const engine of ENGINES) {
       expect((await verify("standing")).matches[0]!.signerStanding).toBe("good_standing");
     });
 
+    test("with the signature checks on the signing workers (verifyMany), the same answers as on this thread", async () => {
+      const pooled = createSigner({ masterKey: MASTER_KEY, workers: 2, verifyOffThreadAbove: 0 });
+      let offThread = 0;
+      const onWorkers = createVerifier({
+        store,
+        signer,
+        clock,
+        links,
+        memo: false,
+        verifyMany: (calls) => ((offThread += calls.length), pooled.verifyMany(calls)),
+      });
+      const here = createVerifier({ store, signer, clock, links, memo: false });
+      try {
+        for (const label of ["acme invoice", "revoked one", "pending one", "tampered later", "standing", "never authenticated"]) {
+          for (const tier of ["public", "organisation"] as const) {
+            expect(await onWorkers.verify({ docHash: hash(label), tier })).toEqual(await here.verify({ docHash: hash(label), tier }));
+          }
+        }
+        expect(offThread).toBe(2 * 2 * 4); // two checks, two tiers, four labels with an anchored record
+        expect(pooled.workersRunning()).toBeGreaterThan(0);
+      } finally {
+        pooled.clearCache();
+      }
+    });
+
     test(
       `a large hash (more than ${MAX_MATCHES} records): exactly ${MAX_MATCHES} matches in consensus order, the verdict from a record beyond them`,
       async () => {
