@@ -3,7 +3,7 @@
  * folder with nothing beside it (migrations, docs UI and OpenAPI document are inside it).
  */
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, startService, tempDir } from "./support/env.ts";
 import { SoftAuthenticator } from "./support/soft-authenticator.ts";
@@ -47,6 +47,12 @@ test("the binary runs from an empty folder with nothing beside it, serves everyt
   const js = await fetch(`${svc.url}/docs/assets/swagger-ui-bundle.js`);
   expect(js.status).toBe(200);
   expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  // The person pages' scripts, imported at their first request (a chunk of their own inside the binary).
+  for (const name of ["enrol", "sign"]) {
+    const script = await fetch(`${svc.url}/app/assets/${name}.js`);
+    expect(script.status).toBe(200);
+    expect(await script.text()).toBe(readFileSync(join(ROOT, "src", "http", "pages", `app-${name}.js`), "utf8"));
+  }
   expect(await svc.stop()).toBe(0);
   // the migrated database landed in ./data of the working folder, and nothing else appeared
   expect(readdirSync(cwd)).toEqual(["data"]);

@@ -18,12 +18,8 @@
 import { Elysia } from "elysia";
 import type { EnrolmentRefusal } from "../../keys/persons.ts";
 import { DomainError } from "../../lib/errors.ts";
-// Text imports (app-enrol.d.ts, app-sign.d.ts say so to TypeScript): the scripts' source.
-import ENROL_JS from "./app-enrol.js" with { type: "text" };
-import SIGN_JS from "./app-sign.js" with { type: "text" };
 import { cspHash, escapeHtml as e, PAGE_SECURITY_HEADERS, pageHeadStart } from "./html.ts";
 
-if (typeof ENROL_JS !== "string" || typeof SIGN_JS !== "string") throw new Error("the app pages' scripts were not imported as text");
 
 export interface AppPagesDeps {
   readonly persons: {
@@ -270,6 +266,6 @@ export function appPages(deps: AppPagesDeps) {
       HIDDEN,
     )
     .get("/sign", () => page(200, SIGN_PAGE, true), HIDDEN)
-    .get("/app/assets/enrol.js", () => script(ENROL_JS), HIDDEN)
-    .get("/app/assets/sign.js", () => script(SIGN_JS), HIDDEN);
+    .get("/app/assets/enrol.js", async () => script((await import("./app-scripts.ts")).ENROL_JS), HIDDEN)
+    .get("/app/assets/sign.js", async () => script((await import("./app-scripts.ts")).SIGN_JS), HIDDEN);
 }
