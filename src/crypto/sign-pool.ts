@@ -6,9 +6,9 @@
  * that thread with the memo off). The parent side of sign-worker.ts.
  *
  * What a caller may assume:
- * - No worker runs before the first `signAndSeal` (idle memory); workers are added up to `size`
- *   while every running one is busy, and all of them stop after `idleMs` without a job (they
- *   start again on the next one). An idle worker does not keep the process alive.
+ * - No worker runs before the first job, signing or verifying (idle memory); workers are added
+ *   up to `size` while every running one is busy, and all of them stop after `idleMs` without a
+ *   job (they start again on the next one). An idle worker does not keep the process alive.
  * - A job resolves with exactly what `signAndSealWith` on the calling thread returns for the same
  *   keys and payload (the worker runs that function: signer.ts), or rejects with its error: a
  *   `KeyDecryptionError` as such, anything else as an Error with the worker's message.
@@ -20,10 +20,11 @@
  * - `close()` stops every worker and rejects the jobs they hold with `SignWorkerError`.
  *
  * Key material: a worker receives the seed-encryption key (derived from the master key, never
- * the master key itself; none on a node without a master key, whose workers only verify) once when it starts, and each job's keys in their sealed form only. It
- * opens a seed itself, keeps the native private key in its own bounded cache exactly as the
- * calling thread's signer does, and zeroises the seed. A clear seed never crosses threads, and
- * nothing here logs or puts key bytes in an error message.
+ * the master key itself; none on a node without a master key, whose workers only verify) once
+ * when it starts, and each job's keys in their sealed form only. It opens a seed itself, keeps
+ * the native private key in its own bounded cache exactly as the calling thread's signer does,
+ * and zeroises the seed. A clear seed never crosses threads, and nothing here logs or puts key
+ * bytes in an error message.
  */
 import type { SealedKey, RecordSignatures, VerifyCall } from "./signer.ts";
 import { KeyDecryptionError, type KeyDecryptionFailure } from "./errors.ts";

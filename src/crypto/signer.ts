@@ -88,8 +88,9 @@ export interface SignerOptions {
   /** Imported public keys `verify` keeps in memory; default 1024 (about 3 KB each). */
   readonly publicKeyCacheSize?: number;
   /**
-   * Signing workers for `signAndSeal`: default one per core (`navigator.hardwareConcurrency`,
-   * at least 1); 0 signs on the calling thread. None runs before the first `signAndSeal`.
+   * Signing workers for `signAndSeal` and a busy `verifyMany`: default one per core
+   * (`navigator.hardwareConcurrency`, at least 1); 0 signs and verifies on the calling thread.
+   * None runs before the first job.
    */
   readonly workers?: number;
   /**
