@@ -174,6 +174,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     commit: COMMIT,
     records: recordCounter(core.store),
     backlog: () => anchoring?.backlog() ?? { pending: 0, accepted: 0 },
+    signatureVerifications: () => core.signer.verifiedBy(),
   });
   // Loaded here, not at the top, and only after the caller has had its turn (serve listens in
   // it): the ledger SDK alone takes longer to load than the rest of serve (anchoring/load.ts).

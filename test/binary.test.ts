@@ -135,6 +135,58 @@ test("an organisation-tier verification is logged by the writer thread inside th
   expect(existsSync(marker)).toBe(false);
 }, 60_000);
 
+test("busy verification inside the binary: the checks past the threshold run on its embedded signing workers, every answer verified_org", async () => {
+  const cwd = tempDir("docverify-busy-");
+  const data = join(cwd, "data");
+  const dv = (...args: string[]) => {
+    const out = Bun.spawnSync([binary, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, DOCVERIFY_DATA_DIR: data } });
+    expect(out.exitCode, out.stderr.toString()).toBe(0);
+    return out.stdout.toString().trim();
+  };
+  const org = dv("org", "create", "--name", "Binary Busy Verifiers", "--api-access", "--addon", "--validated").split(/\s/)[0]!;
+  const key = (JSON.parse(dv("key", "mint", "--org", org, "--env", "live", "--json")) as { key: string }).key;
+  const svc = await startService({ cmd: [binary], cwd, env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100", DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000" } });
+  const metric = async (line: RegExp) => Number(line.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1] ?? NaN);
+  // 110 records: 220 checks, past the 200 in two seconds after which verification goes to the workers.
+  const hashes = Array.from({ length: 110 }, (_, i) => "sha256:" + new Bun.CryptoHasher("sha256").update(`busy binary ${i}`).digest("hex"));
+  for (let i = 0; i < hashes.length; i += 10) {
+    await Promise.all(
+      hashes.slice(i, i + 10).map(async (docHash) => {
+        for (let attempt = 0; ; attempt++) {
+          const created = await fetch(`${svc.url}/v1/records`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash }) });
+          await created.arrayBuffer();
+          // 503 while the organisation's topic is created on the embedded ledger.
+          if (created.status === 503 && attempt < 100) {
+            await Bun.sleep(100);
+            continue;
+          }
+          expect(created.status).toBe(201);
+          return;
+        }
+      }),
+    );
+  }
+  for (let i = 0; (await metric(/^docverify_records\{state="anchored"\} (\d+)$/m)) < hashes.length; i++) {
+    expect(i).toBeLessThan(300);
+    await Bun.sleep(100);
+  }
+  const verdicts: string[] = [];
+  for (let i = 0; i < hashes.length; i += 16) {
+    const answers = await Promise.all(
+      hashes.slice(i, i + 16).map(async (docHash) => {
+        const res = await fetch(`${svc.url}/v1/verifications`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash }) });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { verdict: string }).verdict;
+      }),
+    );
+    verdicts.push(...answers);
+  }
+  expect(verdicts).toEqual(hashes.map(() => "verified_org"));
+  expect(await metric(/^docverify_signature_verifications_total\{where="workers"\} (\d+)$/m)).toBeGreaterThan(0);
+  expect(await metric(/^docverify_signature_verifications_total\{where="thread"\} (\d+)$/m)).toBeGreaterThanOrEqual(200);
+  expect(await svc.stop()).toBe(0);
+}, 90_000);
+
 test("the binary enrols a person with a passkey and signs for them (the WebAuthn library and its polyfill load inside it)", async () => {
   const cwd = tempDir("docverify-person-");
   const data = join(cwd, "data");

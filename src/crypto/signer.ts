@@ -73,6 +73,8 @@ export interface Signer {
    * worker held are verified on this thread instead.
    */
   verifyMany(calls: readonly VerifyCall[]): (boolean | null)[] | Promise<(boolean | null)[]>;
+  /** `verifyMany`'s calls so far, by where they were verified (the metric docverify_signature_verifications_total). */
+  verifiedBy(): { readonly thread: number; readonly workers: number };
   /**
    * Forgets cached private keys (for example after the master key is rotated) and imported public
    * keys; stops the signing workers, whose caches go with them (they start again when needed).
@@ -282,6 +284,7 @@ export function createSigner(options: SignerOptions): Signer {
   const verifyHere = createPublicKeyVerifier(publicKeyCacheSize);
   const offThreadAbove = options.verifyOffThreadAbove ?? VERIFY_OFF_THREAD_ABOVE;
   if (!Number.isSafeInteger(offThreadAbove) || offThreadAbove < 0) throw new RangeError("verifyOffThreadAbove must be a non-negative integer");
+  const verified = { thread: 0, workers: 0 };
   // verifyMany's calls in the current one-second window and the one before it.
   let windowStart = -Infinity;
   let inWindow = 0;
@@ -349,9 +352,23 @@ export function createSigner(options: SignerOptions): Signer {
     verify: (algorithm, publicKey, message, signature) => verifyHere(algorithm, publicKey, message, signature),
 
     verifyMany(calls) {
-      if (pool === null || calls.length === 0 || !verificationBusy(calls.length)) return verifyEach(verifyHere, calls);
-      return pool.verifyMany(calls).catch(() => verifyEach(verifyHere, calls));
+      if (pool === null || calls.length === 0 || !verificationBusy(calls.length)) {
+        verified.thread += calls.length;
+        return verifyEach(verifyHere, calls);
+      }
+      return pool.verifyMany(calls).then(
+        (results) => {
+          verified.workers += calls.length;
+          return results;
+        },
+        () => {
+          verified.thread += calls.length;
+          return verifyEach(verifyHere, calls);
+        },
+      );
     },
+
+    verifiedBy: () => ({ ...verified }),
 
     clearCache() {
       keyRing?.clear();

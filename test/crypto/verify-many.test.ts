@@ -65,6 +65,8 @@ describe("verifyMany", () => {
       expect(await settle(signer, calls)).toEqual({ off: true, results: expected });
       expect(signer.workersRunning()).toBe(1);
       expect(await settle(signer, calls)).toEqual({ off: true, results: expected });
+      // Counted by where they ran, call by call (the /metrics counter).
+      expect(signer.verifiedBy()).toEqual({ thread: 4, workers: 8 });
     } finally {
       signer.clearCache();
     }
@@ -111,6 +113,8 @@ describe("verifyMany", () => {
         const answers = await Promise.all([signer.verifyMany(doomed.calls), signer.verifyMany(behind.calls)]);
         expect(answers).toEqual([doomed.expected, behind.expected]);
         expect(signer.workersRunning()).toBe(0);
+        // Verified here in the end, and counted so.
+        expect(signer.verifiedBy()).toEqual({ thread: 8, workers: 0 });
         // The next busy batch gets a fresh worker.
         expect(await settle(signer, behind.calls)).toEqual({ off: true, results: behind.expected });
         expect(signer.workersRunning()).toBe(1);

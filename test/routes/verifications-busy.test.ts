@@ -2,7 +2,8 @@
  * POST /v1/verifications while verification is busy (issue 17): more signature checks than
  * VERIFY_OFF_THREAD_ABOVE in two seconds, none answered by a memo, so `serve`'s app sends them
  * to the signing workers. Every answer is what a quiet service gives: verified_org for each good
- * record, signature_invalid for the one whose stored signature was changed.
+ * record, signature_invalid for the one whose stored signature was changed; and /metrics counts
+ * where the checks ran (docverify_signature_verifications_total).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
@@ -47,8 +48,16 @@ const verify = async (hash: string) => {
   return { status: res.status, body: (await res.json()) as { verdict: string; matches: { checksPerformed: Record<string, string> }[] } };
 };
 
-test("a burst of first verifications, 16 at a time, then the tampered record: every answer as a quiet service gives it", async () => {
-  const workersBefore = service.engine === "sqlite" ? service.signer.workersRunning() : 0;
+/** docverify_signature_verifications_total by `where`, scraped from /metrics as Prometheus would (from loopback). */
+async function signatureVerifications(): Promise<{ thread: number; workers: number }> {
+  const text = await (await service.request("/metrics", {}, "127.0.0.1")).text();
+  const count = (where: string) => Number(new RegExp(`^docverify_signature_verifications_total\\{where="${where}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? NaN);
+  return { thread: count("thread"), workers: count("workers") };
+}
+
+test("a burst of first verifications, 16 at a time, then the tampered record: every answer as a quiet service gives it, the checks past the threshold made on the workers", async () => {
+  const before = await signatureVerifications();
+  expect(before).toEqual({ thread: 0, workers: 0 });
   const answers: Awaited<ReturnType<typeof verify>>[] = [];
   for (let i = 0; i < hashes.length; i += 16) answers.push(...(await Promise.all(hashes.slice(i, i + 16).map(verify))));
   for (const a of answers) {
@@ -60,10 +69,9 @@ test("a burst of first verifications, 16 at a time, then the tampered record: ev
   expect(tampered.status).toBe(200);
   expect(tampered.body.verdict).toBe("signature_invalid");
   expect(tampered.body.matches[0]!.checksPerformed).toMatchObject({ hashBinding: "fail", userSignature: "fail", serverSeal: "fail" });
-  if (service.engine === "sqlite") {
-    // The app's own signer (on PostgreSQL the fixture signs with another): its workers started
-    // for the burst; the fixture signed on this thread, so none ran before.
-    expect(workersBefore).toBe(0);
-    expect(service.signer.workersRunning()).toBeGreaterThan(0);
-  }
+  // Two checks per record: the first VERIFY_OFF_THREAD_ABOVE on the API's thread, the rest on the workers.
+  const after = await signatureVerifications();
+  expect(after.thread + after.workers).toBe(2 * (RECORDS + 1));
+  expect(after.thread).toBeGreaterThanOrEqual(VERIFY_OFF_THREAD_ABOVE);
+  expect(after.workers).toBeGreaterThan(0);
 }, 120_000);

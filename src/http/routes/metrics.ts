@@ -38,6 +38,8 @@ export interface ServiceMetricsDeps {
   readonly records: () => RecordCounts;
   /** Unfinished ledger transactions, as of the anchor loop's last pass. */
   readonly backlog: () => { readonly pending: number; readonly accepted: number };
+  /** Verification's signature checks that no memo answered, so far, by where they ran (the signer's `verifiedBy`). */
+  readonly signatureVerifications?: () => { readonly thread: number; readonly workers: number };
 }
 
 export interface ServiceMetrics {
@@ -85,6 +87,11 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
     "Record creations refused with 503 by the anchor queue's back-pressure, by cause: queue_full (the backlog bound), behind (more unfinished than anchored in the last window), too_old (the oldest unaccepted message waits too long).",
     ["cause"],
   );
+  const signatureChecks = registry.counter(
+    `${p}signature_verifications_total`,
+    "Signature verifications made for POST /v1/verifications that no memo answered, by where they ran: thread (the API's own) or workers (the signing workers, while verification is busy).",
+    ["where"],
+  );
   const uptime = registry.gauge(`${p}uptime_seconds`, "Seconds since the process started.");
   const rss = registry.gauge(`${p}resident_memory_bytes`, "Resident set size of the process, bytes.");
   registry.gauge(`${p}build_info`, "The running build: always 1, with version and commit as labels.", ["version", "commit"]).labels(deps.version, deps.commit).set(1);
@@ -93,6 +100,9 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
   for (const b of ["ip", "key", "org"] as const) rateLimited.labels(b);
   for (const k of ["retryable", "expired", "permanent", "unknown"] satisfies LedgerErrorKind[]) ledgerErrors.labels(k);
   for (const c of ["queue_full", "behind", "too_old"] satisfies BackPressureCause[]) backPressure.labels(c);
+  const checkedHere = signatureChecks.labels("thread");
+  const checkedOnWorkers = signatureChecks.labels("workers");
+  let checksSeen = { thread: 0, workers: 0 };
   const backlogPending = backlog.labels("pending");
   const backlogAccepted = backlog.labels("accepted");
   const anchorLatencyByKind = new Map<string, HistogramChild>();
@@ -102,6 +112,12 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
     const b = deps.backlog();
     backlogPending.set(b.pending);
     backlogAccepted.set(b.accepted);
+    if (deps.signatureVerifications !== undefined) {
+      const now = deps.signatureVerifications();
+      checkedHere.inc(now.thread - checksSeen.thread);
+      checkedOnWorkers.inc(now.workers - checksSeen.workers);
+      checksSeen = now;
+    }
     uptime.set(Math.round(process.uptime() * 1000) / 1000);
     rss.set(process.memoryUsage.rss());
   });
