@@ -13,6 +13,15 @@ afterAll(cleanup);
 const buildDir = tempDir("docverify-build-");
 const binary = join(buildDir, "docverify");
 
+/** The binary's administration commands on the data folder `data`, run from `cwd`: each must exit 0; its output, trimmed. */
+function adminCommand(cwd: string, data: string): (...args: string[]) => string {
+  return (...args) => {
+    const out = Bun.spawnSync([binary, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, DOCVERIFY_DATA_DIR: data } });
+    expect(out.exitCode, out.stderr.toString()).toBe(0);
+    return out.stdout.toString().trim();
+  };
+}
+
 test(
   "npm run build produces one executable",
   () => {
@@ -113,11 +122,7 @@ test("an organisation-tier verification is logged by the writer thread inside th
     mkdirSync(join(cwd, dir), { recursive: true });
     for (const name of ["writer-worker.ts", "writer-worker.js"]) await Bun.write(join(cwd, dir, name), planted);
   }
-  const dv = (...args: string[]) => {
-    const out = Bun.spawnSync([binary, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, DOCVERIFY_DATA_DIR: data } });
-    expect(out.exitCode, out.stderr.toString()).toBe(0);
-    return out.stdout.toString().trim();
-  };
+  const dv = adminCommand(cwd, data);
   const org = dv("org", "create", "--name", "Binary Verifiers", "--api-access", "--validated").split(/\s/)[0]!;
   const key = (JSON.parse(dv("key", "mint", "--org", org, "--env", "live", "--json")) as { key: string }).key;
   const svc = await startService({ cmd: [binary], cwd, env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100" } });
@@ -138,11 +143,7 @@ test("an organisation-tier verification is logged by the writer thread inside th
 test("busy verification inside the binary: the checks past the threshold run on its embedded signing workers, every answer verified_org", async () => {
   const cwd = tempDir("docverify-busy-");
   const data = join(cwd, "data");
-  const dv = (...args: string[]) => {
-    const out = Bun.spawnSync([binary, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, DOCVERIFY_DATA_DIR: data } });
-    expect(out.exitCode, out.stderr.toString()).toBe(0);
-    return out.stdout.toString().trim();
-  };
+  const dv = adminCommand(cwd, data);
   const org = dv("org", "create", "--name", "Binary Busy Verifiers", "--api-access", "--addon", "--validated").split(/\s/)[0]!;
   const key = (JSON.parse(dv("key", "mint", "--org", org, "--env", "live", "--json")) as { key: string }).key;
   const svc = await startService({ cmd: [binary], cwd, env: { DOCVERIFY_DATA_DIR: data, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100", DOCVERIFY_RATE_LIMIT_ANONYMOUS: "100000" } });
@@ -190,11 +191,7 @@ test("busy verification inside the binary: the checks past the threshold run on 
 test("the binary enrols a person with a passkey and signs for them (the WebAuthn library and its polyfill load inside it)", async () => {
   const cwd = tempDir("docverify-person-");
   const data = join(cwd, "data");
-  const dv = (...args: string[]) => {
-    const out = Bun.spawnSync([binary, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, DOCVERIFY_DATA_DIR: data } });
-    expect(out.exitCode, out.stderr.toString()).toBe(0);
-    return out.stdout.toString().trim();
-  };
+  const dv = adminCommand(cwd, data);
   const org = dv("org", "create", "--name", "Binary Notaries", "--api-access", "--addon", "--validated");
   // A port chosen first, so that the public URL (a domain: the relying party id) is known.
   const probe = Bun.serve({ port: 0, fetch: () => new Response() });
