@@ -110,6 +110,37 @@ export function docHashOf(text: string): string {
 }
 
 /** Opens a fresh migrated database in a temporary folder. */
+/**
+ * One hash for each kind of record a verification tells apart, by kind, for tests that compare
+ * two ways of verifying (`Object.values` for all of them): organisation-signed, person-signed
+ * (alone and within `org`), revoked, awaiting consensus, a changed seal, signature or signed
+ * time, an active record beside a revoked one, and a hash with no record. `freshHash` gives each
+ * its own hash.
+ */
+export function everyKindOfRecord(fx: RecordsFixture, org: FixtureOrg, person: PersonKey, freshHash: () => string) {
+  const kinds = {
+    orgSigned: (h: string) => fx.addOrgRecord(org, { docHash: h }),
+    personSigned: (h: string) => fx.addPersonRecord(person, { docHash: h }),
+    personWithinOrg: (h: string) => fx.addPersonRecord(person, { docHash: h, orgId: org.id }),
+    revoked: (h: string) => fx.addOrgRecord(org, { docHash: h, revoked: { reason: "OTHER" } }),
+    accepted: (h: string) => fx.addOrgRecord(org, { docHash: h, anchorState: "accepted" }),
+    sealChanged: (h: string) => fx.tamper.seal(fx.addOrgRecord(org, { docHash: h })),
+    signatureChanged: (h: string) => fx.tamper.signature(fx.addPersonRecord(person, { docHash: h })),
+    signedAtChanged: (h: string) => fx.tamper.signedAt(fx.addOrgRecord(org, { docHash: h })),
+    activeBesideRevoked: (h: string) => {
+      fx.addOrgRecord(org, { docHash: h });
+      fx.addOrgRecord(org, { docHash: h, revoked: { reason: "SUPERSEDED" } });
+    },
+    none: () => undefined,
+  };
+  const hashes = {} as Record<keyof typeof kinds, string>;
+  for (const [kind, add] of Object.entries(kinds) as [keyof typeof kinds, (h: string) => unknown][]) {
+    hashes[kind] = freshHash();
+    add(hashes[kind]);
+  }
+  return hashes;
+}
+
 export function openTestDb(): Db {
   const db = openDatabase({ path: join(tempDir(), "docverify.db") });
   migrate(db);

@@ -10,7 +10,7 @@ import { createSigner, createVerificationMemo, type Signer, type VerifyCall } fr
 import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
-import { createRecordsFixture, docHashOf, MASTER_KEY, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
+import { createRecordsFixture, docHashOf, everyKindOfRecord, MASTER_KEY, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 
 const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirror.test/api/v1/topics/${topicId}/messages/${seq}` };
 
@@ -46,24 +46,8 @@ function onThread(): SqliteVerifier {
 
 describe("signature checks on the workers", () => {
   test("the same answers as on the calling thread, for every kind of record, memo on and off; a promise whenever a check went to a worker", async () => {
-    const hashes: string[] = [];
-    const add = (f: (h: string) => unknown) => {
-      const h = freshHash();
-      f(h);
-      hashes.push(h);
-    };
-    add((h) => fx.addOrgRecord(acme, { docHash: h }));
-    add((h) => fx.addPersonRecord(alice, { docHash: h, orgId: acme.id }));
-    add((h) => fx.addOrgRecord(acme, { docHash: h, revoked: { reason: "OTHER" } }));
-    add((h) => fx.addOrgRecord(acme, { docHash: h, anchorState: "accepted" }));
-    add((h) => fx.tamper.seal(fx.addOrgRecord(acme, { docHash: h })));
-    add((h) => fx.tamper.signature(fx.addPersonRecord(alice, { docHash: h })));
-    add((h) => fx.tamper.signedAt(fx.addOrgRecord(acme, { docHash: h })));
-    add((h) => {
-      fx.addOrgRecord(acme, { docHash: h });
-      fx.addOrgRecord(acme, { docHash: h, revoked: { reason: "SUPERSEDED" } });
-    });
-    add(() => undefined);
+    const kinds = everyKindOfRecord(fx, acme, alice, freshHash);
+    const hashes = Object.values(kinds);
     const reference = onThread();
     for (const memo of [false, true]) {
       const off = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, verifyMany, ...(memo ? {} : { memo: false as const }) });
@@ -78,7 +62,7 @@ describe("signature checks on the workers", () => {
         }
       }
     }
-    const invalid = await createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, verifyMany, memo: false }).verify({ docHash: hashes[4]!, tier: "public" });
+    const invalid = await createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, verifyMany, memo: false }).verify({ docHash: kinds.sealChanged, tier: "public" });
     expect(invalid.verdict).toBe("signature_invalid");
     expect(invalid.matches[0]!.checksPerformed).toMatchObject({ hashBinding: "pass", userSignature: "pass", serverSeal: "fail" });
   });

@@ -11,7 +11,7 @@ import { compareConsensus, consensusToRfc3339 } from "../../src/lib/formats.ts";
 import type { ChecksPerformed } from "../../src/verification/types.ts";
 import { CLASS_HEAD_SQL, createVerifier, NEWEST_ACCEPTED_SQL, RECORD_BY_ROWID_SQL, RECORD_HEADS_BY_HASH_SQL, RECORDS_BY_HASH_SQL, retryAfterFor, type SqliteVerifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
-import { createRecordsFixture, docHashOf, TOPIC_ID, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
+import { createRecordsFixture, docHashOf, everyKindOfRecord, TOPIC_ID, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
 
 const links = { topicMessageUrl: (topicId: string, seq: number) => `http://mirror.test/api/v1/topics/${topicId}/messages/${seq}` };
@@ -399,19 +399,7 @@ describe("disclosure tiers", () => {
 
 describe("memoisation", () => {
   test("memo on and off give the same answers for every kind of record", () => {
-    const hashes: string[] = [];
-    const add = (f: (h: string) => unknown) => {
-      const h = freshHash();
-      f(h);
-      hashes.push(h);
-    };
-    add((h) => fx.addOrgRecord(acme, { docHash: h }));
-    add((h) => fx.addPersonRecord(alice, { docHash: h }));
-    add((h) => fx.addOrgRecord(acme, { docHash: h, revoked: { reason: "OTHER" } }));
-    add((h) => fx.addOrgRecord(acme, { docHash: h, anchorState: "accepted" }));
-    add((h) => fx.tamper.seal(fx.addOrgRecord(acme, { docHash: h })));
-    add((h) => fx.tamper.signature(fx.addPersonRecord(alice, { docHash: h })));
-    add(() => undefined);
+    const hashes = Object.values(everyKindOfRecord(fx, acme, alice, freshHash));
     const memo = createVerificationMemo({ verify: fx.signer.verify, maxEntries: 1000 });
     const on = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, memo });
     const off = verifier({ memo: false });
