@@ -55,6 +55,7 @@ import {
   type SubmitOutcome,
   type TopicCreateRequest,
 } from "./ledger.ts";
+import { grpcConnection, type GrpcConnection } from "./grpc-unary.ts";
 import { createMirrorClient } from "./mirror-client.ts";
 import { answerFreshness, nodeUnreachable } from "./node-reachability.ts";
 import { classifyPrecheck, lastStatus } from "./outcomes.ts";
@@ -129,6 +130,45 @@ function ed25519Signer(seed: Uint8Array): Ed25519Signer {
   return { publicKey: PublicKey.fromBytesED25519(raw.publicKey), sign: (m) => Promise.resolve(raw.sign(m)) };
 }
 
+/**
+ * The SDK's channel to a consensus node, with the wire under it made by grpc-unary.ts instead of
+ * `@grpc/grpc-js` (see that file for why and what it answers). The SDK's own code path is
+ * unchanged above it: its `Executable` picks the node, builds the request and reads the answer or
+ * the gRPC error exactly as it does over its own channel. A TLS address (port 50212, where the
+ * SDK fetches the node's certificate first) keeps the SDK's own channel.
+ *
+ * The SDK does not export its channel classes: `NodeChannel` is the class of what its `Client`
+ * creates for an address (constructing one only parses the address), and the `Client` subclass
+ * overrides the method its constructor calls for each node (`_createNetworkChannel`).
+ */
+type NodeChannel = ReturnType<ReturnType<Client["_createNetworkChannel"]>>;
+/** protobufjs's RPCImpl, as the SDK's services call it. */
+type RpcImpl = (method: { name: string }, requestData: Uint8Array, callback: (error: Error | null, answer?: Uint8Array | null) => void) => void;
+const SdkNodeChannel = Client.prototype._createNetworkChannel.call({ grpcDeadline: 1000 } as Client)("127.0.0.1:1").constructor as new (address: string, grpcDeadline?: number) => NodeChannel;
+
+class DirectChannel extends SdkNodeChannel {
+  private readonly connection: GrpcConnection | null;
+  constructor(address: string, grpcDeadline?: number) {
+    super(address, grpcDeadline);
+    this.connection = address.endsWith(":50212") ? null : grpcConnection(address);
+  }
+  protected override _createUnaryClient(serviceName: string): RpcImpl {
+    const connection = this.connection;
+    if (connection === null) return super._createUnaryClient(serviceName) as RpcImpl;
+    return (method, requestData, callback) => connection.call(`/proto.${serviceName}/${method.name}`, requestData, this.grpcDeadline, callback);
+  }
+  override close(): void {
+    if (this.connection === null) super.close();
+    else this.connection.close();
+  }
+}
+
+class DirectClient extends Client {
+  override _createNetworkChannel(): (address: string) => NodeChannel {
+    return (address) => new DirectChannel(address, this.grpcDeadline);
+  }
+}
+
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -175,8 +215,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
   const newClient = (): Client => {
     const c =
       network === "local"
-        ? Client.forNetwork({ ...options.nodes }, { scheduleNetworkUpdate: false })
-        : Client.forName(network, { scheduleNetworkUpdate: false });
+        ? new DirectClient({ network: { ...options.nodes }, scheduleNetworkUpdate: false })
+        : new DirectClient({ network, scheduleNetworkUpdate: false });
     c.setOperator(AccountId.fromString(operatorAccountId), operatorKey);
     c.setMaxAttempts(1);
     // With one attempt, the SDK's pause before the next attempt (250 ms and up) is pure waste.
