@@ -16,16 +16,34 @@
  *   cancels the stream), INTERNAL (13) for a stream the node resets otherwise (the message names
  *   RST_STREAM, as grpc-js's does). The SDK counts both as the node's failure, never an answer;
  *   which of the two a reset gives depends on how Bun's HTTP/2 client reports it;
+ * - RESOURCE_EXHAUSTED (8) for an answer larger than grpc-js's default limit (4 MiB), cancelled
+ *   as soon as it passes it;
  * - DEADLINE_EXCEEDED (4) when no answer comes within the deadline (also sent to the node as
  *   `grpc-timeout`); the stream is cancelled and the connection dropped, so a node that stopped
  *   answering is connected to afresh by the next call.
+ *
+ * A node that sends GOAWAY gets no new call on that connection (the next call connects afresh);
+ * the calls in flight on it still end as the node answers them.
  *
  * Each callback is called exactly once. The connection does not keep the process alive; a call in
  * flight does (its deadline timer), until it is answered.
  */
 import http2 from "node:http2";
 
-export const GRPC_STATUS = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+export const GRPC_STATUS = {
+  OK: 0,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+
+/** The largest answer message taken: grpc-js's default receive limit (4 MiB). */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 /** An error as grpc-js reports one: the SDK reads `code` and `details`. */
 export class GrpcCallError extends Error {
@@ -90,7 +108,10 @@ export function grpcConnection(address: string): GrpcConnection {
     const s = http2.connect(`http://${address}`);
     // Errors reach each call through its stream; the session's own only ends it.
     s.on("error", () => drop(s));
-    s.on("goaway", () => drop(s));
+    // The node is going away: no new call on this connection; those in flight may still end.
+    s.on("goaway", () => {
+      if (session === s) session = null;
+    });
     s.on("close", () => {
       if (session === s) session = null;
     });
@@ -146,7 +167,13 @@ export function grpcConnection(address: string): GrpcConnection {
         readStatus(headers);
       });
       stream.on("trailers", readStatus);
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      let received = 0;
+      stream.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+        if (received <= MAX_ANSWER_BYTES + 5) return void chunks.push(chunk);
+        finish(new GrpcCallError(GRPC_STATUS.RESOURCE_EXHAUSTED, `answer larger than ${MAX_ANSWER_BYTES} bytes`));
+        stream!.close(http2.constants.NGHTTP2_CANCEL);
+      });
       // Without an answer: reset by the node (RST_STREAM, reported by Bun as an end or a close
       // without response headers), or the connection lost or never made (an error).
       const unanswered = (): void => {

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { GRPC_STATUS, GrpcCallError, grpcConnection, statusOfHttp, unframe, type GrpcConnection } from "../../src/anchoring/grpc-unary.ts";
+import { GRPC_STATUS, GrpcCallError, MAX_ANSWER_BYTES, grpcConnection, statusOfHttp, unframe, type GrpcConnection } from "../../src/anchoring/grpc-unary.ts";
 
 type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer) => void;
 let handler: Handler = () => {};
@@ -177,11 +177,37 @@ test("a connection the node closes is made again by the next call", async () => 
   handler = (stream) => stream.session?.destroy();
   const lost = await call(c);
   expect(lost.map((x) => x.error?.code)).toEqual([GRPC_STATUS.UNAVAILABLE]);
-  expect(lost[0]!.error?.details).toContain("no answer from 127.0.0.1:");
+  expect(lost[0]!.error?.details).toMatch(/^(no answer from 127\.0\.0\.1:\d+: |connection to 127\.0\.0\.1:\d+ closed before the answer$)/);
   handler = answerWith(new Uint8Array([2]));
   const after = await call(c);
   expect(after.map((x) => [x.error, x.answer && [...x.answer]])).toEqual([[null, [2]]]);
   expect(sessions - before).toBe(1);
+});
+
+test("an answer larger than 4 MiB is RESOURCE_EXHAUSTED, once, without waiting for the rest", async () => {
+  handler = (stream) => {
+    stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
+    stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+    stream.end(frame(new Uint8Array(MAX_ANSWER_BYTES + 1)));
+  };
+  const calls = await call(connection());
+  expect(calls.map((x) => [x.error?.code, x.error?.details])).toEqual([[8, `answer larger than ${MAX_ANSWER_BYTES} bytes`]]);
+  handler = answerWith(new Uint8Array(MAX_ANSWER_BYTES));
+  const largest = await call(connection());
+  expect(largest.map((x) => [x.error, x.answer?.length])).toEqual([[null, MAX_ANSWER_BYTES]]);
+});
+
+test("a node going away (GOAWAY) answers the call in flight; the next call connects afresh", async () => {
+  handler = (stream, headers, body) => {
+    stream.session?.goaway(http2.constants.NGHTTP2_NO_ERROR);
+    answerWith(new Uint8Array([7]))(stream, headers, body);
+  };
+  const c = connection();
+  const before = sessions;
+  expect((await call(c)).map((x) => [x.error, x.answer && [...x.answer]])).toEqual([[null, [7]]]);
+  handler = answerWith(new Uint8Array([8]));
+  expect((await call(c)).map((x) => [x.error, x.answer && [...x.answer]])).toEqual([[null, [8]]]);
+  expect(sessions - before).toBe(2);
 });
 
 test("after close(), a call is UNAVAILABLE and nothing is sent", async () => {
