@@ -252,8 +252,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
    * Before a request through `c` while no answer through it is fresh (see `answers`): null if a
    * TCP connection to `node` opens, otherwise why not (node-reachability.ts). `node` is the one
    * the SDK sends a transaction to (its first node: one attempt), null for a query. Checking
-   * first also keeps the SDK's gRPC channel from piling up reconnect backoff against a ledger
-   * that is down, so anchoring resumes soon after it returns.
+   * first also means a ledger that is down costs a TCP attempt, not a gRPC call for each request
+   * under way, so anchoring resumes soon after it returns.
    */
   const checkNode = (c: Client, node: string | null): Promise<string | null> => nodeUnreachable(c.network, node, grpcDeadlineMs);
 

@@ -333,8 +333,8 @@ describe("anchor loop", () => {
     await rig.drive(2);
     for (const r of recs) expect(rig.row(r.transactionId).state).toBe("pending");
     await rig.local.faults.unreachable(false);
-    // gRPC's own reconnect backoff (grpc-js, in real time) decides how soon the node is used
-    // again after an outage: seconds here.
+    // The node is used again at the loop's next pass that is due (the SDK's calls connect afresh
+    // after a lost connection, with no reconnect backoff of their own), in real time here.
     await waitFor("the queue to drain", async () => {
       await rig.drive(1);
       return recs.every((r) => rig.row(r.transactionId).state === "anchored") || null;
