@@ -535,6 +535,9 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   let countedAt = Number.NEGATIVE_INFINITY;
   // When a node that does not lead last asked the ledger whether it answers again.
   let probedAt = Number.NEGATIVE_INFINITY;
+  // Whether another node led at this node's last pass: the rows' due times are then that node's
+  // backoffs, made against a ledger it may not have reached.
+  let followed = false;
 
   /**
    * One pass. Returns the steps it started. The queue's counts for back-pressure are read at most
@@ -549,6 +552,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
       // ledger unreachable (and so stepped down) asks it again now and then, to lead again once
       // it answers.
       watchesLoaded = false;
+      followed = true;
       if (health.failures > 0 && t - probedAt >= INACTIVE_PROBE_MS) {
         probedAt = t;
         void probe();
@@ -561,8 +565,12 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     }
     await journal.flush();
     // Rows backed off during an outage (up to a minute apart) would otherwise wait out their
-    // backoff, and a record created during it could see its window close meanwhile.
-    if (health.takeRecovery()) await journal.retryAllNow();
+    // backoff, and a record created during it could see its window close meanwhile. The same when
+    // this node takes the lead: the backoffs are the last leader's, often one that stepped down
+    // because it could not reach the ledger, which this node may reach.
+    const tookOver = followed;
+    followed = false;
+    if (health.takeRecovery() || tookOver) await journal.retryAllNow();
     await provision();
     await announce();
     if (fresh || t - countedAt >= COUNTS_EVERY_MS) {

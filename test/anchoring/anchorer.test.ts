@@ -437,6 +437,34 @@ describe("anchor loop", () => {
     for (const r of [during, after]) expect(rig.record(r.recordId).anchorState).toBe("anchored");
   }, 30_000);
 
+  test("a node that takes the lead retries at once the rows another leader backed off; a node that led all along keeps their due times", async () => {
+    let leading = false;
+    const rig = await makeRig({ active: () => leading });
+    leading = true;
+    const { orgId, topicId } = await rig.orgWithTopic();
+    // Rows another leader backed off (one that could not reach the ledger): due in a minute.
+    const later = rig.clock.now() + 60_000;
+    const backedOff = [rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId)];
+    const putOff = () => {
+      for (const r of backedOff) rig.core.db.update(ledgerTransactions).set({ nextAttemptAt: later }).where(eq(ledgerTransactions.transactionId, r.transactionId)).run();
+    };
+    putOff();
+    // Leading all along: the due times hold.
+    await rig.anchoring.runOnce();
+    for (const r of backedOff) expect(rig.row(r.transactionId)).toMatchObject({ state: "pending", attempts: 0, nextAttemptAt: later });
+    // Another node leads for a pass; this one only counts the queue.
+    leading = false;
+    await rig.anchoring.runOnce();
+    for (const r of backedOff) expect(rig.row(r.transactionId)).toMatchObject({ state: "pending", attempts: 0, nextAttemptAt: later });
+    // This node takes the lead again: the rows go at its first pass, not a minute later.
+    leading = true;
+    await rig.anchoring.runOnce();
+    await rig.anchoring.runOnce();
+    for (const r of backedOff) expect(rig.row(r.transactionId)).toMatchObject({ state: "accepted", attempts: 1 });
+    await rig.drive(3);
+    for (const r of backedOff) expect(rig.record(r.recordId).anchorState).toBe("anchored");
+  }, 30_000);
+
   test("an abandoned revocation that never reached a node is queued again at once, not after a backoff", async () => {
     const rig = await makeRig({ grpcDeadlineMs: 500 });
     const { orgId, topicId } = await rig.orgWithTopic();

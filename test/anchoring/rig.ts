@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
-import { createAnchoring, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
+import { createAnchoring, sqliteAnchorStorage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { createHederaLedger, type HederaLedgerOptions } from "../../src/anchoring/hedera-ledger.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
@@ -75,6 +75,8 @@ export async function makeRig(
     metrics?: AnchorMetrics;
     /** What the loop sees of the ledger (default: the SDK adapter itself), e.g. to watch its submissions. */
     wrapLedger?: (ledger: Ledger) => Ledger;
+    /** Whether this node leads the anchor loop, asked at every pass (several nodes; default: always). */
+    active?: () => boolean;
   } = {},
 ): Promise<Rig> {
   const dir = tempDir("docverify-anchor-");
@@ -95,7 +97,7 @@ export async function makeRig(
   const announcements = createKeyAnnouncements({ store: core.store, signer: core.signer, clock });
   const make = () => {
     const a = createAnchoring({
-      db: core.db,
+      ...(options.active === undefined ? { db: core.db } : { storage: { ...sqliteAnchorStorage(core.db), active: options.active } }),
       clock,
       log,
       ledger,
