@@ -53,7 +53,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts", "verifier/cli.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document" },
   { spec: "node:path", places: ["storage/", "lib/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "core.ts", "anchoring/setup.ts", "anchoring/paths.ts"], why: "paths of those files" },
   { spec: "node:net", places: ["anchoring/node-reachability.ts"], why: "TCP reachability of a consensus node (also for docverify status)" },
-  { spec: "node:http2", places: ["local-ledger/grpc.ts", "anchoring/grpc-unary.ts"], why: "the local ledger's unary gRPC server (grpc-js's server cost its thread 2.7 MB idle); the SDK's unary calls to a node (grpc-js's client cost ~330 µs of CPU a submission)" },
+  { spec: "node:http2", places: ["local-ledger/grpc.ts", "anchoring/grpc-unary.ts"], why: "the local ledger's unary gRPC server (grpc-js's server cost its thread 2.7 MB idle); the SDK's unary calls to a node (over grpc-js's client a submission cost 375–454 µs of CPU, over these 215–234)" },
   { spec: "node:http", places: ["verifier/http-get.ts"], why: "the verifier's GET of mirror nodes in Node.js, without undici's 60 ms load" },
   { spec: "node:https", places: ["verifier/http-get.ts"], why: "as above, for https mirror nodes" },
   { spec: "node:os", places: ["admin/actor.ts", "config/index.ts"], why: "the OS user, for the audit trail; the host name, the default node name (decisions §12)" },

@@ -3,8 +3,9 @@
  * channel to a consensus node (hedera-ledger.ts). The SDK builds, signs and decodes every request
  * and answer itself; this is only the wire under it, in place of `@grpc/grpc-js`, whose layers
  * (resolving, retrying and load-balancing calls, filters, metadata objects) over `node:http2`
- * cost ~330 µs of CPU per submission on the API's thread against ~45 µs for the same call made
- * here (docs/benchmarks.md, "Record creation: the SDK's gRPC client").
+ * made a submission through the SDK cost 375–454 µs of CPU on the API's thread; over this it
+ * costs 215–234 µs, the SDK's own work included (the bare call: 40–54 µs). docs/benchmarks.md,
+ * "2026-11-28, fourth session: record creation, the SDK's gRPC client".
  *
  * What a call answers, as grpc-js would (the SDK maps it with `GrpcServiceError._fromResponse`,
  * which reads `code` and `details`):
