@@ -225,6 +225,10 @@ describe("the signing page", () => {
     writeFileSync(notPdf, "PK\u0003\u0004 word/document.xml");
     const { page, problems } = await open(fake, "/sign");
     await page.waitForSelector("#signed-in:not([hidden])");
+    // Asked for now, long before the key that opens the chooser: Playwright turns on Chromium's
+    // interception of file choosers when the first listener is added, without waiting for it, and
+    // a key pressed right after could open the chooser before it is on (no event: CI saw it once).
+    const chooser = page.waitForEvent("filechooser");
 
     // Sign with nothing chosen: told so, and focus goes to the file chooser.
     await page.focus("#sign");
@@ -234,7 +238,6 @@ describe("the signing page", () => {
     await expectClean(page, "no file chosen");
 
     // The file chooser opens from the keyboard; a .docx is refused before anything is sent.
-    const chooser = page.waitForEvent("filechooser");
     await page.keyboard.press("Space");
     await (await chooser).setFiles(notPdf);
     await waitStatus(page, "“letter.docx” is not a PDF document");
