@@ -213,10 +213,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
   let client: Client | null = null;
   let closed = false;
   const newClient = (): Client => {
-    const c =
-      network === "local"
-        ? new DirectClient({ network: { ...options.nodes }, scheduleNetworkUpdate: false })
-        : new DirectClient({ network, scheduleNetworkUpdate: false });
+    // The local network's nodes as given; a public network's from the SDK's address book.
+    const c = new DirectClient({ network: network === "local" ? { ...options.nodes } : network, scheduleNetworkUpdate: false });
     c.setOperator(AccountId.fromString(operatorAccountId), operatorKey);
     c.setMaxAttempts(1);
     // With one attempt, the SDK's pause before the next attempt (250 ms and up) is pure waste.
