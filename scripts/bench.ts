@@ -32,8 +32,11 @@ import { IDLE_REQUESTS, IDLE_WAIT_MS, measureIdle } from "./bench/idle-memory.ts
 import { parseBenchArgs, type BenchArgs } from "./bench/args.ts";
 import type { PostgresReport } from "./bench/postgres-run.ts";
 
-/** Rounds of the deep-page alternation, and each measurement's seconds. */
-/** Even: each page runs first in half of the rounds (whichever runs first in a round measured faster here). */
+/**
+ * Rounds of the deep-page alternation, and each measurement's seconds. The rounds are even in
+ * number: each page runs first in half of them (one of two pages measured back to back reads
+ * faster for its place alone).
+ */
 const ALTERNATION_ROUNDS = 4;
 const ALTERNATION_SECONDS = 5;
 
@@ -202,7 +205,8 @@ async function main(argv: string[]): Promise<number> {
       // scenarios ran, and judged by the median round. One measurement of each, minutes apart in
       // a process that has taken other load since, moved by ±10 % on this machine (issue 17).
       // The order alternates from round to round (first, deep; deep, first; …): of two pages
-      // measured one after the other, the one measured first read faster here.
+      // measured one after the other, one reads faster for its place alone (the first one in
+      // earlier runs, the second in a later one).
       const alternate = async (first: Scenario, deep: Scenario, service: Server): Promise<PagePair> => {
         const rounds = mode.name === "quick" ? 1 : ALTERNATION_ROUNDS;
         const durationS = Math.min(ALTERNATION_SECONDS, mode.maxDurationS);
