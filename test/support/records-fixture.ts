@@ -109,7 +109,6 @@ export function docHashOf(text: string): string {
   return `sha256:${new Bun.CryptoHasher("sha256").update(text).digest("hex")}`;
 }
 
-/** Opens a fresh migrated database in a temporary folder. */
 /**
  * One hash for each kind of record a verification tells apart, by kind, for tests that compare
  * two ways of verifying (`Object.values` for all of them): organisation-signed, person-signed
@@ -141,6 +140,7 @@ export function everyKindOfRecord(fx: RecordsFixture, org: FixtureOrg, person: P
   return hashes;
 }
 
+/** Opens a fresh migrated database in a temporary folder. */
 export function openTestDb(): Db {
   const db = openDatabase({ path: join(tempDir(), "docverify.db") });
   migrate(db);
