@@ -85,6 +85,15 @@ function decodeMessage(raw: unknown): string {
   }
 }
 
+/** A message as gRPC frames it: 5-byte prefix (flag 0 for uncompressed, length), then the bytes. */
+export function frame(message: Uint8Array): Buffer {
+  const framed = Buffer.allocUnsafe(5 + message.length);
+  framed[0] = 0;
+  framed.writeUInt32BE(message.length, 1);
+  framed.set(message, 5);
+  return framed;
+}
+
 /** The one message of a unary answer's body: 5-byte prefix (flag 0, length), then the bytes. */
 export function unframe(body: Buffer): Buffer | GrpcCallError {
   if (body.length < 5) return new GrpcCallError(GRPC_STATUS.INTERNAL, `answer of ${body.length} bytes is not a gRPC message`);
@@ -199,11 +208,7 @@ export function grpcConnection(address: string): GrpcConnection {
         finish(new GrpcCallError(GRPC_STATUS.UNAVAILABLE, `no answer from ${address}: ${e.message}`));
         drop(s!);
       });
-      const framed = Buffer.allocUnsafe(5 + request.length);
-      framed[0] = 0;
-      framed.writeUInt32BE(request.length, 1);
-      framed.set(request, 5);
-      stream.end(framed);
+      stream.end(frame(request));
     },
     close() {
       closed = true;

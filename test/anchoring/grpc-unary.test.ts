@@ -1,13 +1,14 @@
 /**
  * The unary gRPC calls under the SDK's channel (src/anchoring/grpc-unary.ts), against an HTTP/2
  * server of the test's own that answers each way a node can: a message, a status in the trailers
- * or alone, an HTTP error, a broken frame, a reset, silence, a closed port. The SDK over these
+ * or alone, an HTTP error, a broken frame, a reset, silence, a closed port. The server frames its
+ * answers with the module's own `frame`; the first test checks those bytes as sent. The SDK over these
  * calls against the local ledger is tested by every test of test/anchoring/.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { GRPC_STATUS, GrpcCallError, MAX_ANSWER_BYTES, grpcConnection, statusOfHttp, unframe, type GrpcConnection } from "../../src/anchoring/grpc-unary.ts";
+import { GRPC_STATUS, GrpcCallError, MAX_ANSWER_BYTES, frame, grpcConnection, statusOfHttp, unframe, type GrpcConnection } from "../../src/anchoring/grpc-unary.ts";
 
 type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer) => void;
 let handler: Handler = () => {};
@@ -37,14 +38,6 @@ function connection(to = address): GrpcConnection {
   open.push(c);
   return c;
 }
-
-const frame = (bytes: Uint8Array, flag = 0): Buffer => {
-  const b = Buffer.alloc(5 + bytes.length);
-  b[0] = flag;
-  b.writeUInt32BE(bytes.length, 1);
-  b.set(bytes, 5);
-  return b;
-};
 
 /** Every callback of one call, collected until a little after the first. */
 async function call(c: GrpcConnection, request: Uint8Array = new Uint8Array([1, 2, 3]), deadlineMs = 2000): Promise<{ error: GrpcCallError | null; answer?: Buffer }[]> {
@@ -115,7 +108,9 @@ test("an answer that is not one uncompressed message is INTERNAL; an answer with
   handler = (stream) => {
     stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
     stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
-    stream.end(frame(new Uint8Array([1, 2]), 1));
+    const compressed = frame(new Uint8Array([1, 2]));
+    compressed[0] = 1; // the compressed flag
+    stream.end(compressed);
   };
   expect((await call(connection())).map((x) => [x.error?.code, x.error?.details])).toEqual([[13, "compressed answer, but no compression was offered"]]);
   handler = (stream) => {
