@@ -12,13 +12,17 @@
  * stderr says so; a signed PDF changed after signing is hashed whole (so it does not match) with a
  * line saying why.
  */
+import { promises as dnsp } from "node:dns";
 import { createReadStream, promises as fsp } from "node:fs";
+import { isIP } from "node:net";
 import type { FetchFn } from "./mirror.ts";
 import { sha256OfBytes, sha256OfStream } from "./hash.ts";
 import { originalOfSignedPdf, originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES, type SignedPdf } from "./signed-pdf.ts";
 import { normaliseMirrorUrl, parseReceipt, ReceiptFormatError } from "./receipt.ts";
 import { renderReport } from "./render.ts";
-import { httpGet } from "./http-get.ts";
+import { createHttpGet, httpGet, type ConnectTo } from "./http-get.ts";
+import { parseTrustFile, TrustFileError, type TrustFile } from "./trust.ts";
+import type { HostResolver } from "./witnesses.ts";
 import { VERIFY_RECEIPT_USAGE } from "./usage.ts";
 import { verifyReceipt } from "./verify.ts";
 
@@ -32,6 +36,12 @@ export interface VerifierIo {
   readTail?(path: string, bytes: number): Promise<{ tail: Uint8Array; size: number }>;
   readStdin(): Promise<Uint8Array>;
   fetch: FetchFn;
+  /** The same GET with `--connect-to` applied (nodeIo: createHttpGet); required when it is given. */
+  fetchVia?(connectTo: ConnectTo): FetchFn;
+  /** A host name's addresses (nodeIo: the system resolver); absent: host names are compared as written. */
+  lookup?(hostname: string): Promise<string[]>;
+  /** TXT records of a name, from `servers` (`--dns-server`) or the system's; absent: DNS is not consulted. */
+  resolveTxt?(name: string, servers: readonly string[]): Promise<string[][]>;
 }
 
 /** A receipt is some 15 KB; anything much larger is not one. */
@@ -45,18 +55,47 @@ interface Arguments {
   readonly file: string | null;
   readonly hash: string | null;
   readonly mirrors: string[];
+  readonly builtinMirrors: boolean;
+  readonly trust: string | null;
+  readonly requireIdentity: boolean;
+  readonly connectTo: ConnectTo;
+  readonly dnsServers: string[];
   readonly minMirrors: number | undefined;
   readonly offline: boolean;
   readonly json: boolean;
 }
 
-const VALUED = new Set(["--file", "--hash", "--mirror", "--min-mirrors"]);
-const FLAGS = new Set(["--offline", "--json"]);
+const VALUED = new Set(["--file", "--hash", "--mirror", "--min-mirrors", "--trust", "--connect-to", "--dns-server"]);
+const REPEATED = new Set(["--mirror", "--connect-to", "--dns-server"]);
+const FLAGS = new Set(["--offline", "--json", "--no-builtin-mirrors", "--require-identity"]);
+
+const HOST_PART = String.raw`(\[[0-9A-Fa-f:.]+\]|[^:\[\]\s]+)`;
+const CONNECT_TO_RE = new RegExp(`^${HOST_PART}:(\\d{1,5}):${HOST_PART}:(\\d{1,5})$`);
+const unbracket = (h: string) => h.replace(/^\[|\]$/g, "");
+
+/** `HOST:PORT:ADDRESS:PORT2` → the map entry; throws Usage. ADDRESS must be an IP address. */
+function parseConnectTo(value: string, into: Map<string, { address: string; port: number }>): void {
+  const m = CONNECT_TO_RE.exec(value);
+  const port = (p: string) => Number(p) >= 1 && Number(p) <= 65535;
+  if (m === null || !port(m[2]!) || !port(m[4]!) || isIP(unbracket(m[3]!)) === 0) throw new Usage(`--connect-to ${JSON.stringify(value)} must be HOST:PORT:ADDRESS:PORT with ADDRESS an IP address (IPv6 in brackets)`);
+  into.set(`${unbracket(m[1]!).toLowerCase()}:${Number(m[2])}`, { address: unbracket(m[3]!), port: Number(m[4]) });
+}
+
+/** `ADDRESS` or `ADDRESS:PORT` (IPv6 in brackets when a port follows), as the resolver's setServers takes it. */
+function checkDnsServer(value: string): string {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([0-9.]+)|([0-9A-Fa-f:]+))(?::(\d{1,5}))?$/.exec(value);
+  const address = m === null ? "" : (m[1] ?? m[2] ?? m[3] ?? "");
+  const portOk = m?.[4] === undefined || (Number(m[4]) >= 1 && Number(m[4]) <= 65535);
+  if (m === null || isIP(address) === 0 || !portOk || (m[3] !== undefined && m[4] !== undefined)) throw new Usage(`--dns-server ${JSON.stringify(value)} must be an IP address, with :PORT if not 53 (IPv6 in brackets then)`);
+  return value;
+}
 
 function parseArguments(argv: readonly string[]): Arguments {
   const positional: string[] = [];
   const single = new Map<string, string>();
   const mirrors: string[] = [];
+  const connectTo = new Map<string, { address: string; port: number }>();
+  const dnsServers: string[] = [];
   const flags = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i]!;
@@ -83,6 +122,8 @@ function parseArguments(argv: readonly string[]): Arguments {
       value = argv[++i]!;
     }
     if (name === "--mirror") mirrors.push(value);
+    else if (name === "--connect-to") parseConnectTo(value, connectTo);
+    else if (name === "--dns-server") dnsServers.push(checkDnsServer(value));
     else if (single.has(name)) throw new Usage(`${name} given twice`);
     else single.set(name, value);
   }
@@ -103,7 +144,20 @@ function parseArguments(argv: readonly string[]): Arguments {
     if (!/^[1-9]\d{0,5}$/.test(min)) throw new Usage("--min-mirrors must be an integer ≥ 1");
     minMirrors = Number(min);
   }
-  return { receipt: positional[0]!, file, hash, mirrors, minMirrors, offline: flags.has("--offline"), json: flags.has("--json") };
+  return {
+    receipt: positional[0]!,
+    file,
+    hash,
+    mirrors,
+    builtinMirrors: !flags.has("--no-builtin-mirrors"),
+    trust: single.get("--trust") ?? null,
+    requireIdentity: flags.has("--require-identity"),
+    connectTo,
+    dnsServers,
+    minMirrors,
+    offline: flags.has("--offline"),
+    json: flags.has("--json"),
+  };
 }
 
 /** An operating-system error as a short phrase, never its stack. */
@@ -114,6 +168,40 @@ function reason(e: unknown): string {
   if (code === "EISDIR") return "is a folder";
   const text = e instanceof Error ? e.message : String(e);
   return text.split("\n")[0]!.slice(0, 200);
+}
+
+async function readTrustFile(path: string, io: VerifierIo): Promise<TrustFile> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await io.readFile(path);
+  } catch (e) {
+    throw new Usage(`cannot read the trust file ${JSON.stringify(path)}: ${reason(e)}`);
+  }
+  if (bytes.length > MAX_RECEIPT_BYTES) throw new Usage("the trust file is larger than 1 MiB");
+  try {
+    return parseTrustFile(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    if (e instanceof TrustFileError) throw new Usage(`not a valid trust file: ${e.message}`);
+    if (e instanceof TypeError) throw new Usage("the trust file is not UTF-8 text");
+    throw e;
+  }
+}
+
+/** The command-line shells' resolver: `--connect-to` first, an IP address as itself, else the system's resolver. */
+function hostResolver(args: Arguments, io: VerifierIo): HostResolver | undefined {
+  const lookup = io.lookup;
+  if (lookup === undefined) return undefined;
+  return async (hostname, port) => {
+    const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    const mapped = args.connectTo.get(`${host}:${port}`);
+    if (mapped !== undefined) return { addresses: [mapped.address] };
+    if (isIP(host) !== 0) return { addresses: [host] };
+    try {
+      return { addresses: await lookup(host) };
+    } catch (e) {
+      return { failed: reason(e) };
+    }
+  };
 }
 
 async function readReceipt(args: Arguments, io: VerifierIo) {
@@ -175,17 +263,29 @@ export async function runVerifyReceipt(argv: readonly string[], io: VerifierIo):
   try {
     const args = parseArguments(argv);
     const receipt = await readReceipt(args, io);
+    const trust = args.trust === null ? null : await readTrustFile(args.trust, io);
     const docHash = await documentHash(args, io);
+    let fetchFn = io.fetch;
+    if (args.connectTo.size > 0) {
+      if (io.fetchVia === undefined) throw new Usage("--connect-to is not available here");
+      fetchFn = io.fetchVia(args.connectTo);
+    }
+    const resolveTxt = io.resolveTxt;
     const report = await verifyReceipt(receipt, {
       docHash,
       mirrors: args.mirrors,
+      builtinMirrors: args.builtinMirrors,
+      trust,
       minMirrors: args.minMirrors,
       offline: args.offline,
-      fetch: io.fetch,
+      fetch: fetchFn,
+      resolveHost: hostResolver(args, io),
+      ...(resolveTxt === undefined ? {} : { resolveTxt: (name: string) => resolveTxt(name, args.dnsServers) }),
       onProgress: (text) => io.stderr(`${text}\n`),
     });
     io.stdout(args.json ? JSON.stringify(report) + "\n" : renderReport(report));
-    return report.verdict === "verified" || report.verdict === "verified_org" ? 0 : 1;
+    const proven = report.verdict === "verified" || report.verdict === "verified_org";
+    return proven && (!args.requireIdentity || report.identity?.status === "confirmed") ? 0 : 1;
   } catch (e) {
     if (e instanceof Usage) {
       io.stderr(`${PREFIX} ${e.message} (see --help)\n`);
@@ -233,5 +333,12 @@ export function nodeIo(): VerifierIo {
     },
     // Not the global fetch: loading undici costs Node.js 20 some 60 ms (http-get.ts).
     fetch: httpGet,
+    fetchVia: (connectTo) => createHttpGet(connectTo),
+    lookup: async (hostname) => (await dnsp.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address),
+    resolveTxt: (name, servers) => {
+      const resolver = new dnsp.Resolver({ timeout: 3_000, tries: 2 });
+      if (servers.length > 0) resolver.setServers([...servers]);
+      return resolver.resolveTxt(name);
+    },
   };
 }

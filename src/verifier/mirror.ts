@@ -16,6 +16,18 @@ export const MIRROR_TIMEOUT_MS = 10_000;
 export interface FetchInit {
   readonly signal?: AbortSignal;
   readonly headers?: Record<string, string>;
+  /**
+   * Which redirects to follow: `same-origin` (a mirror node: a redirect elsewhere would make one
+   * witness speak for another, so it fails), or `https` (the identity document: to https URLs
+   * only). Absent: `same-origin`.
+   */
+  readonly redirects?: "same-origin" | "https";
+  /**
+   * The address to connect to for the URL's host, as resolved when the witnesses were counted
+   * (witnesses.ts), so the host answering is the one counted. Shells that cannot pin (the page)
+   * ignore it.
+   */
+  readonly address?: string;
 }
 
 /** What the reader needs of an answer: its status and its body's text. */
@@ -29,6 +41,14 @@ export interface FetchAnswer {
  * shells pass http-get.ts's, tests their own.
  */
 export type FetchFn = (url: string, init?: FetchInit) => Promise<FetchAnswer>;
+
+/**
+ * A FetchFn over the platform's `fetch` (the page; the default elsewhere): a mirror node's
+ * redirect fails (`redirect: "error"`: a browser cannot tell where a redirect leads before
+ * following it), the identity document's is followed. `address` cannot be honoured here.
+ */
+export const webFetch: FetchFn = (url, init) =>
+  fetch(url, { signal: init?.signal, headers: init?.headers, redirect: init?.redirects === "https" ? "follow" : "error" });
 
 export interface MirrorMessage {
   readonly topicId: string;
@@ -108,7 +128,7 @@ function messageOf(v: unknown): MirrorMessage {
   return { topicId: topic_id, sequenceNumber: sequence_number, consensusAt: consensus_timestamp, message: bytes, runningHash: hash, runningHashVersion: running_hash_version, chunk };
 }
 
-export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeoutMs?: number }): MirrorReader {
+export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeoutMs?: number; address?: string }): MirrorReader {
   const base = baseUrl.replace(/\/+$/, "");
   const origin = new URL(base).origin;
   const timeoutMs = options.timeoutMs ?? MIRROR_TIMEOUT_MS;
@@ -120,7 +140,7 @@ export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeout
     // One deadline for the headers and the body alike.
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      res = await options.fetch(url, { signal, headers: { accept: "application/json" } });
+      res = await options.fetch(url, { signal, headers: { accept: "application/json" }, redirects: "same-origin", ...(options.address === undefined ? {} : { address: options.address }) });
       text = await res.text();
     } catch (e) {
       if (signal.aborted) throw new BadAnswer(`no answer within ${timeoutMs / 1000} s`);

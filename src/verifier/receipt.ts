@@ -67,10 +67,11 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 export const DOC_HASH_RE = /^sha256:[0-9a-f]{64}$/;
 export const CONSENSUS_RE = /^\d{1,12}\.\d{9}$/;
 const RFC3339_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const ENTITY_RE = /^0\.0\.\d{1,19}$/;
+export const ENTITY_RE = /^0\.0\.\d{1,19}$/;
 const TRANSACTION_ID_RE = /^0\.0\.\d{1,19}@\d{1,12}\.\d{1,9}$/;
 const REASON_RE = /^[A-Z_]{1,64}$/;
-const NETWORKS = ["mainnet", "testnet", "previewnet", "local"] as const;
+export const NETWORKS = ["mainnet", "testnet", "previewnet", "local"] as const;
+export type Network = (typeof NETWORKS)[number];
 
 /** Whole milliseconds of an RFC 3339 UTC time with exactly three fractional digits, or null. */
 export function rfc3339MsToMillis(text: string): number | null {
@@ -100,17 +101,46 @@ export function normaliseMirrorUrl(text: string): string | null {
 
 type Json = unknown;
 
-/** Reads one object's fields by name, each exactly once; refuses the fields nobody read. */
-class Fields {
+/** The error a parser built on Fields throws: a field's dotted path and what is wrong with it. */
+export type FieldError = new (field: string, problem: string) => Error;
+
+/**
+ * Reads one object's fields by name, each exactly once; refuses the fields nobody read. Shared by
+ * the receipt's parser and the trust file's (trust.ts), each with its own error class.
+ */
+export class Fields {
   private readonly seen = new Set<string>();
   constructor(
     private readonly value: Record<string, Json>,
     private readonly path: string,
+    private readonly Err: FieldError = ReceiptFormatError,
   ) {}
 
-  static of(value: Json, path: string): Fields {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) throw new ReceiptFormatError(path, "expected an object");
-    return new Fields(value as Record<string, Json>, path);
+  static of(value: Json, path: string, Err: FieldError = ReceiptFormatError): Fields {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Err(path, "expected an object");
+    return new Fields(value as Record<string, Json>, path, Err);
+  }
+
+  /** The object at `key`, read the same way. */
+  object(key: string): Fields {
+    return Fields.of(this.raw(key), this.name(key), this.Err);
+  }
+
+  /** The array at `key`, each element read by `read` with its path (`key[i]`). */
+  array<T>(key: string, read: (value: Json, path: string) => T): T[] {
+    const v = this.raw(key);
+    if (!Array.isArray(v)) throw new this.Err(this.name(key), "expected an array");
+    return v.map((item, i) => read(item, `${this.name(key)}[${i}]`));
+  }
+
+  /** Whether the object has `key` (optional fields). */
+  has(key: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.value, key);
+  }
+
+  /** The names of the object's own fields (maps keyed by name). */
+  keys(): string[] {
+    return Object.keys(this.value);
   }
 
   name(key: string): string {
@@ -119,39 +149,39 @@ class Fields {
 
   raw(key: string): Json {
     this.seen.add(key);
-    if (!Object.prototype.hasOwnProperty.call(this.value, key)) throw new ReceiptFormatError(this.name(key), "missing");
+    if (!Object.prototype.hasOwnProperty.call(this.value, key)) throw new this.Err(this.name(key), "missing");
     return this.value[key];
   }
 
   string(key: string, re: RegExp, expected: string): string {
     const v = this.raw(key);
-    if (typeof v !== "string" || !re.test(v)) throw new ReceiptFormatError(this.name(key), `expected ${expected}`);
+    if (typeof v !== "string" || !re.test(v)) throw new this.Err(this.name(key), `expected ${expected}`);
     return v;
   }
 
   oneOf<T extends string>(key: string, values: readonly T[]): T {
     const v = this.raw(key);
-    if (typeof v !== "string" || !(values as readonly string[]).includes(v)) throw new ReceiptFormatError(this.name(key), `expected one of ${values.map((x) => JSON.stringify(x)).join(", ")}`);
+    if (typeof v !== "string" || !(values as readonly string[]).includes(v)) throw new this.Err(this.name(key), `expected one of ${values.map((x) => JSON.stringify(x)).join(", ")}`);
     return v as T;
   }
 
   time(key: string): string {
     const v = this.raw(key);
-    if (typeof v !== "string" || rfc3339MsToMillis(v) === null) throw new ReceiptFormatError(this.name(key), "expected an RFC 3339 UTC time with milliseconds (2026-01-15T09:30:00.123Z)");
+    if (typeof v !== "string" || rfc3339MsToMillis(v) === null) throw new this.Err(this.name(key), "expected an RFC 3339 UTC time with milliseconds (2026-01-15T09:30:00.123Z)");
     return v;
   }
 
   integer(key: string): number {
     const v = this.raw(key);
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) throw new ReceiptFormatError(this.name(key), "expected an integer ≥ 1");
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) throw new this.Err(this.name(key), "expected an integer ≥ 1");
     return v;
   }
 
   bytes(key: string, nonEmpty = true): Uint8Array {
     const v = this.raw(key);
     const b = typeof v === "string" ? base64ToBytes(v) : null;
-    if (b === null) throw new ReceiptFormatError(this.name(key), "expected standard base64 with padding");
-    if (nonEmpty && b.length === 0) throw new ReceiptFormatError(this.name(key), "expected non-empty bytes");
+    if (b === null) throw new this.Err(this.name(key), "expected standard base64 with padding");
+    if (nonEmpty && b.length === 0) throw new this.Err(this.name(key), "expected non-empty bytes");
     return b;
   }
 
@@ -162,7 +192,7 @@ class Fields {
 
   done(): void {
     for (const key of Object.keys(this.value)) {
-      if (!this.seen.has(key)) throw new ReceiptFormatError(this.name(key), "unexpected field");
+      if (!this.seen.has(key)) throw new this.Err(this.name(key), "unexpected field");
     }
   }
 }

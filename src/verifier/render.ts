@@ -1,6 +1,7 @@
 /**
- * The human output of the verifier (docs/receipts.md §4.3): the verdict, the organisation's name
- * from the key announcement, then one line per check. Everything interpolated is ledger or
+ * The human output of the verifier (docs/receipts.md §4.3): the verdict, whether the ledger is
+ * public, who made the record (confirmed, or the ledger's claim labelled as a claim), then one
+ * line per check. Everything interpolated is ledger or
  * receipt text, so control and bidirectional-override characters are shown escaped: a name on
  * the ledger must not be able to move the cursor or reorder a terminal line.
  */
@@ -23,14 +24,24 @@ export function safeText(text: string): string {
   return text.replace(UNSAFE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
 }
 
+/** The identity line: a confirmed organisation as fact, anything else as a claim, labelled so. */
+export function identityLine(report: Report): string {
+  const id = report.identity;
+  if (id === null) return "Identity: not established (no key announcement confirmed on the ledger)";
+  const claimed = [id.claimedName === null ? null : JSON.stringify(id.claimedName), `id ${id.claimedOrgId}`, id.claimedDomain === null ? null : `domain ${id.claimedDomain}`].filter((x) => x !== null).join(", ");
+  if (id.status === "confirmed") {
+    const who = id.confirmedName !== null ? `${JSON.stringify(id.confirmedName)}${id.domain === null ? "" : ` (${id.domain})`}` : `the organisation of ${id.domain}`;
+    return `Identity: confirmed by ${id.method}: ${who}; ${id.detail}`;
+  }
+  if (id.status === "mismatch") return `Identity: MISMATCH: the ledger announcement claims ${claimed}, but ${id.detail}. Do not trust this receipt.`;
+  return `Identity: UNCONFIRMED claim: the ledger announcement claims ${claimed}; nothing this verifier trusts confirms it (${id.detail}). Anyone can announce any name on a topic of their own: pin the organisation with --trust FILE, or check its domain.`;
+}
+
 export function renderReport(report: Report): string {
   const lines: string[] = [];
   lines.push(`Verdict: ${report.verdict} (${MEANING[report.verdict]})`);
-  if (report.organisation === null) lines.push("Organisation: not established (no confirmed key announcement)");
-  else if (report.organisation.name === null) {
-    // A person's key is announced without any name (decisions §10).
-    lines.push(`Organisation: ${report.organisation.orgId}, as announced on the ledger (a person's key is announced without names: the organisation's /.well-known/docverify.json names it)`);
-  } else lines.push(`Organisation: ${report.organisation.name} (${report.organisation.orgId}), as announced on the ledger`);
+  if (!report.public) lines.push("Ledger: local development ledger: proves nothing publicly");
+  lines.push(identityLine(report));
   if (report.person !== null) lines.push(`Signed by: person ${report.person.personId} of that organisation, whose key is announced on its topic (no name is on the ledger)`);
   lines.push(`Record: ${report.recordId}`);
   lines.push(`Document: ${report.originalDocHash}`);
@@ -38,7 +49,13 @@ export function renderReport(report: Report): string {
     const r = report.revocation;
     lines.push(`Revoked: ${r.reason} at ${r.revokedAt} (ledger message #${r.sequenceNumber}, consensus ${r.consensusAt})`);
   }
-  lines.push(report.offline ? "Mirror nodes: none (offline)" : `Mirror nodes: ${report.mirrors.length === 0 ? "none" : report.mirrors.join(", ")} (minimum ${report.minMirrors})`);
+  if (report.offline) lines.push("Mirror nodes: none (offline)");
+  else {
+    const asked = report.mirrors.map((m, i) => `${m} (${report.mirrorSources[i]})`).join(", ");
+    lines.push(`Mirror nodes: ${report.mirrors.length === 0 ? "none" : asked} on ${report.witnesses} distinct host${report.witnesses === 1 ? "" : "s"} (minimum ${report.minMirrors})`);
+  }
+  const unasked = report.suggestedMirrors.filter((m) => !report.mirrors.includes(m.replace(/\/+$/, "")));
+  if (unasked.length > 0) lines.push(`Suggested by the receipt, not asked (a receipt does not choose its witnesses; name one with --mirror to ask it): ${unasked.join(", ")}`);
   if (report.minMirrors < 2) {
     lines.push(`WARNING: --min-mirrors ${report.minMirrors} is a weakened check: a single mirror node could show a forged message or hide a revocation.`);
   }

@@ -1,21 +1,30 @@
 /**
- * The check (decisions §9, docs/receipts.md §4): every check of §4.1 over a parsed receipt, then
- * the verdict by the rules of §4.2, first rule that applies wins. Fails closed: a mirror node that
- * does not answer, or answers outside the API, makes the verdict `unverifiable`, never `verified`.
+ * The check (docs/receipts.md §4): every check of §4.1 over a parsed receipt, then the verdict by
+ * the rules of §4.2, first rule that applies wins. Fails closed: a mirror node that does not
+ * answer, or answers outside the API, makes the verdict `unverifiable`, never `verified`.
+ *
+ * What it believes comes from its own trust roots (docs/receipts.md, "Trust roots"), never from
+ * the receipt: the mirror nodes asked are the user's, the trust file's and the built-in ones for
+ * the receipt's network (witnesses.ts), counted by host; the organisation's name on the ledger is
+ * a claim until a trust root confirms it (identity.ts).
  *
  * Signatures are verified with @noble/post-quantum (never the appliance's native code), over
  * payloads recomputed here from the receipt's fields (payloads.ts), not over the receipt's copies.
  */
 import { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";
 import { bytesToBase64, bytesToHex, equalBytes, utf8 } from "./encoding.ts";
-import { mirrorReader, type Answer, type FetchFn, type MirrorMessage, type TopicInfo, type ScanResult } from "./mirror.ts";
+import { confirmIdentity, type Identity } from "./identity.ts";
+import { MIRROR_TIMEOUT_MS, mirrorReader, webFetch, type Answer, type FetchFn, type MirrorMessage, type TopicInfo, type ScanResult } from "./mirror.ts";
 import { keyFingerprint, recordPayloadV1, sealPayloadV1, sha256Text } from "./payloads.ts";
-import { DOC_HASH_RE, UUID_RE, normaliseMirrorUrl, rfc3339MsToMillis, type Receipt, type SignedPart } from "./receipt.ts";
+import { DOC_HASH_RE, UUID_RE, rfc3339MsToMillis, type Network, type Receipt, type SignedPart } from "./receipt.ts";
+import { DOMAIN_RE, isPublicNetwork, type TrustFile } from "./trust.ts";
+import { nameResolver, planMirrors, resolveWitnesses, type HostResolver, type MirrorSource } from "./witnesses.ts";
 
 export type Verdict = "verified" | "verified_org" | "revoked" | "signature_invalid" | "no_record" | "inconsistent_mirrors" | "unverifiable";
 
 export type CheckName =
   | "documentHash"
+  | "kind"
   | "recordPayload"
   | "signerSignature"
   | "sealPayload"
@@ -26,11 +35,13 @@ export type CheckName =
   | "keyAnnouncement"
   | "topicSubmitKey"
   | "revocationScan"
+  | "identity"
   | "inclusion";
 
 export interface Check {
   readonly name: CheckName;
-  readonly status: "pass" | "fail" | "skipped";
+  /** `warn`: the identity check only, when the organisation's identity is a claim no trust root confirms. */
+  readonly status: "pass" | "fail" | "skipped" | "warn";
   /** One line. */
   readonly detail: string;
   readonly evidence?: Record<string, unknown>;
@@ -40,16 +51,25 @@ export interface Report {
   readonly verdict: Verdict;
   readonly recordId: string;
   readonly originalDocHash: string;
+  /** The receipt's ledger network. */
+  readonly network: Network;
+  /** false on `local`: a local development ledger proves nothing publicly, whatever the verdict. */
+  readonly public: boolean;
   /**
-   * From the key announcement read on the ledger; null unless the keyAnnouncement check passed.
-   * `name` is null for a person-signed record: a person's key is announced by organisation id and
-   * person id only (decisions §10), never with a name.
+   * Who made the record: confirmed by a trust root, or the key announcement's claim reported as a
+   * claim (identity.ts). Null unless the keyAnnouncement check passed.
    */
-  readonly organisation: { readonly orgId: string; readonly name: string | null } | null;
+  readonly identity: Identity | null;
   /** A person-signed record's signer as announced on the ledger (their id, nothing personal); null otherwise. */
   readonly person: { readonly personId: string } | null;
   /** The mirror nodes asked (normalised), in order; empty offline. */
   readonly mirrors: string[];
+  /** Where each asked mirror node came from, in the order of `mirrors`. */
+  readonly mirrorSources: MirrorSource[];
+  /** Distinct hosts among `mirrors`: the independent witnesses. */
+  readonly witnesses: number;
+  /** The receipt's own `mirrorNodes`: a hint, asked only when the user names them. */
+  readonly suggestedMirrors: readonly string[];
   readonly minMirrors: number;
   readonly offline: boolean;
   /** The revocation found on the ledger (never the receipt's own claim). */
@@ -60,8 +80,18 @@ export interface Report {
 export interface VerifyOptions {
   /** The document's DocHash (`sha256:<64 hex>`), computed by the caller from the document or given. */
   readonly docHash: string;
-  /** The user's own mirror nodes, asked before the receipt's. */
+  /** Mirror nodes the user names (`--mirror`, the page's field), asked first. */
   readonly mirrors: readonly string[];
+  /** Whether the built-in mirror nodes of the receipt's network are asked too (default true). */
+  readonly builtinMirrors?: boolean;
+  /** The user's trust file: mirror nodes per network, pinned organisations. */
+  readonly trust?: TrustFile | null;
+  /** Resolves mirror hosts to compare them (default: host names compared as written, the page's way). */
+  readonly resolveHost?: HostResolver;
+  /** TXT records of a DNS name, for identity (command-line shells); absent: not consulted. */
+  readonly resolveTxt?: (name: string) => Promise<string[][]>;
+  /** Whether the claimed domain's web address is consulted for identity (default true). */
+  readonly lookupDomain?: boolean;
   /** Distinct mirror nodes required (default 2, at least 1). */
   readonly minMirrors?: number;
   /** Check the signatures only; the verdict is then at best `unverifiable`. */
@@ -88,22 +118,6 @@ function verifySignature(part: SignedPart, message: Uint8Array): boolean {
   } catch {
     return false;
   }
-}
-
-/** The mirror nodes to ask (docs/receipts.md §4): the user's, then the receipt's until there are enough. */
-export function chooseMirrors(user: readonly string[], suggested: readonly string[], minMirrors: number): string[] {
-  const chosen: string[] = [];
-  for (const u of user) {
-    const n = normaliseMirrorUrl(u);
-    if (n === null) throw new TypeError(`not a mirror node URL: ${JSON.stringify(u)}`);
-    if (!chosen.includes(n)) chosen.push(n);
-  }
-  for (const u of suggested) {
-    if (chosen.length >= minMirrors) break;
-    const n = normaliseMirrorUrl(u);
-    if (n !== null && !chosen.includes(n)) chosen.push(n);
-  }
-  return chosen;
 }
 
 /** What all mirror nodes said about one thing: agreed (found or absent), disagreed, or not all answered. */
@@ -182,9 +196,13 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const checks: Check[] = [];
   const add = (name: CheckName, status: Check["status"], detail: string, evidence?: Record<string, unknown>) => checks.push(evidence === undefined ? { name, status, detail } : { name, status, detail, evidence });
 
-  // ---- Local checks: the document, the payloads, the signatures.
+  // ---- Local checks: the document, the kind, the payloads, the signatures.
   const documentOk = docHash === receipt.originalDocHash;
   add("documentHash", documentOk ? "pass" : "fail", documentOk ? "the document's SHA-256 is the receipt's" : "the document's SHA-256 is not the receipt's: this receipt is for another document", { document: docHash, receipt: receipt.originalDocHash });
+  // `kind` is in no signature: it is bound to the signer's type, which the key announcement's type binds in turn.
+  const expectedKind = receipt.signerType === "user" ? "pdf_embedded" : "record_only";
+  const kindOk = receipt.kind === expectedKind;
+  add("kind", kindOk ? "pass" : "fail", kindOk ? `${receipt.kind}, as every record signed by ${receipt.signerType === "user" ? "a person" : "an organisation"} is` : `${receipt.kind} does not go with signerType ${receipt.signerType} (expected ${expectedKind}): the receipt was altered`, { kind: receipt.kind, signerType: receipt.signerType });
 
   const signerFingerprint = keyFingerprint(receipt.signer.algorithm, receipt.signer.publicKey);
   const sealFingerprint = keyFingerprint(receipt.seal.algorithm, receipt.seal.publicKey);
@@ -209,31 +227,59 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   });
   const sealOk = verifySignature(receipt.seal, sealPayload);
   add("sealSignature", sealOk ? "pass" : "fail", sealOk ? "the docverify seal verifies" : "the seal signature does not verify over the seal payload", { algorithm: receipt.seal.algorithm, signatureSha256: sha256Text(receipt.seal.signature) });
-  const localOk = documentOk && recordPayloadOk && signerOk && sealPayloadOk && sealOk;
+  const localOk = documentOk && kindOk && recordPayloadOk && signerOk && sealPayloadOk && sealOk;
 
   // ---- The ledger.
-  const ledgerChecks: CheckName[] = ["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan"];
+  const ledgerChecks: CheckName[] = ["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "identity"];
   const inclusionOk = receipt.anchor.inclusion === null;
-  const finish = (verdict: Verdict, rest: Omit<Report, "verdict" | "recordId" | "originalDocHash" | "minMirrors" | "offline" | "checks">): Report => {
+  const network = receipt.anchor.network;
+  const isPublic = isPublicNetwork(network);
+  // The user's and the trust file's mirror nodes, then the built-in ones: never the receipt's own.
+  const planned = planMirrors(network, options.mirrors, options.trust ?? null, options.builtinMirrors !== false);
+  type Rest = Pick<Report, "identity" | "person" | "mirrors" | "mirrorSources" | "witnesses" | "revocation">;
+  const finish = (verdict: Verdict, rest: Rest): Report => {
     add("inclusion", inclusionOk ? "pass" : "fail", inclusionOk ? "none: the record is its own ledger message" : "an inclusion proof this verifier cannot check", inclusionOk ? undefined : { inclusion: receipt.anchor.inclusion });
     // The order of docs/receipts.md §4.3.
-    return { verdict, recordId: receipt.recordId, originalDocHash: receipt.originalDocHash, organisation: rest.organisation, person: rest.person, mirrors: rest.mirrors, minMirrors, offline, revocation: rest.revocation, checks };
+    return {
+      verdict,
+      recordId: receipt.recordId,
+      originalDocHash: receipt.originalDocHash,
+      network,
+      public: isPublic,
+      identity: rest.identity,
+      person: rest.person,
+      mirrors: rest.mirrors,
+      mirrorSources: rest.mirrorSources,
+      witnesses: rest.witnesses,
+      suggestedMirrors: receipt.mirrorNodes,
+      minMirrors,
+      offline,
+      revocation: rest.revocation,
+      checks,
+    };
   };
 
   if (!localOk || offline) {
     const why = offline ? "offline: the ledger was not consulted" : "not consulted: a check above failed";
     for (const name of ledgerChecks) add(name, "skipped", why);
     const verdict: Verdict = !documentOk ? "no_record" : !localOk ? "signature_invalid" : "unverifiable";
-    return finish(verdict, { organisation: null, person: null, mirrors: [], revocation: null });
+    return finish(verdict, { identity: null, person: null, mirrors: [], mirrorSources: [], witnesses: 0, revocation: null });
   }
 
-  const chosen = chooseMirrors(options.mirrors, receipt.mirrorNodes, minMirrors);
-  const doFetch: FetchFn = options.fetch ?? ((url, init) => fetch(url, init));
+  const resolved = await resolveWitnesses(planned, options.resolveHost ?? nameResolver);
+  const chosen = resolved.mirrors.map((m) => m.url);
+  const doFetch: FetchFn = options.fetch ?? webFetch;
   const maxPages = options.maxScanPages ?? DEFAULT_MAX_SCAN_PAGES;
   const { anchor, keyAnnouncement: ka } = receipt;
+  const unanswered = (reason: string): Answer<never> => ({ kind: "failed", reason });
   const answers: MirrorAnswers[] = await Promise.all(
-    chosen.map(async (url) => {
-      const r = mirrorReader(url, { fetch: doFetch, timeoutMs: options.timeoutMs });
+    resolved.mirrors.map(async (m) => {
+      const url = m.url;
+      if (m.failed !== null) {
+        const failed = unanswered(`its host does not resolve (${m.failed})`);
+        return { url, topic: failed, record: failed, announcement: failed, scan: failed };
+      }
+      const r = mirrorReader(url, { fetch: doFetch, timeoutMs: options.timeoutMs, address: m.addresses[0]! });
       const [topic, record, announcement, scan] = await Promise.all([
         r.topic(anchor.topicId),
         r.message(anchor.topicId, anchor.sequenceNumber),
@@ -257,17 +303,26 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
       return ans.kind === "failed" ? [{ mirror: a.url, request: what, reason: ans.reason }] : [];
     }),
   );
-  const enough = chosen.length >= minMirrors;
+  const hosts = resolved.hosts;
+  const enough = hosts >= minMirrors;
   const mirrorsOk = enough && failures.length === 0;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
   add(
     "mirrors",
     mirrorsOk ? "pass" : "fail",
     !enough
-      ? `only ${chosen.length} distinct mirror node${chosen.length === 1 ? "" : "s"} for a minimum of ${minMirrors}: give more with --mirror`
+      ? tooFewWitnesses(network, resolved.mirrors, hosts, minMirrors, receipt.mirrorNodes.length > 0)
       : failures.length > 0
         ? `${failures[0]!.mirror} did not answer as a mirror node: ${failures[0]!.reason}${failures.length > 1 ? ` (and ${failures.length - 1} more)` : ""}`
-        : `${chosen.length} distinct mirror node${chosen.length === 1 ? "" : "s"} asked, every one answered${minMirrors < DEFAULT_MIN_MIRRORS ? ` (minimum lowered to ${minMirrors}: a weakened check)` : ""}`,
-    { chosen, minMirrors, failures },
+        : `${plural(chosen.length, "mirror node")} on ${plural(hosts, "distinct host")} asked, every one answered${minMirrors < DEFAULT_MIN_MIRRORS ? ` (minimum lowered to ${minMirrors}: a weakened check)` : ""}`,
+    {
+      chosen,
+      sources: Object.fromEntries(resolved.mirrors.map((m) => [m.url, m.source])),
+      addresses: Object.fromEntries(resolved.mirrors.map((m) => [m.url, m.failed === null ? m.addresses : m.failed])),
+      distinctHosts: hosts,
+      minMirrors,
+      failures,
+    },
   );
 
   const pick = <T>(what: "topic" | "record" | "announcement" | "scan") => answers.map((a) => ({ url: a.url, answer: a[what] as Answer<T> }));
@@ -314,7 +369,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
 
   // keyAnnouncement
   let announcementOk = false;
-  let organisation: Report["organisation"] = null;
+  let claim: { orgId: string; name: string | null; domain: string | null } | null = null;
   let person: Report["person"] = null;
   if (ka.topicId !== anchor.topicId) add("keyAnnouncement", "fail", `the announcement is on topic ${ka.topicId}, the record on ${anchor.topicId}`);
   else if (announcement.state === "failed") add("keyAnnouncement", "skipped", notAllAnswered);
@@ -342,7 +397,10 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     }
     announcementOk = problems.length === 0;
     if (announcementOk) {
-      organisation = { orgId: a!.orgId as string, name: personal ? null : (a!.name as string) };
+      // `domain` is optional (announcements made before an organisation had one lack it); one that
+      // is not a host name is no claim at all.
+      const domain = typeof a!.domain === "string" && DOMAIN_RE.test(a!.domain) ? a!.domain : null;
+      claim = { orgId: a!.orgId as string, name: personal ? null : (a!.name as string), domain };
       if (personal) person = { personId: a!.personId as string };
     }
     add(
@@ -350,8 +408,8 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
       announcementOk ? "pass" : "fail",
       announcementOk
         ? personal
-          ? `message #${ka.sequenceNumber} announces the signer's key for person ${person!.personId} of organisation ${organisation!.orgId}, and the seal key`
-          : `message #${ka.sequenceNumber} announces the signer's key for ${JSON.stringify(organisation!.name)}, and the seal key`
+          ? `message #${ka.sequenceNumber} announces the signer's key for person ${person!.personId} of organisation ${claim!.orgId}, and the seal key`
+          : `message #${ka.sequenceNumber} announces the signer's key for an organisation calling itself ${JSON.stringify(claim!.name)}${claim!.domain === null ? "" : ` (domain ${claim!.domain})`}, and the seal key`
         : `the announcement does not bind this key: ${problems.join("; ")}`,
       { sequenceNumber: ka.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) ?? bytesToBase64(m.message), keyFingerprint: signerFp, sealKeyFingerprint: sealFp },
     );
@@ -394,6 +452,24 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     }
   }
 
+  // identity: only once the announcement is established on the ledger; its names are claims.
+  let identity: Identity | null = null;
+  if (!announcementOk || claim === null) add("identity", "skipped", "no key announcement established on the ledger, so no claim to confirm");
+  else {
+    identity = await confirmIdentity({
+      network,
+      topicId: anchor.topicId,
+      keyFingerprint: bytesToHex(signerFingerprint),
+      claim: { ...claim, personal: receipt.signerType === "user" },
+      trust: options.trust ?? null,
+      fetch: options.lookupDomain === false ? null : doFetch,
+      resolveTxt: options.resolveTxt ?? null,
+      timeoutMs: options.timeoutMs ?? MIRROR_TIMEOUT_MS,
+    });
+    const status = identity.status === "confirmed" ? "pass" : identity.status === "mismatch" ? "fail" : "warn";
+    add("identity", status, `${identity.status}${identity.method === null ? "" : ` (${identity.method})`}: ${identity.detail}`, identity.evidence);
+  }
+
   const disagree = [record, announcement, topic, scan].some((a) => a.state === "disagree");
   const verdict: Verdict =
     !mirrorsOk || !inclusionOk
@@ -402,12 +478,29 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
         ? "inconsistent_mirrors"
         : record.state === "absent"
           ? "no_record"
-          : ledgerMismatch || !commitmentsOk || !announcementOk || !submitKeyOk
+          : ledgerMismatch || !commitmentsOk || !announcementOk || !submitKeyOk || identity?.status === "mismatch"
             ? "signature_invalid"
             : revocation !== null
               ? "revoked"
               : receipt.signerType === "user"
                 ? "verified"
                 : "verified_org";
-  return finish(verdict, { organisation: announcementOk ? organisation : null, person: announcementOk ? person : null, mirrors: chosen, revocation });
+  return finish(verdict, {
+    identity,
+    person: announcementOk ? person : null,
+    mirrors: chosen,
+    mirrorSources: resolved.mirrors.map((m) => m.source),
+    witnesses: hosts,
+    revocation,
+  });
+}
+
+/** The mirrors check's detail when there are fewer distinct hosts than the minimum: what is missing, and how to add it. */
+function tooFewWitnesses(network: Network, mirrors: readonly { url: string; host: number }[], hosts: number, minMirrors: number, receiptSuggests: boolean): string {
+  if (mirrors.length === 0) {
+    if (network === "local") return "network local has no built-in mirror nodes: name the local ledger's with --mirror URL (a local development ledger proves nothing publicly)";
+    return `no mirror node to ask for a minimum of ${minMirrors}: add one with --mirror URL${receiptSuggests ? " (the receipt suggests some; they are asked only when you name them)" : ""}`;
+  }
+  const shared = mirrors.filter((m, i) => mirrors.findIndex((o) => o.host === m.host) !== i).map((m) => `${m.url} is on the same host as ${mirrors.find((o) => o.host === m.host)!.url}`);
+  return `only ${hosts} distinct host${hosts === 1 ? "" : "s"} among the mirror nodes for a minimum of ${minMirrors}${shared.length > 0 ? ` (${shared.join("; ")})` : ""}: add a mirror node on another host with --mirror URL`;
 }

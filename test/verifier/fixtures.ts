@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
 import { encodeCreationMessage, encodeRevocationMessage } from "../../src/records/messages.ts";
 import { onCleanup } from "../support/env.ts";
+import { nextLoopback } from "../support/loopback.ts";
 
 export const ORG_SEED = Uint8Array.from({ length: 32 }, (_, i) => i);
 export const SEAL_SEED = Uint8Array.from({ length: 32 }, (_, i) => 0x20 + i);
@@ -162,8 +163,11 @@ const compare = (a: string, b: string) => {
   return as - bs || an - bn;
 };
 
-/** A mirror node over `ledger` (a copy of it), on a free loopback port, stopped at cleanup. */
-export function fakeMirror(ledger: Ledger): FakeMirror {
+/**
+ * A mirror node over `ledger` (a copy of it), on a free port of a loopback address of its own
+ * (so two fake mirrors are two hosts to the verifier), stopped at cleanup.
+ */
+export function fakeMirror(ledger: Ledger, hostname = nextLoopback()): FakeMirror {
   const state: FakeMirror = {
     url: "",
     ledger: cloneLedger(ledger),
@@ -174,7 +178,7 @@ export function fakeMirror(ledger: Ledger): FakeMirror {
   };
   const server = Bun.serve({
     port: 0,
-    hostname: "127.0.0.1",
+    hostname,
     fetch: async (req) => {
       const url = new URL(req.url);
       state.requests.push(url.pathname + url.search);
@@ -204,15 +208,16 @@ export function fakeMirror(ledger: Ledger): FakeMirror {
       return Response.json({ messages: rows.map((m) => view(l.topicId, m)), links: { next } });
     },
   });
-  (state as { url: string }).url = `http://127.0.0.1:${server.port}`;
+  (state as { url: string }).url = `http://${hostname}:${server.port}`;
   onCleanup(() => server.stop(true));
   return state;
 }
 
 /** A loopback URL where nothing listens (a port just released). */
 export function deadUrl(): string {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const url = `http://127.0.0.1:${s.port}`;
+  const hostname = nextLoopback();
+  const s = Bun.serve({ port: 0, hostname, fetch: () => new Response("") });
+  const url = `http://${hostname}:${s.port}`;
   s.stop(true);
   return url;
 }

@@ -20,7 +20,7 @@ function flip(base64: string, at = 0.5): string {
 
 async function verify(built: Built, mirrors: (FakeMirror | string)[], options: Partial<VerifyOptions> = {}): Promise<Report> {
   const receipt = parseReceipt(JSON.stringify(built.receipt));
-  return verifyReceipt(receipt, { docHash: DOC_HASH, mirrors: mirrors.map((m) => (typeof m === "string" ? m : m.url)), timeoutMs: 2_000, ...options });
+  return verifyReceipt(receipt, { docHash: DOC_HASH, mirrors: mirrors.map((m) => (typeof m === "string" ? m : m.url)), builtinMirrors: false, timeoutMs: 2_000, ...options });
 }
 
 const check = (r: Report, name: string) => r.checks.find((c) => c.name === name)!;

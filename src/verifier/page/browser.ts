@@ -2,17 +2,22 @@
  * The receipt page's script (docs/receipts.md §4.4): the third shell of the verifier.
  * It reads the receipt and the document from files the visitor picks or drops, hashes the
  * document here (it is never sent anywhere; of a docverify-signed PDF, the original inside it:
- * signed-pdf.ts), asks the mirror nodes in the form, and shows the
- * verdict and every check. Everything it shows that came from outside (the organisation's name
- * from the ledger, details, file names) is set with `textContent`, never parsed as HTML.
+ * signed-pdf.ts), asks the mirror nodes in the form (starting from the built-in ones for the
+ * receipt's network, never the receipt's own), confirms the organisation's identity from a trust
+ * file or its domain's well-known document, and shows the verdict and every check. Everything it
+ * shows that came from outside (names from the ledger, details, file names) is set with
+ * `textContent`, never parsed as HTML, and ledger text has its control and direction-changing
+ * characters written out (render.ts's safeText).
  *
  * Bundled with the verifier core by scripts/build-verify-page.ts into one HTML file whose
  * Content-Security-Policy allows this script by its hash and network requests only to http(s).
  */
-import { normaliseMirrorUrl, parseReceipt, sha256OfStream, verifyReceipt, type Receipt, type Report } from "../index.ts";
+import { normaliseMirrorUrl, parseReceipt, parseTrustFile, sha256OfStream, verifyReceipt, type Receipt, type Report, type TrustFile } from "../index.ts";
+import { webFetch } from "../mirror.ts";
+import { safeText } from "../render.ts";
 import { originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES } from "../signed-pdf.ts";
 import { pageDocument, type DomElement, type DomEvent, type DomInput } from "./dom.ts";
-import { byteSize, documentLine, minimumMirrors, mirrorLines, STATUS_WORD, verdictText } from "./view.ts";
+import { byteSize, documentLine, identityText, minimumMirrors, mirrorLines, reportText, startingMirrors, STATUS_WORD } from "./view.ts";
 
 const doc = pageDocument();
 function byId<T extends DomElement = DomElement>(id: string): T {
@@ -27,6 +32,11 @@ const documentInput = byId<DomInput>("document");
 const receiptInfo = byId("receipt-info");
 const documentInfo = byId("document-info");
 const mirrorsField = byId<DomInput>("mirrors");
+const suggested = byId("suggested");
+const useSuggested = byId<DomInput>("use-suggested");
+const trustInput = byId<DomInput>("trust");
+const trustInfo = byId("trust-info");
+const ledgerNotice = byId("ledger-notice");
 const minField = byId<DomInput>("min-mirrors");
 const button = byId<DomInput>("verify");
 const progress = byId("progress");
@@ -43,6 +53,8 @@ let receiptFile: File | null = null;
 let documentFile: File | null = null;
 let receipt: Receipt | null = null;
 let receiptError: string | null = null;
+let trust: TrustFile | null = null;
+let trustError: string | null = null;
 
 function say(el: DomElement, text: string, className = ""): void {
   el.textContent = text;
@@ -55,6 +67,7 @@ function clearOutcome(): void {
   verdictEl.setAttribute("data-verdict", "");
   say(verdictDetail, "");
   say(organisation, "");
+  say(ledgerNotice, "");
   say(signed, "");
   say(revocation, "");
   checkRows.replaceChildren();
@@ -82,8 +95,31 @@ async function loadReceipt(file: File): Promise<void> {
   }
   if (receiptFile !== file) return;
   receipt = parsed;
-  say(receiptInfo, `${file.name}: record ${parsed.recordId}, ${parsed.originalDocHash}.`, "info");
-  mirrorsField.value = parsed.mirrorNodes.join("\n");
+  say(receiptInfo, `${file.name}: record ${parsed.recordId}, ${parsed.originalDocHash}, on the ${parsed.anchor.network} ledger.`, "info");
+  // The field starts from this page's own list for the receipt's network; the receipt's
+  // suggestions are shown, and asked only if the visitor adds them.
+  mirrorsField.value = startingMirrors(parsed.anchor.network);
+  const local = parsed.anchor.network === "local";
+  if (parsed.mirrorNodes.length > 0) {
+    say(suggested, `The receipt suggests: ${parsed.mirrorNodes.join(", ")}. A receipt does not choose its own witnesses: they are asked only if you add them.${local ? " A local-ledger receipt has no built-in mirror nodes: name the local ledger's (it proves nothing publicly)." : ""}`, "hint");
+    useSuggested.hidden = false;
+  } else {
+    say(suggested, local ? "A local-ledger receipt has no built-in mirror nodes: name the local ledger's (it proves nothing publicly)." : "", "hint");
+    useSuggested.hidden = true;
+  }
+}
+
+async function loadTrust(file: File): Promise<void> {
+  trust = null;
+  trustError = null;
+  clearOutcome();
+  try {
+    trust = parseTrustFile(await file.text());
+    say(trustInfo, `${file.name}: ${trust.organisations.length} organisation${trust.organisations.length === 1 ? "" : "s"} pinned; mirror nodes for ${Object.keys(trust.networks).join(", ") || "no network"}.`, "info");
+  } catch (e) {
+    trustError = `${file.name} is not a usable trust file: ${errorMessage(e)}`;
+    say(trustInfo, trustError, "info error");
+  }
 }
 
 function loadDocument(file: File): void {
@@ -122,7 +158,22 @@ documentInput.addEventListener("change", () => {
   const file = firstFile(documentInput.files);
   if (file !== null) loadDocument(file);
 });
+trustInput.addEventListener("change", () => {
+  const file = firstFile(trustInput.files);
+  if (file !== null) void loadTrust(file);
+  else {
+    trust = null;
+    trustError = null;
+    say(trustInfo, "");
+  }
+});
+useSuggested.addEventListener("click", () => {
+  if (receipt === null) return;
+  const have = mirrorLines(mirrorsField.value);
+  mirrorsField.value = [...have, ...receipt.mirrorNodes.filter((m) => !have.includes(m))].join("\n");
+});
 dropZone("receipt-drop", loadReceipt);
+dropZone("trust-drop", loadTrust);
 dropZone("document-drop", loadDocument);
 
 function fail(text: string): void {
@@ -131,22 +182,22 @@ function fail(text: string): void {
 
 function showReport(report: Report, receipt: Receipt): void {
   say(progress, "");
-  const v = verdictText(report.verdict);
+  const v = reportText(report);
   say(verdictEl, v.headline, v.tone);
   verdictEl.setAttribute("data-verdict", report.verdict);
+  verdictEl.setAttribute("data-identity", report.identity?.status ?? "");
   say(verdictDetail, v.explanation);
-  if (report.organisation !== null) {
-    // The name is text from the ledger: textContent only, never markup.
-    if (report.organisation.name !== null) organisation.replaceChildren("Organisation: ", strong(report.organisation.name));
-    // A person's key is announced by ids only (decisions §10): no name is on the ledger.
-    else organisation.replaceChildren("Organisation: ", strong(report.organisation.orgId), " (its name is not on the ledger for a person's key)");
-    if (report.person !== null) organisation.append(doc.createElement("br"), "Signed by person ", strong(report.person.personId), " of that organisation.");
-  }
+  if (!report.public) say(ledgerNotice, "Local development ledger: this proves nothing publicly. Anyone can run one and write anything on it.", "warn");
+  // Names are text from the ledger or a trust root: textContent only, never markup.
+  const who = identityText(report);
+  organisation.replaceChildren(who.label, ...(who.name === null ? [] : [strong(who.name)]), doc.createElement("br"), who.note);
+  organisation.className = who.tone;
+  if (report.person !== null) organisation.append(doc.createElement("br"), "Signed by person ", strong(report.person.personId), " of that organisation.");
   // The signed time is only worth showing once the signatures over it have been checked.
   if (SIGNED_VERDICTS.has(report.verdict)) say(signed, `Authenticated at ${receipt.authenticatedAt} (the signed time), record ${report.recordId}.`);
   if (report.revocation !== null) {
     const r = report.revocation;
-    say(revocation, `Revoked at ${r.revokedAt}, reason ${r.reason}: ledger message ${r.sequenceNumber}, consensus at ${r.consensusAt}.`);
+    say(revocation, safeText(`Revoked at ${r.revokedAt}, reason ${r.reason}: ledger message ${r.sequenceNumber}, consensus at ${r.consensusAt}.`));
   }
   const rows = report.checks.map((c) => {
     const tr = doc.createElement("tr");
@@ -158,7 +209,7 @@ function showReport(report: Report, receipt: Receipt): void {
     code.textContent = c.name;
     name.append(code);
     const detail = doc.createElement("td");
-    detail.textContent = c.detail;
+    detail.textContent = safeText(c.detail);
     tr.setAttribute("data-check", c.name);
     tr.append(status, name, detail);
     return tr;
@@ -169,7 +220,7 @@ function showReport(report: Report, receipt: Receipt): void {
     mirrorsUsed,
     report.mirrors.length === 0
       ? "No mirror node was asked."
-      : `Mirror nodes asked: ${report.mirrors.join(", ")} (minimum ${report.minMirrors}${report.minMirrors < 2 ? ", a weakened check" : ""}).`,
+      : `Mirror nodes asked: ${report.mirrors.join(", ")}, on ${report.witnesses} distinct host${report.witnesses === 1 ? "" : "s"} (minimum ${report.minMirrors}${report.minMirrors < 2 ? ", a weakened check" : ""}; this page compares host names, as a browser cannot resolve them).`,
     "hint",
   );
 }
@@ -187,6 +238,7 @@ async function verify(): Promise<void> {
   if (receiptFile === null) return fail("Choose the receipt file first.");
   if (receiptError !== null || receipt === null) return fail(receiptError ?? "The receipt is still being read; try again.");
   if (documentFile === null) return fail("Choose the document the receipt is for.");
+  if (trustError !== null) return fail(trustError);
   // What is checked is what was chosen when Verify was pressed, whatever is chosen meanwhile.
   const current = receipt;
   const file = documentFile;
@@ -208,9 +260,12 @@ async function verify(): Promise<void> {
     const report = await verifyReceipt(current, {
       docHash,
       mirrors,
+      // The field is the whole list: it started from the built-in one, and the visitor edits it.
+      builtinMirrors: false,
+      trust,
       minMirrors,
       offline: false,
-      fetch: (url, init) => fetch(url, init),
+      fetch: webFetch,
       onProgress: (line) => say(progress, line),
     });
     showReport(report, current);

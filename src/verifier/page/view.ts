@@ -3,7 +3,11 @@
  * reading of the form's fields are tested without a browser.
  */
 
+import type { Network } from "../receipt.ts";
+import { safeText } from "../render.ts";
 import type { SignedPdf } from "../signed-pdf.ts";
+import { builtinMirrors } from "../trust.ts";
+import type { Report } from "../verify.ts";
 
 export type Tone = "good" | "bad" | "warn";
 
@@ -17,12 +21,12 @@ export interface VerdictText {
 const VERDICTS: Readonly<Record<string, VerdictText>> = {
   verified_org: {
     headline: "Verified",
-    explanation: "The organisation named below authenticated this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
+    explanation: "The organisation shown below authenticated this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
     tone: "good",
   },
   verified: {
     headline: "Verified",
-    explanation: "A person within the organisation named below signed this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
+    explanation: "A person within the organisation shown below signed this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
     tone: "good",
   },
   revoked: {
@@ -54,6 +58,51 @@ const VERDICTS: Readonly<Record<string, VerdictText>> = {
 
 export function verdictText(verdict: string): VerdictText {
   return VERDICTS[verdict] ?? { headline: verdict, explanation: "An outcome this page does not know.", tone: "warn" };
+}
+
+/**
+ * The verdict as the page states it: a verified record whose organisation is not confirmed is
+ * headlined as such (the ledger proof holds; who made it is a claim), and a local-ledger verdict
+ * says it proves nothing publicly.
+ */
+export function reportText(report: Report): VerdictText {
+  const v = verdictText(report.verdict);
+  const proven = report.verdict === "verified" || report.verdict === "verified_org";
+  const confirmed = report.identity?.status === "confirmed";
+  const headline = proven && !confirmed ? `${v.headline}, but who made it is not confirmed` : v.headline;
+  const tone: Tone = proven && (!confirmed || !report.public) ? "warn" : v.tone;
+  return { headline: report.public ? headline : `${headline} (local development ledger: proves nothing publicly)`, explanation: v.explanation, tone };
+}
+
+/**
+ * Who made the record, in words: a confirmed organisation as fact, with how; otherwise the
+ * ledger's claim, always labelled as a claim. Ledger text is made safe for display (control and
+ * direction-changing characters written as \u{…}), as on the command line.
+ */
+export function identityText(report: Report): { readonly label: string; readonly name: string | null; readonly note: string; readonly tone: Tone } {
+  const id = report.identity;
+  if (id === null) return { label: "Organisation: not established", name: null, note: "No key announcement was confirmed on the ledger.", tone: "warn" };
+  const claimed = id.claimedName ?? `organisation ${id.claimedOrgId}`;
+  if (id.status === "confirmed") {
+    const how = id.method === "trust-file" ? "your trust file" : id.method === "https" ? `https://${id.domain}/.well-known/docverify.json` : `the DNS record of ${id.domain}`;
+    const name = id.confirmedName ?? id.domain ?? claimed;
+    return { label: "Organisation (confirmed): ", name: safeText(name), note: `Confirmed by ${safeText(how)}${id.domain !== null ? ` for ${safeText(id.domain)}` : ""}.`, tone: "good" };
+  }
+  if (id.status === "mismatch") {
+    return { label: "Organisation: MISMATCH. The ledger claims ", name: safeText(claimed), note: `But ${safeText(id.detail)}. Do not rely on this receipt.`, tone: "bad" };
+  }
+  const domain = id.claimedDomain === null ? "" : ` (domain ${safeText(id.claimedDomain)})`;
+  return {
+    label: "Organisation: unconfirmed claim. The ledger announcement claims ",
+    name: safeText(claimed),
+    note: `${domain === "" ? "" : `It names a domain${domain}, which did not confirm it. `}Anyone can announce any name on a ledger topic of their own: load a trust file, or check the organisation's web address. (This page cannot read DNS records; the command line can.) ${safeText(id.detail)}.`,
+    tone: "warn",
+  };
+}
+
+/** The mirror field's starting list for a receipt's network: the built-in mirror nodes, never the receipt's. */
+export function startingMirrors(network: Network): string {
+  return builtinMirrors(network).join("\n");
 }
 
 /** The textarea's lines, trimmed, without blanks. The core checks each URL. */
@@ -88,7 +137,7 @@ export function byteSize(n: number): string {
   return `${v.toFixed(1)} ${units[i]}`;
 }
 
-export const STATUS_WORD: Readonly<Record<string, string>> = { pass: "pass", fail: "fail", skipped: "skipped" };
+export const STATUS_WORD: Readonly<Record<string, string>> = { pass: "pass", fail: "fail", skipped: "skipped", warn: "warning" };
 
 /** What was hashed, said under the document's field: the file, or the original inside a signed PDF. */
 export function documentLine(name: string, size: number, pdf: SignedPdf, docHash: string): string {
