@@ -52,7 +52,8 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   // Operating-system access, where the operator's files and processes are handled.
   { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts", "verifier/cli.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document" },
   { spec: "node:path", places: ["storage/", "lib/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "core.ts", "anchoring/setup.ts", "anchoring/paths.ts"], why: "paths of those files" },
-  { spec: "node:net", places: ["anchoring/node-reachability.ts"], why: "TCP reachability of a consensus node (also for docverify status)" },
+  { spec: "node:net", places: ["anchoring/node-reachability.ts", "verifier/cli.ts", "verifier/http-get.ts"], why: "TCP reachability of a consensus node (also for docverify status); the verifier's isIP, to tell an address from a host name (--connect-to, pinning a mirror node to the address counted)" },
+  { spec: "node:dns", places: ["verifier/cli.ts"], why: "the verifier's command-line shells: a mirror node's addresses, to count witnesses by host; the _docverify.DOMAIN TXT record that confirms an organisation's identity" },
   { spec: "node:http2", places: ["local-ledger/grpc.ts", "anchoring/grpc-unary.ts"], why: "the local ledger's unary gRPC server (grpc-js's server cost its thread 2.7 MB idle); the SDK's unary calls to a node (over grpc-js's client a submission cost 375–454 µs of CPU, over these 215–234)" },
   { spec: "node:http", places: ["verifier/http-get.ts"], why: "the verifier's GET of mirror nodes in Node.js, without undici's 60 ms load" },
   { spec: "node:https", places: ["verifier/http-get.ts"], why: "as above, for https mirror nodes" },
@@ -96,7 +97,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   verifier: [],
   http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts", "anchoring/types.ts"],
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
-  admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "verification", "local-ledger", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/setup.ts", "anchoring/types.ts", "anchoring/node-reachability.ts"],
+  // receipts/identity.ts: `trust export` lists the organisations exactly as /.well-known does.
+  admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "verification", "local-ledger", "receipts/identity.ts", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/setup.ts", "anchoring/types.ts", "anchoring/node-reachability.ts"],
   "(root)": ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "persons", "anchoring", "http", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
 };
 
@@ -177,14 +179,19 @@ test("signing outside crypto/: no node:crypto signing API and no WebCrypto", asy
 /**
  * The receipt verifier (src/verifier/) is one implementation in three shells and must run without
  * the appliance: it imports only its own files, noble's ML-DSA and SHA-256, and, in the two
- * command-line shells only, node:fs, node:process, node:http and node:https. Everything index.ts reaches bundles for a
+ * command-line shells only, node:fs, node:process, node:http, node:https, node:dns and node:net
+ * (witnesses counted by address, identity by DNS). Everything index.ts reaches bundles for a
  * browser (the verify-receipt page): no node: module. Of the appliance, only the command-line
  * dispatch (main.ts) imports it, and only its usage text and its command line.
  */
 const VERIFIER_BARE = ["@noble/post-quantum/ml-dsa.js", "@noble/hashes/sha2.js"];
 const VERIFIER_SHELLS = ["verifier/cli.ts", "verifier/standalone.ts", "verifier/http-get.ts"];
-/** What the command-line shells may use of Node.js: files, the process, and a plain GET (http-get.ts: undici's fetch costs Node.js 20 60 ms to load). */
-const VERIFIER_SHELL_NODE = ["node:fs", "node:process", "node:http", "node:https"];
+/**
+ * What the command-line shells may use of Node.js: files, the process, a plain GET (http-get.ts:
+ * undici's fetch costs Node.js 20 60 ms to load), name resolution (a mirror node's addresses, a
+ * TXT record) and isIP.
+ */
+const VERIFIER_SHELL_NODE = ["node:fs", "node:process", "node:http", "node:https", "node:dns", "node:net"];
 
 export function verifierViolations(files: Map<string, string>): string[] {
   const bad: string[] = [];
@@ -229,8 +236,8 @@ test("src/verifier/ stands alone: its own files and noble only, node:fs/process/
   ]);
   expect(verifierViolations(sample)).toEqual([
     "verifier/verify.ts → ../crypto/index.ts (the verifier imports only its own files)",
-    "verifier/verify.ts → node:fs (the verifier imports only @noble/post-quantum/ml-dsa.js, @noble/hashes/sha2.js; node:fs, node:process, node:http, node:https in verifier/cli.ts, verifier/standalone.ts, verifier/http-get.ts)",
-    "verifier/cli.ts → @noble/hashes/sha3.js (the verifier imports only @noble/post-quantum/ml-dsa.js, @noble/hashes/sha2.js; node:fs, node:process, node:http, node:https in verifier/cli.ts, verifier/standalone.ts, verifier/http-get.ts)",
+    "verifier/verify.ts → node:fs (the verifier imports only @noble/post-quantum/ml-dsa.js, @noble/hashes/sha2.js; node:fs, node:process, node:http, node:https, node:dns, node:net in verifier/cli.ts, verifier/standalone.ts, verifier/http-get.ts)",
+    "verifier/cli.ts → @noble/hashes/sha3.js (the verifier imports only @noble/post-quantum/ml-dsa.js, @noble/hashes/sha2.js; node:fs, node:process, node:http, node:https, node:dns, node:net in verifier/cli.ts, verifier/standalone.ts, verifier/http-get.ts)",
     "http/pages/x.ts → ../../verifier/index.ts (only main.ts's dispatch imports the verifier: verifier/cli.ts, verifier/usage.ts)",
     "main.ts → ./verifier/render.ts (only main.ts's dispatch imports the verifier: verifier/cli.ts, verifier/usage.ts)",
     "verifier/verify.ts → node:fs (reached from verifier/index.ts, which must bundle for a browser)",
