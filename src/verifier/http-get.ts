@@ -28,8 +28,9 @@ const portOf = (url: URL) => (url.port !== "" ? Number(url.port) : url.protocol 
 
 /**
  * A FetchFn over node:http and node:https. `connectTo` sends a `HOST:PORT` to another address
- * while the request, and the TLS certificate check, stay for HOST; `init.address` pins the URL's
- * host to the address resolved when the witnesses were counted.
+ * while the request, and the TLS certificate check, stay for HOST; `init.addresses` pins the URL's
+ * host to the addresses resolved when the witnesses were counted, tried in turn until one
+ * connects (a name may resolve to an IPv6 address its server does not listen on).
  */
 export function createHttpGet(connectTo: ConnectTo = new Map()): FetchFn {
   return async (url, init) => {
@@ -37,9 +38,10 @@ export function createHttpGet(connectTo: ConnectTo = new Map()): FetchFn {
     let target = first;
     for (let hop = 0; ; hop++) {
       const mapped = connectTo.get(`${bare(target.hostname)}:${portOf(target)}`);
-      // The pinned address holds for the first URL's origin only (a redirect within it included).
-      const pinned = init?.address !== undefined && target.origin === first.origin ? init.address : undefined;
-      const res = await once(target, init, mapped ?? (pinned === undefined ? undefined : { address: pinned, port: portOf(target) }));
+      // The pinned addresses hold for the first URL's origin only (a redirect within it included).
+      const pinned = init?.addresses !== undefined && init.addresses.length > 0 && target.origin === first.origin ? init.addresses : undefined;
+      const vias = mapped !== undefined ? [mapped] : pinned !== undefined ? pinned.map((address) => ({ address, port: portOf(target) })) : [undefined];
+      const res = await firstConnecting(vias, (via) => once(target, init, via), init?.signal);
       const location = res.headers.location;
       if (res.statusCode !== undefined && [301, 302, 303, 307, 308].includes(res.statusCode) && typeof location === "string") {
         res.resume();
@@ -63,6 +65,20 @@ export function createHttpGet(connectTo: ConnectTo = new Map()): FetchFn {
 
 /** Requests follow redirects within the first URL's origin only; see createHttpGet. */
 export const httpGet: FetchFn = createHttpGet();
+
+/** The first of `vias` that answers; the last one's error when none connects. An abort ends the tries. */
+async function firstConnecting<V>(vias: readonly V[], attempt: (via: V) => Promise<IncomingMessage>, signal: AbortSignal | undefined): Promise<IncomingMessage> {
+  let last: unknown;
+  for (const via of vias) {
+    try {
+      return await attempt(via);
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      last = e;
+    }
+  }
+  throw last;
+}
 
 function once(url: URL, init: Parameters<FetchFn>[1], via: { address: string; port: number } | undefined): Promise<IncomingMessage> {
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));

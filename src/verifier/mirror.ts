@@ -23,11 +23,11 @@ export interface FetchInit {
    */
   readonly redirects?: "same-origin" | "https";
   /**
-   * The address to connect to for the URL's host, as resolved when the witnesses were counted
-   * (witnesses.ts), so the host answering is the one counted. Shells that cannot pin (the page)
-   * ignore it.
+   * The addresses to connect to for the URL's host, in turn until one accepts, as resolved when
+   * the witnesses were counted (witnesses.ts), so the host answering is one of those counted.
+   * Shells that cannot pin (the page) ignore it.
    */
-  readonly address?: string;
+  readonly addresses?: readonly string[];
 }
 
 /** What the reader needs of an answer: its status and its body's text. */
@@ -45,7 +45,7 @@ export type FetchFn = (url: string, init?: FetchInit) => Promise<FetchAnswer>;
 /**
  * A FetchFn over the platform's `fetch` (the page; the default elsewhere): a mirror node's
  * redirect fails (`redirect: "error"`: a browser cannot tell where a redirect leads before
- * following it), the identity document's is followed. `address` cannot be honoured here.
+ * following it), the identity document's is followed. `addresses` cannot be honoured here.
  */
 export const webFetch: FetchFn = (url, init) =>
   fetch(url, { signal: init?.signal, headers: init?.headers, redirect: init?.redirects === "https" ? "follow" : "error" });
@@ -128,7 +128,7 @@ function messageOf(v: unknown): MirrorMessage {
   return { topicId: topic_id, sequenceNumber: sequence_number, consensusAt: consensus_timestamp, message: bytes, runningHash: hash, runningHashVersion: running_hash_version, chunk };
 }
 
-export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeoutMs?: number; address?: string }): MirrorReader {
+export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeoutMs?: number; addresses?: readonly string[] }): MirrorReader {
   const base = baseUrl.replace(/\/+$/, "");
   const origin = new URL(base).origin;
   const timeoutMs = options.timeoutMs ?? MIRROR_TIMEOUT_MS;
@@ -140,7 +140,7 @@ export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeout
     // One deadline for the headers and the body alike.
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      res = await options.fetch(url, { signal, headers: { accept: "application/json" }, redirects: "same-origin", ...(options.address === undefined ? {} : { address: options.address }) });
+      res = await options.fetch(url, { signal, headers: { accept: "application/json" }, redirects: "same-origin", ...(options.addresses === undefined ? {} : { addresses: options.addresses }) });
       text = await res.text();
     } catch (e) {
       if (signal.aborted) throw new BadAnswer(`no answer within ${timeoutMs / 1000} s`);

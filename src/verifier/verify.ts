@@ -279,7 +279,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
         const failed = unanswered(`its host does not resolve (${m.failed})`);
         return { url, topic: failed, record: failed, announcement: failed, scan: failed };
       }
-      const r = mirrorReader(url, { fetch: doFetch, timeoutMs: options.timeoutMs, address: m.addresses[0]! });
+      const r = mirrorReader(url, { fetch: doFetch, timeoutMs: options.timeoutMs, addresses: m.addresses });
       const [topic, record, announcement, scan] = await Promise.all([
         r.topic(anchor.topicId),
         r.message(anchor.topicId, anchor.sequenceNumber),
