@@ -2,8 +2,9 @@
  * The standalone receipt verifier's time for one receipt (issue 14, docs/receipts.md §4): the
  * compiled executable runs a `local-ledger` with two mirror ports and a `serve` anchoring on it;
  * one record is created and its receipt fetched; serve stops. Then `node docverify-verify.mjs
- * RECEIPT --hash H` runs, pinned to one core, against the two mirror nodes, as a verifier would
- * run it: process start to exit, including Node.js's own start-up.
+ * RECEIPT --hash H --mirror M1 --mirror M2 --min-mirrors 1` runs, pinned to one core, against the
+ * two mirror nodes, as a verifier would run it: process start to exit, including Node.js's own
+ * start-up.
  *
  * The floor, printed beside it: noble's two ML-DSA-65 verifications (the record's and the
  * seal's), in a fresh Node.js process on the same core, cold (the first call, as the verifier
@@ -133,7 +134,9 @@ export async function runVerifierBench(binary: string, work: string, say: (line:
     const nodeRuns: number[] = [];
     for (let i = 0; i < RUNS; i++) nodeRuns.push((await timed(["node", "-e", ""], work)).ms);
 
-    const args = ["node", standalone, receiptFile, "--hash", hash, "--json"];
+    // The local ledger's two mirror ports, named as a verifier must name them (a receipt does not
+    // choose its witnesses): one process is one host, hence --min-mirrors 1; both are still asked.
+    const args = ["node", standalone, receiptFile, "--hash", hash, ...mirrorUrls.flatMap((u) => ["--mirror", u]), "--min-mirrors", "1", "--json"];
     const first = await timed(args, work);
     const verdict = (JSON.parse(first.stdout) as { verdict: string }).verdict;
     if (verdict !== "verified_org") throw new Error(`the standalone verifier said ${verdict}, not verified_org:\n${first.stdout}`);
