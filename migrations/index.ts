@@ -11,6 +11,7 @@ import m7 from "./0007_key_announcements.sql" with { type: "text" };
 import m8 from "./0008_persons.sql" with { type: "text" };
 import m9 from "./0009_passkeys_sessions.sql" with { type: "text" };
 import m10 from "./0010_caches_and_covering_indexes.sql" with { type: "text" };
+import m11 from "./0011_organisation_domain.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -26,4 +27,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0008_persons": m8,
   "0009_passkeys_sessions": m9,
   "0010_caches_and_covering_indexes": m10,
+  "0011_organisation_domain": m11,
 };

@@ -9,13 +9,24 @@ import { sqliteStore } from "../src/storage/store.ts";
 import { createVerifier, MAX_MATCHES, RECORD_HEADS_BY_HASH_SQL } from "../src/verification/verify.ts";
 import { expectMigrationsInStep } from "./support/drizzle-kit.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
-import { databaseBefore } from "./support/previous-release.ts";
+import { databaseBefore, organisationAsBefore } from "./support/previous-release.ts";
 import { createRecordsFixture, docHashOf } from "./support/records-fixture.ts";
 import { WINDOW_PASS_SQL } from "./verification/window-pass.ts";
 
 afterAll(cleanup);
 
 const rows = (db: ReturnType<typeof openDatabase>, sql: string) => db.$client.query(sql).all();
+
+/**
+ * Every row of `tables` in the columns each has now, to compare after a migration: a later
+ * migration may add columns (0011: organisations' domain), never change what was there.
+ */
+function tableRows(db: ReturnType<typeof openDatabase>, tables: readonly string[]): { columns: string[][]; rows: unknown[][] } {
+  const columns = tables.map((t) => (db.$client.query(`PRAGMA table_info(${t})`).all() as { name: string }[]).map((c) => c.name));
+  return { columns, rows: rowsIn(db, tables, columns) };
+}
+const rowsIn = (db: ReturnType<typeof openDatabase>, tables: readonly string[], columns: readonly string[][]) =>
+  tables.map((t, i) => rows(db, `SELECT rowid, ${columns[i]!.join(", ")} FROM ${t} ORDER BY rowid`));
 
 /** After an upgrade: the database is sound, and its schema is exactly a fresh installation's. */
 function expectSoundAndAsFresh(db: ReturnType<typeof openDatabase>): void {
@@ -171,8 +182,8 @@ describe("storage", () => {
     const indexSql = "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'records_anchored_by_class'";
     expect(rows(db, indexSql)).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = await fx.createOrg("Acme Certification Ltd");
-    const globex = await fx.createOrg("Globex Registry");
+    const acme = organisationAsBefore(fx, "Acme Certification Ltd");
+    const globex = organisationAsBefore(fx, "Globex Registry");
     const alice = fx.createPerson();
     // A hash with more than 100 records, whose verdict rests on a record beyond the first 100;
     // one of at most 100; one awaiting consensus.
@@ -217,16 +228,16 @@ describe("storage", () => {
     const db = databaseBefore("0008");
     expect(rows(db, "SELECT name FROM sqlite_master WHERE name IN ('persons', 'enrolments')")).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = await fx.createOrg("Acme Certification Ltd");
+    const acme = organisationAsBefore(fx, "Acme Certification Ltd");
     const alice = fx.createPerson();
     const hash = docHashOf("upgrade: 0008");
     const ids = [fx.addOrgRecord(acme, { docHash: hash }), fx.addPersonRecord(alice, { docHash: hash })];
     const tables = ["organisations", "signing_keys", "records", "audit_log"];
-    const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
+    const before = tableRows(db, tables);
 
     // 0008, and the releases after it.
-    expect(migrate(db).applied).toBe(3);
-    expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
+    expect(migrate(db).applied).toBe(embeddedMigrations().length - 8);
+    expect(rowsIn(db, tables, before.columns)).toEqual(before.rows);
     expectSoundAndAsFresh(db);
     // The new tables take rows, with their foreign keys enforced.
     db.$client.query("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p1', ?, 'Alice', 'a@example.org', 'passport', 1)").run(acme.id);
@@ -243,20 +254,20 @@ describe("storage", () => {
     const db = databaseBefore("0009");
     expect(rows(db, "SELECT name FROM sqlite_master WHERE name IN ('passkeys', 'app_challenges', 'app_sessions')")).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = await fx.createOrg("Acme Certification Ltd");
+    const acme = organisationAsBefore(fx, "Acme Certification Ltd");
     const alice = fx.createPerson();
     const hash = docHashOf("upgrade: 0009");
     const ids = [fx.addOrgRecord(acme, { docHash: hash }), fx.addPersonRecord(alice, { docHash: hash })];
     db.$client.query("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p1', ?, 'Alice', 'a@example.org', 'passport', 1)").run(acme.id);
     db.$client.run("INSERT INTO enrolments (token_digest, person_id, expires_at, created_at) VALUES (x'01', 'p1', 2, 1)");
     const tables = ["organisations", "signing_keys", "records", "audit_log", "persons", "enrolments"];
-    const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
+    const before = tableRows(db, tables);
     // Before: one active record per organisation and hash, whoever signed.
     expect(() => fx.addPersonRecord(alice, { docHash: hash, orgId: acme.id })).toThrow(/UNIQUE/);
 
     // 0009, and the releases after it.
-    expect(migrate(db).applied).toBe(2);
-    expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
+    expect(migrate(db).applied).toBe(embeddedMigrations().length - 9);
+    expect(rowsIn(db, tables, before.columns)).toEqual(before.rows);
     expectSoundAndAsFresh(db);
     // After: a person of the organisation may sign the hash the organisation authenticated, once;
     // the organisation still holds one active record per hash.
@@ -276,15 +287,15 @@ describe("storage", () => {
     const db = databaseBefore("0010");
     expect(rows(db, "SELECT name FROM sqlite_master WHERE name = 'change_counter' OR (type = 'trigger' AND sql LIKE '%change_counter%')")).toEqual([]);
     const fx = createRecordsFixture({ db });
-    const acme = await fx.createOrg("Acme Certification Ltd");
+    const acme = organisationAsBefore(fx, "Acme Certification Ltd");
     const hash = docHashOf("upgrade: 0010");
     const id = fx.addOrgRecord(acme, { docHash: hash });
     db.$client.run("INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms) VALUES ('01900000-0000-7000-8000-000000000001', ?, 'live', 'k', 'verified_org', ?, 'ref', 1)", [acme.id, hash]);
     const tables = ["organisations", "signing_keys", "records", "verifications", "api_keys", "persons"];
-    const before = tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`));
+    const before = tableRows(db, tables);
 
-    expect(migrate(db).applied).toBe(1);
-    expect(tables.map((t) => rows(db, `SELECT rowid, * FROM ${t} ORDER BY rowid`))).toEqual(before);
+    expect(migrate(db).applied).toBe(embeddedMigrations().length - 10);
+    expect(rowsIn(db, tables, before.columns)).toEqual(before.rows);
     expectSoundAndAsFresh(db);
     const counter = () => (db.$client.query("SELECT value FROM change_counter WHERE id = 1").get() as { value: number }).value;
     expect(counter()).toBe(0);
@@ -309,6 +320,55 @@ describe("storage", () => {
     // The log's first page is read from the covering index alone.
     const plan = db.$client.query("EXPLAIN QUERY PLAN SELECT id, org_id, environment, verdict, doc_hash, reference, verified_at_ms FROM verifications WHERE org_id = ? AND environment = ? ORDER BY id DESC LIMIT 26").all(acme.id, "live") as { detail: string }[];
     expect(plan.map((p) => p.detail)).toEqual(["SEARCH verifications USING COVERING INDEX verifications_scope (org_id=? AND environment=?)"]);
+    db.$client.close();
+  });
+
+  test("0011 adds organisations' domain and announcement generation, and key announcements' generation: organisations, records and announcements kept; one live announcement per organisation, key and generation; an anchored announcement moves the counter", async () => {
+    const db = databaseBefore("0011");
+    expect(rows(db, "SELECT name FROM pragma_table_info('organisations') WHERE name IN ('domain', 'announcement_generation')")).toEqual([]);
+    const fx = createRecordsFixture({ db });
+    const acme = organisationAsBefore(fx, "Acme Certification Ltd");
+    const hash = docHashOf("upgrade: 0011");
+    const recordId = fx.addOrgRecord(acme, { docHash: hash });
+    const announce = (transactionId: string, state: string, generation?: number) =>
+      db.$client
+        .query(
+          `INSERT INTO ledger_transactions (transaction_id, kind, org_id, topic_id, message, key_fingerprint, ${generation === undefined ? "" : "announcement_generation, "}valid_start_ms, valid_seconds, state, next_attempt_at, created_at, updated_at)
+           VALUES (?, 'key_announcement', ?, '0.0.1001', x'7b7d', ?, ${generation === undefined ? "" : `${generation}, `}1, 180, ?, 1, 1, 1)`,
+        )
+        .run(transactionId, acme.id, acme.systemKey.fingerprint, state);
+    // The previous release's announcement of the organisation's key, anchored; a second live one is refused.
+    announce("0.0.2@1.000000001", "anchored");
+    expect(() => announce("0.0.2@1.000000002", "pending")).toThrow(/UNIQUE/);
+    const tables = ["organisations", "signing_keys", "records", "ledger_transactions", "audit_log"];
+    const before = tableRows(db, tables);
+
+    expect(migrate(db).applied).toBe(embeddedMigrations().length - 11);
+    expect(rowsIn(db, tables, before.columns)).toEqual(before.rows);
+    expectSoundAndAsFresh(db);
+    expect(rows(db, "SELECT domain, announcement_generation FROM organisations")).toEqual([{ domain: null, announcement_generation: 0 }]);
+    expect(rows(db, "SELECT transaction_id, announcement_generation FROM ledger_transactions")).toEqual([{ transaction_id: "0.0.2@1.000000001", announcement_generation: 0 }]);
+    // One live announcement per organisation, key and generation: the same key again at
+    // generation 0 is refused, at generation 1 (a changed domain) it is taken, once.
+    expect(() => announce("0.0.2@1.000000002", "pending", 0)).toThrow(/UNIQUE/);
+    announce("0.0.2@1.000000003", "pending", 1);
+    expect(() => announce("0.0.2@1.000000004", "pending", 1)).toThrow(/UNIQUE/);
+    // A key announcement reaching consensus moves the change counter (a kept receipt may carry it
+    // now); a record's message reaching it does not.
+    const counter = () => (db.$client.query("SELECT value FROM change_counter WHERE id = 1").get() as { value: number }).value;
+    const bumps = (sql: string, ...params: string[]) => {
+      const was = counter();
+      db.$client.query(sql).run(...params);
+      return counter() - was;
+    };
+    expect(bumps("UPDATE ledger_transactions SET state = 'accepted' WHERE transaction_id = ?", "0.0.2@1.000000003")).toBe(0);
+    expect(bumps("UPDATE ledger_transactions SET state = 'anchored', sequence_number = 2, consensus_at = '2.000000001' WHERE transaction_id = ?", "0.0.2@1.000000003")).toBe(1);
+    expect(bumps("UPDATE ledger_transactions SET last_error = 'x' WHERE transaction_id = ?", "0.0.2@1.000000003")).toBe(0);
+    const record = rows(db, `SELECT transaction_id FROM records WHERE id = '${recordId}'`)[0] as { transaction_id: string };
+    db.$client.query("INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, valid_start_ms, valid_seconds, state, next_attempt_at, created_at, updated_at) VALUES (?, 'record_message', ?, ?, '0.0.1001', x'7b7d', 1, 180, 'pending', 1, 1, 1)").run(record.transaction_id, acme.id, recordId);
+    expect(bumps("UPDATE ledger_transactions SET state = 'anchored' WHERE transaction_id = ?", record.transaction_id)).toBe(0);
+    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    expect(verifier.verify({ docHash: hash, tier: "public" })).toMatchObject({ verdict: "verified_org" });
     db.$client.close();
   });
 });

@@ -349,10 +349,12 @@ export class PgAnchorJournal implements Journal {
           .update(t.organisations)
           .set({ topicId })
           .where(and(eq(t.organisations.id, row.orgId), isNull(t.organisations.topicId)))
-          .returning({ id: t.organisations.id }),
+          .returning({ id: t.organisations.id, generation: t.organisations.announcementGeneration }),
       );
       if (given.length === 0) return { at, announced: null };
-      const announced = announcement !== null ? yield* insertAnnouncement(tx, t, ids(), row.orgId, topicId, announcement, at) : null;
+      // Built at another generation (the domain changed meanwhile): provisioning builds it afresh.
+      const current = announcement !== null && announcement.generation === Number(given[0]!.generation);
+      const announced = current ? yield* insertAnnouncement(tx, t, ids(), row.orgId, topicId, announcement, at) : null;
       return { at, announced };
     });
   }
@@ -389,7 +391,16 @@ export class PgAnchorJournal implements Journal {
           tx
             .select({ n: count() })
             .from(lt)
-            .where(and(eq(lt.orgId, row.orgId), eq(lt.keyFingerprint, Buffer.from(row.keyFingerprint)), eq(lt.kind, "key_announcement"), eq(lt.state, "abandoned"), reached)),
+            .where(
+              and(
+                eq(lt.orgId, row.orgId),
+                eq(lt.keyFingerprint, Buffer.from(row.keyFingerprint)),
+                eq(lt.announcementGeneration, row.announcementGeneration),
+                eq(lt.kind, "key_announcement"),
+                eq(lt.state, "abandoned"),
+                reached,
+              ),
+            ),
         );
         const next = pendingValues(ids(), row, at, at + revocationRequeueDelay(earlier?.n ?? 0));
         yield* q(tx.insert(lt).values(next));
@@ -451,17 +462,21 @@ export class PgAnchorJournal implements Journal {
     const ids = this.newTransactionId;
     return this.change(function* (tx, t) {
       const o = t.organisations;
-      const [org] = yield* q(tx.select({ topicId: o.topicId, key: o.systemKeyFingerprint }).from(o).where(eq(o.id, orgId)));
-      if (org === undefined || org.topicId === null || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+      const [org] = yield* q(tx.select({ topicId: o.topicId, key: o.systemKeyFingerprint, generation: o.announcementGeneration }).from(o).where(eq(o.id, orgId)));
+      if (org === undefined || org.topicId === null || Number(org.generation) !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
       return yield* insertAnnouncement(tx, t, ids(), orgId, org.topicId, announcement, at);
     });
   }
 }
 
-/** The announcement's pending row, or null when the key has a live one already (`ledger_transactions_one_announcement`). */
+/** The announcement's pending row, or null when the key has a live one at its generation already (`ledger_transactions_one_announcement`). */
 function* insertAnnouncement(tx: StoreDb, t: Tables, id: NewTransaction, orgId: string, topicId: string, announcement: KeyAnnouncement, at: number): Op<Row | null> {
   checkLength(announcement.message);
-  const values = pendingValues(id, { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint }, at);
+  const values = pendingValues(
+    id,
+    { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation },
+    at,
+  );
   const inserted = yield* q(tx.insert(t.ledgerTransactions).values(values).onConflictDoNothing().returning({ id: t.ledgerTransactions.transactionId }));
   return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
 }

@@ -24,11 +24,16 @@
  *   under a new transaction id, with `records.revocation_transaction_id` moved to it, in the
  *   transaction that abandons it: a revocation is never lost. An abandoned `key_announcement`
  *   likewise (same bytes, same key fingerprint, new id).
- * - Key announcements (decisions §9, docs/receipts.md §1): at most one live (not abandoned) per
- *   organisation and key, by the unique index `ledger_transactions_one_announcement`, whichever
- *   process or pass queues it; one is queued in the transaction that gives an organisation its
- *   topic. A `record_message` row is never returned by `due` until an `anchored`
- *   announcement of its organisation's current system key exists: on a new topic the
+ * - Key announcements (decisions §9, §13, docs/receipts.md §1): at most one live (not abandoned)
+ *   per organisation, key and announcement generation, by the unique index
+ *   `ledger_transactions_one_announcement`, whichever process or pass queues it; one is queued in
+ *   the transaction that gives an organisation its topic, and provisioning queues one for the
+ *   organisation's current key and generation when none is live (a change of domain raises the
+ *   generation in the transaction that makes it: the key is announced again, exactly once, also
+ *   after a crash between the change and the queueing). An announcement built at another
+ *   generation than the organisation's is never queued. A `record_message` row is never returned
+ *   by `due` until an `anchored` announcement of its organisation's current system key exists,
+ *   of any generation (a key announced once is never waited for again): on a new topic the
  *   announcement always has the lower sequence number. One found waiting is set aside
  *   (WAITING_RECHECK_MS), and made due again when an announcement of its organisation is anchored.
  * - `beginAttempt` commits the signed bytes and the attempt before the caller sends them;
@@ -91,6 +96,8 @@ export function pendingValues(
     readonly topicId: string | null;
     readonly message: Uint8Array | null;
     readonly keyFingerprint?: Uint8Array | null;
+    /** A key announcement's generation (`KeyAnnouncement.generation`); 0 otherwise. */
+    readonly announcementGeneration?: number;
   },
   now: number,
   nextAttemptAt: number = now,
@@ -103,6 +110,7 @@ export function pendingValues(
     topicId: row.topicId,
     message: row.message === null ? null : Buffer.from(row.message),
     keyFingerprint: row.keyFingerprint == null ? null : Buffer.from(row.keyFingerprint),
+    announcementGeneration: row.announcementGeneration ?? 0,
     signedBytes: null,
     validStartMs: id.validStartMs,
     validSeconds: id.validSeconds,
@@ -211,14 +219,15 @@ const IMMEDIATE = { behavior: "immediate" } as const;
 export { GROUP_WINDOW_MS };
 
 /**
- * Organisations with a topic whose current key has no live announcement: a scan of the
- * organisations (as topic provisioning's), each probing the partial unique index by organisation
- * and key. Exported for the plan test.
+ * Organisations with a topic whose current key has no live announcement at the organisation's
+ * current announcement generation: a scan of the organisations (as topic provisioning's), each
+ * probing the partial unique index by organisation, key and generation. Exported for the plan test.
  */
 export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
   WHERE o.topic_id IS NOT NULL
     AND NOT EXISTS (SELECT 1 FROM ledger_transactions a
-                    WHERE a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned')`;
+                    WHERE a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.announcement_generation = o.announcement_generation
+                      AND a.kind = 'key_announcement' AND a.state <> 'abandoned')`;
 
 /**
  * A record message may go once its organisation's current key is announced and anchored
@@ -247,6 +256,7 @@ interface RawLedgerRow {
   topic_id: string | null;
   message: Uint8Array | null;
   key_fingerprint: Uint8Array | null;
+  announcement_generation: number;
   signed_bytes: Uint8Array | null;
   valid_start_ms: number;
   valid_seconds: number;
@@ -262,7 +272,7 @@ interface RawLedgerRow {
 }
 
 const LEDGER_COLUMNS =
-  "transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds, state, " +
+  "transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, announcement_generation, signed_bytes, valid_start_ms, valid_seconds, state, " +
   "sequence_number, consensus_at, running_hash, attempts, next_attempt_at, last_error, created_at, updated_at";
 
 const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -302,6 +312,7 @@ function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
     topicId: r.topic_id,
     message: buffer(r.message),
     keyFingerprint: buffer(r.key_fingerprint),
+    announcementGeneration: r.announcement_generation,
     signedBytes: buffer(r.signed_bytes),
     validStartMs: r.valid_start_ms,
     validSeconds: r.valid_seconds,
@@ -676,8 +687,9 @@ export class AnchorJournal implements Journal {
   /**
    * pending or accepted → anchored, for a topic creation; the organisation gets its topic (if it
    * has none) and, in the same transaction, the key announcement `announcement` (built by the
-   * caller before: nothing is computed under the write lock), unless it is null or the
-   * organisation's key has a live one. `announced` is the queued announcement's row.
+   * caller before: nothing is computed under the write lock), unless it is null, was built at
+   * another announcement generation than the organisation's (provisioning builds it afresh), or
+   * the organisation's key has a live one. `announced` is the queued announcement's row.
    */
   toAnchoredTopic(
     row: LedgerTransactionRow,
@@ -692,11 +704,15 @@ export class AnchorJournal implements Journal {
         .set({ state: "anchored", topicId, consensusAt, lastError: null, updatedAt: t })
         .where(eq(ledgerTransactions.transactionId, row.transactionId))
         .run();
-      const org = tx.select({ topicId: organisations.topicId }).from(organisations).where(eq(organisations.id, row.orgId)).get();
+      const org = tx
+        .select({ topicId: organisations.topicId, generation: organisations.announcementGeneration })
+        .from(organisations)
+        .where(eq(organisations.id, row.orgId))
+        .get();
       if (org === undefined || org.topicId !== null) return { at: t, announced: null };
       tx.update(organisations).set({ topicId }).where(eq(organisations.id, row.orgId)).run();
       // Only on the topic the organisation has just been given: anything else is provisioning's.
-      const announced = announcement !== null ? this.insertAnnouncement(tx, row.orgId, topicId, announcement, t) : null;
+      const announced = announcement !== null && announcement.generation === org.generation ? this.insertAnnouncement(tx, row.orgId, topicId, announcement, t) : null;
       return { at: t, announced };
     }, IMMEDIATE);
   }
@@ -733,8 +749,9 @@ export class AnchorJournal implements Journal {
           .run();
         requeued = next.transactionId;
       } else if (row.kind === "key_announcement" && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
-        // The same for a key announcement: records of the organisation wait for it. Same bytes
-        // and key, new transaction; the unique index allows it, this row being abandoned now.
+        // The same for a key announcement: records of the organisation wait for it. Same bytes,
+        // key and generation, new transaction; the unique index allows it, this row being
+        // abandoned now.
         const earlier = tx
           .select({ n: sql<number>`count(*)` })
           .from(ledgerTransactions)
@@ -742,6 +759,7 @@ export class AnchorJournal implements Journal {
             and(
               eq(ledgerTransactions.orgId, row.orgId),
               eq(ledgerTransactions.keyFingerprint, Buffer.from(row.keyFingerprint)),
+              eq(ledgerTransactions.announcementGeneration, row.announcementGeneration),
               eq(ledgerTransactions.kind, "key_announcement"),
               eq(ledgerTransactions.state, "abandoned"),
               REACHED_A_NODE,
@@ -795,8 +813,9 @@ export class AnchorJournal implements Journal {
 
   /**
    * Organisations with a topic whose current system key has no live (not abandoned) key
-   * announcement: topics that predate announcements, a topic whose announcement could not be
-   * built when it was created, a changed key.
+   * announcement at their current announcement generation: topics that predate announcements, a
+   * topic whose announcement could not be built when it was created, a changed key, a changed
+   * domain.
    */
   organisationsWantingAnnouncement(): string[] {
     const rows = this.db.$client.query(WANTING_ANNOUNCEMENT).all() as { id: string }[];
@@ -805,19 +824,19 @@ export class AnchorJournal implements Journal {
 
   /**
    * Queues `announcement` on `orgId`'s topic, unless the organisation has no topic, its current
-   * system key is not the one announced (it changed meanwhile: the next pass builds another), or
-   * its key has a live announcement already, queued by another pass or process
-   * (`ledger_transactions_one_announcement`). The new row, or null.
+   * system key or announcement generation is not the one announced (it changed meanwhile: the
+   * next pass builds another), or its key has a live announcement at that generation already,
+   * queued by another pass or process (`ledger_transactions_one_announcement`). The new row, or null.
    */
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null {
     const t = this.clock.now();
     return this.db.transaction((tx) => {
       const org = tx
-        .select({ topicId: organisations.topicId, key: organisations.systemKeyFingerprint })
+        .select({ topicId: organisations.topicId, key: organisations.systemKeyFingerprint, generation: organisations.announcementGeneration })
         .from(organisations)
         .where(eq(organisations.id, orgId))
         .get();
-      if (org === undefined || org.topicId === null || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+      if (org === undefined || org.topicId === null || org.generation !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
       return this.insertAnnouncement(tx, orgId, org.topicId, announcement, t);
     }, IMMEDIATE);
   }
@@ -830,7 +849,12 @@ export class AnchorJournal implements Journal {
   private insertAnnouncement(tx: Writer, orgId: string, topicId: string, announcement: KeyAnnouncement, t: number): LedgerTransactionRow | null {
     checkLength(announcement.message);
     try {
-      return insertPending(tx, this.newTransactionId(), { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint }, t);
+      return insertPending(
+        tx,
+        this.newTransactionId(),
+        { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation },
+        t,
+      );
     } catch (e) {
       if (/UNIQUE/i.test((e as Error).message)) return null;
       throw e;

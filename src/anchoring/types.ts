@@ -56,6 +56,12 @@ export interface AnchorMetrics {
 export interface KeyAnnouncement {
   /** The organisation's system key fingerprint the message announces. */
   readonly keyFingerprint: Uint8Array;
+  /**
+   * The organisation's announcement generation the message was built at (`organisations.
+   * announcement_generation`, raised by a change of what it says, its domain): queued only while
+   * it is still the organisation's, once per key and generation.
+   */
+  readonly generation: number;
   readonly message: Uint8Array;
 }
 

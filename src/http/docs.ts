@@ -140,7 +140,15 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const RATE_LIMITED_PATHS = (path: string) =>
   path.startsWith("/v1/") || path === "/verify-receipt" || path.endsWith("/receipt") || path.startsWith("/.well-known/") || path.startsWith("/app/enrol/") || path.startsWith("/app/session");
 
+/** Operations every origin may read (their route sets `Access-Control-Allow-Origin: *` on each answer it gives). */
+const CROSS_ORIGIN_PATHS = (path: string) => path === "/.well-known/docverify.json";
+
 const HEADERS: Json = {
+  "Access-Control-Allow-Origin": {
+    description: "`*`: a page on any origin may read this public document (the receipt verifier's page confirms an organisation's domain with it)",
+    required: true,
+    schema: { type: "string", const: "*" },
+  },
   "X-Request-Id": { description: "This request's id, also in the service's log line for it", required: true, schema: { type: "string", format: "uuid" } },
   "X-RateLimit-Limit": {
     description:
@@ -296,6 +304,8 @@ export function refineDocument(generated: Json): Json {
           headers["X-RateLimit-Limit"] = headerRef("X-RateLimit-Limit");
           headers["X-RateLimit-Remaining"] = headerRef("X-RateLimit-Remaining");
         }
+        // Not on a 405: that answer comes before any route.
+        if (CROSS_ORIGIN_PATHS(path) && status !== "405") headers["Access-Control-Allow-Origin"] = headerRef("Access-Control-Allow-Origin");
         if (status === "429") headers["Retry-After"] = headerRef("Retry-After-Required");
         if (status === "503" || status === "409") headers["Retry-After"] = headerRef("Retry-After");
         response.headers = headers;

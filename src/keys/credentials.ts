@@ -56,6 +56,7 @@ function toKey(row: Row): AuthenticatedKey {
       addon: row.addon === 1,
       validated: row.validated === 1,
       suspended: row.suspended === 1,
+      domain: row.domain,
       createdAt: row.created_at,
       topicId: row.topic_id,
     }),

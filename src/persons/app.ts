@@ -154,14 +154,14 @@ export function createPersonApp(deps: PersonAppDeps) {
 
   const signedIn = (personId: string): Promise<SignedInPerson> => store.read(() => signedInStep(personId));
 
-  /** Records need the add-on and a topic, as POST /v1/records does. */
-  async function assertOrganisationCanSign(orgId: string): Promise<{ topicId: string }> {
+  /** Records need the add-on and a topic, as POST /v1/records does. The topic, and the domain a person's key announcement carries. */
+  async function assertOrganisationCanSign(orgId: string): Promise<{ topicId: string; domain: string | null }> {
     const org = await store.read(() => q(firstRow(ORG_SIGNING, orgId)));
     if (org === undefined) throw new Error(`organisation ${orgId} does not exist`);
     if (org.suspended !== 0) throw new DomainError("ORGANISATION_SUSPENDED", "An administrator has suspended your organisation: nobody in it can sign. What was signed before still verifies.");
     if (org.addon === 0) throw new DomainError("ADDON_REQUIRED", "Your organisation does not hold the authentication add-on, which signing needs. Ask your administrator.");
     if (org.topic_id === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; try again in a minute.", undefined, 10);
-    return { topicId: org.topic_id };
+    return { topicId: org.topic_id, domain: org.domain };
   }
 
   /** A new session for the person (ended ones are deleted on the way): a step of the caller's write. */
@@ -191,12 +191,13 @@ export function createPersonApp(deps: PersonAppDeps) {
       const value = challengeOf(body, "registration");
       const challenge = await issuedChallenge(value, "enrol");
       if (challenge.subject !== digest(token).toString("hex")) throw new AnswerRefused("The passkey's answer is for another enrolment link's challenge.");
-      const { topicId } = await assertOrganisationCanSign(organisation.id);
+      const { topicId, domain } = await assertOrganisationCanSign(organisation.id);
       const passkey = await webauthn.verifyRegistration(body, value);
       // CPU work outside the write lock: the key, and the seal key the announcement names.
       const key = signer.generateKey(`person:${person.id}`);
       const seal = await ensureSealKeyIn({ store, signer, clock });
-      const message = encodePersonKeyAnnouncementMessage({ orgId: organisation.id, personId: person.id, algorithm: key.algorithm, keyFingerprint: key.fingerprint, sealKeyFingerprint: seal.fingerprint });
+      // The organisation's domain as it is now: a person's key is not announced again when it changes.
+      const message = encodePersonKeyAnnouncementMessage({ orgId: organisation.id, personId: person.id, domain, algorithm: key.algorithm, keyFingerprint: key.fingerprint, sealKeyFingerprint: seal.fingerprint });
       const reserved = ledger.newTransactionId();
       const now = clock.now();
       const sessionToken = randomBytes(32).toString("base64url");

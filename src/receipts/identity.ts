@@ -1,7 +1,7 @@
 /**
- * `/.well-known/docverify.json` (docs/receipts.md §5, decisions §9): for every organisation with a
- * ledger topic, its registered name, network, topic and key fingerprints, and the service's seal
- * keys. A verifier who trusts this service's web address (TLS) binds an organisation's name to its
+ * `/.well-known/docverify.json` (docs/receipts.md §5, decisions §9, §13): for every organisation
+ * with a ledger topic, its registered name, domain, network, topic and key fingerprints, and the
+ * service's seal keys. A verifier who trusts this service's web address (TLS) binds an organisation's name to its
  * topic here; the receipt itself never carries a name.
  *
  * Reads only, per request: a topic or an announcement may appear at any moment.
@@ -17,13 +17,15 @@ export interface IdentityKey {
   readonly algorithm: string;
   /** The key's fingerprint (docs/signing.md §2), 64 lowercase hex digits. */
   readonly fingerprint: string;
-  /** Consensus time of the key's announcement on the topic (`seconds.nanoseconds`), null until then. */
+  /** Consensus time of the key's first announcement on the topic (`seconds.nanoseconds`), null until then. */
   readonly announcedAt: string | null;
 }
 
 export interface IdentityOrganisation {
   readonly orgId: string;
   readonly name: string;
+  /** The domain the administrator set (decisions §13), or null. */
+  readonly domain: string | null;
   readonly network: LedgerNetwork;
   readonly topicId: string;
   readonly keys: readonly IdentityKey[];
@@ -48,6 +50,7 @@ export interface IdentityDeps {
 interface OrgRow {
   readonly id: string;
   readonly name: string;
+  readonly domain: string | null;
   readonly topic_id: string;
   readonly system_key_fingerprint: Uint8Array;
 }
@@ -72,6 +75,7 @@ export function createIdentity(deps: IdentityDeps): { identity(): Promise<Identi
           organisations.push({
             orgId: o.id,
             name: o.name,
+            domain: o.domain,
             network,
             topicId: o.topic_id,
             keys: keys.map((k) => ({ algorithm: k.algorithm, fingerprint: hex(k.fingerprint), announcedAt: k.announced_at })).sort(byAnnouncement),

@@ -17,9 +17,13 @@
  * then); every other field is fixed once the record is anchored. That fixed part is kept per
  * record (RECEIPT_MEMO_ENTRIES, least recently used first out) and used only while the record's
  * row still says what it was built from: the change counter (migration 0010: any change to the
- * record's signed columns or to a key row, from any connection) and the columns it does not
- * watch (`kind`, `topic_id`, `transaction_id`), compared with the row on every request. What else it
- * holds cannot change: the creation message and the key announcement are anchored, a final state.
+ * record's signed columns or to a key row, from any connection; migration 0011: a key
+ * announcement reaching consensus) and the columns it does not watch (`kind`, `topic_id`,
+ * `transaction_id`), compared with the row on every request. What else it holds cannot change
+ * unseen: the creation message is anchored, a final state, and the key announcement carried is
+ * the key's latest anchored one (RECEIPT_ANNOUNCEMENT), which only a newer anchored announcement
+ * replaces: a key is announced again when its organisation's domain changes (decisions §13), and
+ * receipts issued once that announcement is anchored carry it, never a stale one.
  *
  * On both engines (storage/store.ts), one build over the rows read, so the same rows give the
  * same bytes:
@@ -166,7 +170,7 @@ function nested(value: unknown): string {
 interface ReceiptReads {
   record(recordId: string): ReceiptRecordRow | null;
   transaction(transactionId: string): TransactionRow | null;
-  /** The live announcement of `keyFingerprint` for `orgId`. */
+  /** The announcement of `keyFingerprint` for `orgId` a receipt carries: its latest anchored, else an unfinished one. */
   announcement(orgId: string, keyFingerprint: Uint8Array): TransactionRow | null;
   key(fingerprint: Uint8Array): KeyRow | null;
 }
@@ -376,7 +380,8 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
     if (row.anchor_state !== "anchored" || creation === null || creation.state !== "anchored") {
       throw notFinal("record's ledger message", creation !== null && creation.state !== "anchored" ? creation : null);
     }
-    // The announcement of the very key that signed, on the record's topic (docs/receipts.md §1).
+    // The announcement of the very key that signed, on the record's topic (docs/receipts.md §1):
+    // its latest anchored one (after a change of domain, the one with the new domain once anchored).
     const announcement = row.org_id === null ? null : reads.announcement(row.org_id, row.signer_fingerprint);
     if (announcement === null || announcement.state !== "anchored" || announcement.topic_id !== row.topic_id) {
       throw notFinal("organisation's key announcement", announcement !== null && announcement.state !== "anchored" ? announcement : null);

@@ -5,7 +5,9 @@
  *
  * What an announcement provider guarantees:
  * - The message announces the organisation's current system key (`organisations.system_key_fingerprint`)
- *   with its algorithm from `signing_keys`, and the service seal key's fingerprint.
+ *   with its algorithm from `signing_keys`, its domain when it has one, and the service seal key's
+ *   fingerprint; `generation` is the organisation's announcement generation read in the same
+ *   statement as the domain, so the queue can tell a message built before a change of domain.
  * - The seal key is the one every record is sealed with: read from `service_meta`, or created as
  *   record creation creates it (seal-key.ts, race-safe across processes and nodes: one key even
  *   when two create it at once) when the master key is there. Without either it answers null,
@@ -30,11 +32,17 @@ export interface KeyAnnouncementsDeps {
 }
 
 /** What an announcement needs of its organisation: a read operation. Undefined: no such organisation. */
-function organisationKey(orgId: string): Body<{ name: string; key: Buffer; algorithm: string | null } | undefined> {
+function organisationKey(orgId: string): Body<{ name: string; domain: string | null; generation: number; key: Buffer; algorithm: string | null } | undefined> {
   return function* (db, t) {
     const [org] = yield* q(
       db
-        .select({ name: t.organisations.name, key: t.organisations.systemKeyFingerprint, algorithm: t.signingKeys.algorithm })
+        .select({
+          name: t.organisations.name,
+          domain: t.organisations.domain,
+          generation: t.organisations.announcementGeneration,
+          key: t.organisations.systemKeyFingerprint,
+          algorithm: t.signingKeys.algorithm,
+        })
         .from(t.organisations)
         .leftJoin(t.signingKeys, eq(t.signingKeys.fingerprint, t.organisations.systemKeyFingerprint))
         .where(eq(t.organisations.id, orgId)),
@@ -76,7 +84,11 @@ export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: stri
     const seal = yield* sealKeyFingerprint();
     if (seal === null) return null;
     const keyFingerprint = new Uint8Array(org.key);
-    return { keyFingerprint, message: encodeKeyAnnouncementMessage({ orgId, name: org.name, algorithm: org.algorithm, keyFingerprint, sealKeyFingerprint: seal }) };
+    return {
+      keyFingerprint,
+      generation: Number(org.generation),
+      message: encodeKeyAnnouncementMessage({ orgId, name: org.name, domain: org.domain, algorithm: org.algorithm, keyFingerprint, sealKeyFingerprint: seal }),
+    };
   }
 
   // Written once for both engines: synchronous for as long as nothing it waits on is a promise.

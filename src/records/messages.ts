@@ -4,9 +4,12 @@
  *
  * What every encoder here MUST guarantee:
  * - Compact JSON (no whitespace), UTF-8, keys in the fixed order written below, so the same
- *   inputs give the same bytes. ASCII only (every value is an id, a hash, an enum or a
- *   timestamp), except the organisation's registered name in a key announcement, written as
+ *   inputs give the same bytes. ASCII only (every value is an id, a hash, an enum, a timestamp
+ *   or a domain), except the organisation's registered name in a key announcement, written as
  *   JSON.stringify writes it.
+ * - A key announcement (`key`, `person_key`) carries `domain` only when the organisation has
+ *   one (decisions §13), right after `name` (after `personId`): an organisation without a domain
+ *   announces exactly the bytes it announced before domains existed.
  * - A version field `v` first: readers branch on it; a layout is never changed in place.
  * - One chunk: at most MAX_MESSAGE_BYTES (1,024) bytes, checked here, so a message is never
  *   split across several ledger transactions. A key announcement's name is cut at a code point
@@ -49,6 +52,8 @@ export interface KeyAnnouncementFields {
   readonly orgId: string;
   /** The organisation's registered name; cut at a code point when the message would not fit one chunk. */
   readonly name: string;
+  /** The organisation's domain (lowercase DNS name, at most 253 characters), or null / absent: none. */
+  readonly domain?: string | null;
   /** The announced key's algorithm, a registry name (`ML-DSA-65`). */
   readonly algorithm: string;
   /** The organisation's system key fingerprint (docs/signing.md §2), 32 bytes. */
@@ -61,6 +66,8 @@ export interface PersonKeyAnnouncementFields {
   readonly orgId: string;
   /** The person's id: no name, no e-mail, nothing personal goes on the ledger (decisions §10). */
   readonly personId: string;
+  /** Their organisation's domain when they enrol, or null / absent: none. */
+  readonly domain?: string | null;
   readonly algorithm: string;
   /** The person's key fingerprint (docs/signing.md §2), 32 bytes. */
   readonly keyFingerprint: Uint8Array;
@@ -72,12 +79,21 @@ export interface PersonKeyAnnouncementFields {
 export type LedgerMessage =
   | { v: 1; type: "record"; recordId: string; originalDocHash: string; signedAt: string; signerPublicKeySha256: string; signatureSha256: string; sealSignatureSha256: string }
   | { v: 1; type: "revocation"; recordId: string; reason: string; revokedAt: string }
-  | { v: 1; type: "key"; orgId: string; name: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string }
-  | { v: 1; type: "person_key"; orgId: string; personId: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string };
+  | { v: 1; type: "key"; orgId: string; name: string; domain?: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string }
+  | { v: 1; type: "person_key"; orgId: string; personId: string; domain?: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string };
 
 const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key", "person_key"]);
 
 const REASON_RE = /^[A-Z_]{1,64}$/;
+/** A domain as keys/organisations.ts stores it (lowercase LDH labels, at least two): checked here only for its shape and size. */
+const DOMAIN_RE = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?\.[a-z](?:[a-z0-9-]*[a-z0-9])?$/;
+
+/** `{ domain }` when there is one, checked; else nothing (the property is absent). */
+function domainField(domain: string | null | undefined): { domain?: string } {
+  if (domain === undefined || domain === null) return {};
+  if (typeof domain !== "string" || !DOMAIN_RE.test(domain)) throw new TypeError("domain must be a lowercase DNS name");
+  return { domain };
+}
 
 /** `sha256:` + lowercase hex, the same spelling as a DocHash. */
 export function sha256Text(bytes: Uint8Array): string {
@@ -128,7 +144,7 @@ export function encodeRevocationMessage(f: RevocationMessageFields): Uint8Array 
 
 /**
  * The message announcing an organisation's key on its topic (docs/receipts.md §1), queued before
- * its first record message and whenever its key changes.
+ * its first record message, whenever its key changes, and again whenever its domain changes.
  */
 export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Array {
   if (!UUID_RE.test(f.orgId)) throw new TypeError("orgId must be a lowercase canonical UUID");
@@ -137,16 +153,19 @@ export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Arr
   for (const [field, b] of [["keyFingerprint", f.keyFingerprint], ["sealKeyFingerprint", f.sealKeyFingerprint]] as const) {
     if (!(b instanceof Uint8Array) || b.length !== 32) throw new TypeError(`${field} must be 32 bytes`);
   }
+  const domain = domainField(f.domain);
   const message = (name: string): LedgerMessage => ({
     v: MESSAGE_VERSION,
     type: "key",
     orgId: f.orgId,
     name,
+    ...domain,
     algorithm: f.algorithm,
     keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
     sealKeyFingerprint: Buffer.from(f.sealKeyFingerprint).toString("hex"),
   });
-  // Everything but the name is fixed in size: what is left of the chunk is the name's, as
+  // Everything but the name is fixed in size (a domain is at most 253 ASCII bytes, so a name of
+  // at least one code point always fits): what is left of the chunk is the name's, as
   // JSON.stringify writes it in UTF-8. Code points are escaped independently of their
   // neighbours, so the name's encoded length is the sum of theirs.
   let room = MAX_MESSAGE_BYTES - utf8Length(JSON.stringify(message("")));
@@ -176,6 +195,7 @@ export function encodePersonKeyAnnouncementMessage(f: PersonKeyAnnouncementField
     type: "person_key",
     orgId: f.orgId,
     personId: f.personId,
+    ...domainField(f.domain),
     algorithm: f.algorithm,
     keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
     sealKeyFingerprint: Buffer.from(f.sealKeyFingerprint).toString("hex"),

@@ -55,6 +55,8 @@ export const organisations = pgTable("organisations", {
   createdAt: bigint("created_at", { mode: "number" }).notNull(),
   systemKeyFingerprint: bytes("system_key_fingerprint").notNull(),
   topicId: text("topic_id"),
+  domain: text("domain"),
+  announcementGeneration: bigint("announcement_generation", { mode: "number" }).notNull().default(0),
 });
 
 export const apiKeys = pgTable(
@@ -97,6 +99,7 @@ export const ledgerTransactions = pgTable(
     topicId: text("topic_id"),
     message: bytes("message"),
     keyFingerprint: bytes("key_fingerprint"),
+    announcementGeneration: bigint("announcement_generation", { mode: "number" }).notNull().default(0),
     signedBytes: bytes("signed_bytes"),
     validStartMs: bigint("valid_start_ms", { mode: "number" }).notNull(),
     validSeconds: bigint("valid_seconds", { mode: "number" }).notNull(),
@@ -115,7 +118,9 @@ export const ledgerTransactions = pgTable(
     index("ledger_transactions_record").on(t.recordId),
     index("ledger_transactions_valid_start").on(t.validStartMs),
     uniqueIndex("ledger_transactions_one_topic").on(t.orgId).where(sql`kind = 'topic_create' AND state <> 'abandoned'`),
-    uniqueIndex("ledger_transactions_one_announcement").on(t.orgId, t.keyFingerprint).where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
+    uniqueIndex("ledger_transactions_one_announcement")
+      .on(t.orgId, t.keyFingerprint, t.announcementGeneration)
+      .where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
   ],
 );
 

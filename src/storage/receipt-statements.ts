@@ -54,15 +54,23 @@ export const RECEIPT_TRANSACTION = statement<ReceiptTransactionRow, [transaction
 });
 
 /**
- * The announcement of an organisation's key. The terms after org_id and key_fingerprint are the
- * partial index's own (ledger_transactions_one_announcement): at most one such row, found by it.
+ * Which of a key's live announcements a receipt carries (decisions §13: a key is announced again
+ * when its organisation's domain changes): the latest anchored, by sequence number on the topic;
+ * while none is anchored, an unfinished one (its age sets the retry time). The terms after org_id
+ * and key_fingerprint are the partial index's own (ledger_transactions_one_announcement): one row
+ * per announcement generation, a handful at most, found by it.
  */
+const ANNOUNCEMENT_ORDER = "ORDER BY CASE WHEN x.state = 'anchored' THEN 0 ELSE 1 END, x.sequence_number DESC NULLS LAST, x.created_at LIMIT 1";
+const announcementOf = (org: string, key: string): string =>
+  `SELECT x.transaction_id FROM ledger_transactions x
+    WHERE x.org_id = ${org} AND x.key_fingerprint = ${key} AND x.kind = 'key_announcement' AND x.state <> 'abandoned'
+    ${ANNOUNCEMENT_ORDER}`;
+
+/** The announcement of an organisation's key a receipt carries (ANNOUNCEMENT_ORDER). */
 export const RECEIPT_ANNOUNCEMENT = statement<ReceiptTransactionRow, [orgId: string, keyFingerprint: Uint8Array]>({
   name: "receipt: key announcement",
-  sqlite: `SELECT ${txColumns("sqlite", "t")} FROM ledger_transactions t
-            WHERE t.org_id = ? AND t.key_fingerprint = ? AND t.kind = 'key_announcement' AND t.state <> 'abandoned'`,
-  postgres: `SELECT ${txColumns("postgres", "t")} FROM ledger_transactions t
-              WHERE t.org_id = $1 AND t.key_fingerprint = $2 AND t.kind = 'key_announcement' AND t.state <> 'abandoned'`,
+  sqlite: `SELECT ${txColumns("sqlite", "t")} FROM ledger_transactions t WHERE t.transaction_id = (${announcementOf("?1", "?2")})`,
+  postgres: `SELECT ${txColumns("postgres", "t")} FROM ledger_transactions t WHERE t.transaction_id = (${announcementOf("$1", "$2")})`,
 });
 
 type Prefixed<P extends string, T> = { readonly [K in keyof T & string as `${P}${K}`]: T[K] | null };
@@ -90,7 +98,7 @@ const snapshot = (engine: "sqlite" | "postgres", p: (n: number) => string): stri
        lk.algorithm AS lk_algorithm, lk.public_key AS lk_public_key
   FROM records r
   LEFT JOIN ledger_transactions c ON c.transaction_id = r.transaction_id
-  LEFT JOIN ledger_transactions a ON a.org_id = r.org_id AND a.key_fingerprint = r.signer_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
+  LEFT JOIN ledger_transactions a ON a.transaction_id = (${announcementOf("r.org_id", "r.signer_fingerprint")})
   LEFT JOIN ledger_transactions v ON v.transaction_id = r.revocation_transaction_id
   LEFT JOIN signing_keys sk ON sk.fingerprint = r.signer_fingerprint
   LEFT JOIN signing_keys lk ON lk.fingerprint = r.seal_fingerprint

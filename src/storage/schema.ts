@@ -49,7 +49,11 @@ export const changeCounter = sqliteTable("change_counter", {
 /**
  * Organisations. Flags are 0/1 integers. `system_key_fingerprint` names the organisation's own
  * ML-DSA key in `signing_keys`. `topic_id` is set once the running service has created the
- * organisation's ledger topic.
+ * organisation's ledger topic. `domain` is the DNS name the administrator set for it (decisions
+ * §13; lowercase, validated by keys/organisations.ts), carried by its key announcements.
+ * `announcement_generation` rises by one in the transaction that changes what an announcement of
+ * its key says (its domain): the anchor loop then announces the key again, once per generation
+ * (`ledger_transactions.announcement_generation`). Migration 0011.
  */
 export const organisations = sqliteTable("organisations", {
   id: text("id").primaryKey(),
@@ -64,6 +68,8 @@ export const organisations = sqliteTable("organisations", {
   // Organisation creation writes both rows in one transaction.
   systemKeyFingerprint: blob("system_key_fingerprint", { mode: "buffer" }).notNull(),
   topicId: text("topic_id"),
+  domain: text("domain"),
+  announcementGeneration: integer("announcement_generation").notNull().default(0),
 });
 
 /**
@@ -134,6 +140,11 @@ export const ledgerTransactions = sqliteTable(
      * announcement it waits for; null otherwise. One live announcement per organisation and key.
      */
     keyFingerprint: blob("key_fingerprint", { mode: "buffer" }),
+    /**
+     * A `key_announcement`'s organisation's `announcement_generation` when it was built: a key is
+     * announced again, once, for each generation (a changed domain). 0 for every other row.
+     */
+    announcementGeneration: integer("announcement_generation").notNull().default(0),
     /** The signed transaction as submitted; stored before the first submission. */
     signedBytes: blob("signed_bytes", { mode: "buffer" }),
     validStartMs: integer("valid_start_ms").notNull(),
@@ -155,9 +166,11 @@ export const ledgerTransactions = sqliteTable(
     index("ledger_transactions_valid_start").on(t.validStartMs),
     // One topic per organisation: a second topic creation can never be queued while one is live.
     uniqueIndex("ledger_transactions_one_topic").on(t.orgId).where(sql`kind = 'topic_create' AND state <> 'abandoned'`),
-    // One key announcement per organisation and key while it could still land (decisions §9):
-    // exactly once, whichever process or restart queues it.
-    uniqueIndex("ledger_transactions_one_announcement").on(t.orgId, t.keyFingerprint).where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
+    // One key announcement per organisation, key and announcement generation while it could still
+    // land (decisions §9, §13): exactly once, whichever process or restart queues it.
+    uniqueIndex("ledger_transactions_one_announcement")
+      .on(t.orgId, t.keyFingerprint, t.announcementGeneration)
+      .where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
   ],
 );
 

@@ -28,6 +28,7 @@ export interface ApiKeyWithOrgRow {
   addon: number;
   validated: number;
   suspended: number;
+  domain: string | null;
   created_at: number;
   topic_id: string | null;
 }
@@ -35,12 +36,12 @@ export interface ApiKeyWithOrgRow {
 export const API_KEY_WITH_ORG = statement<ApiKeyWithOrgRow, [keyId: string]>({
   name: "API key with its organisation",
   sqlite: `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at, k.revoked_at,
-                  o.id AS org_id, o.name, o.api_access, o.addon, o.validated, o.suspended, o.created_at, o.topic_id
+                  o.id AS org_id, o.name, o.api_access, o.addon, o.validated, o.suspended, o.domain, o.created_at, o.topic_id
              FROM api_keys k JOIN organisations o ON o.id = k.org_id
             WHERE k.key_id = ?`,
   postgres: `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at::float8 AS last_used_at, k.revoked_at::float8 AS revoked_at,
                     o.id AS org_id, o.name, o.api_access::int AS api_access, o.addon::int AS addon, o.validated::int AS validated,
-                    o.suspended::int AS suspended, o.created_at::float8 AS created_at, o.topic_id
+                    o.suspended::int AS suspended, o.domain, o.created_at::float8 AS created_at, o.topic_id
                FROM api_keys k JOIN organisations o ON o.id = k.org_id
               WHERE k.key_id = $1`,
 });
@@ -243,10 +244,10 @@ export const SIGNED_IN_PERSON = statement<{ id: string; name: string; org_id: st
        FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = $1`,
 });
 
-export const ORG_SIGNING = statement<{ suspended: number; addon: number; topic_id: string | null }, [orgId: string]>({
+export const ORG_SIGNING = statement<{ suspended: number; addon: number; topic_id: string | null; domain: string | null }, [orgId: string]>({
   name: "organisation for signing",
-  sqlite: "SELECT suspended, addon, topic_id FROM organisations WHERE id = ?",
-  postgres: "SELECT suspended::int AS suspended, addon::int AS addon, topic_id FROM organisations WHERE id = $1",
+  sqlite: "SELECT suspended, addon, topic_id, domain FROM organisations WHERE id = ?",
+  postgres: "SELECT suspended::int AS suspended, addon::int AS addon, topic_id, domain FROM organisations WHERE id = $1",
 });
 
 export const SESSION_BY_DIGEST = statement<{ person_id: string; last_seen_at: number }, [digest: Uint8Array, seenAfter: number]>({
@@ -297,27 +298,30 @@ export const DELETE_EXPIRED_LOG_ROWS = statement<never, [floor: string, limit: n
  * Every organisation with a topic, by name in the binary order of its UTF-8 bytes, then id: the
  * same order on both engines (PostgreSQL's `COLLATE "C"`, SQLite's default BINARY).
  */
-export const ORGS_WITH_TOPIC = statement<{ id: string; name: string; topic_id: string; system_key_fingerprint: Uint8Array }, []>({
+export const ORGS_WITH_TOPIC = statement<{ id: string; name: string; domain: string | null; topic_id: string; system_key_fingerprint: Uint8Array }, []>({
   name: "organisations with a topic",
-  sqlite: "SELECT id, name, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name, id",
-  postgres: `SELECT id, name, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name COLLATE "C", id COLLATE "C"`,
+  sqlite: "SELECT id, name, domain, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name, id",
+  postgres: `SELECT id, name, domain, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name COLLATE "C", id COLLATE "C"`,
 });
 
 /**
  * An organisation's system key and every key announced for it that could still land, each with its
- * announcement's consensus time on the organisation's topic, when there is one.
+ * first announcement's consensus time on the organisation's topic, when one has reached it (a key
+ * is announced again when the organisation's domain changes: the first is when it was announced).
  */
 export const ORG_KEYS = statement<{ fingerprint: Uint8Array; algorithm: string; announced_at: string | null }, [orgId: string, topicId: string, systemKey: Uint8Array]>({
   name: "an organisation's keys",
   sqlite: `SELECT k.fingerprint, k.algorithm,
        (SELECT a.consensus_at FROM ledger_transactions a
-         WHERE a.org_id = ?1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = ?2) AS announced_at
+         WHERE a.org_id = ?1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = ?2
+         ORDER BY a.sequence_number LIMIT 1) AS announced_at
      FROM signing_keys k
      WHERE k.fingerprint = ?3
         OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = ?1 AND kind = 'key_announcement' AND state <> 'abandoned')`,
   postgres: `SELECT k.fingerprint, k.algorithm,
        (SELECT a.consensus_at FROM ledger_transactions a
-         WHERE a.org_id = $1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = $2) AS announced_at
+         WHERE a.org_id = $1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = $2
+         ORDER BY a.sequence_number LIMIT 1) AS announced_at
      FROM signing_keys k
      WHERE k.fingerprint = $3
         OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = $1 AND kind = 'key_announcement' AND state <> 'abandoned')`,

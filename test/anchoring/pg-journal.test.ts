@@ -142,11 +142,11 @@ describe("the anchor journal on PostgreSQL", () => {
     });
     const keyFingerprint = new Uint8Array(stored!.key);
     // Another key than the organisation's is not announced.
-    expect(await journal.queueAnnouncement(org.id, { keyFingerprint: new Uint8Array(32), message: new TextEncoder().encode("announcement") })).toBeNull();
-    const announced = await journal.queueAnnouncement(org.id, { keyFingerprint, message: new TextEncoder().encode("announcement") });
+    expect(await journal.queueAnnouncement(org.id, { keyFingerprint: new Uint8Array(32), generation: 0, message: new TextEncoder().encode("announcement") })).toBeNull();
+    const announced = await journal.queueAnnouncement(org.id, { keyFingerprint, generation: 0, message: new TextEncoder().encode("announcement") });
     expect(announced).not.toBeNull();
     // Queued once: the unique index refuses a second live one, without aborting anything.
-    expect(await journal.queueAnnouncement(org.id, { keyFingerprint, message: new TextEncoder().encode("announcement") })).toBeNull();
+    expect(await journal.queueAnnouncement(org.id, { keyFingerprint, generation: 0, message: new TextEncoder().encode("announcement") })).toBeNull();
     expect(await journal.organisationsWantingAnnouncement()).toEqual([]);
     await journal.flush();
     const dueNow = await journal.due(10, new Set());
@@ -154,6 +154,40 @@ describe("the anchor journal on PostgreSQL", () => {
     expect(await journal.grouped.toAnchoredMessage(dueNow[0]!, { sequenceNumber: 1, consensusAt: "1764061200.000000001", runningHash: new Uint8Array(48) })).not.toBeNull();
     await journal.flush();
     expect((await journal.due(10, new Set())).map((r) => r.transactionId)).toEqual([id]);
+  });
+
+  test("a change of domain raises the generation: the key is wanted again and queued once at it; one built at another is refused; records do not wait for it; abandoned, it is queued again at its generation", async () => {
+    const { store, journal, queue, row, all, org } = await setup();
+    const orgs = createOrganisations({ store, signer, clock });
+    const [stored] = await store.read(function* (db, t) {
+      return yield* q(db.select({ key: t.organisations.systemKeyFingerprint }).from(t.organisations));
+    });
+    const keyFingerprint = new Uint8Array(stored!.key);
+    const announce = (generation: number) => journal.queueAnnouncement(org.id, { keyFingerprint, generation, message: new TextEncoder().encode(`announcement ${generation}`) });
+    const first = (await announce(0))!;
+    expect(await journal.grouped.toAnchoredMessage(first, { sequenceNumber: 1, consensusAt: "1764061200.000000001", runningHash: new Uint8Array(48) })).not.toBeNull();
+    const rec = await queue("record_message");
+
+    expect(await orgs.set(org.id, { domain: "example.org" }, "test")).toMatchObject({ domain: "example.org" });
+    expect(await journal.organisationsWantingAnnouncement()).toEqual([org.id]);
+    expect(await announce(0)).toBeNull();
+    const second = (await announce(1))!;
+    expect(second).toMatchObject({ state: "pending", announcementGeneration: 1 });
+    expect(await announce(1)).toBeNull();
+    expect(await journal.organisationsWantingAnnouncement()).toEqual([]);
+    await journal.flush();
+    expect((await journal.due(10, new Set())).map((r) => r.transactionId).sort()).toEqual([rec, second.transactionId].sort());
+    const requeued = (await journal.abandon(await row(second.transactionId), "x"))!.requeued!;
+    expect(Number((await row(requeued)).announcementGeneration)).toBe(1);
+    expect(await journal.organisationsWantingAnnouncement()).toEqual([]);
+    // Anchored, the second announcement raises the change counter (a kept receipt carries it from then on).
+    const counter = async () => (await store.read(function* (db, t) {
+      return yield* q(db.select({ value: t.changeCounter.value }).from(t.changeCounter));
+    }))[0]!.value;
+    const was = await counter();
+    expect(await journal.grouped.toAnchoredMessage(await row(requeued), { sequenceNumber: 3, consensusAt: "1764061200.000000003", runningHash: new Uint8Array(48) })).not.toBeNull();
+    expect(await counter()).toBe(was + 1);
+    expect((await all()).filter((r) => r.kind === "key_announcement" && r.state === "anchored").map((r) => Number(r.announcementGeneration)).sort()).toEqual([0, 1]);
   });
 
   test("an abandoned revocation is queued again with the same bytes; an abandoned topic creation is not queued again at once", async () => {

@@ -60,8 +60,8 @@ function queueRecord(message = new TextEncoder().encode('{"v":1}')): { recordId:
 }
 
 /** An announcement of `key` (default: the organisation's current key) with bytes of its own. */
-function announcement(key: Uint8Array = org.systemKey.fingerprint): KeyAnnouncement {
-  return { keyFingerprint: key, message: new TextEncoder().encode(`{"v":1,"type":"key","n":"${Bun.randomUUIDv7()}"}`) };
+function announcement(key: Uint8Array = org.systemKey.fingerprint, generation = 0): KeyAnnouncement {
+  return { keyFingerprint: key, generation, message: new TextEncoder().encode(`{"v":1,"type":"key","n":"${Bun.randomUUIDv7()}"}`) };
 }
 
 const setTopic = (topicId: string | null) => db.update(organisations).set({ topicId }).where(eq(organisations.id, orgId)).run();
@@ -507,6 +507,51 @@ describe("key announcements", () => {
     expect(journal.organisationsWantingAnnouncement()).toEqual([]);
   });
 
+  test("a change of domain raises the generation: wanted again, once; one built at another generation is refused; records never wait for it", async () => {
+    const generation = () => db.select().from(organisations).where(eq(organisations.id, orgId)).get()!.announcementGeneration;
+    setTopic(TOPIC);
+    const first = journal.queueAnnouncement(orgId, announcement())!;
+    journal.toAnchoredMessage(first, { ...CONFIRMED, sequenceNumber: 1 });
+    const { transactionId: rec } = queueRecord();
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]);
+
+    await fixture.orgs.set(orgId, { domain: "Example.ORG" }, "test");
+    expect(generation()).toBe(1);
+    // The same domain again (or any other flag) is no change of what the announcement says.
+    await fixture.orgs.set(orgId, { domain: "example.org", validated: true }, "test");
+    expect(generation()).toBe(1);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([orgId]);
+    // Built before the change: refused; built after it: queued once, beside the anchored one.
+    expect(journal.queueAnnouncement(orgId, announcement(org.systemKey.fingerprint, 0))).toBeNull();
+    const second = journal.queueAnnouncement(orgId, announcement(org.systemKey.fingerprint, 1))!;
+    expect(second).toMatchObject({ kind: "key_announcement", state: "pending", announcementGeneration: 1 });
+    expect(journal.queueAnnouncement(orgId, announcement(org.systemKey.fingerprint, 1))).toBeNull();
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]);
+    // The key was announced (generation 0, anchored): its records go while the new one is pending.
+    expect(journal.due(10, new Set()).map((r) => r.transactionId).sort()).toEqual([rec, second.transactionId].sort());
+    // Abandoned, it is queued again at its own generation.
+    const requeued = journal.abandon(row(second.transactionId), "x")!.requeued!;
+    expect(row(requeued)).toMatchObject({ state: "pending", announcementGeneration: 1 });
+    expect(Buffer.from(row(requeued).message!).equals(Buffer.from(second.message!))).toBe(true);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([]);
+    // Cleared: a third generation, a third announcement.
+    await fixture.orgs.set(orgId, { domain: null }, "test");
+    expect(generation()).toBe(2);
+    expect(journal.organisationsWantingAnnouncement()).toEqual([orgId]);
+    expect(journal.queueAnnouncement(orgId, announcement(org.systemKey.fingerprint, 2))).toMatchObject({ announcementGeneration: 2 });
+    expect(announcements().filter((r) => r.state !== "abandoned").map((r) => r.announcementGeneration).sort()).toEqual([0, 1, 2]);
+  });
+
+  test("a topic's anchoring with an announcement built before a change of domain queues none: provisioning builds it afresh", async () => {
+    const created = journal.queueTopicCreate(orgId)!;
+    const stale = announcement(org.systemKey.fingerprint, 0);
+    await fixture.orgs.set(orgId, { domain: "example.org" }, "test");
+    expect(journal.toAnchoredTopic(row(created.transactionId), "0.0.5005", null, stale)!.announced).toBeNull();
+    expect(row(created.transactionId).state).toBe("anchored");
+    expect(journal.organisationsWantingAnnouncement()).toEqual([orgId]);
+    expect(journal.queueAnnouncement(orgId, announcement(org.systemKey.fingerprint, 1))).toMatchObject({ topicId: "0.0.5005", announcementGeneration: 1 });
+  });
+
   test("two processes racing to queue it: one row; the second's UNIQUE violation means someone else queued it", () => {
     setTopic(TOPIC);
     const other = openDatabase({ path: db.$client.filename });
@@ -524,7 +569,7 @@ describe("key announcements", () => {
   test("a message of 0 or more than 1024 bytes is refused before anything is written", () => {
     setTopic(TOPIC);
     for (const size of [0, 1025]) {
-      expect(() => journal.queueAnnouncement(orgId, { keyFingerprint: org.systemKey.fingerprint, message: new Uint8Array(size) })).toThrow("1 to 1024 bytes");
+      expect(() => journal.queueAnnouncement(orgId, { keyFingerprint: org.systemKey.fingerprint, generation: 0, message: new Uint8Array(size) })).toThrow("1 to 1024 bytes");
     }
     expect(announcements()).toEqual([]);
   });
@@ -680,7 +725,7 @@ describe("key announcements", () => {
     expect(announced.some((d) => /^SEARCH o USING (INDEX sqlite_autoindex_organisations_1|INTEGER PRIMARY KEY)/.test(d))).toBe(true);
     expect(announced.filter((d) => /^SCAN/.test(d))).toEqual([]);
     const wanting = (db.$client.query(`EXPLAIN QUERY PLAN ${WANTING_ANNOUNCEMENT}`).all() as { detail: string }[]).map((r) => r.detail);
-    expect(wanting.some((d) => /USING INDEX ledger_transactions_one_announcement \(org_id=\? AND key_fingerprint=\?\)/.test(d))).toBe(true);
+    expect(wanting.some((d) => /USING INDEX ledger_transactions_one_announcement \(org_id=\? AND key_fingerprint=\? AND announcement_generation=\?\)/.test(d))).toBe(true);
   });
 });
 

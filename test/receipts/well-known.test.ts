@@ -80,7 +80,8 @@ describe("/.well-known/docverify.json in-process", () => {
     expect(body.organisations.map((o: Json) => o.orgId)).toEqual([...alphas, ids.zeta, ids.emoji]);
     expect(body.organisations.map((o: Json) => o.orgId)).not.toContain(noTopic);
     for (const o of body.organisations as Json[]) {
-      expect(Object.keys(o)).toEqual(["orgId", "name", "network", "topicId", "keys"]);
+      expect(Object.keys(o)).toEqual(["orgId", "name", "domain", "network", "topicId", "keys"]);
+      expect(o.domain).toBeNull();
       expect(o.network).toBe("local");
       expect(o.topicId).toBe(topicOf(o.orgId));
       const announcement = await announced(app.db, o.orgId);
@@ -122,16 +123,38 @@ describe("/.well-known/docverify.json in-process", () => {
     expect(body.sealKeys[0].fingerprint).toBe(meta.value);
   });
 
-  test("needs no credential, takes a browser's Origin, and is never cached", async () => {
+  test("needs no credential, takes a browser's Origin, is readable by any origin, and is never cached", async () => {
     const res = await request("/.well-known/docverify.json", { headers: { origin: "https://elsewhere.example", authorization: "Bearer nonsense" } });
     expect(res.status).toBe(200);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.headers.get("x-ratelimit-limit")).toBe("100000");
+    // Only this document: the API itself still refuses a browser's Origin, and says nothing of CORS.
+    const api = await request("/v1/verifications", { method: "POST", headers: { origin: "https://elsewhere.example", "content-type": "application/json" }, body: "{}" });
+    expect(api.status).toBe(403);
+    expect(api.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  test("domain: null until the administrator sets one, then the organisation's, right after its name; cleared, null again", async () => {
+    const domainOf = async (orgId: string) => {
+      const body = (await (await request("/.well-known/docverify.json")).json()) as Json;
+      const o = (body.organisations as Json[]).find((x) => x.orgId === orgId)!;
+      expect(Object.keys(o)).toEqual(["orgId", "name", "domain", "network", "topicId", "keys"]);
+      return o.domain as string | null;
+    };
+    expect(await domainOf(ids.emoji!)).toBeNull();
+    await app.organisations.set(ids.emoji!, { domain: "Xn--mile-9na.Example" }, "test");
+    expect(await domainOf(ids.emoji!)).toBe("xn--mile-9na.example");
+    expect(await domainOf(ids.zeta!)).toBeNull();
+    const text = await (await request("/.well-known/docverify.json")).text();
+    expect(text).toContain(`"name":"Émile 😀 Ltd","domain":"xn--mile-9na.example","network":"local"`);
+    await app.organisations.set(ids.emoji!, { domain: null }, "test");
+    expect(await domainOf(ids.emoji!)).toBeNull();
   });
 });
 
 describe("/.well-known/docverify.json: rate limit and an empty installation", () => {
-  test("an installation without topics lists none; the client IP's anonymous budget runs out with 429", async () => {
+  test("an installation without topics lists none; the client IP's anonymous budget runs out with 429, readable by any origin", async () => {
     const { request } = await testApp({ env: { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "2", DOCVERIFY_PUBLIC_URL: "https://empty.example.org" } });
     const first = await request("/.well-known/docverify.json", {}, "203.0.113.9");
     expect(first.status).toBe(200);
@@ -139,6 +162,8 @@ describe("/.well-known/docverify.json: rate limit and an empty installation", ()
     expect((await request("/.well-known/docverify.json", {}, "203.0.113.9")).status).toBe(200);
     const limited = await request("/.well-known/docverify.json", {}, "203.0.113.9");
     expect(limited.status).toBe(429);
+    // A refusal is readable by another origin too: a page can tell "wait" from "blocked".
+    expect(limited.headers.get("access-control-allow-origin")).toBe("*");
     expect(((await limited.json()) as Json).error.code).toBe("RATE_LIMITED");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect((await request("/.well-known/docverify.json", {}, "203.0.113.10")).status).toBe(200);
@@ -149,12 +174,13 @@ describe("/.well-known/docverify.json over HTTP against docverify serve", () => 
   test("names the service by its URL and the organisation once its topic exists", async () => {
     const s = await startServiceWithOrg({ env: { ...HIGH, ...FAST }, orgName: "Well Known Ltd" });
     const topicId = await waitFor("the organisation's topic", () => (s.admin.db.$client.query("SELECT topic_id FROM organisations WHERE id = ?").get(s.org.id) as { topic_id: string | null }).topic_id, 20_000);
-    const res = await fetch(`${s.svc.url}/.well-known/docverify.json`);
+    const res = await fetch(`${s.svc.url}/.well-known/docverify.json`, { headers: { origin: "null" } });
     expect(res.status).toBe(200);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const body = (await res.json()) as Json;
     expect(body.service).toBe(s.svc.url);
     expect(body.organisations).toHaveLength(1);
-    expect(body.organisations[0]).toMatchObject({ orgId: s.org.id, name: "Well Known Ltd", network: "local", topicId });
+    expect(body.organisations[0]).toMatchObject({ orgId: s.org.id, name: "Well Known Ltd", domain: null, network: "local", topicId });
     const own = s.admin.db.$client.query("SELECT system_key_fingerprint FROM organisations WHERE id = ?").get(s.org.id) as { system_key_fingerprint: Uint8Array };
     expect(body.organisations[0].keys[0].fingerprint).toBe(hex(own.system_key_fingerprint));
   }, 60_000);

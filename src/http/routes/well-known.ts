@@ -1,13 +1,18 @@
 /**
  * GET /.well-known/docverify.json (docs/receipts.md §5): which organisations this service anchors
- * for, on which topics, with which keys. Public, limited per client IP like anonymous
+ * for, on which topics, with which keys and domains. Public, limited per client IP like anonymous
  * verification. It is JSON: names appear exactly as registered, escaped by JSON's rules only.
+ *
+ * Every answer, errors included, carries `Access-Control-Allow-Origin: *`: the receipt verifier's
+ * page, opened from a file or another host, reads it to confirm an organisation's domain
+ * (decisions §13). It is public data, and the request carries no credential to protect.
  */
 import { Elysia, t } from "elysia";
 import type { Identity } from "../../receipts/identity.ts";
 import type { PublicAccess } from "../access.ts";
 import { jsonResponse } from "../errors.ts";
 import { errorResponses } from "../schemas.ts";
+import { setResponseHeaders } from "../server.ts";
 
 export const WELL_KNOWN_PATH = "/.well-known/docverify.json";
 
@@ -26,6 +31,9 @@ const IdentitySchema = t.Object(
       t.Object({
         orgId: t.String({ format: "uuid" }),
         name: t.String({ description: "The registered name, whole" }),
+        domain: t.Union([t.String({ pattern: "^[a-z0-9.-]{1,253}$" }), t.Null()], {
+          description: "The organisation's DNS name as its administrator set it (lowercase; an IDN in its xn-- form), carried by its key announcements; null when none is set",
+        }),
         network: t.Union([t.Literal("mainnet"), t.Literal("testnet"), t.Literal("previewnet"), t.Literal("local")]),
         topicId: t.String({ description: "`0.0.N`: the organisation's own topic" }),
         keys: t.Array(
@@ -50,6 +58,8 @@ export function wellKnownRoutes(deps: WellKnownDeps) {
   return new Elysia({ name: "well-known" }).get(
     WELL_KNOWN_PATH,
     async ({ request }) => {
+      // First, so that a refusal (429, 503) is readable by another origin too.
+      setResponseHeaders(request, { "access-control-allow-origin": "*" });
       await deps.access.admitPublic(request);
       return jsonResponse(200, await deps.identity());
     },
@@ -60,7 +70,8 @@ export function wellKnownRoutes(deps: WellKnownDeps) {
         summary: "This service's organisations, their ledger topics and keys",
         description:
           "Binds each organisation's registered name to its ledger topic and key fingerprints, for a verifier who trusts this service's web address. " +
-          "Needs no credential; limited per client IP like anonymous verification. Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining`.",
+          "Needs no credential; limited per client IP like anonymous verification. Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining`, " +
+          "and `Access-Control-Allow-Origin: *` (a page on another origin may read it).",
       },
       response: { 200: IdentitySchema, ...errorResponses(429, 500, 503) },
     },
