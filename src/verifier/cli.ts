@@ -22,7 +22,7 @@ import { normaliseMirrorUrl, parseReceipt, ReceiptFormatError } from "./receipt.
 import { renderReport } from "./render.ts";
 import { createHttpGet, httpGet, type ConnectTo } from "./http-get.ts";
 import { parseTrustFile, TrustFileError, type TrustFile } from "./trust.ts";
-import type { HostResolver } from "./witnesses.ts";
+import { nameResolver, type HostResolver } from "./witnesses.ts";
 import { VERIFY_RECEIPT_USAGE } from "./usage.ts";
 import { verifyReceipt } from "./verify.ts";
 
@@ -187,14 +187,19 @@ async function readTrustFile(path: string, io: VerifierIo): Promise<TrustFile> {
   }
 }
 
-/** The command-line shells' resolver: `--connect-to` first, an IP address as itself, else the system's resolver. */
+/**
+ * The command-line shells' resolver: `--connect-to` first, an IP address as itself, else the
+ * system's resolver (without one, the host name as written). `--connect-to` counts by the address
+ * it connects to even where there is no resolver, as it is where the request goes.
+ */
 function hostResolver(args: Arguments, io: VerifierIo): HostResolver | undefined {
   const lookup = io.lookup;
-  if (lookup === undefined) return undefined;
+  if (lookup === undefined && args.connectTo.size === 0) return undefined;
   return async (hostname, port) => {
     const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
     const mapped = args.connectTo.get(`${host}:${port}`);
     if (mapped !== undefined) return { addresses: [mapped.address] };
+    if (lookup === undefined) return nameResolver(hostname, port);
     if (isIP(host) !== 0) return { addresses: [host] };
     try {
       return { addresses: await lookup(host) };

@@ -5,6 +5,7 @@
  * receipt text, so control and bidirectional-override characters are shown escaped: a name on
  * the ledger must not be able to move the cursor or reorder a terminal line.
  */
+import { normaliseMirrorUrl } from "./receipt.ts";
 import type { Report, Verdict } from "./verify.ts";
 
 const MEANING: Readonly<Record<Verdict, string>> = {
@@ -54,7 +55,8 @@ export function renderReport(report: Report): string {
     const asked = report.mirrors.map((m, i) => `${m} (${report.mirrorSources[i]})`).join(", ");
     lines.push(`Mirror nodes: ${report.mirrors.length === 0 ? "none" : asked} on ${report.witnesses} distinct host${report.witnesses === 1 ? "" : "s"} (minimum ${report.minMirrors})`);
   }
-  const unasked = report.suggestedMirrors.filter((m) => !report.mirrors.includes(m.replace(/\/+$/, "")));
+  // Compared as the mirror nodes asked are spelled (normalised), so `HTTPS://Mirror.Example/` asked is not listed as unasked.
+  const unasked = report.suggestedMirrors.filter((m) => !report.mirrors.includes(normaliseMirrorUrl(m) ?? m));
   if (unasked.length > 0) lines.push(`Suggested by the receipt, not asked (a receipt does not choose its witnesses; name one with --mirror to ask it): ${unasked.join(", ")}`);
   if (report.minMirrors < 2) {
     lines.push(`WARNING: --min-mirrors ${report.minMirrors} is a weakened check: a single mirror node could show a forged message or hide a revocation.`);

@@ -43,11 +43,23 @@ export function planMirrors(network: Network, user: readonly string[], trust: Tr
   return out;
 }
 
-/** One spelling per address: lowercase, no brackets, an IPv4-mapped IPv6 address as IPv4. */
+/**
+ * One spelling per address: lowercase, no brackets, an IPv6 address in the URL parser's compressed
+ * form, an IPv4-mapped IPv6 address as IPv4. A URL's host `[::ffff:127.0.0.1]` reaches the parser as
+ * `[::ffff:7f00:1]`, so both spellings of a mapped address are read.
+ */
 export function canonicalAddress(address: string): string {
-  const a = address.toLowerCase().replace(/^\[|\]$/g, "");
-  const mapped = /^(?:0{0,4}:){0,5}ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a) ?? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  return mapped !== null ? mapped[1]! : a;
+  let a = address.toLowerCase().replace(/^\[|\]$/g, "");
+  if (!a.includes(":")) return a;
+  try {
+    a = new URL(`http://[${a}]/`).hostname.slice(1, -1);
+  } catch {
+    return a; // not an IPv6 address (a zone id, or not an address at all): compared as written
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
+  if (mapped === null) return a;
+  const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
 /**
@@ -55,7 +67,8 @@ export function canonicalAddress(address: string): string {
  * every browser sends to loopback (`localhost`, `*.localhost`: RFC 6761).
  */
 export const nameResolver: HostResolver = async (hostname) => {
-  const h = canonicalAddress(hostname);
+  // `mirror.example.` is `mirror.example`: the trailing dot only says the name is absolute.
+  const h = canonicalAddress(hostname).replace(/(?<=.)\.$/, "");
   return { addresses: h === "localhost" || h.endsWith(".localhost") ? ["127.0.0.1", "::1"] : [h] };
 };
 
