@@ -27,6 +27,9 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const orgKeys = ml_dsa65.keygen(ORG_SEED);
 const sealKeys = ml_dsa65.keygen(SEAL_SEED);
 
+/** The signer key's fingerprint (docs/signing.md §2), as a trust file or a domain's document lists it. */
+export const SIGNER_FINGERPRINT = hex(keyFingerprint({ algorithm: "ML-DSA-65", publicKey: orgKeys.publicKey }));
+
 /** One message as the ledger holds it. */
 export interface LedgerMessage {
   sequenceNumber: number;
@@ -59,6 +62,8 @@ export interface BuildOptions {
   /** A revocation of the record on the ledger, after the fillers. */
   revoked?: boolean;
   orgName?: string;
+  /** The domain the key announcement claims (none by default, as before organisations had one). */
+  domain?: string;
 }
 
 export const PERSON_ID = "0190f5a3-7c1e-7d2a-9b4c-0000000000aa";
@@ -93,7 +98,8 @@ export function buildReceipt(options: BuildOptions = {}): Built {
     messages.push({ sequenceNumber: n, consensusAt: consensusOf(n), message, runningHash: runningHashOf(n) });
   };
   // A person's key is announced by ids only (decisions §10): the same key here, as a person's.
-  push(options.signerType === "user" ? announcementBytes(undefined, { type: "person_key", name: undefined, personId: PERSON_ID }) : announcementBytes(options.orgName));
+  const domain = options.domain === undefined ? {} : { domain: options.domain };
+  push(options.signerType === "user" ? announcementBytes(undefined, { type: "person_key", name: undefined, personId: PERSON_ID, ...domain }) : announcementBytes(options.orgName, domain));
   push(creation);
   for (let i = 0; i < (options.fillers ?? 0); i++) {
     // Other records' revocations and messages that are not JSON: the scan must pass over both.
@@ -106,7 +112,8 @@ export function buildReceipt(options: BuildOptions = {}): Built {
     recordId: RECORD_ID,
     originalDocHash: DOC_HASH,
     authenticatedAt: AUTHENTICATED_AT,
-    kind: "record_only",
+    // An organisation's record is record_only, a person's signed PDF pdf_embedded (the kind check).
+    kind: options.signerType === "user" ? "pdf_embedded" : "record_only",
     signerType: options.signerType ?? "org",
     signer: { algorithm: "ML-DSA-65", publicKey: b64(orgKeys.publicKey), payload: b64(SIGNER_SIGNATURE_PAYLOAD), signature: b64(signature) },
     seal: { algorithm: "ML-DSA-65", publicKey: b64(sealKeys.publicKey), payload: b64(sealPayload), signature: b64(sealSignature) },
@@ -139,6 +146,8 @@ export interface FakeMirror {
   pageSize: number;
   /** Requests seen, path and query. */
   readonly requests: string[];
+  /** The Host header of each request seen, in the same order. */
+  readonly hostHeaders: string[];
   stop(): void;
 }
 
@@ -174,6 +183,7 @@ export function fakeMirror(ledger: Ledger, hostname = nextLoopback()): FakeMirro
     mode: "ok",
     pageSize: 100,
     requests: [],
+    hostHeaders: [],
     stop: () => server.stop(true),
   };
   const server = Bun.serve({
@@ -182,6 +192,7 @@ export function fakeMirror(ledger: Ledger, hostname = nextLoopback()): FakeMirro
     fetch: async (req) => {
       const url = new URL(req.url);
       state.requests.push(url.pathname + url.search);
+      state.hostHeaders.push(req.headers.get("host") ?? "");
       if (state.mode === "hang") return await new Promise<Response>(() => {});
       if (state.mode === "garbage") return new Response("<html>maintenance</html>", { status: 200 });
       if (state.mode === "error500") return Response.json({ _status: { messages: [{ message: "Internal error" }] } }, { status: 500 });
@@ -220,4 +231,14 @@ export function deadUrl(): string {
   const url = `http://${hostname}:${s.port}`;
   s.stop(true);
   return url;
+}
+
+/** The fixture's organisation pinned as a trust file pins it (docs/receipts.md §7); `over` changes fields. */
+export function pinnedOrganisation(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { orgId: ORG_ID, name: "Acme Ltd", domain: "acme.example", network: "testnet", topicId: TOPIC, keys: [{ algorithm: "ML-DSA-65", fingerprint: SIGNER_FINGERPRINT }], ...over };
+}
+
+/** A trust file's text: the fixture's organisation pinned, and `networks`' mirror nodes. */
+export function trustFileText(options: { networks?: Record<string, { mirrors: string[] }>; organisations?: Record<string, unknown>[] } = {}): string {
+  return JSON.stringify({ v: 1, service: "https://verify.example.org", exportedAt: "2026-11-28T12:00:00.000Z", networks: options.networks ?? {}, organisations: options.organisations ?? [pinnedOrganisation()] });
 }

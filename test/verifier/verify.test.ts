@@ -1,12 +1,31 @@
 /**
  * verifyReceipt against fake mirror nodes served over HTTP in the real REST shapes (fixtures.ts):
  * every verdict rule of docs/receipts.md §4.2, their order, one byte flipped in each signed
- * thing, mirrors that lie, fail or are down, offline, a lowered minimum, and a paged scan.
+ * thing, mirrors that lie, fail or are down, offline, a lowered minimum, and a paged scan; which
+ * mirror nodes are asked (never the receipt's own unless named) and how many hosts they are; the
+ * kind bound to the signer's type; the identity, confirmed or a claim; a local ledger's receipt.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { parseReceipt, renderReport, verifyReceipt, type Report, type VerifyOptions } from "../../src/verifier/index.ts";
+import { parseReceipt, parseTrustFile, renderReport, verifyReceipt, type FetchFn, type Report, type VerifyOptions } from "../../src/verifier/index.ts";
 import { cleanup } from "../support/env.ts";
-import { buildReceipt, deadUrl, DOC_HASH, fakeMirror, OTHER_HASH, revocationBytes, consensusOf, announcementBytes, PERSON_ID, type Built, type FakeMirror } from "./fixtures.ts";
+import {
+  buildReceipt,
+  deadUrl,
+  DOC_HASH,
+  fakeMirror,
+  OTHER_HASH,
+  revocationBytes,
+  consensusOf,
+  announcementBytes,
+  ORG_ID,
+  PERSON_ID,
+  pinnedOrganisation,
+  SIGNER_FINGERPRINT,
+  TOPIC,
+  trustFileText,
+  type Built,
+  type FakeMirror,
+} from "./fixtures.ts";
 
 afterAll(cleanup);
 
@@ -31,15 +50,29 @@ function pair(built: Built): [FakeMirror, FakeMirror] {
   return [fakeMirror(built.ledger), fakeMirror(built.ledger)];
 }
 
+const lines = (text: string) => text.trimEnd().split("\n");
+
 describe("an honest ledger", () => {
-  test("an organisation's record: verified_org, every check passes, the name from the announcement", async () => {
+  test("an organisation's record: verified_org, every check passes, the name from the announcement reported as a claim", async () => {
     const built = buildReceipt({ fillers: 4 });
     const [a, b] = pair(built);
     const r = await verify(built, [a, b]);
     expect(r.verdict).toBe("verified_org");
-    expect(r.checks.map((c) => c.name)).toEqual(["documentHash", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "inclusion"]);
-    expect(r.checks.filter((c) => c.status !== "pass")).toEqual([]);
-    expect(r.organisation).toEqual({ orgId: "0190f5a3-0000-7000-8000-000000000001", name: "Acme Ltd" });
+    expect(r.checks.map((c) => c.name)).toEqual(["documentHash", "kind", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "identity", "inclusion"]);
+    // Nothing the verifier trusts names the organisation: the one check short of a pass is identity's warning.
+    expect(r.checks.filter((c) => c.status !== "pass").map((c) => [c.name, c.status])).toEqual([["identity", "warn"]]);
+    expect(r.identity).toEqual({
+      status: "unconfirmed",
+      method: null,
+      domain: null,
+      confirmedName: null,
+      claimedName: "Acme Ltd",
+      claimedOrgId: ORG_ID,
+      claimedDomain: null,
+      detail: "the announcement names no domain, and no trust file pins this topic",
+      evidence: {},
+    });
+    expect(r).toMatchObject({ network: "testnet", public: true, mirrorSources: ["--mirror", "--mirror"], witnesses: 2, suggestedMirrors: ["https://testnet.mirrornode.hedera.com"] });
     expect(r.mirrors).toEqual([a.url, b.url]);
     expect(r.minMirrors).toBe(2);
     expect(r.offline).toBe(false);
@@ -53,48 +86,112 @@ describe("an honest ledger", () => {
     }
     // JSON-safe: the report survives a round trip unchanged.
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
-    const text = renderReport(r);
-    expect(text).toStartWith("Verdict: verified_org");
-    expect(text).toContain("Organisation: Acme Ltd");
-    expect(text).not.toContain("WARNING");
+    const text = lines(renderReport(r));
+    expect(text[0]).toStartWith("Verdict: verified_org");
+    // The claimed name is never shown as fact.
+    expect(text[1]).toStartWith(`Identity: UNCONFIRMED claim: the ledger announcement claims "Acme Ltd", id ${ORG_ID}; nothing this verifier trusts confirms it`);
+    expect(text).toContain(`Mirror nodes: ${a.url} (--mirror), ${b.url} (--mirror) on 2 distinct hosts (minimum 2)`);
+    expect(text).toContain("Suggested by the receipt, not asked (a receipt does not choose its witnesses; name one with --mirror to ask it): https://testnet.mirrornode.hedera.com");
+    expect(text.join("\n")).not.toContain("WARNING");
+    expect(text.join("\n")).not.toContain("Ledger: local");
   });
 
   test("a person's record: verified, its key announced by ids only (person_key); an organisation's kind of announcement does not bind it", async () => {
     const built = buildReceipt({ signerType: "user" });
     const report = await verify(built, pair(built));
     expect(report.verdict).toBe("verified");
-    expect(report.organisation).toEqual({ orgId: expect.any(String), name: null });
+    expect(report.identity).toMatchObject({ status: "unconfirmed", claimedName: null, claimedOrgId: ORG_ID });
     expect(report.person).toEqual({ personId: PERSON_ID });
     expect(renderReport(report)).toContain(`Signed by: person ${PERSON_ID}`);
-    // An organisation's record whose announcement is a person's, and the other way round: not bound.
+    expect(renderReport(report)).toContain(`Identity: UNCONFIRMED claim: the ledger announcement claims id ${ORG_ID};`);
+    // An organisation's record (kind and signer type both relabelled) whose announcement is a person's: not bound.
     const swapped = buildReceipt({ signerType: "user" });
     swapped.receipt.signerType = "org";
-    expect((await verify(swapped, pair(swapped))).verdict).toBe("signature_invalid");
+    swapped.receipt.kind = "record_only";
+    const r = await verify(swapped, pair(swapped));
+    expect(r.verdict).toBe("signature_invalid");
+    expect(statuses(r)).toMatchObject({ kind: "pass", keyAnnouncement: "fail" });
+    expect(check(r, "keyAnnouncement").detail).toContain("not a version-1 key announcement");
   });
 
-  test("the user's mirrors first, then the receipt's, without duplicates, until the minimum", async () => {
+  test("the receipt's mirror nodes are never asked unless the user names them", async () => {
     const built = buildReceipt();
     const [a, b] = pair(built);
     const c = fakeMirror(built.ledger);
-    built.receipt.mirrorNodes = [a.url + "/", b.url, c.url];
-    const r = await verify(built, [a.url.replace("http://", "HTTP://")]);
-    expect(r.mirrors).toEqual([a.url, b.url]);
-    expect(r.verdict).toBe("verified_org");
+    const spelledOtherwise = a.url.replace("http://", "HTTP://") + "/";
+    built.receipt.mirrorNodes = [spelledOtherwise, b.url, c.url];
+    const r = await verify(built, [a.url.replace("http://", "Http://")]);
+    expect(r.mirrors).toEqual([a.url]);
+    expect(r.suggestedMirrors).toEqual([spelledOtherwise, b.url, c.url]);
+    // One witness of the user's is fewer than two: the receipt's suggestions do not make up the number.
+    expect(r.verdict).toBe("unverifiable");
+    expect(check(r, "mirrors").detail).toBe(`only 1 distinct host among the mirror nodes for a minimum of 2: add a mirror node on another host with --mirror URL`);
+    expect(b.requests).toEqual([]);
     expect(c.requests).toEqual([]);
-    // All of the user's are asked, even past the minimum.
-    const all = await verify(built, [a, b, c]);
-    expect(all.mirrors).toEqual([a.url, b.url, c.url]);
+    // The ones not asked are listed as suggestions; the one the user named (spelled otherwise) is not.
+    expect(renderReport(r)).toContain(`Suggested by the receipt, not asked (a receipt does not choose its witnesses; name one with --mirror to ask it): ${b.url}, ${c.url}\n`);
+    // Named, they are asked, all of them, even past the minimum, in the user's order, without duplicates.
+    const all = await verify(built, [c, a, b, a.url + "/"]);
+    expect(all.mirrors).toEqual([c.url, a.url, b.url]);
+    expect(all.verdict).toBe("verified_org");
+    expect(b.requests.length).toBeGreaterThan(0);
     expect(c.requests.length).toBeGreaterThan(0);
+    expect(renderReport(all)).not.toContain("Suggested by the receipt");
+  });
+
+  test("the built-in mirror node of the receipt's network is asked after the user's, unless turned off", async () => {
+    const built = buildReceipt();
+    const [a, builtin] = pair(built);
+    // The built-in testnet mirror node, served here by a fake one.
+    const routed: FetchFn = (url, init) => fetch(url.replace("https://testnet.mirrornode.hedera.com", builtin.url), init);
+    const r = await verify(built, [a], { builtinMirrors: true, fetch: routed });
+    expect(r.verdict).toBe("verified_org");
+    expect(r.mirrors).toEqual([a.url, "https://testnet.mirrornode.hedera.com"]);
+    expect(r.mirrorSources).toEqual(["--mirror", "built-in"]);
+    expect(builtin.requests.length).toBeGreaterThan(0);
+    // Asked because it is built in, it is no longer a mere suggestion of the receipt.
+    expect(renderReport(r)).not.toContain("Suggested by the receipt");
+    const before = builtin.requests.length;
+    const off = await verify(built, [a], { builtinMirrors: false, fetch: routed });
+    expect(off.mirrors).toEqual([a.url]);
+    expect(off.verdict).toBe("unverifiable");
+    expect(builtin.requests.length).toBe(before);
+  });
+
+  test("a trust file's mirror nodes for the receipt's network come after the user's; another network's are not asked", async () => {
+    const built = buildReceipt();
+    const [a, b] = pair(built);
+    const c = fakeMirror(built.ledger);
+    const trust = parseTrustFile(trustFileText({ networks: { testnet: { mirrors: [b.url + "/", a.url] }, mainnet: { mirrors: [c.url] } }, organisations: [] }));
+    const r = await verify(built, [a], { trust });
+    expect(r.verdict).toBe("verified_org");
+    expect(r.mirrors).toEqual([a.url, b.url]);
+    expect(r.mirrorSources).toEqual(["--mirror", "trust file"]);
+    expect(check(r, "mirrors").evidence!.sources).toEqual({ [a.url]: "--mirror", [b.url]: "trust file" });
+    expect(renderReport(r)).toContain(`Mirror nodes: ${a.url} (--mirror), ${b.url} (trust file) on 2 distinct hosts (minimum 2)`);
+    expect(c.requests).toEqual([]);
   });
 
   test("a name with control characters is shown escaped, never raw, in the human output", async () => {
-    const built = buildReceipt({ orgName: "Acme\u001b[2J\u202eLtd" });
+    const name = "Acme\u001b[2J\u202eLtd\u0085\u2066x\u200f";
+    const built = buildReceipt({ orgName: name });
     const r = await verify(built, pair(built));
     expect(r.verdict).toBe("verified_org");
-    expect(r.organisation!.name).toBe("Acme\u001b[2J\u202eLtd");
+    expect(r.identity!.claimedName).toBe(name);
     const text = renderReport(r);
-    expect(text).not.toMatch(/[\u001b\u202e]/);
-    expect(text).toContain("Acme\\u{1b}[2J\\u{202e}Ltd");
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    const escaped = String.raw`"Acme\u001b[2J\u{202e}Ltd\u{85}\u{2066}x\u{200f}"`;
+    expect(lines(text)[1]).toStartWith(`Identity: UNCONFIRMED claim: the ledger announcement claims ${escaped}, id ${ORG_ID};`);
+    expect(text).toContain(`an organisation calling itself ${escaped}`);
+
+    // The same name in the identity check's detail (a trust file pinning that name on another topic).
+    const trust = parseTrustFile(trustFileText({ organisations: [pinnedOrganisation({ orgId: "0190f5a3-0000-7000-8000-0000000000ff", name, topicId: "0.0.7" })] }));
+    const mismatch = await verify(built, pair(built), { trust });
+    expect(mismatch.identity!.detail).toBe(`the trust file pins ${JSON.stringify(name)} to topic 0.0.7 on testnet, not ${TOPIC} on testnet`);
+    const shown = renderReport(mismatch);
+    expect(shown).not.toMatch(/[\u001b\u0085\u200f\u202e\u2066]/);
+    expect(lines(shown).find((l) => l.startsWith("  fail  identity "))).toContain(`mismatch: the trust file pins ${escaped} to topic 0.0.7 on testnet`);
+    expect(lines(shown)[1]).toStartWith(`Identity: MISMATCH: the ledger announcement claims ${escaped}, id ${ORG_ID}, but the trust file pins ${escaped} to topic 0.0.7`);
   });
 });
 
@@ -135,6 +232,26 @@ describe("rule 1 and 2: the document and the signatures, before anything else", 
         expect(a.requests).toEqual([]);
       });
     }
+  }
+
+  const kinds: [string, "org" | "user", string][] = [
+    ["an organisation's record relabelled pdf_embedded", "org", "pdf_embedded"],
+    ["a person's signed PDF relabelled record_only", "user", "record_only"],
+  ];
+  for (const [what, signerType, kind] of kinds) {
+    test(`${what}: signature_invalid, kind fails, and no mirror node is asked`, async () => {
+      const built = buildReceipt({ signerType });
+      const [a, b] = pair(built);
+      built.receipt.kind = kind;
+      const r = await verify(built, [a, b]);
+      expect(r.verdict).toBe("signature_invalid");
+      expect(check(r, "kind")).toMatchObject({ status: "fail", evidence: { kind, signerType } });
+      expect(check(r, "kind").detail).toContain(`${kind} does not go with signerType ${signerType}`);
+      // The signatures hold (kind is in none of them): only the kind check catches it.
+      expect(statuses(r)).toMatchObject({ documentHash: "pass", recordPayload: "pass", signerSignature: "pass", sealPayload: "pass", sealSignature: "pass", mirrors: "skipped", identity: "skipped" });
+      expect([a.requests, b.requests]).toEqual([[], []]);
+      expect(r.identity).toBeNull();
+    });
   }
 
   test("a changed signed time or record id: signature_invalid", async () => {
@@ -213,10 +330,34 @@ describe("rule 4: unverifiable", () => {
     const r = await verify(built, [a.url, a.url + "/"]);
     expect(r.verdict).toBe("unverifiable");
     expect(r.mirrors).toEqual([a.url]);
-    expect(check(r, "mirrors").detail).toContain("only 1 distinct mirror node for a minimum of 2");
+    expect(check(r, "mirrors").detail).toBe("only 1 distinct host among the mirror nodes for a minimum of 2: add a mirror node on another host with --mirror URL");
     const none = await verify(built, []);
     expect(none.verdict).toBe("unverifiable");
     expect(none.mirrors).toEqual([]);
+    expect(check(none, "mirrors").detail).toBe("no mirror node to ask for a minimum of 2: add one with --mirror URL");
+    // The receipt's suggestions are pointed at, not asked.
+    built.receipt.mirrorNodes = [a.url];
+    const suggested = await verify(built, []);
+    expect(check(suggested, "mirrors").detail).toBe("no mirror node to ask for a minimum of 2: add one with --mirror URL (the receipt suggests some; they are asked only when you name them)");
+  });
+
+  test("two mirror nodes on two ports of one address are one host: unverifiable, and the detail says which share it", async () => {
+    const built = buildReceipt();
+    const a = fakeMirror(built.ledger);
+    const same = fakeMirror(built.ledger, new URL(a.url).hostname);
+    expect(same.url).not.toBe(a.url);
+    const r = await verify(built, [a, same]);
+    expect(r.verdict).toBe("unverifiable");
+    expect(r.witnesses).toBe(1);
+    expect(check(r, "mirrors")).toMatchObject({ status: "fail", evidence: { distinctHosts: 1, minMirrors: 2 } });
+    expect(check(r, "mirrors").detail).toBe(`only 1 distinct host among the mirror nodes for a minimum of 2 (${same.url} is on the same host as ${a.url}): add a mirror node on another host with --mirror URL`);
+    expect(renderReport(r)).toContain(`Mirror nodes: ${a.url} (--mirror), ${same.url} (--mirror) on 1 distinct host (minimum 2)`);
+    // A third on another address makes two hosts.
+    const other = fakeMirror(built.ledger);
+    const three = await verify(built, [a, same, other]);
+    expect(three.verdict).toBe("verified_org");
+    expect(three.witnesses).toBe(2);
+    expect(check(three, "mirrors").detail).toBe("3 mirror nodes on 2 distinct hosts asked, every one answered");
   });
 
   test("a non-null inclusion proof: unverifiable, and the inclusion check fails", async () => {
@@ -373,7 +514,12 @@ describe("rule 7: the ledger does not back the receipt", () => {
       const r = await verify(built, pair(built));
       expect(r.verdict).toBe("signature_invalid");
       expect(check(r, failing).status).toBe("fail");
-      expect(r.organisation === null || failing !== "keyAnnouncement").toBe(true);
+      // No identity without an announcement established on the ledger.
+      if (failing === "keyAnnouncement") {
+        expect(r.identity).toBeNull();
+        expect(check(r, "identity").status).toBe("skipped");
+        expect(renderReport(r)).toContain("Identity: not established (no key announcement confirmed on the ledger)");
+      }
     });
   }
 
@@ -394,7 +540,7 @@ describe("rule 7: the ledger does not back the receipt", () => {
     const r = await verify(built, pair(built));
     expect(r.verdict).toBe("signature_invalid");
     expect(check(r, "keyAnnouncement").detail).toContain("keyFingerprint");
-    expect(r.organisation).toBeNull();
+    expect(r.identity).toBeNull();
   });
 });
 
@@ -477,5 +623,128 @@ describe("--min-mirrors 1", () => {
     await expect(verify(built, [], { minMirrors: 0 })).rejects.toThrow("minMirrors");
     await expect(verify(built, [], { docHash: "sha256:00" })).rejects.toThrow("docHash");
     await expect(verify(built, ["ftp://x"])).rejects.toThrow("not a mirror node URL");
+  });
+});
+
+describe("identity: the announcement's names are a claim until a trust root confirms them", () => {
+  const WELL_KNOWN = "https://acme.example/.well-known/docverify.json";
+  /** The global fetch, with the domain's document served from `document` (undefined: unreachable). */
+  function withDomain(document: unknown, asked: string[] = []): FetchFn {
+    return async (url, init) => {
+      if (!url.startsWith("https://")) return fetch(url, init);
+      asked.push(url);
+      if (url !== WELL_KNOWN || document === undefined) throw new Error(`getaddrinfo ENOTFOUND ${new URL(url).hostname}`);
+      return new Response(JSON.stringify(document), { status: 200 });
+    };
+  }
+  const listed = (over: Record<string, unknown> = {}) => ({ v: 1, organisations: [{ orgId: ORG_ID, name: "Acme Certification Ltd", domain: "acme.example", network: "testnet", topicId: TOPIC, keys: [{ algorithm: "ML-DSA-65", fingerprint: SIGNER_FINGERPRINT, announcedAt: consensusOf(1) }], ...over }] });
+  const noTxt = async (): Promise<string[][]> => {
+    throw Object.assign(new Error("queryTxt ENOTFOUND"), { code: "ENOTFOUND" });
+  };
+
+  test("pinned by the trust file: confirmed, the trust file's name as fact, verified_org", async () => {
+    const built = buildReceipt();
+    const trust = parseTrustFile(trustFileText({ organisations: [pinnedOrganisation({ name: "Acme Certification Ltd" })] }));
+    const r = await verify(built, pair(built), { trust });
+    expect(r.verdict).toBe("verified_org");
+    expect(r.identity).toMatchObject({ status: "confirmed", method: "trust-file", domain: "acme.example", confirmedName: "Acme Certification Ltd", claimedName: "Acme Ltd" });
+    expect(check(r, "identity").status).toBe("pass");
+    expect(lines(renderReport(r))[1]).toBe(`Identity: confirmed by trust-file: "Acme Certification Ltd" (acme.example); the trust file pins topic ${TOPIC} on testnet and this key to "Acme Certification Ltd"`);
+  });
+
+  test("by the announced domain's well-known document over https: confirmed, its name as fact", async () => {
+    const built = buildReceipt({ domain: "acme.example" });
+    const asked: string[] = [];
+    const r = await verify(built, pair(built), { fetch: withDomain(listed(), asked), resolveTxt: noTxt });
+    expect(asked).toEqual([WELL_KNOWN]);
+    expect(r.verdict).toBe("verified_org");
+    expect(r.identity).toMatchObject({ status: "confirmed", method: "https", domain: "acme.example", confirmedName: "Acme Certification Ltd", claimedDomain: "acme.example" });
+    expect(check(r, "keyAnnouncement").detail).toContain('calling itself "Acme Ltd" (domain acme.example)');
+    expect(lines(renderReport(r))[1]).toBe(`Identity: confirmed by https: "Acme Certification Ltd" (acme.example); ${WELL_KNOWN} lists topic ${TOPIC} on testnet and this key`);
+  });
+
+  test("by the domain's DNS TXT record: confirmed, the organisation of the domain (DNS names no organisation)", async () => {
+    const built = buildReceipt({ domain: "acme.example" });
+    const txt = async (name: string) => (name === "_docverify.acme.example" ? [["v=docverify1; network=testnet; topic=", TOPIC]] : noTxt());
+    const r = await verify(built, pair(built), { fetch: withDomain(undefined), resolveTxt: txt });
+    expect(r.verdict).toBe("verified_org");
+    expect(r.identity).toMatchObject({ status: "confirmed", method: "dns", domain: "acme.example", confirmedName: null });
+    expect(lines(renderReport(r))[1]).toBe(`Identity: confirmed by dns: the organisation of acme.example; DNS TXT _docverify.acme.example names topic ${TOPIC} on testnet`);
+  });
+
+  test("a domain that does not answer: the verdict stands, the identity stays a claim", async () => {
+    const built = buildReceipt({ domain: "acme.example" });
+    const r = await verify(built, pair(built), { fetch: withDomain(undefined), resolveTxt: noTxt });
+    expect(r.verdict).toBe("verified_org");
+    expect(r.identity).toMatchObject({ status: "unconfirmed", method: null, confirmedName: null, claimedName: "Acme Ltd", claimedDomain: "acme.example" });
+    expect(check(r, "identity").status).toBe("warn");
+    expect(lines(renderReport(r))[1]).toStartWith(`Identity: UNCONFIRMED claim: the ledger announcement claims "Acme Ltd", id ${ORG_ID}, domain acme.example; nothing this verifier trusts confirms it (${WELL_KNOWN} could not be read: getaddrinfo ENOTFOUND acme.example; DNS TXT _docverify.acme.example: no such record)`);
+  });
+
+  const mismatches: [string, () => Partial<VerifyOptions>, string][] = [
+    ["the trust file pins the claimed organisation on another topic", () => ({ trust: parseTrustFile(trustFileText({ organisations: [pinnedOrganisation({ topicId: "0.0.7" })] })) }), `the trust file pins "Acme Ltd" to topic 0.0.7 on testnet, not ${TOPIC} on testnet`],
+    ["the trust file pins this topic with other keys", () => ({ trust: parseTrustFile(trustFileText({ organisations: [pinnedOrganisation({ keys: [{ algorithm: "ML-DSA-65", fingerprint: "cd".repeat(32) }] })] })) }), `the trust file pins topic ${TOPIC} on testnet to "Acme Ltd" with other keys than this record's`],
+    ["the domain's document lists another topic", () => ({ fetch: withDomain(listed({ topicId: "0.0.7" })), resolveTxt: noTxt }), `acme.example lists 0.0.7 on testnet, not ${TOPIC} on testnet`],
+    ["the domain's TXT record names another topic", () => ({ fetch: withDomain(undefined), resolveTxt: async () => [["v=docverify1; network=testnet; topic=0.0.7"]] }), `DNS TXT _docverify.acme.example names 0.0.7 on testnet, not ${TOPIC} on testnet`],
+  ];
+  for (const [what, options, detail] of mismatches) {
+    test(`mismatch, ${what}: signature_invalid, the identity check fails`, async () => {
+      const built = buildReceipt({ domain: "acme.example" });
+      const r = await verify(built, pair(built), options());
+      expect(r.verdict).toBe("signature_invalid");
+      expect(r.identity).toMatchObject({ status: "mismatch", method: null, confirmedName: null, claimedName: "Acme Ltd" });
+      expect(r.identity!.detail).toContain(detail);
+      expect(check(r, "identity").status).toBe("fail");
+      // Everything the ledger shows holds: the contradiction alone decides.
+      expect(r.checks.filter((c) => c.status !== "pass").map((c) => c.name)).toEqual(["identity"]);
+      const text = lines(renderReport(r));
+      expect(text[0]).toStartWith("Verdict: signature_invalid");
+      expect(text[1]).toStartWith(`Identity: MISMATCH: the ledger announcement claims "Acme Ltd", id ${ORG_ID}, domain acme.example, but `);
+      expect(text[1]).toEndWith(". Do not trust this receipt.");
+    });
+  }
+
+  test("the domain is not consulted when the shell says not to (lookupDomain false)", async () => {
+    const built = buildReceipt({ domain: "acme.example" });
+    const asked: string[] = [];
+    const r = await verify(built, pair(built), { fetch: withDomain(listed(), asked), lookupDomain: false });
+    expect(asked).toEqual([]);
+    expect(r.identity).toMatchObject({ status: "unconfirmed", detail: "the domain could not be consulted" });
+  });
+});
+
+describe("a local development ledger's receipt", () => {
+  /** The fixture's receipt, its network relabelled local. */
+  function local(): Built {
+    const built = buildReceipt();
+    built.receipt.anchor.network = "local";
+    return built;
+  }
+
+  test("against the mirror nodes named: verified_org, but public false, and the text says it proves nothing publicly", async () => {
+    const built = local();
+    const [a, b] = pair(built);
+    const r = await verify(built, [a, b], { builtinMirrors: false });
+    expect(r.verdict).toBe("verified_org");
+    expect(r).toMatchObject({ network: "local", public: false, mirrors: [a.url, b.url] });
+    const text = lines(renderReport(r));
+    expect(text[0]).toStartWith("Verdict: verified_org");
+    expect(text[1]).toBe("Ledger: local development ledger: proves nothing publicly");
+    expect(text[2]).toStartWith("Identity: UNCONFIRMED claim:");
+  });
+
+  test("with no mirror node named: unverifiable, saying to name the local ledger's; built-in ones or not, there are none", async () => {
+    const built = local();
+    const [a] = pair(built);
+    built.receipt.mirrorNodes = [a.url];
+    for (const builtinMirrors of [true, false]) {
+      const r = await verify(built, [], { builtinMirrors });
+      expect(r.verdict).toBe("unverifiable");
+      expect(r.mirrors).toEqual([]);
+      expect(check(r, "mirrors")).toMatchObject({ status: "fail", detail: "network local has no built-in mirror nodes: name the local ledger's with --mirror URL (a local development ledger proves nothing publicly)" });
+      expect(r.public).toBe(false);
+    }
+    // The receipt's own suggestion was not asked.
+    expect(a.requests).toEqual([]);
   });
 });
