@@ -167,7 +167,8 @@ export async function confirmIdentity(o: IdentityOptions): Promise<Identity> {
   const evidence = { https: https?.evidence ?? null, dns: dns?.evidence ?? null };
   const details = outcomes.map((x) => x.detail).join("; ");
   // A contradiction from either root outweighs a confirmation from the other.
-  if (outcomes.some((x) => x.status === "mismatch")) return result("mismatch", null, claim.domain, null, details, evidence);
+  const contradictions = outcomes.filter((x) => x.status === "mismatch");
+  if (contradictions.length > 0) return result("mismatch", null, claim.domain, null, contradictions.map((x) => x.detail).join("; "), evidence);
   if (https?.status === "confirmed") return result("confirmed", "https", claim.domain, https.confirmedName ?? null, https.detail, evidence);
   if (dns?.status === "confirmed") return result("confirmed", "dns", claim.domain, null, dns.detail, evidence);
   return result("unconfirmed", null, claim.domain, null, outcomes.length === 0 ? "the domain could not be consulted" : details, evidence);

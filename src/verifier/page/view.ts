@@ -71,7 +71,12 @@ export function reportText(report: Report): VerdictText {
   const confirmed = report.identity?.status === "confirmed";
   const headline = proven && !confirmed ? `${v.headline}, but who made it is not confirmed` : v.headline;
   const tone: Tone = proven && (!confirmed || !report.public) ? "warn" : v.tone;
-  return { headline: report.public ? headline : `${headline} (local development ledger: proves nothing publicly)`, explanation: v.explanation, tone };
+  // Unconfirmed, the explanation speaks of a key and the name it was announced under, never of the organisation as fact.
+  const explanation =
+    proven && !confirmed
+      ? `A key announced on the ledger under the name shown below ${report.verdict === "verified" ? "signed" : "authenticated"} this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked. Who holds that key is not confirmed.`
+      : v.explanation;
+  return { headline: report.public ? headline : `${headline} (local development ledger: proves nothing publicly)`, explanation, tone };
 }
 
 /**
