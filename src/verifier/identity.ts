@@ -82,7 +82,8 @@ export function parseTxtRecord(strings: readonly string[]): { network: string; t
     if (eq <= 0) continue;
     fields.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim());
   }
-  const network = fields.get("network");
+  // Network names are lowercase; `network=Testnet` names testnet, not another network to contradict this one.
+  const network = fields.get("network")?.toLowerCase();
   const topic = fields.get("topic");
   return network === undefined || topic === undefined ? null : { network, topic };
 }
