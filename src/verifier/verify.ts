@@ -226,7 +226,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     receiptSha256: sha256Text(receipt.seal.payload),
   });
   const sealOk = verifySignature(receipt.seal, sealPayload);
-  add("sealSignature", sealOk ? "pass" : "fail", sealOk ? "the docverify seal verifies" : "the seal signature does not verify over the seal payload", { algorithm: receipt.seal.algorithm, signatureSha256: sha256Text(receipt.seal.signature) });
+  add("sealSignature", sealOk ? "pass" : "fail", sealOk ? "the seal signature verifies (whose seal key it is, the key announcement and the identity say)" : "the seal signature does not verify over the seal payload", { algorithm: receipt.seal.algorithm, signatureSha256: sha256Text(receipt.seal.signature) });
   const localOk = documentOk && kindOk && recordPayloadOk && signerOk && sealPayloadOk && sealOk;
 
   // ---- The ledger.
