@@ -1,9 +1,10 @@
 /**
  * The mirror-node reader over an injected fetch: the three kinds of answer (found, not found,
- * failed) for each request, and the scan's paging and its guards.
+ * failed) for each request, and the scan's paging and its guards; every request asks for JSON,
+ * follows no redirect off the mirror's origin, and is pinned to the addresses its host was counted by.
  */
 import { describe, expect, test } from "bun:test";
-import { mirrorReader, type FetchFn } from "../../src/verifier/mirror.ts";
+import { mirrorReader, type FetchFn, type FetchInit } from "../../src/verifier/mirror.ts";
 
 const BASE = "https://mirror.example.org/prefix";
 const TOPIC = "0.0.42";
@@ -119,5 +120,28 @@ describe("the scan", () => {
     const a = await mirrorReader(BASE, { fetch: f.fetch }).scanAfter(TOPIC, "1700000001.000000001", { maxPages: 3, keep: () => false });
     expect(a).toEqual({ kind: "failed", reason: "the revocation scan stopped after 3 pages (3 messages)" });
     expect(f.asked).toHaveLength(3);
+  });
+});
+
+describe("what every request asks of the GET", () => {
+  test("JSON, redirects within the mirror's origin only, the addresses counted for its host, a deadline", async () => {
+    const inits: FetchInit[] = [];
+    const f: FetchFn = async (url, init) => {
+      inits.push(init!);
+      if (url.endsWith("/topics/0.0.42")) return json({ topic_id: TOPIC, submit_key: null });
+      if (url.includes("/messages?")) return json({ messages: [], links: { next: null } });
+      return json(message(7));
+    };
+    const reader = mirrorReader(BASE, { fetch: f, addresses: ["192.0.2.1", "2001:db8::1"] });
+    await Promise.all([reader.topic(TOPIC), reader.message(TOPIC, 7), reader.scanAfter(TOPIC, "1700000001.000000001", { maxPages: 1, keep: () => true })]);
+    expect(inits).toHaveLength(3);
+    for (const init of inits) {
+      expect(init).toMatchObject({ headers: { accept: "application/json" }, redirects: "same-origin", addresses: ["192.0.2.1", "2001:db8::1"] });
+      expect(init.signal).toBeInstanceOf(AbortSignal);
+    }
+    // Without addresses (the page), none is asked for.
+    const plain: FetchInit[] = [];
+    await mirrorReader(BASE, { fetch: async (_u, init) => (plain.push(init!), json(message(7))) }).message(TOPIC, 7);
+    expect("addresses" in plain[0]!).toBe(false);
   });
 });
