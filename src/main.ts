@@ -23,6 +23,7 @@ Usage:
   docverify admin [--data DIR]     the administrator's terminal UI (needs a terminal)
   docverify org create --name NAME [--api-access] [--addon] [--validated]
   docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]
+                      [--domain DOMAIN|none]
   docverify org list
   docverify key mint --org ORG --env live|test [--revoke]
   docverify key list [--org ORG]
@@ -33,6 +34,9 @@ Usage:
   docverify person suspend PERSON
   docverify person link PERSON     a new enrolment link (older unused ones stop working)
   docverify status                 records by anchor state, the ledger and its health, the anchor queue
+  docverify trust export [--org ORG]
+                                   a trust file for verify-receipt --trust: the organisations'
+                                   topics and keys, and this network's mirror nodes
   docverify backup FILE [--force] [--progress]
                                    a consistent copy of the database, also while serve runs
   docverify restore FILE [--force] puts a backup in place; refused while the database is in use
@@ -82,7 +86,7 @@ export const USAGES: Readonly<Record<string, string>> = {
   org:
     "Usage: docverify org create|set|list [OPTIONS]\n\n" +
     "  docverify org create --name NAME [--api-access] [--addon] [--validated]\n" +
-    "  docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]\n" +
+    "  docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off] [--domain DOMAIN|none]\n" +
     "  docverify org list\n\n" +
     "Each takes --data DIR and --json; docverify org SUBCOMMAND --help for its usage.\n",
   "org create":
@@ -98,18 +102,23 @@ export const USAGES: Readonly<Record<string, string>> = {
       HELP,
     ),
   "org set":
-    "Usage: docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off] [--json] [--data DIR]\n\n" +
-    "Changes organisation ORG (its id); give at least one flag. Prints the organisation as it now is.\n\n" +
+    "Usage: docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]\n" +
+    "                         [--domain DOMAIN|none] [--json] [--data DIR]\n\n" +
+    "Changes organisation ORG (its id); give at least one flag. Prints the organisation as it now is.\n" +
+    "A new domain (or none) is announced on the organisation's ledger topic again, with its key, by\n" +
+    "the running service; verifiers confirm it at https://DOMAIN/.well-known/docverify.json or in the\n" +
+    "DNS TXT record _docverify.DOMAIN (docs/admin.md).\n\n" +
     options(
       ["--api-access on|off", "whether it may use the API"],
       ["--addon on|off", "whether it holds the anchoring add-on"],
       ["--validated on|off", "whether its identity has been validated"],
       ["--suspended on|off", "whether it is suspended"],
+      ["--domain DOMAIN|none", "its DNS name (example.org: lowercase letters, digits and hyphens, an IDN in its xn-- form; no scheme, port or path), or none to clear it"],
       JSON_OUT,
       DATA,
       HELP,
     ),
-  "org list": "Usage: docverify org list [--json] [--data DIR]\n\nOrganisations and their flags.\n\n" + options(JSON_OUT, DATA, HELP),
+  "org list": "Usage: docverify org list [--json] [--data DIR]\n\nOrganisations, their flags and domains.\n\n" + options(JSON_OUT, DATA, HELP),
   key:
     "Usage: docverify key mint|list|revoke [OPTIONS]\n\n" +
     "  docverify key mint --org ORG --env live|test [--revoke]\n" +
@@ -172,6 +181,17 @@ export const USAGES: Readonly<Record<string, string>> = {
     "Records by anchor state, the ledger network and whether it answers, and the anchor queue.\n" +
     "Works while serve runs; never submits anything.\n\n" +
     options(JSON_OUT, DATA, HELP),
+  trust:
+    "Usage: docverify trust export [OPTIONS]\n\n" +
+    "  docverify trust export [--org ORG]\n\n" +
+    "Takes --data DIR and --json; docverify trust export --help for its usage.\n",
+  "trust export":
+    "Usage: docverify trust export [--org ORG] [--json] [--data DIR]\n\n" +
+    "Prints a trust file on stdout (JSON, docs/receipts.md §7) for verify-receipt --trust: this\n" +
+    "service's organisations that have a ledger topic, each with its id, name, domain, network, topic\n" +
+    "and key fingerprints, and this ledger network's mirror nodes (those receipts suggest). Works\n" +
+    "while serve runs; an organisation without a topic cannot be exported.\n\n" +
+    options(["--org ORG", "only this organisation (its id)"], ["--json", "the same output (it is always JSON)"], DATA, HELP),
   backup:
     "Usage: docverify backup FILE [--force] [--progress] [--json] [--data DIR]\n\n" +
     "A consistent copy of the database into FILE (mode 0600), also while serve runs. The master key\n" +
@@ -207,7 +227,7 @@ export const USAGES: Readonly<Record<string, string>> = {
 
 /**
  * The usage `--help`/`-h` asks for, or null when it is not asked for. Tokens after `--` are
- * arguments, never flags. `org`/`key`/`person` with a known subcommand give that subcommand's usage.
+ * arguments, never flags. `org`/`key`/`person`/`trust` with a known subcommand give that subcommand's usage.
  */
 export function helpRequested(command: string, rest: readonly string[]): string | null {
   const end = rest.indexOf("--");
@@ -255,6 +275,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import("./admin/cli.ts")).runPerson(rest, process.env, process.stdout);
       case "status":
         return await (await import("./admin/status.ts")).runStatus(rest, process.env, process.stdout);
+      case "trust":
+        return await (await import("./admin/trust.ts")).runTrust(rest, process.env, process.stdout);
       case "backup":
         return await (await import("./admin/backup.ts")).runBackup(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
       case "restore":

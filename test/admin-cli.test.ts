@@ -3,10 +3,11 @@
  * script runs it: answers on stdout (`--json` gives one JSON document), refusals on stderr with
  * a non-zero exit and nothing changed, every change in the audit trail.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { parseKey } from "../src/keys/api-key.ts";
+import { parseTrustFile } from "../src/verifier/trust.ts";
 import { BUN, ROOT, cleanup, tempDir } from "./support/env.ts";
 
 afterAll(cleanup);
@@ -128,5 +129,234 @@ describe("org and key commands", () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe("org set --domain (decisions §13)", () => {
+  let orgId = "";
+  beforeAll(() => {
+    orgId = json(dv("org", "create", "--name", "Domain Ltd", "--json")).id as string;
+  });
+  /** The organisation's domain and announcement generation as stored. */
+  function stored(): { domain: string | null; announcement_generation: number } {
+    const db = new Database(join(data, "docverify.db"), { readonly: true });
+    try {
+      return db.query("SELECT domain, announcement_generation FROM organisations WHERE id = ?").get(orgId) as { domain: string | null; announcement_generation: number };
+    } finally {
+      db.close();
+    }
+  }
+  const lastSet = () => audit().filter((r) => r.action === "organisation.set" && r.subject_id === orgId).at(-1)!;
+
+  const refused: [value: string, reason: RegExp][] = [
+    ["", /must not be empty/],
+    ["https://example.org", /without a scheme/],
+    ["HTTP://example.org", /without a scheme/],
+    ["example.org/docverify", /without a path/],
+    ["example.org:443", /without a port/],
+    ["192.0.2.1", /an IP address is not a domain/],
+    ["[2001:db8::1]", /an IP address is not a domain/],
+    ["2001:db8::1", /an IP address is not a domain/],
+    ["example.org.", /without the trailing dot/],
+    ["localhost", /at least two labels/],
+    ["-acme.example", /must not start or end with a hyphen/],
+    ["acme-.example", /must not start or end with a hyphen/],
+    ["ac_me.example", /only letters, digits and hyphens/],
+    ["acme..example", /empty label/],
+    [".acme.example", /empty label/],
+    ["acme.example.123", /last label .* must start with a letter/],
+    ["ab--cd.example", /only xn-- labels/],
+    ["bücher.example", /xn-- form \(xn--bcher-kva\.example\)/],
+    ["xn--zz.example", /xn-- label does not decode/],
+    ["acme example.org", /must not contain spaces/],
+    [`${"a".repeat(64)}.example`, /longer than 63 characters/],
+    [`${`${"a".repeat(60)}.`.repeat(5)}example`, /at most 253 characters/],
+  ];
+  for (const [value, reason] of refused) {
+    test(`refuses --domain ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + "…" : value)}: exit 2, the flag and the reason on stderr, nothing changed`, () => {
+      const before = { audit: audit().length, row: stored() };
+      // In one argument, as a value starting with a hyphen must be given.
+      const r = dv("org", "set", orgId, `--domain=${value}`);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe("");
+      expect(r.err).toContain(`--domain ${JSON.stringify(value)}`);
+      expect(r.err).toMatch(reason);
+      expect(r.err).toContain("Run docverify org set --help for its usage.");
+      expect(audit().length).toBe(before.audit);
+      expect(stored()).toEqual(before.row);
+    });
+  }
+
+  test("refuses --domain without a value, and a refused --domain beside a good flag changes neither", () => {
+    const before = { audit: audit().length, row: stored() };
+    const bare = dv("org", "set", orgId, "--domain");
+    expect(bare.code).toBe(2);
+    expect(bare.err).toContain("--domain");
+    const mixed = dv("org", "set", orgId, "--validated", "on", "--domain", "https://example.org");
+    expect(mixed.code).toBe(2);
+    expect(audit().length).toBe(before.audit);
+    expect(stored()).toEqual(before.row);
+    expect(JSON.parse(dv("org", "list", "--json").out).find((o: { id: string }) => o.id === orgId)).toMatchObject({ validated: false, domain: null });
+  });
+
+  test("a good domain on an unknown organisation: exit 1, nothing changed", () => {
+    const before = audit().length;
+    const r = dv("org", "set", "no-such-org", "--domain", "example.org");
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("No organisation no-such-org");
+    expect(audit().length).toBe(before);
+  });
+
+  test("set (lowercased), changed and cleared: each audited with before and after, each raising the announcement generation once; the same domain again raises nothing", () => {
+    expect(stored()).toEqual({ domain: null, announcement_generation: 0 });
+    const set = json(dv("org", "set", orgId, "--domain", "Acme.Example.ORG", "--json"));
+    expect(set).toMatchObject({ id: orgId, name: "Domain Ltd", domain: "acme.example.org" });
+    expect(stored()).toEqual({ domain: "acme.example.org", announcement_generation: 1 });
+    expect(JSON.parse(lastSet().before!)).toMatchObject({ domain: null });
+    expect(JSON.parse(lastSet().after!)).toMatchObject({ domain: "acme.example.org" });
+    expect(lastSet().actor).toMatch(/^os:alice \(uid /);
+
+    // The same domain, with another flag: the flag changes, the announcement does not.
+    json(dv("org", "set", orgId, "--domain", "acme.example.org", "--validated", "on", "--json"));
+    expect(stored()).toEqual({ domain: "acme.example.org", announcement_generation: 1 });
+    expect(JSON.parse(lastSet().after!)).toMatchObject({ domain: "acme.example.org", validated: true });
+
+    const changed = dv("org", "set", orgId, "--domain", "xn--bcher-kva.example");
+    expect(changed.code).toBe(0);
+    expect(changed.out).toContain("domain=xn--bcher-kva.example");
+    expect(stored()).toEqual({ domain: "xn--bcher-kva.example", announcement_generation: 2 });
+    expect(JSON.parse(lastSet().before!)).toMatchObject({ domain: "acme.example.org" });
+
+    const cleared = json(dv("org", "set", orgId, "--domain", "none", "--json"));
+    expect(cleared.domain).toBeNull();
+    expect(stored()).toEqual({ domain: null, announcement_generation: 3 });
+    expect(JSON.parse(lastSet().before!)).toMatchObject({ domain: "xn--bcher-kva.example" });
+    expect(JSON.parse(lastSet().after!)).toMatchObject({ domain: null });
+  });
+
+  test("org list shows the domain: domain=… in text (- when none), domain in --json", () => {
+    dv("org", "set", orgId, "--domain", "list.example");
+    const text = dv("org", "list").out.split("\n").find((l) => l.startsWith(orgId))!;
+    expect(text).toContain("domain=list.example  topic=-");
+    expect(dv("org", "list").out.split("\n").find((l) => l.includes('"Beta GmbH"'))).toContain("domain=-  topic=-");
+    const list = JSON.parse(dv("org", "list", "--json").out) as { id: string; domain: string | null }[];
+    expect(list.find((o) => o.id === orgId)!.domain).toBe("list.example");
+    expect(list.filter((o) => o.id !== orgId).every((o) => o.domain === null)).toBe(true);
+  });
+});
+
+describe("trust export (decisions §13)", () => {
+  const folder = tempDir();
+  const publicEnv = {
+    DOCVERIFY_LEDGER_NETWORK: "testnet",
+    DOCVERIFY_LEDGER_OPERATOR_ID: "0.0.1234",
+    DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: join(folder, "never-read"),
+    DOCVERIFY_PUBLIC_URL: "https://verify.example.org/",
+  };
+  function run(env: Record<string, string>, ...args: string[]) {
+    // The data folder by its setting: `trust` alone has nothing to put a flag after.
+    const p = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), ...args], { env: { PATH: process.env.PATH, USER: "alice", DOCVERIFY_DATA_DIR: folder, ...env } });
+    return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+  }
+  const ids: Record<"domain" | "plain" | "noTopic", string> = { domain: "", plain: "", noTopic: "" };
+  /** The organisations' system keys and the topics given them (as the running service would). */
+  const keys: Record<string, string> = {};
+  beforeAll(() => {
+    const make = (name: string) => (JSON.parse(run(publicEnv, "org", "create", "--name", name, "--json").out) as { id: string }).id;
+    ids.domain = make("Zeta \"Trust\" Ltd");
+    ids.plain = make("Alpha Trust Ltd");
+    ids.noTopic = make("Aaa No Topic Ltd");
+    expect(run(publicEnv, "org", "set", ids.domain, "--domain", "zeta.example").code).toBe(0);
+    const db = new Database(join(folder, "docverify.db"));
+    try {
+      db.query("UPDATE organisations SET topic_id = ? WHERE id = ?").run("0.0.7001", ids.domain);
+      db.query("UPDATE organisations SET topic_id = ? WHERE id = ?").run("0.0.7002", ids.plain);
+      for (const row of db.query("SELECT id, system_key_fingerprint AS fp FROM organisations").all() as { id: string; fp: Uint8Array }[]) keys[row.id] = Buffer.from(row.fp).toString("hex");
+    } finally {
+      db.close();
+    }
+  });
+
+  const entry = (id: string, name: string, domain: string | null, topicId: string) => ({
+    orgId: id,
+    name,
+    domain,
+    network: "testnet",
+    topicId,
+    keys: [{ algorithm: "ML-DSA-65", fingerprint: keys[id] }],
+  });
+
+  test("one trust file on stdout, indented by two, a trailing newline: the organisations with a topic, by name, their keys, and this network's mirror nodes", () => {
+    const before = audit().length;
+    const started = Date.now();
+    const r = run(publicEnv, "trust", "export");
+    expect(r.code).toBe(0);
+    expect(r.err).toBe("");
+    const file = JSON.parse(r.out) as Record<string, unknown>;
+    expect(Object.keys(file)).toEqual(["v", "service", "exportedAt", "networks", "organisations"]);
+    expect(file.v).toBe(1);
+    expect(file.service).toBe("https://verify.example.org");
+    expect(file.exportedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const at = Date.parse(file.exportedAt as string);
+    expect(at).toBeGreaterThanOrEqual(started - 1);
+    expect(at).toBeLessThanOrEqual(Date.now());
+    // The mirror node a receipt suggests on this network (no DOCVERIFY_MIRROR_NODES): the public one.
+    expect(file.networks).toEqual({ testnet: { mirrors: ["https://testnet.mirrornode.hedera.com"] } });
+    expect(file.organisations).toEqual([entry(ids.plain, "Alpha Trust Ltd", null, "0.0.7002"), entry(ids.domain, 'Zeta "Trust" Ltd', "zeta.example", "0.0.7001")]);
+    for (const o of file.organisations as Record<string, unknown>[]) {
+      expect(Object.keys(o)).toEqual(["orgId", "name", "domain", "network", "topicId", "keys"]);
+      expect((o.keys as { fingerprint: string }[])[0]!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(r.out).toBe(JSON.stringify(file, null, 2) + "\n");
+    // The receipt verifier's own parser (strict: an unknown field is refused) takes it as written.
+    expect(parseTrustFile(r.out) as unknown).toEqual({
+      v: 1,
+      service: "https://verify.example.org",
+      exportedAt: file.exportedAt,
+      networks: { testnet: ["https://testnet.mirrornode.hedera.com"] },
+      organisations: file.organisations,
+    });
+    expect(audit().length).toBe(before);
+  });
+
+  test("--org ORG: that organisation alone; --json means the same; the mirror nodes of DOCVERIFY_MIRROR_NODES when set", () => {
+    const env = { ...publicEnv, DOCVERIFY_MIRROR_NODES: "https://mirror-a.example.net,https://mirror-b.example.net/" };
+    const one = run(env, "trust", "export", "--org", ids.domain);
+    expect(one.code).toBe(0);
+    const file = JSON.parse(one.out) as { networks: unknown; organisations: unknown[]; exportedAt: string };
+    expect(file.organisations).toEqual([entry(ids.domain, 'Zeta "Trust" Ltd', "zeta.example", "0.0.7001")]);
+    expect(file.networks).toEqual({ testnet: { mirrors: ["https://mirror-a.example.net", "https://mirror-b.example.net"] } });
+    const json = run(env, "trust", "export", "--org", ids.domain, "--json");
+    expect(json.code).toBe(0);
+    expect({ ...JSON.parse(json.out), exportedAt: null }).toEqual({ ...file, exportedAt: null });
+    expect(parseTrustFile(one.out).organisations).toHaveLength(1);
+  });
+
+  const refusals: [string, string[], number, RegExp][] = [
+    ["an organisation without a topic", ["trust", "export", "--org", "NOTOPIC"], 1, /has no ledger topic yet/],
+    ["an unknown organisation", ["trust", "export", "--org", "no-such-org"], 1, /No organisation no-such-org/],
+    ["trust without a subcommand", ["trust"], 2, /trust needs a subcommand: export/],
+    ["another subcommand", ["trust", "import"], 2, /unknown trust subcommand "import"/],
+    ["an unknown flag", ["trust", "export", "--all"], 2, /--all/],
+  ];
+  for (const [name, args, code, message] of refusals) {
+    test(`refuses ${name}: exit ${code}, on stderr, nothing on stdout`, () => {
+      const r = run(publicEnv, ...args.map((a) => (a === "NOTOPIC" ? ids.noTopic : a)));
+      expect(r.code).toBe(code);
+      expect(r.out).toBe("");
+      expect(r.err).toMatch(message);
+    });
+  }
+
+  test("the embedded local ledger, never started here: no mirror node to name, said on stderr, as is a public URL left to its default", () => {
+    const r = run({}, "trust", "export");
+    expect(r.code).toBe(0);
+    const file = JSON.parse(r.out) as { service: string; networks: unknown; organisations: { network: string }[] };
+    expect(file.networks).toEqual({ local: { mirrors: [] } });
+    expect(file.service).toBe("http://127.0.0.1:8080");
+    expect(file.organisations.map((o) => o.network)).toEqual(["local", "local"]);
+    expect(r.err).toContain("No mirror node is known yet");
+    expect(r.err).toContain("DOCVERIFY_PUBLIC_URL is not set");
+    expect(parseTrustFile(r.out).networks).toEqual({ local: [] });
   });
 });

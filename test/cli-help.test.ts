@@ -36,6 +36,8 @@ const SUBCOMMANDS: [string[], string][] = [
   [["person", "suspend"], "Usage: docverify person suspend PERSON"],
   [["person", "link"], "Usage: docverify person link PERSON"],
   [["status"], "Usage: docverify status"],
+  [["trust"], "Usage: docverify trust export"],
+  [["trust", "export"], "Usage: docverify trust export [--org ORG]"],
   [["backup"], "Usage: docverify backup FILE"],
   [["restore"], "Usage: docverify restore FILE"],
   [["local-ledger"], "Usage: docverify local-ledger"],

@@ -1,5 +1,5 @@
 /**
- * The administration command line of decisions §8 and §10: `org create|set|list`,
+ * The administration command line of decisions §8, §10 and §13: `org create|set|list`,
  * `key mint|list|revoke` and `person add|list|suspend|link`. It works on the data folder directly (no network API), also while
  * `serve` runs on it: SQLite's locking and the services' IMMEDIATE transactions make the two
  * safe side by side. Every flag is checked strictly; refusals change nothing.
@@ -9,7 +9,7 @@ import { openAdminCore, type AdminCore, type CoreOptions } from "../core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";
-import type { Organisation } from "../keys/organisations.ts";
+import { parseOrgDomain, type OrgChanges, type Organisation } from "../keys/organisations.ts";
 import { createPersons, type EnrolmentLink, type Person, type Persons } from "../keys/persons.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";
@@ -48,14 +48,24 @@ async function withOpened<C extends AdminCore, T>(
 }
 
 /** Organisations, API keys and persons, on either engine (docs/storage.md). */
-const withAdminCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: AdminCore) => T | Promise<T>) =>
+export const withAdminCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: AdminCore) => T | Promise<T>) =>
   withOpened(env, data, openAdminCore, fn);
 
 const yes = (b: boolean) => (b ? "on" : "off");
 const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString());
 
 function orgLine(o: Organisation): string {
-  return `${o.id}  ${JSON.stringify(o.name)}  api-access=${yes(o.apiAccess)} addon=${yes(o.addon)} validated=${yes(o.validated)} suspended=${yes(o.suspended)}  topic=${o.topicId ?? "-"}  created=${time(o.createdAt)}`;
+  return `${o.id}  ${JSON.stringify(o.name)}  api-access=${yes(o.apiAccess)} addon=${yes(o.addon)} validated=${yes(o.validated)} suspended=${yes(o.suspended)}  domain=${o.domain ?? "-"}  topic=${o.topicId ?? "-"}  created=${time(o.createdAt)}`;
+}
+
+/** `--domain`'s value: a DNS name (lowercased), or null for `none`; refused with the reason otherwise. */
+function domainFlag(value: string | boolean | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new UsageError("--domain needs a value: a DNS name such as example.org, or none");
+  if (value === "none") return null;
+  const parsed = parseOrgDomain(value);
+  if ("problem" in parsed) throw new UsageError(`--domain ${JSON.stringify(value)}: ${parsed.problem}`);
+  return parsed.domain;
 }
 
 function keyJson(k: ApiKeyInfo) {
@@ -76,18 +86,23 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
       return 0;
     }
     case "set": {
-      const { values, positionals } = parse(rest, { "api-access": { type: "string" }, addon: { type: "string" }, validated: { type: "string" }, suspended: { type: "string" } }, 1);
-      const changes = Object.fromEntries(
+      const { values, positionals } = parse(
+        rest,
+        { "api-access": { type: "string" }, addon: { type: "string" }, validated: { type: "string" }, suspended: { type: "string" }, domain: { type: "string" } },
+        1,
+      );
+      const changes: OrgChanges = Object.fromEntries(
         (
           [
             ["apiAccess", onOff(values["api-access"], "api-access")],
             ["addon", onOff(values.addon, "addon")],
             ["validated", onOff(values.validated, "validated")],
             ["suspended", onOff(values.suspended, "suspended")],
+            ["domain", domainFlag(values.domain)],
           ] as const
         ).filter(([, v]) => v !== undefined),
       );
-      if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off");
+      if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off, or --domain DOMAIN|none");
       const org = await withAdminCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, osActor(env)));
       out.write(values.json ? JSON.stringify(org) + "\n" : orgLine(org) + "\n");
       return 0;

@@ -53,6 +53,7 @@ describe("modules each admin command loads", () => {
     { name: "org list", args: () => ["org", "list", "--json", "--data", data], loads: ["src/core.ts", "src/admin/cli.ts"] },
     { name: "key list", args: () => ["key", "list", "--json", "--data", data], loads: ["src/core.ts", "src/admin/cli.ts"] },
     { name: "backup", args: () => ["backup", join(scratch, "backup.db"), "--data", data], loads: ["src/admin/backup.ts"] },
+    { name: "trust export", args: () => ["trust", "export", "--data", data], loads: ["src/core.ts", "src/admin/trust.ts", "src/receipts/identity.ts", "src/anchoring/links.ts"] },
   ];
 
   for (const c of cases) {

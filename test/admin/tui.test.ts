@@ -34,7 +34,7 @@ function dv(data: string, ...args: string[]) {
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
-type OrgJson = { id: string; name: string; apiAccess: boolean; addon: boolean; validated: boolean; suspended: boolean };
+type OrgJson = { id: string; name: string; apiAccess: boolean; addon: boolean; validated: boolean; suspended: boolean; domain: string | null };
 const orgList = (data: string) => JSON.parse(dv(data, "org", "list", "--json").out) as OrgJson[];
 
 test("refuses to run without a terminal: exit 2, the scriptable commands named, nothing created", () => {
@@ -120,6 +120,53 @@ describe("an administrator's sitting, against a running serve", () => {
     t.keys("Enter"); // the default is No
     await t.waitForScreen("Nothing changed.");
     expect(orgList(data)[0]).toMatchObject({ apiAccess: true, addon: true, validated: true, suspended: false });
+  });
+
+  test("set and clear the domain: checked as --domain is, asked first (No changes nothing), audited; the running serve announces the key again each time", async () => {
+    /** The organisation's key announcements as serve has anchored them: the domain each carries. */
+    const anchoredDomains = () => {
+      const db = new Database(join(data, "docverify.db"), { readonly: true });
+      try {
+        const rows = db.query("SELECT message FROM ledger_transactions WHERE org_id = ? AND kind = 'key_announcement' AND state = 'anchored' ORDER BY sequence_number").all(orgId) as { message: Uint8Array }[];
+        return rows.map((r) => (JSON.parse(Buffer.from(r.message).toString()) as { domain?: string }).domain ?? null);
+      } finally {
+        db.close();
+      }
+    };
+    await waitFor("the organisation's first key announcement", () => (anchoredDomains().length === 1 ? true : undefined), 20_000);
+
+    t.choose("Domain: none → set one");
+    await t.waitForScreen('Domain of "Tui Test Ltd" (its DNS name, e.g. example.org)');
+    t.type("https://tui.example");
+    t.keys("Enter");
+    await t.waitForScreen("Invalid domain: give the host name alone, without a scheme such as https://");
+    t.keys("C-u");
+    t.type("Tui.Example");
+    t.keys("Enter");
+    await t.waitForScreen('Set the domain of "Tui Test Ltd" to tui.example? Its key is announced again on the ledger, with it.');
+    t.keys("Enter"); // the default is Yes
+    let s = await t.waitForScreen('The domain of "Tui Test Ltd" is now tui.example.');
+    expect(s).toContain("domain        tui.example");
+    expect(orgList(data)[0]).toMatchObject({ id: orgId, domain: "tui.example" });
+    await waitFor("the key announced again with the domain", () => (anchoredDomains().length === 2 ? anchoredDomains() : undefined), 20_000).then((d) => expect(d).toEqual([null, "tui.example"]));
+
+    // Clearing asks, and No (the default) changes nothing.
+    t.choose("Domain: tui.example → change or clear");
+    await t.waitForScreen('Domain of "Tui Test Ltd" (now tui.example; leave empty to clear it)');
+    t.keys("Enter");
+    await t.waitForScreen('Clear the domain of "Tui Test Ltd" (now tui.example)?');
+    t.keys("Enter");
+    await t.waitForScreen("Nothing changed.");
+    expect(orgList(data)[0]!.domain).toBe("tui.example");
+    t.choose("Domain: tui.example → change or clear");
+    await t.waitForScreen("leave empty to clear it");
+    t.keys("Enter");
+    await t.waitForScreen('Clear the domain of "Tui Test Ltd" (now tui.example)?');
+    t.keys("y");
+    s = await t.waitForScreen('"Tui Test Ltd" has no domain now.');
+    expect(s).toContain("domain        -");
+    expect(orgList(data)[0]!.domain).toBeNull();
+    await waitFor("the key announced again without it", () => (anchoredDomains().length === 3 ? anchoredDomains() : undefined), 20_000).then((d) => expect(d).toEqual([null, "tui.example", null]));
   });
 
   test("mint a key: shown once with a warning, read off the screen, works against the running serve at once", async () => {
@@ -253,15 +300,22 @@ describe("an administrator's sitting, against a running serve", () => {
       ["api_key.revoke", prefix],
       ["api_key.mint", expect.stringMatching(/^dv_live_/)], // the revoke-capable key minted with the CLI
       ["api_key.mint", prefix],
-      ["organisation.set", "Tui Test Ltd"],
+      ["organisation.set", "Tui Test Ltd"], // the domain cleared
+      ["organisation.set", "Tui Test Ltd"], // the domain set
+      ["organisation.set", "Tui Test Ltd"], // validated
       ["organisation.create", "Tui Test Ltd"],
     ]);
     for (const r of rows) expect(r).toContain(actor);
-    t.choose(rows[3]!.slice(5).trimEnd());
-    const entry = await t.waitForScreen("Audit trail › entry");
+    t.choose(rows[5]!.slice(5).trimEnd());
+    let entry = await t.waitForScreen("Audit trail › entry");
     expect(entry).toContain("action   organisation.set");
     expect(entry).toContain(`who      ${actor}`);
     expect(entry).toContain("changes  validated: false → true");
+    t.keys("Escape");
+    await t.heading("Audit trail › page 1");
+    t.choose(rows[4]!.slice(5).trimEnd());
+    entry = await t.waitForScreen("Audit trail › entry");
+    expect(entry).toContain(`changes  domain: null → "tui.example"`);
     t.keys("Escape");
     await t.heading("Audit trail › page 1");
   });

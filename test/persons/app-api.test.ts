@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { createPersons, type Persons } from "../../src/keys/persons.ts";
-import { appChallenges, appSessions, enrolments, ledgerTransactions, records } from "../../src/storage/schema.ts";
+import { appChallenges, appSessions, enrolments, ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
 import { LIVE_PER_SUBJECT } from "../../src/persons/app.ts";
 import { PERSON_RECORDS_SQL } from "../../src/records/service.ts";
 import { cleanup, testApp } from "../support/env.ts";
 import { SoftAuthenticator } from "../support/soft-authenticator.ts";
+import { waitFor } from "../support/wait.ts";
 
 const PUBLIC = "http://localhost:8443";
 const ORIGIN = PUBLIC;
@@ -97,6 +98,28 @@ describe("enrolment", () => {
     expect(message).toEqual({ v: 1, type: "person_key", orgId, personId: person.id, algorithm: "ML-DSA-65", keyFingerprint: body.keyFingerprint, sealKeyFingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(JSON.stringify(message)).not.toContain("Ada");
     expect(JSON.stringify(message)).not.toContain("ada@");
+  });
+
+  test("in an organisation with a domain, the person's key announcement carries it after personId; a later change of domain announces the organisation's key again, never the person's", async () => {
+    const announcementsOf = (fingerprint: Buffer) => t.app.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.keyFingerprint, fingerprint)).all();
+    await t.app.organisations.set(orgId, { domain: "notaries.example" }, "test");
+    try {
+      const { person } = await enrolled("Dom Ain");
+      const fingerprint = Buffer.from((await persons.get(person.id)).keyFingerprint!, "hex");
+      const [announcement] = announcementsOf(fingerprint);
+      const text = Buffer.from(announcement!.message!).toString("utf8");
+      expect(Object.keys(JSON.parse(text))).toEqual(["v", "type", "orgId", "personId", "domain", "algorithm", "keyFingerprint", "sealKeyFingerprint"]);
+      expect(text).toContain(`"personId":"${person.id}","domain":"notaries.example","algorithm":"ML-DSA-65"`);
+      // The organisation's domain changes: its own key is announced again (once anchored), the person's is not.
+      const org = t.app.db.select().from(organisations).where(eq(organisations.id, orgId)).get()!;
+      await t.app.organisations.set(orgId, { domain: "other-notaries.example" }, "test");
+      const orgAnnouncements = () =>
+        announcementsOf(org.systemKeyFingerprint).filter((r) => r.state === "anchored" && JSON.parse(Buffer.from(r.message!).toString("utf8")).domain === "other-notaries.example");
+      await waitFor("the organisation's key announced again", () => (orgAnnouncements().length === 1 ? true : undefined), 30_000);
+      expect(announcementsOf(fingerprint).map((r) => r.transactionId)).toEqual([announcement!.transactionId]);
+    } finally {
+      await t.app.organisations.set(orgId, { domain: null }, "test");
+    }
   });
 
   test("a used, unknown, expired or suspended person's link is refused, and nothing changes", async () => {

@@ -323,6 +323,52 @@ for (const engine of ENGINES) {
       await setRecord({ topicId: TOPIC });
       expect({ ...(await receipts.receipt(ids.anchored)), issuedAt: null }).toEqual({ ...first, issuedAt: null });
     });
+
+    test("a key announced again (a changed domain): receipts carry the last anchored announcement, the earlier one until the new one is anchored, never a kept one after; also when another node anchors it", async () => {
+      const [a, b] = await engine.openPair();
+      const at = manualClock(T0);
+      const ids = await scenario(a, at, signer);
+      const receipts = createReceipts({ store: a, clock: at, network: "testnet", mirrorNodes });
+      const first = await receipts.receipt(ids.anchored);
+      expect(first.keyAnnouncement.sequenceNumber).toBe(1);
+      // The domain set on the other node; the key's announcement with it queued there, then
+      // abandoned once and queued again: the earlier announcement still stands meanwhile.
+      await createOrganisations({ store: b, signer, clock: at }).set(ids.orgId, { domain: "receipts.example" }, "alice");
+      const again = (await createKeyAnnouncements({ store: b, signer, clock: at })(ids.orgId))!;
+      expect(again.generation).toBe(1);
+      expect(decodeLedgerMessage(again.message)).toMatchObject({ type: "key", name: "Receipts Org", domain: "receipts.example" });
+      const queue = (transactionId: string, state: "pending" | "abandoned") =>
+        b.write((tx, t) =>
+          q(
+            tx.insert(t.ledgerTransactions).values({
+              transactionId,
+              kind: "key_announcement",
+              orgId: ids.orgId,
+              topicId: TOPIC,
+              message: Buffer.from(again.message),
+              keyFingerprint: Buffer.from(again.keyFingerprint),
+              announcementGeneration: again.generation,
+              validStartMs: 1_768_469_500_000,
+              validSeconds: 120,
+              state,
+              nextAttemptAt: 0,
+              createdAt: at.now(),
+              updatedAt: at.now(),
+            }),
+          ),
+        );
+      await queue("0.0.2@1768469500.000000001", "abandoned");
+      await queue("0.0.2@1768469500.000000002", "pending");
+      const meanwhile = await receipts.receipt(ids.anchored);
+      expect(meanwhile.keyAnnouncement).toEqual(first.keyAnnouncement);
+      expect((await receipts.receiptText(ids.anchored)).text).toBe(JSON.stringify(await receipts.receipt(ids.anchored), null, 2));
+      // Anchored on the other node: the next receipt carries it, not the part kept before.
+      await anchorTransaction(b, "0.0.2@1768469500.000000002", 6);
+      const after = await receipts.receipt(ids.anchored);
+      expect(after.keyAnnouncement).toEqual({ topicId: TOPIC, sequenceNumber: 6, consensusAt: consensusAt(6), message: b64(again.message) });
+      expect({ ...after, keyAnnouncement: null, issuedAt: null }).toEqual({ ...first, keyAnnouncement: null, issuedAt: null });
+      expect(JSON.parse((await receipts.receiptText(ids.anchored)).text)).toMatchObject({ keyAnnouncement: after.keyAnnouncement });
+    });
   });
 
   describe(`${engine.name}: key announcements and record counts`, () => {

@@ -1,10 +1,11 @@
 /**
- * Organisations: list, create, and switch API access, the add-on, validation and suspension.
- * Every change goes through `core.organisations`, which writes the audit row in the same
- * transaction. A switch that takes something away (API access or add-on off, validation off,
- * suspension on) asks first; nothing changes when the person cancels.
+ * Organisations: list, create, switch API access, the add-on, validation and suspension, and set
+ * or clear the domain (decisions §13). Every change goes through `core.organisations`, which
+ * writes the audit row in the same transaction. A switch that takes something away (API access or
+ * add-on off, validation off, suspension on) asks first, and so does every change of domain (the
+ * key is announced on the ledger again); nothing changes when the person cancels.
  */
-import { validateOrgName, type OrgFlags, type Organisation } from "../../keys/organisations.ts";
+import { parseOrgDomain, validateOrgName, type OrgFlags, type Organisation } from "../../keys/organisations.ts";
 import { BACK, cut, describeError, onOff, time, validateWith, type Ctx } from "./ui.ts";
 import { mintKey, keysScreen } from "./keys.ts";
 
@@ -81,6 +82,7 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
         `name          ${org.name}`,
         `created       ${time(org.createdAt)}`,
         ...FLAGS.map((f) => `${f.short.padEnd(13)} ${onOff(org[f.key])}`),
+        `domain        ${org.domain ?? "-"}`,
         `ledger topic  ${org.topicId ?? (org.addon ? "not yet created (the running service creates it)" : "-")}`,
         `API keys      ${active} active, ${keys.length - active} revoked`,
       ].join("\n"),
@@ -88,6 +90,11 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
     );
     const choice = await ui.select("What now?", [
       ...FLAGS.map((f) => ({ value: f.key as string, label: `${f.label}: ${onOff(org[f.key])} → turn ${onOff(!org[f.key])}`, hint: f.what })),
+      {
+        value: "+domain",
+        label: org.domain === null ? "Domain: none → set one" : `Domain: ${org.domain} → change or clear`,
+        hint: "announced on its ledger topic with its key",
+      },
       { value: "+mint", label: "Mint an API key for this organisation" },
       { value: "+keys", label: `Keys of this organisation (${keys.length})` },
       { value: "+back", label: "← Back" },
@@ -99,6 +106,10 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
     }
     if (choice === "+keys") {
       await keysScreen(ctx, id);
+      continue;
+    }
+    if (choice === "+domain") {
+      await changeDomain(ctx, org);
       continue;
     }
     const flag = FLAGS.find((f) => f.key === choice)!;
@@ -116,5 +127,36 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
     } catch (e) {
       ui.flash("error", describeError(e));
     }
+  }
+}
+
+/** `--domain`'s check, for the prompt: empty is allowed (it clears the domain). */
+function domainProblem(value: string): string | undefined {
+  if (value === "") return undefined;
+  const parsed = parseOrgDomain(value);
+  return "problem" in parsed ? `Invalid domain: ${parsed.problem}` : undefined;
+}
+
+/** Sets, changes or clears the organisation's domain, after a confirmation; a change is announced on the ledger again. */
+async function changeDomain(ctx: Ctx, org: Organisation): Promise<void> {
+  const { ui, core } = ctx;
+  const typed = await ui.text(
+    org.domain === null ? `Domain of "${org.name}" (its DNS name, e.g. example.org)` : `Domain of "${org.name}" (now ${org.domain}; leave empty to clear it)`,
+    domainProblem,
+    org.domain === null ? "example.org" : undefined,
+  );
+  if (typed === BACK) return ui.flash("info", "Nothing changed.");
+  const parsed = typed === "" ? { domain: null } : parseOrgDomain(typed);
+  if ("problem" in parsed) return ui.flash("error", `Invalid domain: ${parsed.problem}`); // the prompt refused it already
+  const domain = parsed.domain;
+  if (domain === org.domain) return ui.flash("info", "Nothing changed.");
+  const what = domain === null ? `Clear the domain of "${org.name}" (now ${org.domain})?` : `Set the domain of "${org.name}" to ${domain}?`;
+  const ok = await ui.confirm(`${what} Its key is announced again on the ledger${domain === null ? ", without one" : ", with it"}.`, domain !== null);
+  if (ok === BACK || !ok) return ui.flash("info", "Nothing changed.");
+  try {
+    await core.organisations.set(org.id, { domain }, ctx.actor);
+    ui.flash("success", domain === null ? `"${org.name}" has no domain now.` : `The domain of "${org.name}" is now ${domain}.`);
+  } catch (e) {
+    ui.flash("error", describeError(e));
   }
 }
