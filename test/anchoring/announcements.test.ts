@@ -140,6 +140,24 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     expect(Buffer.from(a.message).equals(Buffer.from(encodeKeyAnnouncementMessage({ orgId: org.id, name: org.name, algorithm: "ML-DSA-65", keyFingerprint: org.systemKey.fingerprint, sealKeyFingerprint: seal.fingerprint })))).toBe(true);
   });
 
+  test("the organisation's domain after its name, and the announcement generation the domain was read at (a change raises it)", async () => {
+    const f = createRecordsFixture();
+    const org = await f.createOrg("Domain Ltd");
+    const seal = ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock });
+    const announce = createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock });
+    expect(announce(org.id)!.generation).toBe(0);
+    await f.orgs.set(org.id, { domain: "domain.example" }, "test");
+    const a = announce(org.id)!;
+    expect(a.generation).toBe(1);
+    const expected = encodeKeyAnnouncementMessage({ orgId: org.id, name: org.name, domain: "domain.example", algorithm: "ML-DSA-65", keyFingerprint: org.systemKey.fingerprint, sealKeyFingerprint: seal.fingerprint });
+    expect(Buffer.from(a.message).equals(Buffer.from(expected))).toBe(true);
+    expect(Buffer.from(a.message).toString()).toContain(`"name":"Domain Ltd","domain":"domain.example","algorithm"`);
+    await f.orgs.set(org.id, { domain: null }, "test");
+    const cleared = announce(org.id)!;
+    expect(cleared.generation).toBe(2);
+    expect(decodeLedgerMessage(cleared.message)).not.toHaveProperty("domain");
+  });
+
   test("no seal key yet: created as record creation creates it, and the one record creation then uses", async () => {
     const f = createRecordsFixture();
     const org = await f.createOrg("Fresh Ltd");

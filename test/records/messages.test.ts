@@ -11,6 +11,7 @@ import {
   decodeLedgerMessage,
   encodeCreationMessage,
   encodeKeyAnnouncementMessage,
+  encodePersonKeyAnnouncementMessage,
   encodeRevocationMessage,
   sha256Text,
 } from "../../src/records/messages.ts";
@@ -157,6 +158,51 @@ describe("key announcement", () => {
     expect(() => encodeKeyAnnouncementMessage({ ...fields, algorithm: "RSA" })).toThrow(TypeError);
     expect(() => encodeKeyAnnouncementMessage({ ...fields, keyFingerprint: new Uint8Array(31) })).toThrow(TypeError);
     expect(() => encodeKeyAnnouncementMessage({ ...fields, sealKeyFingerprint: new Uint8Array(33) })).toThrow(TypeError);
+  });
+
+  test("with a domain: `domain` right after `name`; without one (null or absent) the bytes are exactly those of before domains", () => {
+    expect(text({ domain: "acme.example" } as Partial<typeof fields>)).toBe(
+      `{"v":1,"type":"key","orgId":"${ORG_ID}","name":"Acme Ltd","domain":"acme.example","algorithm":"ML-DSA-65","keyFingerprint":"${"ab".repeat(32)}","sealKeyFingerprint":"${"01".repeat(32)}"}`,
+    );
+    expect(decodeLedgerMessage(encodeKeyAnnouncementMessage({ ...fields, domain: "xn--bcher-kva.example" }))).toMatchObject({ name: "Acme Ltd", domain: "xn--bcher-kva.example" });
+    const before = encodeKeyAnnouncementMessage(fields);
+    expect(Buffer.from(encodeKeyAnnouncementMessage({ ...fields, domain: null })).equals(Buffer.from(before))).toBe(true);
+    expect(Buffer.from(encodeKeyAnnouncementMessage({ ...fields, domain: undefined })).equals(Buffer.from(before))).toBe(true);
+  });
+
+  test("with the longest domain, a long name is still cut to fill one chunk, the domain whole", () => {
+    const longest = `${`${"d".repeat(62)}.`.repeat(3)}${"d".repeat(60)}.org`;
+    expect(longest).toHaveLength(253);
+    const bytes = encodeKeyAnnouncementMessage({ ...fields, name: "😀".repeat(200), domain: longest });
+    expect(bytes.length).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect(bytes.length).toBeGreaterThan(MAX_MESSAGE_BYTES - 4);
+    const decoded = decodeLedgerMessage(bytes) as { name: string; domain: string };
+    expect(decoded.domain).toBe(longest);
+    expect([...decoded.name].every((c) => c === "😀")).toBe(true);
+    expect([...decoded.name].length).toBe(Math.floor((MAX_MESSAGE_BYTES - 273 - `,"domain":""`.length - 253) / 4));
+  });
+
+  test("refuses a domain outside its stored spelling (uppercase, one label, a trailing dot, a scheme, too long)", () => {
+    for (const domain of ["Acme.example", "localhost", "acme.example.", "https://acme.example", "acme.example/x", `${"a".repeat(250)}.org`, ""]) {
+      expect(() => encodeKeyAnnouncementMessage({ ...fields, domain })).toThrow("domain must be a lowercase DNS name");
+    }
+  });
+});
+
+describe("person key announcement", () => {
+  const fields = {
+    orgId: "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d",
+    personId: "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9e",
+    algorithm: "ML-DSA-65",
+    keyFingerprint: new Uint8Array(32).fill(0xcd),
+    sealKeyFingerprint: new Uint8Array(32).fill(0x01),
+  };
+  test("`domain`, when the organisation has one, right after `personId`; none: the bytes of before domains", () => {
+    const text = (domain?: string | null) => new TextDecoder().decode(encodePersonKeyAnnouncementMessage({ ...fields, domain }));
+    expect(text()).toBe(`{"v":1,"type":"person_key","orgId":"${fields.orgId}","personId":"${fields.personId}","algorithm":"ML-DSA-65","keyFingerprint":"${"cd".repeat(32)}","sealKeyFingerprint":"${"01".repeat(32)}"}`);
+    expect(text(null)).toBe(text());
+    expect(text("acme.example")).toBe(text().replace(`"personId":"${fields.personId}",`, `"personId":"${fields.personId}","domain":"acme.example",`));
+    expect(() => text("ACME.example")).toThrow(TypeError);
   });
 });
 
