@@ -92,12 +92,17 @@ test(
     expect(page.data.length).toBeGreaterThanOrEqual(1);
     expect(page.data.length).toBeLessThanOrEqual(2);
     expect(page.pagination.hasMore).toBe(page.pagination.nextCursor !== null);
-    // verify-receipt's report: verified_org on the embedded ledger's two mirror nodes, every check passing.
+    // verify-receipt's report: verified_org on the embedded ledger's two mirror nodes from the
+    // trust file (one host), the local ledger said to prove nothing publicly, Acme confirmed by
+    // the trust file's pin, every check passing.
     const report: string[] = [];
     while (i < lines.length && !lines[i]!.startsWith("{")) report.push(lines[i++]!);
     expect(report[0], context).toStartWith("Verdict: verified_org");
+    expect(report[1]).toBe("Ledger: local development ledger: proves nothing publicly");
+    expect(report[2]).toStartWith('Identity: confirmed by trust-file: "Acme"');
     expect(report.join("\n")).toContain(`Record: ${record.recordId}`);
-    expect(report.join("\n")).toMatch(/Mirror nodes: http:\/\/127\.0\.0\.1:\d+, http:\/\/127\.0\.0\.1:\d+ \(minimum 2\)/);
+    expect(report.join("\n")).toMatch(/Mirror nodes: http:\/\/127\.0\.0\.1:\d+ \(trust file\), http:\/\/127\.0\.0\.1:\d+ \(trust file\) on 1 distinct host \(minimum 1\)/);
+    expect(report.join("\n")).toContain("WARNING: --min-mirrors 1 is a weakened check");
     const checks = report.filter((l) => /^ {2}\w+ {2}/.test(l));
     expect(checks.length).toBeGreaterThan(5);
     expect(checks.filter((l) => !l.startsWith("  pass "))).toEqual([]);
