@@ -11,7 +11,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
-import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
@@ -65,8 +64,13 @@ describe("PostgreSQL migration 0004: byte order for the keys reads are ordered b
     stores.push(store);
     await migrateTo(store, 4);
     const clock = manualClock(Date.UTC(2026, 10, 25, 10));
-    const org = await createOrganisations({ store, signer: createSigner({ masterKey: new Uint8Array(32).fill(3), workers: 0 }), clock }).create({ name: "Acme" }, "test");
-    const [{ fp }] = (await store.client`SELECT system_key_fingerprint AS fp FROM organisations WHERE id = ${org.id}`) as [{ fp: Buffer }];
+    // An organisation as that release wrote one: its columns then (the organisations service writes today's).
+    const org = { id: Bun.randomUUIDv7() };
+    const key = createSigner({ masterKey: new Uint8Array(32).fill(3), workers: 0 }).generateKey(`org:${org.id}`);
+    const fp = Buffer.from(key.fingerprint);
+    await store.client`INSERT INTO signing_keys (fingerprint, algorithm, public_key, purpose, sealed_seed, created_at)
+      VALUES (${fp}, ${key.algorithm}, ${Buffer.from(key.publicKey)}, ${key.purpose}, ${Buffer.from(key.sealedSeed)}, ${clock.now()})`;
+    await store.client`INSERT INTO organisations (id, name, created_at, system_key_fingerprint) VALUES (${org.id}, 'Acme', ${clock.now()}, ${fp})`;
     // Rows as the previous release wrote them (one active record of the hash, the others revoked):
     // ids that a linguistic order and byte order sort differently.
     const ids = ["01a-B", "01a-a", "01a-Z"];
