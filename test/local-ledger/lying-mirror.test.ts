@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startLyingMirror, type LyingMirror } from "../support/lying-mirror.ts";
+import { nextLoopback } from "../support/loopback.ts";
 import { startLedgerWithMessages, type LedgerWithMessages } from "./ledger-with-messages.ts";
 
 const RECORD = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
@@ -206,6 +207,26 @@ describe("kind invent-revocation", () => {
     expect(Object.keys(m)).toEqual(["v", "type", "recordId", "reason", "revokedAt"]);
     expect(m.reason).toBe("KEY_COMPROMISE");
     expect(String(m.revokedAt)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+});
+
+describe("its address", () => {
+  test("127.0.0.1 unless given one; on a loopback address of its own it answers there (and there only), also after being down", async () => {
+    expect(new URL(liar.url).hostname).toBe("127.0.0.1");
+    const address = nextLoopback();
+    const own = await startLyingMirror({ upstream: env.ledger.mirrorUrl, hostname: address });
+    try {
+      const url = new URL(own.url);
+      expect(url.hostname).toBe(address);
+      expect(await read(own.url, byNumber(1))).toEqual(await truth(byNumber(1)));
+      await expect(fetch(`http://127.0.0.1:${url.port}${byNumber(1)}`)).rejects.toThrow();
+      await own.setLie({ kind: "down" });
+      await expect(fetch(own.url + byNumber(1))).rejects.toThrow();
+      await own.setLie({ kind: "none" });
+      expect(await read(own.url, byNumber(1))).toEqual(await truth(byNumber(1)));
+    } finally {
+      await own.close();
+    }
   });
 });
 

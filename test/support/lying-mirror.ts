@@ -19,6 +19,10 @@
  *
  * The message lies apply to every topic unless given `topicId`. Nothing of the server's code is
  * used: the liar knows the mirror API only from its wire form, as a real one would.
+ *
+ * It listens on `hostname` (default 127.0.0.1): a verifier counts witnesses by host, so a proxy
+ * that must count as a host of its own beside its upstream takes a loopback address of its own
+ * (test/support/loopback.ts).
  */
 
 export type Lie =
@@ -30,7 +34,7 @@ export type Lie =
   | { readonly kind: "down"; readonly mode?: "refused" | "503" };
 
 export interface LyingMirror {
-  /** The proxy's base URL (`http://127.0.0.1:port`), stable across `down` and back. */
+  /** The proxy's base URL (`http://HOSTNAME:port`), stable across `down` and back. */
   readonly url: string;
   /** Changes the lie for the requests that follow; resolves once the listener is closed or open as the lie needs. */
   setLie(lie: Lie): Promise<void>;
@@ -87,7 +91,8 @@ function passes(values: readonly string[], value: bigint, parse: (text: string) 
   return true;
 }
 
-export async function startLyingMirror(options: { upstream: string; lie?: Lie }): Promise<LyingMirror> {
+export async function startLyingMirror(options: { upstream: string; lie?: Lie; hostname?: string }): Promise<LyingMirror> {
+  const hostname = options.hostname ?? "127.0.0.1";
   const upstream = options.upstream.replace(/\/+$/, "");
   let lie: Lie = options.lie ?? { kind: "none" };
   const seen: string[] = [];
@@ -205,12 +210,12 @@ export async function startLyingMirror(options: { upstream: string; lie?: Lie })
     return new Response(req.method === "HEAD" || res.status === 204 ? null : await res.arrayBuffer(), { status: res.status, headers: passed });
   };
 
-  let server: ReturnType<typeof Bun.serve> | null = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: handle });
+  let server: ReturnType<typeof Bun.serve> | null = Bun.serve({ hostname, port: 0, fetch: handle });
   const port = server.port!;
   const listen = async (): Promise<void> => {
     for (let attempt = 0; server === null; attempt++) {
       try {
-        server = Bun.serve({ hostname: "127.0.0.1", port, fetch: handle });
+        server = Bun.serve({ hostname, port, fetch: handle });
       } catch (err) {
         if (attempt >= 50) throw err;
         await Bun.sleep(20);
@@ -233,7 +238,7 @@ export async function startLyingMirror(options: { upstream: string; lie?: Lie })
   await apply(lie);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
     setLie: apply,
     requests: () => [...seen],
     async close() {
