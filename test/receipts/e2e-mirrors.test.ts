@@ -3,10 +3,13 @@
  * one, both over the same real ledger, serve stopped: each lie of the fixture is
  * `inconsistent_mirrors`, a mirror that is down is `unverifiable`, in every shell; the honest proxy
  * alone changes nothing (so each failure is the lie's); and `--offline` asks no mirror at all.
+ * The liar listens on a loopback address of its own: a verifier counts witnesses by host, and the
+ * ledger's own ports are one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cleanup, onCleanup } from "../support/env.ts";
 import { startLyingMirror, type Lie, type LyingMirror } from "../support/lying-mirror.ts";
+import { nextLoopback } from "../support/loopback.ts";
 import { authenticate, cliVerify, deploy, nodeVerify, SHELLS, verifyIn, type Deployment, type Held } from "./e2e-rig.ts";
 
 afterAll(cleanup);
@@ -33,7 +36,7 @@ beforeAll(async () => {
   revocationSequence = after.revocation.anchor.sequenceNumber;
   await d.stopServe();
   honest = d.mirrors[0]!;
-  liar = await startLyingMirror({ upstream: d.mirrors[1]! });
+  liar = await startLyingMirror({ upstream: d.mirrors[1]!, hostname: nextLoopback() });
   onCleanup(() => liar.close());
 }, 60_000);
 

@@ -4,9 +4,15 @@
  * records created and revoked over HTTP, receipts fetched from the public route; then the three
  * shells of the verifier run as a person would run them: `docverify verify-receipt`, the
  * standalone `node docverify-verify.mjs` from a folder of its own, and the HTML page in Chromium.
+ *
+ * A verifier believes only its own trust roots (decisions §13): a local ledger has no built-in
+ * mirror nodes, the receipt's suggestions are never asked unless named, and witnesses are counted
+ * by host. The local ledger is one process, so its two ports are one witness: the rig's
+ * `witnesses()` are its first port and an honest proxy on a loopback address of its own in front
+ * of its second, named to every shell explicitly.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { beforeAll, describe, expect, test } from "bun:test";
@@ -16,6 +22,10 @@ import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
 import { openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
+import { DATABASE_FILE, withSideFiles } from "../../src/storage/data-folder.ts";
+import { startLyingMirror } from "../support/lying-mirror.ts";
+import { nextLoopback } from "../support/loopback.ts";
+import { databaseBefore } from "../support/previous-release.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -77,18 +87,30 @@ export type LedgerKind = "embedded" | "separate";
 
 export interface Deployment {
   readonly kind: LedgerKind;
+  /** The serve running now (another one after restartServe). */
   readonly svc: ServiceProcess;
   readonly dataDir: string;
   /** The organisation's registered name, as announced on its topic. */
   readonly orgName: string;
-  /** The ledger's two mirror REST base URLs. */
+  /** The ledger's two mirror REST base URLs: two ports of one process, so one host to a verifier. */
   readonly mirrors: string[];
+  /**
+   * Two witnesses of the ledger on two hosts, for `--mirror` (the page's field): its first mirror
+   * port, and an honest proxy (lying-mirror.ts, lie `none`) on a loopback address of its own in
+   * front of its second. Made once, and kept until cleanup.
+   */
+  witnesses(): Promise<string[]>;
   /** Authenticates `bytes` (POST /v1/records); resolves with the record id. */
   create(bytes: Uint8Array): Promise<string>;
   /** GET /verify/{id}/receipt once the record (and its key's announcement) is final: the receipt's text. */
   receipt(recordId: string): Promise<string>;
   /** POST /v1/records/{id}/revoke, then waits until the revocation is final on the ledger. */
   revoke(recordId: string, reason?: string): Promise<void>;
+  /**
+   * Stops serve, runs `between` (serve stopped: the data folder is free), and starts serve again on
+   * the same folder with the same settings; the embedded ledger comes back at the same addresses.
+   */
+  restartServe(between?: () => void | Promise<void>): Promise<void>;
   /**
    * Stops serve, leaving the ledger up: the separate process stays; the embedded ledger (which
    * stops with serve) is started again alone on serve's data folder, at the same addresses.
@@ -113,14 +135,17 @@ export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?
     env = { ...env, DOCVERIFY_LOCAL_LEDGER_URL: separate.mirrorUrl, DOCVERIFY_MIRROR_NODES: separate.mirrorUrls.join(",") };
   }
   const dataDir = tempDir();
-  const svc = await startService({ cmd, cwd: tempDir("docverify-cwd-"), env: { DOCVERIFY_DATA_DIR: dataDir, ...env } });
+  const serveOptions = { cmd, cwd: tempDir("docverify-cwd-"), env: { DOCVERIFY_DATA_DIR: dataDir, ...env } };
+  let svc = await startService(serveOptions);
   const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: dataDir }), log: memoryLogger() });
-  onCleanup(() => admin.close());
   const org = await admin.organisations.create({ name: orgName, apiAccess: true, addon: true, validated: true }, "test");
   const key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true }, "test")).key;
+  // Closed at once: the folder is serve's alone from here on (restartServe may replace its database).
+  await admin.close();
   const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
   let mirrors: string[] = separate?.mirrorUrls ?? [];
   let stopped = false;
+  let witnesses: Promise<string[]> | null = null;
 
   async function create(bytes: Uint8Array): Promise<string> {
     const created = await createRecordOnceTopicExists(() =>
@@ -158,11 +183,22 @@ export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?
     );
   }
 
+  async function stopSvc(): Promise<void> {
+    const code = await svc.stop();
+    if (code !== 0) throw new Error(`serve exited with ${code}: ${svc.stderr()}`);
+  }
+
+  async function restartServe(between?: () => void | Promise<void>): Promise<void> {
+    if (stopped) throw new Error("restartServe after stopServe");
+    await stopSvc();
+    await between?.();
+    svc = await startService(serveOptions);
+  }
+
   async function stopServe(): Promise<void> {
     if (stopped) return;
     stopped = true;
-    const code = await svc.stop();
-    if (code !== 0) throw new Error(`serve exited with ${code}: ${svc.stderr()}`);
+    await stopSvc();
     if (separate === null) {
       const alone = await startLedgerProcess(dataDir, [], cmd);
       if (mirrors.length > 0 && JSON.stringify(alone.mirrorUrls) !== JSON.stringify(mirrors)) {
@@ -174,15 +210,19 @@ export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?
 
   const deployment: Deployment = {
     kind,
-    svc,
+    get svc() {
+      return svc;
+    },
     dataDir,
     orgName,
     get mirrors() {
       return mirrors;
     },
+    witnesses: () => (witnesses ??= distinctWitnesses(mirrors)),
     create,
     receipt,
     revoke,
+    restartServe,
     stopServe,
   };
   if (kind === "embedded") {
@@ -191,6 +231,67 @@ export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?
     mirrors = (JSON.parse(await receipt(probe)) as { mirrorNodes: string[] }).mirrorNodes;
   }
   return deployment;
+}
+
+/**
+ * `mirrors` (two ports of one ledger) as two witnesses on two hosts: the first as it is, the
+ * second behind an honest proxy listening on a loopback address of its own.
+ */
+export async function distinctWitnesses(mirrors: readonly string[]): Promise<string[]> {
+  if (mirrors.length < 2) throw new Error(`two mirror ports are needed, not ${JSON.stringify(mirrors)}`);
+  const proxy = await startLyingMirror({ upstream: mirrors[1]!, lie: { kind: "none" }, hostname: nextLoopback() });
+  onCleanup(() => proxy.close());
+  return [mirrors[0]!, proxy.url];
+}
+
+/**
+ * The first migration that the release before trust roots (decisions §13) did not have: a data
+ * folder that release left has every migration before it, and no other.
+ */
+export const FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE = "0011";
+
+/**
+ * Makes serve's stopped data folder the one the previous release would have left with the same
+ * rows: its database is replaced by one with that release's schema (previous-release.ts: the
+ * migrations before FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE, by drizzle's stock migrator) holding
+ * every row of the folder's, column for column. The ledger's files are left as they are. A
+ * column or table that release did not have must hold nothing but its default (an organisation
+ * without a domain announces exactly the bytes it announced before domains existed), or this
+ * throws rather than drop anything.
+ */
+export function asPreviousReleaseLeftIt(dataDir: string): void {
+  const path = join(dataDir, DATABASE_FILE);
+  const previous = databaseBefore(FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE);
+  const db = previous.$client;
+  db.run("PRAGMA foreign_keys = OFF");
+  db.query("ATTACH DATABASE ? AS now").run(path);
+  const tables = (schema: string) =>
+    (db.query(`SELECT name FROM ${schema}.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '__drizzle_migrations'`).all() as { name: string }[]).map((t) => t.name);
+  const columns = (schema: string, table: string) => db.query(`SELECT name, dflt_value FROM pragma_table_info(?, ?)`).all(table, schema) as { name: string; dflt_value: string | null }[];
+  const kept = tables("main");
+  for (const table of tables("now")) {
+    const count = (where: string) => (db.query(`SELECT COUNT(*) AS n FROM now."${table}" WHERE ${where}`).get() as { n: number }).n;
+    if (!kept.includes(table)) {
+      if (count("1") > 0) throw new Error(`table ${table}, which the previous release did not have, holds rows`);
+      continue;
+    }
+    const old = new Set(columns("main", table).map((c) => c.name));
+    for (const c of columns("now", table).filter((c) => !old.has(c.name))) {
+      const n = count(`"${c.name}" IS NOT ${c.dflt_value ?? "NULL"}`);
+      if (n > 0) throw new Error(`${table}.${c.name}, which the previous release did not have, holds something other than its default in ${n} rows`);
+    }
+  }
+  // The change counter last: the triggers the copies fire must not leave it other than it was.
+  for (const table of [...kept.filter((t) => t !== "change_counter"), ...kept.filter((t) => t === "change_counter")]) {
+    const shared = columns("main", table)
+      .map((c) => `"${c.name}"`)
+      .join(", ");
+    db.run(`INSERT OR REPLACE INTO main."${table}" (${shared}) SELECT ${shared} FROM now."${table}"`);
+  }
+  db.run("DETACH DATABASE now");
+  for (const file of withSideFiles(path)) rmSync(file, { force: true });
+  db.query("VACUUM INTO ?").run(path);
+  db.close();
 }
 
 /** A document of its own and the files a person would hold: the document and its receipt. */
@@ -220,12 +321,29 @@ export function writeReceipt(receipt: unknown, name = "receipt.json"): string {
   return path;
 }
 
+/** What `--json` says of the organisation: confirmed by a trust root, or the ledger's claim. */
+export interface ReportIdentity {
+  readonly status: "confirmed" | "unconfirmed" | "mismatch";
+  readonly method: string | null;
+  readonly confirmedName: string | null;
+  readonly claimedName: string | null;
+  readonly claimedOrgId: string | null;
+}
+
 export interface ShellResult {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
   /** The `--json` report, when stdout held one. */
-  readonly report: { verdict: string; organisation: { name: string } | null; checks: { name: string; status: string }[]; revocation: unknown } | null;
+  readonly report: {
+    verdict: string;
+    public: boolean;
+    identity: ReportIdentity | null;
+    mirrors: string[];
+    witnesses: number;
+    checks: { name: string; status: string; detail: string }[];
+    revocation: unknown;
+  } | null;
 }
 
 function result(code: number | null, stdout: string, stderr: string): ShellResult {
@@ -299,13 +417,24 @@ export async function sharedBrowser(): Promise<Browser> {
 export interface PageRun {
   readonly verdict: string | null;
   readonly headline: string;
+  /** The verdict's `data-identity`: confirmed, unconfirmed or mismatch; empty when none was established. */
+  readonly identity: string;
+  /** What the page says of who made the record, whole. */
   readonly organisation: string;
+  /** The name in it (in bold): confirmed, or the ledger's claim. */
+  readonly organisationName: string;
+  /** The notice shown for a local development ledger (empty otherwise). */
+  readonly ledgerNotice: string;
   /** The signed time and record line, and the revocation line (empty when not shown). */
   readonly signed: string;
   readonly revocation: string;
   readonly checks: { name: string; status: string; detail: string }[];
   /** What the page says about the document (its name, size and, once hashed, its hash). */
   readonly documentInfo: string;
+  /** The mirror field as the receipt left it, before `mirrors` replaced it. */
+  readonly startingMirrors: string;
+  /** What the page says of the receipt's own mirror nodes. */
+  readonly suggested: string;
   /** The line naming the mirror nodes asked. */
   readonly mirrorsUsed: string;
   /** The message shown instead of a verdict (a usage problem), if any. */
@@ -321,9 +450,11 @@ export interface PageRun {
 export interface PageOptions {
   readonly receiptPath: string;
   readonly documentPath: string;
-  /** Replaces the mirror list the receipt filled in (one URL per line). */
+  /** Replaces the mirror list the page starts from (one URL per line). */
   readonly mirrors?: string[];
   readonly minMirrors?: string;
+  /** A trust file for #trust. */
+  readonly trustPath?: string;
   /** Runs on the page before Verify is pressed (routes, waits). */
   readonly before?: (page: Page) => Promise<void>;
 }
@@ -363,8 +494,14 @@ export async function pageVerify(url: string, options: PageOptions): Promise<Pag
       return (el?.textContent ?? "") !== "";
     });
     await page.setInputFiles("#document", options.documentPath);
+    const startingMirrors = await page.inputValue("#mirrors");
+    const suggested = (await page.textContent("#suggested")) ?? "";
     if (options.mirrors !== undefined) await page.fill("#mirrors", options.mirrors.join("\n"));
     if (options.minMirrors !== undefined) await page.fill("#min-mirrors", options.minMirrors);
+    if (options.trustPath !== undefined) {
+      await page.setInputFiles("#trust", options.trustPath);
+      await page.waitForSelector("#trust-info:not(:empty)");
+    }
     await options.before?.(page);
     await page.click("#verify");
     await page.waitForSelector("#verdict:not(:empty), #progress.error, #receipt-info.error", { timeout: 30_000 });
@@ -378,15 +515,21 @@ export async function pageVerify(url: string, options: PageOptions): Promise<Pag
     const progress = await page.evaluate(() => (globalThis as unknown as { __progress: string[] }).__progress);
     const errorEl = (await page.$("#progress.error")) ?? (await page.$("#receipt-info.error"));
     const error = errorEl === null ? "" : ((await errorEl.textContent()) ?? "");
+    const name = await page.$("#organisation strong");
     return {
       verdict: (await page.textContent("#verdict")) === "" ? null : verdict,
       headline: (await page.textContent("#verdict")) ?? "",
+      identity: (await page.getAttribute("#verdict", "data-identity")) ?? "",
       organisation: (await page.textContent("#organisation")) ?? "",
+      organisationName: name === null ? "" : ((await name.textContent()) ?? ""),
+      ledgerNotice: (await page.textContent("#ledger-notice")) ?? "",
       signed: (await page.textContent("#signed")) ?? "",
       revocation: (await page.textContent("#revocation")) ?? "",
       checks,
       mirrorsUsed: (await page.textContent("#mirrors-used")) ?? "",
       documentInfo: (await page.textContent("#document-info")) ?? "",
+      startingMirrors,
+      suggested,
       error,
       progress,
       requests,
@@ -401,18 +544,27 @@ export type Shell = "cli" | "node" | "page";
 export const SHELLS: readonly Shell[] = ["cli", "node", "page"];
 
 export interface VerifyOptions {
-  /** The verifier's own mirror nodes (`--mirror`, or the page's list in their place). */
+  /** The verifier's own mirror nodes (`--mirror`, or the page's list in their place); none named: each shell's default. */
   readonly mirrors?: string[];
   readonly minMirrors?: number;
+  /** `--trust FILE`, or the page's trust file. */
+  readonly trustPath?: string;
 }
 
-/** What one shell concluded: the verdict, the exit code (null for the page), the organisation's name. */
+/** What one shell concluded: the verdict, the exit code (null for the page), who made the record. */
 export interface Outcome {
   readonly shell: Shell;
   readonly verdict: string | null;
   readonly code: number | null;
+  /** confirmed, unconfirmed or mismatch; null when no key announcement was established. */
+  readonly identity: string | null;
+  /** The organisation's name the shell shows: confirmed, or the ledger's claim (see identity). */
   readonly organisation: string | null;
+  /** False when the shell said the ledger is a local development one, proving nothing publicly. */
+  readonly public: boolean | null;
   readonly failed: string[];
+  /** The mirrors check's detail. */
+  readonly mirrorsDetail: string;
   readonly stderr: string;
 }
 
@@ -423,14 +575,17 @@ export async function verifyIn(shell: Shell, receiptPath: string, documentPath: 
       documentPath,
       ...(options.mirrors !== undefined ? { mirrors: options.mirrors } : {}),
       ...(options.minMirrors !== undefined ? { minMirrors: String(options.minMirrors) } : {}),
+      ...(options.trustPath !== undefined ? { trustPath: options.trustPath } : {}),
     });
-    const name = run.organisation.replace(/^Organisation: /, "");
     return {
       shell,
       verdict: run.verdict,
       code: null,
-      organisation: name === "" ? null : name,
+      identity: run.identity === "" ? null : run.identity,
+      organisation: run.organisationName === "" ? null : run.organisationName,
+      public: run.verdict === null ? null : run.ledgerNotice === "",
       failed: run.checks.filter((c) => c.status === "fail").map((c) => c.name),
+      mirrorsDetail: run.checks.find((c) => c.name === "mirrors")?.detail ?? "",
       stderr: run.error + run.consoleErrors.join("\n"),
     };
   }
@@ -441,14 +596,19 @@ export async function verifyIn(shell: Shell, receiptPath: string, documentPath: 
     "--json",
     ...(options.mirrors ?? []).flatMap((m) => ["--mirror", m]),
     ...(options.minMirrors !== undefined ? ["--min-mirrors", String(options.minMirrors)] : []),
+    ...(options.trustPath !== undefined ? ["--trust", options.trustPath] : []),
   ];
   const r = shell === "cli" ? await cliVerify(args) : await nodeVerify(args);
+  const id = r.report?.identity ?? null;
   return {
     shell,
     verdict: r.report?.verdict ?? null,
     code: r.code,
-    organisation: r.report?.organisation?.name ?? null,
+    identity: id?.status ?? null,
+    organisation: id === null ? null : id.status === "confirmed" ? id.confirmedName : id.claimedName,
+    public: r.report?.public ?? null,
     failed: (r.report?.checks ?? []).filter((c) => c.status === "fail").map((c) => c.name),
+    mirrorsDetail: r.report?.checks.find((c) => c.name === "mirrors")?.detail ?? "",
     stderr: r.stderr,
   };
 }
@@ -460,16 +620,24 @@ export async function verifyInEveryShell(receiptPath: string, documentPath: stri
   return out;
 }
 
+/** What every shell must say of a local ledger's receipt that verifies: the key's announced name as a claim, and that it proves nothing publicly. */
+export function expectLocalClaim(o: Outcome, orgName: string | null): void {
+  expect([o.shell, o.identity, o.organisation, o.public]).toEqual([o.shell, "unconfirmed", orgName, false]);
+}
+
 /**
- * The end-to-end promise of decisions §9, on a ledger of `kind`: receipts fetched from serve, serve
- * stopped, then every shell says `verified_org` (exit 0) for a record in good standing and
- * `revoked` (exit 1) for a record revoked after its receipt was fetched.
+ * The end-to-end promise of decisions §9, on a ledger of `kind`, with the verifier believing only
+ * its own trust roots (§13): receipts fetched from serve, serve stopped, then every shell, given
+ * two witnesses of the ledger on two hosts, says `verified_org` (exit 0) for a record in good
+ * standing and `revoked` (exit 1) for a record revoked after its receipt was fetched; named
+ * nothing, or only the ledger's own two ports (one host), every shell says `unverifiable`.
  */
 export function serveStoppedSuite(kind: LedgerKind): void {
   describe(`the ${kind} ledger: receipts verified in every shell after serve has stopped`, () => {
     let d: Deployment;
     let kept: Held;
     let withdrawn: Held;
+    let witnesses: string[];
 
     beforeAll(async () => {
       d = await deploy(kind);
@@ -478,17 +646,19 @@ export function serveStoppedSuite(kind: LedgerKind): void {
       withdrawn = await authenticate(d, "withdrawn.pdf");
       await d.revoke(withdrawn.recordId, "SUPERSEDED");
       await d.stopServe();
+      witnesses = await d.witnesses();
     }, 60_000);
 
     test(
-      "a record in good standing: verified_org, exit 0, the organisation named from the ledger",
+      "a record in good standing, two witnesses named: verified_org, exit 0, the organisation's name shown as the ledger's claim, on a ledger that proves nothing publicly",
       async () => {
         // serve is gone: nothing answers at its address.
         expect(await fetch(`${d.svc.url}/healthz`).then((r) => r.status).catch(() => "refused")).toBe("refused");
         expect(JSON.parse(kept.receiptText).mirrorNodes).toEqual(d.mirrors);
-        const outcomes = await verifyInEveryShell(kept.receiptPath, kept.documentPath);
+        const outcomes = await verifyInEveryShell(kept.receiptPath, kept.documentPath, { mirrors: witnesses });
         for (const o of outcomes) {
-          expect([o.shell, o.verdict, o.code, o.organisation, o.failed]).toEqual([o.shell, "verified_org", o.shell === "page" ? null : 0, d.orgName, []]);
+          expect([o.shell, o.verdict, o.code, o.failed]).toEqual([o.shell, "verified_org", o.shell === "page" ? null : 0, []]);
+          expectLocalClaim(o, d.orgName);
         }
       },
       60_000,
@@ -498,12 +668,56 @@ export function serveStoppedSuite(kind: LedgerKind): void {
       "a receipt fetched before its record was revoked: revoked (found on the ledger), exit 1",
       async () => {
         expect(JSON.parse(withdrawn.receiptText).revocation).toBeNull();
-        const outcomes = await verifyInEveryShell(withdrawn.receiptPath, withdrawn.documentPath);
+        const outcomes = await verifyInEveryShell(withdrawn.receiptPath, withdrawn.documentPath, { mirrors: witnesses });
         for (const o of outcomes) {
           expect([o.shell, o.verdict, o.code, o.failed]).toEqual([o.shell, "revoked", o.shell === "page" ? null : 1, ["revocationScan"]]);
         }
       },
       60_000,
+    );
+
+    test(
+      "no mirror node named: unverifiable in every shell, exit 1, the receipt's own mirror nodes not asked, and the user told to name the local ledger's",
+      async () => {
+        const outcomes = await verifyInEveryShell(kept.receiptPath, kept.documentPath);
+        for (const o of outcomes) {
+          expect([o.shell, o.verdict, o.code, o.failed]).toEqual([o.shell, "unverifiable", o.shell === "page" ? null : 1, ["mirrors"]]);
+          expect([o.shell, o.mirrorsDetail]).toEqual([o.shell, expect.stringContaining("network local has no built-in mirror nodes: name the local ledger's with --mirror URL")]);
+        }
+        for (const run of [cliVerify, nodeVerify]) {
+          const json = await run([kept.receiptPath, "--file", kept.documentPath, "--json"]);
+          expect([json.report?.mirrors, json.report?.public]).toEqual([[], false]);
+          const human = await run([kept.receiptPath, "--file", kept.documentPath]);
+          expect(human.code).toBe(1);
+          expect(human.stdout).toStartWith("Verdict: unverifiable");
+          expect(human.stdout).toContain("Ledger: local development ledger: proves nothing publicly");
+          expect(human.stdout).toContain("name the local ledger's with --mirror URL");
+          expect(human.stdout).toContain(`Suggested by the receipt, not asked (a receipt does not choose its witnesses; name one with --mirror to ask it): ${d.mirrors.join(", ")}`);
+        }
+        // The page starts with no mirror node for a local receipt and shows the receipt's as suggestions.
+        const page = await pageVerify(pageOnDisk(), { receiptPath: kept.receiptPath, documentPath: kept.documentPath });
+        expect(page.startingMirrors).toBe("");
+        expect(page.suggested).toContain(`The receipt suggests: ${d.mirrors.join(", ")}.`);
+        expect(page.suggested).toContain("name the local ledger's");
+        expect(page.mirrorsUsed).toBe("No mirror node was asked.");
+        expect(page.requests).toEqual([]);
+      },
+      60_000,
+    );
+
+    test(
+      "the ledger's own two ports named (or localhost and 127.0.0.1): one host, so unverifiable in every shell",
+      async () => {
+        const [a, b] = d.mirrors.map((m) => new URL(m)) as [URL, URL];
+        const spellings = [d.mirrors, [`http://localhost:${a.port}`, `http://127.0.0.1:${b.port}`]];
+        for (const mirrors of spellings) {
+          for (const o of await verifyInEveryShell(kept.receiptPath, kept.documentPath, { mirrors })) {
+            expect([mirrors, o.shell, o.verdict, o.code, o.failed]).toEqual([mirrors, o.shell, "unverifiable", o.shell === "page" ? null : 1, ["mirrors"]]);
+            expect([mirrors, o.shell, o.mirrorsDetail]).toEqual([mirrors, o.shell, expect.stringMatching(/^only 1 distinct host among the mirror nodes for a minimum of 2 \(.* is on the same host as .*\): add a mirror node on another host/)]);
+          }
+        }
+      },
+      120_000,
     );
   });
 }

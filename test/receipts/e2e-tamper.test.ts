@@ -1,8 +1,9 @@
 /**
  * Receipts end to end, altered: with a real receipt of a real ledger (serve stopped), every byte
  * string of the receipt with one byte flipped, the receipt checked against another document, the
- * offline check, and receipts that are not receipts. In every shell that takes the case: altered
- * receipts never pass, malformed ones are a one-line usage error with exit 2, never a crash.
+ * offline check, and receipts that are not receipts. In every shell that takes the case, given two
+ * witnesses of the ledger on two hosts (e2e-rig.ts): altered receipts never pass, malformed ones
+ * are a one-line usage error with exit 2, never a crash.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -15,12 +16,14 @@ afterAll(cleanup);
 let d: Deployment;
 let held: Held;
 let receipt: Record<string, unknown>;
+let witnesses: string[];
 
 beforeAll(async () => {
   d = await deploy("separate");
   held = await authenticate(d);
   receipt = JSON.parse(held.receiptText) as Record<string, unknown>;
   await d.stopServe();
+  witnesses = await d.witnesses();
 }, 60_000);
 
 /** The receipt with the middle byte of the base64 field at `path` XORed with 1. */
@@ -55,7 +58,7 @@ describe("a real receipt, altered", () => {
       for (const field of BYTE_FIELDS) {
         const path = writeReceipt(flipped(field), `${field}.json`);
         for (const shell of SHELLS) {
-          const o = await verifyIn(shell, path, held.documentPath);
+          const o = await verifyIn(shell, path, held.documentPath, { mirrors: witnesses });
           expect([field, shell, o.verdict]).toEqual([field, shell, expect.stringMatching(/^(signature_invalid|inconsistent_mirrors)$/)]);
           expect([field, shell, o.code]).toEqual([field, shell, shell === "page" ? null : 1]);
           expect([field, shell, o.failed.length > 0]).toEqual([field, shell, true]);
@@ -66,12 +69,25 @@ describe("a real receipt, altered", () => {
   );
 
   test(
+    "its kind relabelled (a record only, passed off as a signed PDF): signature_invalid in every shell, the kind check failed",
+    async () => {
+      expect(receipt.kind).toBe("record_only");
+      const path = writeReceipt({ ...receipt, kind: "pdf_embedded" }, "kind.json");
+      for (const shell of SHELLS) {
+        const o = await verifyIn(shell, path, held.documentPath, { mirrors: witnesses });
+        expect([shell, o.verdict, o.code, o.failed]).toEqual([shell, "signature_invalid", shell === "page" ? null : 1, ["kind"]]);
+      }
+    },
+    60_000,
+  );
+
+  test(
     "checked against another document: no_record in every shell, exit 1",
     async () => {
       const other = join(tempDir(), "other.pdf");
       writeFileSync(other, new Uint8Array(held.document.length));
       for (const shell of SHELLS) {
-        const o = await verifyIn(shell, held.receiptPath, other);
+        const o = await verifyIn(shell, held.receiptPath, other, { mirrors: witnesses });
         expect([shell, o.verdict, o.code, o.failed]).toEqual([shell, "no_record", shell === "page" ? null : 1, ["documentHash"]]);
       }
     },
@@ -85,8 +101,8 @@ describe("a real receipt, altered", () => {
         const intact = await run([held.receiptPath, "--file", held.documentPath, "--offline", "--json"]);
         expect([intact.code, intact.report?.verdict]).toEqual([1, "unverifiable"]);
         // The local checks pass; every check of the ledger is skipped.
-        expect(intact.report!.checks.filter((c) => c.status === "pass").map((c) => c.name)).toEqual(["documentHash", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "inclusion"]);
-        expect(intact.report!.checks.filter((c) => c.status === "skipped").map((c) => c.name)).toEqual(["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan"]);
+        expect(intact.report!.checks.filter((c) => c.status === "pass").map((c) => c.name)).toEqual(["documentHash", "kind", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "inclusion"]);
+        expect(intact.report!.checks.filter((c) => c.status === "skipped").map((c) => c.name)).toEqual(["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "identity"]);
         expect((intact.report as unknown as { mirrors: string[] }).mirrors).toEqual([]);
         const altered = await run([writeReceipt(flipped("signer.signature")), "--file", held.documentPath, "--offline", "--json"]);
         expect([altered.code, altered.report?.verdict]).toEqual([1, "signature_invalid"]);

@@ -2,10 +2,13 @@
  * The receipt verifier's page (docs/receipts.md §4.4): the generated file is up to date and
  * self-contained; GET /verify-receipt serves exactly it with the page headers and a policy that
  * allows its own script and the mirror nodes; and in headless Chromium, opened from a file and from
- * the server, it verifies a real receipt against a real ledger's two mirror nodes, shows the
- * organisation's name as text, every check, progress during a long scan, and a clear message for
- * each thing a person can get wrong, with no request but to the mirror nodes; a docverify-signed
- * PDF is verified by the original inside it, and one changed after signing is not.
+ * the server, it verifies a real receipt against two witnesses of a real ledger on two hosts (its
+ * own two ports are one: e2e-rig.ts), named in the mirror field, which starts empty for a local
+ * ledger's receipt, with the receipt's suggestions shown beside it and added only on request;
+ * shows the organisation's name as text and as a claim, that a local ledger proves nothing
+ * publicly, every check, progress during a long scan, and a clear message for each thing a person
+ * can get wrong, with no request but to the mirror nodes; a docverify-signed PDF is verified by the
+ * original inside it, and one changed after signing is not.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
@@ -17,6 +20,7 @@ import { signPdf } from "../../src/pdf/stamp.ts";
 import { documentLine, minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
 import { makeTestPdf } from "../support/pdf.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
+import { nextLoopback } from "../support/loopback.ts";
 import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
 import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, sharedBrowser, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
 
@@ -69,7 +73,7 @@ describe("the generated page", () => {
     // The document is hashed here and never sent: the page says so.
     expect(markup).toContain("Your document is hashed in this browser and is never uploaded.");
     // Every control has a label.
-    for (const id of ["receipt", "document", "mirrors", "min-mirrors"]) expect(markup).toContain(`<label for="${id}">`);
+    for (const id of ["receipt", "document", "mirrors", "min-mirrors", "trust"]) expect(markup).toContain(`<label for="${id}">`);
     expect(markup).toContain('role="status"');
   });
 });
@@ -142,11 +146,13 @@ describe("GET /verify-receipt", () => {
  * A mirror node that serves at most one message a page (a real mirror node may cap `limit`): in
  * front of a real one, so that scanning two messages takes two pages and the page shows the
  * verifier's progress. Its `links.next` are the real node's, relative, so they lead back here.
+ * On a loopback address of its own: two of them are two hosts.
  */
 function smallPagesMirror(upstream: string): string {
+  const hostname = nextLoopback();
   const server = Bun.serve({
     port: 0,
-    hostname: "127.0.0.1",
+    hostname,
     async fetch(req) {
       const url = new URL(req.url);
       if (url.searchParams.has("limit")) url.searchParams.set("limit", "1");
@@ -155,29 +161,37 @@ function smallPagesMirror(upstream: string): string {
     },
   });
   onCleanup(() => server.stop(true));
-  return `http://127.0.0.1:${server.port}`;
+  return `http://${hostname}:${server.port}`;
 }
 
-describe("the page in Chromium, against a real ledger's two mirror nodes", () => {
+const LOCAL_NOTICE = "Local development ledger: this proves nothing publicly. Anyone can run one and write anything on it.";
+
+describe("the page in Chromium, against two witnesses of a real ledger", () => {
   let d: Deployment;
   let held: Held;
+  let witnesses: string[];
 
   beforeAll(async () => {
     d = await deploy("separate");
     held = await authenticate(d);
+    witnesses = await d.witnesses();
   }, 60_000);
 
   const expectVerified = (run: Awaited<ReturnType<typeof pageVerify>>) => {
     expect(run.error).toBe("");
     expect(run.verdict).toBe("verified_org");
-    expect(run.headline).toBe("Verified");
-    // The organisation's name from the ledger, as text: its markup characters shown, never parsed.
-    expect(run.organisation).toBe(`Organisation: ${d.orgName}`);
+    // Proven on the ledger, but neither who made it nor the ledger itself is anything public.
+    expect(run.headline).toBe("Verified, but who made it is not confirmed (local development ledger: proves nothing publicly)");
+    expect(run.ledgerNotice).toBe(LOCAL_NOTICE);
+    // The organisation's name from the ledger, as text (its markup characters shown, never parsed), and as a claim.
+    expect([run.identity, run.organisationName]).toEqual(["unconfirmed", d.orgName]);
+    expect(run.organisation).toStartWith(`Organisation: unconfirmed claim. The ledger announcement claims ${d.orgName}`);
     const receipt = JSON.parse(held.receiptText) as { authenticatedAt: string };
     expect(run.signed).toBe(`Authenticated at ${receipt.authenticatedAt} (the signed time), record ${held.recordId}.`);
     expect(run.revocation).toBe("");
     expect(run.checks.map((c) => c.name)).toEqual([
       "documentHash",
+      "kind",
       "recordPayload",
       "signerSignature",
       "sealPayload",
@@ -188,20 +202,27 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
       "keyAnnouncement",
       "topicSubmitKey",
       "revocationScan",
+      "identity",
       "inclusion",
     ]);
-    expect(run.checks.filter((c) => c.status !== "pass")).toEqual([]);
+    // Every check passed but the identity, which is a claim: a warning, not a failure.
+    expect(run.checks.filter((c) => c.status !== "pass").map((c) => [c.name, c.status])).toEqual([["identity", "warning"]]);
     expect(run.checks.every((c) => c.detail.length > 0)).toBe(true);
-    // No request but to the two mirror nodes; no policy violation.
+    expect(run.mirrorsUsed).toStartWith(`Mirror nodes asked: ${witnesses.join(", ")}, on 2 distinct hosts (minimum 2;`);
+    // No request but to the two witnesses named; none to the receipt's own mirror nodes; no policy violation.
     expect(run.requests.length).toBeGreaterThan(0);
-    expect(run.requests.filter((u) => !d.mirrors.some((m) => u.startsWith(m + "/api/v1/")))).toEqual([]);
+    expect(run.requests.filter((u) => !witnesses.some((m) => u.startsWith(m + "/api/v1/")))).toEqual([]);
     expect(run.consoleErrors).toEqual([]);
   };
 
   test(
-    "opened from a file: verified_org, the organisation's name as text, every check passed",
+    "opened from a file: verified_org, the organisation's name as text and as a claim, every check passed",
     async () => {
-      expectVerified(await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath }));
+      const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors: witnesses });
+      expectVerified(run);
+      // The field started empty (a local ledger has no built-in mirror nodes); the receipt's were only suggested.
+      expect(run.startingMirrors).toBe("");
+      expect(run.suggested).toContain(`The receipt suggests: ${d.mirrors.join(", ")}.`);
     },
     60_000,
   );
@@ -209,7 +230,7 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
   test(
     "served by docverify at /verify-receipt: the same",
     async () => {
-      expectVerified(await pageVerify(`${d.svc.url}/verify-receipt`, { receiptPath: held.receiptPath, documentPath: held.documentPath }));
+      expectVerified(await pageVerify(`${d.svc.url}/verify-receipt`, { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors: witnesses }));
     },
     60_000,
   );
@@ -227,6 +248,7 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
         await p.setInputFiles("#receipt", held.receiptPath);
         await p.waitForSelector("#receipt-info:not(:empty)");
         await p.setInputFiles("#document", held.documentPath);
+        await p.fill("#mirrors", witnesses.join("\n"));
         await p.click("#verify");
         await p.waitForSelector("#verdict:not(:empty)", { timeout: 30_000 });
         expect(await p.getAttribute("#verdict", "data-verdict")).toBe("verified_org");
@@ -250,13 +272,13 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
       const changedPath = join(dir, "contract-changed.pdf");
       writeFileSync(changedPath, new Uint8Array([...signed, ...new TextEncoder().encode("%changed\n")]));
 
-      const ok = await pageVerify(pageOnDisk(), { receiptPath, documentPath: signedPath });
+      const ok = await pageVerify(pageOnDisk(), { receiptPath, documentPath: signedPath, mirrors: witnesses });
       expect([ok.error, ok.verdict]).toEqual(["", "verified_org"]);
       expect(ok.checks.find((c) => c.name === "documentHash")!.status).toBe("pass");
       expect(ok.documentInfo).toStartWith(`contract-signed.pdf (${(signed.length / 1024).toFixed(1)} KiB) is a PDF signed with docverify (record ${recordId}): its original document, the first ${original.length} bytes`);
       expect(ok.documentInfo).toEndWith(docHash(original));
 
-      const changed = await pageVerify(pageOnDisk(), { receiptPath, documentPath: changedPath });
+      const changed = await pageVerify(pageOnDisk(), { receiptPath, documentPath: changedPath, mirrors: witnesses });
       expect(changed.verdict).toBe("no_record");
       expect(changed.checks.find((c) => c.name === "documentHash")!.status).toBe("fail");
       expect(changed.documentInfo).toContain("but changed after signing, so it is no longer the signed document and cannot match");
@@ -269,13 +291,14 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
     async () => {
       const other = join(tempDir(), "other.pdf");
       writeFileSync(other, "another document");
-      const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: other });
+      const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: other, mirrors: witnesses });
       expect(run.verdict).toBe("no_record");
-      expect(run.headline).toBe("No record for this document");
+      expect(run.headline).toBe("No record for this document (local development ledger: proves nothing publicly)");
       expect(run.checks.find((c) => c.name === "documentHash")!.status).toBe("fail");
       expect(run.documentInfo).toBe(`other.pdf (16 bytes), hashed in this browser: ${docHash("another document")}`);
-      // Nothing about the record is vouched for: no organisation, no signed time.
-      expect([run.organisation, run.signed]).toEqual(["", ""]);
+      // Nothing about the record is vouched for: no organisation named, not even as a claim; no signed time.
+      expect([run.identity, run.organisationName, run.signed]).toEqual(["", "", ""]);
+      expect(run.organisation).toStartWith("Organisation: not established");
     },
     60_000,
   );
@@ -286,8 +309,8 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
       const withdrawn = await authenticate(d, "withdrawn.pdf");
       await d.revoke(withdrawn.recordId, "KEY_COMPROMISE");
       const after = JSON.parse(await d.receipt(withdrawn.recordId)) as { revocation: { revokedAt: string; anchor: { sequenceNumber: number; consensusAt: string } } };
-      const run = await pageVerify(pageOnDisk(), { receiptPath: withdrawn.receiptPath, documentPath: withdrawn.documentPath });
-      expect([run.verdict, run.headline]).toEqual(["revoked", "Revoked"]);
+      const run = await pageVerify(pageOnDisk(), { receiptPath: withdrawn.receiptPath, documentPath: withdrawn.documentPath, mirrors: witnesses });
+      expect([run.verdict, run.headline]).toEqual(["revoked", "Revoked (local development ledger: proves nothing publicly)"]);
       expect(run.revocation).toBe(
         `Revoked at ${after.revocation.revokedAt}, reason KEY_COMPROMISE: ledger message ${after.revocation.anchor.sequenceNumber}, consensus at ${after.revocation.anchor.consensusAt}.`,
       );
@@ -353,14 +376,14 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
     async () => {
       const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors: [d.mirrors[0]!], minMirrors: "1" });
       expect(run.verdict).toBe("verified_org");
-      expect(run.mirrorsUsed).toBe(`Mirror nodes asked: ${d.mirrors[0]} (minimum 1, a weakened check).`);
+      expect(run.mirrorsUsed).toBe(`Mirror nodes asked: ${d.mirrors[0]}, on 1 distinct host (minimum 1, a weakened check; this page compares host names, as a browser cannot resolve them).`);
       expect(run.requests.filter((u) => !u.startsWith(d.mirrors[0]!))).toEqual([]);
     },
     60_000,
   );
 
   test(
-    "by keyboard and by dropping files: every control is reached with Tab in order, a missing file is named, Enter verifies, the verdict takes the focus",
+    "by keyboard and by dropping files: every control is reached with Tab in order, a missing file is named, the receipt's mirror nodes added only on request (one host: unverifiable), Enter verifies, the verdict takes the focus",
     async () => {
       const context = await (await sharedBrowser()).newContext();
       try {
@@ -368,11 +391,12 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
         await p.goto(pageOnDisk());
         const focused = () => p.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? "");
         const order: string[] = [];
-        for (let i = 0; i < 5; i++) {
+        for (let i = 0; i < 6; i++) {
           await p.keyboard.press("Tab");
           order.push(await focused());
         }
-        expect(order).toEqual(["receipt", "document", "mirrors", "min-mirrors", "verify"]);
+        // The button adding the receipt's suggestions is hidden until a receipt suggests some.
+        expect(order).toEqual(["receipt", "document", "mirrors", "min-mirrors", "trust", "verify"]);
         expect(await p.inputValue("#min-mirrors")).toBe("2");
 
         await p.keyboard.press("Enter");
@@ -393,9 +417,18 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
         };
         await drop("#receipt-drop", "receipt.json", [...new TextEncoder().encode(held.receiptText)]);
         await p.waitForSelector("#receipt-info:not(:empty)");
-        expect(await p.textContent("#receipt-info")).toBe(`receipt.json: record ${held.recordId}, ${docHash(held.document)}.`);
-        // The mirror list is the receipt's, one a line.
-        expect(await p.inputValue("#mirrors")).toBe((JSON.parse(held.receiptText) as { mirrorNodes: string[] }).mirrorNodes.join("\n"));
+        expect(await p.textContent("#receipt-info")).toBe(`receipt.json: record ${held.recordId}, ${docHash(held.document)}, on the local ledger.`);
+        // The mirror field starts from the page's own list for the local ledger: none. The receipt's are suggested beside it.
+        const suggestions = (JSON.parse(held.receiptText) as { mirrorNodes: string[] }).mirrorNodes;
+        expect(suggestions).toEqual(d.mirrors);
+        expect(await p.inputValue("#mirrors")).toBe("");
+        expect(await p.textContent("#suggested")).toContain(`The receipt suggests: ${suggestions.join(", ")}. A receipt does not choose its own witnesses: they are asked only if you add them.`);
+        // Pressing "Add the receipt's suggestions" (reached by Tab after the field) fills them in, one a line.
+        await p.focus("#mirrors");
+        await p.keyboard.press("Tab");
+        expect(await focused()).toBe("use-suggested");
+        await p.keyboard.press("Enter");
+        expect(await p.inputValue("#mirrors")).toBe(suggestions.join("\n"));
 
         await p.focus("#verify");
         await p.keyboard.press("Enter");
@@ -403,9 +436,18 @@ describe("the page in Chromium, against a real ledger's two mirror nodes", () =>
 
         await drop("#document-drop", "contract.pdf", [...held.document]);
         await p.waitForSelector("#document-info:not(:empty)");
+        // The receipt's two suggestions are two ports of one ledger: one host, fewer than two witnesses.
         await p.focus("#verify");
         await p.keyboard.press("Enter");
         await p.waitForSelector("#verdict:not(:empty)", { timeout: 30_000 });
+        expect(await p.getAttribute("#verdict", "data-verdict")).toBe("unverifiable");
+        expect(await p.textContent("#check-rows tr[data-check=mirrors]")).toContain("only 1 distinct host among the mirror nodes for a minimum of 2");
+
+        await p.fill("#mirrors", witnesses.join("\n"));
+        await p.focus("#verify");
+        await p.keyboard.press("Enter");
+        // The verdict before is cleared at once; the next one replaces it.
+        await p.waitForSelector('#verdict:not([data-verdict=""]):not([data-verdict="unverifiable"])', { timeout: 30_000 });
         expect(await p.getAttribute("#verdict", "data-verdict")).toBe("verified_org");
         expect(await focused()).toBe("verdict");
         // The verdict is in the status region a screen reader announces.
