@@ -9,8 +9,8 @@ import { normaliseMirrorUrl } from "./receipt.ts";
 import type { Report, Verdict } from "./verify.ts";
 
 const MEANING: Readonly<Record<Verdict, string>> = {
-  verified: "a person's key announced on the topic signed this document, the seal announced with it verifies, and the ledger confirms both; who they are is the identity line's",
-  verified_org: "the key announced on the topic signed this document, the seal announced with it verifies, and the ledger confirms both; whose key it is is the identity line's",
+  verified: "a person's key announced on the ledger topic signed this document, the seal announced with it verifies, and the ledger confirms both; who they are: see Identity",
+  verified_org: "a key announced on the ledger topic signed this document, the seal announced with it verifies, and the ledger confirms both; whose key it is: see Identity",
   revoked: "the record was valid but has been revoked on the ledger",
   signature_invalid: "the receipt's signatures or its ledger entries do not hold: do not trust it",
   no_record: "this receipt does not prove a record of this document",

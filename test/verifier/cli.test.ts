@@ -441,15 +441,17 @@ describe("--file of a docverify-signed PDF", () => {
 });
 
 describe("README's verify-receipt examples", () => {
-  test("run as written, against the fake mirrors: verified_org twice, then unverifiable offline", async () => {
+  test("run as written, against the fake mirrors: verified_org three times, then unverifiable offline", async () => {
     const readme = await Bun.file(join(ROOT, "README.md")).text();
     const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("verify-receipt"));
     expect(block).toBeDefined();
     const lines = block!.trim().split("\n");
-    expect(lines.length).toBe(3);
-    // The README's mirror nodes are the two fake ones here: the built-in testnet one and the one the user names.
+    expect(lines.length).toBe(4);
+    // The README's mirror nodes are the two fake ones here: the built-in testnet one and the one the
+    // user names, on the command line or in the trust file (which pins the fixture's organisation).
     const hosts: Record<string, string> = { "testnet.mirrornode.hedera.com": mirrors[0].url, "mirror.example.org": mirrors[1].url };
     const routed = { ...built.receipt, mirrorNodes: ["https://testnet.mirrornode.hedera.com"] };
+    const trust = trustFileText({ networks: { testnet: { mirrors: ["https://mirror.example.org"] } } });
     const codes: number[] = [];
     for (const line of lines) {
       const words = line.split(/\s+/);
@@ -458,7 +460,14 @@ describe("README's verify-receipt examples", () => {
       const code = await runVerifyReceipt(words.slice(2), {
         stdout: (t) => void (out += t),
         stderr: () => {},
-        readFile: async (path) => (path === "receipt.json" ? new TextEncoder().encode(JSON.stringify(routed)) : path === "contract.pdf" ? DOCUMENT : Promise.reject(Object.assign(new Error("ENOENT"), { code: "ENOENT" }))),
+        readFile: async (path) =>
+          path === "receipt.json"
+            ? new TextEncoder().encode(JSON.stringify(routed))
+            : path === "contract.pdf"
+              ? DOCUMENT
+              : path === "acme-trust.json"
+                ? new TextEncoder().encode(trust)
+                : Promise.reject(Object.assign(new Error("ENOENT"), { code: "ENOENT" })),
         readStdin: async () => new Uint8Array(),
         fetch: (url, init) => {
           const u = new URL(url);
@@ -467,8 +476,11 @@ describe("README's verify-receipt examples", () => {
       });
       codes.push(code);
       if (line.includes("--json")) expect(JSON.parse(out).verdict).toBe("verified_org");
+      if (line.includes("--require-identity")) expect(out).toContain('Identity: confirmed by trust-file: "Acme Ltd"');
     }
-    expect(codes).toEqual([0, 0, 1]);
+    // Verified on the named mirror and the built-in one; with the trust file (its mirror node, its
+    // pin: the identity confirmed, so --require-identity passes); offline, never verified.
+    expect(codes).toEqual([0, 0, 0, 1]);
   });
 });
 
