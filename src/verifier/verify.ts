@@ -92,6 +92,8 @@ export interface VerifyOptions {
   readonly resolveTxt?: (name: string) => Promise<string[][]>;
   /** Whether the claimed domain's web address is consulted for identity (default true). */
   readonly lookupDomain?: boolean;
+  /** How the user names a mirror node, in the words of the shell (default `with --mirror URL`; the page: `in the mirror node field`). */
+  readonly howToAddMirror?: string;
   /** Distinct mirror nodes required (default 2, at least 1). */
   readonly minMirrors?: number;
   /** Check the signatures only; the verdict is then at best `unverifiable`. */
@@ -311,7 +313,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     "mirrors",
     mirrorsOk ? "pass" : "fail",
     !enough
-      ? tooFewWitnesses(network, resolved.mirrors, hosts, minMirrors, receipt.mirrorNodes.length > 0)
+      ? tooFewWitnesses(network, resolved.mirrors, hosts, minMirrors, receipt.mirrorNodes.length > 0, options.howToAddMirror ?? "with --mirror URL")
       : failures.length > 0
         ? `${failures[0]!.mirror} did not answer as a mirror node: ${failures[0]!.reason}${failures.length > 1 ? ` (and ${failures.length - 1} more)` : ""}`
         : `${plural(chosen.length, "mirror node")} on ${plural(hosts, "distinct host")} asked, every one answered${minMirrors < DEFAULT_MIN_MIRRORS ? ` (minimum lowered to ${minMirrors}: a weakened check)` : ""}`,
@@ -496,11 +498,11 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
 }
 
 /** The mirrors check's detail when there are fewer distinct hosts than the minimum: what is missing, and how to add it. */
-function tooFewWitnesses(network: Network, mirrors: readonly { url: string; host: number }[], hosts: number, minMirrors: number, receiptSuggests: boolean): string {
+function tooFewWitnesses(network: Network, mirrors: readonly { url: string; host: number }[], hosts: number, minMirrors: number, receiptSuggests: boolean, how: string): string {
   if (mirrors.length === 0) {
-    if (network === "local") return "network local has no built-in mirror nodes: name the local ledger's with --mirror URL (a local development ledger proves nothing publicly)";
-    return `no mirror node to ask for a minimum of ${minMirrors}: add one with --mirror URL${receiptSuggests ? " (the receipt suggests some; they are asked only when you name them)" : ""}`;
+    if (network === "local") return `network local has no built-in mirror nodes: name the local ledger's ${how} (a local development ledger proves nothing publicly)`;
+    return `no mirror node to ask for a minimum of ${minMirrors}: add one ${how}${receiptSuggests ? " (the receipt suggests some; they are asked only when you name them)" : ""}`;
   }
   const shared = mirrors.filter((m, i) => mirrors.findIndex((o) => o.host === m.host) !== i).map((m) => `${m.url} is on the same host as ${mirrors.find((o) => o.host === m.host)!.url}`);
-  return `only ${hosts} distinct host${hosts === 1 ? "" : "s"} among the mirror nodes for a minimum of ${minMirrors}${shared.length > 0 ? ` (${shared.join("; ")})` : ""}: add a mirror node on another host with --mirror URL`;
+  return `only ${hosts} distinct host${hosts === 1 ? "" : "s"} among the mirror nodes for a minimum of ${minMirrors}${shared.length > 0 ? ` (${shared.join("; ")})` : ""}: add a mirror node on another host ${how}`;
 }

@@ -130,7 +130,7 @@ describe("a forged receipt on the verify page", () => {
     expect(seen.verdict).toBe("unverifiable");
     expect(seen.headline).toBe("Could not be verified (local development ledger: proves nothing publicly)");
     expect(seen.ledgerNotice).toContain("this proves nothing publicly");
-    expect(detail(seen, "mirrors")).toStartWith("network local has no built-in mirror nodes");
+    expect(detail(seen, "mirrors")).toStartWith("network local has no built-in mirror nodes: name the local ledger's in the mirror node field");
     expect(seen.requests).toEqual([]);
     expect(mirrors["two-hosts"]!.requests).toEqual([]);
   });

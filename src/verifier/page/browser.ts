@@ -262,6 +262,7 @@ async function verify(): Promise<void> {
       mirrors,
       // The field is the whole list: it started from the built-in one, and the visitor edits it.
       builtinMirrors: false,
+      howToAddMirror: "in the mirror node field",
       trust,
       minMirrors,
       offline: false,
