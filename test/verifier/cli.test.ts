@@ -351,6 +351,8 @@ describe("the trust roots on the command line", () => {
     ["a field of the wrong type", ["r.json", "--hash", DOC_HASH], { "r.json": "W" }, "not a valid receipt: anchor.sequenceNumber: expected an integer ≥ 1"],
     ["a receipt that is not UTF-8", ["r.json", "--hash", DOC_HASH], { "r.json": new Uint8Array([0x7b, 0xff, 0x7d]) }, "not UTF-8"],
     ["a receipt over 1 MiB", ["r.json", "--hash", DOC_HASH], { "r.json": "B" }, "larger than 1 MiB"],
+    // A network no verifier has roots for is not guessed at: the verifier cannot know whose mirror nodes to ask.
+    ["a receipt on an unknown network", ["r.json", "--hash", DOC_HASH], { "r.json": "N" }, 'not a valid receipt: anchor.network: expected one of "mainnet", "testnet", "previewnet", "local"'],
     ["--no-builtin-mirrors with a value", ["r.json", "--hash", DOC_HASH, "--no-builtin-mirrors=yes"], {}, "--no-builtin-mirrors takes no value"],
     ["--require-identity with a value", ["r.json", "--hash", DOC_HASH, "--require-identity=1"], {}, "--require-identity takes no value"],
     ["--trust without its value", ["r.json", "--hash", DOC_HASH, "--trust"], {}, "--trust needs a value"],
@@ -383,6 +385,7 @@ describe("the trust roots on the command line", () => {
           if (v === "T") return [k, TRUNCATED()];
           if (v === "W") return [k, receiptText.replace('"sequenceNumber":2', '"sequenceNumber":"2"')];
           if (v === "B") return [k, " ".repeat(1024 * 1024) + receiptText];
+          if (v === "N") return [k, receiptText.replace('"network":"testnet"', '"network":"devnet"')];
           return [k, v];
         }),
       );
