@@ -19,7 +19,6 @@ import { and, asc, eq } from "drizzle-orm";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { decodeLedgerMessage, encodeKeyAnnouncementMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { DATABASE_FILE } from "../../src/storage/data-folder.ts";
@@ -30,6 +29,7 @@ import { parseTrustFile } from "../../src/verifier/trust.ts";
 import { cliAsync } from "../ops/support.ts";
 import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { startSeparateLedger } from "../support/separate-ledger.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
@@ -40,14 +40,7 @@ let pg: Postgres;
 let ledgerEnv: Record<string, string>;
 beforeAll(async () => {
   pg = await startPostgres();
-  const ledgerDir = tempDir("docverify-ledger-");
-  const ledger = await startLocalLedger({ dataDir: ledgerDir, consensusMs: 300 });
-  onCleanup(() => ledger.close());
-  ledgerEnv = {
-    DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl,
-    DOCVERIFY_LEDGER_OPERATOR_ID: ledger.operator.accountId,
-    DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: join(ledgerDir, LOCAL_LEDGER_FILES.operatorKey),
-  };
+  ledgerEnv = await startSeparateLedger({ consensusMs: 300 });
 }, 120_000);
 const stores: Store[] = [];
 afterAll(async () => {

@@ -19,24 +19,17 @@ import { createHash, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
-import { LOCAL_LEDGER_FILES, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { cli, cliAsync } from "../ops/support.ts";
 import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { startSeparateLedger } from "../support/separate-ledger.ts";
 import { waitFor } from "../support/wait.ts";
 
 let pg: Postgres;
 let ledgerEnv: Record<string, string>;
 beforeAll(async () => {
   pg = await startPostgres();
-  const ledgerDir = tempDir("docverify-ledger-");
-  const ledger = await startLocalLedger({ dataDir: ledgerDir, consensusMs: 300 });
-  onCleanup(() => ledger.close());
-  ledgerEnv = {
-    DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl,
-    DOCVERIFY_LEDGER_OPERATOR_ID: ledger.operator.accountId,
-    DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: join(ledgerDir, LOCAL_LEDGER_FILES.operatorKey),
-  };
+  ledgerEnv = await startSeparateLedger({ consensusMs: 300 });
 }, 120_000);
 afterAll(async () => {
   await cleanup();
