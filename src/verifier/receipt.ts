@@ -8,14 +8,18 @@ import { base64ToBytes } from "./encoding.ts";
 
 export const RECEIPT_VERSION = 1;
 
-export class ReceiptFormatError extends Error {
-  override readonly name = "ReceiptFormatError";
-  /** The dotted path of the field at fault (`anchor.sequenceNumber`), or `""` for the whole receipt. */
+/** A document parsed strictly (a receipt, a trust file) is refused naming the field at fault. */
+export class FieldFormatError extends Error {
+  /** The dotted path of the field at fault (`anchor.sequenceNumber`), or `""` for the whole document. */
   readonly field: string;
   constructor(field: string, problem: string) {
     super(field === "" ? problem : `${field}: ${problem}`);
     this.field = field;
   }
+}
+
+export class ReceiptFormatError extends FieldFormatError {
+  override readonly name = "ReceiptFormatError";
 }
 
 export interface SignedPart {
@@ -102,7 +106,7 @@ export function normaliseMirrorUrl(text: string): string | null {
 type Json = unknown;
 
 /** The error a parser built on Fields throws: a field's dotted path and what is wrong with it. */
-export type FieldError = new (field: string, problem: string) => Error;
+export type FieldError = new (field: string, problem: string) => FieldFormatError;
 
 /**
  * Reads one object's fields by name, each exactly once; refuses the fields nobody read. Shared by

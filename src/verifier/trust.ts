@@ -7,7 +7,7 @@
  * which built-in list applies, and the names in its key announcement are claims (identity.ts).
  */
 import roots from "./trust-roots.json" with { type: "json" };
-import { ENTITY_RE, Fields, NETWORKS, normaliseMirrorUrl, UUID_RE, type Network } from "./receipt.ts";
+import { ENTITY_RE, FieldFormatError, Fields, NETWORKS, normaliseMirrorUrl, UUID_RE, type Network } from "./receipt.ts";
 
 /** The networks with a public operator: only these have built-in mirror nodes. */
 export const PUBLIC_NETWORKS = ["mainnet", "testnet", "previewnet"] as const satisfies readonly Network[];
@@ -20,13 +20,8 @@ export function builtinMirrors(network: Network): readonly string[] {
   return entry === undefined ? [] : entry.mirrors.map((u) => normaliseMirrorUrl(u)!);
 }
 
-export class TrustFileError extends Error {
+export class TrustFileError extends FieldFormatError {
   override readonly name = "TrustFileError";
-  readonly field: string;
-  constructor(field: string, problem: string) {
-    super(field === "" ? problem : `${field}: ${problem}`);
-    this.field = field;
-  }
 }
 
 export interface PinnedKey {
