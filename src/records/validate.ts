@@ -67,6 +67,16 @@ export function validateDocHash(value: unknown, field = "originalDocHash"): stri
 // space, BOM, tag characters...) except U+200C ZWNJ and U+200D ZWJ, which written scripts and
 // emoji sequences need (decisions §7).
 const REFUSED_CHARACTER = /[\p{Cc}\p{Cf}]/u;
+// Characters that show as nothing though they are not Cf, so that a name made of them (or with
+// them inside) looks like another or like none on a page: the default-ignorable ones (Hangul
+// fillers U+115F, U+1160, U+3164, U+FFA0; Khmer inherent vowels U+17B4, U+17B5; the combining
+// grapheme joiner...) except the variation selectors emoji need, the braille blank U+2800, the
+// line and paragraph separators (Zl, Zp), and the spaces other than U+0020 and the no-break spaces
+// U+00A0 and U+202F (U+3000, U+2000–U+200A...: a space that is not a space).
+const BLANK_CHARACTER = /[\p{Default_Ignorable_Code_Point}\u2800\p{Zl}\p{Zp}\p{Zs}]/u;
+const KEPT_BLANK = /[\u0020\u00a0\u202f\u200c\u200d\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
+
+const codePoint = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 
 /** Why `filename` is refused, or null when it is acceptable. */
 export function filenameProblem(value: string): string | null {
@@ -74,12 +84,12 @@ export function filenameProblem(value: string): string | null {
   let count = 0;
   for (const ch of value) {
     count++;
-    if (ch !== "\u200c" && ch !== "\u200d" && REFUSED_CHARACTER.test(ch)) {
-      const cp = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
-      return `must not contain control or invisible formatting characters (found U+${cp})`;
-    }
+    if (ch !== "\u200c" && ch !== "\u200d" && REFUSED_CHARACTER.test(ch)) return `must not contain control or invisible formatting characters (found ${codePoint(ch)})`;
+    if (BLANK_CHARACTER.test(ch) && !KEPT_BLANK.test(ch)) return `must not contain characters that show as nothing or as a space that is not one (found ${codePoint(ch)})`;
   }
   if (count === 0) return "must not be empty";
+  // A name shown with space around it, or made of spaces alone, cannot be told apart on a page.
+  if (/^\s|\s$/u.test(value)) return "must not begin or end with white space";
   if (count > FILENAME_MAX_CODE_POINTS) return `must be at most ${FILENAME_MAX_CODE_POINTS} characters (code points); got ${count}`;
   return null;
 }

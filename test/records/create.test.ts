@@ -306,6 +306,25 @@ describe("POST /v1/records", () => {
       ["filename with BOM", { originalDocHash: HASH(1), filename: "\uFEFFcontract.pdf" }, "filename"],
       ["filename with word joiner", { originalDocHash: HASH(1), filename: "a\u2060b.pdf" }, "filename"],
       ["filename with a tag character", { originalDocHash: HASH(1), filename: "a\u{E0041}.pdf" }, "filename"],
+      // Characters that show as nothing, or as a space that is not one, though not Cf.
+      ...(
+        [
+          ["Hangul filler U+3164", "\u3164"],
+          ["braille blank U+2800", "\u2800"],
+          ["Khmer inherent vowel U+17B4", "a\u17B4.pdf"],
+          ["Hangul choseong filler U+115F", "\u115F.pdf"],
+          ["Hangul jungseong filler U+1160", "a\u1160b.pdf"],
+          ["halfwidth Hangul filler U+FFA0", "\uFFA0"],
+          ["line separator U+2028", "a\u2028b.pdf"],
+          ["paragraph separator U+2029", "a\u2029b.pdf"],
+          ["ideographic space U+3000", "a\u3000b.pdf"],
+          ["combining grapheme joiner U+034F", "a\u034Fb.pdf"],
+          ["only spaces", "   "],
+          ["a leading space", " contract.pdf"],
+          ["a trailing space", "contract.pdf "],
+          ["a trailing no-break space", "contract.pdf\u00A0"],
+        ] as const
+      ).map(([what, filename]): [string, unknown, string] => [`filename with ${what}`, { originalDocHash: HASH(1), filename }, "filename"]),
     ];
     for (const [name, body, field] of cases) {
       test(name, async () => {
@@ -364,7 +383,9 @@ describe("POST /v1/records", () => {
       ["quotes and markup", `<b>"it's" & more</b>.pdf`],
       ["500 code points", "a".repeat(496) + ".pdf"],
       ["500 astral code points", "😀".repeat(500)],
-      ["spaces", "  leading and trailing  "],
+      ["spaces inside", "my  signed contract.pdf"],
+      ["no-break spaces inside (U+00A0, U+202F)", "Rapport\u00A0annuel\u202F: 2026.pdf"],
+      ["an emoji with its variation selector", "\u2764\uFE0F.pdf"],
     ];
     for (const [name, filename] of names) {
       test(name, async () => {

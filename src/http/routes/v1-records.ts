@@ -57,7 +57,7 @@ const RecordRequest = t.Object(
       t.String({
         minLength: 1,
         maxLength: FILENAME_MAX_CODE_POINTS,
-        description: `Public metadata shown on the verify page; never signed or put on the ledger. 1–${FILENAME_MAX_CODE_POINTS} code points; control and invisible formatting characters are refused except U+200C and U+200D. Stored exactly as sent.`,
+        description: `Public metadata shown on the verify page; never signed or put on the ledger. 1–${FILENAME_MAX_CODE_POINTS} code points; control and invisible formatting characters are refused except U+200C and U+200D, and so are characters that show as nothing (Hangul fillers, the braille blank…), line and paragraph separators, spaces other than U+0020, U+00A0 and U+202F, and white space at either end (docs/records.md). Stored exactly as sent.`,
       }),
     ),
   },
