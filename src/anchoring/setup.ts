@@ -27,6 +27,7 @@ import { systemClock, type Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { deferredLedger } from "./deferred-ledger.ts";
+import { foundLaterLedger } from "./found-later-ledger.ts";
 import type { HederaLedgerOptions } from "./hedera-ledger.ts";
 import type { Ledger } from "./ledger.ts";
 import { loadHederaLedger } from "./load.ts";
@@ -220,17 +221,47 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
   if (l.network === "local") {
     const mirrorUrl = l.localLedgerUrl!;
     const operatorAccountId = l.operatorId ?? "0.0.2";
+    const reach = async () => {
+      try {
+        return await discoverNodes(mirrorUrl);
+      } catch (e) {
+        throw new Error(`DOCVERIFY_LOCAL_LEDGER_URL: cannot reach the local ledger's mirror at ${mirrorUrl}: ${(e as Error).message}`);
+      }
+    };
+    const open = async (nodes: Record<string, string>) => {
+      // A key the ledger does not give the operator is a setting to fix: it stops the start.
+      const operatorKey = await localOperatorKey(config, mirrorUrl, operatorAccountId);
+      const ledger = await localLedger({ network: "local", operatorAccountId, operatorPrivateKey: operatorKey.privateKeyDer, nodes, mirrorUrl, grpcDeadlineMs, log });
+      return { ledger, operatorKey };
+    };
+    const links = localLinks(mirrorUrl);
     let nodes: Record<string, string>;
     try {
-      nodes = await discoverNodes(mirrorUrl);
+      nodes = await reach();
     } catch (e) {
-      throw new Error(`DOCVERIFY_LOCAL_LEDGER_URL: cannot reach the local ledger's mirror at ${mirrorUrl}: ${(e as Error).message}`);
+      // Not answering at start (a power cut, its egress not back yet): serve all the same, and
+      // find it when it answers (found-later-ledger.ts).
+      const ledger = foundLaterLedger({
+        network: "local",
+        operatorAccountId,
+        mirrorUrl,
+        firstError: (e as Error).message,
+        find: async () => (await open(await reach())).ledger,
+        log,
+      });
+      return {
+        ledger,
+        links,
+        embedded: null,
+        describe: { ledgerMirrorUrl: mirrorUrl, ledgerGrpcAddress: "not known yet: the ledger has not answered", ledgerOperator: operatorAccountId },
+        failure: () => null,
+        close: () => ledger.close(),
+      };
     }
-    const operatorKey = await localOperatorKey(config, mirrorUrl, operatorAccountId);
-    const ledger = await localLedger({ network: "local", operatorAccountId, operatorPrivateKey: operatorKey.privateKeyDer, nodes, mirrorUrl, grpcDeadlineMs, log });
+    const { ledger, operatorKey } = await open(nodes);
     return {
       ledger,
-      links: localLinks(mirrorUrl),
+      links,
       embedded: null,
       describe: {
         ledgerMirrorUrl: mirrorUrl,
