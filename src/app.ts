@@ -11,7 +11,8 @@ import { createHttp, type AnyElysia, type Http } from "./http/server.ts";
 import type { Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
 import type { Db } from "./storage/db.ts";
-import { metaValue } from "./storage/meta.ts";
+import { metaValue, storageProbe } from "./storage/meta.ts";
+import { createStorageFaults } from "./lib/storage-faults.ts";
 import { createRateLimiter } from "./keys/rate-limit.ts";
 import { createAccess, type Access, type AccessLimiter, type PublicAccess } from "./http/access.ts";
 import type { ReadinessCheck } from "./http/routes/health.ts";
@@ -258,11 +259,15 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     ...receiptsRoutes(core, access, options),
     ...personRoutes(core, access, records, ledger, writes, options),
   ];
+  // The storage fault in force, if any: what a request met, and the probe that ends it.
+  const storageFaults = createStorageFaults(options.log);
+  const probe = () => core.store.write(storageProbe(String(core.clock.now())));
   const http = createHttp({
     log: options.log,
     version: `${VERSION} (${COMMIT})`,
+    storageFaults,
     readiness: {
-      storage: engine.storageCheck,
+      storage: () => storageFaults.readiness(engine.storageCheck, probe),
       ...engine.readiness,
       ledger: () => (anchoring !== null ? anchoring.readiness() : startFailure === null ? "ledger starting" : `ledger failed to start: ${startFailure}`),
     },

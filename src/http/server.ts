@@ -8,12 +8,15 @@ import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { errorResponse, internalError } from "./errors.ts";
+import { faultRetrySeconds, storageFault, type StorageFaults } from "../lib/storage-faults.ts";
 import { docsRoutes } from "./docs.ts";
 import { healthRoutes, type HealthDeps } from "./routes/health.ts";
 
 export interface HttpDeps extends HealthDeps {
   readonly log: Logger;
   readonly version: string;
+  /** Where a storage fault a request meets is noted (logged once per change; `/readyz`: lib/storage-faults.ts). Default: not noted. */
+  readonly storageFaults?: StorageFaults;
   /** Request counts and durations (/metrics). Default: not recorded. */
   readonly metrics?: HttpMetrics;
   /** Extra route plugins (later capabilities, and tests of the shared machinery). */
@@ -79,7 +82,20 @@ export function createHttp(deps: HttpDeps): Http {
         // An internal fault a capability raised as a DomainError (a private key that does not
         // open): the caller sees the generic 500, the operator sees the cause.
         if (error.code === "INTERNAL_ERROR") deps.log.error("internal error", { requestId: requestMeta(request).id, error: describeInternal(error) });
+        // A 503 a storage fault caused (a busy lock, a database not answering): noted, once.
+        if (error.code === "SERVICE_UNAVAILABLE") {
+          const fault = storageFault((error as { cause?: unknown }).cause);
+          if (fault !== null) deps.storageFaults?.fault(fault, (error as { cause?: unknown }).cause);
+        }
         return errorResponse(error);
+      }
+      // The storage cannot store anything (a full disk, a read-only file system, an I/O error):
+      // the service is unable to answer, not broken. 503, and one log line per change of state.
+      const fault = storageFault(error);
+      if (fault !== null) {
+        deps.storageFaults?.fault(fault, error);
+        const message = fault === "busy" ? "The service is busy. Retry shortly." : "The service cannot store anything right now. Retry later; nothing was modified.";
+        return errorResponse(new DomainError("SERVICE_UNAVAILABLE", message, undefined, faultRetrySeconds(fault)));
       }
       const code = (error as { code?: unknown }).code;
       if (code === "NOT_FOUND") return notFoundOrNotAllowed(request);

@@ -27,3 +27,13 @@ export function metaRead(key: string): Body<string | null> {
     return row?.value ?? null;
   };
 }
+
+/** The key a storage probe writes (lib/storage-faults.ts: whether a storage fault has passed). */
+export const STORAGE_PROBE = "storage_probe";
+
+/** A small real write (a write operation): the time, under STORAGE_PROBE. It passes only if storage can store. */
+export function storageProbe(value: string): Body<void> {
+  return function* (tx, t) {
+    yield* q(tx.insert(t.serviceMeta).values({ key: STORAGE_PROBE, value }).onConflictDoUpdate({ target: t.serviceMeta.key, set: { value } }));
+  };
+}

@@ -6,6 +6,7 @@
 import { SQL as BunSQL } from "bun";
 import { drizzle as drizzlePg } from "drizzle-orm/bun-sql";
 import { DomainError } from "../lib/errors.ts";
+import { sqlState, storageFault } from "../lib/storage-faults.ts";
 import * as pgSchema from "./pg-schema.ts";
 import { databaseError, StatementStep, type Body, type Op, type StepMode, type Store, type StoreDb } from "./store.ts";
 
@@ -15,32 +16,26 @@ import { databaseError, StatementStep, type Body, type Op, type StepMode, type S
  * once the server answers again, so a node recovers without a restart.
  */
 export function isUnavailable(e: unknown): boolean {
-  if (e === null || typeof e !== "object") return false;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code === "string" && /^ERR_POSTGRES_(CONNECTION_(REFUSED|CLOSED|TIMEOUT)|IDLE_TIMEOUT|LIFETIME_TIMEOUT)$/.test(code)) return true;
-  const state = sqlState(e);
-  return state !== null && (state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03" || state === "53300");
+  return storageFault(e) === "unavailable";
 }
 
-/** What a failed operation rejects with: the database's own error, or 503 when the database is not there. */
+/**
+ * What a failed operation rejects with: the database's own error, or 503 when the database is not
+ * there (the error kept as `cause`, so the HTTP layer logs the fault once: lib/storage-faults.ts).
+ * A full disk or a read-only server reaches the HTTP layer as the database's error and is
+ * classified there the same way.
+ */
 export function outward(e: unknown): unknown {
   const error = databaseError(e);
   if (!isUnavailable(error)) return error;
-  return new DomainError("SERVICE_UNAVAILABLE", "The database is not answering; retry shortly.", undefined, 2);
+  return Object.assign(new DomainError("SERVICE_UNAVAILABLE", "The database is not answering; retry shortly.", undefined, 2), { cause: error });
 }
 
 /** SQLSTATEs after which a transaction is run again from the start. */
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
 const MAX_ATTEMPTS = 20;
 
-/** The SQLSTATE of an error from PostgreSQL (Bun.SQL puts it in `errno`), or null. */
-export function sqlState(e: unknown): string | null {
-  if (e === null || typeof e !== "object") return null;
-  const errno = (e as { errno?: unknown }).errno;
-  if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return errno;
-  const cause = (e as { cause?: unknown }).cause;
-  return cause !== undefined && cause !== e ? sqlState(cause) : null;
-}
+export { sqlState };
 
 /**
  * The connection a drizzle transaction runs on (drizzle's bun-sql session keeps Bun's transaction
