@@ -75,6 +75,19 @@ export function setResponseHeaders(request: Request, headers: Record<string, str
 }
 
 export function createHttp(deps: HttpDeps): Http {
+  /**
+   * The storage cannot store anything (a full disk, a read-only file system, an I/O error): the
+   * service is unable to answer, not broken. 503 with Retry-After, and the fault noted (one log
+   * line per change of state); null for any other error.
+   */
+  function storageUnavailable(error: unknown): Response | null {
+    const fault = storageFault(error);
+    if (fault === null) return null;
+    deps.storageFaults?.fault(fault, error);
+    const message = fault === "busy" ? "The service is busy. Retry shortly." : "The service cannot store anything right now. Retry later; nothing was modified.";
+    return errorResponse(new DomainError("SERVICE_UNAVAILABLE", message, undefined, faultRetrySeconds(fault)));
+  }
+
   let app: AnyElysia = new Elysia({ normalize: false })
     .onError(({ error, request }) => {
       if (request.signal.aborted) return clientClosed();
@@ -89,14 +102,8 @@ export function createHttp(deps: HttpDeps): Http {
         }
         return errorResponse(error);
       }
-      // The storage cannot store anything (a full disk, a read-only file system, an I/O error):
-      // the service is unable to answer, not broken. 503, and one log line per change of state.
-      const fault = storageFault(error);
-      if (fault !== null) {
-        deps.storageFaults?.fault(fault, error);
-        const message = fault === "busy" ? "The service is busy. Retry shortly." : "The service cannot store anything right now. Retry later; nothing was modified.";
-        return errorResponse(new DomainError("SERVICE_UNAVAILABLE", message, undefined, faultRetrySeconds(fault)));
-      }
+      const unavailable = storageUnavailable(error);
+      if (unavailable !== null) return unavailable;
       const code = (error as { code?: unknown }).code;
       if (code === "NOT_FOUND") return notFoundOrNotAllowed(request);
       // Malformed bodies Elysia itself parses (none of ours: our routes read their own bodies).
@@ -162,6 +169,8 @@ export function createHttp(deps: HttpDeps): Http {
   /** The wrapper's own answer to a request it could not route (the last resort). */
   function fallback(meta: RequestMeta, error: unknown, request: Request): Response {
     if (request.signal.aborted) return clientClosed();
+    const unavailable = storageUnavailable(error);
+    if (unavailable !== null) return unavailable;
     deps.log.error("unhandled error", { requestId: meta.id, error });
     return errorResponse(internalError());
   }
