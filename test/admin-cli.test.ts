@@ -360,3 +360,39 @@ describe("trust export (decisions §13)", () => {
     expect(parseTrustFile(r.out).networks).toEqual({ local: [] });
   });
 });
+
+describe("who the audit trail names", () => {
+  const folder = tempDir();
+  let made = 0;
+  /** The actor of the change `org create` makes, run with exactly `env` besides PATH. */
+  function actorOf(env: Record<string, string>): string {
+    const p = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), "org", "create", "--name", `Nameless ${++made} Ltd`, "--data", folder], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env } });
+    expect(p.exitCode).toBe(0);
+    const db = new Database(join(folder, "docverify.db"), { readonly: true });
+    try {
+      return (db.query("SELECT actor FROM audit_log ORDER BY id DESC LIMIT 1").get() as { actor: string }).actor;
+    } finally {
+      db.close();
+    }
+  }
+
+  test("without USER or LOGNAME (a container, a unit without User=): the uid's user name from the passwd database", () => {
+    // The name `id` finds for this uid, in the same database.
+    const name = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();
+    expect(name).not.toBe("");
+    expect(actorOf({})).toBe(`os:${name} (uid ${process.geteuid!()})`);
+  });
+
+  test("the login name when the environment gives one: SUDO_USER (the invoking user under sudo), else USER, else LOGNAME", () => {
+    const uid = process.geteuid!();
+    expect(actorOf({ LOGNAME: "lena" })).toBe(`os:lena (uid ${uid})`);
+    expect(actorOf({ USER: "ursula", LOGNAME: "lena" })).toBe(`os:ursula (uid ${uid})`);
+    expect(actorOf({ SUDO_USER: "sam", USER: "root" })).toBe(`os:sam (uid ${uid})`);
+  });
+
+  test("a uid the passwd database does not know: os:uid N, never a made-up name", async () => {
+    const { osActor } = await import("../src/admin/actor.ts");
+    expect(osActor({}, () => null)).toBe(`os:uid ${process.geteuid!()}`);
+    expect(osActor({ USER: "" }, () => null)).toBe(`os:uid ${process.geteuid!()}`);
+  });
+});
