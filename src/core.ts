@@ -12,7 +12,7 @@ import { createCredentials, type Credentials } from "./keys/credentials.ts";
 import { createOrganisations, type Organisations } from "./keys/organisations.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
-import { DATABASE_FILE, octal, refuseSymlinks, secureDataFolder } from "./storage/data-folder.ts";
+import { DATABASE_FILE, octal, refuseSymlinks, requireDataFolder, secureDataFolder } from "./storage/data-folder.ts";
 import { openDatabase, type Db } from "./storage/db.ts";
 import { MASTER_KEY_CHECK, metaRead, metaValue } from "./storage/meta.ts";
 import { sqliteStore, type SqliteStore, type Store } from "./storage/store.ts";
@@ -53,6 +53,13 @@ export interface CoreOptions {
   readonly config: Config;
   readonly log: Logger;
   readonly clock?: Clock;
+  /**
+   * False for a command that only reads: the data folder and its database must exist already
+   * (NoDataFolderError otherwise, before anything is made) and no master key is created. True
+   * (the default) for `serve` and the commands that change something: a missing data folder,
+   * database and master key are created.
+   */
+  readonly mayCreate?: boolean;
 }
 
 export { DATABASE_FILE };
@@ -71,6 +78,8 @@ export function openCore(options: CoreOptions): Core {
     throw new ConfigError("DOCVERIFY_DATABASE_URL", ADMIN_ON_POSTGRES);
   }
   const clock = options.clock ?? systemClock;
+  const mayCreate = options.mayCreate ?? true;
+  if (!mayCreate) requireDataFolder(config.dataDir);
   // Owner-only, whatever it was: the folder holds key digests, sealed keys and perhaps the master key.
   const loose = secureDataFolder(config.dataDir);
   if (loose?.tightened === true) {
@@ -90,7 +99,7 @@ export function openCore(options: CoreOptions): Core {
   }
   const store = sqliteStore(db);
   const instanceId = store.writeSync(metaValue("instance_id", () => Bun.randomUUIDv7()));
-  const keyStore = openKeyStore(store.readSync(metaRead(MASTER_KEY_CHECK)), config, log);
+  const keyStore = openKeyStore(store.readSync(metaRead(MASTER_KEY_CHECK)), config, log, { mayCreate });
   if (keyStore.remember !== null) store.writeSync(metaValue(MASTER_KEY_CHECK, () => keyStore.remember!));
   const masterKey = keyStore.key;
   const signer = createSigner({ masterKey });

@@ -21,6 +21,7 @@ import { masterKeyCheckValue, parseMasterKey } from "../crypto/index.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { OpsError } from "../lib/errors.ts";
 import { backupDatabase, restoreDatabase, type BackupProgress } from "../storage/backup.ts";
+import { requireDataFolder } from "../storage/data-folder.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 type Out = { write(s: string): void };
@@ -114,6 +115,8 @@ export async function runBackup(args: readonly string[], env: Env, io: Io): Prom
   const { values, positionals } = parse("backup", args, { progress: { type: "boolean" } });
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
   refuseOnPostgres(config, "backup");
+  // It only reads the data folder: one that does not exist is named plainly.
+  requireDataFolder(config.dataDir);
   const started = Date.now();
   const { file, bytes, check } = await backupDatabase({
     dataDir: config.dataDir,

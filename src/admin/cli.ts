@@ -47,9 +47,19 @@ async function withOpened<C extends AdminCore, T>(
   }
 }
 
-/** Organisations, API keys and persons, on either engine (docs/storage.md). */
+/**
+ * Organisations, API keys and persons, on either engine (docs/storage.md), for a command that
+ * changes them: a missing data folder is created, with its database and master key.
+ */
 export const withAdminCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: AdminCore) => T | Promise<T>) =>
   withOpened(env, data, openAdminCore, fn);
+
+/**
+ * The same for a command that only reads: it creates nothing (no data folder, database or master
+ * key), and a data folder that does not exist is refused with NoDataFolderError.
+ */
+export const withExistingAdminCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: AdminCore) => T | Promise<T>) =>
+  withOpened(env, data, (options) => openAdminCore({ ...options, mayCreate: false }), fn);
 
 const yes = (b: boolean) => (b ? "on" : "off");
 const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString());
@@ -109,7 +119,7 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
     }
     case "list": {
       const { values } = parse(rest, {});
-      const orgs = await withAdminCore(env, values.data, (c) => c.organisations.list());
+      const orgs = await withExistingAdminCore(env, values.data, (c) => c.organisations.list());
       out.write(values.json ? JSON.stringify(orgs.map((o) => ({ ...o, createdAt: time(o.createdAt) }))) + "\n" : orgs.map((o) => orgLine(o) + "\n").join(""));
       return 0;
     }
@@ -138,7 +148,7 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
     }
     case "list": {
       const { values } = parse(rest, { org: { type: "string" } });
-      const keys = await withAdminCore(env, values.data, async (c) => {
+      const keys = await withExistingAdminCore(env, values.data, async (c) => {
         if (typeof values.org === "string") await c.organisations.get(values.org);
         return c.apiKeys.list(typeof values.org === "string" ? { orgId: values.org } : {});
       });
@@ -200,7 +210,7 @@ export async function runPerson(args: readonly string[], env: Readonly<Record<st
     }
     case "list": {
       const { values } = parse(rest, { org: { type: "string" } });
-      const list = await withAdminCore(env, values.data, (c) => personsOf(c).list(typeof values.org === "string" ? { orgId: values.org } : {}));
+      const list = await withExistingAdminCore(env, values.data, (c) => personsOf(c).list(typeof values.org === "string" ? { orgId: values.org } : {}));
       out.write(values.json ? JSON.stringify(list.map(personJson)) + "\n" : list.map((p) => personLine(p) + "\n").join(""));
       return 0;
     }

@@ -5,9 +5,7 @@
  * the database directly, also while `serve` runs on it; it never starts a ledger and never
  * submits anything.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { DATABASE_FILE, openAdminCore } from "../core.ts";
+import { openAdminCore } from "../core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { queueSummary } from "../anchoring/queue.ts";
 import { statusCounts } from "../records/counts.ts";
@@ -74,13 +72,9 @@ async function ledgerStatus(config: Config): Promise<LedgerStatus> {
 export async function runStatus(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
   const { values } = parseFlags(args, { json: { type: "boolean" }, data: { type: "string" } });
   const config = parseConfig(env, { dataDir: typeof values.data === "string" ? values.data : undefined });
-  // (With DOCVERIFY_DATABASE_URL the database is not in the data folder: openCore answers for it.)
-  if (config.databaseUrl === null && !existsSync(join(config.dataDir, DATABASE_FILE))) {
-    process.stderr.write(`docverify: no docverify data folder at ${config.dataDir} (no ${DATABASE_FILE})\n`);
-    return 1;
-  }
   const log = createLogger({ level: "error", write: (l) => process.stderr.write(l + "\n") });
-  const core = await openAdminCore({ config, log });
+  // It only reads: a data folder that does not exist is refused, and nothing is created.
+  const core = await openAdminCore({ config, log, mayCreate: false });
   let report;
   try {
     const now = core.clock.now();

@@ -8,7 +8,8 @@
  * What it holds: the appliance's own network with the mirror nodes receipts suggest (the same
  * list as a receipt's `mirrorNodes`), and each organisation with a topic as
  * `/.well-known/docverify.json` lists it (receipts/identity.ts, the same query), its keys by
- * algorithm and fingerprint. Reads only, on either engine, also while `serve` runs.
+ * algorithm and fingerprint. Reads only, on either engine, also while `serve` runs; it creates
+ * nothing, and a data folder that does not exist is refused.
  */
 import { suggestedMirrorNodes } from "../anchoring/links.ts";
 import type { LedgerNetwork } from "../config/index.ts";
@@ -16,7 +17,7 @@ import { parseFlags, UsageError } from "../lib/args.ts";
 import { OpsError } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import { createIdentity } from "../receipts/identity.ts";
-import { withAdminCore } from "./cli.ts";
+import { withExistingAdminCore } from "./cli.ts";
 
 type Out = { write(s: string): void };
 
@@ -46,7 +47,7 @@ export async function runTrust(args: readonly string[], env: Readonly<Record<str
   if (sub !== "export") throw new UsageError(sub === undefined ? "trust needs a subcommand: export" : `unknown trust subcommand "${sub}": use export`);
   const { values } = parseFlags(rest, { org: { type: "string" }, json: { type: "boolean" }, data: { type: "string" } });
   const only = typeof values.org === "string" ? values.org : null;
-  const { file, defaultUrl } = await withAdminCore(env, values.data, async (core) => {
+  const { file, defaultUrl } = await withExistingAdminCore(env, values.data, async (core) => {
     // An unknown organisation is NOT_FOUND, as everywhere else on the command line.
     if (only !== null) await core.organisations.get(only);
     const network = core.config.ledger.network;

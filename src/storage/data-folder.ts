@@ -8,6 +8,8 @@
  *   link by whoever can write the folder would make them read or write a file elsewhere.
  * - One `serve` at a time (decisions §11): `lockDataFolder` takes an exclusive lock that the
  *   kernel holds for the life of the process and drops however it ends, SIGKILL included.
+ * - A command that only reads (`org list`, `status`, `backup`, …) creates nothing: the data folder
+ *   and its database must exist (`requireDataFolder`), or it says so plainly.
  *
  * The lock is SQLite's own file locking on `serve.lock`, a small SQLite database: a write
  * transaction begun with BEGIN IMMEDIATE and never committed holds a RESERVED lock (a POSIX
@@ -79,6 +81,44 @@ export function secureDataFolder(dir: string): FolderTightening | null {
     return { was, tightened: true };
   } catch (e) {
     return { was, tightened: false, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message };
+  }
+}
+
+/** A command that only reads found no data folder (or no database in it): it created nothing. */
+export class NoDataFolderError extends OpsError {
+  constructor(
+    readonly dataDir: string,
+    why: "missing" | "not-a-folder" | "no-database",
+  ) {
+    const where = "(DOCVERIFY_DATA_DIR or --data)";
+    const makes = "docverify serve or org create makes one";
+    super(
+      why === "missing"
+        ? `no data folder at ${dataDir} ${where}; ${makes}`
+        : why === "not-a-folder"
+          ? `no data folder at ${dataDir}: it is a file, not a folder ${where}`
+          : `no data folder at ${dataDir}: it holds no ${DATABASE_FILE} ${where}; ${makes}`,
+    );
+  }
+}
+
+/**
+ * For a command that only reads: throws NoDataFolderError unless `dir` is a folder holding a
+ * database, and creates nothing. The folder may be a symbolic link (to another disk); a database
+ * that is a link passes here and is refused by `refuseSymlinks` where it is opened.
+ */
+export function requireDataFolder(dir: string): void {
+  try {
+    if (!statSync(dir).isDirectory()) throw new NoDataFolderError(dir, "not-a-folder");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new NoDataFolderError(dir, "missing");
+    throw e;
+  }
+  try {
+    lstatSync(join(dir, DATABASE_FILE));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new NoDataFolderError(dir, "no-database");
+    throw e;
   }
 }
 

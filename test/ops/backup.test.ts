@@ -240,7 +240,7 @@ describe("backup", () => {
 
     const noDb = cli(["backup", join(dir, "x.db"), "--data", join(dir, "empty")]);
     expect(noDb.code).toBe(1);
-    expect(noDb.stderr).toContain("no database at");
+    expect(noDb.stderr).toBe(`docverify: no data folder at ${join(dir, "empty")} (DOCVERIFY_DATA_DIR or --data); docverify serve or org create makes one\n`);
     const noFolder = cli(["backup", join(dir, "missing", "x.db"), "--data", data]);
     expect(noFolder.code).toBe(1);
     expect(noFolder.stderr).toContain("does not exist");
