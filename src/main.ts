@@ -152,7 +152,9 @@ export const USAGES: Readonly<Record<string, string>> = {
   "person add":
     "Usage: docverify person add --org ORG --name NAME --email EMAIL --identity TEXT [--json] [--data DIR]\n\n" +
     "Adds a person to organisation ORG and prints their enrolment link {DOCVERIFY_PUBLIC_URL}/enrol/TOKEN,\n" +
-    "once: it works once, for 24 hours, and only its digest is kept. With --json: {id, enrolUrl, expiresAt}.\n\n" +
+    "once: it works once, for 24 hours, and only its digest is kept. With --json: {id, enrolUrl, expiresAt}.\n" +
+    "Without DOCVERIFY_PUBLIC_URL the link names the address of the serve running on the data folder\n" +
+    "(else the default one), and stderr says where it works.\n\n" +
     options(
       ["--org ORG", "the organisation's id (required)"],
       ["--name NAME", "the person's name, shown to anyone verifying what they sign (required)"],

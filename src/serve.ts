@@ -10,7 +10,7 @@ import { ConfigError, type Config } from "./config/index.ts";
 import type { AnyElysia } from "./http/server.ts";
 import type { Logger } from "./lib/log.ts";
 import { createNotifier } from "./lib/sd-notify.ts";
-import { lockDataFolder } from "./storage/data-folder.ts";
+import { lockDataFolder, recordServeAddress } from "./storage/data-folder.ts";
 import { VERSION, COMMIT } from "./version.ts";
 
 /** Longest wait for in-flight requests at shutdown; the systemd unit's stop timeout is longer. */
@@ -98,6 +98,14 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
   const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `${scheme}://${hostForUrl}:${server.port}`;
   if (config.publicUrlIsDefault) publicUrl = url;
+  // Where this serve listens, for the commands beside it (`person add` names it in enrolment
+  // links when they run without DOCVERIFY_PUBLIC_URL). A courtesy: serving goes on without it.
+  let address: { remove(): void } | null = null;
+  try {
+    address = recordServeAddress(config.dataDir, { url, publicUrl: config.publicUrlIsDefault ? null : config.publicUrl });
+  } catch (e) {
+    log.warn("could not record the listening address in the data folder", { dir: config.dataDir, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+  }
   log.info("docverify started", {
     version: VERSION,
     commit: COMMIT,
@@ -143,6 +151,12 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
         const started = Date.now();
         if (notifier.enabled) notify("STOPPING=1\nSTATUS=draining");
         app.http.beginDrain();
+        // New requests are refused from here on: the commands beside it no longer name this address.
+        try {
+          address?.remove();
+        } catch (e) {
+          log.warn("could not remove the listening address from the data folder", { dir: config.dataDir, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+        }
         void server.stop(false);
         if (inFlight > 0) {
           await Promise.race([

@@ -5,6 +5,7 @@
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
 import { osActor } from "./actor.ts";
+import { enrolmentBase } from "./enrolment-url.ts";
 import { openAdminCore, type AdminCore, type CoreOptions } from "../core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
@@ -172,7 +173,8 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
   }
 }
 
-const personsOf = (c: AdminCore): Persons => createPersons({ store: c.store, clock: c.clock, publicUrl: c.config.publicUrl });
+/** `publicUrl`: the base of enrolment links (enrolment-url.ts); listing and suspending make none. */
+const personsOf = (c: AdminCore, publicUrl = c.config.publicUrl): Persons => createPersons({ store: c.store, clock: c.clock, publicUrl });
 
 function personJson(p: Person) {
   return { ...p, createdAt: time(p.createdAt), enrolledAt: p.enrolledAt === null ? null : time(p.enrolledAt) };
@@ -182,17 +184,19 @@ function personLine(p: Person): string {
   return `${p.id}  org=${p.orgId}  ${JSON.stringify(p.name)}  ${p.email}  enrolled=${time(p.enrolledAt)}  suspended=${yes(p.suspended)}  created=${time(p.createdAt)}  identity=${JSON.stringify(p.identityEvidence)}`;
 }
 
-/** The link is a secret shown once: on stdout only, never in a log line. */
-function writeLink(out: Out, json: boolean, link: EnrolmentLink, name: string, defaultUrl: boolean): void {
+/**
+ * The link is a secret shown once: on stdout only, never in a log line. `notice` (stderr, with
+ * --json too): what the administrator should know about its address when DOCVERIFY_PUBLIC_URL is
+ * not set.
+ */
+function writeLink(out: Out, json: boolean, link: EnrolmentLink, name: string, notice: string | null): void {
   if (json) {
     out.write(JSON.stringify({ id: link.personId, enrolUrl: link.enrolUrl, expiresAt: time(link.expiresAt) }) + "\n");
-    return;
+  } else {
+    out.write(`${link.enrolUrl}\n`);
+    process.stderr.write(`This enrolment link is shown once; send it to ${JSON.stringify(name)} now. It works once, until ${time(link.expiresAt)}. Person id ${link.personId}.\n`);
   }
-  out.write(`${link.enrolUrl}\n`);
-  process.stderr.write(
-    `This enrolment link is shown once; send it to ${JSON.stringify(name)} now. It works once, until ${time(link.expiresAt)}. Person id ${link.personId}.\n` +
-      (defaultUrl ? "DOCVERIFY_PUBLIC_URL is not set: the link names this machine's listening address; set it to the address people reach.\n" : ""),
-  );
+  if (notice !== null) process.stderr.write(`${notice}\n`);
 }
 
 export async function runPerson(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
@@ -204,8 +208,11 @@ export async function runPerson(args: readonly string[], env: Readonly<Record<st
         if (typeof values[flag] !== "string") throw new UsageError(`--${flag} is required`);
       }
       const input = { orgId: values.org as string, name: values.name as string, email: values.email as string, identity: values.identity as string };
-      const { person, link, defaultUrl } = await withAdminCore(env, values.data, async (c) => ({ ...(await personsOf(c).add(input, osActor(env))), defaultUrl: c.config.publicUrlIsDefault }));
-      writeLink(out, values.json === true, link, person.name, defaultUrl);
+      const { person, link, notice } = await withAdminCore(env, values.data, async (c) => {
+        const base = enrolmentBase(c.config);
+        return { ...(await personsOf(c, base.url).add(input, osActor(env))), notice: base.notice };
+      });
+      writeLink(out, values.json === true, link, person.name, notice);
       return 0;
     }
     case "list": {
@@ -222,12 +229,13 @@ export async function runPerson(args: readonly string[], env: Readonly<Record<st
     }
     case "link": {
       const { values, positionals } = parse(rest, {}, 1);
-      const { link, name, defaultUrl } = await withAdminCore(env, values.data, async (c) => {
-        const persons = personsOf(c);
+      const { link, name, notice } = await withAdminCore(env, values.data, async (c) => {
+        const base = enrolmentBase(c.config);
+        const persons = personsOf(c, base.url);
         const issued = await persons.issueLink(positionals[0]!, osActor(env));
-        return { link: issued, name: (await persons.get(issued.personId)).name, defaultUrl: c.config.publicUrlIsDefault };
+        return { link: issued, name: (await persons.get(issued.personId)).name, notice: base.notice };
       });
-      writeLink(out, values.json === true, link, name, defaultUrl);
+      writeLink(out, values.json === true, link, name, notice);
       return 0;
     }
     default:

@@ -19,18 +19,28 @@
  * Bun offers no flock(2) short of FFI; bun:sqlite is already here and does this portably.
  * Within this process, nothing else may open `serve.lock` (closing any descriptor of a file
  * drops this process's POSIX locks on it); SQLite guards its own connections.
+ *
+ * Once it listens, `serve` also writes `serve.json` (its pid and the address it really uses, the
+ * port included when DOCVERIFY_PORT=0 picked one) and removes it when it stops, so that commands
+ * beside it (`person add`, whose enrolment link names that address) can tell where it listens.
+ * The lock stays the only thing that decides whether a serve runs: a `serve.json` left by a killed
+ * serve is believed only while its pid holds the lock.
  */
 import { constants, Database } from "bun:sqlite";
-import { chmodSync, lstatSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { OpsError } from "../lib/errors.ts";
 import { processAlive } from "../lib/lock-file.ts";
+import { lockHolders } from "../lib/proc-locks.ts";
 
 /** The database's file in the data folder. */
 export const DATABASE_FILE = "docverify.db";
 
 /** The serve lock's file in the data folder. */
 export const SERVE_LOCK_FILE = "serve.lock";
+
+/** The running serve's address, in the data folder while it runs (`recordServeAddress`). */
+export const SERVE_ADDRESS_FILE = "serve.json";
 
 /** A database file with the side files SQLite keeps beside it. */
 export function withSideFiles(path: string): string[] {
@@ -221,4 +231,79 @@ export function lockDataFolder(dataDir: string): DataFolderLock {
       }
     },
   };
+}
+
+/** Where a running `serve` listens, as it wrote it in `serve.json`. */
+export interface ServeAddress {
+  readonly pid: number;
+  /** The address it listens on, `http(s)://HOST:PORT`, with the port it really bound. */
+  readonly url: string;
+  /** DOCVERIFY_PUBLIC_URL as that serve was given it; null when it was not set (its links then name `url`). */
+  readonly publicUrl: string | null;
+}
+
+/**
+ * Writes `serve.json` for this process (owner-only, replaced in one rename, so a reader never sees
+ * half of it). Only the holder of the serve lock calls it. `remove` deletes it; idempotent.
+ */
+export function recordServeAddress(dataDir: string, address: Omit<ServeAddress, "pid">): { remove(): void } {
+  const file = join(dataDir, SERVE_ADDRESS_FILE);
+  const tmp = join(dataDir, `.${SERVE_ADDRESS_FILE}.${process.pid}.tmp`);
+  const unlinkQuietly = (path: string) => {
+    try {
+      unlinkSync(path); // a link planted there is removed itself, never followed
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    }
+  };
+  unlinkQuietly(tmp);
+  const fd = openSync(tmp, "wx", 0o600);
+  try {
+    writeSync(fd, JSON.stringify({ pid: process.pid, url: address.url, publicUrl: address.publicUrl, since: new Date().toISOString() }) + "\n");
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  let removed = false;
+  return {
+    remove() {
+      if (removed) return;
+      removed = true;
+      unlinkQuietly(file);
+    },
+  };
+}
+
+/**
+ * The serve running on `dataDir`, or null when none does. `serve.json` names it, and is believed
+ * only while that pid holds the serve lock (from the kernel's lock table; where that cannot be
+ * read, while that pid runs): a file left by a killed serve names nothing. Never through a link,
+ * and anything unreadable or malformed is no serve.
+ */
+export function runningServe(dataDir: string): ServeAddress | null {
+  let text: string;
+  try {
+    const fd = openSync(join(dataDir, SERVE_ADDRESS_FILE), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+    try {
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const { pid, url, publicUrl } = (parsed ?? {}) as Record<string, unknown>;
+  const isUrl = (u: unknown): u is string => typeof u === "string" && /^https?:\/\/[^\s]+$/.test(u);
+  if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0 || !isUrl(url) || !(publicUrl === null || isUrl(publicUrl))) return null;
+  if (pid !== process.pid) {
+    const holders = lockHolders([join(dataDir, SERVE_LOCK_FILE)]);
+    if (holders === null ? !processAlive(pid) : !holders.includes(pid)) return null;
+  }
+  return { pid, url, publicUrl };
 }

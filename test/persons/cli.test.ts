@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { BUN, ROOT, cleanup, startService, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
 
@@ -72,11 +73,15 @@ describe("person commands", () => {
     expect(stored()).not.toContain(LINK_RE.exec(r.enrolUrl as string)![1]!);
   });
 
-  test("without DOCVERIFY_PUBLIC_URL the link names the listening address, with a warning", () => {
+  test("without DOCVERIFY_PUBLIC_URL and no serve running: the default address, and stderr says so and that DOCVERIFY_PUBLIC_URL must be set", () => {
     const r = dv(ADD(org, "Cy Example"), {});
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^http:\/\/127\.0\.0\.1:8080\/enrol\/[A-Za-z0-9_-]{43}\n$/);
-    expect(r.err).toContain("DOCVERIFY_PUBLIC_URL is not set");
+    expect(r.err).toContain(
+      "DOCVERIFY_PUBLIC_URL is not set and no serve runs on this data folder: the link uses the default address http://127.0.0.1:8080 (DOCVERIFY_HOST:DOCVERIFY_PORT), " +
+        "which answers only while serve runs with these settings, and works only from this machine. Set DOCVERIFY_PUBLIC_URL to the address people reach for a link that works elsewhere. " +
+        "A passkey also needs a host name, not an IP address: https, or http://localhost on this machine (docs/persons.md).\n",
+    );
   });
 
   test("person list shows persons without any link, all or per organisation", () => {
@@ -190,4 +195,67 @@ describe("person commands", () => {
     }
     expect(counts()).toBe(n);
   });
+});
+
+describe("without DOCVERIFY_PUBLIC_URL, the link names the address serve really uses", () => {
+  const folder = tempDir();
+  function run(args: string[], env: Record<string, string> = {}) {
+    const p = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), ...args, "--data", folder], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", USER: "alice", ...env } });
+    return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+  }
+  let acme = "";
+  beforeAll(() => {
+    acme = run(["org", "create", "--name", "Acme Ltd"]).out.trim();
+  });
+
+  test("serve on a port it chose: the link names that address and its page answers there; stderr says DOCVERIFY_PUBLIC_URL is not set and the link works only from this machine", async () => {
+    const service = await startService({ args: ["--data", folder] });
+    expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(service.url).not.toBe("http://127.0.0.1:8080");
+    const notice =
+      `DOCVERIFY_PUBLIC_URL is not set: the link names ${service.url}, the address the serve running on this data folder (pid ${service.proc.pid}) listens on, ` +
+      "and works only from this machine. For a link that works elsewhere, set DOCVERIFY_PUBLIC_URL to the address people reach, for serve and for this command. " +
+      "A passkey also needs a host name, not an IP address: https, or http://localhost on this machine (docs/persons.md).\n";
+    const added = run(ADD(acme, "Gil Example"));
+    expect(added.code).toBe(0);
+    const link = added.out.trim();
+    expect(link.startsWith(`${service.url}/enrol/`)).toBe(true);
+    expect(added.err).toContain(notice);
+    const page = await fetch(link);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Gil Example");
+
+    const issued = run(["person", "link", (JSON.parse(run(["person", "list", "--json"]).out) as { id: string; name: string }[]).find((p) => p.name === "Gil Example")!.id, "--json"]);
+    expect((json(issued).enrolUrl as string).startsWith(`${service.url}/enrol/`)).toBe(true);
+    expect(issued.err).toContain(notice);
+
+    // Killed, it leaves its address behind; nothing believes it once the data folder's lock is gone.
+    await service.stop("SIGKILL");
+    expect(existsSync(join(folder, "serve.json"))).toBe(true);
+    const after = run(ADD(acme, "Hal Example"));
+    expect(after.out).toMatch(/^http:\/\/127\.0\.0\.1:8080\/enrol\/[A-Za-z0-9_-]{43}\n$/);
+    expect(after.err).toContain("no serve runs on this data folder");
+  }, 40_000);
+
+  test("serve with its own DOCVERIFY_PUBLIC_URL: a command without it names that one; a command with it, its own; once serve stops, the default again", async () => {
+    const service = await startService({ args: ["--data", folder], env: { DOCVERIFY_PUBLIC_URL: PUBLIC_URL } });
+    const added = run([...ADD(acme, "Ida Example"), "--json"]);
+    expect(json(added).enrolUrl).toMatch(LINK_RE);
+    expect(added.err).toBe(
+      `DOCVERIFY_PUBLIC_URL is not set for this command: the link names ${PUBLIC_URL}, the public address of the serve running on this data folder (pid ${service.proc.pid}).\n`,
+    );
+    const own = run(ADD(acme, "Jo Example"), { DOCVERIFY_PUBLIC_URL: "https://elsewhere.example" });
+    expect(own.out).toMatch(/^https:\/\/elsewhere\.example\/enrol\/[A-Za-z0-9_-]{43}\n$/);
+    expect(own.err).not.toContain("DOCVERIFY_PUBLIC_URL");
+
+    expect(await service.stop()).toBe(0);
+    expect(existsSync(join(folder, "serve.json"))).toBe(false);
+    const again = run(["person", "link", json(added).id as string]);
+    expect(again.out).toMatch(/^http:\/\/127\.0\.0\.1:8080\/enrol\/[A-Za-z0-9_-]{43}\n$/);
+    expect(again.err).toContain("no serve runs on this data folder");
+    // The same notice with --json, on stderr: stdout stays one JSON document.
+    const asJson = run(["person", "link", json(added).id as string, "--json"]);
+    expect((json(asJson).enrolUrl as string).startsWith("http://127.0.0.1:8080/enrol/")).toBe(true);
+    expect(asJson.err).toContain("no serve runs on this data folder");
+  }, 40_000);
 });

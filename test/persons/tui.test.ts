@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { BUN, ROOT, cleanup, startService, tempDir } from "../support/env.ts";
 import { paneEnv, Terminal } from "../support/terminal.ts";
 
 const MAIN = join(ROOT, "src", "main.ts");
@@ -111,4 +111,50 @@ describe("persons in the terminal UI", () => {
     t.keys("Escape");
     await t.heading("Main menu");
   });
+});
+
+describe("the enrolment link in the terminal UI, without DOCVERIFY_PUBLIC_URL", () => {
+  const data = tempDir();
+  const env = paneEnv();
+  /** Without white space and clack's frame, so a sentence it wrapped (mid-word too) reads as one. */
+  const flat = (screen: string) => screen.replace(/[\s│]+/g, "");
+
+  test("names the address of the serve running on the data folder, saying it works only from this machine; once serve stops, the default, saying so", async () => {
+    const p = Bun.spawnSync([BUN, MAIN, "org", "create", "--name", "Acme Ltd", "--data", data], { env });
+    expect(p.exitCode).toBe(0);
+    const service = await startService({ args: ["--data", data] });
+    const t = new Terminal([BUN, MAIN, "admin", "--data", data], env);
+    await t.heading("Main menu");
+    t.choose("Persons");
+    await t.heading("Persons");
+    t.choose("+ Add a person");
+    await t.waitForScreen("Organisation the person signs for");
+    t.choose("Acme Ltd");
+    await t.waitForScreen("Name (shown to anyone verifying what they sign)");
+    t.type("Kim Example");
+    t.keys("Enter");
+    await t.waitForScreen("Email address");
+    t.type("kim@example.org");
+    t.keys("Enter");
+    await t.waitForScreen("How was their identity verified?");
+    t.type("Passport, number ending 1234");
+    t.keys("Enter");
+    await t.waitForScreen('Add "Kim Example" <kim@example.org> to "Acme Ltd"?');
+    t.keys("Enter");
+    let s = await t.heading("Persons › Enrolment link");
+    expect(s).toMatch(new RegExp(`${service.url.replaceAll(".", "\\.")}/enrol/[A-Za-z0-9_-]{43}`));
+    expect(flat(s)).toContain(flat(`DOCVERIFY_PUBLIC_URL is not set: the link names ${service.url}, the address the serve running on this data folder (pid ${service.proc.pid}) listens on, and works only from this machine.`));
+    t.choose("I have copied the link");
+    await t.waitForScreen('Added "Kim Example".');
+
+    expect(await service.stop()).toBe(0);
+    t.choose("Kim Example");
+    await t.heading("Persons › Kim Example");
+    t.choose("New enrolment link");
+    s = await t.heading("Persons › Enrolment link");
+    expect(s).toMatch(/http:\/\/127\.0\.0\.1:8080\/enrol\/[A-Za-z0-9_-]{43}/);
+    expect(flat(s)).toContain(flat("DOCVERIFY_PUBLIC_URL is not set and no serve runs on this data folder: the link uses the default address http://127.0.0.1:8080"));
+    t.choose("I have copied the link");
+    await t.waitForScreen('New link for "Kim Example".');
+  }, 60_000);
 });

@@ -7,9 +7,11 @@
  */
 import { validateOrgName } from "../../keys/organisations.ts";
 import { createPersons, validateEmail, validateIdentityEvidence, type EnrolmentLink, type Person, type Persons } from "../../keys/persons.ts";
+import { enrolmentBase, type EnrolmentBase } from "../enrolment-url.ts";
 import { BACK, cut, describeError, time, validateWith, type Ctx } from "./ui.ts";
 
-const personsOf = (ctx: Ctx): Persons => createPersons({ store: ctx.core.store, clock: ctx.core.clock, publicUrl: ctx.core.config.publicUrl });
+/** `publicUrl`: the base of enrolment links, asked for when one is made (serve may have started or stopped since the UI did). */
+const personsOf = (ctx: Ctx, publicUrl = ctx.core.config.publicUrl): Persons => createPersons({ store: ctx.core.store, clock: ctx.core.clock, publicUrl });
 
 function state(p: Person): string {
   return [p.enrolledAt === null ? "not enrolled" : "enrolled", ...(p.suspended ? ["SUSPENDED"] : [])].join(" · ");
@@ -52,18 +54,20 @@ async function addPerson(ctx: Ctx): Promise<void> {
   const ok = await ui.confirm(`Add "${validateOrgName(name)}" <${email}> to "${orgs.find((o) => o.id === orgId)!.name}"?`, true);
   if (ok === BACK || !ok) return ui.flash("info", "Nothing added.");
   let added: { person: Person; link: EnrolmentLink };
+  const base = enrolmentBase(core.config);
   try {
-    added = await personsOf(ctx).add({ orgId, name, email, identity }, ctx.actor);
+    added = await personsOf(ctx, base.url).add({ orgId, name, email, identity }, ctx.actor);
   } catch (e) {
     return ui.flash("error", describeError(e));
   }
-  await showLink(ctx, added.person, added.link, "Added");
+  await showLink(ctx, added.person, added.link, base, "Added");
 }
 
-async function showLink(ctx: Ctx, person: Person, link: EnrolmentLink, verb: string): Promise<void> {
+async function showLink(ctx: Ctx, person: Person, link: EnrolmentLink, base: EnrolmentBase, verb: string): Promise<void> {
   const { ui } = ctx;
   ui.screen("Persons › Enrolment link");
   ui.warn(`This link is shown ONCE. Send it to ${person.name} alone: it works once, until ${time(link.expiresAt)}.\nIf it is lost, issue a new link from the person's screen.`);
+  if (base.notice !== null) ui.warn(base.notice);
   ui.note(link.enrolUrl, "Enrolment link, copy it now");
   await ui.select("When you have copied the link:", [{ value: "done", label: "I have copied the link, clear it from the screen" }]);
   ui.flash("success", `${verb} "${person.name}". The link is no longer on the screen.`);
@@ -100,8 +104,9 @@ async function personScreen(ctx: Ctx, id: string): Promise<void> {
     if (choice === BACK || choice === "+back") return;
     if (choice === "link") {
       try {
-        const link = await personsOf(ctx).issueLink(id, ctx.actor);
-        await showLink(ctx, p, link, "New link for");
+        const base = enrolmentBase(ctx.core.config);
+        const link = await personsOf(ctx, base.url).issueLink(id, ctx.actor);
+        await showLink(ctx, p, link, base, "New link for");
       } catch (e) {
         ui.flash("error", describeError(e));
       }
