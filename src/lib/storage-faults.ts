@@ -12,9 +12,9 @@
  *   53300) or Bun.SQL's connection codes.
  * - `createStorageFaults(log)` keeps the one state a service needs (made by the composition
  *   root, app-scoped): the fault in force, if any. `fault()` enters it (logged when it changes);
- *   `readiness()` fails `storage` while it holds, and tries a small real write to see whether it
- *   still does (a full disk may still let the lock be taken): the write passing ends the fault,
- *   logged as such.
+ *   `readiness()` fails `storage` while it holds: after the engine's usual check (whose own reason
+ *   is given when it fails), a small real write, since a full disk may still let the lock be
+ *   taken; the write passing ends the fault, logged as such.
  */
 import type { Logger } from "./log.ts";
 
@@ -79,8 +79,8 @@ export interface StorageFaults {
   /** A request met `kind` (the error, for the log's first line of it). `busy` is a moment, not a state. */
   fault(kind: StorageFault, error: unknown): void;
   /**
-   * The `storage` readiness check: `check` (the engine's usual one) when no fault holds; while one
-   * does, `probe` (a small real write) first: passing ends the fault.
+   * The `storage` readiness check: `check` (the engine's usual one), and while a fault holds and
+   * `check` passes, `probe` (a small real write) too: passing ends the fault.
    */
   readiness(check: () => Promise<true | string> | true | string, probe: () => Promise<void>): Promise<true | string>;
 }
@@ -96,18 +96,19 @@ export function createStorageFaults(log: Logger): StorageFaults {
   return {
     fault,
     async readiness(check, probe) {
-      if (current !== null) {
-        try {
-          await probe();
-        } catch (e) {
-          const kind = storageFault(e);
-          if (kind !== null) fault(kind, e);
-          return `storage unavailable: ${MESSAGES[current]} (${reason(e)})`;
-        }
-        log.info("storage works again", { fault: current });
-        current = null;
+      const checked = await check();
+      // The engine's own check says more when it fails (a database not answering).
+      if (current === null || checked !== true) return checked;
+      try {
+        await probe();
+      } catch (e) {
+        const kind = storageFault(e);
+        if (kind !== null) fault(kind, e);
+        return `storage unavailable: ${MESSAGES[current]} (${reason(e)})`;
       }
-      return await check();
+      log.info("storage works again", { fault: current });
+      current = null;
+      return true;
     },
   };
 }
