@@ -236,6 +236,14 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
   // Authenticates verification-log cursors; made once per installation (shared by every node of
   // a database), never leaves the database.
   const cursorKey = Buffer.from(await core.store.write(metaValue("cursor_key", () => randomBytes(32).toString("hex"))), "hex");
+  // Names are unique, but a data folder an earlier release wrote may hold one twice (both kept,
+  // storage/org-name-keys.ts): said at every start until the administrator renames them.
+  for (const shared of await core.organisations.sharingNames()) {
+    options.log.warn("organisations share a name, which verifiers cannot tell apart: rename all but one with docverify org set ORG --name NAME", {
+      name: shared.name,
+      organisations: shared.organisations.map((o) => ({ id: o.id, name: o.name })),
+    });
+  }
   const verificationLog = createVerificationLog({
     store: core.store,
     clock: core.clock,

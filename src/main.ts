@@ -10,7 +10,7 @@ import { createLogger } from "./lib/log.ts";
 import { MasterKeyFileError } from "./crypto/index.ts";
 import { parseFlags, UsageError } from "./lib/args.ts";
 import { DomainError, OpsError } from "./lib/errors.ts";
-import { SchemaTooNewError } from "./storage/migrate.ts";
+import { SchemaTooNewError } from "./storage/schema-too-new.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import { VERIFY_RECEIPT_USAGE } from "./verifier/usage.ts";
 // Each subcommand's module is imported when that command runs: the administration commands then
@@ -23,7 +23,7 @@ Usage:
   docverify admin [--data DIR]     the administrator's terminal UI (needs a terminal)
   docverify org create --name NAME [--api-access] [--addon] [--validated]
   docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]
-                      [--domain DOMAIN|none]
+                      [--domain DOMAIN|none] [--name NAME]
   docverify org list
   docverify key mint --org ORG --env live|test [--revoke]
   docverify key list [--org ORG]
@@ -86,12 +86,13 @@ export const USAGES: Readonly<Record<string, string>> = {
   org:
     "Usage: docverify org create|set|list [OPTIONS]\n\n" +
     "  docverify org create --name NAME [--api-access] [--addon] [--validated]\n" +
-    "  docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off] [--domain DOMAIN|none]\n" +
+    "  docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off] [--domain DOMAIN|none] [--name NAME]\n" +
     "  docverify org list\n\n" +
     "Each takes --data DIR and --json; docverify org SUBCOMMAND --help for its usage.\n",
   "org create":
     "Usage: docverify org create --name NAME [--api-access] [--addon] [--validated] [--json] [--data DIR]\n\n" +
-    "Creates an organisation with its own system key; prints its id ({\"id\":…} with --json).\n\n" +
+    "Creates an organisation with its own system key; prints its id ({\"id\":…} with --json). Names are\n" +
+    "unique: one another organisation holds (compared ignoring case, width and Unicode form) is refused.\n\n" +
     options(
       ["--name NAME", "the organisation's registered name (required)"],
       ["--api-access", "it may use the API"],
@@ -103,17 +104,18 @@ export const USAGES: Readonly<Record<string, string>> = {
     ),
   "org set":
     "Usage: docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]\n" +
-    "                         [--domain DOMAIN|none] [--json] [--data DIR]\n\n" +
+    "                         [--domain DOMAIN|none] [--name NAME] [--json] [--data DIR]\n\n" +
     "Changes organisation ORG (its id); give at least one flag. Prints the organisation as it now is.\n" +
     "A new domain (or none) is announced on the organisation's ledger topic again, with its key, by\n" +
     "the running service; verifiers confirm it at https://DOMAIN/.well-known/docverify.json or in the\n" +
-    "DNS TXT record _docverify.DOMAIN (docs/admin.md).\n\n" +
+    "DNS TXT record _docverify.DOMAIN (docs/admin.md). A new name is announced the same way.\n\n" +
     options(
       ["--api-access on|off", "whether it may use the API"],
       ["--addon on|off", "whether it holds the anchoring add-on"],
       ["--validated on|off", "whether its identity has been validated"],
       ["--suspended on|off", "whether it is suspended"],
       ["--domain DOMAIN|none", "its DNS name (example.org: lowercase letters, digits and hyphens, an IDN in its xn-- form; no scheme, port or path), or none to clear it"],
+      ["--name NAME", "renames it; a name another organisation holds (ignoring case, width and Unicode form) is refused"],
       JSON_OUT,
       DATA,
       HELP,

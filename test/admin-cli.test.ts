@@ -8,7 +8,10 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { parseKey } from "../src/keys/api-key.ts";
 import { parseTrustFile } from "../src/verifier/trust.ts";
-import { BUN, ROOT, cleanup, tempDir } from "./support/env.ts";
+import { cliAsync } from "./ops/support.ts";
+import { BUN, ROOT, cleanup, startService, tempDir, type ServiceProcess } from "./support/env.ts";
+import { databaseBefore, organisationAsBefore } from "./support/previous-release.ts";
+import { createRecordsFixture } from "./support/records-fixture.ts";
 
 afterAll(cleanup);
 
@@ -395,4 +398,152 @@ describe("who the audit trail names", () => {
     expect(osActor({}, () => null)).toBe(`os:uid ${process.geteuid!()}`);
     expect(osActor({ USER: "" }, () => null)).toBe(`os:uid ${process.geteuid!()}`);
   });
+});
+
+describe("organisation names are unique (compared ignoring case, width and Unicode form)", () => {
+  const folder = tempDir();
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", USER: "alice" };
+  const main = join(ROOT, "src", "main.ts");
+  const run = (...args: string[]) => {
+    const p = Bun.spawnSync([BUN, main, ...args, "--data", folder], { env });
+    return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+  };
+  const runAsync = async (...args: string[]) => {
+    const p = Bun.spawn([BUN, main, ...args, "--data", folder], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    return { code, out, err };
+  };
+  /** What a refused command must leave as it was: the organisations, their keys and the audit trail, as stored. */
+  function state() {
+    const db = new Database(join(folder, "docverify.db"), { readonly: true });
+    try {
+      return {
+        organisations: db.query("SELECT * FROM organisations ORDER BY id").all(),
+        keys: db.query("SELECT count(*) AS n FROM signing_keys").get(),
+        audit: db.query("SELECT id FROM audit_log ORDER BY id").all(),
+      };
+    } finally {
+      db.close();
+    }
+  }
+  let cafe = "";
+  beforeAll(() => {
+    cafe = run("org", "create", "--name", "Café Ltd").out.trim();
+  });
+
+  const same: [what: string, name: string][] = [
+    ["the same name", "Café Ltd"],
+    ["another case", "CAFÉ LTD"],
+    ["another Unicode form (e and a combining acute accent)", "Cafe\u0301 Ltd"],
+    ["full-width letters", "Ｃａｆé Ｌｔｄ"],
+  ];
+  for (const [what, name] of same) {
+    test(`org create --name with ${what}: exit 1, the organisation holding the name on stderr, nothing written`, () => {
+      expect(cafe).toMatch(/^[0-9a-f-]{36}$/);
+      const before = state();
+      const r = run("org", "create", "--name", name, "--addon");
+      expect(r.code).toBe(1);
+      expect(r.out).toBe("");
+      expect(r.err.startsWith(`docverify: an organisation named "Café Ltd" already exists (${cafe})`)).toBe(true);
+      if (name !== "Café Ltd") expect(r.err).toContain("names are compared ignoring case, width and Unicode form");
+      expect(state()).toEqual(before);
+    });
+  }
+
+  test("three org create processes at once with one name: exactly one creates it, the others exit 1 naming it", async () => {
+    const results = await Promise.all(["Race Ltd", "RACE LTD", "Ｒａｃｅ Ｌｔｄ"].map((name) => runAsync("org", "create", "--name", name, "--json")));
+    const won = results.filter((r) => r.code === 0);
+    expect(won).toHaveLength(1);
+    const id = (JSON.parse(won[0]!.out) as { id: string }).id;
+    for (const r of results.filter((r) => r.code !== 0)) {
+      expect(r.code).toBe(1);
+      expect(r.out).toBe("");
+      expect(r.err).toMatch(new RegExp(`^docverify: an organisation named "(Race Ltd|RACE LTD|Ｒａｃｅ Ｌｔｄ)" already exists \\(${id}\\)`));
+    }
+    const racers = (JSON.parse(run("org", "list", "--json").out) as { id: string; name: string }[]).filter((o) => o.name.normalize("NFKC").toLowerCase() === "race ltd");
+    expect(racers.map((o) => o.id)).toEqual([id]);
+  });
+
+  test("org set --name renames, audited with the name before and after, raising the announcement generation once; a name another holds: exit 1 naming it, nothing changed", () => {
+    const id = run("org", "create", "--name", "Old Name Ltd").out.trim();
+    const generation = () => {
+      const db = new Database(join(folder, "docverify.db"), { readonly: true });
+      try {
+        return (db.query("SELECT announcement_generation AS g FROM organisations WHERE id = ?").get(id) as { g: number }).g;
+      } finally {
+        db.close();
+      }
+    };
+    const before = state();
+    const taken = run("org", "set", id, "--name", "café ltd", "--validated", "on");
+    expect(taken.code).toBe(1);
+    expect(taken.err.startsWith(`docverify: an organisation named "Café Ltd" already exists (${cafe})`)).toBe(true);
+    expect(state()).toEqual(before);
+    const bare = run("org", "set", id, "--name");
+    expect(bare.code).toBe(2);
+    expect(bare.err).toContain("--name");
+    expect(state()).toEqual(before);
+
+    const renamed = run("org", "set", id, "--name", "New Name Ltd", "--json");
+    expect(renamed.code).toBe(0);
+    expect(JSON.parse(renamed.out)).toMatchObject({ id, name: "New Name Ltd" });
+    expect(generation()).toBe(1);
+    const db = new Database(join(folder, "docverify.db"), { readonly: true });
+    const last = db.query("SELECT actor, action, subject_id, before, after FROM audit_log ORDER BY id DESC LIMIT 1").get() as Record<string, string>;
+    db.close();
+    expect(last).toMatchObject({ action: "organisation.set", subject_id: id });
+    expect(last.actor).toMatch(/^os:alice \(uid /);
+    expect([JSON.parse(last.before!).name, JSON.parse(last.after!).name]).toEqual(["Old Name Ltd", "New Name Ltd"]);
+    // The same name again changes nothing that is announced; the old name is free again.
+    expect(run("org", "set", id, "--name", "New Name Ltd").code).toBe(0);
+    expect(generation()).toBe(1);
+    expect(run("org", "create", "--name", "OLD NAME LTD").code).toBe(0);
+  });
+});
+
+describe("a data folder of the release before unique names, holding one name twice", () => {
+  test(
+    "serve starts on it and warns, naming both; both are listed; the name is refused to a third; once one is renamed, serve starts without the warning",
+    async () => {
+      const folder = tempDir();
+      // The database as that release left it (its migrations), with "Twin Ltd" twice.
+      const old = databaseBefore("0012");
+      const fx = createRecordsFixture({ db: old });
+      const first = organisationAsBefore(fx, "Twin Ltd");
+      const second = organisationAsBefore(fx, "Twin Ltd");
+      old.$client.query("VACUUM INTO ?").run(join(folder, "docverify.db"));
+      old.$client.close();
+      const env = { DOCVERIFY_DATA_DIR: folder, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "300" };
+      const warnings = (svc: ServiceProcess) => svc.logLines().filter((l) => l.level === "warn" && String(l.msg).startsWith("organisations share a name"));
+
+      let svc = await startService({ env });
+      expect(warnings(svc)).toEqual([
+        expect.objectContaining({
+          name: "Twin Ltd",
+          organisations: [
+            { id: first.id, name: "Twin Ltd" },
+            { id: second.id, name: "Twin Ltd" },
+          ],
+        }),
+      ]);
+      expect(String(warnings(svc)[0]!.msg)).toContain("docverify org set ORG --name NAME");
+      const cli = (...args: string[]) => cliAsync(args, { DOCVERIFY_DATA_DIR: folder });
+      const listed = JSON.parse((await cli("org", "list", "--json")).stdout) as { id: string; name: string }[];
+      expect(listed.map((o) => [o.id, o.name])).toEqual([
+        [first.id, "Twin Ltd"],
+        [second.id, "Twin Ltd"],
+      ]);
+      const third = await cli("org", "create", "--name", "TWIN LTD");
+      expect(third.code).toBe(1);
+      expect(third.stderr).toContain(`an organisation named "Twin Ltd" already exists (${first.id})`);
+      const renamed = await cli("org", "set", second.id, "--name", "Twin Ltd (North)");
+      expect(renamed.code, renamed.stderr).toBe(0);
+      expect(await svc.stop()).toBe(0);
+
+      svc = await startService({ env });
+      expect(warnings(svc)).toEqual([]);
+      expect(await svc.stop()).toBe(0);
+    },
+    60_000,
+  );
 });

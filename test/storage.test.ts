@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { migrate as stockMigrate } from "drizzle-orm/bun-sqlite/migrator";
 import { openDatabase, PRAGMAS } from "../src/storage/db.ts";
+import { createOrganisations } from "../src/keys/organisations.ts";
 import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/migrate.ts";
 import { metaValue } from "../src/storage/meta.ts";
 import { sqliteStore } from "../src/storage/store.ts";
@@ -298,7 +299,8 @@ describe("storage", () => {
     expect(rowsIn(db, tables, before.columns)).toEqual(before.rows);
     expectSoundAndAsFresh(db);
     const counter = () => (db.$client.query("SELECT value FROM change_counter WHERE id = 1").get() as { value: number }).value;
-    expect(counter()).toBe(0);
+    // Made at 0; the organisation's name key, filled in after the migrations (0012), moved it once.
+    expect(counter()).toBe(1);
     // What verification and authentication keep in memory moves the counter, from any connection ...
     const bumps = (sql: string, params: (string | number | Uint8Array)[] = []) => {
       const was = counter();
@@ -367,6 +369,44 @@ describe("storage", () => {
     const record = rows(db, `SELECT transaction_id FROM records WHERE id = '${recordId}'`)[0] as { transaction_id: string };
     db.$client.query("INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, valid_start_ms, valid_seconds, state, next_attempt_at, created_at, updated_at) VALUES (?, 'record_message', ?, ?, '0.0.1001', x'7b7d', 1, 180, 'pending', 1, 1, 1)").run(record.transaction_id, acme.id, recordId);
     expect(bumps("UPDATE ledger_transactions SET state = 'anchored' WHERE transaction_id = ?", record.transaction_id)).toBe(0);
+    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    expect(verifier.verify({ docHash: hash, tier: "public" })).toMatchObject({ verdict: "verified_org" });
+    db.$client.close();
+  });
+
+  test("0012 adds organisations' name key and its unique index to a database that holds one name twice: every organisation kept as it was, the later of a name given a key of its own and reported as sharing it; the name refused from then on", async () => {
+    const db = databaseBefore("0012");
+    const fx = createRecordsFixture({ db });
+    // As the previous release allowed: one name twice, once more in another Unicode form and case.
+    const first = organisationAsBefore(fx, "Twin Ltd");
+    const other = organisationAsBefore(fx, "Other Ltd");
+    const second = organisationAsBefore(fx, "Twin Ltd");
+    const third = organisationAsBefore(fx, "TWIN LTD");
+    const hash = docHashOf("upgrade: 0012");
+    fx.addOrgRecord(second, { docHash: hash });
+    const tables = ["organisations", "signing_keys", "records", "audit_log"];
+    const before = tableRows(db, tables);
+
+    expect(migrate(db).applied).toBe(embeddedMigrations().length - 12);
+    expect(rowsIn(db, tables, before.columns)).toEqual(before.rows);
+    expectSoundAndAsFresh(db);
+    expect(rows(db, "SELECT id, name_key FROM organisations ORDER BY rowid")).toEqual([
+      { id: first.id, name_key: "twin ltd" },
+      { id: other.id, name_key: "other ltd" },
+      { id: second.id, name_key: `twin ltd#${second.id}` },
+      { id: third.id, name_key: `twin ltd#${third.id}` },
+    ]);
+    // Opened again: nothing left to fill, nothing changed.
+    expect(migrate(db).applied).toBe(0);
+    expect((rows(db, "SELECT count(*) AS n FROM organisations WHERE name_key LIKE '%#%'")[0] as { n: number }).n).toBe(2);
+
+    const orgs = createOrganisations({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock });
+    expect((await orgs.sharingNames()).map((s) => [s.name, s.organisations.map((o) => o.id)])).toEqual([["Twin Ltd", [first.id, second.id, third.id]]]);
+    await expect(orgs.create({ name: "Twin\u00a0LTD" }, "alice")).rejects.toMatchObject({ holder: { id: first.id, name: "Twin Ltd" } });
+    await orgs.set(second.id, { name: "Twin Ltd (North)" }, "alice");
+    await orgs.set(third.id, { name: "Twin Ltd (South)" }, "alice");
+    expect(await orgs.sharingNames()).toEqual([]);
+    // The record of the renamed organisation still verifies.
     const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     expect(verifier.verify({ docHash: hash, tier: "public" })).toMatchObject({ verdict: "verified_org" });
     db.$client.close();

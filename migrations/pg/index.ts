@@ -7,6 +7,7 @@ import m3 from "./0003_rate_buckets.sql" with { type: "text" };
 import m4 from "./0004_collation_c.sql" with { type: "text" };
 import m5 from "./0005_leader_rate.sql" with { type: "text" };
 import m6 from "./0006_organisation_domain.sql" with { type: "text" };
+import m7 from "./0007_organisation_name_key.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -18,4 +19,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0004_collation_c": m4,
   "0005_leader_rate": m5,
   "0006_organisation_domain": m6,
+  "0007_organisation_name_key": m7,
 };

@@ -99,9 +99,10 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
     case "set": {
       const { values, positionals } = parse(
         rest,
-        { "api-access": { type: "string" }, addon: { type: "string" }, validated: { type: "string" }, suspended: { type: "string" }, domain: { type: "string" } },
+        { "api-access": { type: "string" }, addon: { type: "string" }, validated: { type: "string" }, suspended: { type: "string" }, domain: { type: "string" }, name: { type: "string" } },
         1,
       );
+      if (values.name !== undefined && typeof values.name !== "string") throw new UsageError("--name needs a value: the organisation's new name");
       const changes: OrgChanges = Object.fromEntries(
         (
           [
@@ -110,10 +111,11 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
             ["validated", onOff(values.validated, "validated")],
             ["suspended", onOff(values.suspended, "suspended")],
             ["domain", domainFlag(values.domain)],
+            ["name", values.name],
           ] as const
         ).filter(([, v]) => v !== undefined),
       );
-      if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off, or --domain DOMAIN|none");
+      if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --api-access, --addon, --validated or --suspended with on|off, --domain DOMAIN|none, or --name NAME");
       const org = await withAdminCore(env, values.data, (c) => c.organisations.set(positionals[0]!, changes, osActor(env)));
       out.write(values.json ? JSON.stringify(org) + "\n" : orgLine(org) + "\n");
       return 0;

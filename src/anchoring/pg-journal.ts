@@ -352,7 +352,7 @@ export class PgAnchorJournal implements Journal {
           .returning({ id: t.organisations.id, generation: t.organisations.announcementGeneration }),
       );
       if (given.length === 0) return { at, announced: null };
-      // Built at another generation (the domain changed meanwhile): provisioning builds it afresh.
+      // Built at another generation (the domain or name changed meanwhile): provisioning builds it afresh.
       const current = announcement !== null && announcement.generation === Number(given[0]!.generation);
       const announced = current ? yield* insertAnnouncement(tx, t, ids(), row.orgId, topicId, announcement, at) : null;
       return { at, announced };

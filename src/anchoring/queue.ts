@@ -28,7 +28,7 @@
  *   per organisation, key and announcement generation, by the unique index
  *   `ledger_transactions_one_announcement`, whichever process or pass queues it; one is queued in
  *   the transaction that gives an organisation its topic, and provisioning queues one for the
- *   organisation's current key and generation when none is live (a change of domain raises the
+ *   organisation's current key and generation when none is live (a change of domain or name raises the
  *   generation in the transaction that makes it: the key is announced again, exactly once, also
  *   after a crash between the change and the queueing). An announcement built at another
  *   generation than the organisation's is never queued. A `record_message` row is never returned
@@ -815,7 +815,7 @@ export class AnchorJournal implements Journal {
    * Organisations with a topic whose current system key has no live (not abandoned) key
    * announcement at their current announcement generation: topics that predate announcements, a
    * topic whose announcement could not be built when it was created, a changed key, a changed
-   * domain.
+   * domain or name.
    */
   organisationsWantingAnnouncement(): string[] {
     const rows = this.db.$client.query(WANTING_ANNOUNCEMENT).all() as { id: string }[];

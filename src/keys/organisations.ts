@@ -1,15 +1,21 @@
 /**
  * Organisations: created and changed by administrators on the local machine only. Each gets
  * its own ML-DSA system key at creation, sealed under the master key. Every change writes its
- * audit row in the same transaction. A change of domain (decisions §13) also raises the
- * organisation's announcement generation in that transaction: the anchor loop then announces
- * its key again, with the new domain, exactly once (anchoring/queue.ts).
+ * audit row in the same transaction. A change of domain (decisions §13) or of name also raises
+ * the organisation's announcement generation in that transaction: the anchor loop then announces
+ * its key again, with the new domain and name, exactly once (anchoring/queue.ts).
+ *
+ * Names are unique per appliance, compared by their key (lib/name-key.ts: NFKC, then lowercased):
+ * a create or rename to a name another organisation holds is refused (`NameTakenError`) and
+ * changes nothing. The check is made in the write's transaction and backed by the unique index on
+ * `organisations.name_key`, so two processes or nodes creating one name at once cannot both win.
  */
-import { asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
-import { q, type Store, type Tables } from "../storage/store.ts";
+import { nameKey } from "../lib/name-key.ts";
+import { isUniqueViolation, q, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { insertSigningKey } from "../storage/signing-keys.ts";
 import { audit } from "./audit.ts";
 
@@ -29,9 +35,32 @@ export interface Organisation extends OrgFlags {
   readonly topicId: string | null;
 }
 
-/** What `set` may change: the flags and the domain (null clears it). */
+/** What `set` may change: the flags, the name and the domain (null clears it). */
 export interface OrgChanges extends Partial<OrgFlags> {
+  readonly name?: string;
   readonly domain?: string | null;
+}
+
+/**
+ * A create or rename refused: another organisation holds the name (by its key, lib/name-key.ts).
+ * `holder` is that organisation, as stored. VALIDATION_FAILED, naming `name`.
+ */
+export class NameTakenError extends DomainError {
+  constructor(
+    readonly asked: string,
+    readonly holder: { readonly id: string; readonly name: string },
+  ) {
+    const same = asked === holder.name ? "" : `; ${JSON.stringify(asked)} is the same name (names are compared ignoring case, width and Unicode form)`;
+    super("VALIDATION_FAILED", `an organisation named ${JSON.stringify(holder.name)} already exists (${holder.id})${same}`, {
+      name: `an organisation named ${JSON.stringify(holder.name)} already exists (${holder.id})`,
+    });
+  }
+}
+
+/** Organisations that share one name (by its key): the first created, then the others. */
+export interface SharedName {
+  readonly name: string;
+  readonly organisations: readonly { readonly id: string; readonly name: string; readonly createdAt: number }[];
 }
 
 const MAX_NAME = 200;
@@ -109,6 +138,18 @@ export function validateOrgName(name: string): string {
   return n;
 }
 
+/** Inside a write: the organisation other than `self` whose name has `key`, if any. */
+function* holderOf(tx: StoreDb, t: Tables, key: string, self: string | null) {
+  const o = t.organisations;
+  const [holder] = yield* q(
+    tx
+      .select({ id: o.id, name: o.name })
+      .from(o)
+      .where(self === null ? eq(o.nameKey, key) : and(eq(o.nameKey, key), ne(o.id, self))),
+  );
+  return holder;
+}
+
 function view(row: Tables["organisations"]["$inferSelect"]): Organisation {
   return {
     id: row.id,
@@ -125,6 +166,19 @@ function view(row: Tables["organisations"]["$inferSelect"]): Organisation {
 
 export function createOrganisations(deps: { store: Store; signer: Signer; clock: Clock }) {
   const { store, signer, clock } = deps;
+
+  /**
+   * What a write that gave `name` refused with: a unique violation of the name key (another
+   * process or node took the name between this write's check and its insert; the check itself
+   * throws NameTakenError) becomes NameTakenError naming the holder; anything else is as it was.
+   */
+  async function explained(e: unknown, name: string, key: string, self: string | null): Promise<unknown> {
+    if (!isUniqueViolation(e)) return e;
+    const holder = await store.read(function* (db, t) {
+      return yield* holderOf(db, t, key, self);
+    });
+    return holder === undefined ? e : new NameTakenError(name, holder);
+  }
 
   return {
     /** The organisation `id`; NOT_FOUND when there is none. */
@@ -143,11 +197,44 @@ export function createOrganisations(deps: { store: Store; signer: Signer; clock:
       });
     },
 
+    /** The organisation holding `name` (compared by its key, lib/name-key.ts), if any. */
+    named(name: string): Promise<{ readonly id: string; readonly name: string } | undefined> {
+      const key = nameKey(name.trim());
+      return store.read(function* (db, t) {
+        return yield* holderOf(db, t, key, null);
+      });
+    },
+
+    /**
+     * Organisations that share a name: a data folder an earlier release wrote may hold a name
+     * twice (storage/org-name-keys.ts kept both). Empty once each has been renamed.
+     */
+    sharingNames(): Promise<SharedName[]> {
+      return store.read(function* (db, t) {
+        const o = t.organisations;
+        const rows = yield* q(db.select({ id: o.id, name: o.name, createdAt: o.createdAt }).from(o).orderBy(asc(o.createdAt), asc(o.id)));
+        const byKey = new Map<string, { id: string; name: string; createdAt: number }[]>();
+        for (const row of rows) {
+          const key = nameKey(row.name);
+          byKey.set(key, [...(byKey.get(key) ?? []), row]);
+        }
+        return [...byKey.values()].filter((g) => g.length > 1).map((g) => ({ name: g[0]!.name, organisations: g }));
+      });
+    },
+
+    /** A new organisation; NameTakenError when another holds the name. */
     async create(input: { name: string } & Partial<OrgFlags>, actor: string): Promise<Organisation> {
       const name = validateOrgName(input.name);
+      const key = nameKey(name);
+      // Refused before a key is generated when the name is taken already; checked again below,
+      // in the write, against a create racing this one.
+      const taken = await store.read(function* (db, t) {
+        return yield* holderOf(db, t, key, null);
+      });
+      if (taken !== undefined) throw new NameTakenError(name, taken);
       const id = Bun.randomUUIDv7();
       // Key generation needs the master key; without it this throws 503 before anything is written.
-      const key = signer.generateKey(`org:${id}`);
+      const systemKey = signer.generateKey(`org:${id}`);
       const row = {
         id,
         name,
@@ -156,49 +243,70 @@ export function createOrganisations(deps: { store: Store; signer: Signer; clock:
         validated: input.validated ?? false,
         suspended: input.suspended ?? false,
         createdAt: clock.now(),
-        systemKeyFingerprint: Buffer.from(key.fingerprint),
+        systemKeyFingerprint: Buffer.from(systemKey.fingerprint),
         topicId: null,
         domain: null,
         announcementGeneration: 0,
+        nameKey: key,
       };
-      await store.write(function* (tx, t) {
-        yield* insertSigningKey(tx, t, key, row.createdAt);
-        yield* q(tx.insert(t.organisations).values(row));
-        yield* audit(tx, t, row.createdAt, { actor, action: "organisation.create", subjectType: "organisation", subjectId: id, before: null, after: view(row) });
-      });
+      try {
+        await store.write(function* (tx, t) {
+          const holder = yield* holderOf(tx, t, row.nameKey, null);
+          if (holder !== undefined) throw new NameTakenError(name, holder);
+          yield* insertSigningKey(tx, t, systemKey, row.createdAt);
+          yield* q(tx.insert(t.organisations).values(row));
+          yield* audit(tx, t, row.createdAt, { actor, action: "organisation.create", subjectType: "organisation", subjectId: id, before: null, after: view(row) });
+        });
+      } catch (e) {
+        throw await explained(e, name, row.nameKey, null);
+      }
       return view(row);
     },
 
     /**
-     * Changes flags and the domain (validated here too: null clears it). A domain that differs
-     * from the stored one raises the announcement generation in the same transaction.
+     * Changes flags, the name and the domain (each validated here too: a null domain clears it).
+     * A name that another organisation holds is refused (NameTakenError). A domain or a name that
+     * differs from the stored one raises the announcement generation in the same transaction: the
+     * key is announced again, with both.
      */
-    set(id: string, changes: OrgChanges, actor: string): Promise<Organisation> {
+    async set(id: string, changes: OrgChanges, actor: string): Promise<Organisation> {
       const at = clock.now();
       const domain = changes.domain === undefined || changes.domain === null ? changes.domain : validateOrgDomain(changes.domain);
-      return store.write(function* (tx, t) {
-        const [row] = yield* q(tx.select().from(t.organisations).where(eq(t.organisations.id, id)));
-        if (row === undefined) throw new DomainError("NOT_FOUND", `No organisation ${id}.`);
-        const before = view(row);
-        const { domain: _asGiven, ...flags } = changes;
-        const after: Organisation = { ...before, ...flags, ...(domain !== undefined ? { domain } : {}) };
-        const reannounce = after.domain !== before.domain;
-        yield* q(
-          tx
-            .update(t.organisations)
-            .set({
-              apiAccess: after.apiAccess,
-              addon: after.addon,
-              validated: after.validated,
-              suspended: after.suspended,
-              domain: after.domain,
-              ...(reannounce ? { announcementGeneration: sql`${t.organisations.announcementGeneration} + 1` } : {}),
-            })
-            .where(eq(t.organisations.id, id)),
-        );
-        yield* audit(tx, t, at, { actor, action: "organisation.set", subjectType: "organisation", subjectId: id, before, after });
-        return after;
-      });
+      const name = changes.name === undefined ? undefined : validateOrgName(changes.name);
+      const key = name === undefined ? undefined : nameKey(name);
+      try {
+        return await store.write(function* (tx, t) {
+          const [row] = yield* q(tx.select().from(t.organisations).where(eq(t.organisations.id, id)));
+          if (row === undefined) throw new DomainError("NOT_FOUND", `No organisation ${id}.`);
+          const before = view(row);
+          const { domain: _domainAsGiven, name: _nameAsGiven, ...flags } = changes;
+          const after: Organisation = { ...before, ...flags, ...(domain !== undefined ? { domain } : {}), ...(name !== undefined ? { name } : {}) };
+          const renamed = after.name !== before.name;
+          if (renamed) {
+            const holder = yield* holderOf(tx, t, key!, id);
+            if (holder !== undefined) throw new NameTakenError(after.name, holder);
+          }
+          const reannounce = after.domain !== before.domain || renamed;
+          yield* q(
+            tx
+              .update(t.organisations)
+              .set({
+                apiAccess: after.apiAccess,
+                addon: after.addon,
+                validated: after.validated,
+                suspended: after.suspended,
+                domain: after.domain,
+                ...(renamed ? { name: after.name, nameKey: key! } : {}),
+                ...(reannounce ? { announcementGeneration: sql`${t.organisations.announcementGeneration} + 1` } : {}),
+              })
+              .where(eq(t.organisations.id, id)),
+          );
+          yield* audit(tx, t, at, { actor, action: "organisation.set", subjectType: "organisation", subjectId: id, before, after });
+          return after;
+        });
+      } catch (e) {
+        throw name === undefined ? e : await explained(e, name, key!, id);
+      }
     },
   };
 }

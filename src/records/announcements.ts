@@ -5,9 +5,10 @@
  *
  * What an announcement provider guarantees:
  * - The message announces the organisation's current system key (`organisations.system_key_fingerprint`)
- *   with its algorithm from `signing_keys`, its domain when it has one, and the service seal key's
- *   fingerprint; `generation` is the organisation's announcement generation read in the same
- *   statement as the domain, so the queue can tell a message built before a change of domain.
+ *   with its algorithm from `signing_keys`, its name, its domain when it has one, and the service
+ *   seal key's fingerprint; `generation` is the organisation's announcement generation read in the
+ *   same statement as the name and domain, so the queue can tell a message built before a change
+ *   of either.
  * - The seal key is the one every record is sealed with: read from `service_meta`, or created as
  *   record creation creates it (seal-key.ts, race-safe across processes and nodes: one key even
  *   when two create it at once) when the master key is there. Without either it answers null,

@@ -144,7 +144,7 @@ export function encodeRevocationMessage(f: RevocationMessageFields): Uint8Array 
 
 /**
  * The message announcing an organisation's key on its topic (docs/receipts.md §1), queued before
- * its first record message, whenever its key changes, and again whenever its domain changes.
+ * its first record message, whenever its key changes, and again whenever its domain or name changes.
  */
 export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Array {
   if (!UUID_RE.test(f.orgId)) throw new TypeError("orgId must be a lowercase canonical UUID");

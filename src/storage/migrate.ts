@@ -11,6 +11,9 @@ import { createHash } from "node:crypto";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { journal, sqlByTag } from "../../migrations/index.ts";
 import type { Db } from "./db.ts";
+import { fillNameKeys } from "./org-name-keys.ts";
+import { SchemaTooNewError } from "./schema-too-new.ts";
+import { sqliteStore } from "./store.ts";
 
 export function embeddedMigrations(): MigrationMeta[] {
   return embeddedFrom(journal, sqlByTag);
@@ -30,14 +33,13 @@ export function embeddedFrom(from: { entries: readonly { tag: string; when: numb
   });
 }
 
-export class SchemaTooNewError extends Error {
-  override readonly name = "SchemaTooNewError";
-}
+export { SchemaTooNewError };
 
 /**
  * Brings the database up to the binary's schema. Refuses a database written by a newer
  * binary (a migration this binary does not know), since running old code over a newer
- * schema could corrupt it.
+ * schema could corrupt it. Then gives organisations written by an earlier release their name
+ * key (org-name-keys.ts), in a transaction of its own: the key is computed in code, not SQL.
  */
 export function migrate(db: Db): { applied: number } {
   const migrations = embeddedMigrations();
@@ -59,6 +61,7 @@ export function migrate(db: Db): { applied: number } {
     if (appliedHashes(db).length === before.length) throw e;
     runDialectMigrate(db, migrations);
   }
+  sqliteStore(db).writeSync(fillNameKeys);
   return { applied: appliedHashes(db).length - before.length };
 }
 

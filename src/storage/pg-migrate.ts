@@ -8,11 +8,14 @@
  * that first takes a transaction-scoped advisory lock, so whichever node gets the lock first
  * migrates and every other waits for it, then finds nothing left to do. A failed migration rolls
  * back whole. A database with a migration this binary does not know was written by a newer
- * docverify and is refused before anything runs.
+ * docverify and is refused before anything runs. Then organisations written by an earlier release
+ * get their name key (org-name-keys.ts, computed in code), in a write of its own that nodes
+ * starting together may each run: the second finds nothing left to fill.
  */
 import { sql } from "drizzle-orm";
 import { journal, sqlByTag } from "../../migrations/pg/index.ts";
 import { embeddedFrom, SchemaTooNewError } from "./migrate.ts";
+import { fillNameKeys } from "./org-name-keys.ts";
 import type { PostgresStore } from "./pg-store.ts";
 
 /** The advisory lock key migrations take (any fixed 64-bit number no other lock uses). */
@@ -25,7 +28,7 @@ export function embeddedPgMigrations() {
 export async function migratePostgres(store: PostgresStore): Promise<{ applied: number }> {
   const migrations = embeddedPgMigrations();
   const known = new Set(migrations.map((m) => m.hash));
-  return store.db.transaction(async (tx) => {
+  const result = await store.db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK.toString()}::bigint)`);
     await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS drizzle`);
     await tx.execute(sql`CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
@@ -47,4 +50,6 @@ export async function migratePostgres(store: PostgresStore): Promise<{ applied: 
     }
     return { applied: count };
   });
+  await store.write(fillNameKeys);
+  return result;
 }

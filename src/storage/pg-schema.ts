@@ -45,19 +45,24 @@ export const changeCounter = pgTable("change_counter", {
   value: bigint("value", { mode: "number" }).notNull(),
 });
 
-export const organisations = pgTable("organisations", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  apiAccess: boolean("api_access").notNull().default(false),
-  addon: boolean("addon").notNull().default(false),
-  validated: boolean("validated").notNull().default(false),
-  suspended: boolean("suspended").notNull().default(false),
-  createdAt: bigint("created_at", { mode: "number" }).notNull(),
-  systemKeyFingerprint: bytes("system_key_fingerprint").notNull(),
-  topicId: text("topic_id"),
-  domain: text("domain"),
-  announcementGeneration: bigint("announcement_generation", { mode: "number" }).notNull().default(0),
-});
+export const organisations = pgTable(
+  "organisations",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    apiAccess: boolean("api_access").notNull().default(false),
+    addon: boolean("addon").notNull().default(false),
+    validated: boolean("validated").notNull().default(false),
+    suspended: boolean("suspended").notNull().default(false),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    systemKeyFingerprint: bytes("system_key_fingerprint").notNull(),
+    topicId: text("topic_id"),
+    domain: text("domain"),
+    announcementGeneration: bigint("announcement_generation", { mode: "number" }).notNull().default(0),
+    nameKey: text("name_key"),
+  },
+  (t) => [uniqueIndex("organisations_name_key").on(t.nameKey)],
+);
 
 export const apiKeys = pgTable(
   "api_keys",

@@ -52,25 +52,37 @@ export const changeCounter = sqliteTable("change_counter", {
  * organisation's ledger topic. `domain` is the DNS name the administrator set for it (decisions
  * §13; lowercase, validated by keys/organisations.ts), carried by its key announcements.
  * `announcement_generation` rises by one in the transaction that changes what an announcement of
- * its key says (its domain): the anchor loop then announces the key again, once per generation
- * (`ledger_transactions.announcement_generation`). Migration 0011.
+ * its key says (its domain or its name): the anchor loop then announces the key again, once per
+ * generation (`ledger_transactions.announcement_generation`). Migration 0011; a rename raises it
+ * since 0012.
+ *
+ * `name_key` is the name's comparison key (lib/name-key.ts: NFKC, then lowercased), unique: one
+ * organisation per name on an appliance, whichever process or node creates or renames it. The
+ * organisations service writes it with the name, in the same transaction. Nullable only for the
+ * rows a release before migration 0012 wrote: storage/org-name-keys.ts fills them at start, after
+ * the migrations, and gives a name held twice a key of its own (`KEY#ID`). Migration 0012.
  */
-export const organisations = sqliteTable("organisations", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  apiAccess: integer("api_access", { mode: "boolean" }).notNull().default(false),
-  addon: integer("addon", { mode: "boolean" }).notNull().default(false),
-  validated: integer("validated", { mode: "boolean" }).notNull().default(false),
-  suspended: integer("suspended", { mode: "boolean" }).notNull().default(false),
-  createdAt: integer("created_at").notNull(),
-  // No foreign key: SQLite cannot add one to an existing table without rebuilding it, and a
-  // rebuild under api_keys' foreign key cannot be done inside the migration transaction.
-  // Organisation creation writes both rows in one transaction.
-  systemKeyFingerprint: blob("system_key_fingerprint", { mode: "buffer" }).notNull(),
-  topicId: text("topic_id"),
-  domain: text("domain"),
-  announcementGeneration: integer("announcement_generation").notNull().default(0),
-});
+export const organisations = sqliteTable(
+  "organisations",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    apiAccess: integer("api_access", { mode: "boolean" }).notNull().default(false),
+    addon: integer("addon", { mode: "boolean" }).notNull().default(false),
+    validated: integer("validated", { mode: "boolean" }).notNull().default(false),
+    suspended: integer("suspended", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+    // No foreign key: SQLite cannot add one to an existing table without rebuilding it, and a
+    // rebuild under api_keys' foreign key cannot be done inside the migration transaction.
+    // Organisation creation writes both rows in one transaction.
+    systemKeyFingerprint: blob("system_key_fingerprint", { mode: "buffer" }).notNull(),
+    topicId: text("topic_id"),
+    domain: text("domain"),
+    announcementGeneration: integer("announcement_generation").notNull().default(0),
+    nameKey: text("name_key"),
+  },
+  (t) => [uniqueIndex("organisations_name_key").on(t.nameKey)],
+);
 
 /**
  * API keys (decisions §2): the key id in clear for lookup, the secret only as a SHA-256 digest.
@@ -142,7 +154,7 @@ export const ledgerTransactions = sqliteTable(
     keyFingerprint: blob("key_fingerprint", { mode: "buffer" }),
     /**
      * A `key_announcement`'s organisation's `announcement_generation` when it was built: a key is
-     * announced again, once, for each generation (a changed domain). 0 for every other row.
+     * announced again, once, for each generation (a changed domain or name). 0 for every other row.
      */
     announcementGeneration: integer("announcement_generation").notNull().default(0),
     /** The signed transaction as submitted; stored before the first submission. */

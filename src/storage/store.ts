@@ -171,6 +171,16 @@ export function databaseError(e: unknown): unknown {
   return e instanceof DrizzleQueryError && e.cause !== undefined ? e.cause : e;
 }
 
+/**
+ * Whether `e` (a database's own error, see `databaseError`) is a unique index refusing a row:
+ * SQLite's `SQLITE_CONSTRAINT_UNIQUE` (or `…_PRIMARYKEY`), PostgreSQL's SQLSTATE 23505.
+ */
+export function isUniqueViolation(e: unknown): boolean {
+  if (e === null || typeof e !== "object") return false;
+  const { code, errno } = e as { code?: unknown; errno?: unknown };
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || errno === "23505";
+}
+
 function driveSync<T>(op: Op<T>, db: Db): T {
   let next = op.next();
   while (!next.done) {

@@ -108,6 +108,26 @@ describe("an administrator's sitting, against a running serve", () => {
     expect(orgList(data)).toMatchObject([{ id: orgId, name: "Tui Test Ltd", apiAccess: true, addon: true, validated: false, suspended: false }]);
   });
 
+  test("create with a name another organisation holds (full-width, another case): refused naming it, the name asked again; another is taken; Escape creates nothing", async () => {
+    t.choose("+ Create an organisation");
+    await t.heading("Organisations › New");
+    t.type("ＴＵＩ test LTD");
+    t.keys("Enter");
+    let s = await t.waitForScreen(`an organisation named "Tui Test Ltd" already exists (${orgId})`);
+    expect(s).toContain("Type another name.");
+    expect(s).toContain("Name (shown to verifiers as the signing organisation)");
+    expect(s).not.toContain("Switch on now?");
+    expect(orgList(data).map((o) => o.name)).toEqual(["Tui Test Ltd"]);
+    // Another name goes on to the flags.
+    t.type("Tui Other Ltd");
+    t.keys("Enter");
+    await t.waitForScreen("Switch on now?");
+    t.keys("Escape");
+    s = await t.heading("Organisations");
+    expect(s).toContain("Nothing created.");
+    expect(orgList(data).map((o) => o.name)).toEqual(["Tui Test Ltd"]);
+  });
+
   test("toggle flags: switching on is immediate; switching off asks, and No changes nothing", async () => {
     t.choose("Tui Test Ltd");
     await t.heading("Organisations › Tui Test Ltd");

@@ -3,9 +3,9 @@
  * embedded SQLite with its embedded ledger, and on PostgreSQL with a local ledger started apart,
  * the administrator's commands run as processes beside it.
  *
- * - `org set --domain` set, changed and cleared: each audited, each announced on the topic again
- *   exactly once, with the bytes docs/receipts.md §1 prescribes, read back from the ledger's
- *   mirror REST API (cleared: the very bytes of the announcement before any domain);
+ * - `org set --domain` set, changed and cleared, and `org set --name`: each audited, each announced
+ *   on the topic again exactly once, with the bytes docs/receipts.md §1 prescribes, read back from
+ *   the ledger's mirror REST API (cleared: the very bytes of the announcement before any domain);
  * - a change made while `serve` is down (a crash between the change and the queueing) is
  *   announced once when it starts again (the provisioning pass);
  * - a receipt fetched once the new announcement is anchored carries it (the kept receipt is not
@@ -162,7 +162,7 @@ async function keyMessagesOn(mirror: string, topicId: string): Promise<MirrorMes
 for (const engine of ENGINES) {
   describe(`an organisation's domain on ${engine.name}`, () => {
     test(
-      "set, changed, cleared, and changed while serve is down: each audited and announced once with the right bytes; receipts carry the latest anchored announcement; /.well-known and trust export show the domain",
+      "set, changed, cleared, renamed, and changed while serve is down: each audited and announced once with the right bytes; receipts carry the latest anchored announcement; /.well-known and trust export show the domain and name",
       async () => {
         const { env, store } = await engine.open();
         let svc: ServiceProcess = await startService({ env });
@@ -268,6 +268,18 @@ for (const engine of ENGINES) {
           previous = domain;
         }
 
+        // A rename is announced once too: the same key under the new name, audited.
+        const renamed = await dv(env, "org", "set", orgId, "--name", "Renamed Test Ltd", "--json");
+        expect(renamed.code, renamed.err).toBe(0);
+        expect(renamed.json().name).toBe("Renamed Test Ltd");
+        const renaming = await lastSet();
+        expect(renaming.count).toBe(++audits);
+        expect([renaming.before.name, renaming.after.name]).toEqual(["Domain Test Ltd", "Renamed Test Ltd"]);
+        const renamedBytes = await expectAnnouncedOnce(++n, null);
+        expect((decodeLedgerMessage(renamedBytes) as Json).name).toBe("Renamed Test Ltd");
+        const wellKnown = (await (await fetch(`${svc.url}/.well-known/docverify.json`)).json()) as Json;
+        expect((wellKnown.organisations as Json[]).find((o) => o.orgId === orgId)!.name).toBe("Renamed Test Ltd");
+
         // A change committed while serve is down (as if it crashed before queueing): announced
         // once when it starts again.
         expect(await svc.stop("SIGKILL")).not.toBe(0);
@@ -279,16 +291,23 @@ for (const engine of ENGINES) {
         await expectAnnouncedOnce(++n, "after-restart.example");
         // Settled: one live announcement per generation, none pending, none twice on the ledger.
         const rows = await announcementRows(store, orgId);
-        expect(rows.filter((r) => r.state !== "abandoned").map((r) => r.generation)).toEqual([0, 1, 2, 3, 4]);
+        expect(rows.filter((r) => r.state !== "abandoned").map((r) => r.generation)).toEqual([0, 1, 2, 3, 4, 5]);
         const onLedger = await keyMessagesOn(mirror, topicId);
-        expect(onLedger.map((m) => decodeLedgerMessage(m.bytes) as Json).map((m) => m.domain ?? null)).toEqual([null, "domain.example.org", "xn--bcher-kva.example", null, "after-restart.example"]);
+        expect(onLedger.map((m) => decodeLedgerMessage(m.bytes) as Json).map((m) => [m.name, m.domain ?? null])).toEqual([
+          ["Domain Test Ltd", null],
+          ["Domain Test Ltd", "domain.example.org"],
+          ["Domain Test Ltd", "xn--bcher-kva.example"],
+          ["Domain Test Ltd", null],
+          ["Renamed Test Ltd", null],
+          ["Renamed Test Ltd", "after-restart.example"],
+        ]);
 
         // trust export while serve runs: what the verifier reads, with the domain.
         const exported = await dv(env, "trust", "export", "--org", orgId);
         expect(exported.code, exported.err).toBe(0);
         const trust = parseTrustFile(exported.out);
         expect(trust.organisations).toEqual([
-          { orgId, name: "Domain Test Ltd", domain: "after-restart.example", network: "local", topicId, keys: [{ algorithm: "ML-DSA-65", fingerprint: (decodeLedgerMessage(original) as Json).keyFingerprint }] },
+          { orgId, name: "Renamed Test Ltd", domain: "after-restart.example", network: "local", topicId, keys: [{ algorithm: "ML-DSA-65", fingerprint: (decodeLedgerMessage(original) as Json).keyFingerprint }] },
         ]);
         expect(trust.networks).toEqual({ local: first.mirrorNodes });
         expect(await svc.stop()).toBe(0);

@@ -566,10 +566,10 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       const db = openDatabase({ path: join(data, DATABASE_FILE) });
       const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
       const since = journal.entries.find((e) => e.tag.startsWith("0007"))!.when;
-      // Later migrations taken back out too (0011: the domain and the announcement generations;
-      // 0010: the change counter, its triggers and the covering indexes; 0009: passkeys,
-      // challenges, sessions, and the old records_one_active; 0008: persons and enrolment links;
-      // all empty here).
+      // Later migrations taken back out too (0012: the organisations' name keys; 0011: the domain
+      // and the announcement generations; 0010: the change counter, its triggers and the covering
+      // indexes; 0009: passkeys, challenges, sessions, and the old records_one_active; 0008:
+      // persons and enrolment links; all empty here).
       for (const { name } of db.$client.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%change_counter%'").all() as { name: string }[]) {
         db.$client.run(`DROP TRIGGER ${name}`);
       }
@@ -588,6 +588,9 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       db.$client.run("DROP TABLE persons");
       db.$client.run("DELETE FROM ledger_transactions WHERE kind = 'key_announcement'");
       db.$client.run("DROP INDEX ledger_transactions_one_announcement");
+      // 0012: the name key and its unique index.
+      db.$client.run("DROP INDEX organisations_name_key");
+      db.$client.run("ALTER TABLE organisations DROP COLUMN name_key");
       // 0011: the domain and the announcement generations (its trigger went with the counter's).
       db.$client.run("ALTER TABLE ledger_transactions DROP COLUMN announcement_generation");
       db.$client.run("ALTER TABLE organisations DROP COLUMN announcement_generation");

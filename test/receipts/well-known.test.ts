@@ -37,10 +37,13 @@ describe("/.well-known/docverify.json in-process", () => {
   beforeAll(async () => {
     ({ app, request } = await testApp({ env: { ...HIGH, ...FAST, DOCVERIFY_PUBLIC_URL: "https://verify.example.org/" } }));
     // Two organisations of the same name (ordered by id), one whose name HTML would escape, one
-    // beyond ASCII; one without the add-on, so the service never gives it a topic.
-    for (const [tag, name] of [["zeta", NAMES.zeta], ["alpha1", NAMES.alpha], ["alpha2", NAMES.alpha], ["emoji", NAMES.emoji]] as const) {
+    // beyond ASCII; one without the add-on, so the service never gives it a topic. Names are
+    // unique now: the second "Alpha Ltd" is one a folder of an earlier release may hold, kept
+    // with a key of its own (storage/org-name-keys.ts).
+    for (const [tag, name] of [["zeta", NAMES.zeta], ["alpha1", NAMES.alpha], ["alpha2", `${NAMES.alpha} (2)`], ["emoji", NAMES.emoji]] as const) {
       ids[tag] = (await app.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test")).id;
     }
+    app.db.$client.query("UPDATE organisations SET name = ?, name_key = ? WHERE id = ?").run(NAMES.alpha, `alpha ltd#${ids.alpha2}`, ids.alpha2!);
     noTopic = (await app.organisations.create({ name: "Aaa Without Topic Ltd", apiAccess: true, addon: false, validated: true }, "test")).id;
     const key = (await app.apiKeys.mint({ orgId: ids.zeta!, environment: "live" }, "test")).key;
     // A record makes the service's seal key.

@@ -104,6 +104,17 @@ function assembleHarness(core: AdminCore, log: ReturnType<typeof memoryLogger>, 
   return { config, log, clock, ledger, records: recordsService, access, http, request, create, revoke };
 }
 
+/**
+ * `name`, numbered from its second use on ("Acme Ltd", "Acme Ltd 2", …): organisation names are
+ * unique on an appliance, and the tests that ask for an organisation tell them apart by id.
+ */
+const uses = new Map<string, number>();
+function unique(name: string): string {
+  const n = (uses.get(name) ?? 0) + 1;
+  uses.set(name, n);
+  return n === 1 ? name : `${name} ${n}`;
+}
+
 /** The harness on the embedded SQLite, synchronous where SQLite is (for the SQLite-only tests). */
 export function harness(options: HarnessOptions = {}) {
   const env = { ...options.env, ...(options.dataDir === undefined ? {} : { DOCVERIFY_DATA_DIR: options.dataDir }) };
@@ -116,7 +127,7 @@ export function harness(options: HarnessOptions = {}) {
 
   /** An organisation with API access and the add-on, and (unless told otherwise) a ledger topic. */
   async function org(name = "Acme Ltd", topicId: string | null = "0.0.1001") {
-    const created = await core.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test");
+    const created = await core.organisations.create({ name: unique(name), apiAccess: true, addon: true, validated: true }, "test");
     if (topicId !== null) core.db.update(organisations).set({ topicId }).where(eq(organisations.id, created.id)).run();
     return created.id;
   }
@@ -161,7 +172,7 @@ export async function engineHarness(options: { readonly env?: Record<string, str
     core,
     /** An organisation with API access and the add-on, and (unless told otherwise) a ledger topic. */
     async org(name = "Acme Ltd", topicId: string | null = "0.0.1001") {
-      const created = await core.organisations.create({ name, apiAccess: true, addon: true, validated: true }, "test");
+      const created = await core.organisations.create({ name: unique(name), apiAccess: true, addon: true, validated: true }, "test");
       if (topicId !== null) await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId }).where(eq(t.organisations.id, created.id))));
       return created.id;
     },

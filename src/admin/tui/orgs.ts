@@ -1,11 +1,12 @@
 /**
- * Organisations: list, create, switch API access, the add-on, validation and suspension, and set
- * or clear the domain (decisions §13). Every change goes through `core.organisations`, which
- * writes the audit row in the same transaction. A switch that takes something away (API access or
- * add-on off, validation off, suspension on) asks first, and so does every change of domain (the
- * key is announced on the ledger again); nothing changes when the person cancels.
+ * Organisations: list, create, rename, switch API access, the add-on, validation and suspension,
+ * and set or clear the domain (decisions §13). A name another organisation holds is refused and
+ * asked again. Every change goes through `core.organisations`, which writes the audit row in the
+ * same transaction. A switch that takes something away (API access or add-on off, validation off,
+ * suspension on) asks first, and so does every change of domain or name (the key is announced on
+ * the ledger again); nothing changes when the person cancels.
  */
-import { parseOrgDomain, validateOrgName, type OrgFlags, type Organisation } from "../../keys/organisations.ts";
+import { NameTakenError, parseOrgDomain, validateOrgName, type OrgFlags, type Organisation } from "../../keys/organisations.ts";
 import { BACK, cut, describeError, onOff, time, validateWith, type Ctx } from "./ui.ts";
 import { mintKey, keysScreen } from "./keys.ts";
 
@@ -42,25 +43,74 @@ export async function organisationsScreen(ctx: Ctx): Promise<void> {
   }
 }
 
+/**
+ * Asks for a name no other organisation holds (names are unique, compared ignoring case, width
+ * and Unicode form: lib/name-key.ts): a taken one is refused with the holder's name and id, and asked
+ * again. `self`: the organisation being renamed, which may keep its own name. BACK on Escape.
+ */
+async function askFreeName(ctx: Ctx, heading: string, question: string, placeholder: string | undefined, self: string | null): Promise<string | typeof BACK> {
+  const { ui, core } = ctx;
+  for (;;) {
+    const typed = await ui.text(question, validateWith(validateOrgName), placeholder);
+    if (typed === BACK) return BACK;
+    const name = validateOrgName(typed);
+    const holder = await core.organisations.named(name);
+    if (holder === undefined || holder.id === self) return name;
+    ui.flash("error", `${new NameTakenError(name, holder).message}. Type another name.`);
+    ui.screen(heading);
+  }
+}
+
 async function createOrganisation(ctx: Ctx): Promise<void> {
   const { ui, core } = ctx;
-  ui.screen("Organisations › New");
-  const name = await ui.text("Name (shown to verifiers as the signing organisation)", validateWith(validateOrgName), "Acme Ltd");
-  if (name === BACK) return ui.flash("info", "Nothing created.");
-  const flags = await ui.multiselect<keyof OrgFlags>(
-    "Switch on now? (Space ticks, Enter goes on; all can be changed later)",
-    FLAGS.filter((f) => f.key !== "suspended").map((f) => ({ value: f.key, label: f.label, hint: f.what })),
-  );
-  if (flags === BACK) return ui.flash("info", "Nothing created.");
-  const clean = validateOrgName(name);
-  const summary = flags.length === 0 ? "everything off" : flags.map((k) => FLAGS.find((f) => f.key === k)!.label).join(", ");
-  const ok = await ui.confirm(`Create "${clean}" (${summary})?`, true);
-  if (ok === BACK || !ok) return ui.flash("info", "Nothing created.");
-  try {
-    const org = await core.organisations.create({ name: clean, apiAccess: flags.includes("apiAccess"), addon: flags.includes("addon"), validated: flags.includes("validated") }, ctx.actor);
-    ui.flash("success", `Created "${org.name}" (id ${org.id}).`);
-  } catch (e) {
-    ui.flash("error", describeError(e));
+  const heading = "Organisations › New";
+  for (;;) {
+    ui.screen(heading);
+    const clean = await askFreeName(ctx, heading, "Name (shown to verifiers as the signing organisation)", "Acme Ltd", null);
+    if (clean === BACK) return ui.flash("info", "Nothing created.");
+    const flags = await ui.multiselect<keyof OrgFlags>(
+      "Switch on now? (Space ticks, Enter goes on; all can be changed later)",
+      FLAGS.filter((f) => f.key !== "suspended").map((f) => ({ value: f.key, label: f.label, hint: f.what })),
+    );
+    if (flags === BACK) return ui.flash("info", "Nothing created.");
+    const summary = flags.length === 0 ? "everything off" : flags.map((k) => FLAGS.find((f) => f.key === k)!.label).join(", ");
+    const ok = await ui.confirm(`Create "${clean}" (${summary})?`, true);
+    if (ok === BACK || !ok) return ui.flash("info", "Nothing created.");
+    try {
+      const org = await core.organisations.create({ name: clean, apiAccess: flags.includes("apiAccess"), addon: flags.includes("addon"), validated: flags.includes("validated") }, ctx.actor);
+      return ui.flash("success", `Created "${org.name}" (id ${org.id}).`);
+    } catch (e) {
+      // Taken meanwhile (by another administrator or process): nothing created; ask again.
+      if (e instanceof NameTakenError) {
+        ui.flash("error", `${e.message}. Nothing created; type another name.`);
+        continue;
+      }
+      return ui.flash("error", describeError(e));
+    }
+  }
+}
+
+/** Renames the organisation, after a confirmation: its key is announced again with the new name. */
+async function rename(ctx: Ctx, org: Organisation): Promise<void> {
+  const { ui, core } = ctx;
+  const heading = `Organisations › ${cut(org.name, 40)} › Name`;
+  for (;;) {
+    ui.screen(heading);
+    const name = await askFreeName(ctx, heading, `New name of "${org.name}" (shown to verifiers as the signing organisation)`, undefined, org.id);
+    if (name === BACK) return ui.flash("info", "Nothing changed.");
+    if (name === org.name) return ui.flash("info", "Nothing changed.");
+    const ok = await ui.confirm(`Rename "${org.name}" to "${name}"? Its key is announced again on the ledger, with the new name.`, true);
+    if (ok === BACK || !ok) return ui.flash("info", "Nothing changed.");
+    try {
+      await core.organisations.set(org.id, { name }, ctx.actor);
+      return ui.flash("success", `"${org.name}" is now named "${name}".`);
+    } catch (e) {
+      if (e instanceof NameTakenError) {
+        ui.flash("error", `${e.message}. Nothing changed; type another name.`);
+        continue;
+      }
+      return ui.flash("error", describeError(e));
+    }
   }
 }
 
@@ -90,6 +140,7 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
     );
     const choice = await ui.select("What now?", [
       ...FLAGS.map((f) => ({ value: f.key as string, label: `${f.label}: ${onOff(org[f.key])} → turn ${onOff(!org[f.key])}`, hint: f.what })),
+      { value: "+name", label: `Name: ${cut(org.name, 40)} → rename`, hint: "announced on its ledger topic with its key" },
       {
         value: "+domain",
         label: org.domain === null ? "Domain: none → set one" : `Domain: ${org.domain} → change or clear`,
@@ -106,6 +157,10 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
     }
     if (choice === "+keys") {
       await keysScreen(ctx, id);
+      continue;
+    }
+    if (choice === "+name") {
+      await rename(ctx, org);
       continue;
     }
     if (choice === "+domain") {
