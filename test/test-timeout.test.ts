@@ -1,7 +1,8 @@
 /**
- * The limit a test or hook runs under when it sets none is the one the project states
- * (test/support/preload.ts, README's Development section), not Bun's own 5 s: a hook and a test
- * that each take longer than 5 s, and well under the project's limit, both finish.
+ * The limit a test or hook runs under when it sets none, in `npm test`, is the one the project
+ * states (package.json's `--timeout`, README's Development section), not Bun's own 5 s: a hook and
+ * a test that each take longer than 5 s, and well under the project's limit, both finish. Run
+ * alone without the flag (`bun test test/test-timeout.test.ts`), it fails, as it should.
  */
 import { beforeAll, expect, test } from "bun:test";
 import { DEFAULT_TEST_TIMEOUT_MS } from "./support/timeouts.ts";
