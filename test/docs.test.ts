@@ -1,10 +1,11 @@
 /**
  * The documentation is true to the product: the docs UI loads nothing from outside the
  * binary (checked in a real browser), the OpenAPI document describes the routes, and the
- * README's commands and settings are the ones the code has.
+ * README's commands and settings are the ones the code has. The docs stand alone: they cite
+ * nothing a clone lacks, and docs/README.md indexes every page.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { SETTINGS } from "../src/config/index.ts";
@@ -172,4 +173,42 @@ describe("documentation UI", () => {
     },
     120_000,
   );
+});
+
+describe("the docs stand alone", () => {
+  const docsDir = join(ROOT, "docs");
+  const pages = readdirSync(docsDir).filter((f) => f.endsWith(".md")).sort();
+  const index = readFileSync(join(docsDir, "README.md"), "utf8");
+  /** `[text](target)` links whose target is a file of this repository (no scheme, not an anchor alone). */
+  const relativeLinks = (markdown: string) =>
+    [...markdown.matchAll(/\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith("#"));
+
+  test("README.md and docs/*.md cite nothing a clone does not have", () => {
+    const outside = [/\.\.\/shared/, /interface-spec/i, /decisions\.md/i, /decisions §/i, /spec §/i];
+    const found: string[] = [];
+    for (const [name, text] of [["README.md", readme], ...pages.map((p) => [`docs/${p}`, readFileSync(join(docsDir, p), "utf8")])] as const) {
+      text.split("\n").forEach((line, i) => {
+        for (const pattern of outside) if (pattern.test(line)) found.push(`${name}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  test("docs/README.md links every page of docs/", () => {
+    const linked = new Set(relativeLinks(index).map((t) => t.split("#")[0]!));
+    expect(pages.filter((p) => p !== "README.md" && !linked.has(p))).toEqual([]);
+  });
+
+  test("every relative link in docs/README.md names a file that exists", () => {
+    const links = relativeLinks(index);
+    expect(links.length).toBeGreaterThan(0);
+    expect(links.filter((t) => !existsSync(join(docsDir, decodeURIComponent(t.split("#")[0]!))))).toEqual([]);
+  });
+
+  test("docs/records.md's revocation reasons are the ones the code accepts, with the verify page's words", async () => {
+    const { REVOCATION_MEANINGS } = await import("../src/records/validate.ts");
+    const records = readFileSync(join(docsDir, "records.md"), "utf8");
+    const rows = [...records.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1]!, { meaning: m[2]!.trim(), conclusion: m[3]!.trim() }] as const);
+    expect(Object.fromEntries(rows)).toEqual(REVOCATION_MEANINGS);
+  });
 });
