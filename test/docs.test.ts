@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { SETTINGS } from "../src/config/index.ts";
 import { APP_NOTE } from "../src/http/docs.ts";
-import { CHROMIUM_ARGS, ensureChromium } from "./support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "./support/programs.ts";
 import { ROOT, cleanup, startService, testApp } from "./support/env.ts";
 
 afterAll(cleanup);
@@ -148,7 +148,7 @@ describe("documentation UI", () => {
   test(
     "renders in Chromium with every request served by docverify itself",
     async () => {
-      const executablePath = ensureChromium();
+      const executablePath = requireProgram("chromium");
       const svc = await startService();
       const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
       try {

@@ -5,7 +5,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureProgram } from "./support/programs.ts";
+import { requireProgram } from "./support/programs.ts";
 import { ROOT, cleanup, tempDir } from "./support/env.ts";
 
 afterAll(cleanup);
@@ -39,7 +39,7 @@ test("the unit carries the required settings", () => {
 });
 
 test("systemd-analyze verifies the unit and rates its exposure at most 2.0", () => {
-  const analyze = ensureProgram("systemd-analyze", "systemd");
+  const analyze = requireProgram("systemd-analyze");
   const dir = tempDir();
   // verify checks that ExecStart exists; point it at a real executable for the check.
   const file = join(dir, "docverify.service");

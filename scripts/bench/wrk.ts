@@ -4,34 +4,17 @@
  * hook that prints exact figures as JSON, rather than from wrk's rounded text summary.
  */
 import { join } from "node:path";
+import { installCommand } from "../test-programs.ts";
 import type { Scenario } from "./scenarios.ts";
 
-export const INSTALL_COMMAND = "apt-get update && apt-get install -y wrk";
-
 /**
- * Returns wrk's path, installing the Debian package first when it is missing and we are root
- * (as in CI); anywhere else it stops with the command to run.
+ * Returns wrk's path, or stops with the one command that installs it: the harness installs
+ * nothing itself (like the tests: docs/testing.md).
  */
 export async function ensureWrk(): Promise<string> {
   const found = Bun.which("wrk");
   if (found !== null) return found;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`wrk is not installed; install it with: sudo sh -c '${INSTALL_COMMAND}'`);
-  }
-  process.stderr.write(`wrk is missing; running: ${INSTALL_COMMAND}\n`);
-  for (const cmd of [["apt-get", "update"], ["apt-get", "install", "-y", "wrk"]]) {
-    const proc = Bun.spawn(cmd, {
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-      stdin: "ignore",
-      // apt's chatter goes to stderr, leaving stdout to the report.
-      stdout: 2,
-      stderr: "inherit",
-    });
-    if ((await proc.exited) !== 0) throw new Error(`"${cmd.join(" ")}" failed; install wrk with: ${INSTALL_COMMAND}`);
-  }
-  const installed = Bun.which("wrk");
-  if (installed === null) throw new Error(`wrk is still not on PATH after installing it; install it with: ${INSTALL_COMMAND}`);
-  return installed;
+  throw new Error(`wrk is not installed; install it with:  ${installCommand(["wrk"])}`);
 }
 
 /** wrk's version banner, e.g. "wrk debian/4.1.0-3+b2". */

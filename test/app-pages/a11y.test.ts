@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { cleanup, ROOT, tempDir } from "../support/env.ts";
 import { makeTestPdf } from "../support/pdf.ts";
-import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { GOOD_TOKEN, PERSON, recordOf, startFakeApp, type FakeApp } from "./fake-app.ts";
 
 const AXE_SOURCE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
@@ -24,7 +24,7 @@ const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 
 let browser: Browser;
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  browser = await chromium.launch({ executablePath: requireProgram("chromium"), args: CHROMIUM_ARGS });
 });
 afterAll(async () => {
   await browser?.close();

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
 import { makeTestPdf } from "../support/pdf.ts";
-import { CHROMIUM_ARGS, ensureChromium, ensureProgram } from "../support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -43,7 +43,7 @@ beforeAll(async () => {
   s = await startServiceWithOrg({ orgName: ORG, env: { DOCVERIFY_PORT: String(port), DOCVERIFY_PUBLIC_URL: base, ...HIGH_LIMITS } });
   // The service creates the organisation's topic on its own; records wait for it.
   await waitFor("the organisation's topic", async () => (await s.admin.organisations.get(s.org.id)).topicId, 60_000, 100);
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  browser = await chromium.launch({ executablePath: requireProgram("chromium"), args: CHROMIUM_ARGS });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -73,7 +73,7 @@ const waitStatus = (page: Page, t: string, timeout = 30_000) =>
 test(
   "an administrator adds a person; they enrol, sign a PDF, download it; it verifies as theirs, opens in qpdf, matches on its verify page; they revoke it, sign out and in",
   async () => {
-    const qpdf = ensureProgram("qpdf", "qpdf");
+    const qpdf = requireProgram("qpdf");
     const dir = tempDir();
     const original = makeTestPdf({ title: "Planning decision 2026-014", pages: 2 });
     const originalPath = join(dir, "Planning decision.pdf");

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SETTINGS } from "../../src/config/index.ts";
-import { ensureProgram } from "../support/programs.ts";
+import { requireProgram } from "../support/programs.ts";
 import { ROOT, cleanup, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -124,7 +124,7 @@ describe("install.sh into a staging root", () => {
     expect(install([binary, "--root", root, ...userArgs]).stdout).toContain("nothing to change");
 
     // systemd's own check of the installed unit with its drop-in (ExecStart pointed at the staged binary).
-    const analyze = ensureProgram("systemd-analyze", "systemd");
+    const analyze = requireProgram("systemd-analyze");
     const units = tempDir();
     const unit = readFileSync(join(root, "etc/systemd/system/docverify.service"), "utf8");
     writeFileSync(join(units, "docverify.service"), unit.replace("ExecStart=/usr/local/bin/docverify", `ExecStart=${join(root, "usr/local/bin/docverify")}`));

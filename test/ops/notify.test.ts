@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { notifyAddress } from "../../src/lib/sd-notify.ts";
-import { ensureProgram } from "../support/programs.ts";
+import { requireProgram } from "../support/programs.ts";
 import { BUN, ROOT, cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -28,7 +28,7 @@ while True:
 
 /** A datagram listener at `address`; resolves with the messages it got once STOPPING=1 arrives. */
 async function listen(address: string): Promise<{ messages: Promise<string[]> }> {
-  const python = ensureProgram("python3", "python3-minimal", ["/usr/bin/python3"]);
+  const python = requireProgram("python3");
   const proc = Bun.spawn([python, "-c", LISTENER, address], { stdout: "pipe", stderr: "pipe" });
   onCleanup(() => {
     proc.kill("SIGKILL");

@@ -6,14 +6,14 @@
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureProgram } from "../support/programs.ts";
+import { requireProgram } from "../support/programs.ts";
 import { cleanup, startService, tempDir } from "../support/env.ts";
 import { cli } from "./support.ts";
 
 afterAll(cleanup);
 
 function selfSigned(): { cert: string; key: string } {
-  const openssl = ensureProgram("openssl", "openssl");
+  const openssl = requireProgram("openssl");
   const dir = tempDir();
   const cert = join(dir, "cert.pem");
   const key = join(dir, "key.pem");

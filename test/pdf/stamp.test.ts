@@ -12,7 +12,7 @@ import { SIGNED_PDF_TAIL_BYTES as STAMP_TAIL, SignPdfError, signPdf, stampText, 
 import { originalOfSignedPdf, originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES, type SignedPdf } from "../../src/verifier/signed-pdf.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { makeTestPdf } from "../support/pdf.ts";
-import { CHROMIUM_ARGS, ensureChromium, ensureProgram } from "../support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 
 afterAll(cleanup);
 
@@ -30,9 +30,9 @@ let pdfinfo = "";
 let pdftotext = "";
 let dir = "";
 beforeAll(() => {
-  qpdf = ensureProgram("qpdf", "qpdf");
-  pdfinfo = ensureProgram("pdfinfo", "poppler-utils");
-  pdftotext = ensureProgram("pdftotext", "poppler-utils");
+  qpdf = requireProgram("qpdf");
+  pdfinfo = requireProgram("pdfinfo");
+  pdftotext = requireProgram("pdftotext");
   dir = tempDir();
 });
 
@@ -125,7 +125,7 @@ describe("signPdf", () => {
     const html = join(dir, "page.html");
     writeFileSync(html, "<!doctype html><title>Printed</title><h1>Printed by Chromium</h1><p>Zoë’s contract, page one.</p>");
     made.chromium = join(dir, "chromium.pdf");
-    const print = run([ensureChromium(), ...CHROMIUM_ARGS, "--no-pdf-header-footer", `--print-to-pdf=${made.chromium}`, `file://${html}`]);
+    const print = run([requireProgram("chromium"), ...CHROMIUM_ARGS, "--no-pdf-header-footer", `--print-to-pdf=${made.chromium}`, `file://${html}`]);
     expect(print.code).toBe(0);
     for (const [name, path] of Object.entries(made)) {
       const original = new Uint8Array(readFileSync(path));

@@ -18,7 +18,7 @@ import type { Subprocess } from "bun";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { BUN, ROOT, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
-import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
@@ -408,7 +408,7 @@ let browser: Browser | null = null;
 /** One Chromium per test file, closed by cleanup(). */
 export async function sharedBrowser(): Promise<Browser> {
   if (browser !== null) return browser;
-  const executablePath = ensureChromium();
+  const executablePath = requireProgram("chromium");
   const b = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
   browser = b;
   onCleanup(async () => {

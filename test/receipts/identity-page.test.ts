@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { BUN, ROOT, cleanup, onCleanup, tempDir } from "../support/env.ts";
 import { deadPort, docverifyTxt, identityDocument, startDnsServer, startIdentityServer, withCors, type IdentityServer } from "../support/identity-servers.ts";
-import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { createTestCa } from "../support/test-ca.ts";
 import { announcementBytes, buildReceipt, DOC_HASH, DOCUMENT, fakeMirror, ORG_ID, TOPIC } from "../verifier/fixtures.ts";
 
@@ -55,7 +55,7 @@ function receiptClaiming(domain: string): Held {
 async function launch(trustTestCa: boolean, spki: string, dead: number): Promise<Browser> {
   const args = [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${DOMAIN}:443 127.0.0.1:${server.port}, MAP ${DOWN}:443 127.0.0.1:${dead}`];
   if (trustTestCa) args.push(`--ignore-certificate-errors-spki-list=${spki}`);
-  const b = await chromium.launch({ executablePath: ensureChromium(), args });
+  const b = await chromium.launch({ executablePath: requireProgram("chromium"), args });
   onCleanup(() => b.close());
   return b;
 }

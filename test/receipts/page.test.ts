@@ -21,7 +21,7 @@ import { documentLine, minimumMirrors, mirrorLines, verdictText } from "../../sr
 import { makeTestPdf } from "../support/pdf.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
 import { nextLoopback } from "../support/loopback.ts";
-import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, sharedBrowser, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
 
 afterAll(cleanup);
@@ -240,7 +240,7 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
     async () => {
       // Chromium treats localhost and 127.0.0.1 as secure; a name mapped to the same address is not.
       const port = new URL(d.svc.url).port;
-      const browser = await chromium.launch({ executablePath: ensureChromium(), args: [...CHROMIUM_ARGS, "--host-resolver-rules=MAP docverify.test 127.0.0.1"] });
+      const browser = await chromium.launch({ executablePath: requireProgram("chromium"), args: [...CHROMIUM_ARGS, "--host-resolver-rules=MAP docverify.test 127.0.0.1"] });
       try {
         const p = await browser.newPage();
         await p.goto(`http://docverify.test:${port}/verify-receipt`);

@@ -18,7 +18,7 @@ import { eq } from "drizzle-orm";
 import { verifyPages } from "../../src/http/pages/verify.ts";
 import { createHttp } from "../../src/http/server.ts";
 import { records } from "../../src/storage/schema.ts";
-import { CHROMIUM_ARGS, ensureChromium } from "../support/programs.ts";
+import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { cleanup, tempDir, testApp } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
 import { HASH, harness, T0, type Harness } from "./fixtures.ts";
@@ -313,7 +313,7 @@ describe("in Chromium", () => {
   test(
     "shows the filename, does not run a smuggled script, and matches a chosen file locally",
     async () => {
-      const executablePath = ensureChromium();
+      const executablePath = requireProgram("chromium");
       const h = harness();
       const org = await h.org();
       const dir = tempDir();
@@ -396,7 +396,7 @@ describe("in Chromium", () => {
   test(
     "a signed PDF matches by its original; one changed after signing, or signed under another record, says so",
     async () => {
-      const executablePath = ensureChromium();
+      const executablePath = requireProgram("chromium");
       const h = harness();
       const org = await h.org();
       const dir = tempDir();

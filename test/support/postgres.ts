@@ -1,16 +1,17 @@
 /**
  * A real PostgreSQL server for the tests of the PostgreSQL engine (issue 18): a fresh cluster made
  * with `initdb` in a temporary folder, run as an unprivileged user, on a free loopback port. The
- * server comes from Debian's `postgresql` package, installed when missing and possible (CI runs as
- * root); otherwise the test fails with the install instruction. Never skipped.
+ * server comes from Debian's `postgresql` package, which `npm test` installs before the first test
+ * (test/support/program-list.ts); without it the test fails with the install command. Never skipped.
  *
  * One cluster per test file (start it in `beforeAll`); each test that needs a clean slate asks for
  * its own database with `createDatabase()`.
  */
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ensureProgram } from "./programs.ts";
+import { dirname, join } from "node:path";
+import { installCommand } from "../../scripts/test-programs.ts";
+import { requireProgram } from "./programs.ts";
 import { waitFor } from "./wait.ts";
 
 export interface Postgres {
@@ -32,23 +33,13 @@ const SUPERUSER = "docverify";
 /** The one role that must give a password (scram-sha-256); create it with one to use it. */
 export const PASSWORD_ROLE = "docverify_pw";
 
-/** The folder of the server's programs (`initdb`, `postgres`, `pg_ctl`), installing them if needed. */
+/** The folder of the server's programs (`initdb`, `postgres`, `psql`, `pg_isready`: one version's). */
 export function postgresBin(): string {
-  const find = (): string | null => {
-    const root = "/usr/lib/postgresql";
-    if (!existsSync(root)) return null;
-    const versions = readdirSync(root)
-      .filter((v) => existsSync(join(root, v, "bin", "postgres")) && existsSync(join(root, v, "bin", "initdb")))
-      .sort((a, b) => Number(b) - Number(a));
-    return versions.length > 0 ? join(root, versions[0]!, "bin") : null;
-  };
-  const found = find();
-  if (found !== null) return found;
-  // Installs Debian's server package (the version is the distribution's), or throws the instruction.
-  ensureProgram("pg_ctlcluster", "postgresql", ["/usr/bin/pg_ctlcluster"]);
-  const after = find();
-  if (after === null) throw new Error("PostgreSQL's server programs are required by this test: install them with  sudo apt-get install -y postgresql");
-  return after;
+  const bin = dirname(requireProgram("initdb"));
+  for (const name of ["postgres", "psql", "pg_isready"] as const) {
+    if (dirname(requireProgram(name)) !== bin) throw new Error(`PostgreSQL's ${name} is not in ${bin} with initdb: install one version's server and client (Debian's postgresql package)`);
+  }
+  return bin;
 }
 
 /** Runs a command as the unprivileged owner of the cluster: `postgres` refuses to run as root. */
@@ -74,7 +65,7 @@ export async function startPostgres(): Promise<Postgres> {
     chmodSync(root, 0o755);
     const owner = Bun.spawnSync(["id", "-u", "postgres"]);
     const group = Bun.spawnSync(["id", "-g", "postgres"]);
-    if (owner.exitCode !== 0) throw new Error("the postgres system user is missing: install Debian's postgresql package (sudo apt-get install -y postgresql)");
+    if (owner.exitCode !== 0) throw new Error(`the postgres system user is missing: Debian's postgresql package makes it (${installCommand(["postgresql"])})`);
     chownSync(root, Number(owner.stdout.toString().trim()), Number(group.stdout.toString().trim()));
   }
   const init = Bun.spawnSync(asOwner([join(bin, "initdb"), "-D", dataDir, "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]), { cwd: root });

@@ -1,35 +1,28 @@
 /**
- * Programs some tests drive as a person would (Chromium, wrk, tmux). A missing one is
- * installed from Debian's packages when we can (CI runs as root); otherwise the test fails
- * with the install instruction. A test never passes by skipping.
+ * Programs some tests drive as a person would (Chromium, tmux, qpdf, PostgreSQL…). A test only
+ * looks its program up: `npm test` made every program of test/support/program-list.ts present
+ * before the first test (scripts/test-programs.ts). A missing one fails the test with the one
+ * command that installs every missing program; nothing is installed here, and a test never
+ * passes by skipping.
  */
-import { existsSync } from "node:fs";
+import { installCommand } from "../../scripts/test-programs.ts";
+import { locate, missingPrograms, packagesOf, PROGRAMS, type ProgramName } from "./program-list.ts";
 
-const installed = new Map<string, string>();
+const found = new Map<ProgramName, string>();
 
-/** Returns the program's path, installing `pkg` with apt-get if needed and possible. */
-export function ensureProgram(program: string, pkg: string, candidates: string[] = [`/usr/bin/${program}`]): string {
-  const known = installed.get(program);
+/** The program's path; throws, naming the command to run, when it is not installed. */
+export function requireProgram(name: ProgramName): string {
+  const known = found.get(name);
   if (known !== undefined) return known;
-  const find = () => candidates.find((p) => existsSync(p)) ?? Bun.which(program) ?? null;
-  let path = find();
+  const program = PROGRAMS.find((p) => p.name === name)!;
+  const path = locate(program);
   if (path === null) {
-    const isRoot = process.getuid?.() === 0;
-    if (!isRoot) throw new Error(`${program} is required by this test: install it with  sudo apt-get install -y ${pkg}`);
-    const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-    const lock = ["-o", "DPkg::Lock::Timeout=300"];
-    const update = Bun.spawnSync(["apt-get", ...lock, "update", "-qq"], { env });
-    const install = Bun.spawnSync(["apt-get", ...lock, "install", "-y", "-qq", pkg], { env });
-    path = find();
-    if (path === null) {
-      throw new Error(
-        `${program} is required by this test and installing it failed (apt-get install -y ${pkg}):\n` +
-          update.stderr.toString() +
-          install.stderr.toString(),
-      );
-    }
+    throw new Error(
+      `${name} (Debian package ${program.pkg}) is required by this test and is not installed. ` +
+        `npm test installs what the tests need before the first test when run as root; otherwise run:  ${installCommand(packagesOf(missingPrograms()))}`,
+    );
   }
-  installed.set(program, path);
+  found.set(name, path);
   return path;
 }
 
@@ -43,7 +36,3 @@ export const CHROMIUM_ARGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
-
-export function ensureChromium(): string {
-  return ensureProgram("chromium", "chromium", ["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
-}

@@ -6,10 +6,10 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { onCleanup, tempDir } from "./env.ts";
-import { ensureProgram } from "./programs.ts";
+import { requireProgram } from "./programs.ts";
 import { waitFor } from "./wait.ts";
 
-const TMUX = ensureProgram("tmux", "tmux");
+const TMUX = requireProgram("tmux");
 const WIDTH = 120;
 const HEIGHT = 40;
 /** The OS user the UI sees (the audit trail's actor). */

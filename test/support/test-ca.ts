@@ -10,7 +10,7 @@ import { X509Certificate, createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./env.ts";
-import { ensureProgram } from "./programs.ts";
+import { requireProgram } from "./programs.ts";
 
 export interface TestCa {
   /** The CA certificate, PEM: the file to name in NODE_EXTRA_CA_CERTS. */
@@ -31,7 +31,7 @@ export interface ServerCertificate {
 }
 
 function openssl(args: string[], cwd: string): void {
-  const bin = ensureProgram("openssl", "openssl");
+  const bin = requireProgram("openssl");
   const run = Bun.spawnSync([bin, ...args], { cwd, stdout: "pipe", stderr: "pipe" });
   if (run.exitCode !== 0) throw new Error(`openssl ${args.join(" ")} failed (${run.exitCode}): ${run.stderr.toString()}`);
 }
