@@ -8,7 +8,7 @@
 import { call, type AppRecord } from "./api.ts";
 import { byId, el, type DomControl, type DomDialog, type DomElement, type DomLink } from "./dom.ts";
 import { markBusy, say } from "./status.ts";
-import { reasonLabel, recordStateWords, REVOKE_REASONS, type Step } from "./words.ts";
+import { humanTime, reasonLabel, recordStateWords, REVOKE_REASONS, type Step } from "./words.ts";
 
 export interface RecordsListDeps {
   readonly status: DomElement;
@@ -69,17 +69,25 @@ export function recordsList(deps: RecordsListDeps) {
   }
 
   function row(r: AppRecord): DomElement {
+    // Roles said outright: on a phone the table is laid out as stacked rows (app-pages.ts's
+    // style), and cells no longer laid out as cells can lose their table semantics.
     const tr = el("tr");
+    tr.setAttribute("role", "row");
     const name = r.filename ?? "(no file name)";
     const docCell = el("td");
     docCell.append(el("bdi", name));
-    const time = el("time", readableTime(r.authenticatedAt));
+    const time = el("time", humanTime(r.authenticatedAt));
     time.setAttribute("datetime", r.authenticatedAt);
+    time.setAttribute("title", r.authenticatedAt);
     const timeCell = el("td");
     timeCell.append(time);
     const stateCell = el("td", recordStateWords(r.anchorState, r.revocation));
     stateCell.setAttribute("data-state", r.revocation !== null ? "revoked" : r.anchorState);
     const actions = el("td");
+    // On a phone each cell stands on its own line, named by its column (app-pages.ts's style).
+    timeCell.setAttribute("data-label", "Signed");
+    stateCell.setAttribute("data-label", "State");
+    for (const cell of [docCell, timeCell, stateCell, actions]) cell.setAttribute("role", "cell");
     // Each link and button names its document for a screen reader's list of links and buttons.
     const link = el<DomLink>("a", "Verify page");
     link.href = r.verifyUrl;
@@ -101,7 +109,7 @@ export function recordsList(deps: RecordsListDeps) {
     if (deps.isBusy()) return;
     revoking = r;
     what.textContent =
-      `“${r.filename ?? "(no file name)"}”, signed ${readableTime(r.authenticatedAt)}. ` +
+      `“${r.filename ?? "(no file name)"}”, signed ${humanTime(r.authenticatedAt)}. ` +
       "Anyone who verifies this document will be told that your signature was revoked and no longer counts. This cannot be undone.";
     reasonSelect.value = REVOKE_REASONS[0]!.code;
     dialog.showModal();
@@ -147,8 +155,3 @@ export function recordsList(deps: RecordsListDeps) {
   return { load, stop };
 }
 
-/** In the person's own locale and time zone. */
-export function readableTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-}

@@ -89,21 +89,52 @@ export function explain(error: unknown, step: Step): string {
   return `Something went wrong. ${TRY_AGAIN}`;
 }
 
-/** A record's state, in words, for the person's list. */
+/**
+ * The word for each state of a record, the same on every page people read (docs/verification.md,
+ * "Words on the pages"): the public verify page and the receipt page call a record in good
+ * standing Valid, and a revoked one Revoked. The API's names (`anchored`, `active`, …) are for
+ * machines.
+ */
+export const STATE_WORDS = {
+  valid: "Valid",
+  revoked: "Revoked",
+  awaiting: "Awaiting the ledger",
+  notRecorded: "Not recorded",
+} as const;
+
+/** A record's state, in words, for the person's list: the state's word first, then what it means. */
 export function recordStateWords(anchorState: string, revocation: { reason: string } | null): string {
-  if (revocation !== null) return `Revoked (${reasonLabel(revocation.reason)}). Verifiers are told it no longer counts.`;
+  if (revocation !== null) return `${STATE_WORDS.revoked} (${reasonLabel(revocation.reason)}). Verifiers are told it no longer counts.`;
   switch (anchorState) {
     case "pending":
-      return "Waiting for the ledger: sent, not confirmed yet.";
+      return `${STATE_WORDS.awaiting}: sent, not confirmed yet.`;
     case "accepted":
-      return "Received by the ledger: confirmation expected within seconds.";
+      return `${STATE_WORDS.awaiting}: received by the ledger, confirmation expected within seconds.`;
     case "anchored":
-      return "Confirmed on the ledger: final.";
+      return `${STATE_WORDS.valid}: confirmed on the ledger, final.`;
     case "abandoned":
-      return "Not recorded: the ledger did not confirm it in time. Sign the document again.";
+      return `${STATE_WORDS.notRecorded}: the ledger did not confirm it in time. Sign the document again.`;
     default:
       return anchorState;
   }
+}
+
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * A time for people, `2026-01-15T09:31:00.000Z` → `15 January 2026, 09:31:00 UTC`: to the second,
+ * in UTC, with no locale, exactly as the verify page and the receipt page write it
+ * (src/http/pages/html.ts, src/verifier/render.ts; test/pages/words.test.ts holds the three to
+ * the same output), so that a person comparing their list with a verify page sees the same time.
+ * Anything that is not a time is returned as is.
+ */
+export function humanTime(iso: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(iso)) return iso;
+  // Date reads at most milliseconds: the fraction is cut to three digits (never rounded up a second).
+  const t = new Date(iso.replace(/(\.\d{3})\d+/, "$1"));
+  if (Number.isNaN(t.getTime())) return iso;
+  return `${t.getUTCDate()} ${MONTHS[t.getUTCMonth()]} ${t.getUTCFullYear()}, ${pad2(t.getUTCHours())}:${pad2(t.getUTCMinutes())}:${pad2(t.getUTCSeconds())} UTC`;
 }
 
 /**

@@ -4,6 +4,10 @@
  * line per check. Everything interpolated is ledger or
  * receipt text, so control and bidirectional-override characters are shown escaped: a name on
  * the ledger must not be able to move the cursor or reorder a terminal line.
+ *
+ * Times are written for people, as on every page (`humanTime`: `1 December 2026, 17:58:48 UTC`),
+ * here and on the receipt page; `--json` keeps the exact values (RFC 3339, consensus
+ * `seconds.nanoseconds`).
  */
 import { normaliseMirrorUrl } from "./receipt.ts";
 import type { Report, Verdict } from "./verify.ts";
@@ -23,6 +27,69 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 /** The text with every control or direction-changing character written as `\u{…}`. */
 export function safeText(text: string): string {
   return text.replace(UNSAFE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+}
+
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+const CONSENSUS = /^(\d{1,12})\.(\d{9})$/;
+
+/** The instant in milliseconds (truncated), or null for a value that is neither an RFC 3339 time nor a consensus time. */
+function instantMs(value: string): number | null {
+  const c = CONSENSUS.exec(value);
+  if (c !== null) return Number(c[1]) * 1000 + Math.floor(Number(c[2]) / 1e6);
+  const m = RFC3339.exec(value);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, s, frac, zone] = m;
+  const offset = zone === "Z" ? 0 : (zone!.startsWith("-") ? -1 : 1) * (Number(zone!.slice(1, 3)) * 60 + Number(zone!.slice(4, 6)));
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Math.floor(Number(`0${frac ?? ".0"}`) * 1000)) - offset * 60_000;
+  return Number.isNaN(ms) ? null : ms;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * A time for people: `2026-12-01T17:58:48.123Z` (RFC 3339) or a ledger consensus time
+ * `1764611928.123456789` → `1 December 2026, 17:58:48 UTC`: to the second, in UTC, with no locale,
+ * exactly as the server's pages write it (src/http/pages/html.ts; test/pages/words.test.ts holds
+ * the two, and the signing page's, to the same output). Anything else is returned as is.
+ */
+export function humanTime(value: string): string {
+  const ms = instantMs(value);
+  if (ms === null) return value;
+  const t = new Date(ms);
+  return `${t.getUTCDate()} ${MONTHS[t.getUTCMonth()]} ${t.getUTCFullYear()}, ${pad2(t.getUTCHours())}:${pad2(t.getUTCMinutes())}:${pad2(t.getUTCSeconds())} UTC`;
+}
+
+/** The instant as an HTML `<time datetime>` accepts it (milliseconds at most), or the value as is. */
+export function machineTime(value: string): string {
+  const ms = instantMs(value);
+  return ms === null ? value : new Date(ms).toISOString();
+}
+
+/**
+ * The times inside a check's detail (a consensus time, an RFC 3339 time), found so that they can
+ * be shown for people: the text cut into plain parts and times. A transaction id's
+ * `@seconds.nanoseconds` is part of an id, not a time, and is left alone.
+ */
+const TIME_IN_TEXT = /(?<![@.\w])(?:\d{9,12}\.\d{9}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))(?!\w|\.\d)/g;
+export function timesIn(text: string): ({ readonly text: string } | { readonly time: string })[] {
+  const parts: ({ text: string } | { time: string })[] = [];
+  let at = 0;
+  for (const m of text.matchAll(TIME_IN_TEXT)) {
+    if (instantMs(m[0]) === null) continue;
+    if (m.index > at) parts.push({ text: text.slice(at, m.index) });
+    parts.push({ time: m[0] });
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push({ text: text.slice(at) });
+  return parts;
+}
+
+/** The text with every time in it written for people. */
+export function humanTimesIn(text: string): string {
+  return timesIn(text)
+    .map((p) => ("time" in p ? humanTime(p.time) : p.text))
+    .join("");
 }
 
 /** The identity line: a confirmed organisation as fact, anything else as a claim, labelled so. */
@@ -48,7 +115,7 @@ export function renderReport(report: Report): string {
   lines.push(`Document: ${report.originalDocHash}`);
   if (report.revocation !== null) {
     const r = report.revocation;
-    lines.push(`Revoked: ${r.reason} at ${r.revokedAt} (ledger message #${r.sequenceNumber}, consensus ${r.consensusAt})`);
+    lines.push(`Revoked: ${r.reason} on ${humanTime(r.revokedAt)} (ledger message #${r.sequenceNumber}, consensus ${humanTime(r.consensusAt)})`);
   }
   if (report.offline) lines.push("Mirror nodes: none (offline)");
   else {
@@ -64,7 +131,7 @@ export function renderReport(report: Report): string {
   const width = Math.max(...report.checks.map((c) => c.name.length));
   for (const c of report.checks) {
     const status = c.status === "skipped" ? "skip" : c.status;
-    lines.push(`  ${status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`);
+    lines.push(`  ${status.padEnd(4)}  ${c.name.padEnd(width)}  ${humanTimesIn(c.detail)}`);
   }
   return lines.map(safeText).join("\n") + "\n";
 }

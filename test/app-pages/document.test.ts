@@ -101,7 +101,7 @@ describe("words", () => {
   });
 
   test("record states, sizes and the signed copy's name", () => {
-    expect(recordStateWords("anchored", null)).toBe("Confirmed on the ledger: final.");
+    expect(recordStateWords("anchored", null)).toBe("Valid: confirmed on the ledger, final.");
     expect(recordStateWords("pending", null)).toContain("not confirmed yet");
     expect(recordStateWords("anchored", { reason: "SUPERSEDED" })).toBe("Revoked (a newer version replaces this document). Verifiers are told it no longer counts.");
     expect(readableSize(1_234_567)).toBe("1.2 MB");

@@ -147,7 +147,7 @@ test(
     expect(verdict.matches.map((m) => [m.recordId, m.signerType, m.signerHint, m.kind, m.status])).toEqual([[recordId, "user", NAME, "pdf_embedded", "active"]]);
 
     // The person's list shows it, final once the ledger has confirmed it.
-    await page.waitForFunction(() => ((globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector("#records-body td[data-state]")?.textContent ?? "").includes("Confirmed on the ledger"), null, { timeout: 60_000 });
+    await page.waitForFunction(() => ((globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector("#records-body td[data-state]")?.textContent ?? "").startsWith("Valid: confirmed on the ledger"), null, { timeout: 60_000 });
     expect(await text(page, "#records-body")).toContain("Planning decision.pdf");
 
     // The verify page, given the signed PDF, says it is this record's document.

@@ -146,7 +146,7 @@ describe("a forged receipt on the verify page", () => {
   test("the forger's 127.0.0.2 and 127.0.0.3 typed in: who made it is not confirmed, the name a claim, its override character escaped", async () => {
     const seen = await onThePage(mainnet, mirrors["two-hosts"]!.urls);
     expect([seen.verdict, seen.identity]).toEqual(["verified_org", "unconfirmed"]);
-    expect(seen.headline).toBe("Verified, but who made it is not confirmed");
+    expect(seen.headline).toBe("Valid, but who made it is not confirmed");
     expect(seen.organisation).toStartWith(`Organisation: unconfirmed claim. The ledger announcement claims ${ESCAPED}`);
     expect(seen.organisation).toContain("Anyone can announce any name on a ledger topic of their own");
     expect(detail(seen, "keyAnnouncement")).toContain(`an organisation calling itself "${ESCAPED}"`);
@@ -159,7 +159,7 @@ describe("a forged receipt on the verify page", () => {
   test("the forged local receipt with the forger's two hosts typed in: not confirmed, and proving nothing publicly", async () => {
     const seen = await onThePage(local, mirrors["two-hosts"]!.urls);
     expect([seen.verdict, seen.identity]).toEqual(["verified_org", "unconfirmed"]);
-    expect(seen.headline).toBe("Verified, but who made it is not confirmed (local development ledger: proves nothing publicly)");
+    expect(seen.headline).toBe("Valid, but who made it is not confirmed (local development ledger: proves nothing publicly)");
     expect(seen.ledgerNotice).toContain("this proves nothing publicly");
     expect(seen.organisation).toStartWith(`Organisation: unconfirmed claim. The ledger announcement claims ${ESCAPED}`);
     expect(seen.pageText).not.toContain("\u202E");

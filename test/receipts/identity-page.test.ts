@@ -131,7 +131,7 @@ const listing = (over: { topicId?: string; fingerprints?: string[] } = {}) =>
 function shownAsClaim(s: Shown, domain: string): void {
   expect(s.verdict).toBe("verified_org");
   expect(s.identity).toBe("unconfirmed");
-  expect(s.headline).toBe("Verified, but who made it is not confirmed");
+  expect(s.headline).toBe("Valid, but who made it is not confirmed");
   expect(s.organisation).toStartWith(`Organisation: unconfirmed claim. The ledger announcement claims ${NAME}\nIt names a domain (domain ${domain}), which did not confirm it. Anyone can announce any name on a ledger topic of their own`);
   expect(s.organisation).not.toContain("confirmed)");
   expect(s.identityCheck?.status).toBe("warning");
@@ -146,7 +146,7 @@ describe("https: the claimed domain's /.well-known/docverify.json, read cross-or
       server.document = listing();
       const before = server.requests.length;
       const confirmed = await verifyInPage(trusting, DOMAIN);
-      expect(confirmed).toMatchObject({ verdict: "verified_org", identity: "confirmed", headline: "Verified", consoleErrors: [] });
+      expect(confirmed).toMatchObject({ verdict: "verified_org", identity: "confirmed", headline: "Valid", consoleErrors: [] });
       expect(confirmed.organisation).toBe(`Organisation (confirmed): ${NAME}\nConfirmed by https://${DOMAIN}/.well-known/docverify.json for ${DOMAIN}.`);
       expect(confirmed.identityCheck?.status).toBe("pass");
       expect(server.requests.slice(before)).toEqual(["/.well-known/docverify.json"]);
@@ -220,7 +220,7 @@ describe("trust file", () => {
     "pinning this topic and key confirms the organisation (its domain's web address down)",
     async () => {
       const shown = await verifyInPage(trusting, DOWN, pin(TOPIC));
-      expect(shown).toMatchObject({ verdict: "verified_org", identity: "confirmed", headline: "Verified" });
+      expect(shown).toMatchObject({ verdict: "verified_org", identity: "confirmed", headline: "Valid" });
       expect(shown.organisation).toBe(`Organisation (confirmed): ${NAME}\nConfirmed by your trust file for ${DOWN}.`);
     },
     T,

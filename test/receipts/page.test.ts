@@ -18,6 +18,7 @@ import { chromium } from "playwright-core";
 import { PAGE_SECURITY_HEADERS } from "../../src/http/pages/html.ts";
 import { signPdf } from "../../src/pdf/stamp.ts";
 import { documentLine, minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
+import { humanTime } from "../../src/verifier/render.ts";
 import { makeTestPdf } from "../support/pdf.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
 import { nextLoopback } from "../support/loopback.ts";
@@ -80,7 +81,8 @@ describe("the generated page", () => {
 
 describe("the page's words", () => {
   test("every verdict has a headline, an explanation and a tone; an unknown one is shown as is", () => {
-    for (const v of ["verified", "verified_org"]) expect(verdictText(v)).toMatchObject({ headline: "Verified", tone: "good" });
+    // The words every page uses for the outcome (docs/verification.md, "Words on the pages"), not the verifier's names.
+    for (const v of ["verified", "verified_org"]) expect(verdictText(v)).toMatchObject({ headline: "Valid", tone: "good" });
     for (const v of ["revoked", "signature_invalid", "no_record", "inconsistent_mirrors"]) expect(verdictText(v).tone).toBe("bad");
     expect(verdictText("unverifiable")).toMatchObject({ headline: "Could not be verified", tone: "warn" });
     expect(verdictText("something_new")).toMatchObject({ headline: "something_new", tone: "warn" });
@@ -181,13 +183,13 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
     expect(run.error).toBe("");
     expect(run.verdict).toBe("verified_org");
     // Proven on the ledger, but neither who made it nor the ledger itself is anything public.
-    expect(run.headline).toBe("Verified, but who made it is not confirmed (local development ledger: proves nothing publicly)");
+    expect(run.headline).toBe("Valid, but who made it is not confirmed (local development ledger: proves nothing publicly)");
     expect(run.ledgerNotice).toBe(LOCAL_NOTICE);
     // The organisation's name from the ledger, as text (its markup characters shown, never parsed), and as a claim.
     expect([run.identity, run.organisationName]).toEqual(["unconfirmed", d.orgName]);
     expect(run.organisation).toStartWith(`Organisation: unconfirmed claim. The ledger announcement claims ${d.orgName}`);
     const receipt = JSON.parse(held.receiptText) as { authenticatedAt: string };
-    expect(run.signed).toBe(`Authenticated at ${receipt.authenticatedAt} (the signed time), record ${held.recordId}.`);
+    expect(run.signed).toBe(`Authenticated at ${humanTime(receipt.authenticatedAt)} (the signed time), record ${held.recordId}.`);
     expect(run.revocation).toBe("");
     expect(run.checks.map((c) => c.name)).toEqual([
       "documentHash",
@@ -312,7 +314,7 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
       const run = await pageVerify(pageOnDisk(), { receiptPath: withdrawn.receiptPath, documentPath: withdrawn.documentPath, mirrors: witnesses });
       expect([run.verdict, run.headline]).toEqual(["revoked", "Revoked (local development ledger: proves nothing publicly)"]);
       expect(run.revocation).toBe(
-        `Revoked at ${after.revocation.revokedAt}, reason KEY_COMPROMISE: ledger message ${after.revocation.anchor.sequenceNumber}, consensus at ${after.revocation.anchor.consensusAt}.`,
+        `Revoked on ${humanTime(after.revocation.revokedAt)}, reason KEY_COMPROMISE: ledger message ${after.revocation.anchor.sequenceNumber}, consensus at ${humanTime(after.revocation.anchor.consensusAt)}.`,
       );
       expect(run.checks.filter((c) => c.status === "fail").map((c) => c.name)).toEqual(["revocationScan"]);
     },

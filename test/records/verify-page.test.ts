@@ -72,7 +72,8 @@ describe("GET /verify/{recordId}", () => {
     expect(html).toContain("<bdi>契約書.pdf</bdi>");
     expect(html).toContain(HASH(1));
     expect(html).toContain("Acme &amp; Sons &lt;Ltd&gt;");
-    expect(html).toContain('<time datetime="2026-01-15T09:30:00.123Z">2026-01-15 09:30:00.123 UTC</time>');
+    // A time for people, to the second in UTC; the exact value in its attributes.
+    expect(html).toContain('<time datetime="2026-01-15T09:30:00.123Z" title="2026-01-15T09:30:00.123Z">15 January 2026, 09:30:00 UTC</time>');
     expect(html).toContain("Pending:");
     expect(html).toContain("<strong>Awaiting the ledger</strong>");
     expect(html).toContain(`href="${anchor.hashscanUrl}"`);
@@ -81,7 +82,7 @@ describe("GET /verify/{recordId}", () => {
     expect((await page(h, recordId)).html).toContain("Accepted:");
   });
 
-  test("a pending or accepted record awaits the ledger (it can still be abandoned); only an anchored one is Active", async () => {
+  test("a pending or accepted record awaits the ledger (it can still be abandoned); only an anchored one is Valid", async () => {
     const h = harness();
     const org = await h.org();
     const { recordId } = (await (await h.create(org, { originalDocHash: HASH("waiting") })).json()) as { recordId: string };
@@ -90,15 +91,15 @@ describe("GET /verify/{recordId}", () => {
       const { html } = await page(h, recordId);
       expect([state, html]).toEqual([state, expect.stringContaining("<strong>Awaiting the ledger</strong>")]);
       expect(html).toContain("abandoned");
-      expect(html).toContain("<dt>Status</dt><dd>Awaiting the ledger (not final)</dd>");
+      expect(html).toContain('<dt>Status</dt><dd>Awaiting the ledger <span class="lead">(not final)</span></dd>');
       expect(html).toContain('data-status="waiting"');
-      expect(html).not.toContain("<strong>Active</strong>");
+      expect(html).not.toContain("<strong>Valid</strong>");
       expect(html).not.toContain("good standing");
     }
     h.markAnchored(recordId);
     const { html } = await page(h, recordId);
-    expect(html).toContain("<strong>Active</strong>The authentication is in good standing");
-    expect(html).toContain("<dt>Status</dt><dd>Active</dd>");
+    expect(html).toContain("<strong>Valid</strong>The authentication is in good standing");
+    expect(html).toContain("<dt>Status</dt><dd>Valid</dd>");
     expect(html).toContain('data-status="active"');
     expect(html).not.toContain("Awaiting the ledger");
   });
@@ -145,7 +146,7 @@ describe("GET /verify/{recordId}", () => {
     expect(html).toContain("<bdi>Registered Name Ltd</bdi> <span class=\"lead\">(its registered name; as an organisation, not a named person)</span>");
     await h.core.organisations.set(org, { suspended: true }, "ops");
     ({ html } = await page(h, recordId));
-    expect(html).toContain("<strong>Active</strong>");
+    expect(html).toContain("<strong>Valid</strong>");
     expect(html).toContain("has suspended the organisation");
     expect(html).not.toContain("in good standing:");
     const personal = storedRecord(h, org, "p.pdf");
@@ -161,7 +162,9 @@ describe("GET /verify/{recordId}", () => {
     h.markAnchored(recordId, 42);
     let { html } = await page(h, recordId);
     expect(html).toContain("Anchored:");
-    expect(html).toContain('<time datetime="2026-01-15T09:30:03.123456789Z">');
+    // The consensus time to the second: its nanoseconds only in the title, never in the text.
+    expect(html).toContain('<time datetime="2026-01-15T09:30:03.123Z" title="2026-01-15T09:30:03.123456789Z">15 January 2026, 09:30:03 UTC</time>');
+    expect(html.replace(/<[^>]*>/g, "")).not.toMatch(/\d{2}:\d{2}:\d{2}\.\d/);
     expect(html).toContain('href="http://ledger.test/api/v1/topics/0.0.1001/messages/42"');
     expect(html).toContain("No file name was given.");
     expect((await h.revoke(org, recordId, { reason: "KEY_COMPROMISE" })).status).toBe(200);

@@ -42,6 +42,7 @@ main { max-width: 46rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
 h1 { font-size: 1.6rem; margin: 0 0 .5rem; }
 h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; }
 h3 { font-size: 1.05rem; margin: 1.25rem 0 .25rem; }
+h1, h2, h3, p, li, label { overflow-wrap: break-word; }
 .lead { color: var(--muted); margin: 0 0 1.25rem; }
 .important { border-left: 4px solid var(--accent); padding: .25rem .75rem; }
 a { color: var(--accent); }
@@ -60,10 +61,23 @@ input[type=file], select { font: inherit; max-width: 100%; }
 #status.ok { color: var(--ok); }
 #status.error { color: var(--bad); }
 .done { border: 2px solid var(--ok); border-radius: .5rem; padding: .25rem 1rem .75rem; margin: 1rem 0; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; vertical-align: top; padding: .45rem .5rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+table { border-collapse: collapse; width: 100%; table-layout: fixed; }
+th, td { text-align: left; vertical-align: top; padding: .45rem .5rem; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
+#records th:nth-child(1) { width: 32%; }
+#records th:nth-child(2) { width: 23%; }
+#records th:nth-child(3) { width: 27%; }
+#records th:nth-child(4) { width: 18%; }
+@media (max-width: 40rem) {
+  #records:not([hidden]), #records tbody, #records tr, #records td { display: block; }
+  #records thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  #records tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  #records td { border: 0; padding: .1rem 0; }
+  #records td:first-child { font-weight: 600; }
+  #records td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+}
 .vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
-dialog { color: var(--fg); background: var(--bg); border: 2px solid var(--line); border-radius: .5rem; max-width: 34rem; }
+dialog { color: var(--fg); background: var(--bg); border: 2px solid var(--line); border-radius: .5rem; max-width: min(34rem, calc(100% - 2rem)); }
+dialog select { width: 100%; }
 dialog::backdrop { background: rgb(0 0 0 / .45); }
 dialog label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
 .actions { display: flex; gap: .75rem; flex-wrap: wrap; margin-top: 1.25rem; }
@@ -219,10 +233,10 @@ export function renderSignPage(): string {
 </section>
 <h2 id="records-title" tabindex="-1">Documents you have signed</h2>
 <p id="records-empty">You have not signed any document yet.</p>
-<table id="records" hidden>
+<table id="records" role="table" hidden>
 <caption class="vh">Documents you have signed, newest first</caption>
-<thead><tr><th scope="col">Document</th><th scope="col">Signed</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
-<tbody id="records-body"></tbody>
+<thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Document</th><th scope="col" role="columnheader">Signed</th><th scope="col" role="columnheader">State</th><th scope="col" role="columnheader">Actions</th></tr></thead>
+<tbody id="records-body" role="rowgroup"></tbody>
 </table>
 </section>
 <dialog id="revoke-dialog" aria-labelledby="revoke-title" aria-describedby="revoke-what">

@@ -16,14 +16,14 @@
  * matches.
  *
  * It never says more than is true: a record that has not reached consensus is shown as awaiting
- * the ledger (it can still be abandoned), never as active and in good standing; and on network
+ * the ledger (it can still be abandoned), never as valid and in good standing; and on network
  * `local` the ledger is called what it is, a local development ledger, nothing public.
  */
 import { Elysia } from "elysia";
 import type { LedgerNetwork } from "../../config/index.ts";
 import type { PublicRecord, Records } from "../../records/service.ts";
 import { isRevocationReason, REVOCATION_MEANINGS } from "../../records/validate.ts";
-import { contentSecurityPolicy, escapeHtml as e, htmlResponse, pageHeadStart } from "./html.ts";
+import { contentSecurityPolicy, escapeHtml as e, htmlResponse, pageHeadStart, timeElement as time } from "./html.ts";
 import { VERIFY_SCRIPT } from "./verify-script.ts";
 
 export interface VerifyPageDeps {
@@ -47,6 +47,7 @@ body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); backgr
 main { max-width: 46rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
 h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
+h1, h2, dt, .status strong { overflow-wrap: break-word; }
 .lead { color: var(--muted); margin: 0 0 1.25rem; }
 .status { border: 2px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1.25rem; }
 .status.active { border-color: var(--ok); }
@@ -54,15 +55,16 @@ h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
 .status.waiting { border-color: var(--warn); }
 .notice { border-left: 4px solid var(--warn); padding: .25rem .75rem; margin: 0 0 1.25rem; }
 .status strong { display: block; font-size: 1.1rem; }
-dl { display: grid; grid-template-columns: minmax(9rem, max-content) 1fr; gap: .4rem 1rem; margin: 0; }
+dl { display: grid; grid-template-columns: minmax(9rem, max-content) minmax(0, 1fr); gap: .4rem 1rem; margin: 0; }
 dt { font-weight: 600; }
-dd { margin: 0; overflow-wrap: anywhere; }
+dd { margin: 0; min-width: 0; overflow-wrap: break-word; }
 code { font: .9em ui-monospace, monospace; overflow-wrap: anywhere; }
+@media (max-width: 36rem) { dl { grid-template-columns: minmax(0, 1fr); gap: 0; } dd { margin: 0 0 .6rem; } }
 a { color: inherit; }
 .drop { display: block; border: 2px dashed var(--line); border-radius: .5rem; padding: 1.25rem; text-align: center; cursor: pointer; }
 .drop.over, .drop:focus-within { border-color: var(--fg); }
 .drop input { display: block; margin: .75rem auto 0; }
-#result { min-height: 1.5em; font-weight: 600; overflow-wrap: anywhere; }
+#result { min-height: 1.5em; font-weight: 600; overflow-wrap: break-word; }
 #result.match { color: var(--ok); }
 #result.match.revoked, #result.match.waiting, #result.busy { color: var(--warn); }
 #result.mismatch { color: var(--bad); }
@@ -101,20 +103,19 @@ function anchorText(state: PublicRecord["anchorState"], network: LedgerNetwork |
   }
 }
 
-/** The record's status in a few words: revoked, awaiting the ledger, or active. */
+/** The record's status: revoked, awaiting the ledger, or active (anchored and not revoked). */
 type PageStatus = "revoked" | "waiting" | "active";
+
+/**
+ * What the page calls each status: the words every page people read uses for the same outcome
+ * (docs/verification.md, "Words on the pages"): the receipt page says Valid and Revoked for the
+ * same record, the signing page's list says these three. The API's names (`active`, `verified`,
+ * `verified_org`, `pending_anchor`) are for machines.
+ */
+export const STATUS_WORDS: Readonly<Record<PageStatus, string>> = { active: "Valid", revoked: "Revoked", waiting: "Awaiting the ledger" };
 function pageStatus(r: PublicRecord): PageStatus {
   if (r.revocation !== null) return "revoked";
   return r.anchorState === "anchored" ? "active" : "waiting";
-}
-
-/** `2026-01-15T09:30:00.123Z` → `2026-01-15 09:30:00.123 UTC`. */
-function readableTime(iso: string): string {
-  return iso.replace("T", " ").replace(/Z$/, " UTC");
-}
-
-function time(iso: string): string {
-  return `<time datetime="${e(iso)}">${e(readableTime(iso))}</time>`;
 }
 
 function link(href: string, text: string): string {
@@ -132,15 +133,16 @@ function receiptLink(recordId: string): string {
 
 function statusBlock(r: PublicRecord): string {
   const status = pageStatus(r);
+  const word = `<strong>${e(STATUS_WORDS[status])}</strong>`;
   if (status === "active") {
     return r.organisationSuspended
-      ? `<div class="status active" role="status"><strong>Active</strong>The authentication is anchored on the ledger and has not been revoked, ` +
+      ? `<div class="status active" role="status">${word}The authentication is anchored on the ledger and has not been revoked, ` +
           `but an administrator of this service has suspended the organisation: it is not in good standing now.</div>`
-      : `<div class="status active" role="status"><strong>Active</strong>The authentication is in good standing: it is anchored on the ledger and has not been revoked.</div>`;
+      : `<div class="status active" role="status">${word}The authentication is in good standing: it is anchored on the ledger and has not been revoked.</div>`;
   }
   if (r.revocation === null) {
     return (
-      `<div class="status waiting" role="status"><strong>Awaiting the ledger</strong>` +
+      `<div class="status waiting" role="status">${word}` +
       `Not final yet: the record is stored by this service, but its ledger message has not reached consensus. ` +
       `If the ledger does not confirm it within a few minutes, the record is abandoned and no longer counts. Check again shortly.</div>`
     );
@@ -148,7 +150,7 @@ function statusBlock(r: PublicRecord): string {
   const reason = r.revocation.reason;
   const meaning = isRevocationReason(reason) ? REVOCATION_MEANINGS[reason] : null;
   return (
-    `<div class="status revoked" role="status"><strong>Revoked</strong>` +
+    `<div class="status revoked" role="status">${word}` +
     `Revoked on ${time(r.revocation.revokedAt)}. Reason: <code>${e(reason)}</code>` +
     (meaning === null ? "" : ` — ${e(meaning.meaning)} What a verifier should conclude: ${e(meaning.conclusion)}`) +
     `</div>`
@@ -169,7 +171,11 @@ export function renderVerifyPage(r: PublicRecord, options: VerifyPageOptions = {
     ["Document hash", `<code>${e(r.originalDocHash)}</code>`],
     ["Authenticated by", signer],
     ["Authenticated at", time(r.authenticatedAt)],
-    ["Status", r.revocation !== null ? `Revoked (${e(r.revocation.reason)})` : status === "waiting" ? "Awaiting the ledger (not final)" : "Active"],
+    [
+      "Status",
+      e(STATUS_WORDS[status]) +
+        (r.revocation !== null ? ` <span class="lead">(reason <code>${e(r.revocation.reason)}</code>)</span>` : status === "waiting" ? ` <span class="lead">(not final)</span>` : ""),
+    ],
     ["Ledger anchor", e(anchorText(r.anchorState, network)) + (a.consensusAt === null ? "" : ` Consensus at ${time(a.consensusAt)}.`)],
     ["Ledger topic", `<code>${e(a.topicId)}</code>`],
     ["Transaction", `${link(a.hashscanUrl, a.transactionId)}${r.anchorState === "anchored" ? "" : ` <span class="lead">(resolves after consensus)</span>`}`],
@@ -235,7 +241,7 @@ export function verifyPages(deps: VerifyPageDeps) {
         operationId: "getVerifyPage",
         summary: "Public verification page of a record (HTML)",
         description:
-          "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status (active, awaiting the ledger, or revoked with its reason), the anchor state and ledger links, and hashes a dropped file in the browser to compare (of a docverify-signed PDF, the original inside it). " +
+          "The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status in the words every page uses (Valid, Awaiting the ledger, or Revoked with its reason; times in UTC to the second), the anchor state and ledger links, and hashes a dropped file in the browser to compare (of a docverify-signed PDF, the original inside it). " +
           "Once the record is anchored it links to its receipt (GET /verify/{recordId}/receipt). " +
           "An unknown, malformed or abandoned id gets a 404 page.",
         parameters: [{ name: "recordId", in: "path", required: true, schema: { type: "string", format: "uuid" } }],

@@ -14,7 +14,7 @@
  */
 import { normaliseMirrorUrl, parseReceipt, parseTrustFile, sha256OfStream, verifyReceipt, type Receipt, type Report, type TrustFile } from "../index.ts";
 import { webFetch } from "../mirror.ts";
-import { safeText } from "../render.ts";
+import { humanTime, machineTime, safeText, timesIn } from "../render.ts";
 import { originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES } from "../signed-pdf.ts";
 import { pageDocument, type DomElement, type DomEvent, type DomInput } from "./dom.ts";
 import { byteSize, documentLine, identityText, minimumMirrors, mirrorLines, reportText, startingMirrors, STATUS_WORD } from "./view.ts";
@@ -42,6 +42,7 @@ const button = byId<DomInput>("verify");
 const progress = byId("progress");
 const verdictEl = byId("verdict");
 const verdictDetail = byId("verdict-detail");
+const verdictMachine = byId("verdict-machine");
 const organisation = byId("organisation");
 const signed = byId("signed");
 const revocation = byId("revocation");
@@ -66,6 +67,7 @@ function clearOutcome(): void {
   say(verdictEl, "");
   verdictEl.setAttribute("data-verdict", "");
   say(verdictDetail, "");
+  say(verdictMachine, "", "hint");
   say(organisation, "");
   say(ledgerNotice, "");
   say(signed, "");
@@ -187,6 +189,8 @@ function showReport(report: Report, receipt: Receipt): void {
   verdictEl.setAttribute("data-verdict", report.verdict);
   verdictEl.setAttribute("data-identity", report.identity?.status ?? "");
   say(verdictDetail, v.explanation);
+  // The verifier's own name for the verdict, for whoever compares with the command line's --json: detail, not the headline.
+  verdictMachine.replaceChildren("Verdict code, as the command line's --json names it: ", element("code", report.verdict, "verdict-code"));
   if (!report.public) say(ledgerNotice, "Local development ledger: this proves nothing publicly. Anyone can run one and write anything on it.", "warn");
   // Names are text from the ledger or a trust root: textContent only, never markup.
   const who = identityText(report);
@@ -194,22 +198,24 @@ function showReport(report: Report, receipt: Receipt): void {
   organisation.className = who.tone;
   if (report.person !== null) organisation.append(doc.createElement("br"), "Signed by person ", strong(report.person.personId), " of that organisation.");
   // The signed time is only worth showing once the signatures over it have been checked.
-  if (SIGNED_VERDICTS.has(report.verdict)) say(signed, `Authenticated at ${receipt.authenticatedAt} (the signed time), record ${report.recordId}.`);
+  if (SIGNED_VERDICTS.has(report.verdict)) signed.replaceChildren("Authenticated at ", time(receipt.authenticatedAt), ` (the signed time), record ${report.recordId}.`);
   if (report.revocation !== null) {
+    // What the revocation message on the ledger says: its text is made safe to show.
     const r = report.revocation;
-    say(revocation, safeText(`Revoked at ${r.revokedAt}, reason ${r.reason}: ledger message ${r.sequenceNumber}, consensus at ${r.consensusAt}.`));
+    revocation.replaceChildren("Revoked on ", time(safeText(r.revokedAt)), ", reason ", element("code", safeText(r.reason)), `: ledger message ${r.sequenceNumber}, consensus at `, time(r.consensusAt), ".");
   }
+  // Roles said outright: on a narrow screen the table is laid out as stacked rows (style.css), and
+  // a table whose cells are no longer laid out as cells can lose its table semantics.
   const rows = report.checks.map((c) => {
     const tr = doc.createElement("tr");
-    const status = doc.createElement("td");
-    status.textContent = STATUS_WORD[c.status] ?? c.status;
-    status.className = c.status;
-    const name = doc.createElement("td");
-    const code = doc.createElement("code");
-    code.textContent = c.name;
-    name.append(code);
-    const detail = doc.createElement("td");
-    detail.textContent = safeText(c.detail);
+    tr.setAttribute("role", "row");
+    const status = element("td", STATUS_WORD[c.status] ?? c.status, undefined, c.status);
+    const name = element("td");
+    name.append(element("code", c.name));
+    const detail = element("td");
+    // Times in a detail (a consensus time) are shown for people, the exact value kept in the <time>.
+    detail.append(...timesIn(safeText(c.detail)).map((part) => ("time" in part ? time(part.time) : part.text)));
+    for (const cell of [status, name, detail]) cell.setAttribute("role", "cell");
     tr.setAttribute("data-check", c.name);
     tr.append(status, name, detail);
     return tr;
@@ -228,8 +234,25 @@ function showReport(report: Report, receipt: Receipt): void {
 const SIGNED_VERDICTS: ReadonlySet<string> = new Set(["verified", "verified_org", "revoked"]);
 
 function strong(text: string): DomElement {
-  const el = doc.createElement("strong");
-  el.textContent = text;
+  return element("strong", text);
+}
+
+function element(tag: string, text?: string, id?: string, className?: string): DomElement {
+  const el = doc.createElement(tag);
+  if (text !== undefined) el.textContent = text;
+  if (id !== undefined) el.setAttribute("id", id);
+  if (className !== undefined) el.className = className;
+  return el;
+}
+
+/**
+ * A time as every page writes it for people (`15 January 2026, 09:30:00 UTC`), the exact value
+ * (RFC 3339, or the ledger's `seconds.nanoseconds`) in its title, the instant in its datetime.
+ */
+function time(value: string): DomElement {
+  const el = element("time", humanTime(value));
+  el.setAttribute("datetime", machineTime(value));
+  el.setAttribute("title", value);
   return el;
 }
 

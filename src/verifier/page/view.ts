@@ -17,40 +17,55 @@ export interface VerdictText {
   readonly tone: Tone;
 }
 
+/**
+ * The word for each outcome, the same on every page people read (docs/verification.md, "Words on
+ * the pages"): the public verify page calls a record in good standing Valid and a revoked one
+ * Revoked, and so does this page. The verifier's own names (`verified_org`, …) are for machines:
+ * the command line's `--json`, and this page's `data-verdict` and its verdict code line.
+ */
+export const OUTCOME_WORDS = {
+  valid: "Valid",
+  revoked: "Revoked",
+  notValid: "Not valid",
+  noRecord: "No record for this document",
+  mirrorsDisagree: "Mirror nodes disagree",
+  unverifiable: "Could not be verified",
+} as const;
+
 /** Every verdict of docs/receipts.md §4.2, in words for a person. */
 const VERDICTS: Readonly<Record<string, VerdictText>> = {
   verified_org: {
-    headline: "Verified",
+    headline: OUTCOME_WORDS.valid,
     explanation: "The organisation shown below authenticated this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
     tone: "good",
   },
   verified: {
-    headline: "Verified",
+    headline: OUTCOME_WORDS.valid,
     explanation: "A person within the organisation shown below signed this document at the time shown, the ledger's mirror nodes agree, and it has not been revoked.",
     tone: "good",
   },
   revoked: {
-    headline: "Revoked",
+    headline: OUTCOME_WORDS.revoked,
     explanation: "The record was authenticated, but a revocation of it is on the ledger: do not rely on this document.",
     tone: "bad",
   },
   signature_invalid: {
-    headline: "Not valid",
+    headline: OUTCOME_WORDS.notValid,
     explanation: "A signature, or what the ledger holds, does not match the receipt: it may have been altered. Do not rely on this document.",
     tone: "bad",
   },
   no_record: {
-    headline: "No record for this document",
+    headline: OUTCOME_WORDS.noRecord,
     explanation: "This receipt is not for this document, or the ledger holds no such record.",
     tone: "bad",
   },
   inconsistent_mirrors: {
-    headline: "Mirror nodes disagree",
+    headline: OUTCOME_WORDS.mirrorsDisagree,
     explanation: "The mirror nodes asked gave different answers, so at least one of them is wrong. Try other mirror nodes; nothing can be concluded meanwhile.",
     tone: "bad",
   },
   unverifiable: {
-    headline: "Could not be verified",
+    headline: OUTCOME_WORDS.unverifiable,
     explanation: "The ledger could not be consulted as required (too few mirror nodes, one unreachable, or an answer that is not a mirror node's). This says nothing either way about the document.",
     tone: "warn",
   },
