@@ -75,6 +75,14 @@ export const MIN_PASS_GAP_MS = 5;
  */
 export const COUNTS_EVERY_MS = 100;
 
+/**
+ * The leader looks this often for rows that can no longer be submitted (`unsentPastCutoff`), and
+ * takes at most SWEEP_LIMIT of them a look: a record is abandoned within about this long of its
+ * window closing, whatever its backoff.
+ */
+const SWEEP_EVERY_MS = 1_000;
+const SWEEP_LIMIT = 500;
+
 /** A node that does not lead and found the ledger unreachable asks it again this often. */
 const INACTIVE_PROBE_MS = 2_000;
 
@@ -370,6 +378,23 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     }
   };
 
+  /** Why a row no submission of which reached a node is abandoned. */
+  const neverSent = (row: LedgerTransactionRow): string =>
+    row.signedBytes === null
+      ? "the validity window closed before the transaction could be submitted"
+      : "the validity window closed before the transaction could reach a node: every submission was refused before anything was sent";
+
+  /**
+   * Rows that can no longer be submitted are abandoned when their window closes, not when their
+   * turn comes: a backoff, a wait for the organisation's key announcement or a long queue ahead
+   * of them would otherwise keep such a record the organisation's active one after it has failed.
+   */
+  const sweepUnsent = async (): Promise<void> => {
+    for (const row of await journal.unsentPastCutoff(SUBMIT_MARGIN_MS, SWEEP_LIMIT)) {
+      if (!inFlight.has(row.transactionId)) await abandon(row, neverSent(row));
+    }
+  };
+
   const step = async (row: LedgerTransactionRow): Promise<void> => {
     if (row.state === "accepted") return onReceipt(row, await ledger.receipt(row.transactionId));
     // pending
@@ -377,14 +402,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     if (row.attempts === 0) {
       // No submission can have reached a node: never sent, or every one refused before anything
       // was sent (`unsent`, also while the ledger stays down). It can never reach consensus.
-      if (t > windowEnd(row) - SUBMIT_MARGIN_MS) {
-        return abandon(
-          row,
-          row.signedBytes === null
-            ? "the validity window closed before the transaction could be submitted"
-            : "the validity window closed before the transaction could reach a node: every submission was refused before anything was sent",
-        );
-      }
+      if (t > windowEnd(row) - SUBMIT_MARGIN_MS) return abandon(row, neverSent(row));
     } else if (t >= windowEnd(row)) {
       return settle(row);
     }
@@ -533,6 +551,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
 
   // When the queue was last counted for back-pressure (performance.now(), real time).
   let countedAt = Number.NEGATIVE_INFINITY;
+  // When the leader last looked for rows that can no longer be submitted (performance.now()).
+  let sweptAt = Number.NEGATIVE_INFINITY;
   // When a node that does not lead last asked the ledger whether it answers again.
   let probedAt = Number.NEGATIVE_INFINITY;
   // Whether another node led at this node's last pass: the rows' due times are then that node's
@@ -571,6 +591,10 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     const tookOver = followed;
     followed = false;
     if (health.takeRecovery() || tookOver) await journal.retryAllNow();
+    if (fresh || t - sweptAt >= SWEEP_EVERY_MS) {
+      sweptAt = t;
+      await sweepUnsent();
+    }
     await provision();
     await announce();
     if (fresh || t - countedAt >= COUNTS_EVERY_MS) {

@@ -59,9 +59,19 @@ export class GrpcCallError extends Error {
 
 export type UnaryCallback = (error: GrpcCallError | null, answer?: Buffer) => void;
 
+/**
+ * What a call tells its caller about whether its request can have left this machine: `sent()` is
+ * called once the connection that carries it is established (at once if it already is). A call
+ * that ends without it being called never reached the node: its connection was never made
+ * (refused, no route, no answer to the handshake), and HTTP/2 writes nothing before it is.
+ */
+export interface CallWatch {
+  sent(): void;
+}
+
 export interface GrpcConnection {
   /** Calls `path` (`/proto.Service/method`) with `request`; `callback` gets the answer's message. */
-  call(path: string, request: Uint8Array, deadlineMs: number, callback: UnaryCallback): void;
+  call(path: string, request: Uint8Array, deadlineMs: number, callback: UnaryCallback, watch?: CallWatch): void;
   /** Closes the connection; calls in flight end UNAVAILABLE. */
   close(): void;
 }
@@ -108,6 +118,10 @@ export function grpcConnection(address: string): GrpcConnection {
   let session: http2.ClientHttp2Session | null = null;
   let closed = false;
 
+  /** Sessions whose connection was established, and the calls on the others waiting to know. */
+  const connected = new WeakSet<http2.ClientHttp2Session>();
+  const waiting = new WeakMap<http2.ClientHttp2Session, CallWatch[]>();
+
   const drop = (s: http2.ClientHttp2Session): void => {
     if (session === s) session = null;
     if (!s.destroyed) s.destroy();
@@ -125,13 +139,19 @@ export function grpcConnection(address: string): GrpcConnection {
     s.on("close", () => {
       if (session === s) session = null;
     });
+    s.once("connect", () => {
+      connected.add(s);
+      const watches = waiting.get(s) ?? [];
+      waiting.delete(s);
+      for (const w of watches) w.sent();
+    });
     s.unref();
     session = s;
     return s;
   };
 
   return {
-    call(path, request, deadlineMs, callback) {
+    call(path, request, deadlineMs, callback, watch) {
       let done = false;
       const finish = (error: GrpcCallError | null, answer?: Buffer): void => {
         if (done) return;
@@ -159,6 +179,14 @@ export function grpcConnection(address: string): GrpcConnection {
       } catch (e) {
         if (s !== null) drop(s);
         return finish(new GrpcCallError(GRPC_STATUS.UNAVAILABLE, `no connection to ${address}: ${e instanceof Error ? e.message : String(e)}`));
+      }
+      if (watch !== undefined) {
+        if (connected.has(s)) watch.sent();
+        else {
+          const watches = waiting.get(s);
+          if (watches === undefined) waiting.set(s, [watch]);
+          else watches.push(watch);
+        }
       }
       let httpStatus = 0;
       let grpcStatus: number | null = null;

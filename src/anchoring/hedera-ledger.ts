@@ -17,8 +17,10 @@
  *   threw the last away, or an idle one), a plain TCP connection to the node must open; if none
  *   does (refused, no route, not within the gRPC deadline), a submission's bytes are not handed
  *   to the SDK at all (`unsent`) and a query is `unreachable`. Once the SDK has the bytes, a
- *   failure is `unknown`: its own deadline races gRPC's wait for a connection, and a request
- *   that lost that race may still go out after it.
+ *   failure is `unsent` only if the connection its call went through was never established
+ *   (`SubmissionTrace`: the node went down while its last answer was still fresh), else `unknown`.
+ *   A call that times out is cancelled and its connection destroyed, so bytes queued on a
+ *   connection still being made never go out after the answer.
  * - The SDK signs with the ED25519 keys itself (operator and topic submit keys): these are ledger
  *   keys, not docverify's own signing keys, which stay in src/crypto.
  *
@@ -55,7 +57,8 @@ import {
   type SubmitOutcome,
   type TopicCreateRequest,
 } from "./ledger.ts";
-import { grpcConnection, type GrpcConnection } from "./grpc-unary.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { grpcConnection, type CallWatch, type GrpcConnection } from "./grpc-unary.ts";
 import { createMirrorClient } from "./mirror-client.ts";
 import { answerFreshness, nodeUnreachable } from "./node-reachability.ts";
 import { classifyPrecheck, lastStatus } from "./outcomes.ts";
@@ -146,6 +149,26 @@ type NodeChannel = ReturnType<ReturnType<Client["_createNetworkChannel"]>>;
 type RpcImpl = (method: { name: string }, requestData: Uint8Array, callback: (error: Error | null, answer?: Uint8Array | null) => void) => void;
 const SdkNodeChannel = Client.prototype._createNetworkChannel.call({ grpcDeadline: 1000 } as Client)("127.0.0.1:1").constructor as new (address: string, grpcDeadline?: number) => NodeChannel;
 
+/**
+ * What the gRPC calls made for one submission say about whether its bytes can have left this
+ * machine: `calls` made through a `DirectChannel`, and whether the connection carrying any of
+ * them was established. Calls made, none connected: nothing was sent (the node was down or
+ * refused the connection), whatever error the SDK reports. The SDK hands its own error on, not
+ * the call's, so the channel learns the submission's trace from the async context it runs in.
+ */
+class SubmissionTrace implements CallWatch {
+  calls = 0;
+  connected = false;
+  sent(): void {
+    this.connected = true;
+  }
+  /** Calls were made and none can have reached the node. */
+  get nothingSent(): boolean {
+    return this.calls > 0 && !this.connected;
+  }
+}
+const submissionTrace = new AsyncLocalStorage<SubmissionTrace>();
+
 class DirectChannel extends SdkNodeChannel {
   private readonly connection: GrpcConnection | null;
   constructor(address: string, grpcDeadline?: number) {
@@ -155,7 +178,11 @@ class DirectChannel extends SdkNodeChannel {
   protected override _createUnaryClient(serviceName: string): RpcImpl {
     const connection = this.connection;
     if (connection === null) return super._createUnaryClient(serviceName) as RpcImpl;
-    return (method, requestData, callback) => connection.call(`/proto.${serviceName}/${method.name}`, requestData, this.grpcDeadline, callback);
+    return (method, requestData, callback) => {
+      const trace = submissionTrace.getStore();
+      if (trace !== undefined) trace.calls++;
+      connection.call(`/proto.${serviceName}/${method.name}`, requestData, this.grpcDeadline, callback, trace);
+    };
   }
   override close(): void {
     if (this.connection === null) super.close();
@@ -317,8 +344,9 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
         // The SDK never had the bytes: nothing was sent.
         if (problem !== null) return { kind: "unsent", error: `nothing sent: ${problem}` };
       }
+      const trace = new SubmissionTrace();
       try {
-        await tx.execute(c);
+        await submissionTrace.run(trace, () => tx.execute(c));
         answers.noted(c);
         return { kind: "accepted", duplicate: false };
       } catch (e) {
@@ -334,6 +362,8 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
           }
         }
         discardClient(c);
+        // The connection was never made: the node cannot have the bytes.
+        if (trace.nothingSent) return { kind: "unsent", error: `nothing sent: ${message(e)}` };
         return { kind: "unknown", error: message(e) };
       }
     },

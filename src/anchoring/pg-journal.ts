@@ -172,6 +172,23 @@ export class PgAnchorJournal implements Journal {
     });
   }
 
+  async unsentPastCutoff(marginMs: number, limit: number): Promise<Row[]> {
+    await this.flush();
+    const before = this.clock.now() + marginMs;
+    return this.store.read(function* (db, t) {
+      const lt = t.ledgerTransactions;
+      const rows = yield* q(
+        db
+          .select()
+          .from(lt)
+          .where(and(eq(lt.state, "pending"), eq(lt.attempts, 0), sql`${lt.validStartMs} + ${lt.validSeconds} * 1000 + 1 < ${before}`))
+          .orderBy(asc(lt.nextAttemptAt))
+          .limit(limit),
+      );
+      return rows.map(asRow);
+    });
+  }
+
   async topicsAwaitingConfirmation(): Promise<{ readonly topicId: string; readonly validStartMs: number }[]> {
     await this.flush();
     return this.store.read(function* (db, t) {

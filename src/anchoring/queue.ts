@@ -302,6 +302,14 @@ export const ANNOUNCED_SQL = `SELECT CASE WHEN ${ANNOUNCED} THEN 1 ELSE 0 END AS
  */
 export const WAITING_RECHECK_MS = 10_000;
 
+/**
+ * `unsentPastCutoff`'s statement: the pending rows through the work index (state first), the
+ * rest a filter over them (the backlog, not the history). Parameters: now plus the margin, the limit.
+ */
+export const UNSENT_PAST_CUTOFF_SQL = `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions
+  WHERE state = 'pending' AND attempts = 0 AND valid_start_ms + valid_seconds * 1000 + 1 < ?
+  ORDER BY next_attempt_at LIMIT ?`;
+
 /** The row as drizzle would have mapped it (blobs as Buffers, columns camelCase). */
 function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
   return {
@@ -349,6 +357,12 @@ export interface Journal {
   unfinishedMessage(transactionId: string): Maybe<LedgerTransactionRow | null>;
   topicsAwaitingConfirmation(): Maybe<{ readonly topicId: string; readonly validStartMs: number }[]>;
   nextDueAt(): Maybe<number | null>;
+  /**
+   * Up to `limit` pending rows no submission of which can have reached a node (`attempts` 0)
+   * whose validity window leaves less than `marginMs` at `now`: they can never be submitted, so
+   * the loop abandons them, wherever their backoff or a wait for an announcement has put them.
+   */
+  unsentPastCutoff(marginMs: number, limit: number): Maybe<LedgerTransactionRow[]>;
   /** A hint, kept in memory and written at the next `flush`. */
   reschedule(row: Pick<LedgerTransactionRow, "transactionId" | "state">, delayMs: number, lastError: string | null): void;
   flush(): Maybe<void>;
@@ -538,6 +552,11 @@ export class AnchorJournal implements Journal {
     const pending = this.nextDueStatement.get("pending")?.at ?? null;
     const accepted = this.nextDueStatement.get("accepted")?.at ?? null;
     return pending === null ? accepted : accepted === null ? pending : Math.min(pending, accepted);
+  }
+
+  unsentPastCutoff(marginMs: number, limit: number): LedgerTransactionRow[] {
+    this.flush();
+    return (this.db.$client.query(UNSENT_PAST_CUTOFF_SQL).all(this.clock.now() + marginMs, limit) as RawLedgerRow[]).map(toLedgerRow);
   }
 
   // ---- reschedules (batched hints) -----------------------------------------------------

@@ -29,6 +29,11 @@ export interface Faults {
   atAcceptance(): { readonly dropped: boolean; readonly forcedStatus: number | null };
   /** Before each consensus batch: true leaves every accepted transaction pending. */
   consensusPaused(): boolean;
+  /**
+   * When a transaction arrives, before anything else: true takes its bytes and never answers nor
+   * handles them (the client's deadline ends the call).
+   */
+  swallowed(): boolean;
 }
 
 const UNAFFECTED = Object.freeze({ dropped: false, forcedStatus: null });
@@ -38,6 +43,7 @@ export const NO_FAULTS: Faults = Object.freeze({
   atPrecheck: () => null,
   atAcceptance: () => UNAFFECTED,
   consensusPaused: () => false,
+  swallowed: () => false,
 });
 
 /** The test controls of a ledger started in the test's thread (`LocalLedger.faults`). */
@@ -70,6 +76,12 @@ export interface LocalLedgerFaults {
    */
   pauseConsensus(): void;
   resumeConsensus(): void;
+  /**
+   * The next `n` transactions reach the node and get no answer at all, and are never handled:
+   * the client, whose deadline ends the call, cannot know whether they were taken. Nothing is
+   * recorded for them.
+   */
+  swallowNext(n: number): void;
   /**
    * `true` closes both listening sockets (gRPC and mirror), so clients get connection refused;
    * `false` listens again on the same ports. Consensus of transactions already accepted goes on
@@ -111,6 +123,7 @@ export function createFaultInjector(ledger: LedgerControls): FaultInjector {
   let failAtConsensus: { n: number; code: number } = { n: 0, code: 0 };
   let drop = 0;
   let paused = false;
+  let swallow = 0;
 
   const faults: Faults = {
     atPrecheck() {
@@ -136,6 +149,11 @@ export function createFaultInjector(ledger: LedgerControls): FaultInjector {
       return { dropped, forcedStatus };
     },
     consensusPaused: () => paused,
+    swallowed() {
+      if (swallow === 0) return false;
+      swallow--;
+      return true;
+    },
   };
 
   const controls: LocalLedgerFaults = {
@@ -154,6 +172,9 @@ export function createFaultInjector(ledger: LedgerControls): FaultInjector {
     pauseConsensus() {
       paused = true;
     },
+    swallowNext(n) {
+      swallow = count(n);
+    },
     resumeConsensus() {
       paused = false;
       ledger.wake();
@@ -165,6 +186,7 @@ export function createFaultInjector(ledger: LedgerControls): FaultInjector {
       failAtConsensus = { n: 0, code: 0 };
       drop = 0;
       paused = false;
+      swallow = 0;
       ledger.wake();
       await ledger.setUnreachable(false);
     },

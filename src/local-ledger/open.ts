@@ -232,7 +232,11 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
     let methods: Promise<GrpcMethods> | null = null;
     const loadMethods = (): Promise<GrpcMethods> =>
       (methods ??= Promise.all([import("./grpc-methods.ts"), loadNode()]).then(([{ buildMethods }, loaded]) =>
-        buildMethods({ submit: (r) => track(loaded.submit(r)), query: (r) => track(loaded.query(r)) }),
+        buildMethods({
+          // A swallowed transaction is never answered: its promise is not waited for at close.
+          submit: (r) => (injector?.faults.swallowed() ? new Promise<never>(() => {}) : track(loaded.submit(r))),
+          query: (r) => track(loaded.query(r)),
+        }),
       ));
 
     const grpcEndpoint = await startGrpcEndpoint({ host, port: options.grpcPort ?? 0, methods: loadMethods, log });

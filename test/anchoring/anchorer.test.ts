@@ -327,8 +327,10 @@ describe("anchor loop", () => {
     await rig.local.faults.unreachable(true);
     const recs = [rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId)];
     await rig.anchoring.runOnce();
-    for (const r of recs) expect(rig.row(r.transactionId)).toMatchObject({ state: "pending", attempts: 1 });
-    expect(rig.row(recs[0]!.transactionId).lastError).toStartWith("no answer:");
+    // The SDK's client had worked, so the bytes went to the SDK, but its call's connection was
+    // never made: nothing was sent, and the attempt is not counted.
+    for (const r of recs) expect(rig.row(r.transactionId)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(rig.row(recs[0]!.transactionId).lastError).toStartWith("not sent:");
     expect(String(await rig.anchoring.readiness())).toStartWith("ledger unreachable");
     await rig.drive(2);
     for (const r of recs) expect(rig.row(r.transactionId).state).toBe("pending");
@@ -347,15 +349,15 @@ describe("anchor loop", () => {
   test("ledger down: a record whose every submission was refused before anything was sent is abandoned when its window closes; one that may have been sent waits; once the ledger is back the queue drains", async () => {
     const rig = await makeRig({ grpcDeadlineMs: 500 });
     const { orgId, topicId } = await rig.orgWithTopic();
-    await rig.local.faults.unreachable(true);
-    // The SDK's client had worked: the first submission after the outage goes to the SDK, which
-    // cannot say whether the bytes left (its deadline races gRPC's wait for a connection).
+    // The node takes the first record's bytes and never answers: whether they were taken is not known.
+    rig.local.faults.swallowNext(1);
     const maybe = rig.insertRecord(orgId, topicId);
     await rig.anchoring.runOnce();
     expect(rig.row(maybe.transactionId)).toMatchObject({ state: "pending", attempts: 1 });
     expect(rig.row(maybe.transactionId).lastError).toStartWith("no answer:");
-    // From then on each submission first needs a connection to the node: none opens, nothing is
-    // handed to the SDK, and the attempt is not counted.
+    // Then the ledger refuses connections: each submission first needs a connection to the node,
+    // none opens, nothing is handed to the SDK, and the attempt is not counted.
+    await rig.local.faults.unreachable(true);
     const refused = rig.insertRecord(orgId, topicId);
     await rig.anchoring.runOnce();
     expect(rig.row(refused.transactionId)).toMatchObject({ state: "pending", attempts: 0 });
@@ -397,6 +399,27 @@ describe("anchor loop", () => {
     for (const r of [maybe, refused]) expect((await rig.mirror(`/api/v1/transactions/${mirrorId(r.transactionId)}`)).status).toBe(404);
     expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
   }, 60_000);
+
+  test("a record that can no longer be submitted is abandoned when its window closes, whatever its backoff", async () => {
+    const rig = await makeRig({ grpcDeadlineMs: 500 });
+    const { orgId, topicId } = await rig.orgWithTopic();
+    await rig.local.faults.unreachable(true);
+    const rec = rig.insertRecord(orgId, topicId);
+    await rig.anchoring.runOnce();
+    expect(rig.row(rec.transactionId)).toMatchObject({ state: "pending", attempts: 0 });
+    // Its next try an hour away, as a long backoff or a wait for an announcement would put it.
+    rig.core.db.$client.query("UPDATE ledger_transactions SET next_attempt_at = ? WHERE transaction_id = ?").run(rig.clock.now() + 3_600_000, rec.transactionId);
+    await rig.drive(1, (VALID_SECONDS - 10) * 1000 - 2_000);
+    expect(rig.row(rec.transactionId).state).toBe("pending");
+    await rig.drive(1, 2_500);
+    expect(rig.row(rec.transactionId)).toMatchObject({
+      state: "abandoned",
+      attempts: 0,
+      lastError: "the validity window closed before the transaction could reach a node: every submission was refused before anything was sent",
+    });
+    expect(rig.record(rec.recordId).anchorState).toBe("abandoned");
+    expect(anchorEvents(rig, rec.transactionId)).toEqual(["abandoned"]);
+  }, 30_000);
 
   test("a ledger refusing connections from the start: every submission is unsent, and the record is abandoned when its window closes", async () => {
     const rig = await makeRig({ grpcDeadlineMs: 500 });

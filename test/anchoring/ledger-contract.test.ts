@@ -126,7 +126,7 @@ describe("the SDK adapter: `unsent` only when the SDK never had the bytes", () =
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
-  test("after a node has answered, the first submission into an outage is unknown, the next ones unsent; none of them lands once the ledger is back", async () => {
+  test("after a node has answered: a submission the node takes without answering is unknown; into an outage, one whose connection is never made is unsent though the SDK had it, the next ones unsent before the SDK; none of them lands once the ledger is back", async () => {
     const local = await startLocalLedger({ dataDir: join(tempDir(), "ledger"), consensusMs: 100 });
     onCleanup(() => local.close());
     const ledger = hederaLedgerOver(local, { grpcDeadlineMs: 500 });
@@ -136,13 +136,21 @@ describe("the SDK adapter: `unsent` only when the SDK never had the bytes", () =
       return { id, bytes: await ledger.prepareTopicCreate({ transactionId: id, validSeconds: 120, submitPublicKey: submitKey.publicKey, memo: "outage" }) };
     };
     expect(await ledger.ping()).toBe(true);
+    // The node takes the bytes and never answers: whether they were taken is not known.
+    local.faults.swallowNext(1);
+    const swallowed = await topicCreate();
+    expect(await ledger.submit(swallowed.bytes)).toMatchObject({ kind: "unknown" });
+    expect(await ledger.ping()).toBe(true);
     await local.faults.unreachable(true);
     const first = await topicCreate();
-    // The SDK had the bytes: whether they left is not known.
-    expect((await ledger.submit(first.bytes)).kind).toBe("unknown");
+    // The node answered a moment ago, so the SDK had the bytes; but its call's connection was
+    // refused: nothing left this machine.
+    const outcome = await ledger.submit(first.bytes);
+    expect(outcome.kind).toBe("unsent");
+    expect(outcome.kind === "unsent" && outcome.error).toContain("ECONNREFUSED");
     const second = await topicCreate();
     const third = await topicCreate();
-    expect((await ledger.submit(second.bytes)).kind).toBe("unsent");
+    expect(await ledger.submit(second.bytes)).toMatchObject({ kind: "unsent", error: expect.stringContaining("consensus node 0.0.3 unreachable") });
     expect((await ledger.submit(third.bytes)).kind).toBe("unsent");
     await local.faults.unreachable(false);
     const after = await topicCreate();
@@ -150,7 +158,7 @@ describe("the SDK adapter: `unsent` only when the SDK never had the bytes", () =
     // bytes until they are accepted, as the anchor loop does.
     await waitFor("the ledger to accept again", async () => ((await ledger.submit(after.bytes)).kind === "accepted" ? true : null), 10_000, 100);
     expect(await finalReceipt(ledger, after.id, 5_000)).toMatchObject({ kind: "success" });
-    for (const t of [first, second, third]) {
+    for (const t of [swallowed, first, second, third]) {
       expect(await ledger.receipt(t.id)).toEqual({ kind: "not_found" });
       expect(await ledger.lookupTransaction(t.id)).toEqual({ kind: "not_found" });
     }

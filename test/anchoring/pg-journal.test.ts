@@ -216,6 +216,28 @@ describe("the anchor journal on PostgreSQL", () => {
     expect(org.id).not.toBe(other.id);
   });
 
+  test("rows that can no longer be submitted: pending, no submission that may have reached a node, less than the margin of their window left", async () => {
+    const { journal, queue } = await setup();
+    const never = await queue("record_message");
+    const sent = await queue("record_message");
+    expect(await journal.grouped.beginAttempt({ transactionId: sent }, new Uint8Array([1]))).toBe(1);
+    const takenBack = await queue("revocation_message");
+    expect(await journal.grouped.beginAttempt({ transactionId: takenBack }, new Uint8Array([2]))).toBe(1);
+    expect(await journal.takeBack({ transactionId: takenBack }, 1)).toBe(0);
+    // A backoff far beyond the window does not hide a row.
+    journal.reschedule({ transactionId: never, state: "pending" }, 3_600_000, "not sent: refused");
+    expect(await journal.unsentPastCutoff(10_000, 100)).toEqual([]);
+    clock.advance(110_000); // 120 s windows: 10 s left, not less
+    expect(await journal.unsentPastCutoff(10_000, 100)).toEqual([]);
+    clock.advance(2);
+    const rows = await journal.unsentPastCutoff(10_000, 100);
+    expect(rows.map((r) => r.transactionId).sort()).toEqual([never, takenBack].sort());
+    expect(rows.every((r) => r.state === "pending" && r.attempts === 0)).toBe(true);
+    expect((await journal.unsentPastCutoff(10_000, 1)).length).toBe(1);
+    await journal.abandon(rows.find((r) => r.transactionId === never)!, "the validity window closed");
+    expect((await journal.unsentPastCutoff(10_000, 100)).map((r) => r.transactionId)).toEqual([takenBack]);
+  });
+
   test("fenced: a node whose epoch is no longer the leader's changes nothing, and one that does not lead is refused at once", async () => {
     const { store, journal, queue, row, setEpoch } = await setup();
     const id = await queue("revocation_message");
