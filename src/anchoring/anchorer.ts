@@ -51,7 +51,7 @@ import { AnchorJournal, type LedgerTransactionRow } from "./queue.ts";
 import { backoffDelay, ErrorLog, jittered, LedgerHealth, retryBeforeCutoff } from "./retry.ts";
 import { loadOrCreateSubmitKey } from "./submit-key.ts";
 import { TopicWatches } from "./topic-watches.ts";
-import { createTransactionIds } from "./transaction-ids.ts";
+import { CLOCK_STEP_TOLERANCE_MS, createTransactionIds } from "./transaction-ids.ts";
 import type { AnchorMetrics, Anchoring, AnchoringOptions, AnchorStorage, KeyAnnouncement } from "./types.ts";
 
 export type { AnchorMetrics, AnnouncementFor, Anchoring, AnchoringOptions, AnchorQueue, AnchorStorage, BackPressureCause, KeyAnnouncement, LedgerErrorKind, LedgerLinks } from "./types.ts";
@@ -419,6 +419,13 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
         return toAccepted(current, outcome.duplicate);
       case "retryable":
         metrics.ledgerError("retryable");
+        // Refused on the first submission that reached a node because its valid start is in the
+        // nodes' future, and in ours by more than jitter: made before the clock stepped back. The
+        // same bytes would wait out the step; it was never accepted, so it is abandoned now (a
+        // record's client creates it again, under an id that follows the clock).
+        if (outcome.status === "INVALID_TRANSACTION_START" && attempts === 1 && row.validStartMs > now() + CLOCK_STEP_TOLERANCE_MS) {
+          return abandon(current, "refused at precheck: INVALID_TRANSACTION_START: its valid start is ahead of the clock, which stepped back");
+        }
         event("retry", current, { status: outcome.status, attempts });
         return reschedule(current, backoff(attempts), `precheck ${outcome.status}`);
       case "expired":
@@ -551,6 +558,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
 
   // When the queue was last counted for back-pressure (performance.now(), real time).
   let countedAt = Number.NEGATIVE_INFINITY;
+  // The clock at the leader's last pass (the injected clock, which may step).
+  let lastPassWall = Number.NEGATIVE_INFINITY;
   // When the leader last looked for rows that can no longer be submitted (performance.now()).
   let sweptAt = Number.NEGATIVE_INFINITY;
   // When a node that does not lead last asked the ledger whether it answers again.
@@ -590,7 +599,16 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     // because it could not reach the ledger, which this node may reach.
     const tookOver = followed;
     followed = false;
-    if (health.takeRecovery() || tookOver) await journal.retryAllNow();
+    // The clock stepped back: every row's next try was set on the clock before the step, up to
+    // its size ahead of the clock now. They are due at once instead.
+    const wall = now();
+    const steppedBack = wall < lastPassWall - CLOCK_STEP_TOLERANCE_MS;
+    if (steppedBack) {
+      errors.warn("clock-step", "the clock stepped back; every waiting ledger transaction is tried again now", { byMs: lastPassWall - wall });
+      watches.steppedBack(lastPassWall - wall);
+    }
+    lastPassWall = wall;
+    if (health.takeRecovery() || tookOver || steppedBack) await journal.retryAllNow();
     if (fresh || t - sweptAt >= SWEEP_EVERY_MS) {
       sweptAt = t;
       await sweepUnsent();

@@ -88,6 +88,14 @@ export class TopicWatches {
     w.nextAt = now + Math.max(this.pollMs, delayMs(w.failures));
   }
 
+  /** The clock stepped back by `byMs`: every time set on it moves back with it. */
+  steppedBack(byMs: number): void {
+    for (const w of this.watches.values()) {
+      w.nextAt -= byMs;
+      w.until -= byMs;
+    }
+  }
+
   /** When the next read is due (null: no watch waits for one). */
   nextAt(): number | null {
     let at: number | null = null;

@@ -3,11 +3,17 @@
  * primary key of `ledger_transactions`, so it is stored with the row and the same bytes can be
  * re-submitted after a crash.
  *
- * What it guarantees: ids are `<operator>@<seconds>.<nanoseconds>` (nanoseconds 9 digits), their
- * valid starts strictly increase within a process, and the sequence resumes after the newest
- * valid start in the journal, so a restart (or a clock that went back) never hands out an id
- * that is already a row. Synchronous: the records service calls it between its signatures and its
- * write transaction.
+ * What it guarantees: ids are `<operator>@<seconds>.<nanoseconds>` (nanoseconds 9 digits) and
+ * follow the clock, one millisecond back. Within a millisecond, or when the clock steps back by
+ * up to a second, valid starts strictly increase; a larger step back is followed (ids ahead of
+ * the clock are refused by the nodes as INVALID_TRANSACTION_START until the clock catches up, so
+ * keeping them monotonic stalled anchoring for as long as the step). An id is never handed out
+ * twice: one at or below the highest valid start handed out so far (the journal's newest when
+ * made, and every id since) may repeat an earlier one, so it takes the upper half of its
+ * millisecond, which ids made on time never reach (a million ids a second would be needed
+ * before they did), and on SQLite each such id is also looked up in the journal and passed over
+ * if it is a row. The journal's primary key refuses a repeat on either engine. Synchronous: the
+ * records service calls it between its signatures and its write transaction.
  *
  * Several nodes (decisions §12) pay with one operator account, so their ids must differ too: each
  * node holds a lane (storage/pg-cluster.ts `claimLane`, an advisory lock per lane for the node's
@@ -70,6 +76,12 @@ export function maxValidStartNs(rows: readonly { readonly id: string }[]): bigin
   return max;
 }
 
+const MS_NS = 1_000_000n;
+/** Where ids that may fall among earlier ones start within their millisecond. */
+const HALF_MS_NS = 500_000n;
+/** A step back of the clock up to this is taken as jitter: ids stay monotonic. Beyond it, they follow the clock. */
+export const CLOCK_STEP_TOLERANCE_MS = 1_000;
+
 /** A source of fresh transaction ids over one journal. Reads the journal once, when made. */
 export function createTransactionIds(options: TransactionIdOptions): () => NewTransaction {
   const { clock, operator, validSeconds, backdateMs } = options;
@@ -87,20 +99,31 @@ export function createTransactionIds(options: TransactionIdOptions): () => NewTr
   /** The last valid start handed out, in ns. */
   if (options.lastValidStartNs === undefined && options.db === undefined) throw new TypeError("createTransactionIds needs db or lastValidStartNs");
   let lastNs: bigint = options.lastValidStartNs ?? lastValidStartNs(options.db!);
+  /** The highest valid start handed out (or in the journal when made): ids at or below it may repeat one. */
+  let highNs = lastNs;
+  const idOf = (ns: bigint) => `${operator}@${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, "0")}`;
+  const isRow = options.db === undefined ? null : options.db.$client.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM ledger_transactions WHERE transaction_id = ?");
+  const stepNs = BigInt(CLOCK_STEP_TOLERANCE_MS) * MS_NS;
   return () => {
     if (lane?.held !== undefined && !lane.held()) {
       throw new DomainError("SERVICE_UNAVAILABLE", "This node lost its place among the nodes sharing the ledger account; retry shortly.", undefined, 1);
     }
     // One millisecond back, so the nanosecond bumps that keep ids unique within a millisecond
-    // (up to a lane's width) never put a valid start in the ledger's future (INVALID_TRANSACTION_START).
-    const nowNs = BigInt(clock.now() - backdateMs - 1) * 1_000_000n;
-    lastNs = inLane(nowNs > lastNs ? nowNs : lastNs + 1n);
-    const seconds = lastNs / 1_000_000_000n;
-    const nanos = lastNs % 1_000_000_000n;
-    return {
-      transactionId: `${operator}@${seconds}.${nanos.toString().padStart(9, "0")}`,
-      validStartMs: Number(lastNs / 1_000_000n),
-      validSeconds,
-    };
+    // (up to a lane's width, or to the upper half below) never put a valid start in the
+    // ledger's future (INVALID_TRANSACTION_START).
+    const nowNs = BigInt(clock.now() - backdateMs - 1) * MS_NS;
+    let next = nowNs > lastNs ? nowNs : lastNs - nowNs > stepNs ? nowNs : lastNs + 1n;
+    if (next <= highNs) {
+      // Where ids were handed out before the clock stepped back: the upper half of the millisecond.
+      const within = next % MS_NS;
+      if (within < HALF_MS_NS) next += HALF_MS_NS - within;
+      next = inLane(next);
+      if (isRow !== null) while (isRow.get(idOf(next)) !== null) next = inLane(next + 1n);
+    } else {
+      next = inLane(next);
+    }
+    lastNs = next;
+    if (next > highNs) highNs = next;
+    return { transactionId: idOf(next), validStartMs: Number(next / MS_NS), validSeconds };
   };
 }

@@ -4,7 +4,8 @@
  * then written in one SQLite transaction: fees, topics, messages and results together.
  *
  * Guarantees: consensus timestamps are strictly increasing across the whole ledger and restarts
- * (each is the batch's time, or 1 ns after the previous one when that is later); runs are
+ * (each is the batch's time, or 1 ns after the previous one when that is later, as after the
+ * clock stepped back; validity windows are then judged on the clock, handlers.ts); runs are
  * serialised (a call while one runs waits for it and runs again); after a full batch the event
  * loop gets a turn before the next, so requests are not starved.
  */
@@ -45,7 +46,7 @@ export function createConsensus(options: ConsensusOptions): Consensus {
     for (const tx of due) {
       last = nowNs > last ? nowNs : last + 1n;
       const consensus = nsToTimestamp(last);
-      const d = decide(tx, consensus, overlay);
+      const d = decide(tx, consensus, overlay, nowNs);
       if (d.fee > 0) overlay.balanceDelta.set(tx.payer, (overlay.balanceDelta.get(tx.payer) ?? 0) - d.fee);
       decided.push({ tx, consensus, d });
     }

@@ -43,7 +43,12 @@ function fail(result: number, fee: number): Decision {
   return { result, fee, entityNum: null, sequenceNumber: null, runningHash: null, effects: [] };
 }
 
-export type Decide = (tx: TxRow, consensus: Timestamp, overlay: Overlay) => Decision;
+/**
+ * `clockNs`: the ledger clock when the batch is decided. It is the consensus time unless the
+ * clock stepped back (consensus times stay increasing, 1 ns apart, until the clock passes them):
+ * a transaction's validity window is judged on the clock, as its precheck was.
+ */
+export type Decide = (tx: TxRow, consensus: Timestamp, overlay: Overlay, clockNs?: bigint) => Decision;
 
 export function createDecide(options: Pick<NodeOptions, "store" | "verifyEd25519">): Decide {
   const { store } = options;
@@ -52,14 +57,16 @@ export function createDecide(options: Pick<NodeOptions, "store" | "verifyEd25519
     return overlay.topics.get(num) ?? store.getTopic(num);
   }
 
-  return function decide(tx: TxRow, consensus: Timestamp, overlay: Overlay): Decision {
+  return function decide(tx: TxRow, consensus: Timestamp, overlay: Overlay, clockNs?: bigint): Decision {
     const fee = FEES[tx.type];
     if (tx.forcedStatus != null) return fail(tx.forcedStatus, fee);
 
     // Late for its own window (consensus paused, or the ledger was down): the node, not the
     // payer, bears that failure.
     const expiresNs = timestampToNs(tx.validStart) + BigInt(tx.validDurationSeconds) * 1_000_000_000n;
-    if (timestampToNs(consensus) >= expiresNs) return fail(R.TRANSACTION_EXPIRED, 0);
+    const consensusNs = timestampToNs(consensus);
+    const judgedAtNs = clockNs !== undefined && clockNs < consensusNs ? clockNs : consensusNs;
+    if (judgedAtNs >= expiresNs) return fail(R.TRANSACTION_EXPIRED, 0);
 
     const payer = store.getAccount(tx.payer);
     const balance = (payer?.balance ?? 0) + (overlay.balanceDelta.get(tx.payer) ?? 0);

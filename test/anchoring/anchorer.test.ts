@@ -108,9 +108,45 @@ describe("anchor loop", () => {
     const { orgId, topicId } = await rig.orgWithTopic();
     const last = rig.insertRecord(orgId, topicId).transactionId;
     rig.clock.advance(-60_000); // a clock that went back
-    const after = rig.restart().queue.newTransactionId().transactionId;
+    const after = rig.restart().queue.newTransactionId();
+    // It follows the clock (ids ahead of it would be refused), in the upper half of its
+    // millisecond, where ids made on time never are, and is no row of the journal.
+    expect(after.validStartMs).toBeLessThan(rig.clock.now());
+    expect(after.validStartMs).toBeGreaterThan(rig.clock.now() - 5);
     const ns = (id: string) => BigInt(id.split("@")[1]!.replace(".", ""));
-    expect(ns(after) > ns(last)).toBe(true);
+    expect(ns(after.transactionId) % 1_000_000n).toBeGreaterThanOrEqual(500_000n);
+    expect(ns(after.transactionId) < ns(last)).toBe(true);
+    expect(rig.core.db.$client.query("SELECT count(*) AS n FROM ledger_transactions WHERE transaction_id = ?").get(after.transactionId)).toEqual({ n: 0 });
+  }, 30_000);
+
+  test("the clock steps back two hours, the ledger's with it: a record made before the step is refused as not yet valid and abandoned at once; records made after it anchor", async () => {
+    const rig = await makeRig();
+    const { orgId, topicId } = await rig.orgWithTopic();
+    const before = rig.insertRecord(orgId, topicId);
+    rig.clock.advance(-2 * 3_600_000);
+    const after = rig.insertRecord(orgId, topicId);
+    expect(rig.row(after.transactionId).validStartMs).toBeLessThan(rig.clock.now());
+    await rig.anchoring.runOnce();
+    expect(rig.row(before.transactionId)).toMatchObject({
+      state: "abandoned",
+      attempts: 1,
+      lastError: "refused at precheck: INVALID_TRANSACTION_START: its valid start is ahead of the clock, which stepped back",
+    });
+    expect(rig.record(before.recordId).anchorState).toBe("abandoned");
+    await rig.drive(3);
+    expect(rig.row(after.transactionId)).toMatchObject({ state: "anchored", attempts: 1 });
+    expect(rig.record(after.recordId).anchorState).toBe("anchored");
+    // Every record made after the step anchors, within one window of it.
+    const more = [rig.insertRecord(orgId, topicId), rig.insertRecord(orgId, topicId)];
+    await rig.drive(3);
+    for (const r of more) expect(rig.row(r.transactionId).state).toBe("anchored");
+    // And when the clock steps forward again, past where it was.
+    rig.clock.advance(2 * 3_600_000 + 60_000);
+    const later = rig.insertRecord(orgId, topicId);
+    await rig.drive(3);
+    expect(rig.row(later.transactionId)).toMatchObject({ state: "anchored", attempts: 1 });
+    const ids = rig.core.db.$client.query("SELECT transaction_id AS id FROM ledger_transactions").all() as { id: string }[];
+    expect(new Set(ids.map((r) => r.id)).size).toBe(ids.length);
   }, 30_000);
 
   test("BUSY at precheck: backs off and re-sends the same bytes; one transaction on the ledger", async () => {
