@@ -32,6 +32,7 @@ describe("settings", () => {
       operatorKeyFile: null,
       localLedgerUrl: null,
       localConsensusMs: 3000,
+      localPorts: {},
       anchorValidSeconds: 180,
     });
     expect(c.rateLimit).toEqual({ anonymous: 60, key: 600, org: 1200 });
@@ -50,6 +51,12 @@ describe("settings", () => {
     expect(() => {
       (c as { port: number }).port = 1;
     }).toThrow();
+  });
+
+  test("the embedded local ledger's ports are read", () => {
+    const c = parse({ DOCVERIFY_LOCAL_LEDGER_GRPC_PORT: "50211", DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT: "5551", DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT: "5552" });
+    expect(c.ledger.localPorts).toEqual({ grpc: 50211, mirror: 5551, secondMirror: 5552 });
+    expect(parse({ DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT: "5551" }).ledger.localPorts).toEqual({ mirror: 5551 });
   });
 
   test("every setting is read", () => {
@@ -95,7 +102,7 @@ describe("settings", () => {
     expect(c.mirrorNodes).toEqual(["https://mirror-a.example.org", "http://10.0.0.5:5551"]);
     expect(c.databaseUrl).toBe("postgres://docverify@db.internal/docverify");
     expect(c.nodeName).toBe("dv-1");
-    expect(SETTINGS.length).toBe(24);
+    expect(SETTINGS.length).toBe(27);
   });
 
   test("DOCVERIFY_MIRROR_NODES: unset is null (the network's default); bad lists are refused with the setting's name", () => {
@@ -157,6 +164,15 @@ describe("settings", () => {
     ],
     ["DOCVERIFY_LOCAL_LEDGER_URL", { DOCVERIFY_LOCAL_LEDGER_URL: "127.0.0.1:5551" }, /not an absolute URL/],
     ["DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS", { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "1.5" }, /not a whole number; allowed: 0 to 60000/],
+    ["DOCVERIFY_LOCAL_LEDGER_GRPC_PORT", { DOCVERIFY_LOCAL_LEDGER_GRPC_PORT: "0" }, /allowed: 1 to 65535/],
+    ["DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT", { DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT: "65536" }, /allowed: 1 to 65535/],
+    ["DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT", { DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT: "5551", DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT: "5551" }, /already DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT's port/],
+    ["DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT", { DOCVERIFY_LOCAL_LEDGER_URL: "http://127.0.0.1:5551", DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT: "5552" }, /only for the embedded local ledger/],
+    [
+      "DOCVERIFY_LOCAL_LEDGER_GRPC_PORT",
+      { DOCVERIFY_LEDGER_NETWORK: "testnet", DOCVERIFY_LEDGER_OPERATOR_ID: "0.0.5", DOCVERIFY_LEDGER_OPERATOR_KEY_FILE: "/k", DOCVERIFY_LOCAL_LEDGER_GRPC_PORT: "50211" },
+      /only allowed when DOCVERIFY_LEDGER_NETWORK is local/,
+    ],
     ["DOCVERIFY_ANCHOR_VALID_SECONDS", { DOCVERIFY_ANCHOR_VALID_SECONDS: "14" }, /allowed: 15 to 180/],
     ["DOCVERIFY_ANCHOR_VALID_SECONDS", { DOCVERIFY_ANCHOR_VALID_SECONDS: "181" }, /allowed: 15 to 180/],
     ["DOCVERIFY_RATE_LIMIT_ANONYMOUS", { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "0" }, /allowed: 1 to/],

@@ -184,8 +184,14 @@ export async function openLedger(options: OpenLedgerOptions): Promise<LedgerSetu
   if (l.network === "local" && l.localLedgerUrl === null) {
     const dir = ledgerDir(config.dataDir);
     const ownThread = options.clock === undefined || options.clock === systemClock;
-    const thread = ownThread ? await startLedgerWorker({ dir, consensusMs: l.localConsensusMs, log, ...(options.ledgerWorkerEntry ? { entry: options.ledgerWorkerEntry } : {}) }) : null;
-    const embedded: LocalLedgerEndpoint = thread ?? (await startRememberedLedger({ dir, consensusMs: l.localConsensusMs, log, clock: options.clock!, secondMirror: true }));
+    // Ports set in the settings; the others remembered in the ledger's folder, else free ones.
+    const ports = {
+      ...(l.localPorts.grpc !== undefined ? { grpcPort: l.localPorts.grpc } : {}),
+      ...(l.localPorts.mirror !== undefined ? { mirrorPort: l.localPorts.mirror } : {}),
+      ...(l.localPorts.secondMirror !== undefined ? { secondMirrorPort: l.localPorts.secondMirror } : {}),
+    };
+    const thread = ownThread ? await startLedgerWorker({ dir, consensusMs: l.localConsensusMs, log, ...ports, ...(options.ledgerWorkerEntry ? { entry: options.ledgerWorkerEntry } : {}) }) : null;
+    const embedded: LocalLedgerEndpoint = thread ?? (await startRememberedLedger({ dir, consensusMs: l.localConsensusMs, log, clock: options.clock!, secondMirror: true, ...ports }));
     let ledger: Ledger;
     try {
       ledger = await localLedger({

@@ -33,6 +33,8 @@ export interface Config {
     /** Mirror REST base URL of a local ledger started elsewhere; null means embedded. */
     readonly localLedgerUrl: string | null;
     readonly localConsensusMs: number;
+    /** The embedded local ledger's ports, where set; unset ones are remembered in `DATA_DIR/ledger/ports.json`, else free ones. */
+    readonly localPorts: { readonly grpc?: number; readonly mirror?: number; readonly secondMirror?: number };
     readonly anchorValidSeconds: number;
   };
   readonly rateLimit: {
@@ -97,6 +99,9 @@ export const SETTINGS = [
   "DOCVERIFY_LEDGER_OPERATOR_KEY_FILE",
   "DOCVERIFY_LOCAL_LEDGER_URL",
   "DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS",
+  "DOCVERIFY_LOCAL_LEDGER_GRPC_PORT",
+  "DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT",
+  "DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT",
   "DOCVERIFY_ANCHOR_VALID_SECONDS",
   "DOCVERIFY_RATE_LIMIT_ANONYMOUS",
   "DOCVERIFY_RATE_LIMIT_KEY",
@@ -199,6 +204,24 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     }
   }
   const localConsensusMs = integer(get("DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS"), "DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS", 3000, 0, 60_000);
+  const localPorts: { grpc?: number; mirror?: number; secondMirror?: number } = {};
+  const seenPorts = new Map<number, string>();
+  for (const [name, key] of [
+    ["DOCVERIFY_LOCAL_LEDGER_GRPC_PORT", "grpc"],
+    ["DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT", "mirror"],
+    ["DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT", "secondMirror"],
+  ] as const) {
+    const raw = get(name);
+    if (raw === undefined) continue;
+    if (network !== "local" || localLedgerUrl !== null) {
+      throw new ConfigError(name, network !== "local" ? `only allowed when DOCVERIFY_LEDGER_NETWORK is local, not ${network}` : "only for the embedded local ledger: a ledger named by DOCVERIFY_LOCAL_LEDGER_URL has its ports");
+    }
+    const port = integer(raw, name, 0, 1, 65_535);
+    const other = seenPorts.get(port);
+    if (other !== undefined) throw new ConfigError(name, `${port} is already ${other}'s port; each listener needs its own`);
+    seenPorts.set(port, name);
+    localPorts[key] = port;
+  }
   const anchorValidSeconds = integer(get("DOCVERIFY_ANCHOR_VALID_SECONDS"), "DOCVERIFY_ANCHOR_VALID_SECONDS", 180, 15, 180);
 
   const rateLimit = {
@@ -245,7 +268,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     dataDir,
     masterKeyFile,
     masterKeyFileIsDefault,
-    ledger: { network, operatorId, operatorKeyFile, localLedgerUrl, localConsensusMs, anchorValidSeconds },
+    ledger: { network, operatorId, operatorKeyFile, localLedgerUrl, localConsensusMs, localPorts, anchorValidSeconds },
     rateLimit,
     trustedProxies,
     tls,
