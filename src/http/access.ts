@@ -1,8 +1,8 @@
 /**
  * Who is calling, and may they? Every /v1 route calls `access.admit(request, operation)` first
- * thing, before reading its body: it applies decisions §3's precedence from `Origin` through
- * credentials, rate limits, API access, scopes, environment and the add-on, and either returns
- * the caller or throws the DomainError that answers. The rate-limit headers it decides are
+ * thing, before reading its body: it applies the precedence of docs/access.md "Order of
+ * refusals", from `Origin` through credentials, rate limits, API access, scopes, environment and
+ * the add-on, and either returns the caller or throws the DomainError that answers. The rate-limit headers it decides are
  * attached to whatever response the request ends with (success or error) by http/server.ts.
  */
 import type { Config } from "../config/index.ts";
@@ -111,7 +111,7 @@ export function forwardedAddress(entry: string): string | null {
 }
 
 /**
- * The rate-limit identity of a client (decisions §11): an IPv4 address itself, an IPv6 address
+ * The rate-limit identity of a client (docs/access.md "Rate limits"): an IPv4 address itself, an IPv6 address
  * by its /64 (one subscriber holds a whole /64 and could otherwise take a fresh bucket per
  * address), anything else (an unidentified forwarded client) as it is.
  */
@@ -191,7 +191,7 @@ export function createAccess(deps: {
     const rule = RULES[operation];
     const { ip, ipLimit } = clientLimit(request);
 
-    // Calls are to come from a server, not a browser (spec §5.9). Spends nothing.
+    // Calls are to come from a server, not a browser. Spends nothing.
     if (request.headers.has("origin")) {
       report(request, limiter.peek([ipLimit]));
       throw new DomainError("FORBIDDEN", "Requests carrying an Origin header are refused: call this API from a server, not a browser.");

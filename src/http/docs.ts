@@ -19,8 +19,9 @@ export const SPEC_VERSION = "1.0.0-draft";
 /**
  * Swagger UI's start, served as a file so the page needs no inline script. "Try it out" is off
  * (`supportedSubmitMethods: []`): a browser sends `Origin` on a same-origin POST, and /v1 refuses
- * every request carrying `Origin` (spec §5.9), so the UI could not call the API; the page shows
- * the equivalent curl command instead (TRY_IT_NOTE, in the document's description).
+ * every request carrying `Origin` (docs/access.md "Order of refusals"), so the UI could not call
+ * the API; the page shows the equivalent curl command instead (TRY_IT_NOTE, in the document's
+ * description).
  */
 const INIT_SCRIPT = `window.addEventListener("load", () => {
   window.ui = SwaggerUIBundle({ dom_id: "#swagger-ui", url: ${JSON.stringify(OPENAPI_PATH)}, validatorUrl: "none", supportedSubmitMethods: [] });
@@ -30,7 +31,7 @@ const INIT_SCRIPT = `window.addEventListener("load", () => {
 /** Shown in the document's description, hence on /docs above the operations. */
 export const TRY_IT_NOTE =
   "This page cannot send requests: a browser adds an `Origin` header even to a same-origin POST, and `/v1` refuses every request that carries one " +
-  "(403 FORBIDDEN, spec §5.9: calls come from servers). Call the API from a server or a terminal instead, for example:\n\n" +
+  "(403 FORBIDDEN: the API is called from servers, never from a browser). Call the API from a server or a terminal instead, for example:\n\n" +
   "```sh\ncurl -s http://127.0.0.1:8080/v1/verifications -H 'content-type: application/json' \\\n  -d '{\"originalDocHash\":\"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\"}'\n```\n\n" +
   "To generate a typed client from this document, see docs/clients.md.";
 
@@ -105,7 +106,7 @@ export function docsRoutes(options: { version: string }) {
           components: {
             securitySchemes: {
               bearer: { type: "http", scheme: "bearer", description: "`dv_live_…` or `dv_test_…` API key" },
-              session: { type: "apiKey", in: "cookie", name: "docverify_session", description: "A person's session (/app, decisions §10): set by POST /app/session or /app/enrol/{token}, ended after 15 minutes unused" },
+              session: { type: "apiKey", in: "cookie", name: "docverify_session", description: "A person's session on the enrolment and signing pages (/app): set by POST /app/session or /app/enrol/{token}, ended after 15 minutes unused" },
             },
           },
         },
@@ -215,7 +216,7 @@ function refineSchema(node: unknown, components: Json): unknown {
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
 /** What /app operations say instead of a curl command. */
-export const APP_NOTE = "A step of the enrolment or signing page (decisions §10): a passkey in a browser answers it, so there is no terminal example. docs/persons.md gives the whole sequence.";
+export const APP_NOTE = "A step of the enrolment or signing page, where a person signs with a passkey: the passkey, in a browser, answers it, so there is no terminal example. docs/persons.md gives the whole sequence.";
 const EXAMPLE_BASE = "http://127.0.0.1:8080";
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The one place domain error codes become HTTP statuses, and the spec's error envelope
+ * The one place domain error codes become HTTP statuses, and the API's error envelope
  * `{error:{code,message,details?}}` is written. Nothing internal (stack, SQL, file paths)
  * ever reaches a response body: unknown failures become a generic INTERNAL_ERROR and the
  * detail goes to the log under the request id.

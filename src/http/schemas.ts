@@ -2,7 +2,7 @@
  * Schemas shared by the /v1 routes. They are documentation only: the OpenAPI document is built
  * from them, with the constants the validators use (src/lib/formats.ts, the capabilities' limits),
  * while validation happens in the capabilities (which must name each offending field
- * in `error.details`, something schema validation would not do the spec's way). Routes read
+ * in `error.details`, something schema validation would not do our way). Routes read
  * their bodies themselves (`parse: "none"`), so these never reject a request.
  */
 import { t } from "elysia";

@@ -1,5 +1,5 @@
 /**
- * The two pages people use (decisions §10, docs/persons.md "The pages"):
+ * The two pages people use (docs/persons.md "The pages"):
  * - GET /enrol/{token}: what enrolment means, whose it is (the name and organisation, escaped),
  *   that the name is shown to anyone verifying what the person signs, and one button that
  *   creates the passkey. A refused link gets a page saying why in plain words: 404 unknown,

@@ -1,11 +1,11 @@
 /**
- * GET /verify/{recordId}: the public page a Record's `verifyUrl` points to (spec §2.6). No
+ * GET /verify/{recordId}: the public page a Record's `verifyUrl` points to (docs/records.md §5). No
  * credential, no /v1 access rules (it is a page for people, opened in a browser, so the `Origin`
  * rule does not apply either). Server-rendered; every byte comes from the binary; a strict
  * Content-Security-Policy allows only the page's own inline style and script, by hash.
  *
  * Shows the facts the service holds: the filename, the hash, who authenticated it and when (the
- * organisation's registered name, decisions §11: the verifyUrl is what an organisation hands out
+ * organisation's registered name: the verifyUrl is what an organisation hands out
  * with its document), the status (with a revocation's reason and what a verifier should
  * conclude), the anchor state and the ledger links, and once anchored a link to the record's
  * receipt (docs/receipts.md §2). It does not compute a verdict: that is

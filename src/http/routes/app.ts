@@ -1,5 +1,5 @@
 /**
- * The JSON endpoints behind the enrolment and signing pages (decisions §10, docs/persons.md):
+ * The JSON endpoints behind the enrolment and signing pages (docs/persons.md "The API behind the pages: /app"):
  * /app/enrol, /app/session, /app/signatures, /app/records. Usable by any front end; bodies of the
  * WebAuthn steps are the standard WebAuthn JSON forms.
  *

@@ -1,7 +1,7 @@
 /**
- * POST /v1/records and POST /v1/records/{recordId}/revoke (spec §4.4, §4.5). Thin: access first
+ * POST /v1/records and POST /v1/records/{recordId}/revoke (docs/records.md §1, §2). Thin: access first
  * (before the body is read), then the body under its limit, then validation, then the records
- * service. Refusal order is decisions §3's: access, then (creation only) a suspended
+ * service. Refusal order (docs/access.md "Order of refusals"): access, then (creation only) a suspended
  * organisation's 403 ORGANISATION_SUSPENDED, then 413, 400, then the resource. Suspension is about
  * the caller's organisation, not about the body or a record, so it answers before the body is
  * read, right after the key's own checks (a key that could never create records hears that first).
@@ -14,7 +14,7 @@ import { readJsonObject } from "../body.ts";
 import { jsonResponse } from "../errors.ts";
 import { DocHash, errorResponses, jsonBody, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
 
-/** Body limits (decisions §7): room for every legal value written with `\u` escapes. */
+/** Body limits (docs/records.md §1, §2): room for every legal value written with `\u` escapes. */
 export const RECORD_BODY_LIMIT = 8 * 1024;
 export const REVOKE_BODY_LIMIT = 4 * 1024;
 
@@ -94,7 +94,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
         return jsonResponse(created ? 201 : 200, record);
       },
       {
-        // No `body` schema: Elysia would validate it (and the spec's 400 must name fields our way,
+        // No `body` schema: Elysia would validate it (and our 400 must name each field in `details`,
         // after access). The schema documents the body through `requestBody` instead.
         parse: "none",
         detail: {
@@ -120,10 +120,10 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
     .post(
       "/v1/records/:recordId/revoke",
       async ({ request, params }) => {
-        // A suspended organisation still revokes: that is how it protects verifiers (decisions §3).
+        // A suspended organisation still revokes: that is how it protects verifiers (docs/records.md §1).
         const orgId = organisationOf(await access.admit(request, "records.revoke")).id;
         const { reason } = parseRevokeRequest(await readJsonObject(request, REVOKE_BODY_LIMIT));
-        // A malformed id is answered like an unknown one, after body validation (decisions §3).
+        // A malformed id is answered like an unknown one, after body validation (docs/records.md §2).
         const result = await records.revoke(orgId, params.recordId, reason);
         return jsonResponse(200, result);
       },

@@ -1,5 +1,6 @@
 /**
- * The verification operations (spec §4.1–§4.3). Thin: admit the caller, read and validate the
+ * The verification operations: POST /v1/verifications, GET /v1/verifications and
+ * GET /v1/verifications/{id} (docs/verification.md). Thin: admit the caller, read and validate the
  * input, call the verification capability, shape the answer for the caller's tier.
  */
 import { Elysia, t } from "elysia";
@@ -17,7 +18,7 @@ import { jsonResponse as json, jsonTextResponse } from "../errors.ts";
 import { DocHash, errorResponses, jsonBody, RATE_LIMIT_NOTE, Timestamp, Uuid } from "../schemas.ts";
 import { AnchorState, RevocationReason } from "./v1-records.ts";
 
-/** decisions §7: the largest legal body is a hash and a 128-character reference, with room for `\u` escapes. */
+/** The largest legal body is a hash and a 128-character reference, with room for `\u` escapes (docs/verification.md "Request rules"). */
 export const VERIFICATION_BODY_LIMIT = 4 * 1024;
 
 export interface VerificationRouteDeps {
@@ -33,7 +34,7 @@ const oneOf = <const V extends readonly string[]>(values: V, options: { title?: 
 const Verdict = oneOf(VERDICTS, { title: "Verdict" });
 const CheckResult = oneOf(["pass", "fail"], { title: "CheckResult" });
 const Environment = oneOf(["live", "test"], { title: "Environment" });
-const Mode = t.String({ description: "`partial` in this version; its values may change (spec): read it, do not hardcode it", examples: [MODE] });
+const Mode = t.String({ description: "`partial` in this version of the API; its values may change in a later one: read it, do not hardcode it", examples: [MODE] });
 const Match = t.Object(
   {
     recordId: Uuid,
@@ -82,11 +83,11 @@ const Verification = t.Object(
     reference: t.Optional(t.String({ description: "Echoed at the organisation tier when supplied" })),
     matches: t.Array(Match, {
       maxItems: MAX_MATCHES,
-      description: `Anchored records for the hash, earliest consensus first, at most ${MAX_MATCHES} (decisions §11); the verdict is decided over every record, returned or not`,
+      description: `Anchored records for the hash, earliest consensus first, at most ${MAX_MATCHES}; the verdict is decided over every record, returned or not`,
     }),
     retryAfterSeconds: t.Optional(t.Integer({ minimum: 1, description: "With `pending_anchor`: when to ask again" })),
   },
-  { title: "Verification", "x-description": "A verification's answer (spec §2.3)" },
+  { title: "Verification", "x-description": "A verification's answer" },
 );
 const Summary = t.Object(
   {
@@ -99,7 +100,7 @@ const Summary = t.Object(
     verifiedAt: Timestamp,
     reference: t.Optional(t.String()),
   },
-  { title: "VerificationSummary", "x-description": "A row of the verification log (spec §2.4)" },
+  { title: "VerificationSummary", "x-description": "A row of the verification log" },
 );
 const VerificationRequest = t.Object(
   {
@@ -108,7 +109,7 @@ const VerificationRequest = t.Object(
   },
   { title: "VerificationRequest" },
 );
-/** decisions §6: `nextCursor` is null on the last page. */
+/** `nextCursor` is null on the last page. */
 const VerificationPage = t.Object(
   {
     data: t.Array(Summary),
@@ -243,7 +244,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
       ({ request, params }) =>
         then(access.admit(request, "verifications.get"), (caller) => {
           if (caller.tier !== "organisation") throw new Error("verifications.get admitted without a credential");
-          // A malformed id is answered like an unknown one (decisions §3): log.get refuses both alike.
+          // A malformed id is answered like an unknown one (docs/verification.md "The log"): log.get refuses both alike.
           return then(log.get({ orgId: caller.org.id, environment: caller.key.environment, verificationId: params.verificationId }), (found) => json(200, found));
         }),
       {

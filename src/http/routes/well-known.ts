@@ -5,7 +5,7 @@
  *
  * Every answer, errors included, carries `Access-Control-Allow-Origin: *`: the receipt verifier's
  * page, opened from a file or another host, reads it to confirm an organisation's domain
- * (decisions §13). It is public data, and the request carries no credential to protect.
+ * (docs/receipts.md §6). It is public data, and the request carries no credential to protect.
  */
 import { Elysia, t } from "elysia";
 import type { Identity } from "../../receipts/identity.ts";
