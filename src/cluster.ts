@@ -1,7 +1,7 @@
 /**
- * One node of several on one PostgreSQL database (decisions §12, docs/operations.md "Several
- * nodes"): the same services as on the embedded SQLite (app.ts `assemble`), over the shared
- * database, with what several nodes need besides:
+ * One node of several on one PostgreSQL database (docs/operations.md "Several nodes"): the same
+ * services as on the embedded SQLite (app.ts `assemble`), over the shared database, with what
+ * several nodes need besides:
  * - the node's heartbeat and its bid for the anchor loop's leadership (storage/pg-cluster.ts):
  *   every node runs the loop's timer, only the leader works the queue, every change it makes is
  *   fenced by its epoch (anchoring/pg-journal.ts);

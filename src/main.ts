@@ -2,7 +2,7 @@
  * The `docverify` executable: argv → subcommand, and signals. Each subcommand parses its own
  * flags strictly (an unknown flag is an error, never ignored), reads settings once through
  * `parseConfig`, and reports failures on stderr with a non-zero exit. Every subcommand answers
- * `--help` or `-h` with its usage on stdout and exit 0 (decisions §11), before anything else is
+ * `--help` or `-h` with its usage on stdout and exit 0, before anything else is
  * parsed or opened.
  */
 import { ConfigError, parseConfig } from "./config/index.ts";

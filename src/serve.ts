@@ -49,8 +49,9 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
     tls = { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) };
   }
 
-  // One serve per data folder, on every network (decisions §11): taken before anything in the
-  // folder is opened, held until everything is closed; the kernel drops it if the process dies.
+  // One serve per data folder, on every network (docs/operations.md "Administration on the
+  // server"): taken before anything in the folder is opened, held until everything is closed;
+  // the kernel drops it if the process dies.
   // With several nodes on PostgreSQL each node still has a data folder of its own (its master
   // key file, its logs).
   const lock = lockDataFolder(config.dataDir);

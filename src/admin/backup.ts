@@ -96,8 +96,9 @@ function progressOn(io: Io): BackupProgress {
 // backup
 
 /**
- * Both commands copy the embedded SQLite database. With PostgreSQL (decisions §12) the data is
- * the database server's, backed up with its own tools: refused, with the pointer.
+ * Both commands copy the embedded SQLite database. With PostgreSQL the data is the database
+ * server's, backed up with its own tools (docs/operations.md "Several nodes"): refused, with the
+ * pointer.
  */
 function refuseOnPostgres(config: Config, command: "backup" | "restore"): void {
   if (config.databaseUrl === null) return;

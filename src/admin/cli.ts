@@ -1,7 +1,8 @@
 /**
- * The administration command line of decisions §8, §10 and §13: `org create|set|list`,
- * `key mint|list|revoke` and `person add|list|suspend|link`. It works on the data folder directly (no network API), also while
- * `serve` runs on it: SQLite's locking and the services' IMMEDIATE transactions make the two
+ * The administration command line (docs/operations.md "Administration on the server",
+ * docs/admin.md): `org create|set|list`, `key mint|list|revoke` and
+ * `person add|list|suspend|link`. It works on the data folder directly (no network API), also
+ * while `serve` runs on it: SQLite's locking and the services' IMMEDIATE transactions make the two
  * safe side by side. Every flag is checked strictly; refusals change nothing.
  */
 import { osActor } from "./actor.ts";

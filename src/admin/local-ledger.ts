@@ -5,8 +5,9 @@
  * addresses it listens on (gRPC, then each mirror: a second one when `--second-mirror-port` is
  * given or the folder remembers one, for receipts' two mirror nodes); a `serve` is
  * pointed at the mirror address with DOCVERIFY_LOCAL_LEDGER_URL and needs nothing more: the
- * operator 0.0.2 has the public development key (decisions §11) unless this ledger was created
- * with `--operator-key-file` (then serve needs DOCVERIFY_LEDGER_OPERATOR_KEY_FILE too).
+ * operator 0.0.2 has the public development key (docs/local-ledger.md "The operator key: a public
+ * development key") unless this ledger was created with `--operator-key-file` (then serve needs
+ * DOCVERIFY_LEDGER_OPERATOR_KEY_FILE too).
  * Without port flags it reuses the ports remembered in that folder (or picks free ones and
  * remembers them), like the embedded ledger.
  *

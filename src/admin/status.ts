@@ -83,7 +83,8 @@ export async function runStatus(args: readonly string[], env: Readonly<Record<st
     report = {
       records: counts.records,
       queue: { ...queue, organisationsAwaitingTopic: counts.organisationsAwaitingTopic },
-      // Several nodes (decisions §12): who has a heartbeat, and who runs the anchor loop.
+      // Several nodes (docs/operations.md "Several nodes"): who has a heartbeat, and who runs the
+      // anchor loop.
       ...(core.store.engine === "postgres" ? { cluster: await clusterStatus(core.store as PostgresStore) } : {}),
     };
   } finally {

@@ -1,9 +1,8 @@
 /**
- * `docverify trust export [--org ORG]` (decisions §13): one trust file on stdout, for an auditor
- * who records once what this appliance anchors for, and checks receipts later with
- * `verify-receipt --trust FILE`, without asking the appliance again. docs/receipts.md §7 gives
- * the format; the receipt verifier (src/verifier/trust.ts) reads it strictly, refusing unknown
- * fields.
+ * `docverify trust export [--org ORG]` (docs/admin.md "Trust files"): one trust file on stdout, for
+ * an auditor who records once what this appliance anchors for, and checks receipts later with
+ * `verify-receipt --trust FILE`, without asking the appliance again. docs/receipts.md §7 gives the
+ * format; the receipt verifier (src/verifier/trust.ts) reads it strictly, refusing unknown fields.
  *
  * What it holds: the appliance's own network with the mirror nodes receipts suggest (the same
  * list as a receipt's `mirrorNodes`), and each organisation with a topic as

@@ -1,5 +1,5 @@
 /**
- * `docverify admin [--data DIR]`: the administrator's terminal UI (decisions §8, issue 7).
+ * `docverify admin [--data DIR]`: the administrator's terminal UI (docs/admin.md).
  * It offers what `org`, `key` and `status` do, and more (records, the audit trail), on the data
  * folder directly, also while `serve` runs on it. Changes go through the same services as the
  * command line, so each writes its audit row with the OS user as actor.

@@ -1,7 +1,7 @@
 /**
- * Settings: every `DOCVERIFY_*` variable of decisions §8, parsed once into a frozen object.
- * Nothing else in the product reads `process.env`; everything that needs a setting is handed
- * this object (or the part of it it needs) by the composition root.
+ * Settings: every `DOCVERIFY_*` variable (the README's settings table), parsed once into a frozen
+ * object. Nothing else in the product reads `process.env`; everything that needs a setting is
+ * handed this object (or the part of it it needs) by the composition root.
  *
  * A bad value is never guessed at or clamped: `parseConfig` throws a `ConfigError` naming the
  * setting and what is allowed, and `serve` refuses to start with that message.
@@ -46,18 +46,18 @@ export interface Config {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly metricsAllow: readonly Cidr[];
   readonly logLevel: LogLevel;
-  /** Days verification log rows are kept (decisions §11); 0 keeps them for ever. */
+  /** Days verification log rows are kept (docs/verification.md "Retention"); 0 keeps them for ever. */
   readonly logRetentionDays: number;
   /**
-   * DOCVERIFY_MIRROR_NODES: the mirror nodes a receipt suggests (decisions §9), base URLs
+   * DOCVERIFY_MIRROR_NODES: the mirror nodes a receipt suggests (docs/receipts.md §3), base URLs
    * without a trailing slash, in order, without duplicates. Null when unset: the network's
    * default (anchoring/links.ts `suggestedMirrorNodes`).
    */
   readonly mirrorNodes: readonly string[] | null;
   /**
-   * DOCVERIFY_DATABASE_URL (decisions §12): a `postgres://` URL selects PostgreSQL, shared by
-   * every node; null (unset) is the embedded SQLite in the data folder. Holds the password if the
-   * URL does: show `databaseUrlRedacted`, never this.
+   * DOCVERIFY_DATABASE_URL (docs/storage.md "Two engines"): a `postgres://` URL selects PostgreSQL,
+   * shared by every node; null (unset) is the embedded SQLite in the data folder. Holds the
+   * password if the URL does: show `databaseUrlRedacted`, never this.
    */
   readonly databaseUrl: string | null;
   /** The same URL with any password replaced by `***`, for logs and `status`. */

@@ -10,8 +10,8 @@ const KEY_STORE_RETRY_SECONDS = 60;
 
 /**
  * No master key is configured (or the configured file does not exist and we may not create it),
- * so private keys can be neither created nor used. Maps to 503 SERVICE_UNAVAILABLE ("key store
- * sealed", decisions §3). `file` is for the log only: the message shown to callers omits it.
+ * so private keys can be neither created nor used. Maps to 503 SERVICE_UNAVAILABLE: the key store
+ * is sealed. `file` is for the log only: the message shown to callers omits it.
  */
 export class MasterKeyMissingError extends DomainError {
   constructor(readonly file: string | null) {

@@ -16,8 +16,8 @@
  * a crash.
  *
  * Creating a key is only safe while no sealed key exists: a new master key cannot open seeds
- * sealed under a lost one. The caller decides `create` (decisions §8: only for the default file
- * inside the data folder, never for a systemd credential).
+ * sealed under a lost one. The caller decides `create` (docs/signing.md §5: only for the default
+ * file inside the data folder, never for a systemd credential).
  */
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, constants } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
@@ -39,7 +39,7 @@ export interface MasterKeyOptions {
 export interface LoadedMasterKey {
   readonly key: Uint8Array;
   readonly file: string;
-  /** True when this call created the file; the service says so at startup (decisions §5). */
+  /** True when this call created the file; the service says so at startup. */
   readonly created: boolean;
   readonly format: MasterKeyFormat;
   /** Things an operator should fix, for a warn-level log line (for example group/world access). */

@@ -36,7 +36,7 @@ export const RECORD_PAYLOAD_LENGTH = 124;
 export interface RecordPayloadFields {
   /** Lowercase canonical UUID text, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`. */
   readonly recordId: string;
-  /** `sha256:` + 64 lowercase hex characters (spec DocHash). */
+  /** `sha256:` + 64 lowercase hex characters (the API's DocHash). */
   readonly docHash: string;
   /**
    * The signed time in whole milliseconds since the Unix epoch (the record's `authenticatedAt`).
@@ -62,7 +62,7 @@ export function uuidToBytes(uuid: string): Uint8Array {
   return out;
 }
 
-/** The 32-byte digest of a DocHash; the text is refused unless it is exactly the spec's form. */
+/** The 32-byte digest of a DocHash; the text is refused unless it is exactly that form. */
 export function docHashToBytes(docHash: string): Uint8Array {
   if (typeof docHash !== "string" || !DOC_HASH_RE.test(docHash)) throw new TypeError("docHash must match ^sha256:[0-9a-f]{64}$");
   const out = new Uint8Array(32);

@@ -1,7 +1,7 @@
 /**
  * Signing workers: a record's two ML-DSA signatures (and the check of each) off the calling
- * thread, which is the API's one JavaScript thread (issue 17: signing and its checks were two
- * fifths of record creation's main thread), and, while verification is busy, the signature
+ * thread, which is the API's one JavaScript thread (signing and its checks were two fifths of
+ * record creation's main thread: docs/benchmarks.md "Record creation"), and, while verification is busy, the signature
  * verifications a memo does not answer (`verifyMany`: two ML-DSA-65 verifications took 69 % of
  * that thread with the memo off). The parent side of sign-worker.ts.
  *

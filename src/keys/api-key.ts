@@ -1,7 +1,8 @@
 /**
- * The API key format of decisions §2: `dv_{live|test}_<keyId:16><secret:32><crc:6>`, 62
- * characters. `keyId` and `secret` are base62 from a CSPRNG; `crc` is the CRC-32 (IEEE) of
- * every character before it, in base62, left-padded with `0` to 6 characters.
+ * The API key format (docs/access.md "Unusable credentials"):
+ * `dv_{live|test}_<keyId:16><secret:32><crc:6>`, 62 characters. `keyId` and `secret` are base62
+ * from a CSPRNG; `crc` is the CRC-32 (IEEE) of every character before it, in base62, left-padded
+ * with `0` to 6 characters.
  *
  * The checksum lets a typo or a truncated paste be refused without touching storage, and
  * lets secret scanners recognise a real key. Only `keyId` is stored in clear; the secret is

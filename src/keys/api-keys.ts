@@ -1,6 +1,6 @@
 /**
- * Minting, listing and revoking API keys (decisions §2, spec §5). Scopes are fixed at minting
- * from the organisation's state at that moment and never change afterwards:
+ * Minting, listing and revoking API keys (docs/admin.md "Keys", docs/access.md). Scopes are fixed
+ * at minting from the organisation's state at that moment and never change afterwards:
  * - `verifications:read` on every key;
  * - `records:write` on a `live` key whose organisation holds the add-on;
  * - `records:revoke` only when asked for, only on `live`, and it needs `records:write`

@@ -1,7 +1,8 @@
 /**
- * Rate limits across nodes (decisions §12): the same token buckets as rate-limit.ts (one per
- * client IP, key and organisation, `perMinute` tokens a minute up to `perMinute`), kept once for
- * every node in the database, without a database round trip per request.
+ * Rate limits across nodes (docs/storage.md "Rate limits across nodes"): the same token buckets as
+ * rate-limit.ts (one per client IP, key and organisation, `perMinute` tokens a minute up to
+ * `perMinute`), kept once for every node in the database, without a database round trip per
+ * request.
  *
  * A node leases a few tokens of a bucket at a time (`chunk`: about 2 % of the limit, at least 1,
  * or as many as this node's requests are waiting for), spends them locally, and gives back what it has not spent after `leaseMs`. When the shared

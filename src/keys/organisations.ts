@@ -1,9 +1,10 @@
 /**
  * Organisations: created and changed by administrators on the local machine only. Each gets
  * its own ML-DSA system key at creation, sealed under the master key. Every change writes its
- * audit row in the same transaction. A change of domain (decisions §13) or of name also raises
- * the organisation's announcement generation in that transaction: the anchor loop then announces
- * its key again, with the new domain and name, exactly once (anchoring/queue.ts).
+ * audit row in the same transaction. A change of domain (docs/admin.md "The organisation's
+ * domain") or of name also raises the organisation's announcement generation in that
+ * transaction: the anchor loop then announces its key again, with the new domain and name,
+ * exactly once (anchoring/queue.ts).
  *
  * Names are unique per appliance, compared by their key (lib/name-key.ts: NFKC, then lowercased):
  * a create or rename to a name another organisation holds is refused (`NameTakenError`) and
@@ -29,7 +30,7 @@ export interface OrgFlags {
 export interface Organisation extends OrgFlags {
   readonly id: string;
   readonly name: string;
-  /** The DNS name its key announcements carry (decisions §13), or null. */
+  /** The DNS name its key announcements carry, or null. */
   readonly domain: string | null;
   readonly createdAt: number;
   readonly topicId: string | null;
@@ -72,8 +73,8 @@ const LABEL_RE = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
  * least two labels, each 1 to 63 letters, digits and hyphens, not starting or ending with a hyphen,
  * the last starting with a letter, 253 characters at most, no trailing dot; an internationalised name in its `xn--` form (whose
  * labels must decode); never an IP address, a port, a scheme or a path. A verifier fetches
- * `https://DOMAIN/.well-known/docverify.json` and asks `_docverify.DOMAIN` (decisions §13): both
- * need a plain host name.
+ * `https://DOMAIN/.well-known/docverify.json` and asks `_docverify.DOMAIN` (docs/receipts.md §6):
+ * both need a plain host name.
  */
 export function parseOrgDomain(input: string): { readonly domain: string } | { readonly problem: string } {
   const problem = (p: string) => ({ problem: p });

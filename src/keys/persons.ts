@@ -1,10 +1,10 @@
 /**
- * Persons (decisions §10): named people of an organisation who will sign PDFs with their own key.
- * An administrator adds them on the local machine, attesting how their identity was verified;
- * each gets an enrolment link `{publicUrl}/enrol/{token}`. The token is 32 random bytes, shown
- * once in the link and stored only as its SHA-256 digest; it is good for one use within 24 hours,
- * and a new link for the same person replaces every unused older one. Every administrative change
- * writes its audit row in the same transaction; no audit row holds a token or its digest.
+ * Persons (docs/admin.md "Persons"): named people of an organisation who will sign PDFs with their
+ * own key. An administrator adds them on the local machine, attesting how their identity was
+ * verified; each gets an enrolment link `{publicUrl}/enrol/{token}`. The token is 32 random bytes,
+ * shown once in the link and stored only as its SHA-256 digest; it is good for one use within 24
+ * hours, and a new link for the same person replaces every unused older one. Every administrative
+ * change writes its audit row in the same transaction; no audit row holds a token or its digest.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { and, asc, eq, gt, isNull } from "drizzle-orm";

@@ -23,7 +23,8 @@ export interface Logger {
  * Lines for stdout are collected and written together at most every `FLUSH_MS` (or once
  * `FLUSH_BYTES` are pending): one `write` system call per request was measured as a large share
  * of a small request's cost, and one per turn of the event loop still was a tenth of a public
- * verification's main thread under load (issue 17), turns being short then. What is pending is
+ * verification's main thread under load, turns being short then (docs/benchmarks.md "How the
+ * figures moved"). What is pending is
  * written before the process exits, and at once for `error` lines, so a crash report is never
  * left waiting in memory.
  */

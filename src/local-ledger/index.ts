@@ -20,7 +20,7 @@
  *   transactions, the genesis key) survives a restart, and pending transactions reach consensus
  *   after it.
  * - `operator` is the genesis account 0.0.2. Its ED25519 key is fixed when the ledger is created:
- *   `operatorKey` if given, else the public development key (keys.ts, decisions §11). A ledger
+ *   `operatorKey` if given, else the public development key (keys.ts). A ledger
  *   keeps the key it was created with; given a different `operatorKey` later, it refuses to start.
  * - `close()` stops listening, waits for work in flight and closes the database; a pending
  *   transaction stays pending for the next start.

@@ -24,9 +24,10 @@ export const ED25519_SPKI_PREFIX = Uint8Array.of(0x30, 0x2a, 0x30, 0x05, 0x06, 0
 
 /**
  * The local ledger's development key for its genesis account 0.0.2 (and the system accounts that
- * share it), unless the ledger is given another when it is created (decisions §11). It is the
- * key of Hedera's own local node (hiero-local-node, "network variables"), so a `serve` pointed at
- * either with DOCVERIFY_LOCAL_LEDGER_URL needs nothing more. It is PUBLIC: anyone who can reach
+ * share it), unless the ledger is given another when it is created (docs/local-ledger.md "The
+ * operator key: a public development key"). It is the key of Hedera's own local node
+ * (hiero-local-node, "network variables"), so a `serve` pointed at either with
+ * DOCVERIFY_LOCAL_LEDGER_URL needs nothing more. It is PUBLIC: anyone who can reach
  * the ledger's gRPC port can pay with it. It is for a development ledger on loopback, never for
  * anything of value; docs/local-ledger.md says so where it prints it.
  */

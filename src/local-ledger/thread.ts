@@ -2,7 +2,7 @@
  * The embedded local ledger on a worker thread of this process: the parent side of worker.ts.
  * `serve` runs the ledger this way (network `local`, no DOCVERIFY_LOCAL_LEDGER_URL, system
  * clock), so consensus, gRPC and the mirror have their own thread and event loop and do not take
- * the API thread's time; decisions §8 ("in the same process") still holds.
+ * the API thread's time, while the ledger stays in `serve`'s process: one executable, one process.
  *
  * - `startLedgerWorker` resolves once the ledger listens, with its addresses and operator, and
  *   rejects with the ledger's own message when it cannot start (folder locked, port taken...).

@@ -1,8 +1,8 @@
 /**
  * The embedded local ledger's worker thread: `serve` (network `local`, no
  * DOCVERIFY_LOCAL_LEDGER_URL, system clock) starts the ledger here, in its own thread and event
- * loop, so consensus, gRPC and the mirror do not take the API thread's time (decisions §8: still
- * the same process). The parent side is thread.ts; the messages are worker-protocol.ts.
+ * loop, so consensus, gRPC and the mirror do not take the API thread's time (still the same
+ * process). The parent side is thread.ts; the messages are worker-protocol.ts.
  *
  * This file is an entry point of its own, in the source tree and in the compiled executable
  * (scripts/build.ts lists it), and imports only the local ledger: never `@hashgraph/sdk`.

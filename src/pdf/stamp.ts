@@ -1,5 +1,5 @@
 /**
- * The signed PDF (decisions §10): the original bytes unchanged, followed by exactly one
+ * The signed PDF (docs/signing.md §7): the original bytes unchanged, followed by exactly one
  * incremental update (ISO 32000-1 §7.5.6) that adds docverify's metadata and a visible stamp on
  * the first page. Runs in the signer's browser (the document never leaves it), so nothing here
  * imports node: or bun:. This is the only module that imports the PDF library.

@@ -1,5 +1,5 @@
 /**
- * The person application behind /enrol and /sign (decisions §10): enrolment with a passkey,
+ * The person application behind /enrol and /sign (docs/persons.md): enrolment with a passkey,
  * sessions, person-signed records and their revocation. HTTP-free: src/http/routes/app.ts maps
  * requests onto it. See docs/persons.md.
  *
@@ -54,7 +54,7 @@ import type { RecordWriter } from "../records/write-queue.ts";
 import { parseRecordRequest, type RevocationReason } from "../records/validate.ts";
 import { AnswerRefused, CHALLENGE_TTL_MS, challengeOf, type StoredPasskey, type WebAuthn } from "./webauthn.ts";
 
-/** A session ends this long after its last use (decisions §10). */
+/** A session ends this long after its last use (docs/persons.md "The API behind the pages: /app"). */
 export const SESSION_IDLE_MS = 15 * 60 * 1000;
 /** A session's last use is written at most this often, so reading pages does not write every time. */
 const TOUCH_EVERY_MS = 30 * 1000;

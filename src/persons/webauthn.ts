@@ -1,5 +1,5 @@
 /**
- * The WebAuthn ceremonies of the person application (decisions §10), and the only module that
+ * The WebAuthn ceremonies of the person application (docs/persons.md), and the only module that
  * imports `@simplewebauthn/server`. The relying party is the public URL: its host is the relying
  * party id, its origin the only origin an answer may come from.
  *
@@ -44,7 +44,7 @@ export class AnswerRefused extends DomainError {
 }
 
 export interface RelyingParty {
-  /** The public URL's host name (decisions §10). */
+  /** The public URL's host name: a passkey belongs to it. */
   readonly id: string;
   /** The public URL's origin. */
   readonly origin: string;

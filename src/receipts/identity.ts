@@ -1,5 +1,5 @@
 /**
- * `/.well-known/docverify.json` (docs/receipts.md §5, decisions §9, §13): for every organisation
+ * `/.well-known/docverify.json` (docs/receipts.md §5): for every organisation
  * with a ledger topic, its registered name, domain, network, topic and key fingerprints, and the
  * service's seal keys. A verifier who trusts this service's web address (TLS) binds an organisation's name to its
  * topic here; the receipt itself never carries a name.
@@ -24,7 +24,7 @@ export interface IdentityKey {
 export interface IdentityOrganisation {
   readonly orgId: string;
   readonly name: string;
-  /** The domain the administrator set (decisions §13), or null. */
+  /** The domain the administrator set (docs/admin.md "The organisation's domain"), or null. */
   readonly domain: string | null;
   readonly network: LedgerNetwork;
   readonly topicId: string;

@@ -1,5 +1,5 @@
 /**
- * Key announcements (decisions §9, docs/receipts.md §1): the message that binds an organisation's
+ * Key announcements (docs/receipts.md §1): the message that binds an organisation's
  * key, and its registered name, to its topic, built here for the anchor loop, which queues it
  * (anchoring/queue.ts) without knowing the message format or the seal key.
  *

@@ -6,13 +6,13 @@
  * loop picks it up.
  */
 
-/** A transaction id chosen before anything is submitted (decisions §5: crash-safe anchoring). */
+/** A transaction id chosen before anything is submitted, so anchoring survives a crash (docs/anchoring.md "Crashes"). */
 export interface ReservedTransaction {
-  /** `<account>@<seconds>.<nanoseconds>`, the spec's transactionId form. */
+  /** `<account>@<seconds>.<nanoseconds>`, the form the API shows a transactionId in. */
   readonly transactionId: string;
   /** Start of the transaction's validity window, ms since the epoch. */
   readonly validStartMs: number;
-  /** Length of the validity window, seconds (decisions §8: 15–180). */
+  /** Length of the validity window, seconds: 15–180 (DOCVERIFY_ANCHOR_VALID_SECONDS). */
   readonly validSeconds: number;
 }
 

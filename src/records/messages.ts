@@ -1,6 +1,6 @@
 /**
- * The ledger messages (decisions §5, §9). Contract file: docs/records.md §3 and docs/receipts.md
- * §1 describe the formats field by field and test/records/messages.test.ts pins them.
+ * The ledger messages. Contract file: docs/records.md §3 and docs/receipts.md §1 describe the
+ * formats field by field and test/records/messages.test.ts pins them.
  *
  * What every encoder here MUST guarantee:
  * - Compact JSON (no whitespace), UTF-8, keys in the fixed order written below, so the same
@@ -8,15 +8,15 @@
  *   or a domain), except the organisation's registered name in a key announcement, written as
  *   JSON.stringify writes it.
  * - A key announcement (`key`, `person_key`) carries `domain` only when the organisation has
- *   one (decisions §13), right after `name` (after `personId`): an organisation without a domain
+ *   one, right after `name` (after `personId`): an organisation without a domain
  *   announces exactly the bytes it announced before domains existed.
  * - A version field `v` first: readers branch on it; a layout is never changed in place.
  * - One chunk: at most MAX_MESSAGE_BYTES (1,024) bytes, checked here, so a message is never
  *   split across several ledger transactions. A key announcement's name is cut at a code point
  *   to fit, never the message refused.
- * - Nothing private and nothing the spec keeps off the ledger: never the `filename` (spec §2.7),
- *   never a key (only its fingerprint). The organisation's name appears only in the key
- *   announcement, which exists to bind it to the topic (decisions §9).
+ * - Nothing private: never the `filename` (docs/records.md §3), never a key (only its
+ *   fingerprint). The organisation's name appears only in the key announcement, which exists to
+ *   bind it to the topic.
  *
  * Creation commits to the record through digests rather than carrying signatures (3,309 bytes
  * each would not fit one chunk): anyone holding the record's public key and signatures can hash
@@ -64,7 +64,7 @@ export interface KeyAnnouncementFields {
 
 export interface PersonKeyAnnouncementFields {
   readonly orgId: string;
-  /** The person's id: no name, no e-mail, nothing personal goes on the ledger (decisions §10). */
+  /** The person's id: no name, no e-mail, nothing personal goes on the ledger. */
   readonly personId: string;
   /** Their organisation's domain when they enrol, or null / absent: none. */
   readonly domain?: string | null;
@@ -180,7 +180,7 @@ export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Arr
 }
 
 /**
- * The message announcing a person's key on their organisation's topic (decisions §10), queued in
+ * The message announcing a person's key on their organisation's topic (docs/persons.md), queued in
  * the transaction that enrols them, before any record they sign: by fingerprint and person id.
  */
 export function encodePersonKeyAnnouncementMessage(f: PersonKeyAnnouncementFields): Uint8Array {

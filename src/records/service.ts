@@ -1,6 +1,6 @@
 /**
- * Authenticating documents as an organisation, and revoking that authentication (spec §4.4,
- * §4.5, decisions §3 and §5). See docs/records.md.
+ * Authenticating documents as an organisation, and revoking that authentication
+ * (docs/records.md §1 and §2).
  *
  * What callers may assume:
  * - `create` resolves only once the record and its `pending` ledger message are committed
@@ -14,7 +14,7 @@
  * - An abandoned record is never returned by anything here: it behaves as if it did not exist.
  * - A write lock held by another connection past busy_timeout is 503 SERVICE_UNAVAILABLE with
  *   Retry-After (write-queue.ts), never an internal error; nothing is written then.
- * - Nothing is created for an organisation an administrator has suspended (decisions §3,
+ * - Nothing is created for an organisation an administrator has suspended (docs/records.md §1,
  *   403 ORGANISATION_SUSPENDED), not even a repeat's 200: the flag is read again under the
  *   write lock, so a suspension committed before the record's transaction always wins. Revocation
  *   is not affected: it is how a compromised organisation protects verifiers.
@@ -35,9 +35,10 @@ import { filenameProblem, isRecordId, validateDocHash, type RecordRequest, type 
 import { busyAsUnavailable, createWriteQueue, type RecordWriter } from "./write-queue.ts";
 
 /**
- * Refuses record creation for a suspended organisation (decisions §3). The HTTP route calls it
- * with the caller's organisation as the credential check read it, right after access and before
- * the body (an organisation-level refusal, like the add-on's); `create` checks again.
+ * Refuses record creation for a suspended organisation (docs/access.md "Order of refusals"). The
+ * HTTP route calls it with the caller's organisation as the credential check read it, right after
+ * access and before the body (an organisation-level refusal, like the add-on's); `create` checks
+ * again.
  */
 export function assertMayCreateRecords(org: { readonly suspended: boolean }): void {
   if (org.suspended) throw organisationSuspended();
@@ -75,9 +76,9 @@ export interface PublicRecord {
   readonly authenticatedAt: string;
   readonly signerType: "org" | "user";
   /**
-   * The registered name of the record's organisation (decisions §11): the signer of an
-   * organisation-signed record, the organisation a person-signed record was signed within; null
-   * when there is none.
+   * The registered name of the record's organisation (docs/verification.md "Disclosure tiers"): the
+   * signer of an organisation-signed record, the organisation a person-signed record was signed
+   * within; null when there is none.
    */
   readonly organisationName: string | null;
   /** True while an administrator has suspended that organisation (read per request). */
@@ -246,7 +247,7 @@ export function createRecords(deps: RecordsDeps) {
     return key;
   }
 
-  /** Revocation of a record `owns` accepts (decisions §3's refusal order), for `revoke` and `revokePersonSigned`. */
+  /** Revocation of a record `owns` accepts (docs/records.md §2's refusal order), for `revoke` and `revokePersonSigned`. */
   async function revokeIf(owns: (row: RecordRow) => boolean, notYours: string, recordId: string, reason: RevocationReason): Promise<{ recordId: string }> {
     const check = (row: RecordRow | undefined): RecordRow => {
       if (row === undefined || row.anchorState === "abandoned") throw new DomainError("NOT_FOUND", "No such record.");
@@ -356,8 +357,9 @@ export function createRecords(deps: RecordsDeps) {
     },
 
     /**
-     * POST /app/records/{recordId}/revoke by the person whose key is `keyFingerprint` (decisions
-     * §10): their own person-signed records only. The same refusals, in the same order, as `revoke`.
+     * POST /app/records/{recordId}/revoke by the person whose key is `keyFingerprint`
+     * (docs/persons.md "Person-signed records"): their own person-signed records only. The same
+     * refusals, in the same order, as `revoke`.
      */
     async revokePersonSigned(keyFingerprint: Uint8Array, recordId: string, reason: RevocationReason): Promise<{ recordId: string }> {
       const key = Buffer.from(keyFingerprint);
@@ -365,13 +367,13 @@ export function createRecords(deps: RecordsDeps) {
     },
 
     /**
-     * A person-signed record (decisions §10) for `personKey`, with exactly the id, hash and time
-     * the person's WebAuthn challenge committed to: signed with the person's key and sealed like
-     * any record, its message waiting for the person's key announcement, in one group-committed
-     * transaction with the caller's `claim`. `created` false: the person already has an active
-     * record for the hash (nothing written but the claim). Refusals as `create`:
-     * 403 ORGANISATION_SUSPENDED (read again under the write lock), 503 while the topic does not
-     * exist, without the master key, or when the ledger queue is full.
+     * A person-signed record (docs/persons.md "Person-signed records") for `personKey`, with
+     * exactly the id, hash and time the person's WebAuthn challenge committed to: signed with the
+     * person's key and sealed like any record, its message waiting for the person's key
+     * announcement, in one group-committed transaction with the caller's `claim`. `created` false:
+     * the person already has an active record for the hash (nothing written but the claim).
+     * Refusals as `create`: 403 ORGANISATION_SUSPENDED (read again under the write lock), 503 while
+     * the topic does not exist, without the master key, or when the ledger queue is full.
      */
     async createPersonSigned(input: {
       readonly orgId: string;

@@ -1,5 +1,5 @@
 /**
- * Request validation for the record operations (spec §2.1, §2.7, decisions §7). Each failure is
+ * Request validation for the record operations (docs/records.md §1, §2). Each failure is
  * a 400 VALIDATION_FAILED whose `details` names the field. Values are never normalised: what is
  * accepted is stored exactly as sent.
  */
@@ -19,7 +19,7 @@ export const REVOCATION_REASONS = [
 ] as const;
 export type RevocationReason = (typeof REVOCATION_REASONS)[number];
 
-/** Spec §2.7's table: what each reason means and what a verifier should conclude. */
+/** What each reason means and what a verifier should conclude (docs/records.md §2's table). */
 export const REVOCATION_MEANINGS: Readonly<Record<RevocationReason, { readonly meaning: string; readonly conclusion: string }>> = {
   SUPERSEDED: { meaning: "A newer document replaces this one.", conclusion: "Validly authenticated; look for the replacement." },
   ERROR_IN_DOCUMENT: { meaning: "The document contains an error.", conclusion: "Validly authenticated; contents wrong." },
@@ -65,7 +65,7 @@ export function validateDocHash(value: unknown, field = "originalDocHash"): stri
 
 // Cc (controls), Cf (invisible formatting: bidi overrides and isolates, soft hyphen, zero-width
 // space, BOM, tag characters...) except U+200C ZWNJ and U+200D ZWJ, which written scripts and
-// emoji sequences need (decisions §7).
+// emoji sequences need (docs/records.md §1).
 const REFUSED_CHARACTER = /[\p{Cc}\p{Cf}]/u;
 // Characters that show as nothing though they are not Cf, so that a name made of them (or with
 // them inside) looks like another or like none on a page: the default-ignorable ones (Hangul

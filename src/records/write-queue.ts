@@ -1,11 +1,11 @@
 /**
  * Record writes, group-committed. With `synchronous=FULL` every commit costs an fsync; concurrent
- * record writes share one instead of paying one each (issue 5's benchmark target). The group
- * commit is the connection's (src/storage/group-commit.ts), shared with the anchor loop's journal:
- * work submitted within GROUP_WINDOW_MS of the first item waiting, by either, runs in a single
- * IMMEDIATE transaction, each item in its own savepoint, and every promise settles only after that
- * transaction has committed, so a caller that answers after `await run(...)` answers with a
- * durable write.
+ * record writes share one instead of paying one each (docs/benchmarks.md "Record creation"). The
+ * group commit is the connection's (src/storage/group-commit.ts), shared with the anchor loop's
+ * journal: work submitted within GROUP_WINDOW_MS of the first item waiting, by either, runs in a
+ * single IMMEDIATE transaction, each item in its own savepoint, and every promise settles only
+ * after that transaction has committed, so a caller that answers after `await run(...)` answers
+ * with a durable write.
  *
  * Why a window rather than the end of the current turn: records are signed on worker threads
  * (src/crypto/sign-pool.ts), and their answers arrive as separate tasks, so "the same turn" held

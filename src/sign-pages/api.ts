@@ -1,8 +1,8 @@
 /**
- * The pages' calls to the /app endpoints (decisions §10, docs/persons.md). Same-origin fetches:
- * the browser adds the `Origin` header the endpoints require and the session cookie. An error
- * answer `{error: {code, message}}` becomes an ApiError carrying both, so the page can show the
- * service's own words; a network failure becomes one too (code NETWORK).
+ * The pages' calls to the /app endpoints (docs/persons.md "The API behind the pages: /app").
+ * Same-origin fetches: the browser adds the `Origin` header the endpoints require and the session
+ * cookie. An error answer `{error: {code, message}}` becomes an ApiError carrying both, so the page
+ * can show the service's own words; a network failure becomes one too (code NETWORK).
  */
 
 export class ApiError extends Error {

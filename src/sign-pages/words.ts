@@ -1,8 +1,8 @@
 /**
  * What the enrolment and signing pages say, in words a person without technical training
- * follows (issue 16, Accessibility): what each record's state means, the revocation reasons a
- * person can give, and an explanation for every failure, the service's own message included.
- * Pure functions: test/app-pages/words.test.ts checks them without a browser.
+ * follows (docs/persons.md "How the pages are built"): what each record's state means, the
+ * revocation reasons a person can give, and an explanation for every failure, the service's own
+ * message included. Pure functions: test/app-pages/words.test.ts checks them without a browser.
  */
 import { ApiError } from "./api.ts";
 
@@ -138,8 +138,8 @@ export function humanTime(iso: string): string {
 }
 
 /**
- * The reasons a person may give when revoking their own signature: spec §2.7's codes (the
- * service checks them), in the person's words. The first is the default.
+ * The reasons a person may give when revoking their own signature: the API's RevocationReason codes
+ * (the service checks them), in the person's words. The first is the default.
  */
 export const REVOKE_REASONS: readonly { readonly code: string; readonly label: string }[] = [
   { code: "UNSPECIFIED", label: "I prefer not to say" },

@@ -1,6 +1,7 @@
 /**
- * A verification's answer as JSON text, written field by field (issue 17: the response's
- * serialisation without JSON.stringify walking an object graph per request). The text is exactly
+ * A verification's answer as JSON text, written field by field: the response is serialised
+ * without JSON.stringify walking an object graph per request (docs/benchmarks.md "How the figures
+ * moved"). The text is exactly
  * `JSON.stringify` of the object the route would build, key for key in the same order; a test
  * compares the two over every kind of match. Every string that comes from storage or the caller
  * goes through JSON.stringify, so nothing is ever emitted unescaped.

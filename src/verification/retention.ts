@@ -1,6 +1,6 @@
 /**
- * Verification log retention (decisions §11): rows older than `DOCVERIFY_LOG_RETENTION_DAYS`
- * (default 400; 0 keeps every row) are deleted in the background.
+ * Verification log retention (docs/verification.md "Retention"): rows older than
+ * `DOCVERIFY_LOG_RETENTION_DAYS` (default 400; 0 keeps every row) are deleted in the background.
  *
  * What this MUST guarantee (and callers may assume):
  * - Never stalls requests. Rows go in small batches, each its own short transaction on the

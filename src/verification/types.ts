@@ -1,6 +1,7 @@
 /**
  * The verification capability's shared vocabulary: verdicts, the shapes of a Match and of a log
- * row as the API shows them (spec §2.2–§2.4). The timestamp spellings are src/lib/formats.ts's.
+ * row as the API shows them (docs/verification.md). The timestamp spellings are
+ * src/lib/formats.ts's.
  */
 
 export const VERDICTS = ["verified", "verified_org", "revoked", "signature_invalid", "pending_anchor", "no_record"] as const;
@@ -13,9 +14,9 @@ export function isVerdict(value: unknown): value is Verdict {
 export type Environment = "live" | "test";
 export type DisclosureTier = "public" | "organisation";
 
-/** decisions §1. */
+/** The `assuranceLevel` every verification reports: the registry's scheme, version 1. */
 export const ASSURANCE_LEVEL = "docverify.registry.v1";
-/** Spec §2.2 and §9: `partial` on every response. */
+/** `partial` on every response; clients read it, since its values may change in a later version. */
 export const MODE = "partial";
 
 export { DOC_HASH_RE } from "../lib/formats.ts";
@@ -39,7 +40,7 @@ export interface MatchAnchor {
   readonly mirrorNodeUrl: string;
 }
 
-/** One element of `matches` (spec §2.3), already shaped for its disclosure tier. */
+/** One element of `matches`, already shaped for its disclosure tier. */
 export interface Match {
   readonly recordId: string;
   readonly kind: string;
@@ -54,7 +55,7 @@ export interface Match {
   readonly anchor: MatchAnchor;
 }
 
-/** A row of the verification log as GET /v1/verifications shows it (spec §2.4). */
+/** A row of the verification log as GET /v1/verifications shows it. */
 export interface VerificationSummary {
   readonly verificationId: string;
   readonly verdict: Verdict;
@@ -66,7 +67,7 @@ export interface VerificationSummary {
   readonly reference?: string;
 }
 
-/** GET /v1/verifications/{id}: the verification as it was recorded (spec §4.3). */
+/** GET /v1/verifications/{id}: the verification as it was recorded. */
 export interface RecordedVerification {
   readonly verificationId: string;
   readonly verdict: Verdict;

@@ -386,7 +386,8 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     const signerFp = bytesToHex(signerFingerprint);
     const sealFp = bytesToHex(sealFingerprint);
     // An organisation's key is announced as `key` with its name; a person's as `person_key`, by
-    // organisation id and person id (decisions §10). The kind must be the record's signer type's.
+    // organisation id and person id (docs/receipts.md §1). The kind must be the record's signer
+    // type's.
     const personal = receipt.signerType === "user";
     const expected = personal ? "person_key" : "key";
     if (a === null || a.v !== 1 || a.type !== expected) problems.push(`not a version-1 ${personal ? "person key" : "key"} announcement`);

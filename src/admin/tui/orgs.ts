@@ -1,10 +1,11 @@
 /**
  * Organisations: list, create, rename, switch API access, the add-on, validation and suspension,
- * and set or clear the domain (decisions §13). A name another organisation holds is refused and
- * asked again. Every change goes through `core.organisations`, which writes the audit row in the
- * same transaction. A switch that takes something away (API access or add-on off, validation off,
- * suspension on) asks first, and so does every change of domain or name (the key is announced on
- * the ledger again); nothing changes when the person cancels.
+ * and set or clear the domain (docs/admin.md "The organisation's domain"). A name another
+ * organisation holds is refused and asked again. Every change goes through `core.organisations`,
+ * which writes the audit row in the same transaction. A switch that takes something away (API
+ * access or add-on off, validation off, suspension on) asks first, and so does every change of
+ * domain or name (the key is announced on the ledger again); nothing changes when the person
+ * cancels.
  */
 import { NameTakenError, parseOrgDomain, validateOrgName, type OrgFlags, type Organisation } from "../../keys/organisations.ts";
 import { BACK, cut, describeError, onOff, time, validateWith, type Ctx } from "./ui.ts";

@@ -1,8 +1,8 @@
 /**
- * Persons (decisions §10): list, add (the enrolment link shown once), suspend, and a new link for
- * a person not yet enrolled. Every change goes through the persons capability, which writes the
- * audit row in the same transaction. The link exists only in the screen that shows it, as a
- * minted API key does (keys.ts): never logged, never in a flash message, cleared once the
+ * Persons (docs/admin.md "Persons"): list, add (the enrolment link shown once), suspend, and a new
+ * link for a person not yet enrolled. Every change goes through the persons capability, which
+ * writes the audit row in the same transaction. The link exists only in the screen that shows it,
+ * as a minted API key does (keys.ts): never logged, never in a flash message, cleared once the
  * administrator says it is copied.
  */
 import { validateOrgName } from "../../keys/organisations.ts";
