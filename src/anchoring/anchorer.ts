@@ -20,9 +20,9 @@
  *   cannot reach consensus: refused by a precheck on its first submission that reached a node,
  *   failed at consensus, no submission that reached a node before its validity window closed
  *   (never sent, or every submission `unsent`: refused before anything was sent, also while the
- *   ledger stays down; decisions §11), or, once the window has closed, unknown to the receipt
- *   service and to the mirror node. `attempts` counts the submissions that may have reached a
- *   node: an `unsent` one is taken back.
+ *   ledger stays down; docs/anchoring.md "Abandonment"), or, once the window has closed, unknown to
+ *   the receipt service and to the mirror node. `attempts` counts the submissions that may have
+ *   reached a node: an `unsent` one is taken back.
  * - For a `record_message` row, every state change updates the record's `anchor_state` (and on
  *   consensus its `sequence_number` and `consensus_at`) in the same transaction. An abandoned
  *   `revocation_message` is queued again (new id, same bytes) in the same transaction, with
@@ -34,12 +34,13 @@
  *   receipt's sequence number.
  * - Topic provisioning: an organisation that holds the add-on and has no topic gets a
  *   `topic_create` row within one tick (≤ 1 s), whichever process flipped the flag.
- * - Key announcements (decisions §9): the transaction that records an organisation's new topic
- *   queues the announcement of its key; each pass queues one for every organisation with a
- *   topic whose current key has none live (topics that predate announcements: at the first
- *   pass after a start). Exactly once across processes and crashes (the journal's unique
- *   index); the organisation's record messages wait until it is anchored (`AnchorJournal.due`).
- *   An announcement is confirmed on the mirror node byte for byte, like a record message.
+ * - Key announcements (docs/anchoring.md "Key announcements"): the transaction that records an
+ *   organisation's new topic queues the announcement of its key; each pass queues one for every
+ *   organisation with a topic whose current key has none live (topics that predate announcements:
+ *   at the first pass after a start). Exactly once across processes and crashes (the journal's
+ *   unique index); the organisation's record messages wait until it is anchored
+ *   (`AnchorJournal.due`). An announcement is confirmed on the mirror node byte for byte, like a
+ *   record message.
  * - Every state change is one JSON log line (`msg: "anchor"`); keys never appear in a log line.
  *   Ledger errors are logged at most once a minute per kind, with a count of those skipped;
  *   the memory of kinds is bounded (`ErrorLogLimiter`).
@@ -65,7 +66,8 @@ const SUBMIT_MARGIN_MS = 10_000;
  * Passes start at least this far apart. Every record created wakes the loop and every step that
  * ends asks for a pass, and each pass reads the queue (counts, due rows, provisioning): under
  * sustained creation that was a pass per turn of the event loop, a seventh of the API thread
- * (issue 17). Whatever asks within the gap is served by the next pass, at most this much later.
+ * (docs/benchmarks.md "Anchoring under record creation"). Whatever asks within the gap is served by
+ * the next pass, at most this much later.
  */
 export const MIN_PASS_GAP_MS = 5;
 
@@ -482,12 +484,12 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   // ---- confirmation in batches ---------------------------------------------------------------
   // One listing of a topic's messages on the mirror node confirms up to 100 accepted messages,
   // where each would otherwise take a receipt poll per second until consensus and a mirror read
-  // of its own (issue 17). A listed message confirms the row with its transaction id only if it
-  // is on the row's topic, paid by the transaction's account, with the exact bytes: the checks of
-  // `confirmMessage`, the sequence number being the mirror's own. Anything else (a different
-  // message, a mirror that does not answer, a message it has not listed yet) is left to the row's
-  // own path once `confirmFallbackMs` has passed since its acceptance: a listing only ever
-  // anchors, never abandons or delays (topic-watches.ts).
+  // of its own (docs/anchoring.md "Confirmation in batches"). A listed message confirms the row
+  // with its transaction id only if it is on the row's topic, paid by the transaction's account,
+  // with the exact bytes: the checks of `confirmMessage`, the sequence number being the mirror's
+  // own. Anything else (a different message, a mirror that does not answer, a message it has not
+  // listed yet) is left to the row's own path once `confirmFallbackMs` has passed since its
+  // acceptance: a listing only ever anchors, never abandons or delays (topic-watches.ts).
   const watches = new TopicWatches(confirmPollMs, confirmFallbackMs);
   let watchesLoaded = false;
   const reading = new Set<Promise<void>>();
@@ -571,7 +573,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   /**
    * One pass. Returns the steps it started. The queue's counts for back-pressure are read at most
    * every COUNTS_EVERY_MS on the timer's passes (on every `runOnce`): counting the unfinished rows
-   * and finding the oldest pending one read the whole backlog, on every pass (issue 17).
+   * and finding the oldest pending one read the whole backlog, on every pass.
    */
   const pass = async (fresh: boolean): Promise<{ steps: Promise<void>[]; reads: Promise<void>[] }> => {
     const t = performance.now();

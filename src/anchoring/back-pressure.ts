@@ -11,7 +11,8 @@
  *   faster than it drains. Accepted rows do not count: the ledger has them, and they wait only
  *   for consensus, a fixed delay. Counted, they made every burst above `floor` / consensus time
  *   (about 60 records/s at 3 s) "behind" before the first of it could be anchored, and the
- *   clients' 5 s pause then left the machine idle (issue 17);
+ *   clients' 5 s pause then left the machine idle (docs/benchmarks.md "Anchoring under record
+ *   creation");
  * - `too_old`: the oldest row not yet accepted by the ledger was queued more than `maxQueueAgeMs`
  *   ago (the ledger is unreachable, or slow to accept).
  * The checks are in that order; the first that holds is the cause. `check` is synchronous and

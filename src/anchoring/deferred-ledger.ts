@@ -2,8 +2,8 @@
  * A `Ledger` (ledger.ts) that loads the SDK adapter (hedera-ledger.ts, `@hashgraph/sdk` and
  * grpc-js under it) only when the first transaction or receipt needs it. For local networks,
  * whose consensus nodes are known without the SDK's address book. An appliance whose records
- * are all anchored never loads it after a restart: about 24 MB of its idle memory (issue 17,
- * docs/benchmarks.md "Idle memory").
+ * are all anchored never loads it after a restart: about 24 MB of its idle memory
+ * (docs/benchmarks.md "Idle memory").
  *
  * What it guarantees, beyond the `Ledger` contract:
  * - Without the SDK: the mirror reads (mirror-client.ts), a new submit key (node:crypto), and

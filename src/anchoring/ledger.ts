@@ -40,7 +40,8 @@
  *   reach a node, now or later; when in any doubt (a request that was started, a deadline that
  *   raced the connection) it answers `unknown`.
  *
- * What the anchor loop builds on `unsent` (decisions §11): a transaction whose every submission
+ * What the anchor loop builds on `unsent` (docs/anchoring.md "When is a submission provably
+ * unsent?"): a transaction whose every submission
  * was `unsent` was never seen by any node, so it cannot reach consensus; once its validity window
  * has closed (also while the ledger stays down) it is abandoned, and the record it carried stops
  * counting. A single `unknown` submission is enough to keep it until the receipt or the mirror

@@ -53,11 +53,11 @@ export function linksFromSettings(config: Config): LedgerLinks | null {
 }
 
 /**
- * The mirror nodes a receipt suggests (decisions §9): DOCVERIFY_MIRROR_NODES when set, else the
- * public network's mirror node, a separately started local ledger's mirror, or the embedded
+ * The mirror nodes a receipt suggests (docs/receipts.md §3): DOCVERIFY_MIRROR_NODES when set, else
+ * the public network's mirror node, a separately started local ledger's mirror, or the embedded
  * ledger's remembered mirror addresses (both of its mirror listeners; only the first when the
- * address was remembered by a release without a second, until the ledger next starts). Empty
- * when the embedded ledger has never started here.
+ * address was remembered by a release without a second, until the ledger next starts). Empty when
+ * the embedded ledger has never started here.
  */
 export function suggestedMirrorNodes(config: Config): string[] {
   if (config.mirrorNodes !== null) return [...config.mirrorNodes];

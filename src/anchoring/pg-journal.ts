@@ -1,7 +1,7 @@
 /**
- * The anchor journal on PostgreSQL (decisions §12): the same rows, states and guarantees as
- * `AnchorJournal` (queue.ts, whose header is the contract), for several nodes sharing one
- * database, of which only the anchor loop's leader writes the queue.
+ * The anchor journal on PostgreSQL (docs/storage.md "The anchor loop on PostgreSQL"): the same
+ * rows, states and guarantees as `AnchorJournal` (queue.ts, whose header is the contract), for
+ * several nodes sharing one database, of which only the anchor loop's leader writes the queue.
  *
  * Differences from the SQLite journal, and why:
  * - **Every change is fenced** (storage/pg-cluster.ts `fencedWrite`): its transaction reads the
@@ -261,7 +261,8 @@ export class PgAnchorJournal implements Journal {
    * one fenced transaction, in the order they were made. Each promise resolves with its change's
    * outcome once that transaction has committed (a step acts on a change only then); a transaction
    * that fails rejects them all and stores none. Separate, each paid a transaction of its own
-   * (the fence's lock included): the node's and the server's CPU per record (issue 18's bench).
+   * (the fence's lock included): the node's and the server's CPU per record (docs/benchmarks.md
+   * "PostgreSQL (`--postgres`)").
    */
   private enqueue<T>(work: Body<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {

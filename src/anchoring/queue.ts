@@ -24,18 +24,18 @@
  *   under a new transaction id, with `records.revocation_transaction_id` moved to it, in the
  *   transaction that abandons it: a revocation is never lost. An abandoned `key_announcement`
  *   likewise (same bytes, same key fingerprint, new id).
- * - Key announcements (decisions §9, §13, docs/receipts.md §1): at most one live (not abandoned)
- *   per organisation, key and announcement generation, by the unique index
+ * - Key announcements (docs/anchoring.md "Key announcements", docs/receipts.md §1): at most one
+ *   live (not abandoned) per organisation, key and announcement generation, by the unique index
  *   `ledger_transactions_one_announcement`, whichever process or pass queues it; one is queued in
  *   the transaction that gives an organisation its topic, and provisioning queues one for the
- *   organisation's current key and generation when none is live (a change of domain or name raises the
- *   generation in the transaction that makes it: the key is announced again, exactly once, also
- *   after a crash between the change and the queueing). An announcement built at another
- *   generation than the organisation's is never queued. A `record_message` row is never returned
- *   by `due` until an `anchored` announcement of its organisation's current system key exists,
- *   of any generation (a key announced once is never waited for again): on a new topic the
- *   announcement always has the lower sequence number. One found waiting is set aside
- *   (WAITING_RECHECK_MS), and made due again when an announcement of its organisation is anchored.
+ *   organisation's current key and generation when none is live (a change of domain or name raises
+ *   the generation in the transaction that makes it: the key is announced again, exactly once, also
+ *   after a crash between the change and the queueing). An announcement built at another generation
+ *   than the organisation's is never queued. A `record_message` row is never returned by `due`
+ *   until an `anchored` announcement of its organisation's current system key exists, of any
+ *   generation (a key announced once is never waited for again): on a new topic the announcement
+ *   always has the lower sequence number. One found waiting is set aside (WAITING_RECHECK_MS), and
+ *   made due again when an announcement of its organisation is anchored.
  * - `beginAttempt` commits the signed bytes and the attempt before the caller sends them;
  *   `takeBack` uncounts only an attempt the caller knows sent nothing (`unsent`), so `attempts`
  *   counts the submissions that may have reached a node.
@@ -175,9 +175,10 @@ export function insertPendingMessage(
 }
 
 /**
- * Writes the `pending` announcement of a person's key (decisions §10) on their organisation's
- * topic, in the transaction that enrols them: a new key, so never a duplicate. Their record
- * messages wait for it to be anchored; abandoned, it is queued again like any announcement.
+ * Writes the `pending` announcement of a person's key (docs/persons.md "What enrolling creates") on
+ * their organisation's topic, in the transaction that enrols them: a new key, so never a duplicate.
+ * Their record messages wait for it to be anchored; abandoned, it is queued again like any
+ * announcement.
  */
 export function insertPendingPersonKeyAnnouncement(tx: Writer, input: PersonKeyAnnouncement): void {
   tx.insert(ledgerTransactions).values(personKeyAnnouncementValues(input)).run();
@@ -231,7 +232,7 @@ export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
 
 /**
  * A record message may go once its organisation's current key is announced and anchored
- * (decisions §9). Evaluated per candidate row of `due` (`ANNOUNCED_SQL`, which names the outer
+ * (docs/anchoring.md "Key announcements"). Evaluated per candidate row of `due` (`ANNOUNCED_SQL`, which names the outer
  * table `ledger_transactions`): one primary-key read of the organisation and one probe of
  * the partial unique index `ledger_transactions_one_announcement`, whose WHERE terms are
  * repeated word for word so that SQLite may use it; `a.state = 'anchored'` then filters the one
@@ -298,7 +299,7 @@ export const ANNOUNCED_SQL = `SELECT CASE WHEN ${ANNOUNCED} THEN 1 ELSE 0 END AS
  * due at once). With the announcement's condition inside `due`'s and `nextDueAt`'s statements, a
  * backlog waiting for an announcement that does not come (refused by the ledger, its topic gone)
  * was read whole on every pass, up to 200 times a second: more than half of the API thread while
- * persons signed (issue 17).
+ * persons signed (docs/benchmarks.md "How the figures moved").
  */
 export const WAITING_RECHECK_MS = 10_000;
 
@@ -437,7 +438,7 @@ export class AnchorJournal implements Journal {
     // Per state, in the order of the index `ledger_transactions_work (state, next_attempt_at)`:
     // the first row that passes ANNOUNCED ends the scan. Over both states at once (IN), SQLite
     // read every unfinished row to find the minimum, evaluating ANNOUNCED on each: under a
-    // backlog of thousands, on every pass (issue 17).
+    // backlog of thousands, on every pass.
     this.nextDueStatement = db.$client.prepare<{ at: number }, [TransactionState]>(NEXT_DUE_SQL);
     const client = db.$client;
     this.statements = {
@@ -672,7 +673,8 @@ export class AnchorJournal implements Journal {
    * resolves with what the synchronous method would have returned, once that transaction has
    * committed; a change that throws is undone alone and rejects alone; a transaction that fails
    * as a whole rejects them all and stores none. The anchor loop makes three of these per
-   * message: one fsync each, on the API's thread, before they were grouped (issue 17).
+   * message: one fsync each, on the API's thread, before they were grouped (docs/benchmarks.md
+   * "Record creation").
    */
   readonly grouped = {
     beginAttempt: (row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): Promise<number | null> => {

@@ -14,9 +14,10 @@
  * - A local ledger started elsewhere is found through its mirror URL: the consensus node's gRPC
  *   address comes from `/api/v1/network/nodes`, as from a public mirror node. The operator is
  *   DOCVERIFY_LEDGER_OPERATOR_ID (default 0.0.2, the local ledger's genesis account). Its key
- *   needs no setting (decisions §11): like Hedera's own local node, the local ledger gives 0.0.2
- *   a fixed, public development key unless it was started with another. `localOperatorKey`
- *   says which key is used and checks it against the key the ledger's mirror shows.
+ *   needs no setting (docs/local-ledger.md "The operator key: a public development key"): like
+ *   Hedera's own local node, the local ledger gives 0.0.2 a fixed, public development key unless it
+ *   was started with another. `localOperatorKey` says which key is used and checks it against the
+ *   key the ledger's mirror shows.
  * - Public networks: operator id and key file from the settings (required), the SDK's address
  *   book, the public mirror node, HashScan links.
  */

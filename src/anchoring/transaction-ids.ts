@@ -1,5 +1,6 @@
 /**
- * Transaction ids, chosen before anything is signed or submitted (decisions §5): the id is the
+ * Transaction ids, chosen before anything is signed or submitted (docs/anchoring.md "Transaction
+ * ids and the clock"): the id is the
  * primary key of `ledger_transactions`, so it is stored with the row and the same bytes can be
  * re-submitted after a crash.
  *
@@ -15,11 +16,12 @@
  * if it is a row. The journal's primary key refuses a repeat on either engine. Synchronous: the
  * records service calls it between its signatures and its write transaction.
  *
- * Several nodes (decisions §12) pay with one operator account, so their ids must differ too: each
- * node holds a lane (storage/pg-cluster.ts `claimLane`, an advisory lock per lane for the node's
- * lifetime) and hands out only valid starts whose nanoseconds are its lane modulo the number of
- * lanes. Two live nodes never hold one lane, so they never hand out one id; a node that takes over
- * a dead node's lane starts after the newest valid start in the journal, as a restart does.
+ * Several nodes (docs/storage.md "Transaction ids across nodes") pay with one operator account, so
+ * their ids must differ too: each node holds a lane (storage/pg-cluster.ts `claimLane`, an advisory
+ * lock per lane for the node's lifetime) and hands out only valid starts whose nanoseconds are its
+ * lane modulo the number of lanes. Two live nodes never hold one lane, so they never hand out one
+ * id; a node that takes over a dead node's lane starts after the newest valid start in the journal,
+ * as a restart does.
  */
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";

@@ -50,7 +50,7 @@ export interface AnchorMetrics {
 
 
 /**
- * A key announcement ready to queue (decisions §9, docs/receipts.md §1): the announced key and
+ * A key announcement ready to queue (docs/receipts.md §1): the announced key and
  * the exact message bytes (1 to 1,024).
  */
 export interface KeyAnnouncement {
@@ -136,7 +136,8 @@ export interface AnchoringOptions {
   /**
    * Age of the oldest transaction not yet accepted past which record creation is refused with
    * 503. Default 30 s: nothing waits unsubmitted long enough to risk its validity window
-   * (decisions §5: 180 s by default), for instance while the ledger is unreachable.
+   * (DOCVERIFY_ANCHOR_VALID_SECONDS: 180 s by default), for instance while the ledger is
+   * unreachable.
    */
   readonly maxQueueAgeMs?: number;
   /**

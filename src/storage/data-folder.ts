@@ -6,8 +6,9 @@
  * - No symbolic links where the database and the master key live: the administration commands
  *   are often run as root, and a `docverify.db` (or `-wal`, `-shm`, `master.key`) planted as a
  *   link by whoever can write the folder would make them read or write a file elsewhere.
- * - One `serve` at a time (decisions §11): `lockDataFolder` takes an exclusive lock that the
- *   kernel holds for the life of the process and drops however it ends, SIGKILL included.
+ * - One `serve` at a time (docs/operations.md "Administration on the server"): `lockDataFolder`
+ *   takes an exclusive lock that the kernel holds for the life of the process and drops however it
+ *   ends, SIGKILL included.
  * - A command that only reads (`org list`, `status`, `backup`, …) creates nothing: the data folder
  *   and its database must exist (`requireDataFolder`), or it says so plainly.
  *

@@ -3,8 +3,9 @@
  * without a query: read from the WAL index's header, which every commit rewrites.
  *
  * A read through bun:sqlite costs a few microseconds before it reads anything: it opens a read
- * transaction, four `fcntl` system calls on the database and WAL-index files (issue 17's
- * profiles: the lock traffic was half of a hash's record read). Reads on the hot paths (the API
+ * transaction, four `fcntl` system calls on the database and WAL-index files (in profiles the
+ * lock traffic was half of a hash's record read: docs/storage.md "Reads kept while the database
+ * is unchanged (SQLite)"). Reads on the hot paths (the API
  * key's change counter and a hash's records under `others()`, a log page's JSON under
  * `current()`) are answered again from memory while the version has not moved, and read again
  * whenever it has.

@@ -5,7 +5,8 @@
  * to group their own writes, so under record creation the API's thread made two commits a
  * millisecond, one for each, writing the pages both touch (a record's row, its ledger message's
  * row and their indexes) twice. Both now queue here, and whatever either queues within
- * GROUP_WINDOW_MS of the first item waiting commits in one IMMEDIATE transaction (issue 17).
+ * GROUP_WINDOW_MS of the first item waiting commits in one IMMEDIATE transaction
+ * (docs/benchmarks.md "Record creation").
  *
  * Guarantees (the callers' own, unchanged):
  * - `work` runs synchronously inside the transaction, after every item queued before it (never

@@ -1,5 +1,6 @@
 /**
- * Several nodes on one PostgreSQL database (decisions §12): each node's heartbeat, and the one
+ * Several nodes on one PostgreSQL database (docs/storage.md "Several nodes: heartbeats and the
+ * anchor loop's leader"): each node's heartbeat, and the one
  * node that runs the anchor loop.
  *
  * **Leadership** is a session-level advisory lock held on a connection reserved for it. A node

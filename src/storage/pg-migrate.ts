@@ -4,10 +4,10 @@
  * and hashed with SHA-256 of the whole file, and the same rows in drizzle's own table
  * (`drizzle.__drizzle_migrations`), so drizzle-kit's migrator could take over.
  *
- * Several nodes start against one database (decisions §12): the whole run is one transaction
- * that first takes a transaction-scoped advisory lock, so whichever node gets the lock first
- * migrates and every other waits for it, then finds nothing left to do. A failed migration rolls
- * back whole. A database with a migration this binary does not know was written by a newer
+ * Several nodes start against one database (docs/storage.md "Two engines"): the whole run is one
+ * transaction that first takes a transaction-scoped advisory lock, so whichever node gets the lock
+ * first migrates and every other waits for it, then finds nothing left to do. A failed migration
+ * rolls back whole. A database with a migration this binary does not know was written by a newer
  * docverify and is refused before anything runs. Then organisations written by an earlier release
  * get their name key (org-name-keys.ts, computed in code), in a write of its own that nodes
  * starting together may each run: the second finds nothing left to fill.

@@ -1,8 +1,9 @@
 /**
- * The same tables for PostgreSQL (decisions §12), in drizzle's `pg-core`. This file follows
- * schema.ts table for table, column for column and index for index, under the same names, so that
- * code written over one runs over the other; test/storage/schema-lockstep.test.ts fails on any
- * difference. Comments on what each table is for live in schema.ts; only what differs is said here.
+ * The same tables for PostgreSQL (docs/storage.md "One schema, kept in step"), in drizzle's
+ * `pg-core`. This file follows schema.ts table for table, column for column and index for index,
+ * under the same names, so that code written over one runs over the other;
+ * test/storage/schema-lockstep.test.ts fails on any difference. Comments on what each table is for
+ * live in schema.ts; only what differs is said here.
  *
  * Types, one rule each:
  * - SQLite `integer` (times in ms since the epoch, counters, sequence numbers) is `bigint` read

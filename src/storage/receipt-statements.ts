@@ -54,11 +54,12 @@ export const RECEIPT_TRANSACTION = statement<ReceiptTransactionRow, [transaction
 });
 
 /**
- * Which of a key's live announcements a receipt carries (decisions §13: a key is announced again
- * when its organisation's domain changes): the latest anchored, by sequence number on the topic;
- * while none is anchored, an unfinished one (its age sets the retry time). The terms after org_id
- * and key_fingerprint are the partial index's own (ledger_transactions_one_announcement): one row
- * per announcement generation, a handful at most, found by it.
+ * Which of a key's live announcements a receipt carries (a key is announced again when its
+ * organisation's domain or name changes: docs/anchoring.md "Key announcements"): the latest
+ * anchored, by sequence number on the topic; while none is anchored, an unfinished one (its age
+ * sets the retry time). The terms after org_id and key_fingerprint are the partial index's own
+ * (ledger_transactions_one_announcement): one row per announcement generation, a handful at most,
+ * found by it.
  */
 const ANNOUNCEMENT_ORDER = "ORDER BY CASE WHEN x.state = 'anchored' THEN 0 ELSE 1 END, x.sequence_number DESC NULLS LAST, x.created_at LIMIT 1";
 const announcementOf = (org: string, key: string): string =>

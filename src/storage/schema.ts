@@ -34,7 +34,8 @@ export const signingKeys = sqliteTable("signing_keys", {
 
 /**
  * One row (id 1): a counter that triggers raise whenever something the service keeps in memory
- * between requests changes in the tables it was read from (issue 17): the columns of `records`
+ * between requests changes in the tables it was read from (docs/storage.md "Reads kept while the
+ * database is unchanged (SQLite)"): the columns of `records`
  * that verification checks, any `signing_keys` row, `organisations`, an API key's credential
  * columns, a person's suspension or key. Every change, from this process or any other connection
  * (the admin command line, an operator's sqlite3), bumps it in the changing transaction itself;
@@ -49,8 +50,9 @@ export const changeCounter = sqliteTable("change_counter", {
 /**
  * Organisations. Flags are 0/1 integers. `system_key_fingerprint` names the organisation's own
  * ML-DSA key in `signing_keys`. `topic_id` is set once the running service has created the
- * organisation's ledger topic. `domain` is the DNS name the administrator set for it (decisions
- * §13; lowercase, validated by keys/organisations.ts), carried by its key announcements.
+ * organisation's ledger topic. `domain` is the DNS name the administrator set for it (docs/admin.md
+ * "The organisation's domain"; lowercase, validated by keys/organisations.ts), carried by its key
+ * announcements.
  * `announcement_generation` rises by one in the transaction that changes what an announcement of
  * its key says (its domain or its name): the anchor loop then announces the key again, once per
  * generation (`ledger_transactions.announcement_generation`). Migration 0011; a rename raises it
@@ -85,9 +87,10 @@ export const organisations = sqliteTable(
 );
 
 /**
- * API keys (decisions §2): the key id in clear for lookup, the secret only as a SHA-256 digest.
- * `scopes` is a space-separated list fixed at minting. `last_used_at` is written at most once
- * a minute per key, so authentication does not turn every request into a write.
+ * API keys (docs/access.md "Unusable credentials"): the key id in clear for lookup, the secret only
+ * as a SHA-256 digest. `scopes` is a space-separated list fixed at minting. `last_used_at` is
+ * written at most once a minute per key, so authentication does not turn every request into a
+ * write.
  */
 export const apiKeys = sqliteTable(
   "api_keys",
@@ -179,7 +182,8 @@ export const ledgerTransactions = sqliteTable(
     // One topic per organisation: a second topic creation can never be queued while one is live.
     uniqueIndex("ledger_transactions_one_topic").on(t.orgId).where(sql`kind = 'topic_create' AND state <> 'abandoned'`),
     // One key announcement per organisation, key and announcement generation while it could still
-    // land (decisions §9, §13): exactly once, whichever process or restart queues it.
+    // land (docs/anchoring.md "Key announcements"): exactly once, whichever process or restart
+    // queues it.
     uniqueIndex("ledger_transactions_one_announcement")
       .on(t.orgId, t.keyFingerprint, t.announcementGeneration)
       .where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
@@ -197,8 +201,8 @@ export const ledgerTransactions = sqliteTable(
  * (`transaction_id`), written in the same transaction as that row's state. At most one active
  * record (neither abandoned nor revoked) per organisation and hash: the unique index is what
  * makes two concurrent first calls create exactly one record. Once revoked, the hash can be
- * authenticated again as a new record (spec §4.4: idempotency holds "while the organisation
- * holds an active record"); both stay visible to verification.
+ * authenticated again as a new record (idempotency holds only while the organisation holds an
+ * active record for the hash: docs/records.md §1); both stay visible to verification.
  */
 export const records = sqliteTable(
   "records",
@@ -230,10 +234,11 @@ export const records = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
-    // Covering for verification's hot read (issue 17): every column a verification shows or
-    // orders by, after the hash; only the two signatures (6.6 KB, read only when the record memo
-    // cannot answer), the filename and the revocation's transaction are left to the table row,
-    // whose tail columns would otherwise be read through its overflow pages. Migration 0010.
+    // Covering for verification's hot read (docs/verification.md "Checks"): every column a
+    // verification shows or orders by, after the hash; only the two signatures (6.6 KB, read only
+    // when the record memo cannot answer), the filename and the revocation's transaction are left
+    // to the table row, whose tail columns would otherwise be read through its overflow pages.
+    // Migration 0010.
     index("records_doc_hash").on(
       t.docHash,
       t.id,
@@ -257,9 +262,9 @@ export const records = sqliteTable(
     // reads the whole table (kilobytes of signatures per row: 3.4 s on a million records).
     index("records_anchor_state").on(t.anchorState),
     // One active record per organisation and hash among its own records, and one per person and
-    // hash among each person's (decisions §10): a person's key is theirs alone, so the third term
-    // is the signer key for person-signed records and the same empty blob for all of the
-    // organisation's. Its first two terms serve the create path's lookup.
+    // hash among each person's (docs/persons.md "Person-signed records"): a person's key is theirs
+    // alone, so the third term is the signer key for person-signed records and the same empty blob
+    // for all of the organisation's. Its first two terms serve the create path's lookup.
     uniqueIndex("records_one_active")
       .on(t.orgId, t.docHash, sql`(CASE WHEN signer_type = 'user' THEN signer_fingerprint ELSE x'' END)`)
       .where(sql`anchor_state <> 'abandoned' AND revoked_at IS NULL`),
@@ -280,7 +285,7 @@ export const records = sqliteTable(
 );
 
 /**
- * The verification log (spec §4.2, decisions §6): one row per successful credentialed
+ * The verification log (docs/verification.md "The log"): one row per successful credentialed
  * POST /v1/verifications, kept per organisation and environment. `id` is a UUIDv7, so ordering
  * by id is ordering by time; pages are read newest first.
  */
@@ -302,7 +307,8 @@ export const verifications = sqliteTable(
   },
   (t) => [
     // Covering: a page of the unfiltered log (and a time-bounded one) is read from this index
-    // alone, in id order, with no table row touched (issue 17; the query-plan test checks it).
+    // alone, in id order, with no table row touched (docs/verification.md "The log"; the
+    // query-plan test checks it).
     index("verifications_scope").on(t.orgId, t.environment, t.id, t.verdict, t.docHash, t.verifiedAtMs, t.reference),
     index("verifications_scope_verdict").on(t.orgId, t.environment, t.verdict, t.id),
     index("verifications_scope_hash").on(t.orgId, t.environment, t.docHash, t.id),
@@ -310,7 +316,7 @@ export const verifications = sqliteTable(
 );
 
 /**
- * Persons of an organisation who sign PDFs themselves (decisions §10), added by an administrator.
+ * Persons of an organisation who sign PDFs themselves (docs/persons.md), added by an administrator.
  * `identity_evidence` is the administrator's attestation of how identity was verified (document
  * type and reference), never the document. `key_fingerprint` names the person's own key in
  * `signing_keys` once they have enrolled (null before); verification reads `suspended` by it,
@@ -356,10 +362,11 @@ export const enrolments = sqliteTable(
 );
 
 /**
- * Passkeys (decisions §10): a person's WebAuthn credentials, registered at enrolment. The
- * credential id is the primary key (what an assertion names); `public_key` is the COSE key the
- * authenticator returned; `counter` the last signature counter seen (0 for authenticators that
- * keep none). No private material: the private key never leaves the authenticator.
+ * Passkeys (docs/persons.md "What enrolling creates"): a person's WebAuthn credentials, registered
+ * at enrolment. The credential id is the primary key (what an assertion names); `public_key` is the
+ * COSE key the authenticator returned; `counter` the last signature counter seen (0 for
+ * authenticators that keep none). No private material: the private key never leaves the
+ * authenticator.
  */
 export const passkeys = sqliteTable(
   "passkeys",
@@ -378,7 +385,7 @@ export const passkeys = sqliteTable(
 );
 
 /**
- * WebAuthn challenges the application has issued and not yet seen answered (decisions §10):
+ * WebAuthn challenges the application has issued and not yet seen answered (docs/persons.md):
  * each is single-use (deleted in the transaction that accepts its answer) and expires after five
  * minutes. `purpose` says which ceremony; `subject` is the enrolment token's digest (hex) for
  * `enrol`, the person id for `signature`, null for `session`; `payload` holds what a `signature`
@@ -403,8 +410,9 @@ export const appChallenges = sqliteTable(
 );
 
 /**
- * Signed-in persons (decisions §10): the session cookie's value is shown once, in the cookie,
- * and only its SHA-256 is kept. A session ends 15 minutes after its last use.
+ * Signed-in persons (docs/persons.md "The API behind the pages: /app"): the session cookie's value
+ * is shown once, in the cookie, and only its SHA-256 is kept. A session ends 15 minutes after its
+ * last use.
  */
 export const appSessions = sqliteTable(
   "app_sessions",

@@ -141,7 +141,7 @@ export const INSERT_RECORD = statement<
  * A message's `pending` row (anchoring/queue.ts `pendingValues`), as the drizzle insert wrote it:
  * every column but those that start null (the sequence number, consensus time, running hash and
  * last error). A statement prepared once: building and preparing the insert for each record was a
- * tenth of record creation's main thread (issue 17).
+ * tenth of record creation's main thread (docs/benchmarks.md "Record creation").
  */
 export const INSERT_PENDING_MESSAGE = statement<
   never,

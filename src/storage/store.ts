@@ -1,6 +1,6 @@
 /**
- * Storage written once for both engines (decisions §12): embedded SQLite (the default) and
- * PostgreSQL (`DOCVERIFY_DATABASE_URL`).
+ * Storage written once for both engines (docs/storage.md "Two engines"): embedded SQLite (the
+ * default) and PostgreSQL (`DOCVERIFY_DATABASE_URL`).
  *
  * The two engines do not run code the same way: bun:sqlite answers synchronously, and a SQLite
  * transaction must never wait on anything (an async callback commits at its first `await`, and

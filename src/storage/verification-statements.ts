@@ -23,7 +23,7 @@ import { statement, type Op, type SqliteStore, type Statement, type Store } from
 
 // ---- records, as verification reads them ------------------------------------------------------
 
-/** Most matches a verification returns (decisions §11); the earliest by consensus. */
+/** Most matches a verification returns (docs/verification.md "Bounded cost per hash"); the earliest by consensus. */
 export const MAX_MATCHES = 100;
 
 /**
@@ -173,7 +173,7 @@ export const ORG_STANDING = statement<{ name: string; suspended: number }, [orgI
   postgres: "SELECT name, suspended::int AS suspended FROM organisations WHERE id = $1",
 });
 
-/** A person-signed record's standing is its signer's (decisions §10), by the key it was signed with. */
+/** A person-signed record's standing is its signer's (docs/verification.md "Disclosure tiers"), by the key it was signed with. */
 export const PERSON_SUSPENDED = statement<{ suspended: number }, [keyFingerprint: Uint8Array]>({
   name: "person standing",
   sqlite: "SELECT suspended FROM persons WHERE key_fingerprint = ?",
