@@ -2,14 +2,14 @@
  * `npm run bench`: throughput and latency of docverify against a floor (a bare Bun.serve in
  * its own process), on an empty data folder and on a 1,000,000-record one (verification,
  * the verification log, record creation), plus the compiled binary's cold start and idle
- * memory against their targets, and at scale: 10,000,000 records and log rows (issue 17, step 6).
- * See docs/benchmarks.md.
+ * memory against their targets, and at scale: 10,000,000 records and log rows. See
+ * docs/benchmarks.md ("What it measures").
  *
  * A benchmark reports: a missed target is printed as MISS and the exit code stays 0. The exit
  * code is 1 only when the measurement itself broke (a server did not start, wrk failed, or
  * the load saw error responses or socket errors), since those figures mean nothing.
  *
- * `--postgres` runs issue 18's comparison instead: one node on PostgreSQL against the embedded
+ * `--postgres` runs the PostgreSQL comparison instead: one node on PostgreSQL against the embedded
  * SQLite, and failover of three nodes under load (scripts/bench/postgres-run.ts).
  *
  *   bun scripts/bench.ts [--quick] [--scale-only | --postgres] [--json FILE]
@@ -43,17 +43,17 @@ const ALTERNATION_SECONDS = 5;
 const TARGETS = {
   coldStartMs: 100,
   idleRssBytes: 80e6,
-  /** Issue 6 ("the same"), tightened by issue 17: a page 10,000 rows deep at least this share of the first page's requests/s. */
+  /** A page 10,000 rows deep at least this share of the first page's requests/s: a deep page costs what the first does. */
   deepPageRatio: 0.95,
-  /** Issue 5: records per second at least this share of the single-core sign + seal rate. */
+  /** Records per second at least this share of the single-core sign + seal rate. */
   recordsToSignRate: 0.6,
-  /** Issue 14: public receipts per second at least this share of public verifications per second. */
+  /** Public receipts per second at least this share of public verifications per second. */
   receiptToVerifyRate: 0.5,
-  /** Issue 16: person signatures per second (JSON endpoints, passkey included) at least this share of organisation records per second. */
+  /** Person signatures per second (JSON endpoints, passkey included) at least this share of organisation records per second. */
   personToRecordRate: 0.5,
-  /** Issue 17 step 6: public verification's p99 at 10,000,000 records at most this multiple of its p99 at 1,000,000. */
+  /** Public verification's p99 at 10,000,000 records at most this multiple of its p99 at 1,000,000. */
   scaleP99Ratio: 1.2,
-  /** Issue 17 step 6: a log page 1,000,000 rows deep at least this share of the first page's requests/s. */
+  /** A log page 1,000,000 rows deep at least this share of the first page's requests/s. */
   scaleDeepPageRatio: 0.95,
 };
 /** Rate limits far above any load the machine can generate: the bench measures work, not refusals. */
@@ -108,14 +108,14 @@ interface ScenarioReport {
   readonly checks: readonly TargetCheck[];
 }
 
-/** The scale part's report (issue 17 step 6): the dataset, and how it was served. */
+/** The scale part's report: the dataset, and how it was served. */
 interface ScaleReport extends ScaleServing {
   readonly dataset: {
     readonly records: number;
     readonly logRows: number;
     readonly logRowsOfLogOrg: number;
     readonly deepPageDepth: number;
-    /** False for a development dataset (BENCH_SCALE_RECORDS): its verdicts are not issue 17's. */
+    /** False for a development dataset (BENCH_SCALE_RECORDS): its verdicts are not the 10,000,000-record targets'. */
     readonly full: boolean;
     readonly realRecords: number;
     readonly bulkSignatureBytes: number;
@@ -128,15 +128,15 @@ interface ScaleReport extends ScaleServing {
 
 const USAGE = `Usage: bun scripts/bench.ts [--quick] [--scale-only | --postgres] [--json FILE]
   --quick       short smoke run (${QUICK.maxDurationS} s per measurement, ${QUICK.coldStartRuns} cold starts), without the 10,000,000-record scale part
-  --scale-only  only the scale part (issue 17 step 6) and the 1,000,000-record public verification it is compared with;
+  --scale-only  only the 10,000,000-record scale part and the 1,000,000-record public verification it is compared with;
                 with --quick, ${QUICK.maxDurationS} s per measurement
   --postgres    instead of the default run: public verification, organisation tier and record creation on one node on
                 PostgreSQL and on the embedded SQLite (the same 100,000-record dataset), as ratios, and the failover time of
-                three nodes on PostgreSQL under load (issue 18; with --quick, ${QUICK.maxDurationS} s per measurement)
+                three nodes on PostgreSQL under load (with --quick, ${QUICK.maxDurationS} s per measurement)
   --json FILE   also write the results as JSON to FILE
 `;
 const QUICK_SKIPS_SCALE =
-  "scale (10,000,000 records, issue 17 step 6): not measured in a --quick run; a full run measures it, `npm run bench -- --scale-only` measures only it";
+  "scale (10,000,000 records and log rows): not measured in a --quick run; a full run measures it, `npm run bench -- --scale-only` measures only it";
 
 async function main(argv: string[]): Promise<number> {
   let args: BenchArgs;
@@ -203,7 +203,7 @@ async function main(argv: string[]): Promise<number> {
       };
       // The deep page against the first: measured in turn, ALTERNATION_ROUNDS rounds, after both
       // scenarios ran, and judged by the median round. One measurement of each, minutes apart in
-      // a process that has taken other load since, moved by ±10 % on this machine (issue 17).
+      // a process that has taken other load since, moved by ±10 % on this machine.
       // The order alternates from round to round (first, deep; deep, first; …): of two pages
       // measured one after the other, one reads faster for its place alone (the first one in
       // earlier runs, the second in a later one).
@@ -283,7 +283,7 @@ async function main(argv: string[]): Promise<number> {
         const unpaced = await startAppServer(join(work, "unpaced"), { dataDir, env: UNLIMITED, flag: "--unpaced" });
         try {
           await run(millionScenarios(dataset, deepCursor).filter((s) => s.target === "million-unpaced"), unpaced);
-          // Issue 16: person signatures through the JSON endpoints, on the same server and data.
+          // Person signatures through the JSON endpoints, on the same server and data.
           personSigning = await runPersonSigningBench({ url: unpaced.url, dataDir, workers: PERSON_SIGNERS, warmupS: mode.warmupS, seconds: Math.min(10, mode.maxDurationS) });
           printPersonSigning(personSigning);
         } finally {
@@ -298,8 +298,8 @@ async function main(argv: string[]): Promise<number> {
         const data = scaleData;
         const full = data.spec.full;
         console.log(
-          `\n== docverify at scale: ${data.rows.records.toLocaleString("en-US")} records, ${data.rows.verifications.toLocaleString("en-US")} log rows ` +
-            `(issue 17 step 6${full ? "" : `; a DEVELOPMENT dataset from BENCH_SCALE_*, not the issue's 10,000,000`}) ==`,
+          `\n== docverify at scale: ${data.rows.records.toLocaleString("en-US")} records, ${data.rows.verifications.toLocaleString("en-US")} log rows` +
+            `${full ? "" : " (a DEVELOPMENT dataset from BENCH_SCALE_*, not the full 10,000,000)"} ==`,
         );
         console.log(
           `dataset: ${(data.bytes / 1e9).toFixed(1)} GB, built in ${data.buildSeconds.toFixed(0)} s; ${data.realHashes.length.toLocaleString("en-US")} records full-size and signed for real, ` +
@@ -374,11 +374,11 @@ async function main(argv: string[]): Promise<number> {
         `idle RSS (after ${IDLE_REQUESTS} requests and ${IDLE_WAIT_MS / 1000} s idle): ${mb(idleRss)}  target ≤ ${mb(TARGETS.idleRssBytes)}  ${rssVerdict}`,
       );
 
-      // Issue 14: the standalone verifier's time for one receipt (scripts/bench/receipt-verifier.ts).
+      // The standalone verifier's time for one receipt (scripts/bench/receipt-verifier.ts).
       console.log("");
       verifier = await runVerifierBench(binary, work, (line) => console.log(line));
 
-      // Issue 4: anchoring throughput and backlog while records are created (scripts/bench/anchoring.ts).
+      // Anchoring throughput and backlog while records are created (scripts/bench/anchoring.ts).
       anchoring = await runAnchoringBench({ quick: mode.name === "quick", workDir: work });
       printAnchoring(anchoring);
       broken.push(...anchoring.broken);
@@ -455,12 +455,12 @@ function workFolder(): string {
 }
 
 /**
- * `--postgres` (issue 18, scripts/bench/postgres-run.ts): one node on PostgreSQL against the
+ * `--postgres` (scripts/bench/postgres-run.ts): one node on PostgreSQL against the
  * embedded SQLite, and failover under load; instead of the default run, not beside it.
  */
 async function postgresMain(mode: Mode, json: string | undefined): Promise<number> {
   const wrk = await ensureWrk();
-  const { machine, date } = await describeMachine(wrk, `${mode.name} run, --postgres (issue 18)`);
+  const { machine, date } = await describeMachine(wrk, `${mode.name} run, --postgres`);
   const work = workFolder();
   const broken: string[] = [];
   try {
@@ -644,11 +644,11 @@ function compare(
   return checks;
 }
 
-/** Issue 17 step 6: public verification's p99 at 10 M against 1 M, and the page 1,000,000 rows deep against the first. */
+/** Public verification's p99 at 10 M against 1 M, and the page 1,000,000 rows deep against the first. */
 function compareScale(byName: (name: string) => ScenarioReport | undefined, scale: ScaleReport): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const d = scale.dataset;
-  const size = d.full ? "" : ` [DEVELOPMENT dataset: ${d.records.toLocaleString("en-US")} records, ${d.logRows.toLocaleString("en-US")} log rows; not issue 17's figures]`;
+  const size = d.full ? "" : ` [DEVELOPMENT dataset: ${d.records.toLocaleString("en-US")} records, ${d.logRows.toLocaleString("en-US")} log rows; not the full 10,000,000]`;
   const atOne = byName("verify-public");
   const atScale = byName("verify-public-10m");
   if (atOne !== undefined && atScale !== undefined) {

@@ -27,7 +27,7 @@ function embedding(dir: string): string {
   return lines.join("\n");
 }
 
-// SQLite's migrations, then PostgreSQL's (decisions §12).
+// SQLite's migrations, then PostgreSQL's (docs/storage.md "One schema, kept in step").
 const root = join(import.meta.dir, "..", "migrations");
 let stale = false;
 for (const dir of [root, join(root, "pg")]) {

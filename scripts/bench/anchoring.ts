@@ -1,7 +1,8 @@
 /**
- * The anchoring benchmark (issue 4): messages anchored per second against the local ledger with
- * 3 s consensus, sustained while records are created over HTTP as fast as the service allows;
- * the anchor backlog must stay flat and no record may be anchored twice. See docs/benchmarks.md.
+ * The anchoring benchmark (docs/benchmarks.md "Anchoring under record creation"): messages anchored
+ * per second against the local ledger with 3 s consensus, sustained while records are created over
+ * HTTP as fast as the service allows; the anchor backlog must stay flat and no record may be
+ * anchored twice.
  *
  * What it does:
  * 1. An organisation (API access, the add-on, validated) and a live key are created with the
@@ -62,7 +63,7 @@ export interface AnchoringReport {
   /** Of those, the answers 503 inside the measured window. */
   readonly refused503InWindow: number;
   /**
-   * Issue 17's target: anchoring keeps pace with creation. PASS when the window anchored at least
+   * The target: anchoring keeps pace with creation. PASS when the window anchored at least
    * KEEPS_PACE_SHARE of what it created, the backlog stayed flat, and no creation was refused
    * (503) inside the window: creation ran at its own speed, not at the pace back-pressure set.
    */

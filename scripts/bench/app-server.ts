@@ -1,8 +1,8 @@
 /**
  * docverify with a benchmark-only switch, for the scenarios that measure one path in isolation:
- *   --memo-off   the signature memo off (issue 6: at least 5,000 verifications per second when
+ *   --memo-off   the signature memo off (target: at least 5,000 verifications per second when
  *                every signature is verified from scratch);
- *   --unpaced    record creation not paced to the ledger (issue 5: what signing, sealing and the
+ *   --unpaced    record creation not paced to the ledger (what signing, sealing and the
  *                durable write sustain; in the product, sustained creation is paced to the anchor
  *                loop, which the anchoring benchmark measures).
  *

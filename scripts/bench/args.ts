@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 export interface BenchArgs {
   readonly quick: boolean;
   readonly scaleOnly: boolean;
-  /** Issue 18: one node on PostgreSQL against SQLite, and failover (scripts/bench/postgres-run.ts), instead of the default run. */
+  /** One node on PostgreSQL against SQLite, and failover (scripts/bench/postgres-run.ts), instead of the default run. */
   readonly postgres: boolean;
   readonly json: string | null;
   readonly help: boolean;

@@ -1,5 +1,6 @@
 /**
- * The 1,000,000-record data folder the verification scenarios run against (issue 6), built
+ * The 1,000,000-record data folder the verification scenarios run against (docs/benchmarks.md
+ * "The 1,000,000-record dataset"), built
  * from the product's own code (migrations, organisations, API keys, seal key, signer, payload
  * encodings) and cached, since building it takes about a minute and 8 GB of disk.
  *

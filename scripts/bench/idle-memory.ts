@@ -1,9 +1,8 @@
 /**
- * Idle memory of the compiled binary, taken apart (issue 17 step 5, docs/benchmarks.md "Idle
- * memory"). Each run measures as `npm run bench` does (scripts/bench.ts `idleMemory`): `serve` on
- * a fresh data folder with the embedded local ledger, "ledger ready", 20 requests to /healthz,
- * 2 s idle, VmRSS from /proc/<pid>/status. It then also reads /proc/<pid>/smaps and splits the
- * resident set into:
+ * Idle memory of the compiled binary, taken apart (docs/benchmarks.md "Idle memory"). Each run
+ * measures as `npm run bench` does (scripts/bench.ts `idleMemory`): `serve` on a fresh data folder
+ * with the embedded local ledger, "ledger ready", 20 requests to /healthz, 2 s idle, VmRSS from
+ * /proc/<pid>/status. It then also reads /proc/<pid>/smaps and splits the resident set into:
  *
  * - text: the executable's code pages (Bun and JavaScriptCore) that something touched;
  * - bundle: the executable's writable segment, which holds the embedded bundle (`.bun`: sources

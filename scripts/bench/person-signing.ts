@@ -1,5 +1,6 @@
 /**
- * Person signatures per second end to end through the JSON endpoints (issue 16, decisions §10):
+ * Person signatures per second end to end through the JSON endpoints (docs/persons.md "The API
+ * behind the pages: /app"):
  * each signature is POST /app/signatures/options, a passkey assertion by a software
  * authenticator (test/support/soft-authenticator.ts: P-256, as a platform authenticator signs),
  * and POST /app/signatures, which verifies the assertion, signs with the person's ML-DSA-65 key,

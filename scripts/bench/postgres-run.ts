@@ -1,7 +1,7 @@
 /**
- * `npm run bench -- --postgres` (issue 18): one node on PostgreSQL against embedded SQLite, in the
+ * `npm run bench -- --postgres`: one node on PostgreSQL against embedded SQLite, in the
  * same run, on the same data and the same ledger; then the failover time of three nodes on
- * PostgreSQL under load. docs/benchmarks.md, "PostgreSQL (--postgres)", has the results.
+ * PostgreSQL under load. docs/benchmarks.md, "PostgreSQL (`--postgres`)", has the results.
  *
  * 1. **The data.** The bench dataset's generator (dataset.ts) at POSTGRES_DATASET's size: 100,000
  *    records and 20,000 log rows, the 1,000,000-record dataset's shape at a tenth of its size.

@@ -1,6 +1,7 @@
 /**
- * PostgreSQL for `npm run bench -- --postgres` (issue 18): a server of its own, set up as a
- * service would run it rather than as the tests do, and a bench dataset copied into it.
+ * PostgreSQL for `npm run bench -- --postgres` (docs/benchmarks.md "PostgreSQL (`--postgres`)"): a
+ * server of its own, set up as a service would run it rather than as the tests do, and a bench
+ * dataset copied into it.
  *
  * The server. test/support/postgres.ts runs its clusters with fsync and full-page writes off
  * (tests measure behaviour, not the disk); a benchmark that compares "every 201 durable" on two

@@ -1,5 +1,6 @@
 /**
- * One scenario of `npm run bench`, profiled (issue 17: "find where with profiles, not guesses"):
+ * One scenario of `npm run bench`, profiled, to find where the time goes from profiles rather
+ * than guesses (docs/benchmarks.md "Running it"):
  *
  *   bun scripts/bench/profile.ts SCENARIO [--seconds N] [--windows K] [--prof DIR] [--fresh] [--tree DIR] [--env NAME=VALUE]...
  *

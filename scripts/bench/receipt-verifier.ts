@@ -1,5 +1,6 @@
 /**
- * The standalone receipt verifier's time for one receipt (issue 14, docs/receipts.md §4): the
+ * The standalone receipt verifier's time for one receipt (docs/benchmarks.md "The receipt
+ * verifier"; the verifier: docs/receipts.md §4): the
  * compiled executable runs a `local-ledger` with two mirror ports and a `serve` anchoring on it;
  * one record is created and its receipt fetched; serve stops. Then `node docverify-verify.mjs
  * RECEIPT --hash H --mirror M1 --mirror M2 --min-mirrors 1` runs, pinned to one core, against the

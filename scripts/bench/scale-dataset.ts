@@ -1,5 +1,5 @@
 /**
- * The scale dataset (issue 17, step 6): 10,000,000 records and 10,000,000 verification-log rows,
+ * The scale dataset: 10,000,000 records and 10,000,000 verification-log rows,
  * built once with the product's own code and cached like the 1,000,000-record one (dataset.ts).
  *
  * What differs from that dataset, and why (docs/benchmarks.md, "The 10,000,000-record dataset"):
@@ -26,7 +26,7 @@
  *
  * BENCH_SCALE_RECORDS (a multiple of 200,000) and BENCH_SCALE_LOG_ROWS build a smaller dataset
  * under its own cache name, for developing this file; the benchmark then says its figures are
- * not issue 17's.
+ * not the full dataset's.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
@@ -55,7 +55,7 @@ const GENERATOR_VERSION = 1;
 
 const FULL_RECORDS = 10_000_000;
 const FULL_LOG_ROWS = 10_000_000;
-/** How deep the deep page is in the full dataset (issue 17: "a page 1,000,000 rows deep"). */
+/** How deep the deep page is in the full dataset: a page 1,000,000 rows deep. */
 const FULL_DEPTH = 1_000_000;
 const ORG_COUNT = 20;
 /** Records signed and sealed for real, whatever the size (as many as in the 1 M dataset). */
@@ -80,7 +80,7 @@ export interface ScaleSpec {
   readonly logRows: number;
   /** Rows of organisation 0's live log before the deep page. */
   readonly depth: number;
-  /** The issue's figures (10,000,000 each, 1,000,000 deep), not a smaller development build. */
+  /** The full figures (10,000,000 each, 1,000,000 deep), not a smaller development build. */
   readonly full: boolean;
 }
 
@@ -124,7 +124,7 @@ export function mineCount(logRows: number): number {
   return Math.floor(logRows / 20) * MINE_OF_20 + Math.min(logRows % 20, MINE_OF_20);
 }
 
-/** The dataset's size: the issue's, or a smaller one from BENCH_SCALE_RECORDS / BENCH_SCALE_LOG_ROWS. */
+/** The dataset's size: the full one, or a smaller one from BENCH_SCALE_RECORDS / BENCH_SCALE_LOG_ROWS. */
 export function scaleSpec(env: Record<string, string | undefined> = process.env): ScaleSpec {
   const records = positiveInteger(env, "BENCH_SCALE_RECORDS") ?? FULL_RECORDS;
   const logRows = positiveInteger(env, "BENCH_SCALE_LOG_ROWS") ?? (records === FULL_RECORDS ? FULL_LOG_ROWS : records);

@@ -1,7 +1,7 @@
 /**
- * The scale part of `npm run bench` (issue 17, step 6): the compiled binary on the cached
- * 10,000,000-record dataset (scale-dataset.ts), public verification and the log's first and
- * 1,000,000-rows-deep pages.
+ * The scale part of `npm run bench` (docs/benchmarks.md "The 10,000,000-record dataset"): the
+ * compiled binary on the cached 10,000,000-record dataset (scale-dataset.ts), public verification
+ * and the log's first and 1,000,000-rows-deep pages.
  *
  * Served in place, not copied: a copy would be another 17 GB of disk and about 40 s per run. The
  * run's own data folder gets a hard link to the cached database file (its own master key copy,

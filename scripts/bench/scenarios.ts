@@ -16,7 +16,7 @@ export type Target =
   | "million-memo-off"
   /** The same data, served from source by scripts/bench/app-server.ts with record creation not paced to the ledger. */
   | "million-unpaced"
-  /** The compiled binary on the 10,000,000-record scale dataset (issue 17, step 6), served in place. */
+  /** The compiled binary on the 10,000,000-record scale dataset, served in place. */
   | "scale"
   /** Three compiled binaries, `serve` on one PostgreSQL database (`--postgres`'s failover, postgres-run.ts). */
   | "cluster";
@@ -44,11 +44,11 @@ export interface Scenario {
   readonly connections: number;
   /** Seconds of measured load in a full run, after the warm-up; `--quick` shortens it. */
   readonly duration: number;
-  /** Lowest acceptable docverify/floor ratio of requests per second, where an issue set one. */
+  /** Lowest acceptable docverify/floor ratio of requests per second, where a target sets one. */
   readonly floorRatioTarget?: number;
-  /** Highest acceptable docverify p99 latency, where an issue set one. */
+  /** Highest acceptable docverify p99 latency, where a target sets one. */
   readonly p99TargetMs?: number;
-  /** Lowest acceptable docverify requests per second, where an issue set an absolute figure. */
+  /** Lowest acceptable docverify requests per second, where a target is an absolute figure. */
   readonly minRequestsPerSecond?: number;
   /** The check request before the load retries a 503 for up to 30 s (a service still setting up). */
   readonly preflightRetryOn503?: boolean;
@@ -174,7 +174,7 @@ export function millionScenarios(data: Dataset, deepCursor: string): Scenario[] 
 }
 
 /**
- * The scale scenarios (issue 17, step 6) on the 10,000,000-record dataset: public verification as
+ * The scale scenarios on the 10,000,000-record dataset: public verification as
  * `verify-public` (its p99 compared with that scenario's), and organisation 0's log, first page
  * and `depth` (1,000,000) rows deep (compared with each other). `deepCursor` is made from the
  * folder's cursor key (scale.ts), not by paging a million rows.

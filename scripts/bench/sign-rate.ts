@@ -1,5 +1,6 @@
 /**
- * The single-core rate of what creating a record costs in signatures (issue 5's yardstick):
+ * The single-core rate of what creating a record costs in signatures (record creation's
+ * yardstick, docs/benchmarks.md "What it measures"):
  * encode the record payload, sign it with the organisation's key, encode the seal payload,
  * sign that with the seal key, exactly as src/records/service.ts does (each `sign` also
  * verifies its fresh signature). Run as its own process, on one thread, with the servers idle:
