@@ -35,7 +35,8 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "long", places: ["lib/protobuf-long.ts"], why: "patched into protobufjs before the SDK loads" },
   { spec: "protobufjs/minimal.js", places: ["lib/protobuf-long.ts"], why: "as above" },
   // Cryptography.
-  // The receipt verifier checks without the appliance's code (decisions §9): its own noble imports.
+  // The receipt verifier checks without the appliance's code (docs/receipts.md §4): its own noble
+  // imports.
   { spec: "@noble/post-quantum/ml-dsa.js", places: ["crypto/", "verifier/"], why: "ML-DSA; the verifier's signature check" },
   { spec: "@noble/hashes/sha2.js", places: ["verifier/", "sign-pages/"], why: "SHA-256 the same in Node.js and a browser: the verifier's, and the signing page's (plain http has no crypto.subtle)" },
   { spec: "@noble/", places: ["crypto/"], why: "the second ML-DSA implementation, secp256k1, keccak" },
@@ -46,7 +47,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "persons/app.ts", "verification/log.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
-  { spec: "bun", places: ["storage/pg-store.ts", "storage/pg-cluster.ts"], why: "Bun.SQL, the PostgreSQL client (decisions §12): opened in pg-store.ts; pg-cluster.ts names the type of the connection it reserves" },
+  { spec: "bun", places: ["storage/pg-store.ts", "storage/pg-cluster.ts"], why: "Bun.SQL, the PostgreSQL client (docs/storage.md, Two engines): opened in pg-store.ts; pg-cluster.ts names the type of the connection it reserves" },
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "verification/", "persons/app.ts", "anchoring/queue.ts", "anchoring/pg-journal.ts"], why: "queries over the schema" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
@@ -54,10 +55,11 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:path", places: ["storage/", "lib/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "core.ts", "anchoring/setup.ts", "anchoring/paths.ts"], why: "paths of those files" },
   { spec: "node:net", places: ["anchoring/node-reachability.ts", "verifier/cli.ts", "verifier/http-get.ts"], why: "TCP reachability of a consensus node (also for docverify status); the verifier's isIP, to tell an address from a host name (--connect-to, pinning a mirror node to the address counted)" },
   { spec: "node:dns", places: ["verifier/cli.ts"], why: "the verifier's command-line shells: a mirror node's addresses, to count witnesses by host; the _docverify.DOMAIN TXT record that confirms an organisation's identity" },
+  { spec: "node:async_hooks", places: ["anchoring/hedera-ledger.ts"], why: "the SDK hands its own error on, not the gRPC call's: the channel learns which submission a call belongs to (whether its connection was ever made) from the async context the submission runs in" },
   { spec: "node:http2", places: ["local-ledger/grpc.ts", "anchoring/grpc-unary.ts"], why: "the local ledger's unary gRPC server (grpc-js's server cost its thread 2.7 MB idle); the SDK's unary calls to a node (over grpc-js's client a submission cost 375–454 µs of CPU, over these 215–234)" },
   { spec: "node:http", places: ["verifier/http-get.ts"], why: "the verifier's GET of mirror nodes in Node.js, without undici's 60 ms load" },
   { spec: "node:https", places: ["verifier/http-get.ts"], why: "as above, for https mirror nodes" },
-  { spec: "node:os", places: ["config/index.ts"], why: "the host name, the default node name (decisions §12)" },
+  { spec: "node:os", places: ["config/index.ts"], why: "the host name, the default node name (docs/operations.md, Several nodes)" },
   { spec: "node:util", places: ["lib/args.ts"], why: "parseArgs" },
   { spec: "node:readline", places: ["admin/tui/ui.ts"], why: "the terminal UI's keys" },
   { spec: "bun:ffi", places: ["lib/sd-notify.ts"], why: "sd_notify over a datagram socket" },
@@ -88,12 +90,12 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   // Receipts read what records and the anchor loop stored; they wait as verification's pending_anchor does.
   receipts: ["lib", "config", "crypto", "storage", "verification/verify.ts"],
   "local-ledger": ["lib", "crypto"],
-  // The person application (decisions §10): persons, their passkeys and sessions, over records.
+  // The person application (docs/persons.md): persons, their passkeys and sessions, over records.
   persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],
   // Browser code: the signed PDF's writer, and the pages' scripts bundled with it (scripts/build-app-pages.ts).
   pdf: [],
   "sign-pages": ["pdf"],
-  // The receipt verifier stands alone (decisions §9): it imports nothing of the appliance.
+  // The receipt verifier stands alone (docs/receipts.md §4): it imports nothing of the appliance.
   verifier: [],
   http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts", "anchoring/types.ts"],
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
