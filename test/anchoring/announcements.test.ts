@@ -1,5 +1,5 @@
 /**
- * Key announcements on the ledger (decisions §9, docs/receipts.md §1), against the local ledger
+ * Key announcements on the ledger (docs/receipts.md §1), against the local ledger
  * through the real SDK: the announcement is an organisation's first message on a new topic,
  * records wait for it, a topic that predates announcements gets one at the next start, an
  * abandoned one is queued again with the same bytes, and it is queued and submitted exactly once

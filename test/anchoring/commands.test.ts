@@ -3,8 +3,8 @@
  * `serve` with its embedded ledger end to end (readiness, a topic for an organisation whose
  * add-on another process switched on, stable ledger addresses across a restart), `serve`
  * killed with SIGKILL while a message awaits consensus on an external local ledger, and `serve`
- * pointed at a `local-ledger` of another process and folder with nothing but its URL (decisions
- * §11: the development key), or at one created with a key of its own.
+ * pointed at a `local-ledger` of another process and folder with nothing but its URL (the
+ * development key), or at one created with a key of its own.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";

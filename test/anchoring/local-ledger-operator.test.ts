@@ -1,8 +1,9 @@
 /**
- * The local ledger's operator key (decisions §11): a fixed, documented development key for 0.0.2
- * unless the ledger is created with another; the mirror shows it at /api/v1/accounts/{id}; and
- * `localOperatorKey`, which `serve` uses for a ledger started elsewhere, picks the key the ledger
- * shows without any setting, or refuses naming the setting.
+ * The local ledger's operator key (docs/local-ledger.md "The operator key: a public development
+ * key"): a fixed, documented development key for 0.0.2 unless the ledger is created with another;
+ * the mirror shows it at /api/v1/accounts/{id}; and `localOperatorKey`, which `serve` uses for a
+ * ledger started elsewhere, picks the key the ledger shows without any setting, or refuses naming
+ * the setting.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,7 +1,7 @@
 /**
  * The anchor journal on PostgreSQL (anchoring/pg-journal.ts) against a real server: the state
  * changes and their guards as queue.ts's header states them, and the fencing that makes a node
- * that lost the lead change nothing (decisions §12).
+ * that lost the lead change nothing (docs/storage.md "The anchor loop on PostgreSQL").
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";

@@ -1,7 +1,7 @@
 /**
- * An organisation's domain (decisions §13) end to end, on both engines: `docverify serve` on the
- * embedded SQLite with its embedded ledger, and on PostgreSQL with a local ledger started apart,
- * the administrator's commands run as processes beside it.
+ * An organisation's domain (docs/admin.md "The organisation's domain") end to end, on both engines:
+ * `docverify serve` on the embedded SQLite with its embedded ledger, and on PostgreSQL with a local
+ * ledger started apart, the administrator's commands run as processes beside it.
  *
  * - `org set --domain` set, changed and cleared, and `org set --name`: each audited, each announced
  *   on the topic again exactly once, with the bytes docs/receipts.md §1 prescribes, read back from

@@ -2,7 +2,7 @@
  * Receipts end to end on serve's embedded ledger (two mirror ports, one host): verified and revoked
  * in `docverify verify-receipt`, `node docverify-verify.mjs` and the page, with serve stopped (the
  * ledger brought back alone on serve's data folder, at the same addresses). See e2e-rig.ts. And a
- * receipt of a data folder the previous release left, before trust roots (decisions §13), served
+ * receipt of a data folder the previous release left, before trust roots, served
  * once today's serve has opened and migrated that folder: verified with its mirror nodes named.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -1,10 +1,10 @@
 /**
- * A person-signed record's receipt, end to end (decisions §9 and §10): a person enrolled with a
- * passkey signs a real PDF through /app, the browser's step is done as the signing page does it
- * (signPdf: the original plus one incremental update), the receipt is fetched, serve is stopped,
- * and every shell of the verifier, given the signed PDF and two witnesses of the ledger on two
- * hosts (e2e-rig.ts), recovers the original inside it and says `verified`: the person's key is
- * bound to the organisation's topic by its `person_key` announcement, which names no person, so
+ * A person-signed record's receipt, end to end (docs/receipts.md, docs/persons.md): a person
+ * enrolled with a passkey signs a real PDF through /app, the browser's step is done as the signing
+ * page does it (signPdf: the original plus one incremental update), the receipt is fetched, serve
+ * is stopped, and every shell of the verifier, given the signed PDF and two witnesses of the ledger
+ * on two hosts (e2e-rig.ts), recovers the original inside it and says `verified`: the person's key
+ * is bound to the organisation's topic by its `person_key` announcement, which names no person, so
  * the organisation is claimed by its id alone.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -5,11 +5,11 @@
  * shells of the verifier run as a person would run them: `docverify verify-receipt`, the
  * standalone `node docverify-verify.mjs` from a folder of its own, and the HTML page in Chromium.
  *
- * A verifier believes only its own trust roots (decisions §13): a local ledger has no built-in
- * mirror nodes, the receipt's suggestions are never asked unless named, and witnesses are counted
- * by host. The local ledger is one process, so its two ports are one witness: the rig's
- * `witnesses()` are its first port and an honest proxy on a loopback address of its own in front
- * of its second, named to every shell explicitly.
+ * A verifier believes only its own trust roots (docs/receipts.md §3): a local ledger has no
+ * built-in mirror nodes, the receipt's suggestions are never asked unless named, and witnesses are
+ * counted by host. The local ledger is one process, so its two ports are one witness: the rig's
+ * `witnesses()` are its first port and an honest proxy on a loopback address of its own in front of
+ * its second, named to every shell explicitly.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -245,7 +245,7 @@ export async function distinctWitnesses(mirrors: readonly string[]): Promise<str
 }
 
 /**
- * The first migration that the release before trust roots (decisions §13) did not have: a data
+ * The first migration that the release before trust roots did not have: a data
  * folder that release left has every migration before it, and no other.
  */
 export const FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE = "0011";
@@ -630,11 +630,12 @@ export function expectLocalClaim(o: Outcome, orgName: string | null): void {
 }
 
 /**
- * The end-to-end promise of decisions §9, on a ledger of `kind`, with the verifier believing only
- * its own trust roots (§13): receipts fetched from serve, serve stopped, then every shell, given
- * two witnesses of the ledger on two hosts, says `verified_org` (exit 0) for a record in good
- * standing and `revoked` (exit 1) for a record revoked after its receipt was fetched; named
- * nothing, or only the ledger's own two ports (one host), every shell says `unverifiable`.
+ * The end-to-end promise of receipts (docs/receipts.md §8), on a ledger of `kind`, with the
+ * verifier believing only its own trust roots (docs/receipts.md §3): receipts fetched from serve,
+ * serve stopped, then every shell, given two witnesses of the ledger on two hosts, says
+ * `verified_org` (exit 0) for a record in good standing and `revoked` (exit 1) for a record revoked
+ * after its receipt was fetched; named nothing, or only the ledger's own two ports (one host),
+ * every shell says `unverifiable`.
  */
 export function serveStoppedSuite(kind: LedgerKind): void {
   describe(`the ${kind} ledger: receipts verified in every shell after serve has stopped`, () => {

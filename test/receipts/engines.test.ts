@@ -1,9 +1,9 @@
 /**
- * Receipts, key announcements and record counts on both storage engines (decisions §9, §12), as
- * test/storage/engines.test.ts runs the other services: embedded SQLite, and a real PostgreSQL
- * server this file starts. Records are created with the records service and anchored as the
- * anchor loop leaves them (an UPDATE of the record and of its ledger transaction), and the
- * receipts compared: the same rows must give the same bytes on both engines.
+ * Receipts, key announcements and record counts on both storage engines (docs/receipts.md,
+ * docs/storage.md "Two engines"), as test/storage/engines.test.ts runs the other services: embedded
+ * SQLite, and a real PostgreSQL server this file starts. Records are created with the records
+ * service and anchored as the anchor loop leaves them (an UPDATE of the record and of its ledger
+ * transaction), and the receipts compared: the same rows must give the same bytes on both engines.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";

@@ -1,8 +1,8 @@
 /**
- * Who made a record, as the verifier's page says it (decisions §13), in headless Chromium opened
- * from a file: the claimed domain's /.well-known/docverify.json read cross-origin over HTTPS
- * (acme.test mapped to a loopback server by Chromium's --host-resolver-rules, its certificate from a
- * test CA trusted only through --ignore-certificate-errors-spki-list), a trust file chosen in the
+ * Who made a record, as the verifier's page says it (docs/receipts.md §6), in headless Chromium
+ * opened from a file: the claimed domain's /.well-known/docverify.json read cross-origin over HTTPS
+ * (acme.test mapped to a loopback server by Chromium's --host-resolver-rules, its certificate from
+ * a test CA trusted only through --ignore-certificate-errors-spki-list), a trust file chosen in the
  * form, and DNS, which a page cannot read. For each: the verdict's data-identity, the headline, and
  * the organisation line, which states a name as fact only when confirmed.
  */

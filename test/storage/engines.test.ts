@@ -1,9 +1,9 @@
 /**
- * One contract suite, run against every storage engine (decisions §12; Litestream's habit of one
- * suite per interface): embedded SQLite, and a real PostgreSQL server this file starts
+ * One contract suite, run against every storage engine (docs/storage.md "Two engines"; Litestream's
+ * habit of one suite per interface): embedded SQLite, and a real PostgreSQL server this file starts
  * (test/support/postgres.ts). What is written once over the store (src/storage/store.ts) must
- * behave the same on both: the same results, the same errors, all-or-nothing writes, and the
- * audit row in the same transaction as its change.
+ * behave the same on both: the same results, the same errors, all-or-nothing writes, and the audit
+ * row in the same transaction as its change.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";

@@ -1,6 +1,6 @@
 /**
  * The HTTP suites of records, revocation, verification, the verification log and access on
- * PostgreSQL (issue 18). `npm test` runs them on SQLite like every other file; this file runs the
+ * PostgreSQL. `npm test` runs them on SQLite like every other file; this file runs the
  * same files again as a `bun test` subprocess with DOCVERIFY_TEST_ENGINE=postgres
  * (test/support/engine.ts), against a real server it starts, and asserts they passed.
  *

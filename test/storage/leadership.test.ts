@@ -1,8 +1,9 @@
 /**
- * One anchor-loop leader among several nodes on one PostgreSQL database (decisions §12), against a
- * real server: exactly one node leads; its epoch fences every queue write, so a deposed leader's
- * late writes change nothing; a killed leader is replaced within 10 s, and so is one that hangs
- * with its connection open (SIGSTOP). The failover times are printed.
+ * One anchor-loop leader among several nodes on one PostgreSQL database (docs/storage.md "Several
+ * nodes: heartbeats and the anchor loop's leader"), against a real server: exactly one node leads;
+ * its epoch fences every queue write, so a deposed leader's late writes change nothing; a killed
+ * leader is replaced within 10 s, and so is one that hangs with its connection open (SIGSTOP). The
+ * failover times are printed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 /**
- * DOCVERIFY_DATABASE_URL on the command line, as an operator meets it (decisions §12), while only
- * part of the service runs on PostgreSQL:
+ * DOCVERIFY_DATABASE_URL on the command line, as an operator meets it (docs/storage.md "Two
+ * engines"), while only part of the service runs on PostgreSQL:
  * - the `org`, `key`, `person` and `status` commands work on it, from any node, against a real PostgreSQL server;
  * - the rest refuses to start on a half-supported engine, and nothing is written to the embedded
  *   database instead;

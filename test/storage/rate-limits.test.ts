@@ -1,9 +1,9 @@
 /**
- * Rate limits across nodes (decisions §12): token buckets shared through the database, leased a
- * few tokens at a time (src/keys/cluster-rate-limit.ts, src/storage/pg-rate.ts). First the
- * limiter's rules against an in-memory bucket with a manual clock, then three nodes on a real
- * PostgreSQL server: the limit observed across them within ±10 % of the setting, with far fewer
- * round trips than requests.
+ * Rate limits across nodes (docs/storage.md "Rate limits across nodes"): token buckets shared
+ * through the database, leased a few tokens at a time (src/keys/cluster-rate-limit.ts,
+ * src/storage/pg-rate.ts). First the limiter's rules against an in-memory bucket with a manual
+ * clock, then three nodes on a real PostgreSQL server: the limit observed across them within ±10 %
+ * of the setting, with far fewer round trips than requests.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chunkOf, createClusterRateLimiter, type Lease } from "../../src/keys/cluster-rate-limit.ts";

@@ -1,9 +1,10 @@
 /**
- * One schema for both engines (decisions §12): the `pg-core` tables of src/storage/pg-schema.ts
- * must be the `sqlite-core` tables of src/storage/schema.ts, table for table, column for column
- * (name, order, type by the one rule pg-schema.ts states, nullability, default, primary key,
- * enumerated values, references) and index for index (name, uniqueness, terms, partial clause).
- * The only textual difference allowed in an index is listed in DIALECT_SPELLINGS, with its reason.
+ * One schema for both engines (docs/storage.md "One schema, kept in step"): the `pg-core` tables of
+ * src/storage/pg-schema.ts must be the `sqlite-core` tables of src/storage/schema.ts, table for
+ * table, column for column (name, order, type by the one rule pg-schema.ts states, nullability,
+ * default, primary key, enumerated values, references) and index for index (name, uniqueness,
+ * terms, partial clause). The only textual difference allowed in an index is listed in
+ * DIALECT_SPELLINGS, with its reason.
  */
 import { describe, expect, test } from "bun:test";
 import { SQL, is } from "drizzle-orm";

@@ -1,7 +1,7 @@
 /**
- * Several `docverify serve` nodes on one PostgreSQL database (decisions §12, issue 18), as an
- * operator runs them: real processes, a real PostgreSQL server (test/support/postgres.ts), one
- * local ledger they share (as they would share a public network), requests spread across them.
+ * Several `docverify serve` nodes on one PostgreSQL database (docs/operations.md "Several nodes"),
+ * as an operator runs them: real processes, a real PostgreSQL server (test/support/postgres.ts),
+ * one local ledger they share (as they would share a public network), requests spread across them.
  *
  * - any node answers any request: create on one, verify on another, revoke on the third, page the
  *   log across all three with one cursor; a key revoked with the command line is refused by every

@@ -1,7 +1,8 @@
 /**
- * Transaction ids across nodes (decisions §12): every node pays with the same operator account, so
- * no two nodes may hand out one transaction id. Each node holds a lane (an advisory lock per lane
- * on a real PostgreSQL server) and hands out only valid starts in its lane.
+ * Transaction ids across nodes (docs/storage.md "Transaction ids across nodes"): every node pays
+ * with the same operator account, so no two nodes may hand out one transaction id. Each node holds
+ * a lane (an advisory lock per lane on a real PostgreSQL server) and hands out only valid starts in
+ * its lane.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";

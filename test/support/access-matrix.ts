@@ -1,7 +1,8 @@
 /**
- * The security matrix every /v1 route is checked against (issue 3): for each operation, each kind
- * of caller, the exact status and `error.code`. Routes add themselves to OPERATIONS as they land;
- * test/access/matrix.test.ts runs the whole table in-process and against the running service.
+ * The security matrix every /v1 route is checked against (docs/access.md "The security matrix"):
+ * for each operation, each kind of caller, the exact status and `error.code`. Routes add themselves
+ * to OPERATIONS as they land; test/access/matrix.test.ts runs the whole table in-process and
+ * against the running service.
  *
  * Callers are built by `provisionCallers` through the same services the administration command
  * line uses, on the data folder the app (or the running `serve`) uses.
@@ -62,7 +63,7 @@ type Expectation = { status: number; code: string } | "admitted";
 const E = (status: number, code: string) => ({ status, code });
 const UNAUTH = E(401, "UNAUTHENTICATED");
 
-/** What each caller gets on each operation (decisions §3). */
+/** What each caller gets on each operation (docs/access.md "Order of refusals"). */
 export function expected(op: MatrixOperation, caller: CallerName): Expectation {
   const records = op.operation.startsWith("records.");
   switch (caller) {
@@ -125,7 +126,8 @@ export async function provisionCallers(core: Pick<Core, "organisations" | "apiKe
   const testKey = await core.apiKeys.mint({ orgId: full.id, environment: "test" }, actor);
   const revoked = await core.apiKeys.mint({ orgId: full.id, environment: "live", revoke: true }, actor);
   await core.apiKeys.revoke(revoked.keyId, actor);
-  // Minted before the add-on was granted: verifications:read only, for ever (spec §5.7).
+  // Minted before the add-on was granted: verifications:read only, for ever: scopes are fixed at
+  // minting.
   const lateAddon = await core.organisations.create({ name: "Late Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
   const scopeless = await core.apiKeys.mint({ orgId: lateAddon.id, environment: "live" }, actor);
   await core.organisations.set(lateAddon.id, { addon: true }, actor);

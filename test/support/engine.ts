@@ -1,5 +1,5 @@
 /**
- * Which storage engine the engine-neutral HTTP suites run on (issue 18: the record, revocation,
+ * Which storage engine the engine-neutral HTTP suites run on (the record, revocation,
  * verification, log and access tests run against both engines).
  *
  * `DOCVERIFY_TEST_ENGINE`: `sqlite` (the default, unset or empty) or `postgres`; anything else is

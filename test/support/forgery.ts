@@ -1,7 +1,7 @@
 /**
  * The forger's toolkit, for tests that prove a verifier believes only its own trust roots
- * (decisions §13): everything a receipt's author can choose, chosen by someone who never had an
- * organisation's key.
+ * (docs/receipts.md §3): everything a receipt's author can choose, chosen by someone who never had
+ * an organisation's key.
  *
  * - `forgerKeys()`: ML-DSA-65 signing and seal keys of the forger's own, from random seeds.
  * - `forgeReceipt()`: a receipt for a random document never authenticated anywhere, built with the

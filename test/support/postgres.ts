@@ -1,5 +1,5 @@
 /**
- * A real PostgreSQL server for the tests of the PostgreSQL engine (issue 18): a fresh cluster made
+ * A real PostgreSQL server for the tests of the PostgreSQL engine: a fresh cluster made
  * with `initdb` in a temporary folder, run as an unprivileged user, on a free loopback port. The
  * server comes from Debian's `postgresql` package, which `npm test` installs before the first test
  * (test/support/program-list.ts); without it the test fails with the install command. Never skipped.

@@ -1,7 +1,7 @@
 /**
  * The first record of an organisation, against a running service. The service creates an
  * organisation's ledger topic on its own once the add-on is on; until the topic exists, POST
- * /v1/records answers 503 with Retry-After and writes nothing (spec §4.4).
+ * /v1/records answers 503 with Retry-After and writes nothing (docs/records.md §1).
  */
 import { expect } from "bun:test";
 import { waitFor } from "./wait.ts";

@@ -97,7 +97,8 @@ export function buildReceipt(options: BuildOptions = {}): Built {
     const n = messages.length + 1;
     messages.push({ sequenceNumber: n, consensusAt: consensusOf(n), message, runningHash: runningHashOf(n) });
   };
-  // A person's key is announced by ids only (decisions §10): the same key here, as a person's.
+  // A person's key is announced by ids only (docs/receipts.md §1): the same key here, as a
+  // person's.
   const domain = options.domain === undefined ? {} : { domain: options.domain };
   push(options.signerType === "user" ? announcementBytes(undefined, { type: "person_key", name: undefined, personId: PERSON_ID, ...domain }) : announcementBytes(options.orgName, domain));
   push(creation);

@@ -1,8 +1,8 @@
 /**
- * A forged receipt against every command-line shell of the verifier (decisions §13): the forger's
- * own ML-DSA-65 keys, a receipt for a document nobody authenticated naming an organisation's id
- * and name, and "mirror nodes" of the forger's serving a topic with a correct running-hash chain
- * (test/support/forgery.ts). Each shell is run as a person runs it: in-process
+ * A forged receipt against every command-line shell of the verifier (docs/receipts.md §3): the
+ * forger's own ML-DSA-65 keys, a receipt for a document nobody authenticated naming an
+ * organisation's id and name, and "mirror nodes" of the forger's serving a topic with a correct
+ * running-hash chain (test/support/forgery.ts). Each shell is run as a person runs it: in-process
  * (`runVerifyReceipt` with the real files and network), `bun src/main.ts verify-receipt`, and the
  * standalone `node docverify-verify.mjs` built into a folder of its own.
  *

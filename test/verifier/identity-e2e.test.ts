@@ -1,5 +1,5 @@
 /**
- * Who made a record, as the command-line shells report it (decisions §13): `docverify
+ * Who made a record, as the command-line shells report it (docs/receipts.md §6): `docverify
  * verify-receipt` and the standalone `node docverify-verify.mjs`, run as processes as a person runs
  * them, against two fake mirror nodes, an HTTPS server for the claimed domain's
  * /.well-known/docverify.json (a test CA trusted only through NODE_EXTRA_CA_CERTS, reached with
