@@ -1,7 +1,8 @@
 /**
- * The administration command line (decisions §8), run as a process the way an operator or a
- * script runs it: answers on stdout (`--json` gives one JSON document), refusals on stderr with
- * a non-zero exit and nothing changed, every change in the audit trail.
+ * The administration command line (docs/operations.md "Administration on the server"), run as a
+ * process the way an operator or a script runs it: answers on stdout (`--json` gives one JSON
+ * document), refusals on stderr with a non-zero exit and nothing changed, every change in the audit
+ * trail.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -135,7 +136,7 @@ describe("org and key commands", () => {
   });
 });
 
-describe("org set --domain (decisions §13)", () => {
+describe("org set --domain", () => {
   let orgId = "";
   beforeAll(() => {
     orgId = json(dv("org", "create", "--name", "Domain Ltd", "--json")).id as string;
@@ -248,7 +249,7 @@ describe("org set --domain (decisions §13)", () => {
   });
 });
 
-describe("trust export (decisions §13)", () => {
+describe("trust export", () => {
   const folder = tempDir();
   const publicEnv = {
     DOCVERIFY_LEDGER_NETWORK: "testnet",

@@ -78,7 +78,7 @@ describe("while the ledger starts", () => {
     await app.anchoringStarted;
     const waiting = await send("/readyz");
     expect(waiting.status).toBe(503);
-    // The reason is public; its detail (a URL, a port) is in the log only (decisions §11).
+    // The reason is public; its detail (a URL, a port) is in the log only.
     expect((JSON.parse(waiting.text) as Json).checks.ledger).toBe("ledger unreachable");
     const later = await post("/v1/records", { originalDocHash: docHashOf("another") }, key);
     expect([later.status, (JSON.parse(later.text) as Json).anchorState]).toEqual([201, "pending"]);

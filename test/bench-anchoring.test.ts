@@ -1,5 +1,5 @@
 /**
- * The anchoring bench's verdict on issue 17's target "anchoring keeps pace with creation"
+ * The anchoring bench's verdict on its target "anchoring keeps pace with creation"
  * (scripts/bench/anchoring.ts, `keepsPace`): enough anchored, backlog flat, and nothing refused
  * inside the measured window.
  */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --postgres` (scripts/bench/postgres-run.ts, issue 18): its flag and its plan,
+ * `npm run bench -- --postgres` (scripts/bench/postgres-run.ts): its flag and its plan,
  * checked without running a bench.
  */
 import { describe, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * The scale dataset's arithmetic (scripts/bench/scale-dataset.ts, issue 17 step 6): what it
+ * The scale dataset's arithmetic (scripts/bench/scale-dataset.ts): what it
  * promises about its size, its deep page and its real records, checked without building it.
  */
 import { describe, expect, test } from "bun:test";
@@ -7,7 +7,7 @@ import { bulkDocHash, isRealRow, mineCount, scaleCacheName, scaleSpec } from "..
 import { DOC_HASH_RE } from "../src/verification/types.ts";
 
 describe("bench: the scale dataset's specification", () => {
-  test("by default the issue's figures: 10,000,000 records and log rows, a page 1,000,000 deep with at least 1,000,100 rows in the log it pages", () => {
+  test("by default the full figures: 10,000,000 records and log rows, a page 1,000,000 deep with at least 1,000,100 rows in the log it pages", () => {
     const spec = scaleSpec({});
     expect(spec).toEqual({ records: 10_000_000, logRows: 10_000_000, depth: 1_000_000, full: true });
     expect(mineCount(spec.logRows)).toBe(1_500_000);

@@ -1,5 +1,5 @@
 /**
- * Every subcommand answers `--help` and `-h` with its usage on stdout and exit 0 (decisions §11),
+ * Every subcommand answers `--help` and `-h` with its usage on stdout and exit 0,
  * wherever the flag stands and whatever else is on the line, without opening or creating anything;
  * and still refuses an unknown flag (exit 2, with a pointer to its usage).
  */

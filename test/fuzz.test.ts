@@ -1,5 +1,5 @@
 /**
- * Fuzzing `docverify serve` over raw sockets (issue 12): at least 100,000 requests made by
+ * Fuzzing `docverify serve` over raw sockets: at least 100,000 requests made by
  * mutating valid ones (methods, hosts, header sets, bodies, paths, query strings), from a
  * seeded generator so a failure can be replayed (`DOCVERIFY_FUZZ_SEED`, `DOCVERIFY_FUZZ_REQUESTS`).
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 12's HTTP defects, each as a caller meets it: prototype names as asset names, a client
+ * HTTP defects, each as a caller meets it: prototype names as asset names, a client
  * that disconnects mid-body, a body declared over the service's ceiling, framing the runtime's
  * parser refuses, readiness detail, a private key that does not open, the docs page's headers,
  * IPv6 and forwarded clients' rate-limit buckets.
@@ -107,7 +107,7 @@ describe("a private key that does not open", () => {
   });
 });
 
-describe("rate-limit buckets (decisions §11)", () => {
+describe("rate-limit buckets", () => {
   const verify = (request: (p: string, i?: RequestInit, peer?: string) => Promise<Response>, peer: string, headers: Record<string, string> = {}) =>
     request("/v1/verifications", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ originalDocHash: docHashOf("bucket") }) }, peer);
 

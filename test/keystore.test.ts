@@ -1,5 +1,5 @@
 /**
- * The master key at startup (decisions §5): created once in the data folder when none is
+ * The master key at startup (docs/signing.md §5): created once in the data folder when none is
  * configured, never silently replaced, and a missing or wrong key seals the key store
  * (signing answers 503) instead of crashing or creating a new key over existing data.
  */

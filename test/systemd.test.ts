@@ -1,6 +1,6 @@
 /**
  * The systemd unit, checked by systemd's own tools: it parses cleanly, carries the hardening
- * the operator's issue asks for, and `systemd-analyze security` rates its exposure ≤ 2.0.
+ * docs/operations.md "Run under systemd" describes, and `systemd-analyze security` rates its exposure ≤ 2.0.
  */
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";

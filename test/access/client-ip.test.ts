@@ -41,7 +41,7 @@ describe("client IP", () => {
     expect(forwardedAddress("203.0.113.9:999999")).toBeNull();
   });
 
-  test("anonymous buckets: IPv4 by address, IPv6 by /64 (decisions §11)", () => {
+  test("anonymous buckets: IPv4 by address, IPv6 by /64", () => {
     expect(clientBucket("203.0.113.9")).toBe("ip:203.0.113.9");
     expect(clientBucket("2001:db8:1:2:aaaa::1")).toBe("ip:2001:db8:1:2::/64");
     expect(clientBucket("2001:db8:1:2:ffff:ffff:ffff:ffff")).toBe("ip:2001:db8:1:2::/64");

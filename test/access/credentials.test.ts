@@ -78,7 +78,7 @@ describe("credentials", () => {
     expect(await lastUsed()).toBe(clock.now());
   });
 
-  describe("kept in memory while the change counter stands (issue 17)", () => {
+  describe("kept in memory while the change counter stands", () => {
     /** Another connection to the same database file, as the admin command line or an operator's sqlite3 has. */
     function otherConnection(core: Core): Database {
       const file = (core.db.$client.query("PRAGMA database_list").get() as { file: string }).file;

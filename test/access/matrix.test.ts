@@ -1,8 +1,8 @@
 /**
- * The security matrix (issue 3 §7): every /v1 operation × every kind of caller, with the exact
- * status and `error.code`, in-process and over HTTP against the running service. Keys for the
- * running service are minted on its data folder by another process (the administration core),
- * while it runs: they work immediately, and so does a revocation.
+ * The security matrix (docs/access.md "The security matrix"): every /v1 operation × every kind of
+ * caller, with the exact status and `error.code`, in-process and over HTTP against the running
+ * service. Keys for the running service are minted on its data folder by another process (the
+ * administration core), while it runs: they work immediately, and so does a revocation.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";

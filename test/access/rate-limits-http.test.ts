@@ -1,5 +1,5 @@
 /**
- * Rate limits as a caller sees them (spec §8, decisions §7): headers on every /v1 response,
+ * Rate limits as a caller sees them (docs/access.md "Rate limits"): headers on every /v1 response,
  * 429 with Retry-After, what spends budget and what does not, per IP / key / organisation,
  * unvalidated organisations at the anonymous limit, X-Forwarded-For only from trusted proxies.
  */

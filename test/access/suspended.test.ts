@@ -1,5 +1,5 @@
 /**
- * A suspended organisation (decisions §3, issue 12): POST /v1/records answers 403
+ * A suspended organisation (docs/access.md "Order of refusals"): POST /v1/records answers 403
  * ORGANISATION_SUSPENDED, placed after the key's own refusals and before the body's; its keys keep
  * verifying, listing and revoking. The suspension is made by another connection to the data
  * folder (as `docverify org set ORG --suspended on` does from its own process) and applies to the
@@ -48,7 +48,8 @@ beforeAll(async () => {
   admin = await testCore({ sameDatabaseAs: app.config });
   const fx = await createStoreRecordsFixture({ store: app.store, signer: app.signer });
 
-  // A key minted before the add-on was granted carries verifications:read only (spec §5.7).
+  // A key minted before the add-on was granted carries verifications:read only: scopes are fixed at
+  // minting.
   const org = await fx.createOrg("Suspended Ltd", { apiAccess: true, addon: false, validated: true });
   orgId = org.id;
   keys.scopeless = (await admin.apiKeys.mint({ orgId, environment: "live" }, "test")).key;

@@ -1,6 +1,6 @@
 /**
  * The administration commands load what they use and nothing of `serve`: no ledger SDK, no gRPC,
- * no protobuf, no Elysia, not the anchor loop (decisions §8: they start in tens of milliseconds
+ * no protobuf, no Elysia, not the anchor loop (so they start in tens of milliseconds
  * and work while the ledger is down). Each command runs as a process with a preload that lists
  * every module loaded by the time it exits (loaded-modules-probe.ts). A control run that does
  * import the ledger adapter shows the probe sees such modules.

@@ -1,11 +1,12 @@
 /**
- * Issue 16, Accessibility: the enrolment and signing pages in headless Chromium pass axe-core's
- * WCAG 2.0/2.1 A and AA rules (0 violations) in every state a person meets: the enrolment page,
- * a refused link, signed out, signed in with records in each state, the revoke dialog, a signed
- * document ready to download, and each kind of error; in light and dark colour schemes. And
- * they work with the keyboard alone: Tab reaches every control in a sensible order, each focused
- * control shows a visible outline, buttons work with Enter and Space, the file chooser opens from
- * the keyboard, and focus goes where the person's attention must go next.
+ * Accessibility (docs/persons.md "How the pages are built"): the enrolment and signing pages in
+ * headless Chromium pass axe-core's WCAG 2.0/2.1 A and AA rules (0 violations) in every state a
+ * person meets: the enrolment page, a refused link, signed out, signed in with records in each
+ * state, the revoke dialog, a signed document ready to download, and each kind of error; in light
+ * and dark colour schemes. And they work with the keyboard alone: Tab reaches every control in a
+ * sensible order, each focused control shows a visible outline, buttons work with Enter and Space,
+ * the file chooser opens from the keyboard, and focus goes where the person's attention must go
+ * next.
  *
  * The pages are served for real in front of a fake of the /app endpoints (fake-app.ts) so every
  * state can be reached; e2e.test.ts runs the same pages against the real service.

@@ -1,10 +1,10 @@
 /**
- * Issue 16, end to end, as the people involved do it: `docverify serve` running for real on
- * http://localhost:PORT (the relying party id must be a domain) with its embedded local ledger;
- * an administrator adds a person with the command line; the person opens the enrolment link in
- * headless Chromium, whose virtual authenticator (CTAP2, internal, resident keys, user
- * verification) holds the passkey; enrols; signs a real PDF on /sign; downloads the signed copy.
- * Then: the bytes before the update are the original; qpdf --check passes on the signed copy;
+ * Enrolling and signing (docs/persons.md), end to end, as the people involved do it: `docverify
+ * serve` running for real on http://localhost:PORT (the relying party id must be a domain) with its
+ * embedded local ledger; an administrator adds a person with the command line; the person opens the
+ * enrolment link in headless Chromium, whose virtual authenticator (CTAP2, internal, resident keys,
+ * user verification) holds the passkey; enrols; signs a real PDF on /sign; downloads the signed
+ * copy. Then: the bytes before the update are the original; qpdf --check passes on the signed copy;
  * POST /v1/verifications with the original's hash answers `verified`, signerType `user`, the
  * person's name as signerHint; the record's verify page, given the signed PDF, says it matches.
  * Finally the person revokes it from their list, signs out, and signs in again with the passkey.

@@ -139,7 +139,7 @@ describe("GET /sign", () => {
     }
   });
 
-  test("the revocation reasons offered are the spec's", () => {
+  test("the revocation reasons offered are the API's", () => {
     expect(REVOKE_REASONS.map((r) => r.code).filter((c) => !(REVOCATION_REASONS as readonly string[]).includes(c))).toEqual([]);
     expect(new Set(REVOKE_REASONS.map((r) => r.code)).size).toBe(REVOKE_REASONS.length);
   });

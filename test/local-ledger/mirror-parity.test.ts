@@ -1,5 +1,5 @@
 /**
- * The local mirror against the public mirror node (issue 15): every response docverify and its
+ * The local mirror against the public mirror node: every response docverify and its
  * verifier read validated against schemas written from the mirror node's published document
  * (mirror-schemas.ts), and the behaviours the real service has and the local one lacked: query
  * names and `order` lowercased, `encoding=utf8`, 10-digit timestamps, unknown parameters refused

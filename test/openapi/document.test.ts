@@ -1,5 +1,5 @@
 /**
- * The served OpenAPI document (issue 15): clean under redocly's recommended rules, with named
+ * The served OpenAPI document: clean under redocly's recommended rules, with named
  * types a client generator can export, and true to the service: every operation's real answers
  * (status, body, headers), taken from a running `docverify serve`, conform to it.
  */
@@ -120,7 +120,7 @@ describe("the document", () => {
     ]);
     expect(publicOps.sort()).toEqual([
       "get /.well-known/docverify.json", "get /healthz", "get /readyz", "get /verify-receipt", "get /verify/{recordId}", "get /verify/{recordId}/receipt",
-      // The person application's steps before a session exists (decisions §10).
+      // The person application's steps before a session exists (docs/persons.md).
       "post /app/enrol/{token}", "post /app/enrol/{token}/options", "post /app/session", "post /app/session/options",
     ]);
     const session = Object.entries(doc.paths as Json).flatMap(([path, ops]) => Object.entries(ops as Json).filter(([, op]) => JSON.stringify(op.security) === '[{"session":[]}]').map(([m]) => `${m} ${path}`));
@@ -253,7 +253,7 @@ describe("real answers conform to the document", () => {
       await call("POST", "/v1/verifications", { key, body: { originalDocHash: hash } }); // revoked, with revocation
       await call("GET", `/verify/${recordId}/receipt`); // with its revocation
 
-      // The person application (decisions §10), with a software passkey.
+      // The person application (docs/persons.md), with a software passkey.
       const origin = new URL(svc.url).origin;
       const persons = createPersons({ store: admin.store, clock: admin.clock, publicUrl: svc.url });
       const token = (await persons.add({ orgId: org.id, name: "Doc Signer", email: "doc@example.test", identity: "passport" }, "test")).link.enrolUrl.split("/enrol/")[1]!;

@@ -1,5 +1,6 @@
 /**
- * The data folder's own safety (issue 12, decisions §11), with real processes:
+ * The data folder's own safety (docs/operations.md "Administration on the server"), with real
+ * processes:
  *
  * - one `serve` per data folder: a second refuses to start naming the holder's pid, also when no
  *   embedded ledger would have stopped it; administration commands keep working beside the

@@ -1,5 +1,5 @@
 /**
- * The signed PDF (decisions §10, docs/signing.md "The signed PDF"): signPdf keeps the original
+ * The signed PDF (docs/signing.md §7): signPdf keeps the original
  * bytes, appends one update that PDF tools read (qpdf, poppler), shows the stamp on page 1 and the
  * metadata in the Info dictionary; originalOfSignedPdf finds the original again, notices anything
  * appended afterwards, and takes nothing else for a signed PDF.

@@ -1,7 +1,8 @@
 /**
- * The person application's JSON endpoints (decisions §10, docs/persons.md) in-process, against the
- * embedded local ledger, with a software authenticator answering as a browser would: enrolment,
- * sessions, signing, verification as `verified`, revocation, and every refusal the issue lists.
+ * The person application's JSON endpoints (docs/persons.md "The API behind the pages: /app")
+ * in-process, against the embedded local ledger, with a software authenticator answering as a
+ * browser would: enrolment, sessions, signing, verification as `verified`, revocation, and every
+ * refusal docs/persons.md lists.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";

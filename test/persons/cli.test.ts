@@ -1,7 +1,7 @@
 /**
- * `docverify person add|list|suspend|link` (decisions §10), run as a process the way an operator
- * runs it: the enrolment link on stdout once, never in storage, the audit trail or a listing;
- * refusals on stderr with a non-zero exit and nothing changed.
+ * `docverify person add|list|suspend|link` (docs/admin.md "Persons"), run as a process the way an
+ * operator runs it: the enrolment link on stdout once, never in storage, the audit trail or a
+ * listing; refusals on stderr with a non-zero exit and nothing changed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";

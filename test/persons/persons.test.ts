@@ -1,7 +1,7 @@
 /**
- * The persons capability (decisions §10): adding, listing and suspending persons, each audited in
- * its transaction; enrolment links shown once, stored as digests, single use, 24 hours, replaced
- * by a newer link; and a suspended person's standing in verification.
+ * The persons capability (docs/admin.md "Persons"): adding, listing and suspending persons, each
+ * audited in its transaction; enrolment links shown once, stored as digests, single use, 24 hours,
+ * replaced by a newer link; and a suspended person's standing in verification.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /**
- * POST /v1/records (spec §4.4, decisions §3, §5, §7): the Record, idempotency (including
+ * POST /v1/records (docs/records.md §1): the Record, idempotency (including
  * concurrent first calls and abandoned records), durability, the signatures (checked with both
  * implementations), validation with `details` naming the field, 413 and the 503 causes.
  */

@@ -1,5 +1,6 @@
 /**
- * Records while the ledger refuses connections (spec §3.2–§3.3, decisions §11), over HTTP
+ * Records while the ledger refuses connections (docs/operations.md "When the ledger is
+ * unreachable, or the clock steps"), over HTTP
  * against `docverify serve` as a process, anchoring through the real SDK to a local ledger
  * started here whose sockets are closed and opened again: a record created during the outage is
  * abandoned when its validity window closes although the ledger stays down, so a repeat

@@ -1,5 +1,5 @@
 /**
- * The ledger messages (decisions §5 and §9, docs/records.md §3, docs/receipts.md §1): exact bytes
+ * The ledger messages (docs/records.md §3, docs/receipts.md §1): exact bytes
  * for fixed inputs, the worked examples in docs/records.md, and the one-chunk size bound over
  * every legal input.
  */

@@ -1,5 +1,5 @@
 /**
- * POST /v1/records/{recordId}/revoke (spec §4.5, decisions §3): every refusal in its order,
+ * POST /v1/records/{recordId}/revoke (docs/records.md §2): every refusal in its order,
  * success, the stored decision and its queued ledger message.
  */
 import { afterEach, describe, expect, test } from "bun:test";
@@ -80,7 +80,7 @@ describe("POST /v1/records/{recordId}/revoke", () => {
     expect(h.access.calls.at(-1)).toEqual({ operation: "records.revoke", bodyUsed: false });
   });
 
-  test("every reason of the spec's list is accepted", async () => {
+  test("every RevocationReason is accepted", async () => {
     const h = await engineHarness();
     const org = await h.org();
     for (const reason of ["SUPERSEDED", "ERROR_IN_DOCUMENT", "KEY_COMPROMISE", "PRIVILEGE_WITHDRAWN", "AFFILIATION_CHANGED", "CESSATION_OF_OPERATION", "CERTIFICATE_HOLD", "UNSPECIFIED", "OTHER"]) {
@@ -225,9 +225,10 @@ describe("POST /v1/records/{recordId}/revoke", () => {
   });
 
   test("after revocation the organisation holds no active record for the hash: a new create answers 201 with a new record", async () => {
-    // Spec §4.4: idempotency holds while the organisation holds an *active* record. Revocation is
-    // permanent for the revoked record, which stays visible; re-authenticating (for instance after a
-    // CERTIFICATE_HOLD is lifted) is a new record, and decisions §4 then reports the active one first.
+    // Idempotency holds while the organisation holds an *active* record (docs/records.md §1).
+    // Revocation is permanent for the revoked record, which stays visible; re-authenticating (for
+    // instance after a CERTIFICATE_HOLD is lifted) is a new record, and verification then reports
+    // the active one first.
     const h = await engineHarness();
     const org = await h.org();
     const id = await anchoredRecord(h, org, 9);

@@ -1,8 +1,8 @@
 /**
  * The record operations end to end, over HTTP against `docverify serve` anchoring through the
  * real SDK to a local ledger started here (so a test can hold its consensus), with real keys
- * minted on its data folder by another process: every status and code of spec §4.4/§4.5 and
- * decisions §3, and what verification reports at each step.
+ * minted on its data folder by another process: every status and code of docs/records.md §1 and
+ * §2, and what verification reports at each step.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * POST /v1/verifications while verification is busy (issue 17): more signature checks than
+ * POST /v1/verifications while verification is busy: more signature checks than
  * VERIFY_OFF_THREAD_ABOVE in two seconds, none answered by a memo, so `serve`'s app sends them
  * to the signing workers. Every answer is what a quiet service gives: verified_org for each good
  * record, signature_invalid for the one whose stored signature was changed; and /metrics counts

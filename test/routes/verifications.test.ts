@@ -1,5 +1,5 @@
 /**
- * The verification operations through the HTTP surface (spec §4.1–§4.3, decisions §4, §6):
+ * The verification operations through the HTTP surface (docs/verification.md):
  * what each tier sees field by field, the log rows a credentialed call leaves, and the
  * request-level refusals. The verdict rules themselves are tested in test/verification/.
  */

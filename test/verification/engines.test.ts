@@ -1,10 +1,11 @@
 /**
- * Verification and the verification log against every storage engine (decisions §4, §6, §12):
- * embedded SQLite and a real PostgreSQL server this file starts (test/support/postgres.ts), as
- * test/storage/engines.test.ts runs the storage contract. The same records give the same verdicts,
- * matches and checks on both; a change made in the database (a tampered signature, a suspension)
- * reaches a verifier that has answered before; a large hash gives the same matches in the same
- * consensus order; and the log's pages and cursors work alike, across two nodes of one database.
+ * Verification and the verification log against every storage engine (docs/verification.md,
+ * docs/storage.md "Two engines"): embedded SQLite and a real PostgreSQL server this file starts
+ * (test/support/postgres.ts), as test/storage/engines.test.ts runs the storage contract. The same
+ * records give the same verdicts, matches and checks on both; a change made in the database (a
+ * tampered signature, a suspension) reaches a verifier that has answered before; a large hash gives
+ * the same matches in the same consensus order; and the log's pages and cursors work alike, across
+ * two nodes of one database.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";

@@ -1,6 +1,6 @@
 /**
  * The verification log written by a writer thread (src/storage/writer-thread.ts; what `serve`
- * does, issue 17): acknowledged only once committed, group-committed in call order, failures
+ * does): acknowledged only once committed, group-committed in call order, failures
  * reject every caller of the batch and write nothing, the thread starts on the first write and
  * again after it died, and close() waits for everything recorded.
  */

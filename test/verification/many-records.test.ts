@@ -1,8 +1,9 @@
 /**
- * A hash with more than 100 records (decisions §11, issue 12): at most 100 matches, earliest
- * consensus first; the verdict still decided over every record; tamper evidence on every record
- * the verdict rests on; and the signature work bounded whatever the number of records. Records are
- * written straight through storage by the fixture (the API would need an anchoring cycle each).
+ * A hash with more than 100 records (docs/verification.md "Bounded cost per hash"): at most 100
+ * matches, earliest consensus first; the verdict still decided over every record; tamper evidence
+ * on every record the verdict rests on; and the signature work bounded whatever the number of
+ * records. Records are written straight through storage by the fixture (the API would need an
+ * anchoring cycle each).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";

@@ -1,9 +1,10 @@
 /**
  * Verification with its signature checks on the signing workers (VerifierDeps.verifyMany,
- * issue 17: the memo-off rate): the same verdicts and matches as every check made on the calling
- * thread, for every kind of record and for a hash with more than MAX_MATCHES records; the memos
- * still answer first (nothing goes to a worker that a memo knows); and standing is live when
- * another verification moved the caches on while this one waited for a worker.
+ * docs/benchmarks.md "How the figures moved": the memo-off rate): the same verdicts and matches as
+ * every check made on the calling thread, for every kind of record and for a hash with more than
+ * MAX_MATCHES records; the memos still answer first (nothing goes to a worker that a memo knows);
+ * and standing is live when another verification moved the caches on while this one waited for a
+ * worker.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner, createVerificationMemo, type Signer, type VerifyCall } from "../../src/crypto/index.ts";

@@ -1,6 +1,6 @@
 /**
- * Request parsing: every 400 of GET /v1/verifications' query rules (spec §4.2, decisions §6) and
- * of the VerificationRequest body (spec §2.7, decisions §7), table-driven.
+ * Request parsing: every 400 of GET /v1/verifications' query rules and of the VerificationRequest
+ * body (docs/verification.md "Request rules"), table-driven.
  */
 import { describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
@@ -95,7 +95,7 @@ describe("parseListQuery: every refusal names its field", () => {
     ["?Limit=5", "Limit"],
     ["?orgId=x", "orgId"],
     ["?=x", ""],
-    // Names an object literal would resolve through its prototype (issue 12).
+    // Names an object literal would resolve through its prototype.
     ["?__proto__=1", "__proto__"],
     ["?constructor=1", "constructor"],
     ["?toString=1", "toString"],

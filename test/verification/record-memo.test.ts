@@ -1,8 +1,8 @@
 /**
- * The record memo and the standing kept between requests (src/verification/verify.ts, issue 17):
- * a record's signature checks are answered from memory only while the change counter read with
- * the record is the one they were computed under, and only for the inputs the row holds now;
- * any change, from any connection, is seen by the next verification.
+ * The record memo and the standing kept between requests (src/verification/verify.ts;
+ * docs/verification.md "Checks"): a record's signature checks are answered from memory only while
+ * the change counter read with the record is the one they were computed under, and only for the
+ * inputs the row holds now; any change, from any connection, is seen by the next verification.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";

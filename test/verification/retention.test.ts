@@ -1,6 +1,6 @@
 /**
- * Verification log retention (decisions §11, issue 12): DOCVERIFY_LOG_RETENTION_DAYS (default
- * 400, 0 keeps for ever) deletes rows older than that in small background batches that let
+ * Verification log retention (docs/verification.md "Retention"): DOCVERIFY_LOG_RETENTION_DAYS
+ * (default 400, 0 keeps for ever) deletes rows older than that in small background batches that let
  * requests through between them and never wait for another connection's write lock; cursors over
  * deleted rows still decode. Time is a manual clock throughout: no test waits on a timer.
  */

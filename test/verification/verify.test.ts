@@ -1,7 +1,7 @@
 /**
- * Verdict derivation (decisions §4) over records written by the fixture: every verdict, the
- * precedence between several records for one hash, tamper evidence per check, standing, anchor
- * visibility, disclosure tiers field by field, and memoisation on and off.
+ * Verdict derivation (docs/verification.md "Verdicts") over records written by the fixture: every
+ * verdict, the precedence between several records for one hash, tamper evidence per check,
+ * standing, anchor visibility, disclosure tiers field by field, and memoisation on and off.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
@@ -72,7 +72,7 @@ describe("each verdict", () => {
     expect("retryAfterSeconds" in result).toBe(false);
   });
 
-  test("verified: an anchored person-signed record, with its hint; at the organisation tier signerOrg names the organisation the person signed within (decisions §10)", () => {
+  test("verified: an anchored person-signed record, with its hint; at the organisation tier signerOrg names the organisation the person signed within", () => {
     const hash = freshHash();
     const id = fx.addPersonRecord(alice, { docHash: hash, hint: "Alice Example (identity verified)", orgId: acme.id });
     const result = verifier().verify({ docHash: hash, tier: "organisation" });
