@@ -1,5 +1,5 @@
 /**
- * Decisions §11: every request, whatever its `Host` header (absent, empty, malformed, one
+ * docs/architecture.md "HTTP": every request, whatever its `Host` header (absent, empty, malformed, one
  * character long, an IPv6 literal, with a port), is routed by its path and answered through
  * the envelope, the log line and `X-Request-Id`; a write is never answered 500 after it
  * committed. Every route, over raw sockets against `docverify serve`, and in-process.
