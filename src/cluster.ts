@@ -30,13 +30,6 @@ export const LEADER_POLL_MS = 200;
 /** How long the storage readiness check waits for the database. */
 const READY_TIMEOUT_MS = 2_000;
 
-/**
- * A leader the ledger has not answered for this long steps down (and bids again once it answers),
- * so that a node that reaches the ledger leads: a node cut off from the ledger but not from the
- * database would otherwise hold the lead while nothing is anchored.
- */
-export const LEDGER_STEP_DOWN_MS = 30_000;
-
 /** How often a node that lost its lane of transaction ids tries to claim one again. */
 const LANE_RECLAIM_MS = 1_000;
 
@@ -102,7 +95,11 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
     version: VERSION,
     log,
     anchoredRecently: () => loop?.anchoredRecently() ?? 0,
-    mayLead: () => (loop?.ledgerUnreachableForMs() ?? 0) < LEDGER_STEP_DOWN_MS,
+    // A leader the ledger has not answered for DOCVERIFY_LEDGER_STEP_DOWN_SECONDS steps down (and
+    // bids again once it answers), so that a node that reaches the ledger leads: a node cut off
+    // from the ledger but not from the database would otherwise hold the lead while nothing is
+    // anchored.
+    mayLead: () => (loop?.ledgerUnreachableForMs() ?? 0) < config.ledgerStepDownSeconds * 1000,
   });
   const limiter = createClusterRateLimiter({ lease: pgLease(store), clock });
   /** Undoes the node's parts, storage last (at shutdown, or when starting fails half-way). */

@@ -82,6 +82,7 @@ describe("settings", () => {
       DOCVERIFY_MIRROR_NODES: "https://mirror-a.example.org/, http://10.0.0.5:5551",
       DOCVERIFY_DATABASE_URL: "postgres://docverify@db.internal/docverify",
       DOCVERIFY_NODE_NAME: "dv-1",
+      DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "90",
     });
     expect(c.host).toBe("0.0.0.0");
     expect(c.port).toBe(9000);
@@ -102,7 +103,8 @@ describe("settings", () => {
     expect(c.mirrorNodes).toEqual(["https://mirror-a.example.org", "http://10.0.0.5:5551"]);
     expect(c.databaseUrl).toBe("postgres://docverify@db.internal/docverify");
     expect(c.nodeName).toBe("dv-1");
-    expect(SETTINGS.length).toBe(27);
+    expect(c.ledgerStepDownSeconds).toBe(90);
+    expect(SETTINGS.length).toBe(28);
   });
 
   test("DOCVERIFY_MIRROR_NODES: unset is null (the network's default); bad lists are refused with the setting's name", () => {
@@ -194,6 +196,10 @@ describe("settings", () => {
     ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "node one" }, /not a node name/],
     ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "-a" }, /not a node name/],
     ["DOCVERIFY_NODE_NAME", { DOCVERIFY_NODE_NAME: "n".repeat(64) }, /not a node name/],
+    ["DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", { DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "30" }, /only allowed with DOCVERIFY_DATABASE_URL/],
+    ["DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "4" }, /out of range; allowed: 5 to 3600/],
+    ["DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "3601" }, /out of range; allowed: 5 to 3600/],
+    ["DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "30s" }, /not a whole number; allowed: 5 to 3600/],
   ];
   for (const [setting, env, message] of bad) {
     test(`refuses ${JSON.stringify(env)} naming ${setting}`, () => {
@@ -237,6 +243,13 @@ describe("settings", () => {
     for (const bad of ["mysql://u:hunter2@db/x", "postgres://u:hunter2@db", "postgres://u:hunter2@db/x#f"]) {
       expect(refusal({ DOCVERIFY_DATABASE_URL: bad }).message).not.toContain("hunter2");
     }
+  });
+
+  test("DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: 30 by default, with or without a database; as given with one", () => {
+    expect(parse({}).ledgerStepDownSeconds).toBe(30);
+    expect(parse({ DOCVERIFY_DATABASE_URL: "postgres://u@db/x" }).ledgerStepDownSeconds).toBe(30);
+    expect(parse({ DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "5" }).ledgerStepDownSeconds).toBe(5);
+    expect(parse({ DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "3600" }).ledgerStepDownSeconds).toBe(3600);
   });
 
   test("DOCVERIFY_NODE_NAME: the host name by default, or as given", () => {

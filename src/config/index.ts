@@ -75,6 +75,12 @@ export interface Config {
   readonly databasePasswordCredential: string | null;
   /** DOCVERIFY_NODE_NAME: this node's name in `status`, serve's start line and the node heartbeats; the host name by default. */
   readonly nodeName: string;
+  /**
+   * DOCVERIFY_LEDGER_STEP_DOWN_SECONDS (several nodes, docs/operations.md "Several nodes"): how
+   * long the anchor loop's leader keeps the lead while the ledger does not answer it, counted from
+   * its first failed call; then it steps down so that a node that reaches the ledger leads.
+   */
+  readonly ledgerStepDownSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +122,7 @@ export const SETTINGS = [
   "DOCVERIFY_DATABASE_URL",
   "DOCVERIFY_DATABASE_PASSWORD_FILE",
   "DOCVERIFY_NODE_NAME",
+  "DOCVERIFY_LEDGER_STEP_DOWN_SECONDS",
 ] as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -259,6 +266,13 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(nodeName)) {
     throw new ConfigError("DOCVERIFY_NODE_NAME", `${JSON.stringify(nodeName)} is not a node name; allowed: 1 to 63 letters, digits, dots, hyphens and underscores, starting with a letter or digit`);
   }
+  // At least a few heartbeats (one a second), so that one slow answer does not move the lead; at
+  // most an hour, past which records queued meanwhile would long have lost their validity window.
+  const stepDownRaw = get("DOCVERIFY_LEDGER_STEP_DOWN_SECONDS");
+  if (stepDownRaw !== undefined && databaseUrl === null) {
+    throw new ConfigError("DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", "only allowed with DOCVERIFY_DATABASE_URL: a single node has no other node to hand the lead to");
+  }
+  const ledgerStepDownSeconds = integer(stepDownRaw, "DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", 30, 5, 3600);
 
   return deepFreeze({
     host,
@@ -281,6 +295,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     databasePasswordFile,
     databasePasswordCredential,
     nodeName,
+    ledgerStepDownSeconds,
   });
 }
 

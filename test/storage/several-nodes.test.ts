@@ -10,6 +10,8 @@
  *   10 s (the time is printed), every acknowledged record ends verified_org, no record has two
  *   ledger messages;
  * - a leader paused (SIGSTOP) past the failover and woken (SIGCONT) changes nothing;
+ * - a leader cut off from the ledger steps down once DOCVERIFY_LEDGER_STEP_DOWN_SECONDS have passed
+ *   since the ledger last failed it, and not before; another node then leads and anchors;
  * - a key's rate limit observed across three nodes;
  * - the database going away and coming back: 503 meanwhile, recovery without a restart, nothing
  *   acknowledged lost.
@@ -305,13 +307,20 @@ async function cuttableLedger(): Promise<{ mirrorUrl: string; cut(): void }> {
 }
 
 describe("a leader cut off from the ledger", () => {
+  /**
+   * DOCVERIFY_LEDGER_STEP_DOWN_SECONDS for this test: well short of the default 30 s, so the test
+   * does not wait half a minute, and long enough that a step-down before it is told apart from one
+   * after it (the ledger's first failure and the step-down are logged with their times).
+   */
+  const STEP_DOWN_SECONDS = 5;
+
   test(
-    "steps down once the ledger has not answered it for 30 s; a node that reaches the ledger leads and anchors",
+    `steps down once the ledger has not answered it for DOCVERIFY_LEDGER_STEP_DOWN_SECONDS (${STEP_DOWN_SECONDS} s here; 30 s by default), not before; a node that reaches the ledger leads and anchors`,
     async () => {
       const url = await pg.createDatabase("cutoff");
       const keyFile = join(tempDir(), "master.key");
       writeFileSync(keyFile, randomBytes(32).toString("hex") + "\n", { mode: 0o600 });
-      const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: keyFile, ...ledgerEnv, ...HIGH_LIMITS };
+      const env = { DOCVERIFY_DATABASE_URL: url, DOCVERIFY_MASTER_KEY_FILE: keyFile, ...ledgerEnv, ...HIGH_LIMITS, DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: String(STEP_DOWN_SECONDS) };
       const ledger = await cuttableLedger();
       // node-0 reaches the ledger only through the proxies, and leads: it starts alone.
       const cutOff = await startNode({ ...env, DOCVERIFY_LOCAL_LEDGER_URL: ledger.mirrorUrl, DOCVERIFY_DATA_DIR: tempDir(), DOCVERIFY_NODE_NAME: "node-0" });
@@ -323,17 +332,43 @@ describe("a leader cut off from the ledger", () => {
       const key = (JSON.parse(cli(["key", "mint", "--org", orgId, "--env", "live", "--json", "--data", tempDir()], env).stdout) as { key: string }).key;
       const db = new URL(url).pathname.slice(1);
       await waitFor("the organisation's topic", () => (pg.psql(`SELECT topic_id FROM organisations WHERE id = '${orgId}'`, db).trim().length > 0 ? true : undefined), 30_000, 100);
+      // And its key's announcement, which the organisation's records wait for, anchored: cut while
+      // it awaits confirmation, node-0 would ask the ledger again only after the confirmation
+      // fallback (15 s), and the record below would wait with it. Cut now, node-0's first call
+      // after the cut is the record's submission, refused at once.
+      await waitFor(
+        "the organisation's key announcement anchored",
+        () => (pg.psql(`SELECT state FROM ledger_transactions WHERE org_id = '${orgId}' AND kind = 'key_announcement'`, db).trim() === "anchored" ? true : undefined),
+        30_000,
+        100,
+      );
 
+      const linesBeforeCut = cutOff.logLines().length;
       ledger.cut();
       const cutAt = performance.now();
       const hash = sha();
       expect((await call(other, "/v1/records", key, { originalDocHash: hash })).status).toBe(201);
-      await waitFor("node-0 to step down", () => (cutOff.logLines().some((l) => l.msg === "no longer the anchor loop's leader" && String(l.reason).includes("cannot reach the ledger")) ? true : undefined), 60_000, 200);
+      const stepDown = await waitFor(
+        "node-0 to step down",
+        () => cutOff.logLines().find((l) => l.msg === "no longer the anchor loop's leader" && String(l.reason).includes("cannot reach the ledger")),
+        60_000,
+        200,
+      );
       const steppedDownMs = performance.now() - cutAt;
       await waitFor("record verified_org, anchored by node-1", async () => ((await verdictOn(other, hash)) === "verified_org" ? true : undefined), 30_000, 200);
       const anchoredMs = performance.now() - cutAt;
-      console.log(`a leader cut off from the ledger stepped down ${Math.round(steppedDownMs)} ms after the cut; the record was anchored ${Math.round(anchoredMs)} ms after it`);
-      expect(steppedDownMs).toBeGreaterThanOrEqual(30_000);
+      // The setting counts from the ledger's first failure as node-0 saw it: its first warn line after the cut.
+      const firstFailure = cutOff.logLines().slice(linesBeforeCut).find((l) => l.msg === "ledger unreachable; anchoring waits and retries");
+      expect(firstFailure, "node-0 logged the ledger's first failure").toBeDefined();
+      const unansweredMs = Date.parse(String(stepDown.time)) - Date.parse(String(firstFailure!.time));
+      console.log(
+        `a leader cut off from the ledger stepped down ${Math.round(steppedDownMs)} ms after the cut, ${unansweredMs} ms after the ledger first failed it; the record was anchored ${Math.round(anchoredMs)} ms after the cut`,
+      );
+      // Not before the setting's time, and at its time rather than the default's: the leader looks
+      // at every heartbeat (each second).
+      expect(unansweredMs).toBeGreaterThanOrEqual(STEP_DOWN_SECONDS * 1000);
+      expect(unansweredMs).toBeLessThan(STEP_DOWN_SECONDS * 1000 + 10_000);
+      expect(steppedDownMs).toBeGreaterThanOrEqual(STEP_DOWN_SECONDS * 1000);
       // The new leader retries at once what node-0 backed off (up to a minute) while cut off: it
       // leads within a second or two of the step-down, and consensus takes a second here.
       expect(anchoredMs - steppedDownMs).toBeLessThan(10_000);
