@@ -2,7 +2,8 @@
  * `npm run bench`: throughput and latency of docverify against a floor (a bare Bun.serve in
  * its own process), on an empty data folder and on a 1,000,000-record one (verification,
  * the verification log, record creation), plus the compiled binary's cold start and idle
- * memory against their targets, and at scale: 10,000,000 records and log rows. See
+ * memory against their targets, its memory after a load and a minute idle (scripts/bench/
+ * memory-after-load.ts), and at scale: 10,000,000 records and log rows. See
  * docs/benchmarks.md ("What it measures").
  *
  * A benchmark reports: a missed target is printed as MISS and the exit code stays 0. The exit
@@ -29,6 +30,7 @@ import { printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
 import { runVerifierBench, VERIFIER_TARGET_MS } from "./bench/receipt-verifier.ts";
 import { runPersonSigningBench, type PersonSigningResult } from "./bench/person-signing.ts";
 import { IDLE_REQUESTS, IDLE_WAIT_MS, measureIdle } from "./bench/idle-memory.ts";
+import { describeMemoryAfterLoad, LOAD_S, measureMemoryAfterLoad, type MemoryAfterLoad } from "./bench/memory-after-load.ts";
 import { parseBenchArgs, type BenchArgs } from "./bench/args.ts";
 import type { PostgresReport } from "./bench/postgres-run.ts";
 
@@ -186,6 +188,7 @@ async function main(argv: string[]): Promise<number> {
     const scenarios: ScenarioReport[] = [];
     let peakRss: number | null = null;
     let personSigning: PersonSigningResult | null = null;
+    let memoryAfterLoad: MemoryAfterLoad | null = null;
     let scale: ScaleReport | null = null;
     let pagePair: PagePair | null = null;
     const floor = await startFloor(join(work, "floor"));
@@ -288,6 +291,25 @@ async function main(argv: string[]): Promise<number> {
           printPersonSigning(personSigning);
         } finally {
           await stop(unpaced, "the unpaced server");
+        }
+        // VmRSS idle, right after keyed verification at 200 connections, and after a minute idle,
+        // on the same data folder (docs/operations.md, "Memory").
+        console.log("\n== memory after load (scripts/bench/memory-after-load.ts) ==");
+        try {
+          memoryAfterLoad = await measureMemoryAfterLoad({
+            binary,
+            wrk,
+            dataset,
+            dataDir,
+            workDir: join(work, "memory"),
+            loadS: Math.min(LOAD_S, mode.maxDurationS),
+            threads: WRK_THREADS,
+            say: (line) => console.log(line),
+          });
+          console.log(describeMemoryAfterLoad(memoryAfterLoad));
+        } catch (e) {
+          broken.push(`memory after load: ${e instanceof Error ? e.message : String(e)}`);
+          console.log(`memory after load: BROKEN: ${e instanceof Error ? e.message : String(e)}`);
         }
       }
       // The million-record copy is done with: its B-tree depths for the scale report, then its disk back.
@@ -397,6 +419,7 @@ async function main(argv: string[]): Promise<number> {
         scale: scale ?? { skipped: QUICK_SKIPS_SCALE },
         coldStart: scaleOnly ? null : { runsMs: startMs, medianMs: startMedian, targetMs: TARGETS.coldStartMs, verdict: startVerdict },
         idleRss: scaleOnly ? null : { bytes: idleRss, targetBytes: TARGETS.idleRssBytes, verdict: rssVerdict },
+        memoryAfterLoad,
         receiptVerifier: verifier === null ? null : { ...verifier, targetMs: VERIFIER_TARGET_MS },
         personSigning,
         anchoring,

@@ -7,7 +7,7 @@ export { DATABASE_FILE, openCore, type Core, type CoreOptions } from "./core.ts"
 import { randomBytes } from "node:crypto";
 import type { Config } from "./config/index.ts";
 import { masterKeyOf, openCore, type AdminCore, type Core } from "./core.ts";
-import { createHttp, type AnyElysia, type Http } from "./http/server.ts";
+import { authoritiesCache, createHttp, type AnyElysia, type Http, type HttpMetrics } from "./http/server.ts";
 import type { Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
 import type { Db } from "./storage/db.ts";
@@ -34,9 +34,13 @@ import { verificationRoutes } from "./http/routes/v1-verifications.ts";
 import { createVerifier, type Verifier } from "./verification/verify.ts";
 import { createVerificationLog, type VerificationLog } from "./verification/log.ts";
 import { createLogRetention, type LogRetention } from "./verification/retention.ts";
-import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from "./http/routes/metrics.ts";
+import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "./http/routes/metrics.ts";
+import type { NamedCache } from "./crypto/lru.ts";
+import { consensusTextsCache } from "./lib/formats.ts";
+import { createIdleRelease, QUIET_MS } from "./lib/idle-release.ts";
+import { listQueriesCache } from "./verification/query.ts";
 import { recordCounter } from "./records/counts.ts";
-import { createReceipts } from "./receipts/receipt.ts";
+import { createReceipts, type Receipts } from "./receipts/receipt.ts";
 import { createIdentity } from "./receipts/identity.ts";
 import { receiptRoutes } from "./http/routes/receipts.ts";
 import { wellKnownRoutes } from "./http/routes/well-known.ts";
@@ -113,17 +117,32 @@ export interface AppOptions {
    * can anchor them lets them age towards their validity window. Default true.
    */
   readonly anchorPacing?: boolean;
+  /**
+   * Milliseconds without a request before memory is given back (lib/idle-release.ts); default
+   * `QUIET_MS`. For tests only: an operator has no reason to change it (docs/operations.md, "Memory").
+   */
+  readonly quietMs?: number;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
   const core = openCore(options);
+  const limiter = createRateLimiter({ clock: core.clock });
   const service = await assemble(
     core,
     {
       anchoring: { db: core.db },
       masterKey: masterKeyOf(core),
       writes: createWriteQueue(core.db),
-      limiter: createRateLimiter({ clock: core.clock }),
+      limiter,
+      memory: {
+        held: () => [{ name: "rate_limit_buckets", ...limiter.stats() }],
+        release() {
+          limiter.sweep();
+          // The main connection's page cache (storage/db-pragmas.ts, up to 64 MiB): what it held is
+          // read again from the file (from the system's page cache) when next needed.
+          core.db.$client.run("PRAGMA shrink_memory");
+        },
+      },
       storageCheck: () => storageWritable(core.db),
       // Its group commits are written by a worker thread with its own connection (issue 17), so
       // the inserts, the commit and its fsync never hold the event loop.
@@ -152,6 +171,12 @@ export interface EngineParts {
   readonly leading?: () => boolean;
   /** More readiness checks (several nodes: the transaction-id lane). */
   readonly readiness?: Readonly<Record<string, ReadinessCheck>>;
+  /**
+   * What the engine keeps beyond the services' caches: `held` is reported beside them (/metrics),
+   * `release` gives back what it can when the service goes quiet (SQLite: the main connection's
+   * page cache, the rate limiter's full buckets).
+   */
+  readonly memory?: { readonly held: () => readonly CacheGauge[]; release(): void };
   /** Closes the engine's parts and storage, after the services. */
   close(): Promise<void>;
 }
@@ -170,12 +195,17 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
   let anchoring: AppAnchoring | null = null;
   // Made first: the anchor loop, access and the routes report into it. No backlog while the
   // ledger starts: the loop that counts it does not exist yet.
+  // Every cache the services keep (each bounded in bytes), reported on /metrics and emptied when
+  // the service goes quiet; filled in once the services exist, below.
+  const caches: NamedCache[] = [];
   const metrics = createServiceMetrics({
     version: VERSION,
     commit: COMMIT,
     records: recordCounter(core.store),
     backlog: () => anchoring?.backlog() ?? { pending: 0, accepted: 0 },
     signatureVerifications: () => core.signer.verifiedBy(),
+    caches: () => [...caches.map((c) => ({ name: c.name, ...c.stats() })), ...(engine.memory?.held() ?? [])],
+    idleReleases: () => idle.releases,
   });
   // Loaded here, not at the top, and only after the caller has had its turn (serve listens in
   // it): the ledger SDK alone takes longer to load than the rest of serve (anchoring/load.ts).
@@ -258,13 +288,52 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     ...(engine.leading !== undefined ? { active: engine.leading } : {}),
   });
   logRetention.start();
+  const receipts = createReceipts({ store: core.store, clock: core.clock, network: core.config.ledger.network, mirrorNodes: mirrorNodesOf(core) });
+  caches.push(
+    ...verifier.caches(),
+    ...verificationLog.caches(),
+    ...receipts.caches(),
+    ...core.credentials.caches(),
+    ...core.signer.caches(),
+    listQueriesCache,
+    consensusTextsCache,
+    authoritiesCache,
+  );
+  // Memory given back once no request has been answered for a while (lib/idle-release.ts): the
+  // caches emptied, the log writer's and the engine's page caches shrunk, then a full collection
+  // of this thread's heap (which also has the allocator return freed pages).
+  const idle = createIdleRelease({
+    quietMs: options.quietMs ?? QUIET_MS,
+    release() {
+      for (const cache of caches) cache.clear();
+      verificationLog.releaseMemory();
+      engine.memory?.release();
+      Bun.gc(true);
+      options.log.debug("memory released after a quiet period");
+    },
+    failed: (error) => options.log.warn("could not release memory after a quiet period", { error }),
+  });
+  // Every answered request but the probes' (a monitor polling /healthz, /readyz or /metrics would
+  // otherwise keep a quiet service from ever giving its memory back).
+  const httpMetrics: HttpMetrics = {
+    route(method, route) {
+      const recorder = metrics.http.route(method, route);
+      if (PROBE_ROUTES.has(route)) return recorder;
+      return {
+        record(status, seconds) {
+          idle.active();
+          recorder.record(status, seconds);
+        },
+      };
+    },
+  };
   const routePlugins: AnyElysia[] = [
     verificationRoutes({ access, verifier, log: verificationLog, clock: core.clock, onVerdict: metrics.verdict }),
     recordsRoutes({ access, records }),
     verifyPages({ records, network: core.config.ledger.network }),
     receiptPage({ access }),
     metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies }),
-    ...receiptsRoutes(core, access, options),
+    ...receiptsRoutes(core, access, receipts, options),
     ...personRoutes(core, access, records, ledger, writes, options),
   ];
   // The storage fault in force, if any: what a request met, and the probe that ends it.
@@ -280,7 +349,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       ledger: () => (anchoring !== null ? anchoring.readiness() : startFailure === null ? "ledger starting" : `ledger failed to start: ${startFailure}`),
     },
     plugins: [...routePlugins, ...(options.plugins ?? [])],
-    metrics: metrics.http,
+    metrics: httpMetrics,
   });
   let closing: Promise<void> | null = null;
   return {
@@ -299,6 +368,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       // Retention's batch in progress and queued log rows first, then the loop (it may still store
       // an answer), then the ledger, then storage.
       closing ??= (async () => {
+        idle.stop();
         await logRetention.stop();
         await verificationLog.close();
         const settled = await anchoringStarted.catch(() => null);
@@ -310,6 +380,9 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
   };
 }
 
+/** Routes a monitor polls: answering them is not activity that keeps memory held (`createIdleRelease`). */
+const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
+
 /** The person application's JSON endpoints (decisions §10, docs/persons.md). */
 function personRoutes(core: ServiceCore, access: PublicAccess, records: Records, ledger: RecordLedger, writes: RecordWriter, options: AppOptions): AnyElysia[] {
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
@@ -319,19 +392,24 @@ function personRoutes(core: ServiceCore, access: PublicAccess, records: Records,
   return [appRoutes({ app, access, publicUrl }), appPages({ persons: enrolments, publicUrl })];
 }
 
-/** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */
-function receiptsRoutes(core: ServiceCore, access: ReturnType<typeof createAccess>, options: AppOptions): AnyElysia[] {
-  const network = core.config.ledger.network;
-  const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
-  // For the embedded ledger the suggestion comes from its remembered addresses, a file: read at
-  // most once a second rather than once per receipt (its ports change only when it restarts).
+/**
+ * The mirror nodes a receipt suggests. For the embedded ledger the suggestion comes from its
+ * remembered addresses, a file: read at most once a second rather than once per receipt (its
+ * ports change only when it restarts).
+ */
+function mirrorNodesOf(core: ServiceCore): () => readonly string[] {
   let suggested: { readonly at: number; readonly nodes: readonly string[] } | null = null;
-  const mirrorNodes = (): readonly string[] => {
+  return () => {
     const now = core.clock.now();
     if (suggested === null || now - suggested.at >= 1000 || now < suggested.at) suggested = { at: now, nodes: suggestedMirrorNodes(core.config) };
     return suggested.nodes;
   };
-  const receipts = createReceipts({ store: core.store, clock: core.clock, network, mirrorNodes });
+}
+
+/** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */
+function receiptsRoutes(core: ServiceCore, access: ReturnType<typeof createAccess>, receipts: Receipts, options: AppOptions): AnyElysia[] {
+  const network = core.config.ledger.network;
+  const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
   const identity = createIdentity({ store: core.store, network, publicUrl });
   return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity })];
 }

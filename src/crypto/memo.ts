@@ -4,8 +4,8 @@
  * - the key is SHA-256 over every input byte (algorithm, public key, message, signature), each
  *   length-prefixed so no two different input tuples share an encoding;
  * - only the boolean result of a completed verification is stored; a throw is never stored;
- * - the memo is bounded (least recently used entries go first), so a flood of distinct inputs
- *   costs recomputation, never unbounded memory.
+ * - the memo is bounded in bytes and in entries (least recently used entries go first), so a
+ *   flood of distinct inputs costs recomputation, never unbounded memory.
  *
  * Memo key, exactly: SHA-256( "docverify/verify-memo/v1" 0x00
  *   || u32be(len) || algorithm || u32be(len) || publicKey || u32be(len) || message
@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import type { Algorithm } from "./algorithms.ts";
 import { ascii, assertBytes, checkOptions, domainTag, writeU32be } from "./bytes.ts";
-import { Lru } from "./lru.ts";
+import { Lru, stringBytes, type CacheSize } from "./lru.ts";
 
 export type VerifyFn = (algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
 
@@ -67,6 +67,8 @@ export interface VerificationMemo {
   /** Remembers a completed verification's result under its memo key (never a throw's). */
   keep(key: string, result: boolean): void;
   readonly size: number;
+  /** Entries, bytes and the byte budget (/metrics). */
+  stats(): CacheSize;
   readonly hits: number;
   readonly misses: number;
   clear(): void;
@@ -75,15 +77,20 @@ export interface VerificationMemo {
 export interface VerificationMemoOptions {
   /** The real verification, e.g. `signer.verify`. */
   readonly verify: VerifyFn;
-  /** Upper bound on remembered results (each costs ~100 bytes). */
+  /** Upper bound on remembered results. */
   readonly maxEntries: number;
+  /** Upper bound on the bytes they hold (each about 290: a 64-character key, a boolean, the map's share). Default `MEMO_BYTES`. */
+  readonly maxBytes?: number;
 }
 
+/** The memo's default byte budget: some 29,000 results. */
+export const MEMO_BYTES = 8 * 1024 * 1024;
+
 export function createVerificationMemo(options: VerificationMemoOptions): VerificationMemo {
-  checkOptions(options, "createVerificationMemo options", ["verify", "maxEntries"]);
+  checkOptions(options, "createVerificationMemo options", ["verify", "maxEntries", "maxBytes"]);
   const inner = options.verify;
   if (typeof inner !== "function") throw new TypeError("verify must be a function");
-  const cache = new Lru<string, boolean>(options.maxEntries);
+  const cache = new Lru<string, boolean>({ maxEntries: options.maxEntries, maxBytes: options.maxBytes ?? MEMO_BYTES, bytesOf: stringBytes });
   let hits = 0;
   let misses = 0;
   function lookup(key: string): boolean | undefined {
@@ -110,6 +117,7 @@ export function createVerificationMemo(options: VerificationMemoOptions): Verifi
     get size() {
       return cache.size;
     },
+    stats: () => cache.stats(),
     get hits() {
       return hits;
     },

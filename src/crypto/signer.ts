@@ -28,7 +28,7 @@ import { algorithmSpec, DEFAULT_ALGORITHM, isAlgorithm, type Algorithm } from ".
 import { assertBytes, bytesEqual, checkOptions, toHex } from "./bytes.ts";
 import { KeyDecryptionError, MasterKeyMissingError, UnsupportedAlgorithmError } from "./errors.ts";
 import { keyFingerprint } from "./keys.ts";
-import { Lru } from "./lru.ts";
+import { Lru, namedCache, stringBytes, type CacheSize, type NamedCache } from "./lru.ts";
 import { encodeSealPayload } from "./payload.ts";
 import { assertPurpose, deriveSeedEncryptionKey, openSeed, sealSeed } from "./sealed-seed.ts";
 import { createSignPool } from "./sign-pool.ts";
@@ -80,14 +80,20 @@ export interface Signer {
    * keys; stops the signing workers, whose caches go with them (they start again when needed).
    */
   clearCache(): void;
+  /**
+   * This thread's caches (the imported public keys, the opened private keys), each with its size
+   * and budget (/metrics), emptied when the service goes quiet. Each signing worker keeps its own,
+   * with the same budgets, and stops with them after `idleMs` without a job (sign-pool.ts).
+   */
+  caches(): readonly NamedCache[];
 }
 
 export interface SignerOptions {
   /** The 32-byte master key, or null when none is configured (signing then answers 503). */
   readonly masterKey: Uint8Array | null;
-  /** Opened private keys kept in memory; default 1024. */
+  /** Opened private keys kept in memory, at most; default 1024 (and at most `PRIVATE_KEY_CACHE_BYTES`). */
   readonly cacheSize?: number;
-  /** Imported public keys `verify` keeps in memory; default 1024 (about 3 KB each). */
+  /** Imported public keys `verify` keeps in memory, at most; default 1024 (and at most `PUBLIC_KEY_CACHE_BYTES`). */
   readonly publicKeyCacheSize?: number;
   /**
    * Signing workers for `signAndSeal` and a busy `verifyMany`: default one per core
@@ -120,10 +126,23 @@ export interface VerifyCall {
   readonly signature: Uint8Array;
 }
 
+/**
+ * What the native key objects hold outside the JavaScript heap, measured for ML-DSA-65 on Bun 1.4.5
+ * (`createPublicKey` 11.0 KB; `importSeed`'s private key and public key bytes 29.5 KB), rounded up.
+ */
+const PUBLIC_KEY_OBJECT_BYTES = 12 * 1024;
+const PRIVATE_KEY_OBJECT_BYTES = 30 * 1024;
+/** Imported public keys' byte budget, per thread: a key object, a copy of the key and its id, about 14.5 KB each (some 280 keys). */
+export const PUBLIC_KEY_CACHE_BYTES = 4 * 1024 * 1024;
+/** Opened private keys' byte budget, per thread: both key objects and their id, about 42.5 KB each (some 190 keys). */
+export const PRIVATE_KEY_CACHE_BYTES = 8 * 1024 * 1024;
+
 /** `Signer.verify`: false for bytes of the wrong length or content; throws for an unknown algorithm or non-bytes. */
 export type PublicKeyVerifier = ((algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean) & {
   /** Forgets the imported public keys. */
   readonly clear: () => void;
+  /** The imported public keys' entries, bytes and budget. */
+  readonly stats: () => CacheSize;
 };
 
 /**
@@ -131,7 +150,11 @@ export type PublicKeyVerifier = ((algorithm: Algorithm, publicKey: Uint8Array, m
  * signer's `verify`, and each signing worker's (sign-worker.ts).
  */
 export function createPublicKeyVerifier(publicKeyCacheSize: number): PublicKeyVerifier {
-  const imported = new Lru<string, { readonly bytes: Buffer; readonly key: KeyObject }>(publicKeyCacheSize);
+  const imported = new Lru<string, { readonly bytes: Buffer; readonly key: KeyObject }>({
+    maxEntries: publicKeyCacheSize,
+    maxBytes: PUBLIC_KEY_CACHE_BYTES,
+    bytesOf: (id, entry) => stringBytes(id) + 64 + entry.bytes.byteLength + PUBLIC_KEY_OBJECT_BYTES,
+  });
 
   /**
    * The native key for raw public-key bytes, from the LRU when these exact bytes were imported
@@ -164,7 +187,7 @@ export function createPublicKeyVerifier(publicKeyCacheSize: number): PublicKeyVe
     }
     return spec.verify(nativeKey, message, signature);
   }
-  return Object.assign(verify, { clear: () => imported.clear() });
+  return Object.assign(verify, { clear: () => imported.clear(), stats: () => imported.stats() });
 }
 
 /** `verifyMany`'s answer on one thread: each call as `verify` answers it, null where it throws. */
@@ -210,6 +233,8 @@ export interface KeyRing {
   /** Caches a key just generated, so its first use does not open the seed again. */
   remember(key: { fingerprint: Uint8Array; purpose: string; sealedSeed: Uint8Array }, opened: OpenedKey): void;
   clear(): void;
+  /** The opened keys' entries, bytes and budget. */
+  stats(): CacheSize;
 }
 
 /**
@@ -219,7 +244,7 @@ export interface KeyRing {
  */
 export function createKeyRing(encryptionKey: Uint8Array, cacheSize: number): KeyRing {
   assertBytes(encryptionKey, "encryptionKey", 32);
-  const opened = new Lru<string, OpenedKey>(cacheSize);
+  const opened = new Lru<string, OpenedKey>({ maxEntries: cacheSize, maxBytes: PRIVATE_KEY_CACHE_BYTES, bytesOf: (id) => stringBytes(id) + PRIVATE_KEY_OBJECT_BYTES + PUBLIC_KEY_OBJECT_BYTES });
   const cacheKey = (fingerprint: Uint8Array, purpose: string, sealedSeed: Uint8Array) => `${toHex(fingerprint)}|${purpose}|${toHex(sealedSeed)}`;
   return {
     sign(key, message) {
@@ -259,6 +284,7 @@ export function createKeyRing(encryptionKey: Uint8Array, cacheSize: number): Key
     clear() {
       opened.clear();
     },
+    stats: () => opened.stats(),
   };
 }
 
@@ -374,6 +400,12 @@ export function createSigner(options: SignerOptions): Signer {
       keyRing?.clear();
       verifyHere.clear();
       pool?.close();
+    },
+
+    caches() {
+      const out = [namedCache("signer_public_keys", verifyHere)];
+      if (keyRing !== null) out.push(namedCache("signer_private_keys", keyRing));
+      return out;
     },
   };
 }

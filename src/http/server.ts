@@ -272,16 +272,38 @@ export function routable(request: Request): Request {
 }
 const REBASED_ORIGIN = "http://unknown-host.invalid";
 
-/** Authorities seen and whether URL parsing accepts them, bounded: a real service sees few. */
+/**
+ * Authorities seen and whether URL parsing accepts them, bounded: a real service sees few. At most
+ * AUTHORITIES_KEPT of at most MAX_KEPT_AUTHORITY characters (a DNS name and a port fit), so at most
+ * about 100 KB; a longer one is checked every time.
+ */
 const authorityOk = new Map<string, boolean>();
+const AUTHORITIES_KEPT = 256;
+const MAX_KEPT_AUTHORITY = 300;
+/** An entry's bytes besides its characters (crypto/lru.ts counts the same way: the map's share and the string's fixed part). */
+const AUTHORITY_ENTRY_BYTES = 192 + 32;
+let authorityBytes = 0;
 function plainAuthority(authority: string): boolean {
   let ok = authorityOk.get(authority);
   if (ok === undefined) {
     ok = /^[A-Za-z0-9.\-[\]:]+$/.test(authority) && URL.canParse(`http://${authority}/`);
-    if (authorityOk.size < 256) authorityOk.set(authority, ok);
+    if (authorityOk.size < AUTHORITIES_KEPT && authority.length <= MAX_KEPT_AUTHORITY) {
+      authorityOk.set(authority, ok);
+      authorityBytes += AUTHORITY_ENTRY_BYTES + 2 * authority.length;
+    }
   }
   return ok;
 }
+
+/** The authorities kept (one set per process: the answer depends on the text alone), for /metrics and the idle release. */
+export const authoritiesCache = {
+  name: "http_authorities",
+  stats: () => ({ entries: authorityOk.size, bytes: authorityBytes, maxBytes: AUTHORITIES_KEPT * (AUTHORITY_ENTRY_BYTES + 2 * MAX_KEPT_AUTHORITY) }),
+  clear() {
+    authorityOk.clear();
+    authorityBytes = 0;
+  },
+} as const;
 
 /**
  * The path of an absolute request URL (`http://host:port/path?query`), as `new URL(url).pathname`

@@ -26,7 +26,7 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { Lru } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
 import { API_KEY_WITH_ORG, CHANGE_COUNTER, TOUCH_API_KEY, type ApiKeyWithOrgRow as Row } from "../storage/statements.ts";
 import { UNKNOWN } from "../storage/data-version.ts";
 import { changes, firstRow, q, type Op, type SqliteStore, type Store } from "../storage/store.ts";
@@ -66,13 +66,15 @@ function toKey(row: Row): AuthenticatedKey {
 // Compared against when the key id is unknown, so that case costs what a wrong secret costs.
 const DUMMY_DIGEST = secretDigest("docverify/unknown-key");
 
-/** Authenticated keys kept in memory at most (a few hundred bytes each). */
+/** Authenticated keys kept in memory at most (about 1 KB each: the key's row and what is made of it). */
 export const KEY_CACHE_ENTRIES = 10_000;
+/** Their byte budget: some 2,000 keys. */
+export const KEY_CACHE_BYTES = 2 * 1024 * 1024;
 
 export function createCredentials(deps: { store: Store; clock: Clock; log: Logger }) {
   const { store, clock, log } = deps;
   const sync = store.engine === "sqlite" ? (store as SqliteStore) : null;
-  const kept = new Lru<string, { row: Row; key: AuthenticatedKey }>(KEY_CACHE_ENTRIES);
+  const kept = new Lru<string, { row: Row; key: AuthenticatedKey }>({ maxEntries: KEY_CACHE_ENTRIES, maxBytes: KEY_CACHE_BYTES, bytesOf: (keyId, entry) => stringBytes(keyId) + approxBytes(entry) });
   let keptGen: number | null = null;
   /** The data version the change counter was last read under (UNKNOWN: read it). */
   let counterVersion = UNKNOWN;
@@ -157,6 +159,8 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     },
     /** Writes queued last-used times now. */
     flush,
+    /** The authenticated keys kept, with their size and budget (/metrics), emptied when the service goes quiet. */
+    caches: (): readonly NamedCache[] => [namedCache("api_keys", kept)],
     /** Writes what is queued and stops the timer. */
     async close(): Promise<void> {
       if (timer !== null) clearInterval(timer);

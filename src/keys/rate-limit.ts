@@ -14,9 +14,11 @@
  * - The answer reports the bucket with the least remaining (`X-RateLimit-*` report "the
  *   tightest applicable limit"); on refusal, `retryAfterSeconds` is the whole seconds until
  *   every bucket has a token again (at least 1).
- * - Memory is bounded: buckets that have refilled completely carry no information and are
- *   dropped by `sweep()`, which `take` runs every `SWEEP_EVERY` calls; past `maxBuckets`, the
- *   fullest buckets go first.
+ * - Memory is bounded, in buckets and in bytes: buckets that have refilled completely carry no
+ *   information and are dropped by `sweep()`, which `take` runs every `SWEEP_EVERY` calls, and
+ *   the service runs when it goes quiet (lib/idle-release.ts), so a client's bucket is gone at
+ *   most a minute after its last request once anything sweeps; past `maxBuckets` or `maxBytes`,
+ *   the fullest buckets go first.
  * - In-process only: limits are per running service, which is what one appliance needs.
  */
 import type { Clock } from "../lib/clock.ts";
@@ -48,10 +50,22 @@ interface Bucket {
 const MINUTE = 60_000;
 const SWEEP_EVERY = 4096;
 
-export function createRateLimiter(deps: { clock: Clock; maxBuckets?: number }) {
+/**
+ * The buckets' byte budget: a bucket is its name (`ip:` and an address, `key:` or `org:` and an
+ * id: 10 to 50 characters), its three numbers and its map entry, about 350 bytes (some 23,000
+ * buckets: clients active in the same minute).
+ */
+export const RATE_LIMIT_BYTES = 8 * 1024 * 1024;
+/** A bucket's bytes besides its name's characters: the map's share (192, crypto/lru.ts), the name string's fixed part (32), the bucket object (40). */
+const BUCKET_BYTES = 192 + 32 + 40;
+const bucketBytes = (name: string) => BUCKET_BYTES + 2 * name.length;
+
+export function createRateLimiter(deps: { clock: Clock; maxBuckets?: number; maxBytes?: number }) {
   const { clock } = deps;
   const maxBuckets = deps.maxBuckets ?? 200_000;
+  const maxBytes = deps.maxBytes ?? RATE_LIMIT_BYTES;
   const buckets = new Map<string, Bucket>();
+  let bytes = 0;
   let calls = 0;
 
   /** The bucket's tokens now (refilled since it was last touched), without changing it. */
@@ -93,23 +107,35 @@ export function createRateLimiter(deps: { clock: Clock; maxBuckets?: number }) {
       limits.forEach((l, i) => {
         const b = levels[i]!;
         b.tokens -= 1;
+        if (!buckets.has(l.bucket)) bytes += bucketBytes(l.bucket);
         buckets.set(l.bucket, b);
       });
-      if (++calls % SWEEP_EVERY === 0 || buckets.size > maxBuckets) sweep();
+      if (++calls % SWEEP_EVERY === 0 || buckets.size > maxBuckets || bytes > maxBytes) sweep();
       return { allowed: true, ...report(levels) };
     }
     return { allowed: true, ...report(levels) };
   }
 
-  /** Drops buckets that are full again; then, if still over the cap, the fullest ones. */
+  function drop(key: string): void {
+    if (buckets.delete(key)) bytes -= bucketBytes(key);
+  }
+
+  /**
+   * Drops buckets that are full again; then, while still over a cap, the fullest ones, down to
+   * nine tenths of it (so that a stream of new clients sorts the buckets once per tenth of the
+   * cap, not once per request).
+   */
   function sweep(): void {
     const now = clock.now();
     for (const [key, b] of buckets) {
-      if (b.tokens + ((now - b.at) * b.perMinute) / MINUTE >= b.perMinute) buckets.delete(key);
+      if (b.tokens + ((now - b.at) * b.perMinute) / MINUTE >= b.perMinute) drop(key);
     }
-    if (buckets.size > maxBuckets) {
+    if (buckets.size > maxBuckets || bytes > maxBytes) {
       const byFullness = [...buckets.entries()].sort((a, b) => b[1].tokens / b[1].perMinute - a[1].tokens / a[1].perMinute);
-      for (const [key] of byFullness.slice(0, buckets.size - maxBuckets)) buckets.delete(key);
+      for (const [key] of byFullness) {
+        if (buckets.size <= maxBuckets * 0.9 && bytes <= maxBytes * 0.9) break;
+        drop(key);
+      }
     }
   }
 
@@ -127,6 +153,8 @@ export function createRateLimiter(deps: { clock: Clock; maxBuckets?: number }) {
     get size() {
       return buckets.size;
     },
+    /** Buckets, their bytes and the byte budget (/metrics: docverify_cache_bytes{cache="rate_limit_buckets"}). */
+    stats: () => ({ entries: buckets.size, bytes, maxBytes }),
   };
 }
 

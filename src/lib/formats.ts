@@ -86,14 +86,33 @@ export function consensusToRfc3339(text: string): string {
   let written = consensusTexts.get(text);
   if (written === undefined) {
     written = formatConsensus(text);
-    // Bounded: emptied when full (a record's consensus time is written for every answer naming it).
-    if (consensusTexts.size >= CONSENSUS_TEXTS_KEPT) consensusTexts.clear();
+    // Bounded in entries and bytes: emptied when full (a record's consensus time is written for
+    // every answer naming it). Only a text that formats is kept, so both strings are short ASCII.
+    const bytes = CONSENSUS_ENTRY_BYTES + text.length + written.length;
+    if (consensusTexts.size >= CONSENSUS_TEXTS_KEPT || consensusBytes + bytes > CONSENSUS_TEXTS_BYTES) clearConsensusTexts();
     consensusTexts.set(text, written);
+    consensusBytes += bytes;
   }
   return written;
 }
 const CONSENSUS_TEXTS_KEPT = 4096;
+/** The consensus texts' byte budget (about 310 bytes each: some 3,400). */
+export const CONSENSUS_TEXTS_BYTES = 1024 * 1024;
+/** An entry's share of the map and its two strings' fixed parts (crypto/lru.ts counts the same way). */
+const CONSENSUS_ENTRY_BYTES = 192 + 2 * 32;
 const consensusTexts = new Map<string, string>();
+let consensusBytes = 0;
+function clearConsensusTexts(): void {
+  consensusTexts.clear();
+  consensusBytes = 0;
+}
+
+/** `consensusToRfc3339`'s cache (one per process: the text depends on the input alone), for /metrics and the idle release. */
+export const consensusTextsCache = {
+  name: "consensus_texts",
+  stats: () => ({ entries: consensusTexts.size, bytes: consensusBytes, maxBytes: CONSENSUS_TEXTS_BYTES }),
+  clear: clearConsensusTexts,
+} as const;
 
 function formatConsensus(text: string): string {
   const m = CONSENSUS_RE.exec(text);

@@ -41,7 +41,7 @@ import type { LedgerNetwork } from "../config/index.ts";
 import { encodeRecordPayload, encodeSealPayload } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
-import { Lru } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import type { RawRecordRow } from "../storage/record-row.ts";
 import {
@@ -61,10 +61,27 @@ import { retryAfterFor } from "../verification/verify.ts";
 
 export const RECEIPT_VERSION = 1;
 
-/** Records whose receipt's fixed part is kept (about 10 KB each: the two signatures and payloads in base64). */
+/** Records whose receipt's fixed part is kept, at most (and records and transactions read, each). */
 export const RECEIPT_MEMO_ENTRIES = 2048;
+/**
+ * Kept receipts' byte budget: a receipt's fixed part as text (the two signatures, payloads and
+ * public keys in base64, pretty-printed), about 21 KB a record, some 1,200 records.
+ */
+export const RECEIPT_MEMO_BYTES = 24 * 1024 * 1024;
+/** Records' rows read on SQLite (about 7.9 KB each, both signatures included: some 1,500 rows). */
+export const RECEIPT_RECORDS_BYTES = 12 * 1024 * 1024;
+/** Ledger transactions' rows read on SQLite (about 1 KB each). */
+export const RECEIPT_TRANSACTIONS_BYTES = 2 * 1024 * 1024;
+/** Signing keys in base64, at most 4,096 (about 2.9 KB each: some 350 keys). */
+export const RECEIPT_KEYS_BYTES = 1024 * 1024;
 
 type FixedPart = Omit<Receipt, "revocation" | "mirrorNodes" | "issuedAt">;
+/**
+ * What is kept of a record's receipt, under what it was built from (`checkOf`): its fixed part,
+ * until a route asks for the text; from then on that text alone (`head`), which is all the routes
+ * need (the fixed part again only when `receipt()` asks for the object).
+ */
+type KeptReceipt = { readonly check: string; readonly fixed: FixedPart | null; readonly head: string | null };
 export const RECEIPT_CONTENT_TYPE = "application/vnd.docverify.receipt+json";
 
 /** The file name a receipt is downloaded under. Only ever given a canonical record id. */
@@ -144,6 +161,8 @@ export interface Receipts {
    * part, ~10 KB of base64, was most of a public receipt's time (issue 17).
    */
   receiptText(recordId: string, options?: { readonly orgId?: string }): ReceiptText | Promise<ReceiptText>;
+  /** What it keeps in memory, each with its size and budget (/metrics), and emptied when the service goes quiet. */
+  caches(): readonly NamedCache[];
 }
 
 /** A receipt's JSON text, and the record it is for (the download's file name). */
@@ -194,7 +213,7 @@ const b64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteO
  * before the move to the store. Receipts are benchmarked (13 µs in process); a step through the
  * store's generator costs more than some of these reads.
  */
-function sqliteReads(store: SqliteStore): ReceiptReads {
+function sqliteReads(store: SqliteStore): ReceiptReads & { readonly caches: readonly NamedCache[] } {
   const client = store.db.$client;
   const recordById = client.prepare<ReceiptRecordRow, [string]>(RECEIPT_RECORD.sqlite);
   const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>(RECEIPT_KEY.sqlite);
@@ -204,9 +223,11 @@ function sqliteReads(store: SqliteStore): ReceiptReads {
   // read at (storage/data-version.ts, `others()`: the log's writer thread's commits, log rows
   // only, leave it unchanged): answered again only while nothing else was committed since, by any
   // connection of any process, as a hash's record heads are for verification. Read only from.
-  const keptRecords = new Lru<string, KeptRead<ReceiptRecordRow | null>>(RECEIPT_MEMO_ENTRIES);
-  const keptTransactions = new Lru<string, KeptRead<TransactionRow | null>>(RECEIPT_MEMO_ENTRIES);
+  const bytesOf = (id: string, kept: KeptRead<unknown>) => stringBytes(id) + approxBytes(kept);
+  const keptRecords = new Lru<string, KeptRead<ReceiptRecordRow | null>>({ maxEntries: RECEIPT_MEMO_ENTRIES, maxBytes: RECEIPT_RECORDS_BYTES, bytesOf });
+  const keptTransactions = new Lru<string, KeptRead<TransactionRow | null>>({ maxEntries: RECEIPT_MEMO_ENTRIES, maxBytes: RECEIPT_TRANSACTIONS_BYTES, bytesOf });
   return {
+    caches: [namedCache("receipt_records", keptRecords), namedCache("receipt_transactions", keptTransactions)],
     record: (id) => readKept(keptRecords, store.version.others(), id, () => recordById.get(id)),
     transaction: (id) => readKept(keptTransactions, store.version.others(), id, () => transactionById.get(id)),
     announcement: (orgId, fingerprint) => announcementOf.get(orgId, fingerprint),
@@ -272,9 +293,17 @@ function snapshotReads(recordId: string, row: ReceiptSnapshotRow | undefined): R
 
 export function createReceipts(deps: ReceiptsDeps): Receipts {
   const { store, clock, network } = deps;
-  const keptKeys = new Map<string, { readonly algorithm: string; readonly publicKey: string }>();
-  /** A kept fixed part, and its pretty-printed text without the closing brace once a route asked for it. */
-  const keptReceipts = new Lru<string, { readonly check: string; readonly fixed: FixedPart; head: string | null }>(RECEIPT_MEMO_ENTRIES);
+  const keptKeys = new Lru<string, { readonly algorithm: string; readonly publicKey: string }>({
+    maxEntries: 4096,
+    maxBytes: RECEIPT_KEYS_BYTES,
+    bytesOf: (id, k) => stringBytes(id) + approxBytes(k),
+  });
+  /** Receipts' fixed parts, or their pretty-printed text without the closing brace once a route asked for it. */
+  const keptReceipts = new Lru<string, KeptReceipt>({
+    maxEntries: RECEIPT_MEMO_ENTRIES,
+    maxBytes: RECEIPT_MEMO_BYTES,
+    bytesOf: (id, kept) => stringBytes(id) + approxBytes(kept),
+  });
   /** What a kept fixed part was built from, as the row says it now (null: nothing may be kept). */
   const checkOf = (row: ReceiptRecordRow): string | null =>
     row.gen === null || row.anchor_state !== "anchored" ? null : `${row.gen}|${row.kind}|${row.topic_id}|${row.transaction_id}`;
@@ -291,7 +320,7 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
       const row = reads.key(fingerprint);
       if (row === null) throw corrupt(`the ${role} key is not in signing_keys`);
       kept = { algorithm: row.algorithm, publicKey: b64(row.public_key) };
-      if (id !== null && keptKeys.size < 4096) keptKeys.set(id, kept);
+      if (id !== null) keptKeys.set(id, kept);
     }
     return { algorithm: kept.algorithm, publicKey: kept.publicKey, payload: b64(payload), signature: b64(signature) };
   }
@@ -355,15 +384,27 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
   /** `build`'s receipt as JSON text (indent 2), a kept fixed part's text written once. */
   function buildText(reads: ReceiptReads, recordId: string, orgId: string | undefined): ReceiptText {
     const row = recordOf(reads, recordId, orgId);
-    const { fixed, kept } = fixedOf(reads, row);
+    // The fixed part's text without its closing "\n}", kept while the record's check holds.
+    const check = checkOf(row);
+    const kept = check === null ? undefined : keptReceipts.get(row.id);
+    let head = kept !== undefined && kept.check === check ? kept.head : null;
+    let fixed: FixedPart | null = null;
+    if (head === null) {
+      const found = fixedOf(reads, row);
+      if (found.kept === null) fixed = found.fixed;
+      else {
+        head = JSON.stringify(found.fixed, null, 2).slice(0, -2);
+        // The text alone from now on: the fixed part's strings are all in it.
+        keptReceipts.set(row.id, { check: found.kept.check, fixed: null, head });
+      }
+    }
     const own = { revocation: revocation(reads, row), mirrorNodes: [...deps.mirrorNodes()], issuedAt: rfc3339Ms(clock.now()) };
-    if (kept === null) return { recordId: row.id, text: JSON.stringify({ ...fixed, ...own }, null, 2) };
-    // The fixed part's text without its closing "\n}", then this request's own properties, in
-    // the order and layout JSON.stringify gives `{ ...fixed, ...own }` (a test compares them).
-    kept.head ??= JSON.stringify(fixed, null, 2).slice(0, -2);
+    if (head === null) return { recordId: row.id, text: JSON.stringify({ ...fixed, ...own }, null, 2) };
+    // Then this request's own properties, in the order and layout JSON.stringify gives
+    // `{ ...fixed, ...own }` (a test compares them).
     return {
       recordId: row.id,
-      text: `${kept.head},\n  "revocation": ${nested(own.revocation)},\n  "mirrorNodes": ${nested(own.mirrorNodes)},\n  "issuedAt": ${JSON.stringify(own.issuedAt)}\n}`,
+      text: `${head},\n  "revocation": ${nested(own.revocation)},\n  "mirrorNodes": ${nested(own.mirrorNodes)},\n  "issuedAt": ${JSON.stringify(own.issuedAt)}\n}`,
     };
   }
 
@@ -371,10 +412,10 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
    * The receipt's fixed part (everything but the revocation, the mirror nodes and `issuedAt`): the
    * one kept for this record while its check holds, or built (and kept when it may be).
    */
-  function fixedOf(reads: ReceiptReads, row: ReceiptRecordRow): { readonly fixed: FixedPart; readonly kept: { readonly fixed: FixedPart; head: string | null } | null } {
+  function fixedOf(reads: ReceiptReads, row: ReceiptRecordRow): { readonly fixed: FixedPart; readonly kept: KeptReceipt | null } {
     const check = checkOf(row);
     const kept = check === null ? undefined : keptReceipts.get(row.id);
-    if (kept !== undefined && kept.check === check) return { fixed: kept.fixed, kept };
+    if (kept !== undefined && kept.check === check && kept.fixed !== null) return { fixed: kept.fixed, kept };
 
     const creation = reads.transaction(row.transaction_id);
     if (row.anchor_state !== "anchored" || creation === null || creation.state !== "anchored") {
@@ -418,14 +459,16 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
       keyAnnouncement: { topicId: announced.topicId, sequenceNumber: announced.sequenceNumber, consensusAt: announced.consensusAt, message: announced.message },
     };
     if (check === null) return { fixed, kept: null };
-    const made = { check, fixed, head: null };
+    const made: KeptReceipt = { check, fixed, head: null };
     keptReceipts.set(row.id, made);
     return { fixed, kept: made };
   }
 
+  const ownCaches = [namedCache("receipts", keptReceipts), namedCache("receipt_keys", keptKeys)];
   if (store.engine === "sqlite") {
     const reads = sqliteReads(store as SqliteStore);
     return {
+      caches: () => [...ownCaches, ...reads.caches],
       receipt(recordId, options = {}) {
         if (!UUID_RE.test(recordId)) throw notFound();
         return build(reads, recordId, options.orgId);
@@ -442,6 +485,7 @@ export function createReceipts(deps: ReceiptsDeps): Receipts {
     return snapshotReads(recordId, row);
   };
   return {
+    caches: () => ownCaches,
     async receipt(recordId, options = {}) {
       return build(await snapshot(recordId), recordId, options.orgId);
     },

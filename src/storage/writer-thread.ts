@@ -13,6 +13,9 @@
  * - The worker is started on the first write, never before (idle memory), and again after it
  *   died: a crash rejects what was in flight and queued, and the next write starts a new one.
  * - `close()` waits for everything written so far, then closes the connection and ends the thread.
+ * - `releaseMemory()` has the thread, after the batches posted before it, give back its
+ *   connection's page cache (`PRAGMA shrink_memory`: up to the page cache's budget, 64 MiB, which
+ *   a busy log fills) and collect its heap; it writes nothing and changes no answer.
  * Only statements registered at creation may be run (the worker prepares them once).
  */
 declare const DOCVERIFY_WRITER_WORKER: string | undefined;
@@ -29,6 +32,7 @@ export type WorkerRequest =
   | { readonly type: "open"; readonly path: string; readonly statements: readonly string[]; readonly claims?: SharedArrayBuffer }
   /** `rows`, or `json`: the rows as JSON text when no value is a blob or bigint (one string crosses the thread faster than a cloned array of arrays). */
   | { readonly type: "batch"; readonly id: number; readonly sql: string; readonly rows?: readonly (readonly SqlValue[])[]; readonly json?: string }
+  | { readonly type: "release" }
   | { readonly type: "close" };
 
 export type WorkerReply =
@@ -47,6 +51,8 @@ export interface WriterThread {
   write(sql: string, rows: readonly (readonly SqlValue[])[]): Promise<void>;
   /** Waits for every write so far, then closes the worker's connection and ends it. */
   close(): Promise<void>;
+  /** Has a running thread give back its page cache and its heap's garbage (nothing when none runs). */
+  releaseMemory(): void;
   /** Whether a worker is running now (tests, and idle memory). */
   readonly started: boolean;
 }
@@ -143,6 +149,9 @@ export function createWriterThread(options: WriterThreadOptions): WriterThread {
       const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
       worker.postMessage((jsonSafe(rows) ? { type: "batch", id, sql, json: JSON.stringify(rows) } : { type: "batch", id, sql, rows }) satisfies WorkerRequest);
       return done;
+    },
+    releaseMemory() {
+      worker?.postMessage({ type: "release" } satisfies WorkerRequest);
     },
     async close() {
       closed = true;

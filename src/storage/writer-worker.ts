@@ -87,6 +87,18 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
       }
       return;
     }
+    case "release": {
+      // The service went quiet (lib/idle-release.ts): the pages this connection cached (the log's
+      // index pages it wrote, up to the page cache's budget) and this thread's garbage go back to
+      // the allocator, which returns them to the system. The next batch reads its pages again.
+      try {
+        db?.run("PRAGMA shrink_memory");
+      } catch {
+        // a connection that cannot shrink now keeps its cache; the next quiet period tries again
+      }
+      Bun.gc(true);
+      return;
+    }
     case "close": {
       statements.clear();
       db?.close();

@@ -43,7 +43,7 @@ import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import { jsonString } from "../lib/json.ts";
-import { Lru } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
 import { readKept, type KeptRead } from "../storage/data-version.ts";
 import { changes, firstRow, q, rows, type SqliteStore, type Store } from "../storage/store.ts";
 import {
@@ -132,6 +132,13 @@ export interface VerificationLog {
   close(): Promise<void>;
   /** Transactions and rows written so far (for tests and metrics). */
   stats(): { readonly batches: number; readonly rows: number; readonly failedBatches: number };
+  /** What it keeps in memory, each with its size and budget (/metrics), and emptied when the service goes quiet. */
+  caches(): readonly NamedCache[];
+  /**
+   * Gives back what its writer thread holds beyond its work (SQLite: that connection's page cache
+   * and its heap's garbage), when the service has gone quiet. Nothing on PostgreSQL.
+   */
+  releaseMemory(): void;
 }
 
 /** The log over SQLite: pages and rows answered synchronously. */
@@ -343,12 +350,18 @@ function summaryJson(row: SummaryRow): string {
     (row.reference !== null ? `,"reference":${jsonString(row.reference)}}` : "}")
   );
 }
-/** Rows whose page JSON the SQLite log keeps (about 300 bytes each: about 1.2 MB when full). */
+/** Rows whose page JSON the SQLite log keeps at most (about 600 bytes each with the map's share). */
 export const ROW_JSON_MEMO = 4096;
-/** Pages whose JSON the SQLite log keeps while the database is unchanged (up to 100 rows each: about 7.5 MB when full). */
+/** The row JSON's byte budget: some 3,500 rows. */
+export const ROW_JSON_BYTES = 2 * 1024 * 1024;
+/** Pages whose JSON the SQLite log keeps while the database is unchanged, at most (up to 100 rows each, 30 KB and more). */
 export const PAGES_KEPT = 256;
-/** Page inputs whose checked query (the cursor's MAC verified) the SQLite log keeps. */
+/** The kept pages' byte budget: some 130 pages of 25 rows. */
+export const PAGES_BYTES = 4 * 1024 * 1024;
+/** Page inputs whose checked query (the cursor's MAC verified) the SQLite log keeps, at most (about 1 KB each). */
 export const PAGE_QUERIES_KEPT = 1024;
+/** The checked queries' byte budget. */
+export const PAGE_QUERIES_BYTES = 1024 * 1024;
 const ASSURANCE_JSON = JSON.stringify(ASSURANCE_LEVEL);
 const MODE_JSON = JSON.stringify(MODE);
 
@@ -613,7 +626,7 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
   // the text made from it stays true. A page whose every id is here is answered from the ids
   // alone, read from the index that serves the page (issue 17: a page of rows read whole and
   // written out was two thirds of its cost).
-  const rowJson = new Lru<string, string>(ROW_JSON_MEMO);
+  const rowJson = new Lru<string, string>({ maxEntries: ROW_JSON_MEMO, maxBytes: ROW_JSON_BYTES, bytesOf: (id, text) => stringBytes(id) + stringBytes(text) });
   const rememberedJson = (row: SummaryRow): string => {
     const text = summaryJson(row);
     rowJson.set(row.id, text);
@@ -630,7 +643,7 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
   // A page's query by its exact input: the limit and filters checked and the cursor's MAC
   // verified once per distinct input, not on every request (the same bytes always give the same
   // answer; a refused input is never kept, so it is refused again, in full, every time).
-  const queriesKept = new Lru<string, PageQuery>(PAGE_QUERIES_KEPT);
+  const queriesKept = new Lru<string, PageQuery>({ maxEntries: PAGE_QUERIES_KEPT, maxBytes: PAGE_QUERIES_BYTES, bytesOf: (key, query) => stringBytes(key) + approxBytes(query) });
   function keptQuery(input: ListInput): { readonly key: string; readonly query: PageQuery } {
     const f = input.filters;
     // Every field but the cursor has a fixed format (the route checks it; ids are UUIDs), so NUL
@@ -647,7 +660,7 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
   // A page's JSON as last read, by its input, under the data version it was read at
   // (storage/data-version.ts): what a read would give again while nothing at all has been
   // committed since, by any connection or process; read again (and kept anew) otherwise.
-  const pagesKept = new Lru<string, KeptRead<string>>(PAGES_KEPT);
+  const pagesKept = new Lru<string, KeptRead<string>>({ maxEntries: PAGES_KEPT, maxBytes: PAGES_BYTES, bytesOf: (key, kept) => stringBytes(key) + approxBytes(kept) });
 
   function readPageJson(input: ListInput): string {
     const { key, query } = keptQuery(input);
@@ -701,6 +714,12 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
 
     stats() {
       return { batches, rows, failedBatches };
+    },
+
+    caches: () => [namedCache("log_row_json", rowJson), namedCache("log_page_queries", queriesKept), namedCache("log_pages", pagesKept)],
+
+    releaseMemory() {
+      writer?.releaseMemory();
     },
   };
 }
@@ -835,5 +854,8 @@ function postgresLog(deps: VerificationLogDeps, store: Store): VerificationLog {
     stats() {
       return { batches, rows: written, failedBatches };
     },
+
+    caches: () => [],
+    releaseMemory() {},
   };
 }

@@ -4,7 +4,7 @@
  * clamped, trimmed, normalised or silently dropped; every offending field is named in
  * `details` (all of them, not only the first). docs/verification.md lists the exact rules.
  */
-import { Lru } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ListFilters } from "./log.ts";
 import { DOC_HASH_RE, VERDICTS, isVerdict } from "./types.ts";
@@ -145,9 +145,14 @@ export function parseListQuery(url: URL): ListQuery {
   return after === undefined ? { filters, limit } : { filters, limit, after };
 }
 
-/** How many accepted list queries `listQueryOf` keeps by their text. */
+/** How many accepted list queries `listQueryOf` keeps by their text, at most. */
 export const LIST_QUERIES_KEPT = 1024;
-const listQueriesKept = new Lru<string, ListQuery>(LIST_QUERIES_KEPT);
+/** Their byte budget (a query's text is at most some 500 characters: its parameters are checked before it is kept). */
+export const LIST_QUERIES_BYTES = 1024 * 1024;
+const listQueriesKept = new Lru<string, ListQuery>({ maxEntries: LIST_QUERIES_KEPT, maxBytes: LIST_QUERIES_BYTES, bytesOf: (text, query) => stringBytes(text) + approxBytes(query) });
+
+/** `listQueryOf`'s cache, for /metrics and the idle release (one per process: the parse depends on the text alone). */
+export const listQueriesCache: NamedCache = namedCache("list_queries", listQueriesKept);
 
 /**
  * `parseListQuery` of a request's URL, kept by its query text: the answer depends on that text

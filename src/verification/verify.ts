@@ -73,7 +73,7 @@ import {
   type VerifyCall,
   type VerifyFn,
 } from "../crypto/index.ts";
-import { Lru } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
 import type { Clock } from "../lib/clock.ts";
 import { compareConsensus, consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
 import { readKept, type KeptRead } from "../storage/data-version.ts";
@@ -125,7 +125,7 @@ export interface VerifierDeps {
    * SQLite verifier answers synchronously. It must answer as `signer.verify` does.
    */
   readonly verifyMany?: Signer["verifyMany"];
-  /** Public keys kept in memory, by fingerprint; default 1024. */
+  /** Public keys kept in memory, by fingerprint; default 1024 (and at most `KEY_CACHE_BYTES`). */
   readonly keyCacheSize?: number;
 }
 
@@ -147,6 +147,8 @@ export interface Verifier {
   verify(input: VerifyInput): VerifyResult | Promise<VerifyResult>;
   /** Forgets cached public keys (tests that alter a key row in place). */
   clearKeyCache(): void;
+  /** What it keeps in memory, each with its size and budget (/metrics), and emptied when the service goes quiet. */
+  caches(): readonly NamedCache[];
 }
 
 /** The verifier over SQLite: synchronous. */
@@ -154,13 +156,26 @@ export interface SqliteVerifier extends Verifier {
   verify(input: VerifyInput): VerifyResult;
 }
 
-/** About 200 bytes each (a 64-character key and a boolean in a Map): some 20 MB when full. */
+/**
+ * Signature memo results at most; its bytes are bounded first, by `MEMO_BYTES` (crypto/memo.ts:
+ * 8 MiB, about 290 bytes a result, some 29,000 results).
+ */
 export const DEFAULT_MEMO_ENTRIES = 100_000;
 
-/** Records whose check outcomes the record memo keeps (about 500 bytes each: some 25 MB when full). */
+/** Records whose check outcomes the record memo keeps at most (about 950 bytes each). */
 export const RECORD_MEMO_ENTRIES = 50_000;
-/** Hashes whose record heads the SQLite verifier keeps while the database is unchanged (about 1 KB each: some 4 MB when full). */
+/** The record memo's byte budget: some 13,000 records. */
+export const RECORD_MEMO_BYTES = 12 * 1024 * 1024;
+/** Hashes whose record heads the SQLite verifier keeps while the database is unchanged, at most (about 1 KB each). */
 export const HEADS_KEPT = 4096;
+/** The record heads' byte budget. */
+export const HEADS_BYTES = 4 * 1024 * 1024;
+/** Public keys kept by fingerprint: a 1,952-byte ML-DSA-65 key and its 64-character id, about 2.5 KB each (some 830 keys). */
+export const KEY_CACHE_BYTES = 2 * 1024 * 1024;
+/** Organisations' standing (name and suspension) kept under the change counter, at most 4,096 of them (about 350 bytes each). */
+export const ORG_STANDING_BYTES = 2 * 1024 * 1024;
+/** Signing persons' suspension kept under the change counter, by key fingerprint (about 290 bytes each: some 7,300 persons). */
+export const PERSON_STANDING_BYTES = 2 * 1024 * 1024;
 /** A record memo entry is used for at most this long after its signatures were verified. */
 export const RECORD_MEMO_TTL_MS = 60_000;
 
@@ -326,11 +341,16 @@ class VerifierCore {
   private readonly memo: VerificationMemo | null;
   private readonly verifyMany: Signer["verifyMany"] | undefined;
   readonly keys: Lru<string, ResolvedKey>;
-  /** The record memo (see the header): by rowid or id, oldest inserted forgotten first. */
-  readonly recordMemo = new Map<number | string, RecordMemoEntry>();
-  /** Standing kept while the change counter stays `cachedGen` (every change to it raises the counter). */
-  readonly orgCache = new Map<string, OrgStanding>();
-  readonly personCache = new Map<string, boolean>();
+  /** The record memo (see the header): by rowid or id, oldest inserted forgotten first (a hit is one lookup). */
+  readonly recordMemo = new Lru<number | string, RecordMemoEntry>({
+    maxEntries: RECORD_MEMO_ENTRIES,
+    maxBytes: RECORD_MEMO_BYTES,
+    bytesOf: (rid, e) => approxBytes(rid) + approxBytes(e),
+    refreshOnHit: false,
+  });
+  /** Standing kept while the change counter stays `cachedGen` (every change to it raises the counter); the first kept stay. */
+  readonly orgCache = new Lru<string, OrgStanding>({ maxEntries: 4096, maxBytes: ORG_STANDING_BYTES, bytesOf: (id, o) => stringBytes(id) + approxBytes(o), refreshOnHit: false });
+  readonly personCache = new Lru<string, boolean>({ maxEntries: 65_536, maxBytes: PERSON_STANDING_BYTES, bytesOf: stringBytes, refreshOnHit: false });
   cachedGen: number | null = null;
   /**
    * The match last shaped from each row object, with the inputs it was shaped from. Shaping is a
@@ -352,7 +372,20 @@ class VerifierCore {
     this.memo = deps.memo === false ? null : (deps.memo ?? createVerificationMemo({ verify: (a, pk, m, s) => signer.verify(a, pk, m, s), maxEntries: DEFAULT_MEMO_ENTRIES }));
     this.verifySignature = this.memo === null ? (a, pk, m, s) => signer.verify(a, pk, m, s) : this.memo.verify;
     this.verifyMany = deps.verifyMany;
-    this.keys = new Lru<string, ResolvedKey>(deps.keyCacheSize ?? 1024);
+    this.keys = new Lru<string, ResolvedKey>({ maxEntries: deps.keyCacheSize ?? 1024, maxBytes: KEY_CACHE_BYTES, bytesOf: (id, k) => stringBytes(id) + approxBytes(k) });
+  }
+
+  /** The caches every engine's verifier keeps, and `more` of its own. */
+  caches(more: readonly NamedCache[]): NamedCache[] {
+    const out = [
+      namedCache("verification_record_memo", this.recordMemo),
+      namedCache("verification_keys", this.keys),
+      namedCache("verification_org_standing", this.orgCache),
+      namedCache("verification_person_standing", this.personCache),
+      ...more,
+    ];
+    if (this.memo !== null) out.push(namedCache("verification_signature_memo", this.memo));
+    return out;
   }
 
   /** Drops what was kept under another value of the change counter. */
@@ -460,12 +493,7 @@ class VerifierCore {
 
   remember(row: HashRow, checks: SignatureChecks, now: number): void {
     if (row.gen === null) return;
-    const memo = this.recordMemo;
-    if (memo.size >= RECORD_MEMO_ENTRIES && !memo.has(row.rid)) {
-      const oldest = memo.keys().next();
-      if (!oldest.done) memo.delete(oldest.value);
-    }
-    memo.set(row.rid, {
+    this.recordMemo.set(row.rid, {
       gen: row.gen,
       verifiedAtMs: now,
       id: row.id,
@@ -595,7 +623,7 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): V
   // (storage/data-version.ts): answered again only while nothing was committed since, by any
   // connection of any process. The rows are only read from: every check and the verdict are
   // still made from them on every request.
-  const headsKept = new Lru<string, KeptRead<readonly HeadRow[]>>(HEADS_KEPT);
+  const headsKept = new Lru<string, KeptRead<readonly HeadRow[]>>({ maxEntries: HEADS_KEPT, maxBytes: HEADS_BYTES, bytesOf: (hash, kept) => stringBytes(hash) + approxBytes(kept) });
   function headsOf(docHash: string): readonly HeadRow[] {
     // The log's writer thread's commits (log rows only) leave `others()` unchanged.
     return readKept(headsKept, store.version.others(), docHash, () => recordHeadsByHash.all(docHash));
@@ -709,8 +737,11 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): V
           if (id === null) return null;
           let org = orgs.get(id);
           if (org === undefined) {
-            org = (standingGen !== null ? orgCache.get(id) : undefined) ?? orgById.get(id);
-            if (standingGen !== null && org !== null && orgCache.size < 4096) orgCache.set(id, org);
+            org = standingGen !== null ? orgCache.get(id) : undefined;
+            if (org === undefined) {
+              org = orgById.get(id);
+              if (standingGen !== null && org !== null) orgCache.set(id, org);
+            }
             orgs.set(id, org);
           }
           return org;
@@ -722,7 +753,7 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): V
           if (suspended === undefined) {
             const found = personSuspendedByKey.get(r.signer_fingerprint);
             suspended = (found?.suspended ?? 0) !== 0;
-            if (standingGen !== null && found !== null && personCache.size < 65_536) personCache.set(id, suspended);
+            if (standingGen !== null && found !== null) personCache.set(id, suspended);
           }
           return suspended;
         };
@@ -740,6 +771,7 @@ function sqliteVerifier(core: VerifierCore, store: SqliteStore, clock: Clock): V
       core.keys.clear();
       core.recordMemo.clear();
     },
+    caches: () => core.caches([namedCache("verification_record_heads", headsKept)]),
   };
 }
 
@@ -828,12 +860,12 @@ function postgresVerifier(core: VerifierCore, store: Store, clock: Clock): Verif
         else if (row.kind === "o") {
           const o = { name: row.text!, suspended: row.suspended! };
           orgs.set(row.ref, o);
-          if (keep && orgCache.size < 4096) orgCache.set(row.ref, o);
+          if (keep) orgCache.set(row.ref, o);
         } else if (!persons.has(row.ref)) {
           // The first of a key's persons, as SQLite's `.get()` takes.
           const suspended = row.suspended !== 0;
           persons.set(row.ref, suspended);
-          if (keep && personCache.size < 65_536) personCache.set(row.ref, suspended);
+          if (keep) personCache.set(row.ref, suspended);
         }
       }
     }
@@ -939,5 +971,6 @@ function postgresVerifier(core: VerifierCore, store: Store, clock: Clock): Verif
       keys.clear();
       core.recordMemo.clear();
     },
+    caches: () => core.caches([]),
   };
 }

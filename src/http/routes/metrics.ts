@@ -40,6 +40,18 @@ export interface ServiceMetricsDeps {
   readonly backlog: () => { readonly pending: number; readonly accepted: number };
   /** Verification's signature checks that no memo answered, so far, by where they ran (the signer's `verifiedBy`). */
   readonly signatureVerifications?: () => { readonly thread: number; readonly workers: number };
+  /** What each cache holds now, and its budget (docverify_cache_*). Names are fixed by the code. */
+  readonly caches?: () => readonly CacheGauge[];
+  /** Memory releases after a quiet period so far (lib/idle-release.ts). */
+  readonly idleReleases?: () => number;
+}
+
+/** One cache as /metrics reports it: `name` is the `cache` label, `bytes` as the cache counts them (an estimate that errs high). */
+export interface CacheGauge {
+  readonly name: string;
+  readonly entries: number;
+  readonly bytes: number;
+  readonly maxBytes: number;
 }
 
 export interface ServiceMetrics {
@@ -92,6 +104,15 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
     "Signature verifications made for POST /v1/verifications that no memo answered, by where they ran: thread (the API's own) or workers (the signing workers, while verification is busy).",
     ["where"],
   );
+  const cacheBytes = registry.gauge(
+    `${p}cache_bytes`,
+    "Bytes an in-memory cache holds now, by cache: its entries as the cache counts them (an estimate that errs high; docs/operations.md, Memory). Never above docverify_cache_budget_bytes.",
+    ["cache"],
+  );
+  const cacheEntries = registry.gauge(`${p}cache_entries`, "Entries an in-memory cache holds now, by cache.", ["cache"]);
+  const cacheBudget = registry.gauge(`${p}cache_budget_bytes`, "The most bytes a cache may hold, by cache (its named budget in the code).", ["cache"]);
+  const idleReleases = registry.counter(`${p}idle_releases_total`, "Times the service gave memory back after a quiet period (caches emptied, SQLite's page caches shrunk, heaps collected).");
+  let releasesSeen = 0;
   const uptime = registry.gauge(`${p}uptime_seconds`, "Seconds since the process started.");
   const rss = registry.gauge(`${p}resident_memory_bytes`, "Resident set size of the process, bytes.");
   registry.gauge(`${p}build_info`, "The running build: always 1, with version and commit as labels.", ["version", "commit"]).labels(deps.version, deps.commit).set(1);
@@ -117,6 +138,16 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
       checkedHere.inc(now.thread - checksSeen.thread);
       checkedOnWorkers.inc(now.workers - checksSeen.workers);
       checksSeen = now;
+    }
+    for (const c of deps.caches?.() ?? []) {
+      cacheBytes.labels(c.name).set(c.bytes);
+      cacheEntries.labels(c.name).set(c.entries);
+      cacheBudget.labels(c.name).set(c.maxBytes);
+    }
+    if (deps.idleReleases !== undefined) {
+      const now = deps.idleReleases();
+      idleReleases.inc(now - releasesSeen);
+      releasesSeen = now;
     }
     uptime.set(Math.round(process.uptime() * 1000) / 1000);
     rss.set(process.memoryUsage.rss());
