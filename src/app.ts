@@ -60,7 +60,7 @@ export interface ServiceApp {
   readonly instanceId: string;
   readonly store: Store;
   readonly http: Http;
-  /** Who may call which /v1 operation: credentials, rate limits, scopes (decisions §3). */
+  /** Who may call which /v1 operation: credentials, rate limits, scopes (docs/access.md). */
   readonly access: Access;
   /**
    * The ledger queue, its links and the anchor loop, once the ledger is up. The ledger starts in
@@ -80,7 +80,7 @@ export interface ServiceApp {
   /** Verdicts recomputed per request, and the verification log. */
   readonly verifier: Verifier;
   readonly verificationLog: VerificationLog;
-  /** Deletes log rows older than DOCVERIFY_LOG_RETENTION_DAYS in the background (decisions §11). */
+  /** Deletes log rows older than DOCVERIFY_LOG_RETENTION_DAYS in the background (docs/verification.md, "Retention"). */
   readonly logRetention: LogRetention;
   /** What GET /metrics renders (docs/operations.md, "Metrics"). */
   readonly metrics: ServiceMetrics;
@@ -144,7 +144,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         },
       },
       storageCheck: () => storageWritable(core.db),
-      // Its group commits are written by a worker thread with its own connection (issue 17), so
+      // Its group commits are written by a worker thread with its own connection (docs/architecture.md, "Storage"), so
       // the inserts, the commit and its fsync never hold the event loop.
       logWriterThread: { path: core.db.$client.filename },
       close: () => core.close(),
@@ -260,7 +260,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     clock: core.clock,
     links,
     ...(options.verificationMemo === false ? { memo: false as const } : {}),
-    // On the signing workers while verification is busy (issue 17): the API's thread then only reads and answers.
+    // On the signing workers while verification is busy (docs/benchmarks.md, "How the figures moved"): the API's thread then only reads and answers.
     verifyMany: (calls) => core.signer.verifyMany(calls),
   });
   // Authenticates verification-log cursors; made once per installation (shared by every node of
@@ -383,7 +383,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
 /** Routes a monitor polls: answering them is not activity that keeps memory held (`createIdleRelease`). */
 const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 
-/** The person application's JSON endpoints (decisions §10, docs/persons.md). */
+/** The person application's JSON endpoints (docs/persons.md). */
 function personRoutes(core: ServiceCore, access: PublicAccess, records: Records, ledger: RecordLedger, writes: RecordWriter, options: AppOptions): AnyElysia[] {
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
   const enrolments = createEnrolments({ store: core.store, clock: core.clock });

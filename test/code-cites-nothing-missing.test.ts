@@ -17,8 +17,8 @@ const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonl
   { name: "decisions.md", pattern: /decisions\.md/i, folders: ["src", "scripts"] },
   { name: "../shared", pattern: /\.\.\/shared/, folders: ["src", "scripts"] },
   { name: "work session", pattern: /\b(first|second|third|fourth|fifth|sixth|this|last|earlier) session\b/i, folders: ["src", "scripts"] },
-  { name: "issue number", pattern: /\bissue [0-9]+/i, folders: ["scripts"] },
-  { name: "spec or decisions section", pattern: /(spec|decisions) §/i, folders: ["scripts"] },
+  { name: "issue number", pattern: /\bissue [0-9]+/i, folders: ["src", "scripts"] },
+  { name: "spec or decisions section", pattern: /(spec|decisions) §/i, folders: ["src", "scripts"] },
 ];
 
 function filesUnder(folder: string): string[] {

@@ -1,6 +1,7 @@
 /**
- * Memoised verification. Decisions §4 counts "memoising a pure verification on the exact bytes
- * of its inputs" as recomputing, so verification may answer from here; what makes that true:
+ * Memoised verification. Memoising a pure verification on the exact bytes of its inputs counts
+ * as recomputing it (docs/verification.md, "Checks"), so verification may answer from here; what
+ * makes that true:
  * - the key is SHA-256 over every input byte (algorithm, public key, message, signature), each
  *   length-prefixed so no two different input tuples share an encoding;
  * - only the boolean result of a completed verification is stored; a throw is never stored;

@@ -114,7 +114,7 @@ export interface SignerOptions {
 /**
  * About a fiftieth of a core in ML-DSA-65 verifications (110 µs a pair here): above it a worker's
  * round trip is cheaper for this thread than verifying here, and the verifications run beside
- * this thread instead of stalling it (issue 17, memo off).
+ * this thread instead of stalling it (docs/benchmarks.md, "How the figures moved": memo off).
  */
 export const VERIFY_OFF_THREAD_ABOVE = 200;
 
@@ -335,7 +335,7 @@ export function createSigner(options: SignerOptions): Signer {
     if (keyRing === null) throw new MasterKeyMissingError(null);
     return keyRing;
   }
-  // Started on the first job, never at creation: idle memory (issue 17). Without a master key the
+  // Started on the first job, never at creation: idle memory (docs/benchmarks.md, "Idle memory"). Without a master key the
   // workers only verify.
   const pool =
     workers === 0

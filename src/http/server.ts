@@ -184,7 +184,7 @@ export function createHttp(deps: HttpDeps): Http {
       const started = performance.now();
       const meta: RequestMeta = { id: Bun.randomUUIDv7(), peer };
       // Everything from here to the log line is inside the try: a request is always answered
-      // through the envelope, the log line and X-Request-Id, whatever it carried (decisions §11).
+      // through the envelope, the log line and X-Request-Id, whatever it carried (docs/architecture.md, "HTTP").
       let request = received;
       let response: Response;
       let route: RouteEntry = unmatched.get("other")!;
@@ -249,7 +249,7 @@ function clientClosed(): Response {
 }
 
 /**
- * Where a request is routed from its path alone (decisions §11). Bun builds `request.url` from
+ * Where a request is routed from its path alone (docs/architecture.md, "HTTP"). Bun builds `request.url` from
  * the `Host` header: a malformed one (`a b`, `a/b`, empty, or none under HTTP/1.0) gives a bare
  * path, some give an absolute URL that `new URL` refuses (`a:b`, `999.1.1.1`), and Elysia finds
  * the path at the first `/` from index 11, which a host under four characters (`http://dv/`)

@@ -1,5 +1,5 @@
 /**
- * Authenticating a presented API key (decisions §2, spec §5).
+ * Authenticating a presented API key (docs/access.md, "Unusable credentials").
  *
  * Guarantees:
  * - A key that is malformed or whose CRC does not match is refused before storage is touched.

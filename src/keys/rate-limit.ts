@@ -1,5 +1,5 @@
 /**
- * Rate limits (spec §8, decisions §7): token buckets, one per client IP, per key and per
+ * Rate limits (docs/access.md, "Rate limits"): token buckets, one per client IP, per key and per
  * organisation, each refilled continuously at `limit` tokens a minute up to `limit`.
  *
  * Why buckets and not fixed windows: a fixed one-minute window lets a caller spend twice its
@@ -9,7 +9,7 @@
  *
  * Guarantees:
  * - `take` spends one token from every bucket it is given, or from none: a request refused
- *   with 429 spends nothing (decisions §7), and a request that passes one limit but not
+ *   with 429 spends nothing, and a request that passes one limit but not
  *   another does not drain the first.
  * - The answer reports the bucket with the least remaining (`X-RateLimit-*` report "the
  *   tightest applicable limit"); on refusal, `retryAfterSeconds` is the whole seconds until

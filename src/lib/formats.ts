@@ -3,7 +3,7 @@
  * (the OpenAPI document too, through src/http/schemas.ts).
  */
 
-/** A DocHash (spec §2.1): `sha256:` and 64 lowercase hex digits; uppercase and bare digests are refused. */
+/** A DocHash: `sha256:` and 64 lowercase hex digits; uppercase and bare digests are refused. */
 export const DOC_HASH_PATTERN = "^sha256:[0-9a-f]{64}$";
 export const DOC_HASH_RE = new RegExp(DOC_HASH_PATTERN);
 
@@ -44,7 +44,7 @@ function formatRfc3339Ms(ms: number): string {
   if (!Number.isSafeInteger(ms) || ms < MIN_RFC3339_MS || ms > MAX_RFC3339_MS) throw new RangeError("time must be whole milliseconds in the years 0000 to 9999");
   // What `new Date(ms).toISOString()` gives, by integer arithmetic (a test compares the two over
   // the whole range): a verification answer formats three to four times, a log page 25, and the
-  // Date object and its formatting were a few per cent of either (issue 17).
+  // Date object and its formatting were a few per cent of either (docs/benchmarks.md, "How the figures moved").
   const days = Math.floor(ms / 86_400_000);
   const inDay = ms - days * 86_400_000;
   // Civil date from days since 1970-01-01 (H. Hinnant, "chrono-compatible low-level date

@@ -1,5 +1,5 @@
 /**
- * The receipt (docs/receipts.md §2, decisions §9): one JSON document that, with the document and
+ * The receipt (docs/receipts.md §2): one JSON document that, with the document and
  * two independent mirror nodes, proves a record without docverify. Contract file: the field
  * names, their order and every encoding are fixed by docs/receipts.md §2.1, which a verifier
  * (src/verifier/) reads; a change here is a change of that contract.
@@ -22,7 +22,7 @@
  * `transaction_id`), compared with the row on every request. What else it holds cannot change
  * unseen: the creation message is anchored, a final state, and the key announcement carried is
  * the key's latest anchored one (RECEIPT_ANNOUNCEMENT), which only a newer anchored announcement
- * replaces: a key is announced again when its organisation's domain changes (decisions §13), and
+ * replaces: a key is announced again when its organisation's domain changes (docs/receipts.md §1), and
  * receipts issued once that announcement is anchored carry it, never a stale one.
  *
  * On both engines (storage/store.ts), one build over the rows read, so the same rows give the
@@ -158,7 +158,7 @@ export interface Receipts {
    * The same receipt as the routes send it: exactly `JSON.stringify(receipt, null, 2)`, with the
    * same refusals. A kept receipt's fixed part is written once, and each request writes only what
    * is its own (the revocation, the mirror nodes, `issuedAt`) after it: the pretty-printed fixed
-   * part, ~10 KB of base64, was most of a public receipt's time (issue 17).
+   * part, ~10 KB of base64, was most of a public receipt's time (docs/benchmarks.md, "How the figures moved").
    */
   receiptText(recordId: string, options?: { readonly orgId?: string }): ReceiptText | Promise<ReceiptText>;
   /** What it keeps in memory, each with its size and budget (/metrics), and emptied when the service goes quiet. */

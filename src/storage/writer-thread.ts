@@ -1,7 +1,7 @@
 /**
  * A writer thread: group-committed batches written by a worker thread with its own connection
  * to the service's database file, so that a batch's inserts, its commit and the commit's fsync
- * never hold the event loop (issue 17: the verification log's writes were a third of an
+ * never hold the event loop (docs/benchmarks.md, "How the figures moved": the verification log's writes were a third of an
  * organisation-tier verification's main thread, most of it the fsync).
  *
  * What it guarantees:

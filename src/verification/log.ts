@@ -1,5 +1,5 @@
 /**
- * The verification log (spec §4.2–§4.3, decisions §6): one row per successful credentialed
+ * The verification log (docs/verification.md, "The log"): one row per successful credentialed
  * verification, kept per organisation and environment.
  *
  * What this MUST guarantee (and callers may assume):
@@ -29,7 +29,7 @@
  * PostgreSQL "never behind a page already read" holds for the rows of one node, and across nodes
  * only as far as their clocks agree and their batches commit in time (a few milliseconds).
  *
- * Cursor, version 1 (decisions §6): base64url (no padding) of
+ * Cursor, version 1 (docs/verification.md, "Cursor format (version 1)"): base64url (no padding) of
  *   0x01 || last row id (16 bytes) || HMAC-SHA256(cursorKey, binding)          49 bytes, 66 chars
  * where binding = "docverify/verification-cursor/v1" 0x00 || 0x01 || id (16 bytes)
  *   || field(orgId) || field(environment) || opt(verdict) || opt(originalDocHash)
@@ -624,7 +624,7 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
   // Each row's JSON as a page shows it, by id. A log row never changes once written (nothing
   // updates the table; retention only deletes, and a deleted row's id is never read again), so
   // the text made from it stays true. A page whose every id is here is answered from the ids
-  // alone, read from the index that serves the page (issue 17: a page of rows read whole and
+  // alone, read from the index that serves the page (docs/benchmarks.md, "How the figures moved": a page of rows read whole and
   // written out was two thirds of its cost).
   const rowJson = new Lru<string, string>({ maxEntries: ROW_JSON_MEMO, maxBytes: ROW_JSON_BYTES, bytesOf: (id, text) => stringBytes(id) + stringBytes(text) });
   const rememberedJson = (row: SummaryRow): string => {

@@ -1,6 +1,6 @@
 /**
- * Strict parsing of verification requests: the body of POST /v1/verifications (spec §2.7,
- * decisions §7) and the query of GET /v1/verifications (spec §4.2, decisions §6). Nothing is
+ * Strict parsing of verification requests: the body of POST /v1/verifications and the query of
+ * GET /v1/verifications (docs/verification.md, "Request rules" and "The log"). Nothing is
  * clamped, trimmed, normalised or silently dropped; every offending field is named in
  * `details` (all of them, not only the first). docs/verification.md lists the exact rules.
  */
@@ -157,7 +157,7 @@ export const listQueriesCache: NamedCache = namedCache("list_queries", listQueri
 /**
  * `parseListQuery` of a request's URL, kept by its query text: the answer depends on that text
  * alone, so a client paging the same cursor again (or any repeated query) skips the URL's parse
- * and the checks (issue 17: a page deep in the log was slower than the first by its longer URL
+ * and the checks (docs/benchmarks.md, "How the figures moved": a page deep in the log was slower than the first by its longer URL
  * alone, both pages kept). Only accepted queries are kept, frozen; a refused one is refused again,
  * in full, every time.
  */
@@ -185,7 +185,7 @@ export interface VerificationRequest {
 }
 
 /**
- * The VerificationRequest in a parsed JSON body. Unknown properties are ignored (spec §2.7).
+ * The VerificationRequest in a parsed JSON body. Unknown properties are ignored (docs/verification.md, "Request rules").
  * `reference`: a string of at most 128 code points without Cc control characters; a string
  * with an unpaired surrogate is refused too (it could not be stored and shown back as sent).
  * `null` is not a string and is refused like any other wrong type.

@@ -1,5 +1,5 @@
 /**
- * Verdict derivation (decisions §4), recomputed on every request from the stored bytes.
+ * Verdict derivation (docs/verification.md, "Verdicts"), recomputed on every request from the stored bytes.
  *
  * What this MUST guarantee (and callers may assume):
  * - Fail closed. A check is `pass` only when its recomputation completed and succeeded; a missing
@@ -8,8 +8,8 @@
  *   failed check on any match makes the verdict `signature_invalid` (tamper evidence is never
  *   masked by another, valid record).
  * - Nothing about a verdict is cached. Only pure signature verifications may be answered from
- *   memory, which decisions §4 counts as recomputing when it is keyed on the exact bytes verified:
- *   - the record memo (issue 17): per record (its rowid on SQLite, its id on PostgreSQL), the outcome of its two signature checks
+ *   memory, which counts as recomputing when it is keyed on the exact bytes verified (docs/verification.md, "Checks"):
+ *   - the record memo (docs/benchmarks.md, "How the figures moved"): per record (its rowid on SQLite, its id on PostgreSQL), the outcome of its two signature checks
  *     together with the exact inputs they were computed from other than the two signatures (id,
  *     hash, signed time, both fingerprints: compared on every use) and the value of the change
  *     counter (migration 0010) read in the same statement as the signatures. Triggers raise the
@@ -24,7 +24,7 @@
  * - Organisation name and suspension, and a signing person's suspension, are live: read per
  *   request, or kept while the change counter read with the records is unchanged (every change
  *   to them raises it).
- * - Bounded work per hash (decisions §11), whatever the number of records for it: at most
+ * - Bounded work per hash (docs/verification.md, "Bounded cost per hash"), whatever the number of records for it: at most
  *   `MAX_MATCHES` matches are returned (the earliest by consensus), and at most `MAX_MATCHES` + 3
  *   records are read whole and checked (the matches, and beyond them the earliest record of each
  *   verdict class they lack), so at most 2 × (`MAX_MATCHES` + 3) signature verifications. The
@@ -102,7 +102,7 @@ import type { DisclosureTier, Match, Verdict } from "./types.ts";
 export { CONSENSUS_ORDER, MAX_MATCHES, VERDICT_CLASS } from "../storage/verification-statements.ts";
 
 export interface VerificationLinks {
-  /** The public mirror node's topic-message URL (decisions §5). */
+  /** The public mirror node's topic-message URL (docs/records.md, "3. Ledger messages"). */
   topicMessageUrl(topicId: string, sequenceNumber: number): string;
 }
 
@@ -265,13 +265,13 @@ type KeyRow = { readonly algorithm: string; readonly public_key: Uint8Array };
 /** An organisation's standing as read. */
 type OrgStanding = { readonly name: string; readonly suspended: number };
 
-/** Typical finality is 3–5 s after acceptance (spec §8). */
+/** Typical finality is 3–5 s after acceptance. */
 const EXPECTED_FINALITY_MS = 5_000;
 
 /**
  * Seconds a client should wait before polling a `pending_anchor` hash again: until the typical
  * finality of the newest accepted record has passed (at least 1), then 2 s for the first minute,
- * then 30 s (consensus that late is not reconciled by polling; spec §3.3).
+ * then 30 s (consensus that late is not reconciled by polling: docs/records.md, "1. Creating a record").
  */
 export function retryAfterFor(acceptedAtMs: number, nowMs: number): number {
   const elapsed = Math.max(0, nowMs - acceptedAtMs);
@@ -532,7 +532,7 @@ class VerifierCore {
       signerType,
       signerStanding: (org !== null && org.suspended !== 0) || personSuspended ? "suspended" : "good_standing",
       ...(signerType === "user" && row.signer_hint !== null ? { signerHint: row.signer_hint } : {}),
-      // The signing organisation, or the organisation a person signed within (decisions §10).
+      // The signing organisation, or the organisation a person signed within (docs/persons.md, "Person-signed records").
       ...(tier === "organisation" && org !== null ? { signerOrg: org.name } : {}),
       ...(row.revoked_at !== null ? { revocation: { reason: row.revocation_reason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(row.revoked_at) } } : {}),
       checksPerformed: {
@@ -553,7 +553,7 @@ class VerifierCore {
   }
 
   /**
-   * The verdict (decisions §4, the header) over what the reads found: `page`, the anchored records
+   * The verdict (docs/verification.md, "Verdicts"; the header) over what the reads found: `page`, the anchored records
    * returned as matches, in consensus order; `beyond`, the records past them a verdict class rests
    * on (checked like a match, never returned); each one's signature checks and standing; and when
    * the newest record awaiting consensus was stored, asked only when no anchored record decides.

@@ -7,7 +7,7 @@
  * Who may scrape is decided on the direct peer address. A request that carries
  * `X-Forwarded-For` or `Forwarded` came through a proxy, so the peer (the proxy, often on
  * loopback) is not the scraper: it is refused unless the peer is a trusted proxy and the client
- * it forwards for is allowed (decisions §11). Anyone else gets the very 404 an unknown path gets, so
+ * it forwards for is allowed (docs/operations.md, "Metrics"). Anyone else gets the very 404 an unknown path gets, so
  * the endpoint's existence is not advertised to the API's callers (a 403 would say "it is here,
  * but not for you"); the request log line still names the route, for the operator.
  *
