@@ -19,6 +19,7 @@ import { auditChanges, parseRecordQuery } from "../../src/admin/tui/queries.ts";
 import { openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
+import { builtBinary } from "../support/build.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { BUN, ROOT, cleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { paneEnv, Terminal, TUI_USER } from "../support/terminal.ts";
@@ -403,11 +404,11 @@ test("Ctrl-C halfway through creating an organisation leaves at once: exit 0, te
 });
 
 describe("the compiled binary", () => {
-  const binary = join(tempDir("docverify-build-"), "docverify");
+  // The run's build (support/build.ts), made by the first file that needs it.
+  let binary: string;
 
   beforeAll(() => {
-    const build = Bun.spawnSync([BUN, join(ROOT, "scripts", "build.ts"), binary], { cwd: ROOT });
-    if (build.exitCode !== 0) throw new Error(`build failed:\n${build.stderr.toString()}`);
+    binary = builtBinary();
   }, 120_000);
 
   test("asks before creating a data folder (No creates nothing), then runs the UI and leaves on Ctrl-C", async () => {

@@ -7,8 +7,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { notifyAddress } from "../../src/lib/sd-notify.ts";
+import { productBuild } from "../support/build.ts";
 import { requireProgram } from "../support/programs.ts";
-import { BUN, ROOT, cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
+import { cleanup, onCleanup, startService, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
 
@@ -78,10 +79,10 @@ describe("sd_notify", () => {
   }, 30_000);
 
   test("the compiled executable notifies too", async () => {
-    const binary = join(tempDir("docverify-build-"), "docverify");
-    const build = Bun.spawnSync([BUN, join(ROOT, "scripts", "build.ts"), binary], { cwd: ROOT });
-    expect(build.exitCode, build.stderr.toString()).toBe(0);
-    await readinessOf([binary], join(tempDir(), "notify.sock"));
+    // The run's build (support/build.ts), made by the first file that needs it.
+    const build = productBuild();
+    expect(build.exitCode, build.stderr).toBe(0);
+    await readinessOf([build.binary], join(tempDir(), "notify.sock"));
   }, 120_000);
 
   test("without NOTIFY_SOCKET nothing is attempted; a bad one is logged, not fatal", async () => {

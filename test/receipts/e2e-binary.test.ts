@@ -9,21 +9,23 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { cleanup, tempDir } from "../support/env.ts";
+import { builtBinary, productBuild } from "../support/build.ts";
 import { authenticate, cliVerify, deploy, PAGE_FILE, pageVerify, type Deployment, type Held, type ShellResult } from "./e2e-rig.ts";
 
 afterAll(cleanup);
 
-const dist = tempDir("docverify-dist-");
-const binary = join(dist, "docverify");
+/** The run's build (support/build.ts), made by the first file that needs it: `npm run build`'s folder. */
+let dist: string;
+let binary: string;
 let d: Deployment;
 let held: Held;
 let served: { status: number; body: string };
 let witnesses: string[];
 
 beforeAll(async () => {
-  const build = Bun.spawnSync([BUN, join(ROOT, "scripts", "build.ts"), binary], { cwd: ROOT });
-  if (build.exitCode !== 0) throw new Error(`npm run build failed: ${build.stderr.toString()}`);
+  binary = builtBinary();
+  dist = productBuild().dist;
   d = await deploy("embedded", { cmd: [binary] });
   const res = await fetch(`${d.svc.url}/verify-receipt`);
   served = { status: res.status, body: await res.text() };
