@@ -228,9 +228,9 @@ test("the binary enrols a person with a passkey and signs for them (the WebAuthn
 }, 60_000);
 
 test("the binary serves as a node on PostgreSQL: migrates the database, leads the anchor loop, anchors a record and logs its verification", async () => {
-  const { startPostgres } = await import("./support/postgres.ts");
+  const { sharedPostgres } = await import("./support/postgres.ts");
   const { LOCAL_LEDGER_FILES, startLocalLedger } = await import("../src/local-ledger/index.ts");
-  const pg = await startPostgres();
+  const pg = await sharedPostgres();
   try {
     const ledgerDir = tempDir("docverify-ledger-");
     const ledger = await startLocalLedger({ dataDir: ledgerDir, consensusMs: 100 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 
 afterAll(cleanup);
 
@@ -103,7 +103,7 @@ describe("what changes something still makes the data folder", () => {
 describe("on PostgreSQL", () => {
   let pg: Postgres;
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await sharedPostgres();
   }, 120_000);
   afterAll(async () => {
     await pg?.destroy();

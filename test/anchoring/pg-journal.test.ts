@@ -16,12 +16,12 @@ import { migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { q } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 
 let pg: Postgres;
 const stores: PostgresStore[] = [];
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 afterAll(async () => {
   for (const s of stores) await s.close();

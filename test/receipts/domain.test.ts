@@ -29,7 +29,7 @@ import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
 import { parseTrustFile } from "../../src/verifier/trust.ts";
 import { cliAsync } from "../ops/support.ts";
 import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { startSeparateLedger } from "../support/separate-ledger.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
@@ -40,7 +40,7 @@ type Json = Record<string, any>;
 let pg: Postgres;
 let ledgerEnv: Record<string, string>;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
   ledgerEnv = await startSeparateLedger({ consensusMs: 300 });
 }, 120_000);
 const stores: Store[] = [];

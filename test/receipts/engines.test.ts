@@ -1,7 +1,7 @@
 /**
  * Receipts, key announcements and record counts on both storage engines (docs/receipts.md,
  * docs/storage.md "Two engines"), as test/storage/engines.test.ts runs the other services: embedded
- * SQLite, and a real PostgreSQL server this file starts. Records are created with the records
+ * SQLite, and a real PostgreSQL server the run shares. Records are created with the records
  * service and anchored as the anchor loop leaves them (an UPDATE of the record and of its ledger
  * transaction), and the receipts compared: the same rows must give the same bytes on both engines.
  */
@@ -23,13 +23,13 @@ import { createReceipts, type Receipt } from "../../src/receipts/receipt.ts";
 import { RECEIPT_SNAPSHOT, RECORD_COUNTS } from "../../src/storage/receipt-statements.ts";
 import { firstRow, q, type Store } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 const opened: Store[] = [];
 afterAll(async () => {

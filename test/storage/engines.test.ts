@@ -1,6 +1,6 @@
 /**
  * One contract suite, run against every storage engine (docs/storage.md "Two engines"; Litestream's
- * habit of one suite per interface): embedded SQLite, and a real PostgreSQL server this file starts
+ * habit of one suite per interface): embedded SQLite, and a real PostgreSQL server the run shares
  * (test/support/postgres.ts). What is written once over the store (src/storage/store.ts) must
  * behave the same on both: the same results, the same errors, all-or-nothing writes, and the audit
  * row in the same transaction as its change.
@@ -27,12 +27,12 @@ import { q, type Body, type Store } from "../../src/storage/store.ts";
 import { eq } from "drizzle-orm";
 import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
 import { cleanup } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 afterAll(async () => {
   await pg?.destroy();

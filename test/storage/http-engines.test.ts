@@ -2,7 +2,8 @@
  * The HTTP suites of records, revocation, verification, the verification log and access on
  * PostgreSQL. `npm test` runs them on SQLite like every other file; this file runs the
  * same files again as a `bun test` subprocess with DOCVERIFY_TEST_ENGINE=postgres
- * (test/support/engine.ts), against a real server it starts, and asserts they passed.
+ * (test/support/engine.ts), against the real server the run shares (test/support/postgres.ts),
+ * and asserts they passed.
  *
  * A test that checks SQLite itself is registered as skipped on PostgreSQL with "[SQLite only: why]"
  * in its name (engine.ts `sqliteOnly`); any other skip, a failure, or fewer tests than expected
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ENGINE_VARIABLE, POSTGRES_URL_VARIABLE } from "../support/engine.ts";
 import { BUN, ROOT } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 
 /** The suites, and how many of their tests run on PostgreSQL (a drop means one went missing). */
 const ENGINE_SUITES: readonly string[] = [
@@ -27,7 +28,7 @@ const AT_LEAST_PASSING = 110;
 
 let pg: Postgres;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 afterAll(async () => {
   await pg?.destroy();

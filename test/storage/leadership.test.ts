@@ -14,7 +14,7 @@ import { migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { q } from "../../src/storage/store.ts";
 import { BUN, ROOT } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { waitFor } from "../support/wait.ts";
 
 let pg: Postgres;
@@ -22,7 +22,7 @@ const stores: PostgresStore[] = [];
 const leaderships: Leadership[] = [];
 const children: ReturnType<typeof Bun.spawn>[] = [];
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 afterAll(async () => {
   for (const c of children) c.kill("SIGKILL");

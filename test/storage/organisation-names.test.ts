@@ -15,12 +15,12 @@ import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migr
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines } from "../support/store-engines.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 const opened: Store[] = [];
 afterAll(async () => {

@@ -16,12 +16,12 @@ import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migr
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { CLASS_HEAD, logPage } from "../../src/storage/verification-statements.ts";
 import { cleanup } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 
 let pg: Postgres;
 const stores: PostgresStore[] = [];
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 afterAll(async () => {
   for (const s of stores) await s.close();

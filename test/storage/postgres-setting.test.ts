@@ -12,13 +12,13 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
 import { waitFor } from "../support/wait.ts";
-import { PASSWORD_ROLE, startPostgres, type Postgres } from "../support/postgres.ts";
+import { PASSWORD_ROLE, sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { paneEnv, Terminal } from "../support/terminal.ts";
 import { cli, cliAsync } from "../ops/support.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 afterAll(async () => {
   await pg?.destroy();

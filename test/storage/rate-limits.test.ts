@@ -11,7 +11,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { pgLease, sweepRateBuckets } from "../../src/storage/pg-rate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 
 /** The database's bucket, in memory: the same arithmetic as docverify_rate_lease. */
 function memoryBuckets(clock: { now(): number }) {
@@ -109,7 +109,7 @@ describe("three nodes on PostgreSQL", () => {
   let pg: Postgres;
   const stores: PostgresStore[] = [];
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await sharedPostgres();
   }, 120_000);
   afterAll(async () => {
     for (const l of limiters.splice(0)) await l.stop();

@@ -11,7 +11,7 @@ import { openDatabase } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
 import { claimLane, LANES, type Lane } from "../../src/storage/pg-cluster.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { waitFor } from "../support/wait.ts";
 
 const nsOf = (id: string) => {
@@ -59,7 +59,7 @@ describe("lanes claimed on PostgreSQL", () => {
   const stores: PostgresStore[] = [];
   const lanes: Lane[] = [];
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await sharedPostgres();
   }, 120_000);
   afterAll(async () => {
     for (const l of lanes) await l.release();

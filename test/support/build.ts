@@ -4,7 +4,7 @@
  * nothing else. The build takes seconds, and the files that test the executable (binary.test.ts,
  * receipts/e2e-binary.test.ts, admin/tui.test.ts, ops/notify.test.ts) each made their own of the
  * same checkout. Test files share this module in one run (as e2e-rig.ts's standalone verifier
- * does); the folder is not any file's to clean up, so the run's end removes it (preload.ts).
+ * does); the folder is not any file's to clean up, so the run's end removes it (run-end.ts).
  *
  * A failed build is kept too: every test that needs the executable reports the build's own error.
  * Nothing may write into the folder; a test that needs the executable elsewhere copies it.
@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, ROOT } from "./env.ts";
+import { atRunEnd } from "./run-end.ts";
 
 export interface ProductBuild {
   /** The folder `npm run build` wrote into: `docverify`, `docverify-verify.mjs`, `verify-receipt.html`. */
@@ -30,6 +31,10 @@ let built: ProductBuild | null = null;
 export function productBuild(): ProductBuild {
   if (built !== null) return built;
   const dist = mkdtempSync(join(tmpdir(), "docverify-dist-"));
+  atRunEnd(() => {
+    rmSync(dist, { recursive: true, force: true });
+    built = null;
+  });
   const binary = join(dist, "docverify");
   const out = Bun.spawnSync([BUN, join(ROOT, "scripts", "build.ts"), binary], { cwd: ROOT });
   built = { dist, binary, exitCode: out.exitCode, stderr: out.stderr.toString() };
@@ -41,11 +46,4 @@ export function builtBinary(): string {
   const b = productBuild();
   if (b.exitCode !== 0) throw new Error(`npm run build failed (exit ${b.exitCode}):\n${b.stderr}`);
   return b.binary;
-}
-
-/** Removes the run's build, if one was made (at the end of the run: preload.ts). */
-export function removeProductBuild(): void {
-  if (built === null) return;
-  rmSync(built.dist, { recursive: true, force: true });
-  built = null;
 }

@@ -4,14 +4,17 @@
  * server comes from Debian's `postgresql` package, which `npm test` installs before the first test
  * (test/support/program-list.ts); without it the test fails with the install command. Never skipped.
  *
- * One cluster per test file (start it in `beforeAll`); each test that needs a clean slate asks for
- * its own database with `createDatabase()`.
+ * One cluster per run, shared by the test files (`sharedPostgres()` in `beforeAll`; `destroy()` in
+ * `afterAll` drops the databases the file made); a file that stops and starts the server starts
+ * one of its own (`startPostgres()`). Each test that needs a clean slate asks for its own database
+ * with `createDatabase()`.
  */
 import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { installCommand } from "../../scripts/test-programs.ts";
 import { requireProgram } from "./programs.ts";
+import { atRunEnd } from "./run-end.ts";
 import { waitFor } from "./wait.ts";
 
 export interface Postgres {
@@ -157,6 +160,49 @@ export async function startPostgres(): Promise<Postgres> {
     async destroy() {
       await stop();
       rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+let shared: Promise<Postgres> | null = null;
+
+/**
+ * The run's one cluster, started at the first call (a cluster takes over a second to make and
+ * start, and most files only ever ask it for databases): a view of it for one test file. Its
+ * `createDatabase()` names are unique across the run; its `destroy()` drops, with their
+ * connections, the databases this view made, so a file leaves nothing behind on the server but
+ * roles; `stop()` and `start()` are refused: a file that takes the server away uses a server of
+ * its own (`startPostgres()`). The cluster itself is removed after the run's last file.
+ */
+export async function sharedPostgres(): Promise<Postgres> {
+  if (shared === null) {
+    const starting = startPostgres();
+    shared = starting;
+    atRunEnd(async () => {
+      shared = null;
+      await (await starting.catch(() => null))?.destroy();
+    });
+  }
+  const pg = await shared;
+  const made: string[] = [];
+  const refused = async () => {
+    throw new Error("the run's shared PostgreSQL server is never stopped by a test file: start a server of its own with startPostgres()");
+  };
+  return {
+    url: (name?: string) => pg.url(name),
+    get port() {
+      return pg.port;
+    },
+    async createDatabase(prefix?: string) {
+      const url = await pg.createDatabase(prefix);
+      made.push(new URL(url).pathname.slice(1));
+      return url;
+    },
+    psql: (sql: string, name?: string) => pg.psql(sql, name),
+    stop: refused,
+    start: refused,
+    async destroy() {
+      for (const name of made.splice(0)) pg.psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }

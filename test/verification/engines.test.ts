@@ -1,6 +1,6 @@
 /**
  * Verification and the verification log against every storage engine (docs/verification.md,
- * docs/storage.md "Two engines"): embedded SQLite and a real PostgreSQL server this file starts
+ * docs/storage.md "Two engines"): embedded SQLite and a real PostgreSQL server the run shares
  * (test/support/postgres.ts), as test/storage/engines.test.ts runs the storage contract. The same
  * records give the same verdicts, matches and checks on both; a change made in the database (a
  * tampered signature, a suspension) reaches a verifier that has answered before; a large hash gives
@@ -18,12 +18,12 @@ import { q, type Store } from "../../src/storage/store.ts";
 import { createVerificationLog, type VerificationLog } from "../../src/verification/log.ts";
 import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
-import { startPostgres, type Postgres } from "../support/postgres.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await sharedPostgres();
 }, 120_000);
 afterAll(async () => {
   for (const s of opened) await s.close();

@@ -1,0 +1,14 @@
+/**
+ * What a whole `bun test` run shares (the product's build, one PostgreSQL server) belongs to no
+ * test file, so no file's cleanup() may undo it: it is undone after the run's last file, by the
+ * preload's afterAll (preload.ts, bunfig.toml `[test] preload`), newest first.
+ */
+const undo: (() => unknown)[] = [];
+
+export function atRunEnd(fn: () => unknown): void {
+  undo.push(fn);
+}
+
+export async function runEnd(): Promise<void> {
+  while (undo.length > 0) await undo.pop()!();
+}
