@@ -12,7 +12,7 @@ import { Elysia } from "elysia";
 import { join } from "node:path";
 import { createHttp } from "../src/http/server.ts";
 import { memoryLogger } from "../src/lib/log.ts";
-import { createStorageFaults, storageFault } from "../src/lib/storage-faults.ts";
+import { createStorageFaults, isBusy, isUnavailable, storageFault } from "../src/lib/storage-faults.ts";
 import { tempDir } from "./support/env.ts";
 
 /** A real SQLite database that is full: every insert fails with SQLITE_FULL. */
@@ -55,6 +55,7 @@ describe("storageFault: each engine's codes, once", () => {
     ["PostgreSQL admin_shutdown (57P01)", pgError("57P01"), "unavailable"],
     ["PostgreSQL connection_failure (08006)", pgError("08006"), "unavailable"],
     ["Bun.SQL connection closed", { code: "ERR_POSTGRES_CONNECTION_CLOSED" }, "unavailable"],
+    ["Bun.SQL connection failed", { code: "ERR_POSTGRES_CONNECTION_FAILED" }, "unavailable"],
     ["a fault as the cause of another error", new Error("insert failed", { cause: { code: "SQLITE_FULL" } }), "full"],
     ["SQLITE_CONSTRAINT (a caller's conflict, not a fault)", { code: "SQLITE_CONSTRAINT_UNIQUE" }, null],
     ["SQLITE_CORRUPT (not something to wait out)", { code: "SQLITE_CORRUPT" }, null],
@@ -68,6 +69,79 @@ describe("storageFault: each engine's codes, once", () => {
       expect(storageFault(error)).toBe(kind);
     });
   }
+});
+
+/**
+ * isBusy and isUnavailable, the one definition each of the callers that decide on an engine's
+ * error they have just caught (the verification log, its retention sweep, record writes, the
+ * writer thread, the serve lock, the PostgreSQL store): the error's own code, never its causes,
+ * so an error already turned into a 503 elsewhere is not decided on again.
+ */
+describe("isBusy and isUnavailable: the error's own code", () => {
+  const sqliteBusy = (code: string) => Object.assign(new Error(code), { code });
+  const cases: [string, unknown, { busy: boolean; unavailable: boolean }][] = [
+    ["SQLITE_BUSY", sqliteBusy("SQLITE_BUSY"), { busy: true, unavailable: false }],
+    ["SQLITE_BUSY_SNAPSHOT", sqliteBusy("SQLITE_BUSY_SNAPSHOT"), { busy: true, unavailable: false }],
+    ["SQLITE_BUSY_RECOVERY", sqliteBusy("SQLITE_BUSY_RECOVERY"), { busy: true, unavailable: false }],
+    ["SQLITE_BUSY_TIMEOUT", sqliteBusy("SQLITE_BUSY_TIMEOUT"), { busy: true, unavailable: false }],
+    ["SQLITE_LOCKED", sqliteBusy("SQLITE_LOCKED"), { busy: true, unavailable: false }],
+    ["SQLITE_LOCKED_SHAREDCACHE", sqliteBusy("SQLITE_LOCKED_SHAREDCACHE"), { busy: true, unavailable: false }],
+    ["SQLITE_CANTOPEN", sqliteBusy("SQLITE_CANTOPEN"), { busy: false, unavailable: true }],
+    ["SQLITE_FULL", sqliteBusy("SQLITE_FULL"), { busy: false, unavailable: false }],
+    ["SQLITE_CONSTRAINT_UNIQUE", sqliteBusy("SQLITE_CONSTRAINT_UNIQUE"), { busy: false, unavailable: false }],
+    // The PostgreSQL store runs these transactions again itself: never a 503 from here.
+    ["PostgreSQL serialization_failure (40001)", pgError("40001"), { busy: false, unavailable: false }],
+    ["PostgreSQL deadlock_detected (40P01)", pgError("40P01"), { busy: false, unavailable: false }],
+    ["PostgreSQL lock_not_available (55P03)", pgError("55P03"), { busy: false, unavailable: false }],
+    ["PostgreSQL admin_shutdown (57P01)", pgError("57P01"), { busy: false, unavailable: true }],
+    ["PostgreSQL crash_shutdown (57P02)", pgError("57P02"), { busy: false, unavailable: true }],
+    ["PostgreSQL cannot_connect_now (57P03)", pgError("57P03"), { busy: false, unavailable: true }],
+    ["PostgreSQL connection_exception (08000)", pgError("08000"), { busy: false, unavailable: true }],
+    ["PostgreSQL connection_failure (08006)", pgError("08006"), { busy: false, unavailable: true }],
+    ["PostgreSQL sqlclient_unable_to_establish_sqlconnection (08001)", pgError("08001"), { busy: false, unavailable: true }],
+    ["PostgreSQL out_of_memory (53200)", pgError("53200"), { busy: false, unavailable: true }],
+    ["PostgreSQL too_many_connections (53300)", pgError("53300"), { busy: false, unavailable: true }],
+    ["PostgreSQL disk_full (53100)", pgError("53100"), { busy: false, unavailable: false }],
+    ["PostgreSQL unique_violation (23505)", pgError("23505"), { busy: false, unavailable: false }],
+    ["Bun.SQL connection refused", { code: "ERR_POSTGRES_CONNECTION_REFUSED" }, { busy: false, unavailable: true }],
+    ["Bun.SQL connection closed", { code: "ERR_POSTGRES_CONNECTION_CLOSED" }, { busy: false, unavailable: true }],
+    ["Bun.SQL connection failed", { code: "ERR_POSTGRES_CONNECTION_FAILED" }, { busy: false, unavailable: true }],
+    ["Bun.SQL connection timeout", { code: "ERR_POSTGRES_CONNECTION_TIMEOUT" }, { busy: false, unavailable: true }],
+    ["Bun.SQL idle timeout", { code: "ERR_POSTGRES_IDLE_TIMEOUT" }, { busy: false, unavailable: true }],
+    ["Bun.SQL lifetime timeout", { code: "ERR_POSTGRES_LIFETIME_TIMEOUT" }, { busy: false, unavailable: true }],
+    ["busy only as a cause (already decided on)", new Error("wrapped", { cause: sqliteBusy("SQLITE_BUSY") }), { busy: false, unavailable: false }],
+    ["unavailable only as a cause (the store's 503)", new Error("wrapped", { cause: pgError("57P01") }), { busy: false, unavailable: false }],
+    ["a TypeError", new TypeError("x is undefined"), { busy: false, unavailable: false }],
+    ["null", null, { busy: false, unavailable: false }],
+    ["undefined", undefined, { busy: false, unavailable: false }],
+    ["a string", "SQLITE_BUSY", { busy: false, unavailable: false }],
+  ];
+  for (const [what, error, expected] of cases) {
+    test(`${what}: ${expected.busy ? "busy" : expected.unavailable ? "unavailable" : "neither"}`, () => {
+      expect({ busy: isBusy(error), unavailable: isUnavailable(error) }).toEqual(expected);
+    });
+  }
+
+  test("a real SQLITE_BUSY from bun:sqlite: another connection holds the write lock", () => {
+    const file = join(tempDir(), "busy.db");
+    const holder = new Database(file);
+    holder.run("PRAGMA journal_mode = WAL");
+    holder.run("CREATE TABLE t (v INTEGER)");
+    holder.run("BEGIN IMMEDIATE");
+    const other = new Database(file);
+    other.run("PRAGMA busy_timeout = 0");
+    let error: unknown;
+    try {
+      other.run("BEGIN IMMEDIATE");
+    } catch (e) {
+      error = e;
+    }
+    expect(isBusy(error)).toBe(true);
+    expect(isUnavailable(error)).toBe(false);
+    holder.run("ROLLBACK");
+    other.close();
+    holder.close();
+  });
 });
 
 describe("a request meeting a storage fault", () => {

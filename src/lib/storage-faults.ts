@@ -10,6 +10,10 @@
  *   `SQLITE_BUSY…`/`SQLITE_LOCKED…`) and PostgreSQL's SQLSTATE (Bun.SQL's `errno`: 53100
  *   disk_full, 25006 read_only_sql_transaction, 58030 io_error, class 08 and 57P01–57P03, 53200,
  *   53300) or Bun.SQL's connection codes.
+ * - `isBusy(e)` and `isUnavailable(e)` ask the same of the error itself, not its causes: what a
+ *   caller that has just caught an engine's error decides with (turn it into a 503 with its own
+ *   Retry-After, skip a batch, name the serve lock's holder). An error that already wraps one
+ *   (the PostgreSQL store's 503, a DomainError) was decided on where it was made.
  * - `createStorageFaults(log)` keeps the one state a service needs (made by the composition
  *   root, app-scoped): the fault in force, if any. `fault()` enters it (logged when it changes);
  *   `readiness()` fails `storage` while it holds: after the engine's usual check (whose own reason
@@ -46,21 +50,50 @@ function postgresFault(state: string): StorageFault | null {
   return null;
 }
 
-/** The kind of storage fault `e` is, or null for any other error. */
-export function storageFault(e: unknown, depth = 0): StorageFault | null {
-  if (e === null || typeof e !== "object" || depth > 8) return null;
+/**
+ * The fault `e` itself reports by its engine's code (its causes not looked at), or null. Bun.SQL's
+ * connection codes are all "the database is not there": refused, closed, failed, timed out, and a
+ * connection ended after its idle time or lifetime.
+ */
+function ownFault(e: unknown): StorageFault | null {
+  if (e === null || typeof e !== "object") return null;
   const code = (e as { code?: unknown }).code;
   if (typeof code === "string") {
     for (const [re, kind] of SQLITE_CODES) if (re.test(code)) return kind;
-    if (/^ERR_POSTGRES_(CONNECTION_(REFUSED|CLOSED|TIMEOUT)|IDLE_TIMEOUT|LIFETIME_TIMEOUT)$/.test(code)) return "unavailable";
+    if (/^ERR_POSTGRES_(CONNECTION_[A-Z_]+|IDLE_TIMEOUT|LIFETIME_TIMEOUT)$/.test(code)) return "unavailable";
   }
   const errno = (e as { errno?: unknown }).errno;
-  if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) {
-    const kind = postgresFault(errno);
-    if (kind !== null) return kind;
-  }
+  if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return postgresFault(errno);
+  return null;
+}
+
+/** The kind of storage fault `e` is, its `cause` chain included, or null for any other error. */
+export function storageFault(e: unknown, depth = 0): StorageFault | null {
+  if (e === null || typeof e !== "object" || depth > 8) return null;
+  const own = ownFault(e);
+  if (own !== null) return own;
   const cause = (e as { cause?: unknown }).cause;
   return cause !== undefined && cause !== e ? storageFault(cause, depth + 1) : null;
+}
+
+/**
+ * SQLite's `SQLITE_BUSY…` or `SQLITE_LOCKED…` (extended codes included) on `e` itself: another
+ * connection held the lock past busy_timeout (0 where a caller chose not to wait). PostgreSQL's
+ * serialization failure and deadlock (40001, 40P01) are not busy: its store runs the transaction
+ * again itself; nor is 55P03 (lock_not_available), which no statement of docverify's asks for.
+ */
+export function isBusy(e: unknown): boolean {
+  return ownFault(e) === "busy";
+}
+
+/**
+ * The database is not there, on `e` itself: a lost, refused or failed PostgreSQL connection
+ * (Bun.SQL's `ERR_POSTGRES_CONNECTION_…`, idle and lifetime ends), SQLSTATE class 08, the server
+ * shutting down or starting up (57P01–57P03), out of memory or connections (53200, 53300);
+ * SQLite's `SQLITE_CANTOPEN…`. What a caller is told as 503 with Retry-After, never a 500.
+ */
+export function isUnavailable(e: unknown): boolean {
+  return ownFault(e) === "unavailable";
 }
 
 /** Seconds a caller refused for a storage fault waits: a moment for a lock, longer for the rest. */

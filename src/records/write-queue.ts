@@ -25,6 +25,7 @@
  *   and nothing was written. Any other failure rejects with the error itself.
  */
 import { DomainError } from "../lib/errors.ts";
+import { isBusy } from "../lib/storage-faults.ts";
 import type { Db } from "../storage/db.ts";
 import { groupCommitOf, type GroupCommit } from "../storage/group-commit.ts";
 import { runInSqliteTransaction, type Body } from "../storage/store.ts";
@@ -49,12 +50,6 @@ export { GROUP_WINDOW_MS } from "../storage/group-commit.ts";
 
 /** Seconds a caller refused for a busy database waits before retrying. */
 export const BUSY_RETRY_SECONDS = 1;
-
-/** SQLITE_BUSY or SQLITE_LOCKED, extended codes included: another connection held the lock past busy_timeout. */
-export function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
-}
 
 /** A busy database as the domain's 503 (Retry-After, the SQLite error as `cause`); any other error unchanged. */
 export function busyAsUnavailable(e: unknown): unknown {

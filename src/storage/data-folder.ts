@@ -33,6 +33,7 @@ import { join } from "node:path";
 import { OpsError } from "../lib/errors.ts";
 import { processAlive } from "../lib/lock-file.ts";
 import { lockHolders } from "../lib/proc-locks.ts";
+import { isBusy } from "../lib/storage-faults.ts";
 
 /** The database's file in the data folder. */
 export const DATABASE_FILE = "docverify.db";
@@ -156,11 +157,6 @@ export interface DataFolderLock {
   readonly file: string;
   /** Drops the lock. Idempotent. The process ending drops it too, however it ends. */
   release(): void;
-}
-
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }
 
 /**

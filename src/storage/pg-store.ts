@@ -6,22 +6,15 @@
 import { SQL as BunSQL } from "bun";
 import { drizzle as drizzlePg } from "drizzle-orm/bun-sql";
 import { DomainError } from "../lib/errors.ts";
-import { sqlState, storageFault } from "../lib/storage-faults.ts";
+import { isUnavailable, sqlState } from "../lib/storage-faults.ts";
 import * as pgSchema from "./pg-schema.ts";
 import { databaseError, StatementStep, type Body, type Op, type StepMode, type Store, type StoreDb } from "./store.ts";
 
 /**
- * The database is not there (refused, closed, timed out, shutting down or starting up): what a
- * caller is told as 503 with Retry-After, never an internal error. Bun.SQL reconnects by itself
- * once the server answers again, so a node recovers without a restart.
- */
-export function isUnavailable(e: unknown): boolean {
-  return storageFault(e) === "unavailable";
-}
-
-/**
  * What a failed operation rejects with: the database's own error, or 503 when the database is not
- * there (the error kept as `cause`, so the HTTP layer logs the fault once: lib/storage-faults.ts).
+ * there (lib/storage-faults.ts isUnavailable: refused, closed, timed out, shutting down or starting
+ * up; Bun.SQL reconnects by itself once the server answers again, so a node recovers without a
+ * restart) (the error kept as `cause`, so the HTTP layer logs the fault once: lib/storage-faults.ts).
  * A full disk or a read-only server reaches the HTTP layer as the database's error and is
  * classified there the same way.
  */

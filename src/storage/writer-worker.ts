@@ -6,6 +6,7 @@
  * statement, one of those the main thread registered when it opened the thread.
  */
 import { Database } from "bun:sqlite";
+import { isBusy } from "../lib/storage-faults.ts";
 import { commitClaimer } from "./data-version.ts";
 import { PRAGMAS } from "./db-pragmas.ts";
 import type { WorkerReply, WorkerRequest } from "./writer-thread.ts";
@@ -18,11 +19,6 @@ const CHECKPOINT_FRAMES = 1000;
 let db: Database | null = null;
 const statements = new Map<string, { run(...values: unknown[]): unknown }>();
 let writeBatch: ((input: { sql: string; rows: readonly (readonly unknown[])[] }) => void) | null = null;
-
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
-}
 
 function reply(message: WorkerReply): void {
   self.postMessage(message);

@@ -43,6 +43,7 @@ import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import { jsonString } from "../lib/json.ts";
+import { isBusy, isUnavailable } from "../lib/storage-faults.ts";
 import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
 import { readKept, type KeptRead } from "../storage/data-version.ts";
 import { changes, firstRow, q, rows, type SqliteStore, type Store } from "../storage/store.ts";
@@ -517,11 +518,6 @@ export function createVerificationLog(deps: VerificationLogDeps): VerificationLo
 // SQLite: group commit on the calling thread or on a writer thread; pages synchronous.
 // ---------------------------------------------------------------------------------------------
 
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
-}
-
 function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerificationLog {
   const { clock } = deps;
   const { maxBatch, cursorKey } = checkDeps(deps);
@@ -727,17 +723,6 @@ function sqliteLog(deps: VerificationLogDeps, store: SqliteStore): SqliteVerific
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL: one multi-row INSERT per batch through the store, one batch in flight; pages awaited.
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Whether PostgreSQL could not be reached or is not taking work (503, retry): a lost or refused
- * connection (Bun.SQL's `ERR_POSTGRES_CONNECTION_*`), SQLSTATE class 08, too many connections
- * (53300) or the server shutting down (57P01–57P03).
- */
-function isUnavailable(e: unknown): boolean {
-  const { code, errno } = (e ?? {}) as { code?: unknown; errno?: unknown };
-  if (typeof code === "string" && code.startsWith("ERR_POSTGRES_CONNECTION")) return true;
-  return typeof errno === "string" && (errno.startsWith("08") || errno === "53300" || /^57P0[123]$/.test(errno));
-}
 
 function postgresLog(deps: VerificationLogDeps, store: Store): VerificationLog {
   const { clock } = deps;

@@ -18,6 +18,7 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import { isBusy } from "../lib/storage-faults.ts";
 import { DELETE_EXPIRED_LOG_ROWS } from "../storage/statements.ts";
 import { changes, q, type SqliteStore, type Store } from "../storage/store.ts";
 import { idFloor } from "./log.ts";
@@ -67,11 +68,6 @@ export interface LogRetention {
    * number of rows deleted (0 when `days` is 0). A sweep already running is joined, not doubled.
    */
   sweep(): Promise<number>;
-}
-
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
 }
 
 /** Lets the I/O already due (incoming requests, their log rows) run before the next batch. */
