@@ -35,7 +35,7 @@ import { createVerifier, type Verifier } from "./verification/verify.ts";
 import { createVerificationLog, type VerificationLog } from "./verification/log.ts";
 import { createLogRetention, type LogRetention } from "./verification/retention.ts";
 import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "./http/routes/metrics.ts";
-import type { NamedCache } from "./crypto/lru.ts";
+import type { NamedCache } from "./lib/lru.ts";
 import { consensusTextsCache } from "./lib/formats.ts";
 import { createIdleRelease, QUIET_MS } from "./lib/idle-release.ts";
 import { listQueriesCache } from "./verification/query.ts";

@@ -15,7 +15,7 @@
 import { createHash } from "node:crypto";
 import type { Algorithm } from "./algorithms.ts";
 import { ascii, assertBytes, checkOptions, domainTag, writeU32be } from "./bytes.ts";
-import { Lru, stringBytes, type CacheSize } from "./lru.ts";
+import { Lru, stringBytes, type CacheSize } from "../lib/lru.ts";
 
 export type VerifyFn = (algorithm: Algorithm, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
 

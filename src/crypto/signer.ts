@@ -28,7 +28,7 @@ import { algorithmSpec, DEFAULT_ALGORITHM, isAlgorithm, type Algorithm } from ".
 import { assertBytes, bytesEqual, checkOptions, toHex } from "./bytes.ts";
 import { KeyDecryptionError, MasterKeyMissingError, UnsupportedAlgorithmError } from "./errors.ts";
 import { keyFingerprint } from "./keys.ts";
-import { Lru, namedCache, stringBytes, type CacheSize, type NamedCache } from "./lru.ts";
+import { Lru, namedCache, stringBytes, type CacheSize, type NamedCache } from "../lib/lru.ts";
 import { encodeSealPayload } from "./payload.ts";
 import { assertPurpose, deriveSeedEncryptionKey, openSeed, sealSeed } from "./sealed-seed.ts";
 import { createSignPool } from "./sign-pool.ts";

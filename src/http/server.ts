@@ -280,7 +280,7 @@ const REBASED_ORIGIN = "http://unknown-host.invalid";
 const authorityOk = new Map<string, boolean>();
 const AUTHORITIES_KEPT = 256;
 const MAX_KEPT_AUTHORITY = 300;
-/** An entry's bytes besides its characters (crypto/lru.ts counts the same way: the map's share and the string's fixed part). */
+/** An entry's bytes besides its characters (lib/lru.ts counts the same way: the map's share and the string's fixed part). */
 const AUTHORITY_ENTRY_BYTES = 192 + 32;
 let authorityBytes = 0;
 function plainAuthority(authority: string): boolean {

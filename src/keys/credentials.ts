@@ -26,7 +26,7 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import { API_KEY_WITH_ORG, CHANGE_COUNTER, TOUCH_API_KEY, type ApiKeyWithOrgRow as Row } from "../storage/statements.ts";
 import { UNKNOWN } from "../storage/data-version.ts";
 import { changes, firstRow, q, type Op, type SqliteStore, type Store } from "../storage/store.ts";

@@ -56,7 +56,7 @@ const SWEEP_EVERY = 4096;
  * buckets: clients active in the same minute).
  */
 export const RATE_LIMIT_BYTES = 8 * 1024 * 1024;
-/** A bucket's bytes besides its name's characters: the map's share (192, crypto/lru.ts), the name string's fixed part (32), the bucket object (40). */
+/** A bucket's bytes besides its name's characters: the map's share (192, lib/lru.ts), the name string's fixed part (32), the bucket object (40). */
 const BUCKET_BYTES = 192 + 32 + 40;
 const bucketBytes = (name: string) => BUCKET_BYTES + 2 * name.length;
 

@@ -98,7 +98,7 @@ export function consensusToRfc3339(text: string): string {
 const CONSENSUS_TEXTS_KEPT = 4096;
 /** The consensus texts' byte budget (about 310 bytes each: some 3,400). */
 export const CONSENSUS_TEXTS_BYTES = 1024 * 1024;
-/** An entry's share of the map and its two strings' fixed parts (crypto/lru.ts counts the same way). */
+/** An entry's share of the map and its two strings' fixed parts (lib/lru.ts counts the same way). */
 const CONSENSUS_ENTRY_BYTES = 192 + 2 * 32;
 const consensusTexts = new Map<string, string>();
 let consensusBytes = 0;

@@ -41,7 +41,7 @@ import type { LedgerNetwork } from "../config/index.ts";
 import { encodeRecordPayload, encodeSealPayload } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
-import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import type { RawRecordRow } from "../storage/record-row.ts";
 import {

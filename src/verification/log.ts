@@ -45,7 +45,7 @@ import { rfc3339Ms, UUID_RE } from "../lib/formats.ts";
 import { jsonString } from "../lib/json.ts";
 import { isBusy, isUnavailable } from "../lib/storage-faults.ts";
 import { hmacSha256 } from "../crypto/hmac.ts";
-import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import { readKept, type KeptRead } from "../storage/data-version.ts";
 import { changes, firstRow, q, rows, type SqliteStore, type Store } from "../storage/store.ts";
 import {

@@ -4,7 +4,7 @@
  * clamped, trimmed, normalised or silently dropped; every offending field is named in
  * `details` (all of them, not only the first). docs/verification.md lists the exact rules.
  */
-import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ListFilters } from "./log.ts";
 import { DOC_HASH_RE, VERDICTS, isVerdict } from "./types.ts";

@@ -73,7 +73,7 @@ import {
   type VerifyCall,
   type VerifyFn,
 } from "../crypto/index.ts";
-import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../crypto/lru.ts";
+import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import type { Clock } from "../lib/clock.ts";
 import { compareConsensus, consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
 import { readKept, type KeptRead } from "../storage/data-version.ts";

@@ -15,7 +15,7 @@ import { createApp, type App, type Core } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { createSigner, createVerificationMemo, keyFingerprint } from "../../src/crypto/index.ts";
 import { MEMO_BYTES } from "../../src/crypto/memo.ts";
-import { approxBytes, ENTRY_BYTES, Lru, stringBytes, type CacheSize, type NamedCache } from "../../src/crypto/lru.ts";
+import { approxBytes, ENTRY_BYTES, Lru, stringBytes, type CacheSize, type NamedCache } from "../../src/lib/lru.ts";
 import { PRIVATE_KEY_CACHE_BYTES, PUBLIC_KEY_CACHE_BYTES } from "../../src/crypto/signer.ts";
 import { authoritiesCache, routable } from "../../src/http/server.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
