@@ -40,7 +40,9 @@ function freePort(): number {
 beforeAll(async () => {
   const port = freePort();
   base = `http://localhost:${port}`;
-  s = await startServiceWithOrg({ orgName: ORG, env: { DOCVERIFY_PORT: String(port), DOCVERIFY_PUBLIC_URL: base, ...HIGH_LIMITS } });
+  // Consensus in 500 ms rather than the local ledger's default 3 s: the topic, the person's key
+  // announcement and the record each wait for one, and nothing here looks before it.
+  s = await startServiceWithOrg({ orgName: ORG, env: { DOCVERIFY_PORT: String(port), DOCVERIFY_PUBLIC_URL: base, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "500", ...HIGH_LIMITS } });
   // The service creates the organisation's topic on its own; records wait for it.
   await waitFor("the organisation's topic", async () => (await s.admin.organisations.get(s.org.id)).topicId, 60_000, 100);
   browser = await chromium.launch({ executablePath: requireProgram("chromium"), args: CHROMIUM_ARGS });
