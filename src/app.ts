@@ -21,7 +21,7 @@ import type { SqliteStore, Store } from "./storage/store.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import type { AnchorStorage, AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
 import { linksFromSettings, suggestedMirrorNodes } from "./anchoring/links.ts";
-import { loadAnchoring } from "./anchoring/load.ts";
+import { loadAnchoring } from "./anchoring/load-anchoring.ts";
 import { DomainError } from "./lib/errors.ts";
 import { createRecords, type Records } from "./records/service.ts";
 import { createWriteQueue, type RecordWriter } from "./records/write-queue.ts";

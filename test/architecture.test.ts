@@ -247,6 +247,98 @@ test("src/verifier/ stands alone: its own files and noble only, node:fs/process/
   ]);
 });
 
+/**
+ * A runtime import cycle among src/ files: one module evaluated while another of the circle is
+ * half done (its bindings still in their temporal dead zone), and the order depending on which
+ * is imported first. Runtime imports are what Bun's transpiler keeps: static and dynamic imports
+ * and re-exports, without `import type`, `export type`, imports whose names are all types, and
+ * `typeof import(…)` (types only). Each circle is listed once, as a path back to its start.
+ */
+export function importCycles(files: Map<string, string>): string[] {
+  const transpiler = new Bun.Transpiler({ loader: "ts" });
+  const graph = new Map<string, string[]>();
+  for (const [file, text] of files) {
+    const targets = transpiler
+      .scanImports(text)
+      .filter((i) => i.path.startsWith("."))
+      .map((i) => relative(SRC, resolve(dirname(join(SRC, file)), i.path)))
+      .filter((t) => files.has(t));
+    graph.set(file, [...new Set(targets)].sort());
+  }
+  // Tarjan's strongly connected components: each component of more than one file (or a file
+  // importing itself) holds a cycle; the shortest one through its first file is listed.
+  let index = 0;
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const connect = (v: string): void => {
+    order.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v)!) {
+      if (!order.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, order.get(w)!));
+    }
+    if (low.get(v) === order.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || graph.get(v)!.includes(v)) components.push(component.sort());
+    }
+  };
+  for (const file of [...graph.keys()].sort()) if (!order.has(file)) connect(file);
+  return components
+    .map((component) => {
+      const start = component[0]!;
+      const inside = new Set(component);
+      // Breadth first from start's imports back to start, within the component.
+      const from = new Map<string, string>();
+      const queue = [start];
+      while (queue.length > 0) {
+        const v = queue.shift()!;
+        for (const w of graph.get(v)!) {
+          if (!inside.has(w)) continue;
+          if (w === start) {
+            const path = [start];
+            for (let u = v; u !== start; u = from.get(u)!) path.splice(1, 0, u);
+            return [...path, start].join(" → ");
+          }
+          if (!from.has(w)) {
+            from.set(w, v);
+            queue.push(w);
+          }
+        }
+      }
+      return component.join(" → ");
+    })
+    .sort();
+}
+
+test("no runtime import cycle among src/ files (type-only imports aside)", async () => {
+  expect(importCycles(await sources())).toEqual([]);
+  // The checker itself: a circle through a dynamic import, one through a re-export, and type-only
+  // imports (all three spellings) and `typeof import()` that make none.
+  const sample = new Map([
+    ["a/index.ts", 'import { setup } from "./setup.ts";'],
+    ["a/setup.ts", 'import { load } from "./load.ts";'],
+    ["a/load.ts", 'export async function l(): Promise<typeof import("../b/x.ts")> { return await import("./index.ts"); }'],
+    ["b/x.ts", 'export { y } from "./y.ts";\nimport type { Z } from "./z.ts";'],
+    ["b/y.ts", 'import { x } from "./x.ts";\nimport { type Z } from "./z.ts";'],
+    ["b/z.ts", 'import type { X } from "./x.ts";\nexport type { Y } from "./y.ts";\nimport { type X2 } from "./x.ts";'],
+    ["c/self.ts", 'import { me } from "./self.ts";'],
+  ]);
+  expect(importCycles(sample)).toEqual(["a/index.ts → a/setup.ts → a/load.ts → a/index.ts", "b/x.ts → b/y.ts → b/x.ts", "c/self.ts → c/self.ts"]);
+});
+
 test("the checker catches each kind of forbidden edge", () => {
   const files = new Map([
     ["records/service.ts", 'import { Elysia } from "elysia";\nimport { x } from "../http/server.ts";\nimport { loop } from "../anchoring/anchorer.ts";'],

@@ -1,7 +1,7 @@
 /**
- * Loads the anchoring code for `serve`, which listens first and starts the ledger after
- * (docs/anchoring.md, "Start-up"), and the ledger SDK when it is needed (`loadHederaLedger`).
- * The SDK and the libraries under it take ~40 ms of this thread to evaluate in the compiled
+ * Loads the ledger SDK when it is needed (`loadHederaLedger`); the anchoring code itself, which
+ * `serve` loads after it listens, is loaded by load-anchoring.ts (apart, since index.ts reaches this
+ * file through setup.ts: no import cycle). The SDK and the libraries under it take ~40 ms of this thread to evaluate in the compiled
  * executable; loaded in one go, a request that arrives meanwhile waits all of that. Loaded
  * library by library with a turn of the event loop between, the longest wait is one step
  * (~20 ms, the SDK itself). Each step only evaluates modules the next would have evaluated
@@ -9,13 +9,7 @@
  */
 
 /** One turn of the event loop: pending requests are answered before the next step. */
-const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
-/** The anchor loop and the ledger's setup, without the SDK (a local ledger loads it on first use: deferred-ledger.ts). */
-export async function loadAnchoring(): Promise<typeof import("./index.ts")> {
-  await turn();
-  return await import("./index.ts");
-}
+export const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /** The SDK adapter, loaded a library at a time. */
 export async function loadHederaLedger(): Promise<typeof import("./hedera-ledger.ts")> {

@@ -29,7 +29,6 @@
  *   started with `startLedger` (what runs for real) has none.
  */
 import type { Clock } from "../lib/clock.ts";
-import { LEDGER_LOCK_FILE } from "../lib/lock-file.ts";
 import type { Logger } from "../lib/log.ts";
 import { transactionPageUrl } from "./addresses.ts";
 import { mirrorTransactionId } from "./ids.ts";
@@ -115,14 +114,7 @@ export { mirrorTransactionId };
 
 export { DEVELOPMENT_OPERATOR_KEY };
 
-/** What the ledger keeps in its data folder. */
-export const LOCAL_LEDGER_FILES = {
-  database: "ledger.sqlite",
-  /** Names the owning process (src/lib/lock-file.ts; `restore` asks the same question). */
-  lock: LEDGER_LOCK_FILE,
-  /** A copy of the genesis operator's private key, hex DER (PKCS#8), owner-only. */
-  operatorKey: "operator.key",
-} as const;
+export { LOCAL_LEDGER_FILES } from "./files.ts";
 
 /** Starts a ledger in this thread with test hooks (`faults`): for tests. */
 export async function startLocalLedger(options: LocalLedgerOptions): Promise<LocalLedger> {
