@@ -57,25 +57,72 @@ export const ENGINE_NAME = TEST_ENGINE === "postgres" ? "PostgreSQL" : "SQLite";
 
 let databases = 0;
 let local: Promise<Postgres> | null = null;
+let template: Promise<string> | null = null;
 
 /**
- * A new empty database for one app or harness, with a linguistic default collation (ICU en-US)
- * as test/support/postgres.ts makes them. Returns its URL.
+ * A new database for one app or harness, with a linguistic default collation (ICU en-US) as
+ * test/support/postgres.ts makes them, its schema migrated: a copy of this process's migrated
+ * template (`migratedTemplate`). Returns its URL.
  */
 export async function testDatabase(prefix = "http"): Promise<string> {
   const given = process.env[POSTGRES_URL_VARIABLE];
+  let server: string;
   if (given === undefined || given === "") {
     local ??= startPostgres().then((pg) => (stopAtExit(pg), pg));
-    return (await local).createDatabase(prefix);
-  }
+    server = (await local).url();
+  } else server = given;
+  const source = await migratedTemplate(server);
   const name = `${prefix}_${process.pid}_${++databases}`;
-  const admin = new SQL(given, { max: 1 });
+  // A template must have no other session while it is copied: the one that migrated it may take
+  // a moment to be gone from the server's view after its close.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminStatement(server, `CREATE DATABASE ${name} TEMPLATE ${source}`);
+      break;
+    } catch (e) {
+      if (attempt >= 50 || !/being accessed by other users/.test(String(e))) throw e;
+      await Bun.sleep(20);
+    }
+  }
+  return databaseUrl(server, name);
+}
+
+/**
+ * The database every test database of this process is copied from, made at the first call: empty,
+ * with the collation above, then migrated by the product's own migrations (storage/pg-migrate.ts),
+ * and nothing else (the meta rows, the instance id and the master key's check, are written by each
+ * core that opens its copy). The migrations then run once per process, not once for each of the
+ * suites' hundred-odd apps and harnesses; opening a copy still checks them, finding each applied.
+ * Migrating an empty database is what every other PostgreSQL test does (several-nodes, the
+ * domain, the binary, postgres-setting, pg-collation).
+ */
+function migratedTemplate(server: string): Promise<string> {
+  template ??= (async () => {
+    const name = `template_${process.pid}`;
+    await adminStatement(server, `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.UTF-8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+    const [{ postgresStore }, { migratePostgres }] = await Promise.all([import("../../src/storage/pg-store.ts"), import("../../src/storage/pg-migrate.ts")]);
+    const store = postgresStore(databaseUrl(server, name), { max: 1 });
+    try {
+      await migratePostgres(store);
+    } finally {
+      await store.close();
+    }
+    return name;
+  })();
+  return template;
+}
+
+async function adminStatement(server: string, statement: string): Promise<void> {
+  const admin = new SQL(server, { max: 1 });
   try {
-    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.UTF-8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+    await admin.unsafe(statement);
   } finally {
     await admin.close();
   }
-  const url = new URL(given);
+}
+
+function databaseUrl(server: string, name: string): string {
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return url.toString();
 }
