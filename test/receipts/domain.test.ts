@@ -159,9 +159,11 @@ async function keyMessagesOn(mirror: string, topicId: string): Promise<MirrorMes
     });
 }
 
+// The two engines' runs share nothing but the separate ledger (each its own organisation and
+// topic) and wait mostly on the anchor loop, so they run at the same time.
 for (const engine of ENGINES) {
   describe(`an organisation's domain on ${engine.name}`, () => {
-    test(
+    test.concurrent(
       "set, changed, cleared, renamed, and changed while serve is down: each audited and announced once with the right bytes; receipts carry the latest anchored announcement; /.well-known and trust export show the domain and name",
       async () => {
         const { env, store } = await engine.open();
