@@ -53,6 +53,10 @@ async function ledgerAt(dataDir: string, options: Partial<LocalLedgerOptions> = 
 function clientFor(ledger: LocalLedger): Client {
   const client = Client.forNetwork({ [ledger.grpcAddress]: ledger.nodeAccountId });
   client.setOperator(ledger.operator.accountId, PrivateKey.fromStringDer(ledger.operator.privateKeyDer));
+  // The SDK waits at least 250 ms before asking again for a receipt not yet final (and before
+  // retrying a BUSY node), doubling each time: against a ledger whose consensus takes 200 ms,
+  // most of each test was that wait. It still asks again, as often as it must.
+  client.setMinBackoff(25);
   cleanups.push(() => client.close());
   return client;
 }
