@@ -224,6 +224,10 @@ if [ ! -f "$env_file" ]; then
 #DOCVERIFY_LEDGER_OPERATOR_KEY_FILE=
 #DOCVERIFY_LOCAL_LEDGER_URL=
 #DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS=3000
+# The embedded local ledger's ports (default: those it remembers, else free ones).
+#DOCVERIFY_LOCAL_LEDGER_GRPC_PORT=
+#DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT=
+#DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT=
 #DOCVERIFY_ANCHOR_VALID_SECONDS=180
 
 # Requests a minute: per client IP (and per key of an unvalidated organisation), per key and
@@ -253,6 +257,8 @@ if [ ! -f "$env_file" ]; then
 #DOCVERIFY_DATABASE_PASSWORD_FILE=
 # This node's name in status and serve's start line (default: the host name).
 #DOCVERIFY_NODE_NAME=
+# Several nodes: how long a leader the ledger does not answer keeps the lead before a node that reaches it takes over (seconds, 5-3600).
+#DOCVERIFY_LEDGER_STEP_DOWN_SECONDS=30
 EOF
 	)
 	chmod 0640 "$tmp"
