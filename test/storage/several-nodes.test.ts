@@ -119,6 +119,17 @@ async function leaderOf(c: Cluster, notEpoch = -1): Promise<{ index: number; epo
   );
 }
 
+/** Waits until the organisation's key announcement is anchored. */
+async function announcementAnchored(c: Cluster): Promise<void> {
+  const db = new URL(c.url).pathname.slice(1);
+  await waitFor(
+    "the organisation's key announcement anchored",
+    () => (pg.psql(`SELECT state FROM ledger_transactions WHERE org_id = '${c.orgId}' AND kind = 'key_announcement'`, db).trim() === "anchored" ? true : undefined),
+    30_000,
+    100,
+  );
+}
+
 /** Every message on the organisation's topic, from the shared local ledger's mirror. */
 async function topicMessages(c: Cluster): Promise<string[]> {
   const topicId = pg.psql(`SELECT topic_id FROM organisations WHERE id = '${c.orgId}'`, new URL(c.url).pathname.slice(1)).trim();
@@ -239,6 +250,11 @@ describe("failover", () => {
       const { index: leader, epoch } = await leaderOf(c);
       const other = c.nodes[1 - leader]!;
       const paused = c.nodes[leader]!;
+      // The organisation's key announcement anchored first, as the records below wait for it: paused
+      // between its acceptance and its confirmation, the leader left it for the next one to confirm
+      // by its receipt after the confirmation fallback (15 s), and the test took 10 s longer or not
+      // by chance (a handed-over row is the kill -9 test's subject).
+      await announcementAnchored(c);
       paused.proc.kill("SIGSTOP");
       const stoppedAt = performance.now();
       const next = await leaderOf(c, epoch);
