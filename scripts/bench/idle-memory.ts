@@ -67,17 +67,22 @@ export function breakdownOf(pid: number, executable: string): Omit<IdleBreakdown
   return sums;
 }
 
+/** The idle state both memory figures start from: IDLE_REQUESTS health checks, then IDLE_WAIT_MS of quiet. */
+export async function settleIdle(url: string): Promise<void> {
+  for (let i = 0; i < IDLE_REQUESTS; i++) {
+    const response = await fetch(`${url}/healthz`);
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`GET /healthz answered ${response.status}`);
+  }
+  await Bun.sleep(IDLE_WAIT_MS);
+}
+
 export async function measureIdle(binary: string, env: Record<string, string> = {}): Promise<IdleBreakdown> {
   const dir = mkdtempSync(join(tmpdir(), "docverify-idle-"));
   try {
     const server = await startDocverify(binary, dir, { env });
     try {
-      for (let i = 0; i < IDLE_REQUESTS; i++) {
-        const response = await fetch(`${server.url}/healthz`);
-        await response.arrayBuffer();
-        if (response.status !== 200) throw new Error(`GET /healthz answered ${response.status}`);
-      }
-      await Bun.sleep(IDLE_WAIT_MS);
+      await settleIdle(server.url);
       const { rss } = memoryOf(server.pid);
       const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
       const threads = Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? NaN);

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { copyDataset, ensureDataset, type Dataset } from "./dataset.ts";
-import { IDLE_REQUESTS, IDLE_WAIT_MS } from "./idle-memory.ts";
+import { settleIdle } from "./idle-memory.ts";
 import { killAll, memoryOf, startDocverify } from "./processes.ts";
 import { hotSet, type Scenario } from "./scenarios.ts";
 import { ensureWrk, runWrk, wrkProblem, type WrkResult } from "./wrk.ts";
@@ -108,12 +108,7 @@ export async function measureMemoryAfterLoad(run: MemoryAfterLoadRun): Promise<M
   const say = run.say ?? (() => {});
   const server = await startDocverify(run.binary, run.workDir, { dataDir: run.dataDir, env: UNLIMITED });
   try {
-    for (let i = 0; i < IDLE_REQUESTS; i++) {
-      const response = await fetch(`${server.url}/healthz`);
-      await response.arrayBuffer();
-      if (response.status !== 200) throw new Error(`GET /healthz answered ${response.status}`);
-    }
-    await Bun.sleep(IDLE_WAIT_MS);
+    await settleIdle(server.url);
     const idleRss = memoryOf(server.pid).rss;
     say(`  idle: ${mb(idleRss)}`);
     const load = await runWrk({ wrk: run.wrk, url: server.url, scenario: keyedScenario(run.dataset, loadS), threads: run.threads ?? 2, durationS: loadS, workDir: run.workDir });
