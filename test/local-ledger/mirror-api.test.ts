@@ -125,10 +125,12 @@ describe("the revocation scan: timestamp=gt:, limit, order=asc and links.next", 
     expect([seqs(second.body), second.body.links.next]).toEqual([[8], null]);
   });
 
-  const cases: { name: string; query: () => string; seqs: number[]; next: () => string | null }[] = [
+  const cases: { name: string; query: () => string; seqs: number[] | (() => number[]); next: () => string | null }[] = [
     { name: "gt with nine digits of nanoseconds excludes exactly that message", query: () => `timestamp=gt:${ts[3]}&sequencenumber=lte:5`, seqs: [4, 5], next: () => null },
     { name: "gte includes it", query: () => `timestamp=gte:${ts[3]}&sequencenumber=lte:5`, seqs: [3, 4, 5], next: () => null },
-    { name: "a timestamp in whole seconds", query: () => `timestamp=gt:${ts[1]!.split(".")[0]}&sequencenumber=lte:2`, seqs: [1, 2], next: () => null },
+    // Message 1 is in the answer unless its consensus time is that whole second to the nanosecond
+    // (the local ledger's times are whole milliseconds: one time in a thousand).
+    { name: "a timestamp in whole seconds", query: () => `timestamp=gt:${ts[1]!.split(".")[0]}&sequencenumber=lte:2`, seqs: () => (ts[1]!.endsWith(".000000000") ? [2] : [1, 2]), next: () => null },
     {
       name: "a range given twice keeps its place, the new bound appended",
       query: () => `timestamp=gt:${ts[1]}&timestamp=lte:${ts[5]}&limit=2`,
@@ -143,7 +145,7 @@ describe("the revocation scan: timestamp=gt:, limit, order=asc and links.next", 
   for (const c of cases) {
     test(c.name, async () => {
       const { status, body } = await get(list(c.query()));
-      expect([status, seqs(body), body.links.next]).toEqual([200, c.seqs, c.next()]);
+      expect([status, seqs(body), body.links.next]).toEqual([200, typeof c.seqs === "function" ? c.seqs() : c.seqs, c.next()]);
     });
   }
 
