@@ -7,7 +7,9 @@ export { DATABASE_FILE, openCore, type Core, type CoreOptions } from "./core.ts"
 import { randomBytes } from "node:crypto";
 import type { Config } from "./config/index.ts";
 import { masterKeyOf, openCore, type AdminCore, type Core } from "./core.ts";
-import { authoritiesCache, createHttp, type AnyElysia, type Http, type HttpMetrics } from "./http/server.ts";
+import { createHttp, type AnyElysia, type Http, type HttpMetrics } from "./http/server.ts";
+import { createRequestContexts, type RequestContexts } from "./http/request-context.ts";
+import { createAddresses } from "./http/routable.ts";
 import type { Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
 import type { Db } from "./storage/db.ts";
@@ -245,11 +247,16 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     transactionUrl: links.transactionUrl,
     topicMessageUrl: links.topicMessageUrl,
   };
+  // Each request's context (its id, peer, the headers its response ends with), shared by the
+  // wrapper and the routes that read it; and the authorities a request's address was checked by.
+  const requests = createRequestContexts();
+  const addresses = createAddresses();
   const access = createAccess({
     config: core.config,
     credentials: core.credentials,
     limiter: engine.limiter,
     metrics: metrics.access,
+    requests,
   });
   // One group-commit queue for every write on a request's path: records, and the person application's.
   const writes = engine.writes;
@@ -297,7 +304,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     ...core.signer.caches(),
     listQueriesCache,
     consensusTextsCache,
-    authoritiesCache,
+    addresses.cache,
   );
   // Memory given back once no request has been answered for a while (lib/idle-release.ts): the
   // caches emptied, the log writer's and the engine's page caches shrunk, then a full collection
@@ -332,14 +339,16 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     recordsRoutes({ access, records }),
     verifyPages({ records, network: core.config.ledger.network }),
     receiptPage({ access }),
-    metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies }),
-    ...receiptsRoutes(core, access, receipts, options),
+    metricsRoutes({ metrics, allow: core.config.metricsAllow, trustedProxies: core.config.trustedProxies, requests }),
+    ...receiptsRoutes(core, access, receipts, requests, options),
     ...personRoutes(core, access, records, ledger, writes, options),
   ];
   // The storage fault in force, if any: what a request met, and the probe that ends it.
   const storageFaults = createStorageFaults(options.log);
   const probe = () => core.store.write(storageProbe(String(core.clock.now())));
   const http = createHttp({
+    requests,
+    addresses,
     log: options.log,
     version: `${VERSION} (${COMMIT})`,
     storageFaults,
@@ -407,11 +416,11 @@ function mirrorNodesOf(core: ServiceCore): () => readonly string[] {
 }
 
 /** The receipt routes and /.well-known/docverify.json (docs/receipts.md §2, §5). */
-function receiptsRoutes(core: ServiceCore, access: ReturnType<typeof createAccess>, receipts: Receipts, options: AppOptions): AnyElysia[] {
+function receiptsRoutes(core: ServiceCore, access: ReturnType<typeof createAccess>, receipts: Receipts, requests: RequestContexts, options: AppOptions): AnyElysia[] {
   const network = core.config.ledger.network;
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
   const identity = createIdentity({ store: core.store, network, publicUrl });
-  return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity })];
+  return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity, requests })];
 }
 
 /**

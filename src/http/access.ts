@@ -12,7 +12,7 @@ import { keyPrefix } from "../keys/api-key.ts";
 import type { AuthenticatedKey } from "../keys/credentials.ts";
 import type { Limit, RateDecision } from "../keys/rate-limit.ts";
 import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
-import { requestMeta, setResponseHeaders } from "./server.ts";
+import type { RequestContexts } from "./request-context.ts";
 import type { Organisation } from "../keys/organisations.ts";
 
 /** Every /v1 operation, as the access rules know it. */
@@ -141,13 +141,15 @@ export function createAccess(deps: {
   credentials: { authenticateAny(presented: string): Maybe<AuthenticatedKey | null> };
   limiter: AccessLimiter;
   metrics?: AccessMetrics;
+  /** Each request's context: its peer, the headers its response ends with, the key prefix logged. */
+  requests: RequestContexts;
 }): Access & PublicAccess {
   const { config, credentials, limiter } = deps;
   const metrics = deps.metrics;
   const { rateLimit } = config;
 
   function report(request: Request, decision: RateDecision): void {
-    setResponseHeaders(request, {
+    deps.requests.addHeaders(request, {
       "x-ratelimit-limit": String(decision.limit),
       "x-ratelimit-remaining": String(decision.remaining),
     });
@@ -169,7 +171,7 @@ export function createAccess(deps: {
   }
 
   function clientLimit(request: Request): { ip: string; ipLimit: Limit } {
-    const ip = clientIp(request, requestMeta(request).peer, config.trustedProxies);
+    const ip = clientIp(request, deps.requests.of(request).peer, config.trustedProxies);
     return { ip, ipLimit: { bucket: clientBucket(ip), perMinute: rateLimit.anonymous } };
   }
 
@@ -212,7 +214,7 @@ export function createAccess(deps: {
     const key = m === null ? null : yield* settled(credentials.authenticateAny(m[1]!));
     if (key === null) return yield* refuseUnauthenticated(request, ipLimit);
 
-    requestMeta(request).keyPrefix = keyPrefix(key);
+    deps.requests.of(request).keyPrefix = keyPrefix(key);
     const org = key.org;
     // Keys of unvalidated organisations are served at the anonymous limit, per key.
     const limits: Limit[] = org.validated

@@ -11,6 +11,8 @@ import { errorResponse, internalError } from "./errors.ts";
 import { faultRetrySeconds, storageFault, type StorageFaults } from "../lib/storage-faults.ts";
 import { docsRoutes } from "./docs.ts";
 import { healthRoutes, type HealthDeps } from "./routes/health.ts";
+import { createRequestContexts, type RequestContext, type RequestContextsOwner } from "./request-context.ts";
+import { createAddresses, type Addresses } from "./routable.ts";
 
 export interface HttpDeps extends HealthDeps {
   readonly log: Logger;
@@ -21,6 +23,10 @@ export interface HttpDeps extends HealthDeps {
   readonly metrics?: HttpMetrics;
   /** Extra route plugins (later capabilities, and tests of the shared machinery). */
   readonly plugins?: readonly AnyElysia[];
+  /** Each request's context, shared with the routes that read it (default: a set of its own). */
+  readonly requests?: RequestContextsOwner;
+  /** How a request's address is made routable (default: one of its own). */
+  readonly addresses?: Addresses;
 }
 
 // Elysia's generic parameters are not useful across plugin boundaries here.
@@ -53,28 +59,9 @@ const NO_RECORDER: RouteRecorder = { record() {} };
 /** Methods an unmatched request is counted under by name; any other is counted as "other". */
 const COUNTED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** Per-request facts shared with route code without widening Elysia's context types. */
-export interface RequestMeta {
-  readonly id: string;
-  readonly peer: string | undefined;
-  /** Headers for whatever response this request ends with (the rate-limit headers). */
-  headers?: Record<string, string>;
-  /** The authenticated key's prefix, for the log line (never the key). */
-  keyPrefix?: string;
-}
-const metaByRequest = new WeakMap<Request, RequestMeta>();
-export function requestMeta(request: Request): RequestMeta {
-  return metaByRequest.get(request) ?? { id: "unknown", peer: undefined };
-}
-/** Adds headers to the response this request ends with, whether a success or an error. */
-export function setResponseHeaders(request: Request, headers: Record<string, string>): void {
-  const meta = metaByRequest.get(request);
-  if (meta === undefined) return;
-  const kept = (meta.headers ??= {});
-  for (const name in headers) kept[name] = headers[name]!;
-}
-
 export function createHttp(deps: HttpDeps): Http {
+  const requests = deps.requests ?? createRequestContexts();
+  const addresses = deps.addresses ?? createAddresses();
   /**
    * The storage cannot store anything (a full disk, a read-only file system, an I/O error): the
    * service is unable to answer, not broken. 503 with Retry-After, and the fault noted (one log
@@ -94,7 +81,7 @@ export function createHttp(deps: HttpDeps): Http {
       if (error instanceof DomainError) {
         // An internal fault a capability raised as a DomainError (a private key that does not
         // open): the caller sees the generic 500, the operator sees the cause.
-        if (error.code === "INTERNAL_ERROR") deps.log.error("internal error", { requestId: requestMeta(request).id, error: describeInternal(error) });
+        if (error.code === "INTERNAL_ERROR") deps.log.error("internal error", { requestId: requests.of(request).id, error: describeInternal(error) });
         // A 503 a storage fault caused (a busy lock, a database not answering): noted, once.
         if (error.code === "SERVICE_UNAVAILABLE") {
           const fault = storageFault((error as { cause?: unknown }).cause);
@@ -110,7 +97,7 @@ export function createHttp(deps: HttpDeps): Http {
       if (code === "PARSE" || code === "VALIDATION") {
         return errorResponse(new DomainError("VALIDATION_FAILED", "The request is malformed.", { body: "malformed request" }));
       }
-      deps.log.error("unhandled error", { requestId: requestMeta(request).id, error });
+      deps.log.error("unhandled error", { requestId: requests.of(request).id, error });
       return errorResponse(internalError());
     })
     .use(healthRoutes(deps))
@@ -167,7 +154,7 @@ export function createHttp(deps: HttpDeps): Http {
   let draining = false;
 
   /** The wrapper's own answer to a request it could not route (the last resort). */
-  function fallback(meta: RequestMeta, error: unknown, request: Request): Response {
+  function fallback(meta: RequestContext, error: unknown, request: Request): Response {
     if (request.signal.aborted) return clientClosed();
     const unavailable = storageUnavailable(error);
     if (unavailable !== null) return unavailable;
@@ -182,15 +169,15 @@ export function createHttp(deps: HttpDeps): Http {
     },
     async handle(received, peer) {
       const started = performance.now();
-      const meta: RequestMeta = { id: Bun.randomUUIDv7(), peer };
+      const meta: RequestContext = { id: Bun.randomUUIDv7(), peer };
       // Everything from here to the log line is inside the try: a request is always answered
       // through the envelope, the log line and X-Request-Id, whatever it carried (docs/architecture.md, "HTTP").
       let request = received;
       let response: Response;
       let route: RouteEntry = unmatched.get("other")!;
       try {
-        request = routable(received);
-        metaByRequest.set(request, meta);
+        request = addresses.routable(received);
+        requests.begin(request, meta);
         route = routeOf(request);
         const declared = request.headers.get("content-length");
         if (draining) {
@@ -247,63 +234,6 @@ export const CLIENT_CLOSED = 499;
 function clientClosed(): Response {
   return new Response(null, { status: CLIENT_CLOSED });
 }
-
-/**
- * Where a request is routed from its path alone (docs/architecture.md, "HTTP"). Bun builds `request.url` from
- * the `Host` header: a malformed one (`a b`, `a/b`, empty, or none under HTTP/1.0) gives a bare
- * path, some give an absolute URL that `new URL` refuses (`a:b`, `999.1.1.1`), and Elysia finds
- * the path at the first `/` from index 11, which a host under four characters (`http://dv/`)
- * puts inside the path. Such requests are re-addressed to a fixed host with the same path,
- * query, method, headers, body and signal; nothing in the service reads the host from the URL.
- * Requests to an ordinary host pass through untouched, at the cost of one Map lookup.
- */
-export function routable(request: Request): Request {
-  const url = request.url;
-  const scheme = url.startsWith("http://") ? 7 : url.startsWith("https://") ? 8 : -1;
-  let target: string;
-  if (scheme < 0) {
-    target = url.startsWith("/") ? url : "/";
-  } else {
-    const slash = url.indexOf("/", scheme);
-    if (slash >= 11 && plainAuthority(url.slice(scheme, slash))) return request;
-    target = slash < 0 ? "/" : url.slice(slash);
-  }
-  return new Request(REBASED_ORIGIN + target, request);
-}
-const REBASED_ORIGIN = "http://unknown-host.invalid";
-
-/**
- * Authorities seen and whether URL parsing accepts them, bounded: a real service sees few. At most
- * AUTHORITIES_KEPT of at most MAX_KEPT_AUTHORITY characters (a DNS name and a port fit), so at most
- * about 100 KB; a longer one is checked every time.
- */
-const authorityOk = new Map<string, boolean>();
-const AUTHORITIES_KEPT = 256;
-const MAX_KEPT_AUTHORITY = 300;
-/** An entry's bytes besides its characters (lib/lru.ts counts the same way: the map's share and the string's fixed part). */
-const AUTHORITY_ENTRY_BYTES = 192 + 32;
-let authorityBytes = 0;
-function plainAuthority(authority: string): boolean {
-  let ok = authorityOk.get(authority);
-  if (ok === undefined) {
-    ok = /^[A-Za-z0-9.\-[\]:]+$/.test(authority) && URL.canParse(`http://${authority}/`);
-    if (authorityOk.size < AUTHORITIES_KEPT && authority.length <= MAX_KEPT_AUTHORITY) {
-      authorityOk.set(authority, ok);
-      authorityBytes += AUTHORITY_ENTRY_BYTES + 2 * authority.length;
-    }
-  }
-  return ok;
-}
-
-/** The authorities kept (one set per process: the answer depends on the text alone), for /metrics and the idle release. */
-export const authoritiesCache = {
-  name: "http_authorities",
-  stats: () => ({ entries: authorityOk.size, bytes: authorityBytes, maxBytes: AUTHORITIES_KEPT * (AUTHORITY_ENTRY_BYTES + 2 * MAX_KEPT_AUTHORITY) }),
-  clear() {
-    authorityOk.clear();
-    authorityBytes = 0;
-  },
-} as const;
 
 /**
  * The path of an absolute request URL (`http://host:port/path?query`), as `new URL(url).pathname`

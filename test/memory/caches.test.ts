@@ -17,7 +17,7 @@ import { createSigner, createVerificationMemo, keyFingerprint } from "../../src/
 import { MEMO_BYTES } from "../../src/crypto/memo.ts";
 import { approxBytes, ENTRY_BYTES, Lru, stringBytes, type CacheSize, type NamedCache } from "../../src/lib/lru.ts";
 import { PRIVATE_KEY_CACHE_BYTES, PUBLIC_KEY_CACHE_BYTES } from "../../src/crypto/signer.ts";
-import { authoritiesCache, routable } from "../../src/http/server.ts";
+import { createAddresses } from "../../src/http/routable.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import { createRateLimiter, RATE_LIMIT_BYTES } from "../../src/keys/rate-limit.ts";
 import { consensusTextsCache, consensusToRfc3339 } from "../../src/lib/formats.ts";
@@ -150,12 +150,13 @@ describe("each cache stays within its byte budget under many distinct inserts", 
   });
 
   test("authorities of requests (256 entries of at most 300 characters)", () => {
+    const addresses = createAddresses();
     for (let i = 0; i < 2_000; i++) {
       const host = i % 3 === 0 ? `h${i}.${"a".repeat(290)}` : i % 3 === 1 ? `host-${i}.example:8080` : `${"b".repeat(400)}${i}`;
-      routable(new Request(`http://${host}/healthz`));
-      expectWithin("authorities", authoritiesCache.stats());
+      addresses.routable(new Request(`http://${host}/healthz`));
+      expectWithin("authorities", addresses.cache.stats());
     }
-    expect(authoritiesCache.stats().entries).toBe(256);
+    expect(addresses.cache.stats().entries).toBe(256);
   });
 
   test("rate-limit buckets: one per client address, key and organisation (8 MiB)", () => {

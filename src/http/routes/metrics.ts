@@ -23,7 +23,8 @@ import type { AnchorMetrics, BackPressureCause, LedgerErrorKind } from "../../an
 import type { RecordCounts } from "../../records/counts.ts";
 import type { DisclosureTier, Verdict } from "../../verification/types.ts";
 import { clientIp, type AccessMetrics } from "../access.ts";
-import { requestMeta, type HttpMetrics, type RouteRecorder } from "../server.ts";
+import type { HttpMetrics, RouteRecorder } from "../server.ts";
+import type { RequestContexts } from "../request-context.ts";
 
 /** Anchor latency buckets, seconds: the local ledger anchors in about a second, public networks in 3–10 s. */
 const ANCHOR_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 600] as const;
@@ -208,6 +209,8 @@ export interface MetricsRouteDeps {
   readonly allow: readonly Cidr[];
   /** DOCVERIFY_TRUSTED_PROXIES: whose X-Forwarded-For is believed. */
   readonly trustedProxies: readonly Cidr[];
+  /** Each request's context: its direct peer. */
+  readonly requests: RequestContexts;
 }
 
 /** May this request read /metrics? See the module comment. */
@@ -226,7 +229,7 @@ export function metricsRoutes(deps: MetricsRouteDeps) {
   return new Elysia({ name: "metrics" }).get(
     "/metrics",
     ({ request }) => {
-      if (!mayScrape(request, requestMeta(request).peer, deps)) throw new DomainError("NOT_FOUND", "No route /metrics.");
+      if (!mayScrape(request, deps.requests.of(request).peer, deps)) throw new DomainError("NOT_FOUND", "No route /metrics.");
       return new Response(metrics.render(), { status: 200, headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
     },
     { detail: { hide: true } },

@@ -12,13 +12,15 @@ import type { Identity } from "../../receipts/identity.ts";
 import type { PublicAccess } from "../access.ts";
 import { jsonResponse } from "../errors.ts";
 import { errorResponses } from "../schemas.ts";
-import { setResponseHeaders } from "../server.ts";
+import type { RequestContexts } from "../request-context.ts";
 
 export const WELL_KNOWN_PATH = "/.well-known/docverify.json";
 
 export interface WellKnownDeps {
   readonly access: PublicAccess;
   readonly identity: () => Promise<Identity>;
+  /** Each request's context: the CORS header is added to whatever response it ends with. */
+  readonly requests: RequestContexts;
 }
 
 const Fingerprint = t.String({ pattern: "^[0-9a-f]{64}$", description: "Key fingerprint (docs/signing.md §2), 64 lowercase hex digits" });
@@ -59,7 +61,7 @@ export function wellKnownRoutes(deps: WellKnownDeps) {
     WELL_KNOWN_PATH,
     async ({ request }) => {
       // First, so that a refusal (429, 503) is readable by another origin too.
-      setResponseHeaders(request, { "access-control-allow-origin": "*" });
+      deps.requests.addHeaders(request, { "access-control-allow-origin": "*" });
       await deps.access.admitPublic(request);
       return jsonResponse(200, await deps.identity());
     },
