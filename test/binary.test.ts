@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { ROOT, cleanup, startService, tempDir } from "./support/env.ts";
 import { productBuild, type ProductBuild } from "./support/build.ts";
 import { SoftAuthenticator } from "./support/soft-authenticator.ts";
+import { waitFor } from "./support/wait.ts";
 
 afterAll(cleanup);
 
@@ -158,24 +159,22 @@ test("busy verification inside the binary: the checks past the threshold run on 
   for (let i = 0; i < hashes.length; i += 10) {
     await Promise.all(
       hashes.slice(i, i + 10).map(async (docHash) => {
-        for (let attempt = 0; ; attempt++) {
-          const created = await fetch(`${svc.url}/v1/records`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash }) });
-          await created.arrayBuffer();
-          // 503 while the organisation's topic is created on the embedded ledger.
-          if (created.status === 503 && attempt < 100) {
-            await Bun.sleep(100);
-            continue;
-          }
-          expect(created.status).toBe(201);
-          return;
-        }
+        // 503 while the organisation's topic is created on the embedded ledger.
+        const status = await waitFor(
+          "the record's creation past the topic's",
+          async () => {
+            const created = await fetch(`${svc.url}/v1/records`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash }) });
+            await created.arrayBuffer();
+            return created.status === 503 ? null : created.status;
+          },
+          10_000,
+          100,
+        );
+        expect(status).toBe(201);
       }),
     );
   }
-  for (let i = 0; (await metric(/^docverify_records\{state="anchored"\} (\d+)$/m)) < hashes.length; i++) {
-    expect(i).toBeLessThan(300);
-    await Bun.sleep(100);
-  }
+  await waitFor("every record anchored", async () => ((await metric(/^docverify_records\{state="anchored"\} (\d+)$/m)) >= hashes.length ? true : null), 30_000, 100);
   const verdicts: string[] = [];
   for (let i = 0; i < hashes.length; i += 16) {
     const answers = await Promise.all(
@@ -209,12 +208,18 @@ test("the binary enrols a person with a passkey and signs for them (the WebAuthn
   const post = (path: string, body: unknown, cookie?: string) =>
     fetch(`${svc.url}${path}`, { method: "POST", headers: { origin: publicUrl, "content-type": "application/json", ...(cookie ? { cookie: `docverify_session=${cookie}` } : {}) }, body: JSON.stringify(body) });
   const auth = new SoftAuthenticator(publicUrl);
-  let options = await post(`/app/enrol/${token}/options`, {});
-  for (let i = 0; options.status === 503 && i < 100; i++) {
-    // The organisation's topic is being created on the embedded ledger.
-    await Bun.sleep(100);
-    options = await post(`/app/enrol/${token}/options`, {});
-  }
+  // 503 while the organisation's topic is being created on the embedded ledger.
+  const options = await waitFor(
+    "enrolment options past the topic's creation",
+    async () => {
+      const res = await post(`/app/enrol/${token}/options`, {});
+      if (res.status !== 503) return res;
+      await res.arrayBuffer();
+      return null;
+    },
+    10_000,
+    100,
+  );
   expect(options.status).toBe(200);
   const enrolled = await post(`/app/enrol/${token}`, auth.register((await options.json()) as never));
   expect(enrolled.status).toBe(201);
@@ -261,19 +266,27 @@ test("the binary serves as a node on PostgreSQL: migrates the database, leads th
       const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
       const docHash = "sha256:" + "ef".repeat(32);
       // The leader creates the organisation's topic first: record creation answers 503 until then.
-      let created: Response | null = null;
-      for (let i = 0; i < 100 && created?.status !== 201; i++) {
-        if (i > 0) await Bun.sleep(100);
-        created = await fetch(`${svc.url}/v1/records`, { method: "POST", headers, body: JSON.stringify({ originalDocHash: docHash }) });
-      }
-      expect(created!.status).toBe(201);
-      let verdict = "";
-      for (let i = 0; i < 100 && verdict !== "verified_org"; i++) {
-        if (i > 0) await Bun.sleep(100);
-        const v = await fetch(`${svc.url}/v1/verifications`, { method: "POST", headers, body: JSON.stringify({ originalDocHash: docHash }) });
-        verdict = ((await v.json()) as { verdict: string }).verdict;
-      }
-      expect(verdict).toBe("verified_org");
+      const created = await waitFor(
+        "the record's creation past the topic's",
+        async () => {
+          const res = await fetch(`${svc.url}/v1/records`, { method: "POST", headers, body: JSON.stringify({ originalDocHash: docHash }) });
+          await res.arrayBuffer();
+          return res.status === 503 ? null : res.status;
+        },
+        10_000,
+        100,
+      );
+      expect(created).toBe(201);
+      // no_record until the ledger accepts the message, pending_anchor until its consensus.
+      await waitFor(
+        "the record verified_org",
+        async () => {
+          const v = await fetch(`${svc.url}/v1/verifications`, { method: "POST", headers, body: JSON.stringify({ originalDocHash: docHash }) });
+          return ((await v.json()) as { verdict: string }).verdict === "verified_org" ? true : null;
+        },
+        10_000,
+        100,
+      );
       const page = (await (await fetch(`${svc.url}/v1/verifications?limit=1`, { headers })).json()) as { data: { verdict: string }[] };
       expect(page.data[0]?.verdict).toBe("verified_org");
       const status = JSON.parse(dv("status", "--json")) as { database: string; cluster: { leader: { node: string } } };

@@ -30,11 +30,7 @@ beforeAll(async () => {
   t = await testApp({ env: { DOCVERIFY_PUBLIC_URL: PUBLIC, DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000", DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "300" } });
   persons = createPersons({ store: t.app.store, clock: t.app.clock, publicUrl: PUBLIC });
   orgId = (await t.app.organisations.create({ name: "Acme Notaries", apiAccess: true, addon: true, validated: true }, "test")).id;
-  const deadline = Date.now() + 30_000;
-  while ((await t.app.organisations.get(orgId)).topicId === null) {
-    if (Date.now() > deadline) throw new Error("the organisation's topic was not created");
-    await Bun.sleep(50);
-  }
+  await waitFor("the organisation's topic", async () => (await t.app.organisations.get(orgId)).topicId, 30_000);
 }, 60_000);
 afterAll(cleanup);
 
@@ -70,11 +66,7 @@ async function prepare(session: string, docHash: string, filename?: string) {
 }
 
 async function anchored(recordId: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (t.app.db.select().from(records).where(eq(records.id, recordId)).get()?.anchorState !== "anchored") {
-    if (Date.now() > deadline) throw new Error(`record ${recordId} did not anchor`);
-    await Bun.sleep(50);
-  }
+  await waitFor(`record ${recordId} to anchor`, () => (t.app.db.select().from(records).where(eq(records.id, recordId)).get()?.anchorState === "anchored" ? true : null), 30_000);
 }
 
 describe("enrolment", () => {

@@ -256,6 +256,8 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
     expect(v.others()).toBe(o2);
     writer.commit(4, false); // never settled (a writer thread ended mid-commit)
     expect(v.others()).toBe(UNKNOWN);
+    // A fixed wait on purpose: a claim never settled stops counting once SETTLE_MS (100 ms,
+    // storage/data-version.ts) has passed; this is that time and a half.
     await Bun.sleep(150);
     const o3 = v.others();
     expect(o3).not.toBe(UNKNOWN);

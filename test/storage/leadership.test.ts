@@ -126,6 +126,7 @@ describe("the anchor loop's leader", () => {
     const a = lead(store(url), "a", 100, 1_000, () => may.a);
     await waitFor("a to lead", () => a.current() ?? null);
     const b = lead(store(url), "b", 100, 1_000, () => may.b);
+    // Fixed waits on purpose: "nothing happens" over several polls (each 100 ms).
     await Bun.sleep(300);
     expect(b.current()).toBeNull();
     may.a = false;

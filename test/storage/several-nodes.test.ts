@@ -221,6 +221,8 @@ describe("failover", () => {
           else if (r?.status === 503) await Bun.sleep(50);
         }
       });
+      // Fixed waits on purpose: the load runs for a while before the kill and after the new
+      // leader takes over, so that records are acknowledged on both sides of the failover.
       await Bun.sleep(1500);
       const killedAt = performance.now();
       c.nodes[leader]!.proc.kill("SIGKILL");
