@@ -41,3 +41,16 @@ async function continueAsync<T>(gen: Generator<unknown, T, unknown>, first: Prom
     pending = r.value;
   }
 }
+
+/**
+ * Whether `value` is still to come. The one place a `Maybe` is told apart: an `await` of a value
+ * already here would still cost a turn of the event loop, which the embedded path does not pay.
+ */
+export function pending<T>(value: Maybe<T>): value is Promise<T> {
+  return value instanceof Promise;
+}
+
+/** `f` of `value`: at once when it is here, once it comes otherwise (a rejection passes through). */
+export function thenMaybe<T, R>(value: Maybe<T>, f: (v: T) => Maybe<R>): Maybe<R> {
+  return pending(value) ? value.then(f) : f(value);
+}

@@ -7,7 +7,7 @@
  * credentialed route) other organisations' ids; 409 ANCHOR_NOT_FINAL with Retry-After.
  */
 import { Elysia, t } from "elysia";
-import { runMaybe, settled } from "../../lib/maybe.ts";
+import { pending, runMaybe, settled } from "../../lib/maybe.ts";
 import { RECEIPT_CONTENT_TYPE, receiptFilename, type Receipt, type Receipts, type ReceiptText } from "../../receipts/receipt.ts";
 import type { Access, PublicAccess } from "../access.ts";
 import { DocHash, errorResponses, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
@@ -23,7 +23,7 @@ export function receiptResponse(receipt: ReceiptText): Response;
 /** The same for a receipt still on its way (PostgreSQL): its refusal rejects, as the capability's. */
 export function receiptResponse(receipt: ReceiptText | Promise<ReceiptText>): Response | Promise<Response>;
 export function receiptResponse(receipt: ReceiptText | Promise<ReceiptText>): Response | Promise<Response> {
-  if (receipt instanceof Promise) return receipt.then((r) => receiptResponse(r));
+  if (pending(receipt)) return receipt.then((r) => receiptResponse(r));
   return new Response(receipt.text + "\n", {
     status: 200,
     headers: {

@@ -5,7 +5,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { Clock } from "../../lib/clock.ts";
-import type { Maybe } from "../../lib/maybe.ts";
+import { pending, thenMaybe } from "../../lib/maybe.ts";
 import { DOC_HASH_PATTERN, rfc3339Ms } from "../../lib/formats.ts";
 import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
 import type { VerificationLog } from "../../verification/log.ts";
@@ -120,14 +120,6 @@ const VerificationPage = t.Object(
   },
   { title: "VerificationPage" },
 );
-/**
- * `f` of a value that may still be coming: at once when it is here (the embedded SQLite answers
- * synchronously, and the verification path is measured in microseconds), after it otherwise.
- */
-function then<T, R>(value: Maybe<T>, f: (v: T) => Maybe<R>): Maybe<R> {
-  return value instanceof Promise ? value.then(f) : f(value);
-}
-
 /** What parseListQuery accepts for `limit`: digits, no sign or leading zero, 1–MAX_LIMIT. */
 const LIMIT_PATTERN = "^[1-9][0-9]{0,2}$";
 
@@ -139,11 +131,11 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
       "/v1/verifications",
       async ({ request }) => {
         const admitted = access.admit(request, "verifications.create");
-        const caller = admitted instanceof Promise ? await admitted : admitted;
+        const caller = pending(admitted) ? await admitted : admitted;
         const input = parseVerificationRequest(await readJsonObject(request, VERIFICATION_BODY_LIMIT));
         // SQLite answers at once, PostgreSQL with a promise: no extra turn of the event loop on SQLite.
         const verified = verifier.verify({ docHash: input.docHash, tier: caller.tier });
-        const result = verified instanceof Promise ? await verified : verified;
+        const result = pending(verified) ? await verified : verified;
         onVerdict(result.verdict, caller.tier);
         if (caller.tier === "public") {
           // A reference sent anonymously is validated (above) but neither logged nor echoed.
@@ -205,10 +197,10 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
     .get(
       "/v1/verifications",
       ({ request }) =>
-        then(access.admit(request, "verifications.list"), (caller) => {
+        thenMaybe(access.admit(request, "verifications.list"), (caller) => {
           if (caller.tier !== "organisation") throw new Error("verifications.list admitted without a credential");
           const query = listQueryOf(request.url);
-          return then(log.listJson({ orgId: caller.org.id, environment: caller.key.environment, ...query }), (text) => jsonTextResponse(200, text));
+          return thenMaybe(log.listJson({ orgId: caller.org.id, environment: caller.key.environment, ...query }), (text) => jsonTextResponse(200, text));
         }),
       {
         detail: {
@@ -242,10 +234,10 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
     .get(
       "/v1/verifications/:verificationId",
       ({ request, params }) =>
-        then(access.admit(request, "verifications.get"), (caller) => {
+        thenMaybe(access.admit(request, "verifications.get"), (caller) => {
           if (caller.tier !== "organisation") throw new Error("verifications.get admitted without a credential");
           // A malformed id is answered like an unknown one (docs/verification.md "The log"): log.get refuses both alike.
-          return then(log.get({ orgId: caller.org.id, environment: caller.key.environment, verificationId: params.verificationId }), (found) => json(200, found));
+          return thenMaybe(log.get({ orgId: caller.org.id, environment: caller.key.environment, verificationId: params.verificationId }), (found) => json(200, found));
         }),
       {
         detail: {
