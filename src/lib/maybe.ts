@@ -41,3 +41,26 @@ async function continueAsync<T>(gen: Generator<unknown, T, unknown>, first: Prom
     pending = r.value;
   }
 }
+
+/** `fn` of `value` once it is settled: at once when it is a value, chained when it is a promise. */
+export function mapMaybe<T, U>(value: Maybe<T>, fn: (v: T) => Maybe<U>): Maybe<U> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
+}
+
+/**
+ * Runs `run` and hands its outcome to `onValue` or `onError`: at once when it answered (or threw)
+ * synchronously, and then returns null; otherwise returns the promise of that hand-over (it
+ * rejects only if a handler throws). What tells a caller whether work is still in flight.
+ */
+export function settleMaybe<T>(run: () => Maybe<T>, onValue: (v: T) => void, onError: (e: unknown) => void): Promise<void> | null {
+  let value: Maybe<T>;
+  try {
+    value = run();
+  } catch (e) {
+    onError(e);
+    return null;
+  }
+  if (value instanceof Promise) return value.then(onValue, onError);
+  onValue(value);
+  return null;
+}

@@ -8,7 +8,7 @@ import type { Clock } from "../../lib/clock.ts";
 import type { Maybe } from "../../lib/maybe.ts";
 import { DOC_HASH_PATTERN, rfc3339Ms } from "../../lib/formats.ts";
 import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
-import type { VerificationLog } from "../../verification/log.ts";
+import type { VerificationLog } from "../../verification/log/service.ts";
 import { answerJson } from "../../verification/answer-json.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, listQueryOf, parseVerificationRequest } from "../../verification/query.ts";
 import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
