@@ -19,6 +19,7 @@ import { createRateLimiter } from "./keys/rate-limit.ts";
 import { createAccess, type Access, type AccessLimiter, type PublicAccess } from "./http/access.ts";
 import type { ReadinessCheck } from "./http/routes/health.ts";
 import type { Credentials } from "./keys/credentials.ts";
+import { logDrivers } from "./storage/log-drivers.ts";
 import type { SqliteStore, Store } from "./storage/store.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import type { AnchorStorage, AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
@@ -34,7 +35,7 @@ import { verifyPages } from "./http/pages/verify.ts";
 import { receiptPage } from "./http/pages/verify-receipt.ts";
 import { verificationRoutes } from "./http/routes/v1-verifications.ts";
 import { createVerifier, type Verifier } from "./verification/verify.ts";
-import { createVerificationLog, type VerificationLog } from "./verification/log.ts";
+import { createVerificationLog, type VerificationLog } from "./verification/log/service.ts";
 import { createLogRetention, type LogRetention } from "./verification/retention.ts";
 import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "./http/routes/metrics.ts";
 import type { NamedCache } from "./lib/lru.ts";
@@ -281,14 +282,10 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       organisations: shared.organisations.map((o) => ({ id: o.id, name: o.name })),
     });
   }
-  const verificationLog = createVerificationLog({
-    store: core.store,
-    clock: core.clock,
-    cursorKey,
-    ...(engine.logWriterThread !== undefined ? { writerThread: engine.logWriterThread } : {}),
-  });
+  const logStore = logDrivers(core.store, engine.logWriterThread !== undefined ? { writerThread: engine.logWriterThread } : {}).log;
+  const verificationLog = createVerificationLog({ store: logStore, clock: core.clock, cursorKey });
   const logRetention = createLogRetention({
-    store: core.store,
+    store: logStore,
     clock: core.clock,
     log: options.log,
     days: core.config.logRetentionDays,

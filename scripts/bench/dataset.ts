@@ -34,7 +34,7 @@ import { createLogger } from "../../src/lib/log.ts";
 import { encodeCreationMessage, encodeKeyAnnouncementMessage, sha256Text } from "../../src/records/messages.ts";
 import type { Organisation } from "../../src/keys/organisations.ts";
 import { ensureSealKey, loadSealedKey, type StoredKey } from "../../src/records/seal-key.ts";
-import { createIdGenerator } from "../../src/verification/log.ts";
+import { createIdGenerator } from "../../src/verification/log/ids.ts";
 
 /** Bump when what the generator writes changes. */
 const GENERATOR_VERSION = 2;

@@ -37,7 +37,7 @@ import { encodeRecordPayload, encodeSealPayload } from "../../src/crypto/index.t
 import { createLogger } from "../../src/lib/log.ts";
 import { encodeCreationMessage } from "../../src/records/messages.ts";
 import { metaValue } from "../../src/storage/meta.ts";
-import { createIdGenerator } from "../../src/verification/log.ts";
+import { createIdGenerator } from "../../src/verification/log/ids.ts";
 import { fileBtreeDepths } from "./btree.ts";
 import {
   CACHE_ROOT,

@@ -18,7 +18,7 @@
 import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { encodeCursor } from "../../src/verification/log.ts";
+import { encodeCursor } from "../../src/verification/log/cursor.ts";
 import type { Server } from "./processes.ts";
 import { freeBytes, type ScaleDataset } from "./scale-dataset.ts";
 import { scaleScenarios, type Scenario } from "./scenarios.ts";
@@ -46,7 +46,7 @@ export interface PagePair {
 
 /**
  * The cursor after `data.depth` rows of organisation 0's live log, as the service would issue it:
- * encodeCursor (src/verification/log.ts) over the folder's cursor key, which createApp keeps in
+ * encodeCursor (src/verification/log/cursor.ts) over the folder's cursor key, which createApp keeps in
  * service_meta as hex (src/app.ts).
  */
 export function deepCursor(dbFile: string, data: Pick<ScaleDataset, "deepAfterId" | "logOrgId">): string {

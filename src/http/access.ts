@@ -11,7 +11,7 @@ import { DomainError } from "../lib/errors.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { AuthenticatedKey } from "../keys/credentials.ts";
 import type { Limit, RateDecision } from "../keys/rate-limit.ts";
-import { runMaybe, settled, thenMaybe, type Maybe } from "../lib/maybe.ts";
+import { runMaybe, settled, mapMaybe, type Maybe } from "../lib/maybe.ts";
 import type { RequestContexts } from "./request-context.ts";
 import type { Organisation } from "../keys/organisations.ts";
 
@@ -182,7 +182,7 @@ export function createAccess(deps: {
         report(request, d);
         if (!d.allowed) throw rateLimited(d);
       };
-      return thenMaybe(decision, settle);
+      return mapMaybe(decision, settle);
     },
     admit(request, operation) {
       return runMaybe(admitting(request, operation));

@@ -50,7 +50,25 @@ export function pending<T>(value: Maybe<T>): value is Promise<T> {
   return value instanceof Promise;
 }
 
-/** `f` of `value`: at once when it is here, once it comes otherwise (a rejection passes through). */
-export function thenMaybe<T, R>(value: Maybe<T>, f: (v: T) => Maybe<R>): Maybe<R> {
-  return pending(value) ? value.then(f) : f(value);
+/** `fn` of `value` once it is settled: at once when it is a value, chained when it is a promise. */
+export function mapMaybe<T, U>(value: Maybe<T>, fn: (v: T) => Maybe<U>): Maybe<U> {
+  return pending(value) ? value.then(fn) : fn(value);
+}
+
+/**
+ * Runs `run` and hands its outcome to `onValue` or `onError`: at once when it answered (or threw)
+ * synchronously, and then returns null; otherwise returns the promise of that hand-over (it
+ * rejects only if a handler throws). What tells a caller whether work is still in flight.
+ */
+export function settleMaybe<T>(run: () => Maybe<T>, onValue: (v: T) => void, onError: (e: unknown) => void): Promise<void> | null {
+  let value: Maybe<T>;
+  try {
+    value = run();
+  } catch (e) {
+    onError(e);
+    return null;
+  }
+  if (pending(value)) return value.then(onValue, onError);
+  onValue(value);
+  return null;
 }

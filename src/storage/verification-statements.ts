@@ -284,7 +284,7 @@ const pageIdStatements = new Map<number, Statement<{ id: string }, (string | num
  * The ids alone of the page `logPage(mask)` reads, with the same parameters: each filter's index
  * holds them (`verifications_scope`, and `_hash`, `_verdict` for those filters), so no row is
  * read. The SQLite log answers from its memo of each row's JSON when it holds every id
- * (src/verification/log.ts).
+ * (src/verification/log/kept-pages.ts).
  */
 export function logPageIds(mask: number): Statement<{ id: string }, (string | number)[]> {
   return pageStatement(pageIdStatements, mask, "IDS");

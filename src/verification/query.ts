@@ -6,7 +6,7 @@
  */
 import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { ListFilters } from "./log.ts";
+import type { ListFilters } from "./log/page.ts";
 import { DOC_HASH_RE, VERDICTS, isVerdict } from "./types.ts";
 
 export const DEFAULT_LIMIT = 25;

@@ -5,9 +5,10 @@
  * What this MUST guarantee (and callers may assume):
  * - Never stalls requests. Rows go in small batches, each its own short transaction on the
  *   oldest ids (the primary key's index, no scan), and the loop yields to the event loop between
- *   batches, so a request waits at most one batch. A batch never waits for the write lock: if
- *   another connection holds it (the admin command line, a backup), the batch is skipped and the
- *   sweep tried again later, instead of blocking the event loop for `busy_timeout`.
+ *   batches, so a request waits at most one batch. A batch never waits for the write lock
+ *   (`LogExpiry.deleteExpired`, verification/log/ports.ts): if another connection holds it (the
+ *   admin command line, a backup), the batch is skipped and the sweep tried again later, instead
+ *   of blocking the event loop for `busy_timeout`.
  * - Deletes only what has expired: a row goes once its `verifiedAt` (its UUIDv7's millisecond)
  *   is more than the retention older than the injected clock's now. Rows are deleted oldest
  *   first, so the log always holds a contiguous, newest part.
@@ -18,10 +19,8 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { isBusy } from "../lib/storage-faults.ts";
-import { DELETE_EXPIRED_LOG_ROWS } from "../storage/statements.ts";
-import { changes, q, type SqliteStore, type Store } from "../storage/store.ts";
-import { idFloor } from "./log.ts";
+import { idFloor } from "./log/ids.ts";
+import type { LogExpiry } from "./log/ports.ts";
 
 export const DAY_MS = 86_400_000;
 /**
@@ -40,8 +39,8 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 10 * 60_000;
 export const DEFAULT_FIRST_SWEEP_MS = 30_000;
 
 export interface LogRetentionDeps {
-  /** The database, on either engine (storage/store.ts). */
-  readonly store: Store;
+  /** The log's storage, on either engine (storage/log-drivers.ts). */
+  readonly store: LogExpiry;
   readonly clock: Clock;
   readonly log: Logger;
   /** Days a row is kept; 0 keeps every row for ever (the job does nothing). */
@@ -83,30 +82,7 @@ export function createLogRetention(deps: LogRetentionDeps): LogRetention {
   const firstSweepMs = deps.firstSweepMs ?? DEFAULT_FIRST_SWEEP_MS;
 
   /** One batch: the rows deleted, or null when the storage is busy (SQLite: another connection writes). */
-  const batch: (floor: string) => number | null | Promise<number | null> = store.engine === "sqlite" ? sqliteBatch((store as SqliteStore).db.$client) : (floor) => store.write(() => q(changes(DELETE_EXPIRED_LOG_ROWS, floor, batchRows)));
-
-  /**
-   * On SQLite, one batch in one IMMEDIATE transaction that does not wait for the write lock:
-   * busy_timeout is 0 for that moment (nothing else runs in between: this is synchronous) and
-   * restored after. Null when another connection holds the lock. (On PostgreSQL a batch is one
-   * transaction among the others; rows are deleted by their primary key, oldest first.)
-   */
-  function sqliteBatch(client: SqliteStore["db"]["$client"]): (floor: string) => number | null {
-    const deleteOldest = client.prepare<never, [string, number]>(DELETE_EXPIRED_LOG_ROWS.sqlite);
-    const busyTimeout = client.prepare<{ timeout: number }, []>("PRAGMA busy_timeout");
-    return (floor) => {
-      const saved = busyTimeout.get()?.timeout ?? 5000;
-      client.run("PRAGMA busy_timeout = 0");
-      try {
-        return client.transaction(() => deleteOldest.run(floor, batchRows).changes).immediate();
-      } catch (e) {
-        if (isBusy(e)) return null;
-        throw e;
-      } finally {
-        client.run(`PRAGMA busy_timeout = ${Math.trunc(saved)}`);
-      }
-    };
-  }
+  const batch = (floor: string) => store.deleteExpired(floor, batchRows);
 
   let running: Promise<number> | null = null;
   let stopped = false;

@@ -7,7 +7,7 @@
  */
 import { expect, test } from "bun:test";
 import { hmacSha256 } from "../../src/crypto/hmac.ts";
-import { decodeCursor, encodeCursor } from "../../src/verification/log.ts";
+import { decodeCursor, encodeCursor } from "../../src/verification/log/cursor.ts";
 
 const hex = (h: string) => Buffer.from(h, "hex");
 const ascii = (s: string) => Buffer.from(s, "ascii");

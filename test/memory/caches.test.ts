@@ -24,7 +24,9 @@ import { consensusTextsCache, consensusToRfc3339 } from "../../src/lib/formats.t
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { createReceipts } from "../../src/receipts/receipt.ts";
-import { createIdGenerator, createVerificationLog } from "../../src/verification/log.ts";
+import { createIdGenerator } from "../../src/verification/log/ids.ts";
+import { createVerificationLog } from "../../src/verification/log/service.ts";
+import { logDrivers } from "../../src/storage/log-drivers.ts";
 import { listQueriesCache, listQueryOf, LIST_QUERIES_BYTES } from "../../src/verification/query.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
 import { consensusOf, createBenchOrganisations, INSERT_LOG_SQL, INSERT_RECORD_MESSAGE_SQL, INSERT_RECORD_SQL } from "../../scripts/bench/dataset.ts";
@@ -347,7 +349,7 @@ describe("each cache of the services stays within its byte budget under many dis
 
   test("the verification log: row JSON, checked page queries, kept pages", () => {
     const { app, logOrgId } = filled;
-    const log = createVerificationLog({ store: app.store, clock: app.clock, cursorKey: randomBytes(32) });
+    const log = createVerificationLog({ store: logDrivers(app.store).log, clock: app.clock, cursorKey: randomBytes(32) });
     let after: string | undefined;
     let pages = 0;
     for (let walked = 0; pages < 2_500; pages++) {

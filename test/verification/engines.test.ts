@@ -15,7 +15,8 @@ import { manualClock } from "../../src/lib/clock.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { q, type Store } from "../../src/storage/store.ts";
-import { createVerificationLog, type VerificationLog } from "../../src/verification/log.ts";
+import { createVerificationLog, type VerificationLog } from "../../src/verification/log/service.ts";
+import { logDrivers } from "../../src/storage/log-drivers.ts";
 import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
@@ -247,8 +248,8 @@ for (const engine of ENGINES) {
       [nodeA, nodeB] = await engine.openPair();
       const signer = createSigner({ masterKey: MASTER_KEY, workers: 0 });
       org = await createOrganisations({ store: nodeA, signer, clock }).create({ name: "Log Org" }, "alice");
-      logA = createVerificationLog({ store: nodeA, clock, cursorKey: CURSOR_KEY, maxBatch: 4 });
-      logB = createVerificationLog({ store: nodeB, clock, cursorKey: CURSOR_KEY });
+      logA = createVerificationLog({ store: logDrivers(nodeA).log, clock, cursorKey: CURSOR_KEY, maxBatch: 4 });
+      logB = createVerificationLog({ store: logDrivers(nodeB).log, clock, cursorKey: CURSOR_KEY });
       // Ten rows at once: batches of at most four, each acknowledged once committed.
       const acks = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>

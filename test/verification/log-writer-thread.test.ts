@@ -13,7 +13,9 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
 import { createWriterThread, WriterBusyError } from "../../src/storage/writer-thread.ts";
-import { createVerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
+import type { VerificationLogRow } from "../../src/verification/log/page.ts";
+import { createVerificationLog } from "../../src/verification/log/service.ts";
+import { logDrivers } from "../../src/storage/log-drivers.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
 
@@ -27,7 +29,7 @@ function setup() {
   migrate(db);
   onCleanup(() => db.$client.close());
   db.$client.run("INSERT INTO organisations (id, name, created_at, system_key_fingerprint) VALUES ('org-1', 'Org', 1, x'00')");
-  const log = createVerificationLog({ store: sqliteStore(db), clock: manualClock(Date.UTC(2026, 10, 24)), cursorKey: new Uint8Array(32), writerThread: { path } });
+  const log = createVerificationLog({ store: logDrivers(sqliteStore(db), { writerThread: { path } }).log, clock: manualClock(Date.UTC(2026, 10, 24)), cursorKey: new Uint8Array(32) });
   onCleanup(() => log.close());
   const other = new Database(path, { readonly: true });
   onCleanup(() => other.close());

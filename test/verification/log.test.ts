@@ -7,7 +7,12 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { createIdGenerator, createVerificationLog, decodeCursor, encodeCursor, FROM, HASH, listIdsSql, listSql, referenceCursorMac, TO, VERDICT, type ListFilters, type SqliteVerificationLog, type VerificationLogRow } from "../../src/verification/log.ts";
+import { decodeCursor, encodeCursor, referenceCursorMac } from "../../src/verification/log/cursor.ts";
+import { createIdGenerator } from "../../src/verification/log/ids.ts";
+import type { ListFilters, VerificationLogRow } from "../../src/verification/log/page.ts";
+import { createVerificationLog, type SqliteVerificationLog } from "../../src/verification/log/service.ts";
+import { FROM, HASH, logPage, logPageIds, TO, VERDICT } from "../../src/storage/verification-statements.ts";
+import { logDrivers } from "../../src/storage/log-drivers.ts";
 import type { Verdict } from "../../src/verification/types.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
@@ -89,10 +94,10 @@ describe("ids", () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Restarted");
     const clock = manualClock(Date.UTC(2026, 5, 1));
-    const first = createVerificationLog({ store: sqliteStore(fx2.db), clock, cursorKey: KEY });
+    const first = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock, cursorKey: KEY });
     const a = await first.record(row({ orgId: org.id }));
     const earlier = manualClock(Date.UTC(2025, 0, 1));
-    const second = createVerificationLog({ store: sqliteStore(fx2.db), clock: earlier, cursorKey: KEY });
+    const second = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock: earlier, cursorKey: KEY });
     const b = await second.record(row({ orgId: org.id }));
     expect(b.verificationId > a.verificationId).toBe(true);
   });
@@ -102,7 +107,7 @@ describe("record: group commit", () => {
   test("many concurrent records are all durable, in few transactions, in call order", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Busy");
-    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY, maxBatch: 256 });
+    const log = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock: fx2.clock, cursorKey: KEY, maxBatch: 256 });
     const N = 600;
     const results = await Promise.all(Array.from({ length: N }, (_, i) => log.record(row({ orgId: org.id, docHash: docHashOf(`doc ${i}`), reference: `ref ${i}` }))));
     expect(log.stats()).toEqual({ batches: 3, rows: N, failedBatches: 0 }); // 256 + 256 + 88
@@ -123,7 +128,7 @@ describe("record: group commit", () => {
   test("a promise resolves only after its row is committed", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Durable");
-    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock: fx2.clock, cursorKey: KEY });
     let resolved = false;
     const p = log.record(row({ orgId: org.id })).then((r) => ((resolved = true), r));
     // Queued, not yet written, not yet acknowledged.
@@ -136,7 +141,7 @@ describe("record: group commit", () => {
   test("a failed flush rejects every caller in that batch and writes none of its rows; later batches work", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Failing");
-    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock: fx2.clock, cursorKey: KEY });
     const good = log.record(row({ orgId: org.id }));
     const bad = log.record(row({ orgId: "no-such-organisation" })); // foreign key violation
     const outcomes = await Promise.allSettled([good, bad]);
@@ -148,7 +153,7 @@ describe("record: group commit", () => {
   });
 
   test("a malformed row is refused on its own, without failing the batch", async () => {
-    const log = createVerificationLog({ store: sqliteStore(fx.db), clock: fx.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: logDrivers(sqliteStore(fx.db)).log, clock: fx.clock, cursorKey: KEY });
     const good = log.record(row({ orgId: globex.id, environment: "test" }));
     const bad = log.record(row({ verdict: "maybe" as Verdict }));
     const badHash = log.record(row({ docHash: "sha256:ABC" }));
@@ -159,7 +164,7 @@ describe("record: group commit", () => {
   test("flush writes the queue at once", async () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Flushing");
-    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock: fx2.clock, cursorKey: KEY });
+    const log = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock: fx2.clock, cursorKey: KEY });
     const p = log.record(row({ orgId: org.id }));
     log.flush();
     expect(fx2.db.$client.query("SELECT count(*) AS n FROM verifications").get()).toEqual({ n: 1 });
@@ -167,7 +172,7 @@ describe("record: group commit", () => {
   });
 
   test("refuses a cursor key that is not 32 bytes", () => {
-    expect(() => createVerificationLog({ store: sqliteStore(fx.db), clock: fx.clock, cursorKey: new Uint8Array(16) })).toThrow(/32 bytes/);
+    expect(() => createVerificationLog({ store: logDrivers(sqliteStore(fx.db)).log, clock: fx.clock, cursorKey: new Uint8Array(16) })).toThrow(/32 bytes/);
   });
 });
 
@@ -186,7 +191,7 @@ describe("list and get", () => {
     fx2 = createRecordsFixture();
     org = await fx2.createOrg("Lister");
     other = await fx2.createOrg("Other");
-    log = createVerificationLog({ store: sqliteStore(fx2.db), clock, cursorKey: KEY });
+    log = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock, cursorKey: KEY });
     // 60 live rows for org, one per second, alternating hashes and cycling verdicts.
     for (let i = 0; i < 60; i++) {
       const verdict = verdicts[i % verdicts.length]!;
@@ -356,7 +361,7 @@ describe("paging while rows are written concurrently", () => {
     const fx2 = createRecordsFixture();
     const org = await fx2.createOrg("Paging");
     const clock = manualClock(Date.UTC(2026, 3, 1));
-    const log = createVerificationLog({ store: sqliteStore(fx2.db), clock, cursorKey: KEY, maxBatch: 8 });
+    const log = createVerificationLog({ store: logDrivers(sqliteStore(fx2.db)).log, clock, cursorKey: KEY, maxBatch: 8 });
     const before: string[] = [];
     for (let i = 0; i < 250; i++) {
       if (i % 7 === 0) clock.advance(1);
@@ -417,7 +422,7 @@ test("the cursor's MAC is HMAC-SHA256 as RFC 2104 states it, for keys shorter an
 });
 
 test("listJson is list() serialised, character for character, on every page and filter, with references that need escaping", async () => {
-  const log = createVerificationLog({ store: sqliteStore(fx.db), clock: manualClock(Date.UTC(2026, 0, 2)), cursorKey: KEY });
+  const log = createVerificationLog({ store: logDrivers(sqliteStore(fx.db)).log, clock: manualClock(Date.UTC(2026, 0, 2)), cursorKey: KEY });
   const org = await fx.createOrg("Json Escapes Ltd");
   const refs = ['quote " and backslash \\', "line\u2028separator", "emoji \u{1F642}", "</script>", "plain"];
   for (const [i, reference] of refs.entries()) await log.record(row({ orgId: org.id, reference, verdict: i % 2 === 0 ? "verified_org" : "no_record" }));
@@ -442,7 +447,7 @@ test("listJson is list() serialised, character for character, on every page and 
 
 test("listJson from its memo: rows written or deleted since a page was read are shown as they are now", async () => {
   const clock = manualClock(Date.UTC(2026, 0, 3));
-  const log = createVerificationLog({ store: sqliteStore(fx.db), clock, cursorKey: KEY });
+  const log = createVerificationLog({ store: logDrivers(sqliteStore(fx.db)).log, clock, cursorKey: KEY });
   const org = await fx.createOrg("Memo Pages Ltd");
   const first = { orgId: org.id, environment: "live" as const, filters: {}, limit: 3 };
   const ids: string[] = [];
@@ -472,7 +477,7 @@ test("listJson from its memo: rows written or deleted since a page was read are 
 
 test("a page kept while nothing is committed: another connection's delete, and another scope's use of a cursor, are seen at once", async () => {
   const clock = manualClock(Date.UTC(2026, 0, 4));
-  const log = createVerificationLog({ store: sqliteStore(fx.db), clock, cursorKey: KEY });
+  const log = createVerificationLog({ store: logDrivers(sqliteStore(fx.db)).log, clock, cursorKey: KEY });
   const org = await fx.createOrg("Kept Pages Ltd");
   const other = await fx.createOrg("Other Scope Ltd");
   const ids: string[] = [];
@@ -520,7 +525,7 @@ test("the memo of each row's JSON rests on the log never being updated: no code 
 
 test("every page's ids are read from an index alone, in id order (time bounds under a hash or verdict filter may read rows for verified_at_ms)", () => {
   for (let mask = 0; mask < 32; mask++) {
-    const sql = listIdsSql(mask);
+    const sql = logPageIds(mask).sqlite;
     expect(sql).toStartWith("SELECT id FROM verifications WHERE ");
     const params = sql.split("?").length - 1;
     const plan = (fx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array.from({ length: params }, () => "x")) as { detail: string }[]).map((p) => p.detail);
@@ -532,7 +537,7 @@ test("every page's ids are read from an index alone, in id order (time bounds un
 
 test("every combination of list filters searches an index in id order, never sorts or scans", () => {
   for (let mask = 0; mask < 32; mask++) {
-    const sql = listSql(mask);
+    const sql = logPage(mask).sqlite;
     const params = sql.split("?").length - 1;
     const plan = (fx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array.from({ length: params }, () => "x")) as { detail: string }[]).map((p) => p.detail);
     expect(plan).toHaveLength(1);

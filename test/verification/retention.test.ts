@@ -10,7 +10,8 @@ import { createApp } from "../../src/app.ts";
 import { parseConfig, ConfigError } from "../../src/config/index.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { createVerificationLog, type VerificationLog } from "../../src/verification/log.ts";
+import { createVerificationLog, type VerificationLog } from "../../src/verification/log/service.ts";
+import { logDrivers } from "../../src/storage/log-drivers.ts";
 import { createLogRetention, DAY_MS } from "../../src/verification/retention.ts";
 import { waitFor } from "../support/wait.ts";
 import { cleanup, onCleanup, testConfig } from "../support/env.ts";
@@ -27,7 +28,7 @@ async function logWith(old: number, recent: number) {
   const clock = manualClock(T0);
   const fx = createRecordsFixture({ clock });
   const org = await fx.createOrg("Acme");
-  const log = createVerificationLog({ store: sqliteStore(fx.db), clock, cursorKey: KEY });
+  const log = createVerificationLog({ store: logDrivers(sqliteStore(fx.db)).log, clock, cursorKey: KEY });
   const row = (i: number) => log.record({ orgId: org.id, environment: "live", keyId: "k1", verdict: "no_record", docHash: docHashOf(`doc ${i}`) });
   for (let i = 0; i < old; i++) await row(i);
   clock.advance(100 * DAY_MS);
@@ -52,7 +53,7 @@ describe("the retention sweep", () => {
   test("deletes exactly the rows older than the retention, oldest first, in batches", async () => {
     const { clock, fx, count, list } = await logWith(7, 3);
     const logger = memoryLogger();
-    const retention = createLogRetention({ store: fx.store, clock, log: logger, days: 400, batchRows: 2, batchPauseMs: 0 });
+    const retention = createLogRetention({ store: logDrivers(fx.store).log, clock, log: logger, days: 400, batchRows: 2, batchPauseMs: 0 });
     // Nothing has expired yet: the oldest rows are 100 days old.
     expect(await retention.sweep()).toBe(0);
     expect(count()).toBe(10);
@@ -74,7 +75,7 @@ describe("the retention sweep", () => {
   test("0 days keeps every row for ever, and starts nothing", async () => {
     const { clock, fx, count } = await logWith(3, 0);
     clock.advance(100_000 * DAY_MS);
-    const retention = createLogRetention({ store: fx.store, clock, log: memoryLogger(), days: 0, firstSweepMs: 0 });
+    const retention = createLogRetention({ store: logDrivers(fx.store).log, clock, log: memoryLogger(), days: 0, firstSweepMs: 0 });
     retention.start();
     expect(await retention.sweep()).toBe(0);
     await retention.stop();
@@ -87,7 +88,7 @@ describe("the retention sweep", () => {
     expect(first.pagination.hasMore).toBe(true);
     const cursor = first.pagination.nextCursor!; // names the newest old row
     clock.set(T0 + 401 * DAY_MS);
-    expect(await createLogRetention({ store: fx.store, clock, log: memoryLogger(), days: 400 }).sweep()).toBe(4);
+    expect(await createLogRetention({ store: logDrivers(fx.store).log, clock, log: memoryLogger(), days: 400 }).sweep()).toBe(4);
     expect(list(4, cursor)).toEqual({ data: [], pagination: { nextCursor: null, hasMore: false } });
     // and a cursor issued before the sweep into rows that survive keeps paging through them
     const fromTop = list(1).pagination.nextCursor!;
@@ -97,7 +98,7 @@ describe("the retention sweep", () => {
   test("requests get through between batches: a log write queued during a sweep commits before the sweep ends", async () => {
     const { clock, fx, org, log, count } = await logWith(40, 0);
     clock.set(T0 + 401 * DAY_MS);
-    const retention = createLogRetention({ store: fx.store, clock, log: memoryLogger(), days: 400, batchRows: 4, batchPauseMs: 0 });
+    const retention = createLogRetention({ store: logDrivers(fx.store).log, clock, log: memoryLogger(), days: 400, batchRows: 4, batchPauseMs: 0 });
     const events: string[] = [];
     const sweeping = retention.sweep().then((n) => events.push(`sweep ${n}`));
     const written = log.record({ orgId: org.id, environment: "live", keyId: "k1", verdict: "no_record", docHash: docHashOf("during") }).then(() => events.push("request"));
@@ -114,7 +115,7 @@ describe("the retention sweep", () => {
     other.run("PRAGMA busy_timeout = 0");
     other.run("BEGIN IMMEDIATE");
     const logger = memoryLogger();
-    const retention = createLogRetention({ store: fx.store, clock, log: logger, days: 400 });
+    const retention = createLogRetention({ store: logDrivers(fx.store).log, clock, log: logger, days: 400 });
     const started = performance.now();
     expect(await retention.sweep()).toBe(0);
     expect(performance.now() - started).toBeLessThan(1000); // the connection's busy_timeout is 5 s
@@ -129,7 +130,7 @@ describe("the retention sweep", () => {
     const { clock, fx, count } = await logWith(5, 2);
     clock.set(T0 + 401 * DAY_MS);
     const logger = memoryLogger();
-    const retention = createLogRetention({ store: fx.store, clock, log: logger, days: 400, batchRows: 2, batchPauseMs: 0, firstSweepMs: 0, intervalMs: 60_000 });
+    const retention = createLogRetention({ store: logDrivers(fx.store).log, clock, log: logger, days: 400, batchRows: 2, batchPauseMs: 0, firstSweepMs: 0, intervalMs: 60_000 });
     retention.start();
     await waitFor("the scheduled sweep", () => logger.lines.find((l) => l.msg === "verification log retention: expired rows deleted"));
     expect(count()).toBe(2);
@@ -141,7 +142,7 @@ describe("the retention sweep", () => {
     clock.set(T0 + 401 * DAY_MS);
     let leading = false;
     const logger = memoryLogger();
-    const retention = createLogRetention({ store: fx.store, clock, log: logger, days: 400, batchRows: 2, batchPauseMs: 0, firstSweepMs: 0, intervalMs: 20, active: () => leading });
+    const retention = createLogRetention({ store: logDrivers(fx.store).log, clock, log: logger, days: 400, batchRows: 2, batchPauseMs: 0, firstSweepMs: 0, intervalMs: 20, active: () => leading });
     retention.start();
     await Bun.sleep(120);
     expect(count()).toBe(7);
@@ -154,7 +155,7 @@ describe("the retention sweep", () => {
   test("stop() ends a sweep in progress after its current batch", async () => {
     const { clock, fx, count } = await logWith(10, 0);
     clock.set(T0 + 401 * DAY_MS);
-    const retention = createLogRetention({ store: fx.store, clock, log: memoryLogger(), days: 400, batchRows: 2, batchPauseMs: 0 });
+    const retention = createLogRetention({ store: logDrivers(fx.store).log, clock, log: memoryLogger(), days: 400, batchRows: 2, batchPauseMs: 0 });
     const sweeping = retention.sweep();
     await retention.stop();
     expect(await sweeping).toBe(2);

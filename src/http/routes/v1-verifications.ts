@@ -5,10 +5,10 @@
  */
 import { Elysia, t } from "elysia";
 import type { Clock } from "../../lib/clock.ts";
-import { pending, thenMaybe } from "../../lib/maybe.ts";
+import { pending, mapMaybe } from "../../lib/maybe.ts";
 import { DOC_HASH_PATTERN, rfc3339Ms } from "../../lib/formats.ts";
 import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
-import type { VerificationLog } from "../../verification/log.ts";
+import type { VerificationLog } from "../../verification/log/service.ts";
 import { answerJson } from "../../verification/answer-json.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, listQueryOf, parseVerificationRequest } from "../../verification/query.ts";
 import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
@@ -197,10 +197,10 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
     .get(
       "/v1/verifications",
       ({ request }) =>
-        thenMaybe(access.admit(request, "verifications.list"), (caller) => {
+        mapMaybe(access.admit(request, "verifications.list"), (caller) => {
           if (caller.tier !== "organisation") throw new Error("verifications.list admitted without a credential");
           const query = listQueryOf(request.url);
-          return thenMaybe(log.listJson({ orgId: caller.org.id, environment: caller.key.environment, ...query }), (text) => jsonTextResponse(200, text));
+          return mapMaybe(log.listJson({ orgId: caller.org.id, environment: caller.key.environment, ...query }), (text) => jsonTextResponse(200, text));
         }),
       {
         detail: {
@@ -234,10 +234,10 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
     .get(
       "/v1/verifications/:verificationId",
       ({ request, params }) =>
-        thenMaybe(access.admit(request, "verifications.get"), (caller) => {
+        mapMaybe(access.admit(request, "verifications.get"), (caller) => {
           if (caller.tier !== "organisation") throw new Error("verifications.get admitted without a credential");
           // A malformed id is answered like an unknown one (docs/verification.md "The log"): log.get refuses both alike.
-          return thenMaybe(log.get({ orgId: caller.org.id, environment: caller.key.environment, verificationId: params.verificationId }), (found) => json(200, found));
+          return mapMaybe(log.get({ orgId: caller.org.id, environment: caller.key.environment, verificationId: params.verificationId }), (found) => json(200, found));
         }),
       {
         detail: {
