@@ -194,6 +194,14 @@ describe("the docs stand alone", () => {
     expect(found).toEqual([]);
   });
 
+  test("every file of the repository the docs name in backticks exists (src/, scripts/, test/)", () => {
+    const missing: string[] = [];
+    for (const [name, text] of [["README.md", readme], ...pages.map((p) => [`docs/${p}`, readFileSync(join(docsDir, p), "utf8")])] as const) {
+      for (const m of text.matchAll(/`((?:src|scripts|test)\/[A-Za-z0-9_./-]+\.(?:ts|js|mjs|json|html|css))`/g)) if (!existsSync(join(ROOT, m[1]!))) missing.push(`${name}: ${m[1]}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
   test("docs/README.md links every page of docs/", () => {
     const linked = new Set(relativeLinks(index).map((t) => t.split("#")[0]!));
     expect(pages.filter((p) => p !== "README.md" && !linked.has(p))).toEqual([]);
