@@ -81,7 +81,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   lib: [],
   config: ["lib"],
   crypto: ["lib"],
-  storage: ["lib", "(outside)"], // (outside): the migrations, embedded
+  // (outside): the migrations, embedded. anchoring/ports-loop.ts: the anchor loop's port, whose
+  // drivers (storage/sqlite/, storage/postgres/loop-storage.ts) import its types.
+  storage: ["lib", "(outside)", "anchoring/ports-loop.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.

@@ -50,6 +50,7 @@
  */
 import { BackPressure, backPressureError } from "./back-pressure.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
+import type { LoopStorageNow } from "./ports-loop.ts";
 import type { Db } from "../storage/db.ts";
 import { AnchorJournal, type LedgerTransactionRow } from "./queue.ts";
 import { backoffDelay, ErrorLog, jittered, LedgerHealth } from "./retry.ts";
@@ -91,19 +92,19 @@ function quietMetrics(sink: AnchorMetrics): Required<AnchorMetrics> {
   return { anchored: quietly(sink.anchored), ledgerError: quietly(sink.ledgerError), backPressure: quietly(sink.backPressure) };
 }
 
-/** The journal on the embedded SQLite (one node: it always runs the loop). */
-export function sqliteAnchorStorage(db: Db): AnchorStorage {
+/** The journal on the embedded SQLite (one node: it always runs the loop), with the rest of the loop's storage on it (`loop`). */
+export function sqliteAnchorStorage(db: Db, loop: LoopStorageNow): AnchorStorage {
   return {
     journal: (clock, newTransactionId) => new AnchorJournal(db, clock, newTransactionId),
-    transactionIds: (o) => createTransactionIds({ ...o, db }),
-    submitKey: (masterKey, generate) => loadOrCreateSubmitKey(db, masterKey, generate),
+    transactionIds: (o) => createTransactionIds({ ...o, journal: loop.transactionIds }),
+    submitKey: (masterKey, generate) => loadOrCreateSubmitKey(loop.submitKey, masterKey, generate),
   };
 }
 
 export function createAnchoring(options: AnchoringOptions): Anchoring {
   const { clock, log, ledger, links } = options;
-  if (options.storage === undefined && options.db === undefined) throw new TypeError("createAnchoring needs db or storage");
-  const storage = options.storage ?? sqliteAnchorStorage(options.db!);
+  if (options.storage === undefined && (options.db === undefined || options.loop === undefined)) throw new TypeError("createAnchoring needs db and loop, or storage");
+  const storage = options.storage ?? sqliteAnchorStorage(options.db!, options.loop!);
   // Several nodes: only the leader works the queue; the others count it for back-pressure.
   const active = storage.active ?? (() => true);
   const newTransactionId = storage.transactionIds({ clock, operator: ledger.operatorAccountId, validSeconds: options.validSeconds, backdateMs: options.validStartBackdateMs ?? 0 });
