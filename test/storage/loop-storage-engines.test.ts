@@ -24,7 +24,7 @@ afterAll(async () => {
 /** Journals transactions with these ids and valid starts (ms), under one organisation. */
 async function journal(store: Store, rows: readonly [string, number][]): Promise<void> {
   await store.write(function* (db, t) {
-    yield* q(db.insert(t.organisations).values({ id: "org", name: "Org", createdAt: 0, systemKeyFingerprint: new Uint8Array(32) }).onConflictDoNothing());
+    yield* q(db.insert(t.organisations).values({ id: "org", name: "Org", createdAt: 0, systemKeyFingerprint: Buffer.alloc(32) }).onConflictDoNothing());
     for (const [transactionId, validStartMs] of rows) {
       yield* q(db.insert(t.ledgerTransactions).values({ transactionId, kind: "record_message", orgId: "org", validStartMs, validSeconds: 120, state: "anchored", nextAttemptAt: 0, createdAt: 0, updatedAt: 0 }));
     }
