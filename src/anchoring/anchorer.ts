@@ -33,8 +33,8 @@
  *   An abandoned `topic_create` is queued again by provisioning, after a backoff.
  * - A record is `anchored` only after the mirror node shows its message on the organisation's
  *   topic, carried by its transaction, paid by our operator, with the exact bytes: in a listing
- *   of the topic's messages (confirmation in batches, loop/confirm-batches.ts), or, confirmed alone, at the
- *   receipt's sequence number.
+ *   of the topic's messages (confirmation in batches, loop/confirm-batches.ts), or, confirmed
+ *   alone, at the receipt's sequence number.
  * - Topic provisioning: an organisation that holds the add-on and has no topic gets a
  *   `topic_create` row within one tick (≤ 1 s), whichever process flipped the flag.
  * - Key announcements (docs/anchoring.md "Key announcements"): the transaction that records an
