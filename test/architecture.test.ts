@@ -81,8 +81,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   lib: [],
   config: ["lib"],
   crypto: ["lib"],
-  // (outside): the migrations, embedded. verification/log/ports.ts: the log drivers implement its port (types only).
-  storage: ["lib", "(outside)", "verification/log/ports.ts"],
+  // (outside): the migrations, embedded. The drivers (storage/sqlite/, storage/postgres/)
+  // implement capabilities' ports and import their types: verification/log/ports.ts, anchoring/ports-loop.ts.
+  storage: ["lib", "(outside)", "verification/log/ports.ts", "anchoring/ports-loop.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.

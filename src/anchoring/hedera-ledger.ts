@@ -25,7 +25,8 @@
  *   keys, not docverify's own signing keys, which stay in src/crypto.
  *
  * The parts that need no SDK are beside it: node-reachability.ts (the TCP check and the answer's
- * freshness), mirror-client.ts (the mirror REST reads), outcomes.ts (what a precheck status means).
+ * freshness), mirror-client.ts (the mirror REST reads), outcomes.ts (what a precheck status means),
+ * hedera-options.ts (the options, checked, and their defaults).
  */
 import "../lib/protobuf-long.ts"; // first: see the file
 import {
@@ -46,11 +47,9 @@ import {
   TransactionReceiptQuery,
 } from "@hashgraph/sdk";
 import { ed25519RawSigner, generateEd25519KeyPair } from "../crypto/ed25519.ts";
-import type { Logger } from "../lib/log.ts";
 import {
   parseTransactionId,
   type Ledger,
-  type LedgerNetwork,
   type MessageRequest,
   type ReceiptOutcome,
   type SubmitKeyPair,
@@ -62,38 +61,7 @@ import { grpcConnection, type CallWatch, type GrpcConnection } from "./grpc-unar
 import { createMirrorClient } from "./mirror-client.ts";
 import { answerFreshness, nodeUnreachable } from "./node-reachability.ts";
 import { classifyPrecheck, lastStatus } from "./outcomes.ts";
-
-import { PUBLIC_MIRRORS } from "./links.ts";
-
-export { PUBLIC_MIRRORS };
-
-export interface HederaLedgerOptions {
-  readonly network: LedgerNetwork;
-  readonly operatorAccountId: string;
-  /** The operator's private key as text (see `parseLedgerPrivateKey`). */
-  readonly operatorPrivateKey: string;
-  /** Consensus nodes `{ "host:port": "0.0.3" }`. Required for `local`; public networks use the SDK's address book. */
-  readonly nodes?: Readonly<Record<string, string>>;
-  /** Mirror REST base URL; defaults to the public mirror of a public network. Required for `local`. */
-  readonly mirrorUrl?: string;
-  /** gRPC deadline per request. Default 5000. */
-  readonly grpcDeadlineMs?: number;
-  /** Mirror REST timeout per request. Default 5000. */
-  readonly mirrorTimeoutMs?: number;
-  /** How many nodes a transaction is signed for on a public network (failover). Default 3. */
-  readonly nodesPerTransaction?: number;
-  /** How long a node's answer vouches for its client's connection (`ANSWER_FRESH_MS`). Default 10 s; 0 checks before every request. */
-  readonly answerFreshMs?: number;
-  readonly log?: Logger;
-}
-
-/**
- * How long a node's answer vouches for its client's connection. Past it (an idle appliance) the
- * next request checks the node first, so a ledger that went down meanwhile is found before any
- * bytes are handed to the SDK: its submissions are then `unsent`, not `unknown`.
- */
-const ANSWER_FRESH_MS = 10_000;
-const OPTION_NAMES = ["network", "operatorAccountId", "operatorPrivateKey", "nodes", "mirrorUrl", "grpcDeadlineMs", "mirrorTimeoutMs", "nodesPerTransaction", "answerFreshMs", "log"];
+import { checkOptions, ledgerSettings, type HederaLedgerOptions } from "./hedera-options.ts";
 
 /**
  * Reads a ledger private key written as hex DER (PKCS#8, as the Hedera portal's "DER encoded"
@@ -154,7 +122,8 @@ const SdkNodeChannel = Client.prototype._createNetworkChannel.call({ grpcDeadlin
  * machine: `calls` made through a `DirectChannel`, and whether the connection carrying any of
  * them was established. Calls made, none connected: nothing was sent (the node was down or
  * refused the connection), whatever error the SDK reports. The SDK hands its own error on, not
- * the call's, so the channel learns the submission's trace from the async context it runs in.
+ * the call's, so the channel learns the submission's trace from the async context it runs in
+ * (`SubmissionTraces`, one per ledger, handed to its clients and their channels).
  */
 class SubmissionTrace implements CallWatch {
   calls = 0;
@@ -167,11 +136,11 @@ class SubmissionTrace implements CallWatch {
     return this.calls > 0 && !this.connected;
   }
 }
-const submissionTrace = new AsyncLocalStorage<SubmissionTrace>();
+type SubmissionTraces = AsyncLocalStorage<SubmissionTrace>;
 
 class DirectChannel extends SdkNodeChannel {
   private readonly connection: GrpcConnection | null;
-  constructor(address: string, grpcDeadline?: number) {
+  constructor(address: string, grpcDeadline: number | undefined, private readonly traces: SubmissionTraces) {
     super(address, grpcDeadline);
     this.connection = address.endsWith(":50212") ? null : grpcConnection(address);
   }
@@ -179,7 +148,7 @@ class DirectChannel extends SdkNodeChannel {
     const connection = this.connection;
     if (connection === null) return super._createUnaryClient(serviceName) as RpcImpl;
     return (method, requestData, callback) => {
-      const trace = submissionTrace.getStore();
+      const trace = this.traces.getStore();
       if (trace !== undefined) trace.calls++;
       connection.call(`/proto.${serviceName}/${method.name}`, requestData, this.grpcDeadline, callback, trace);
     };
@@ -191,8 +160,12 @@ class DirectChannel extends SdkNodeChannel {
 }
 
 class DirectClient extends Client {
+  constructor(config: ConstructorParameters<typeof Client>[0], private readonly traces: SubmissionTraces) {
+    super(config);
+  }
+  // Called by the SDK's constructor, before `traces` is set: it makes its channels later, on first use.
   override _createNetworkChannel(): (address: string) => NodeChannel {
-    return (address) => new DirectChannel(address, this.grpcDeadline);
+    return (address) => new DirectChannel(address, this.grpcDeadline, this.traces);
   }
 }
 
@@ -201,9 +174,8 @@ function message(e: unknown): string {
 }
 
 export function createHederaLedger(options: HederaLedgerOptions): Ledger {
-  for (const key of Object.keys(options)) if (!OPTION_NAMES.includes(key)) throw new TypeError(`createHederaLedger: unknown option ${key}`);
+  checkOptions(options);
   const { network, operatorAccountId } = options;
-  if (!/^\d+\.\d+\.\d+$/.test(operatorAccountId)) throw new TypeError(`createHederaLedger: operatorAccountId ${operatorAccountId} is not 0.0.N`);
   const operatorKey = parseLedgerPrivateKey(options.operatorPrivateKey);
   const operatorSigner = operatorKey.type === "ED25519" ? ed25519Signer(operatorKey.toBytesRaw()) : null;
   const signAsOperator = async (tx: Transaction): Promise<void> => {
@@ -221,27 +193,16 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
     }
     return signer;
   };
-  const grpcDeadlineMs = options.grpcDeadlineMs ?? 5000;
-  const mirrorTimeoutMs = options.mirrorTimeoutMs ?? 5000;
-  const nodesPerTransaction = options.nodesPerTransaction ?? 3;
-  const answerFreshMs = options.answerFreshMs ?? ANSWER_FRESH_MS;
-  let mirrorUrl: string;
-  if (network === "local") {
-    if (options.nodes === undefined || Object.keys(options.nodes).length === 0) throw new TypeError("createHederaLedger: nodes are required for the local network");
-    if (options.mirrorUrl === undefined) throw new TypeError("createHederaLedger: mirrorUrl is required for the local network");
-    mirrorUrl = options.mirrorUrl;
-  } else {
-    mirrorUrl = options.mirrorUrl ?? PUBLIC_MIRRORS[network];
-  }
-  mirrorUrl = mirrorUrl.replace(/\/+$/, "");
+  const { grpcDeadlineMs, mirrorTimeoutMs, nodesPerTransaction, answerFreshMs, mirrorUrl } = ledgerSettings(options);
 
   const mirror = createMirrorClient({ mirrorUrl, timeoutMs: mirrorTimeoutMs });
+  const traces: SubmissionTraces = new AsyncLocalStorage<SubmissionTrace>();
 
   let client: Client | null = null;
   let closed = false;
   const newClient = (): Client => {
     // The local network's nodes as given; a public network's from the SDK's address book.
-    const c = new DirectClient({ network: network === "local" ? { ...options.nodes } : network, scheduleNetworkUpdate: false });
+    const c = new DirectClient({ network: network === "local" ? { ...options.nodes } : network, scheduleNetworkUpdate: false }, traces);
     c.setOperator(AccountId.fromString(operatorAccountId), operatorKey);
     c.setMaxAttempts(1);
     // With one attempt, the SDK's pause before the next attempt (250 ms and up) is pure waste.
@@ -346,7 +307,7 @@ export function createHederaLedger(options: HederaLedgerOptions): Ledger {
       }
       const trace = new SubmissionTrace();
       try {
-        await submissionTrace.run(trace, () => tx.execute(c));
+        await traces.run(trace, () => tx.execute(c));
         answers.noted(c);
         return { kind: "accepted", duplicate: false };
       } catch (e) {

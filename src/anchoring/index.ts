@@ -10,6 +10,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Db } from "../storage/db.ts";
 import { createAnchoring, type AnchorMetrics, type Anchoring, type AnchorStorage, type AnnouncementFor } from "./anchorer.ts";
+import type { LoopStorageNow } from "./ports-loop.ts";
 import { openLedger } from "./setup.ts";
 
 export { insertPendingMessage, queueSummary } from "./queue.ts";
@@ -25,6 +26,8 @@ export async function startAnchoring(options: {
   readonly config: Config;
   /** The embedded SQLite's journal, unless `storage` names another (PostgreSQL: anchoring/pg-journal.ts). */
   readonly db?: Db;
+  /** With `db`: the loop's storage besides the journal, on that database (storage/anchoring-drivers.ts). */
+  readonly loop?: LoopStorageNow;
   readonly storage?: AnchorStorage;
   /** The loop's pass when nothing wakes it (default 1 s). Several nodes: records created on other nodes wake nothing here. */
   readonly idlePollMs?: number;
@@ -45,7 +48,7 @@ export async function startAnchoring(options: {
   const { config, log } = options;
   const setup = await openLedger({ config, log, clock: options.clock, ...(options.ledgerWorkerEntry ? { ledgerWorkerEntry: options.ledgerWorkerEntry } : {}) });
   const anchoring = createAnchoring({
-    ...(options.storage !== undefined ? { storage: options.storage } : { db: options.db! }),
+    ...(options.storage !== undefined ? { storage: options.storage } : { db: options.db!, loop: options.loop! }),
     ...(options.idlePollMs !== undefined ? { idlePollMs: options.idlePollMs } : {}),
     clock: options.clock,
     log,

@@ -29,7 +29,7 @@ import type { Logger } from "../lib/log.ts";
 import type { LedgerLinks } from "./anchorer.ts";
 import { deferredLedger } from "./deferred-ledger.ts";
 import { foundLaterLedger } from "./found-later-ledger.ts";
-import type { HederaLedgerOptions } from "./hedera-ledger.ts";
+import type { HederaLedgerOptions } from "./hedera-options.ts";
 import type { Ledger } from "./ledger.ts";
 import { loadHederaLedger } from "./load.ts";
 import { DEVELOPMENT_OPERATOR_KEY, LOCAL_LEDGER_FILES, type LocalLedgerEndpoint } from "../local-ledger/index.ts";

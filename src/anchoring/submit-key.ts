@@ -14,12 +14,12 @@
  */
 import { createHash } from "node:crypto";
 import { deriveSeedEncryptionKey, openSeed, sealSeed, type Algorithm, type SeedBinding } from "../crypto/index.ts";
-import type { Db } from "../storage/db.ts";
-import { metaRead, metaValue } from "../storage/meta.ts";
+import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
+import { metaRead, metaValue, SUBMIT_KEY_META } from "../storage/meta.ts";
 import type { Store } from "../storage/store.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
+import type { SubmitKeyEntries } from "./ports-loop.ts";
 
-export const SUBMIT_KEY_META = "ledger_submit_key";
 const PURPOSE = "ledger-submit";
 const FINGERPRINT_DOMAIN = "docverify/ledger-submit-key/v1\0";
 
@@ -39,43 +39,31 @@ function binding(publicKey: Uint8Array): SeedBinding {
   return { algorithm: "ED25519" as unknown as Algorithm, fingerprint, purpose: PURPOSE };
 }
 
-/** The stored public key (hex), or null before the first topic is created. Needs no master key. */
-export function storedSubmitPublicKey(db: Db): string | null {
-  const row = db.$client.query("SELECT value FROM service_meta WHERE key = ?").get(SUBMIT_KEY_META) as { value: string } | null;
-  return row === null ? null : (JSON.parse(row.value) as Stored).publicKey;
-}
-
 /**
- * Opens the submit key, creating it on first use. Null when there is no master key (the key
- * store is sealed). Safe when two processes race: the first insert wins and both use it.
+ * Opens the submit key, creating it on first use: synchronously where `entries` answers at once
+ * (the embedded SQLite). Null when there is no master key (the key store is sealed). Safe when
+ * two processes or nodes race: the first entry stored wins and every one opens it. A key is
+ * generated only when none is stored yet.
  */
-export function loadOrCreateSubmitKey(db: Db, masterKey: Uint8Array | null, generate: () => SubmitKeyPair): SubmitKeyPair | null {
+export function loadOrCreateSubmitKey(entries: SubmitKeyEntries, masterKey: Uint8Array | null, generate: () => SubmitKeyPair): Maybe<SubmitKeyPair | null> {
   if (masterKey === null) return null;
   const encryptionKey = deriveSeedEncryptionKey(masterKey);
-  const read = () => db.$client.query("SELECT value FROM service_meta WHERE key = ?").get(SUBMIT_KEY_META) as { value: string } | null;
-  let row = read();
-  if (row === null) {
-    db.$client.query("INSERT INTO service_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(SUBMIT_KEY_META, sealedNew(encryptionKey, generate));
-    row = read();
-    if (row === null) throw new Error(`service_meta ${SUBMIT_KEY_META} vanished`);
-  }
-  return openStored(encryptionKey, row.value);
+  return runMaybe(
+    (function* () {
+      let value = yield* settled(entries.read());
+      if (value === null) value = yield* settled(entries.storeFirst(sealedNew(encryptionKey, generate)));
+      return openStored(encryptionKey, value);
+    })(),
+  );
 }
 
 /**
- * `loadOrCreateSubmitKey` over a store, on either engine (several nodes share one key: the first
- * node's insert wins and every node opens the stored one). A key is generated only when none is
- * stored yet.
+ * `loadOrCreateSubmitKey` over a store, on either engine, through the store's operations. Kept
+ * for anchoring/pg-journal.ts; the loop is given `SubmitKeyEntries` (ports-loop.ts).
  */
 export async function loadOrCreateSubmitKeyIn(store: Store, masterKey: Uint8Array | null, generate: () => SubmitKeyPair): Promise<SubmitKeyPair | null> {
-  if (masterKey === null) return null;
-  const encryptionKey = deriveSeedEncryptionKey(masterKey);
-  let value = await store.read(metaRead(SUBMIT_KEY_META));
-  if (value === null) {
-    const sealed = sealedNew(encryptionKey, generate);
-    value = await store.write(metaValue(SUBMIT_KEY_META, () => sealed));
-  }
-  return openStored(encryptionKey, value);
+  const entries: SubmitKeyEntries = { read: () => store.read(metaRead(SUBMIT_KEY_META)), storeFirst: (entry) => store.write(metaValue(SUBMIT_KEY_META, () => entry)) };
+  return await loadOrCreateSubmitKey(entries, masterKey, generate);
 }
 
 /** A new key, its private half sealed under `encryptionKey` and wiped from memory: the stored entry, as JSON. */

@@ -1,6 +1,6 @@
 /**
  * Which topics the anchor loop reads from the mirror node to confirm accepted messages in
- * batches, and from where (anchorer.ts, "confirmation in batches"). Bookkeeping only: no I/O,
+ * batches, and from where (loop/confirm-batches.ts). Bookkeeping only: no I/O,
  * times are the loop's clock.
  *
  * What it guarantees:

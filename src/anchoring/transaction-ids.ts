@@ -13,8 +13,9 @@
  * made, and every id since) may repeat an earlier one, so it takes the upper half of its
  * millisecond, which ids made on time never reach (a million ids a second would be needed
  * before they did), and on SQLite each such id is also looked up in the journal and passed over
- * if it is a row. The journal's primary key refuses a repeat on either engine. Synchronous: the
- * records service calls it between its signatures and its write transaction.
+ * if it is a row (ports-loop.ts `TransactionIdJournal`, implemented by the storage drivers). The
+ * journal's primary key refuses a repeat on either engine. Synchronous: the records service
+ * calls it between its signatures and its write transaction.
  *
  * Several nodes (docs/storage.md "Transaction ids across nodes") pay with one operator account, so
  * their ids must differ too: each node holds a lane (storage/pg-cluster.ts `claimLane`, an advisory
@@ -25,7 +26,7 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { Db } from "../storage/db.ts";
+import type { TransactionIdJournalNow } from "./ports-loop.ts";
 
 /** A transaction id and the validity window its row must store. */
 export interface NewTransaction {
@@ -37,12 +38,16 @@ export interface NewTransaction {
   readonly validSeconds: number;
 }
 
-/** The transactions with the newest valid start: through ledger_transactions_valid_start, never a scan (a test checks the plan). */
+/**
+ * The transactions with the newest valid start. Kept only for anchoring/pg-journal.ts, which reads
+ * it itself; the drivers of `TransactionIdJournal` (storage/sqlite/loop-storage.ts) hold the text
+ * the loop runs.
+ */
 export const LAST_VALID_START_SQL = "SELECT transaction_id AS id FROM ledger_transactions WHERE valid_start_ms = (SELECT max(valid_start_ms) FROM ledger_transactions)";
 
 export interface TransactionIdOptions {
-  /** Where the last valid start handed out is read (SQLite), unless `lastValidStartNs` gives it. */
-  readonly db?: Db;
+  /** Where the last valid start handed out is read, and each id that may repeat one is looked up (SQLite), unless `lastValidStartNs` gives it. */
+  readonly journal?: TransactionIdJournalNow;
   /** The last valid start any transaction in the journal has, in ns (read by the caller: PostgreSQL). */
   readonly lastValidStartNs?: bigint;
   readonly clock: Clock;
@@ -58,11 +63,6 @@ export interface TransactionIdOptions {
    * has a lane again: another node may have taken this one.
    */
   readonly lane?: { readonly index: number; readonly lanes: number; held?(): boolean };
-}
-
-/** The newest valid start in the journal, in ns (0 when it is empty). */
-function lastValidStartNs(db: Db): bigint {
-  return maxValidStartNs(db.$client.query(LAST_VALID_START_SQL).all() as { id: string }[]);
 }
 
 /** The latest valid start among these transaction ids, in ns (0 for none). */
@@ -99,12 +99,12 @@ export function createTransactionIds(options: TransactionIdOptions): () => NewTr
     return ns + ((index - (ns % lanes) + lanes) % lanes);
   };
   /** The last valid start handed out, in ns. */
-  if (options.lastValidStartNs === undefined && options.db === undefined) throw new TypeError("createTransactionIds needs db or lastValidStartNs");
-  let lastNs: bigint = options.lastValidStartNs ?? lastValidStartNs(options.db!);
+  if (options.lastValidStartNs === undefined && options.journal === undefined) throw new TypeError("createTransactionIds needs journal or lastValidStartNs");
+  let lastNs: bigint = options.lastValidStartNs ?? maxValidStartNs(options.journal!.newestIds().map((id) => ({ id })));
   /** The highest valid start handed out (or in the journal when made): ids at or below it may repeat one. */
   let highNs = lastNs;
   const idOf = (ns: bigint) => `${operator}@${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, "0")}`;
-  const isRow = options.db === undefined ? null : options.db.$client.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM ledger_transactions WHERE transaction_id = ?");
+  const isRow = options.journal?.exists ?? null;
   const stepNs = BigInt(CLOCK_STEP_TOLERANCE_MS) * MS_NS;
   return () => {
     if (lane?.held !== undefined && !lane.held()) {
@@ -120,7 +120,7 @@ export function createTransactionIds(options: TransactionIdOptions): () => NewTr
       const within = next % MS_NS;
       if (within < HALF_MS_NS) next += HALF_MS_NS - within;
       next = inLane(next);
-      if (isRow !== null) while (isRow.get(idOf(next)) !== null) next = inLane(next + 1n);
+      if (isRow !== null) while (isRow(idOf(next))) next = inLane(next + 1n);
     } else {
       next = inLane(next);
     }

@@ -9,6 +9,7 @@ import type { Logger } from "../lib/log.ts";
 import type { Db } from "../storage/db.ts";
 import type { BackPressureCause } from "./back-pressure.ts";
 import type { Ledger, SubmitKeyPair } from "./ledger.ts";
+import type { LoopStorageNow } from "./ports-loop.ts";
 import type { Journal, Maybe, TransactionKind } from "./queue.ts";
 import type { NewTransaction, TransactionIdOptions } from "./transaction-ids.ts";
 
@@ -97,6 +98,8 @@ export interface AnchorStorage {
 export interface AnchoringOptions {
   /** The embedded SQLite database (one node), unless `storage` is given. */
   readonly db?: Db;
+  /** With `db`: the loop's storage besides the journal, on that database (storage/anchoring-drivers.ts). */
+  readonly loop?: LoopStorageNow;
   /** Where the journal is, on either engine (default: `db`'s). */
   readonly storage?: AnchorStorage;
   readonly clock: Clock;

@@ -28,6 +28,9 @@ export function metaRead(key: string): Body<string | null> {
   };
 }
 
+/** The key under which the sealed ledger submit key is kept (anchoring/submit-key.ts). */
+export const SUBMIT_KEY_META = "ledger_submit_key";
+
 /** The key a storage probe writes (lib/storage-faults.ts: whether a storage fault has passed). */
 export const STORAGE_PROBE = "storage_probe";
 

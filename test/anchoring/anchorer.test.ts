@@ -9,9 +9,11 @@ import { join } from "node:path";
 import { DATABASE_FILE } from "../../src/app.ts";
 import { and, eq } from "drizzle-orm";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
-import { COUNTS_EVERY_MS, MIN_PASS_GAP_MS, Ticker } from "../../src/anchoring/anchorer.ts";
+import { COUNTS_EVERY_MS } from "../../src/anchoring/anchorer.ts";
+import { MIN_PASS_GAP_MS, Ticker } from "../../src/anchoring/loop/ticker.ts";
 import { ErrorLogLimiter } from "../../src/anchoring/retry.ts";
-import { LAST_VALID_START_SQL } from "../../src/anchoring/transaction-ids.ts";
+import { LAST_VALID_START_SQL } from "../../src/storage/sqlite/loop-storage.ts";
+import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../../src/anchoring/submit-key.ts";
 import { ledgerTransactions, records } from "../../src/storage/schema.ts";
@@ -24,9 +26,9 @@ const mirrorId = mirrorFormTransactionId;
 /** Signs a pending row's message and journals it exactly as the loop does before sending. */
 async function prepareAsLoopWould(rig: Rig, transactionId: string): Promise<Buffer> {
   const row = rig.row(transactionId);
-  const key = loadOrCreateSubmitKey(rig.core.db, rig.masterKey, () => {
+  const key = (await loadOrCreateSubmitKey(anchoringDrivers(rig.core.store).loop.submitKey, rig.masterKey, () => {
     throw new Error("the submit key exists once a topic does");
-  })!;
+  }))!;
   const bytes = Buffer.from(
     await rig.ledger.prepareMessage({ transactionId, validSeconds: row.validSeconds, topicId: row.topicId!, message: new Uint8Array(row.message!), submitPrivateKey: key.privateKey }),
   );

@@ -12,6 +12,7 @@ import { and, eq } from "drizzle-orm";
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
 import { createAnchoring } from "../../src/anchoring/anchorer.ts";
+import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { startLocalLedger } from "../../src/local-ledger/index.ts";
@@ -196,6 +197,7 @@ describe("the loop when the announcement cannot be built", () => {
     let mode: "null" | "throw" | "real" = "null";
     const loop = createAnchoring({
       db: rig.core.db,
+      loop: anchoringDrivers(rig.core.store).loop,
       clock: rig.clock,
       log: rig.log,
       ledger: rig.ledger,
@@ -358,6 +360,7 @@ describe("a topic that predates announcements", () => {
     const otherLog = memoryLogger();
     const other = createAnchoring({
       db: otherCore.db,
+      loop: anchoringDrivers(otherCore.store).loop,
       clock: rig.clock,
       log: otherLog,
       ledger: rig.ledger,

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { ANNOUNCED, ANNOUNCED_SQL, AnchorJournal, DUE_SQL, WAITING_RECHECK_MS, NEXT_DUE_SQL, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
+import { sqliteLoopStorage } from "../../src/storage/sqlite/loop-storage.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -35,7 +36,7 @@ beforeEach(async () => {
   clock = manualClock(Date.UTC(2026, 0, 1));
   fixture = createRecordsFixture({ clock });
   db = fixture.db;
-  ids = createTransactionIds({ db, clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 });
+  ids = createTransactionIds({ journal: sqliteLoopStorage(sqliteStore(db)).transactionIds, clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 });
   journal = new AnchorJournal(db, clock, ids);
   org = await fixture.createOrg(`Org ${Math.random()}`, { addon: true });
   orgId = org.id;

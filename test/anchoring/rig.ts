@@ -7,7 +7,9 @@ import { join } from "node:path";
 import { openCore, type Core } from "../../src/app.ts";
 import { createAnchoring, sqliteAnchorStorage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
-import { createHederaLedger, type HederaLedgerOptions } from "../../src/anchoring/hedera-ledger.ts";
+import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
+import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
+import type { HederaLedgerOptions } from "../../src/anchoring/hedera-options.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";
@@ -97,7 +99,7 @@ export async function makeRig(
   const announcements = createKeyAnnouncements({ store: core.store, signer: core.signer, clock });
   const make = () => {
     const a = createAnchoring({
-      ...(options.active === undefined ? { db: core.db } : { storage: { ...sqliteAnchorStorage(core.db), active: options.active } }),
+      ...(options.active === undefined ? { db: core.db, loop: anchoringDrivers(core.store).loop } : { storage: { ...sqliteAnchorStorage(core.db, anchoringDrivers(core.store).loop), active: options.active } }),
       clock,
       log,
       ledger,

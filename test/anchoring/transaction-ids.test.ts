@@ -9,6 +9,11 @@ import { CLOCK_STEP_TOLERANCE_MS, createTransactionIds } from "../../src/anchori
 import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase, type Db } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
+import { sqliteLoopStorage } from "../../src/storage/sqlite/loop-storage.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
+
+/** The journal as a source of ids reads it (storage/sqlite/loop-storage.ts). */
+const idJournal = (db: Db) => sqliteLoopStorage(sqliteStore(db)).transactionIds;
 
 const nsOf = (id: string) => {
   const m = /@(\d+)\.(\d{9})$/.exec(id)!;
@@ -38,7 +43,7 @@ describe("transaction ids when the clock steps", () => {
     const db = journal();
     const start = Date.UTC(2026, 11, 1, 12);
     const clock = manualClock(start);
-    const ids = createTransactionIds({ db, clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
+    const ids = createTransactionIds({ journal: idJournal(db), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
     const made = new Set<string>();
     const run = () => {
       for (let i = 0; i < 4000; i++) {
@@ -63,7 +68,7 @@ describe("transaction ids when the clock steps", () => {
     const db = journal();
     const start = Date.UTC(2026, 11, 1, 12);
     const clock = manualClock(start);
-    const ids = createTransactionIds({ db, clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
+    const ids = createTransactionIds({ journal: idJournal(db), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
     remember(db, ids());
     clock.set(start - 10_000);
     // The id it would hand out: one millisecond back, the upper half of that millisecond.
@@ -77,7 +82,7 @@ describe("transaction ids when the clock steps", () => {
 
   test("steps back within the tolerance keep ids strictly increasing", () => {
     const clock = manualClock(Date.UTC(2026, 11, 1, 12));
-    const ids = createTransactionIds({ db: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
+    const ids = createTransactionIds({ journal: idJournal(journal()), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
     let last = nsOf(ids().transactionId);
     for (const step of [-1, -500, -(CLOCK_STEP_TOLERANCE_MS - 2)]) {
       clock.advance(step);
@@ -91,20 +96,20 @@ describe("transaction ids when the clock steps", () => {
   test("a restart with the journal's newest id ahead of the clock: ids follow the clock, in the upper half of their millisecond, none a row", () => {
     const db = journal();
     const clock = manualClock(Date.UTC(2026, 11, 1, 12));
-    const before = createTransactionIds({ db, clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
+    const before = createTransactionIds({ journal: idJournal(db), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
     for (let i = 0; i < 100; i++) {
       remember(db, before());
       clock.advance(1);
     }
     clock.advance(-HOUR);
-    const after = createTransactionIds({ db, clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 })();
+    const after = createTransactionIds({ journal: idJournal(db), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 })();
     expect(after.validStartMs).toBe(clock.now() - 1);
     expect(nsOf(after.transactionId) % 1_000_000n).toBeGreaterThanOrEqual(500_000n);
   });
 
   test("a step forward: ids follow it, and a step back after it is followed too", () => {
     const clock = manualClock(Date.UTC(2026, 11, 1, 12));
-    const ids = createTransactionIds({ db: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
+    const ids = createTransactionIds({ journal: idJournal(journal()), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0 });
     ids();
     clock.advance(2 * HOUR);
     expect(ids().validStartMs).toBe(clock.now() - 1);

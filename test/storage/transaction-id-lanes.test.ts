@@ -9,6 +9,8 @@ import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
+import { sqliteLoopStorage } from "../../src/storage/sqlite/loop-storage.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 import { claimLane, LANES, type Lane } from "../../src/storage/pg-cluster.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
@@ -19,16 +21,17 @@ const nsOf = (id: string) => {
   return BigInt(m[1]!) * 1_000_000_000n + BigInt(m[2]!);
 };
 
+/** A new journal, as a source of ids reads it. */
 function journal() {
   const db = openDatabase({ path: ":memory:" });
   migrate(db);
-  return db;
+  return sqliteLoopStorage(sqliteStore(db)).transactionIds;
 }
 
 describe("lanes in one process", () => {
   test("every id is in the lane, strictly increasing, never in the ledger's future", () => {
     const clock = manualClock(Date.UTC(2026, 10, 25, 9));
-    const ids = createTransactionIds({ db: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane: { index: 7, lanes: 1000 } });
+    const ids = createTransactionIds({ journal: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane: { index: 7, lanes: 1000 } });
     let last = 0n;
     for (let i = 0; i < 5000; i++) {
       const { transactionId, validStartMs } = ids();
@@ -44,10 +47,10 @@ describe("lanes in one process", () => {
   test("a bad lane is refused when the source is made; a lane lost refuses every id with 503", () => {
     const clock = manualClock();
     for (const lane of [{ index: -1, lanes: 10 }, { index: 10, lanes: 10 }, { index: 0, lanes: 0 }, { index: 0.5, lanes: 10 }]) {
-      expect(() => createTransactionIds({ db: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane })).toThrow(/lane must be/);
+      expect(() => createTransactionIds({ journal: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane })).toThrow(/lane must be/);
     }
     let held = true;
-    const ids = createTransactionIds({ db: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane: { index: 1, lanes: 10, held: () => held } });
+    const ids = createTransactionIds({ journal: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane: { index: 1, lanes: 10, held: () => held } });
     expect(ids().transactionId).toMatch(/^0\.0\.2@\d+\.\d{8}1$/);
     held = false;
     expect(() => ids()).toThrow(expect.objectContaining({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 1 }));
@@ -80,7 +83,7 @@ describe("lanes claimed on PostgreSQL", () => {
     expect(claimed.every((l) => l.lanes === LANES && l.held())).toBe(true);
     // Three nodes handing out ids in the same milliseconds, from the same clock.
     const clock = manualClock(Date.UTC(2026, 10, 25, 9));
-    const sources = claimed.map((lane) => createTransactionIds({ db: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane }));
+    const sources = claimed.map((lane) => createTransactionIds({ journal: journal(), clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane }));
     const seen = new Set<string>();
     for (let i = 0; i < 3000; i++) for (const next of sources) seen.add(next().transactionId);
     expect(seen.size).toBe(9000);
@@ -97,7 +100,7 @@ describe("lanes claimed on PostgreSQL", () => {
     const url = await pg.createDatabase("lost");
     const lane = await claimLane(store(url));
     lanes.push(lane);
-    const ids = createTransactionIds({ db: journal(), clock: manualClock(), operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane });
+    const ids = createTransactionIds({ journal: journal(), clock: manualClock(), operator: "0.0.2", validSeconds: 120, backdateMs: 0, lane });
     expect(() => ids()).not.toThrow();
     pg.psql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, url.split("/").pop()!);
     await waitFor("the lost lane to be noticed", () => (lane.held() ? null : true), 5_000);
