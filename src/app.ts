@@ -45,6 +45,7 @@ import { consensusTextsCache } from "./lib/formats.ts";
 import { createIdleRelease, QUIET_MS } from "./lib/idle-release.ts";
 import { listQueriesCache } from "./verification/query.ts";
 import { recordCounter } from "./records/counts.ts";
+import { recordsDrivers } from "./storage/records-drivers.ts";
 import { createReceipts, type Receipts } from "./receipts/receipt.ts";
 import { createIdentity } from "./receipts/identity.ts";
 import { receiptRoutes } from "./http/routes/receipts.ts";
@@ -137,7 +138,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     {
       anchoring: { db: core.db, loop: anchoringDrivers(core.store).loop },
       masterKey: masterKeyOf(core),
-      writes: createWriteQueue(core.db),
+      writes: createWriteQueue(recordsDrivers(core.store).writes),
       limiter,
       memory: {
         held: () => [{ name: "rate_limit_buckets", ...limiter.stats() }],
@@ -206,7 +207,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
   const metrics = createServiceMetrics({
     version: VERSION,
     commit: COMMIT,
-    records: recordCounter(core.store),
+    records: recordCounter(recordsDrivers(core.store).counts),
     backlog: () => anchoring?.backlog() ?? { pending: 0, accepted: 0 },
     signatureVerifications: () => core.signer.verifiedBy(),
     caches: () => [...caches.map((c) => ({ name: c.name, ...c.stats() })), ...(engine.memory?.held() ?? [])],
@@ -221,7 +222,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       clock: core.clock,
       log: options.log,
       masterKey: engine.masterKey,
-      announcementFor: createKeyAnnouncements({ store: core.store, signer: core.signer, clock: core.clock }),
+      announcementFor: createKeyAnnouncements({ keys: recordsDrivers(core.store).keys, signer: core.signer, clock: core.clock }),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
     }),

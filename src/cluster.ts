@@ -19,6 +19,8 @@ import { createCredentials } from "./keys/credentials.ts";
 import { claimLane, clusterStatus, LANES, startLeadership, type ClusterStatus, type Lane, type Leadership } from "./storage/pg-cluster.ts";
 import { pgLease, sweepRateBuckets } from "./storage/pg-rate.ts";
 import type { PostgresStore } from "./storage/pg-store.ts";
+import { recordsDrivers } from "./storage/records-drivers.ts";
+import { createWriteQueue } from "./records/write-queue.ts";
 import { VERSION } from "./version.ts";
 
 /** Connections each node opens: the leadership's and the lane's reserved ones, and the pool. */
@@ -127,12 +129,9 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
         anchoring: { storage, idlePollMs: LEADER_POLL_MS },
         masterKey: masterKeyOf(core),
         leading: () => leadership.current() !== null,
-        // Records and the person application's request-path writes are guarded by their own WHERE
-        // clauses and unique indexes (one active record per hash: insert or nothing; a revocation
-        // only of a record not revoked; a challenge taken once), so READ COMMITTED keeps them
-        // correct; SERIALIZABLE's page-level conflicts aborted concurrent creations and the anchor
-        // loop's changes by the thousand under load (docs/storage.md, "The anchor loop on PostgreSQL").
-        writes: { write: (body) => store.writeAt("read committed", body) },
+        // Records and the person application's request-path writes: READ COMMITTED transactions
+        // (storage/postgres/record-writes.ts says why that keeps them correct).
+        writes: createWriteQueue(recordsDrivers(store).writes),
         limiter,
         storageCheck: () => databaseAnswers(store),
         readiness: {

@@ -82,8 +82,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   config: ["lib"],
   crypto: ["lib"],
   // (outside): the migrations, embedded. The drivers (storage/sqlite/, storage/postgres/)
-  // implement capabilities' ports and import their types: verification/log/ports.ts, anchoring/ports-loop.ts.
-  storage: ["lib", "(outside)", "verification/log/ports.ts", "anchoring/ports-loop.ts"],
+  // implement capabilities' ports and import their types: verification/log/ports.ts, anchoring/ports-loop.ts, records/ports.ts.
+  storage: ["lib", "(outside)", "verification/log/ports.ts", "anchoring/ports-loop.ts", "records/ports.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.

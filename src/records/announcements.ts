@@ -14,20 +14,22 @@
  *   when two create it at once) when the master key is there. Without either it answers null,
  *   and the loop asks again at its next pass.
  * - Never called inside another transaction (creating the seal key opens its own).
- * - On the embedded SQLite it answers synchronously; on PostgreSQL with a promise.
+ * - On the embedded SQLite it answers synchronously; on PostgreSQL with a promise (the
+ *   `RecordKeyStore` port's drivers, ports.ts).
  */
 import { eq } from "drizzle-orm";
 import type { KeyAnnouncement } from "../anchoring/types.ts";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
-import { q, type Body, type SqliteStore, type Store } from "../storage/store.ts";
+import { q, type Body } from "../storage/store.ts";
 import { encodeKeyAnnouncementMessage } from "./messages.ts";
-import { ensureSealKey, ensureSealKeyIn, SEAL_KEY_META } from "./seal-key.ts";
+import type { RecordKeyStore, SyncRecordKeyStore } from "./ports.ts";
+import { sealKeyOf, SEAL_KEY_META } from "./seal-key.ts";
 
 export interface KeyAnnouncementsDeps {
-  /** The database, on either engine (storage/store.ts). */
-  readonly store: Store;
+  /** The database, on either engine (ports.ts: synchronous on the embedded SQLite). */
+  readonly keys: RecordKeyStore;
   readonly signer: Signer;
   readonly clock: Clock;
 }
@@ -59,27 +61,23 @@ const namedSealFingerprint: Body<Uint8Array | null> = function* (db, t) {
 };
 
 /** An organisation's key announcement, or null when it cannot be built yet (see the module comment). */
-export function createKeyAnnouncements(deps: KeyAnnouncementsDeps & { readonly store: SqliteStore }): (orgId: string) => KeyAnnouncement | null;
+export function createKeyAnnouncements(deps: KeyAnnouncementsDeps & { readonly keys: SyncRecordKeyStore }): (orgId: string) => KeyAnnouncement | null;
 export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null>;
 export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null> {
-  const { store, signer, clock } = deps;
-  const sqlite = store.engine === "sqlite" ? (store as SqliteStore) : null;
-  const read = <T>(body: Body<T>): Maybe<T> => (sqlite !== null ? sqlite.readSync(body) : store.read(body));
-  const createSealKey = (): Maybe<Uint8Array> =>
-    sqlite !== null ? ensureSealKey({ db: sqlite.db, signer, clock }).fingerprint : ensureSealKeyIn({ store, signer, clock }).then((k) => k.fingerprint);
+  const { keys, signer, clock } = deps;
 
   // The seal key never changes once named: read (or created) once.
   let sealFingerprint: Uint8Array | null = null;
   function* sealKeyFingerprint(): Generator<unknown, Uint8Array | null, unknown> {
     if (sealFingerprint !== null) return sealFingerprint;
-    const named = yield* settled(read(namedSealFingerprint));
+    const named = yield* settled(keys.read(namedSealFingerprint));
     if (named !== null) return (sealFingerprint = named);
     if (!signer.canSign) return null;
-    return (sealFingerprint = yield* settled(createSealKey()));
+    return (sealFingerprint = (yield* settled(sealKeyOf(keys, signer, clock))).fingerprint);
   }
 
   function* announcement(orgId: string): Generator<unknown, KeyAnnouncement | null, unknown> {
-    const org = yield* settled(read(organisationKey(orgId)));
+    const org = yield* settled(keys.read(organisationKey(orgId)));
     if (org === undefined) return null;
     if (org.algorithm === null) throw new Error(`organisation ${orgId}'s system key ${Buffer.from(org.key).toString("hex")} is not in signing_keys`);
     const seal = yield* sealKeyFingerprint();

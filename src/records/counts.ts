@@ -5,65 +5,56 @@
  * record passes through quickly are a handful of index entries; `anchored` is the long one.
  */
 import { and, count, eq, isNull } from "drizzle-orm";
-import { RECORD_COUNTS } from "../storage/receipt-statements.ts";
-import { firstRow, q, type Body, type SqliteStore, type Store } from "../storage/store.ts";
+import { runMaybe, settled } from "../lib/maybe.ts";
+import { q, type Body } from "../storage/store.ts";
+import type { RecordAnchorState, RecordCountReads } from "./ports.ts";
 
-export const ANCHOR_STATES = ["pending", "accepted", "anchored", "abandoned"] as const;
-export type RecordAnchorState = (typeof ANCHOR_STATES)[number];
+export const ANCHOR_STATES = ["pending", "accepted", "anchored", "abandoned"] as const satisfies readonly RecordAnchorState[];
 
 /** Records by anchor state; a state not counted yet is absent. */
 export type RecordCounts = Readonly<Partial<Record<RecordAnchorState, number>>>;
 
-/** The four counts in one statement, as a read operation on either engine. */
-export function recordCounts(): Body<Record<RecordAnchorState, number>> {
-  return function* () {
-    const row = yield* q(firstRow(RECORD_COUNTS));
-    const out = {} as Record<RecordAnchorState, number>;
-    for (const state of ANCHOR_STATES) out[state] = row?.[state] ?? 0;
-    return out;
-  };
-}
-
 export interface RecordCounterOptions {
-  /** PostgreSQL only: the counts are counted again at most this often, ms. Default 1000. */
+  /** The least time between two counts, ms. Default: the port's `refreshMs` (0 on SQLite, 1000 on PostgreSQL). */
   readonly refreshMs?: number;
-  /** PostgreSQL only: a monotonic clock, ms (tests). Default `performance.now`. */
+  /** A monotonic clock, ms (tests). Default `performance.now`. */
   readonly now?: () => number;
 }
 
 /**
- * The counts for each scrape of /metrics, which renders synchronously.
- * - SQLite: counted at the scrape, synchronously (40 ms on a million records).
- * - PostgreSQL: the scrape never waits on the database. It gets the counts last counted (none
- *   before the first count, which starts at once, so the series appear once it is done), and a
- *   scrape finding them older than `refreshMs` starts a new count in the background: at most one
- *   count at a time and one a second, whatever the number of scrapers. The counts a scrape shows
- *   are therefore those of the previous scrape, or of about a second ago under frequent scrapes. A
- *   failed count keeps the previous counts and is tried again at the next scrape.
+ * The counts for each scrape of /metrics, which renders synchronously, written once over the
+ * `RecordCountReads` port (ports.ts).
+ * - Where counting answers synchronously (SQLite, `refreshMs` 0): counted at the scrape.
+ * - Otherwise (PostgreSQL) the scrape never waits on the database. It gets the counts last
+ *   counted (none before the first count, which starts at once, so the series appear once it is
+ *   done), and a scrape finding them older than `refreshMs` starts a new count in the background:
+ *   at most one count at a time and one a second, whatever the number of scrapers. The counts a
+ *   scrape shows are therefore those of the previous scrape, or of about a second ago under
+ *   frequent scrapes. A failed count keeps the previous counts and is tried again at the next
+ *   scrape.
  */
-export function recordCounter(store: Store, options: RecordCounterOptions = {}): () => RecordCounts {
-  if (store.engine === "sqlite") {
-    const sqlite = store as SqliteStore;
-    return () => sqlite.readSync(recordCounts());
-  }
-  const { refreshMs = 1000, now = () => performance.now() } = options;
+export function recordCounter(reads: RecordCountReads, options: RecordCounterOptions = {}): () => RecordCounts {
+  const { refreshMs = reads.refreshMs, now = () => performance.now() } = options;
   let counts: RecordCounts = {};
   let countedAt = -Infinity;
   let counting = false;
   const refresh = () => {
     counting = true;
     countedAt = now();
-    store.read(recordCounts()).then(
-      (c) => {
-        counts = c;
-        counting = false;
-      },
-      () => {
-        counting = false;
-      },
+    // Synchronous where the port answers at once: `counts` is set (or the scrape throws) before it returns.
+    const done = runMaybe(
+      (function* () {
+        try {
+          counts = yield* settled(reads.count());
+        } finally {
+          counting = false;
+        }
+      })(),
     );
+    // A failed background count keeps the previous counts.
+    void Promise.resolve(done).catch(() => {});
   };
-  refresh();
+  if (reads.refreshMs > 0) refresh();
   return () => {
     if (!counting && now() - countedAt >= refreshMs) refresh();
     return counts;

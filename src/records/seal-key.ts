@@ -13,9 +13,11 @@ import { eq } from "drizzle-orm";
 import type { SealedKey, Signer } from "../crypto/index.ts";
 import { isAlgorithm } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
+import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
 import type { Db } from "../storage/db.ts";
 import { q, sqliteStore, type Body, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { insertSigningKey } from "../storage/signing-keys.ts";
+import type { RecordKeyStore, SyncRecordKeyStore } from "./ports.ts";
 
 export const SEAL_KEY_META = "seal_key_fingerprint";
 export const SEAL_KEY_PURPOSE = "service-seal";
@@ -68,25 +70,31 @@ function storeSealKey(fresh: StoredKey, now: number): Body<StoredKey> {
 }
 
 /**
- * The seal key, creating it when the installation has none, on either engine. Needs the master key
- * to create one (MasterKeyMissingError, a 503, otherwise). Callers may cache the result: the key
- * never changes.
+ * The seal key, creating it when the installation has none, on either engine (ports.ts
+ * `RecordKeyStore`: synchronously on the embedded SQLite). Needs the master key to create one
+ * (MasterKeyMissingError, a 503, otherwise). Callers may cache the result: the key never changes.
  */
-export async function ensureSealKeyIn(deps: { store: Store; signer: Signer; clock: Clock }): Promise<StoredKey> {
-  const { store, signer, clock } = deps;
-  const existing = await store.read(namedSealKey);
-  if (existing !== null) return existing;
-  // Generated outside the transaction: no reason to hold the write lock during key generation.
-  const fresh = signer.generateKey(SEAL_KEY_PURPOSE);
-  return store.write(storeSealKey(fresh, clock.now()));
+export function sealKeyOf(keys: SyncRecordKeyStore, signer: Signer, clock: Clock): StoredKey;
+export function sealKeyOf(keys: RecordKeyStore, signer: Signer, clock: Clock): Maybe<StoredKey>;
+export function sealKeyOf(keys: RecordKeyStore, signer: Signer, clock: Clock): Maybe<StoredKey> {
+  return runMaybe(
+    (function* () {
+      const existing = yield* settled(keys.read(namedSealKey));
+      if (existing !== null) return existing;
+      // Generated outside the transaction: no reason to hold the write lock during key generation.
+      const fresh = signer.generateKey(SEAL_KEY_PURPOSE);
+      return yield* settled(keys.write(storeSealKey(fresh, clock.now())));
+    })(),
+  );
 }
 
-/** `ensureSealKeyIn`, synchronously, on the embedded SQLite (for the code still synchronous over it). */
+/** `sealKeyOf` over a store (storage/store.ts), answered with a promise. */
+export async function ensureSealKeyIn(deps: { store: Store; signer: Signer; clock: Clock }): Promise<StoredKey> {
+  return sealKeyOf(deps.store, deps.signer, deps.clock);
+}
+
+/** `sealKeyOf`, synchronously, on the embedded SQLite (for the code still synchronous over it). */
 export function ensureSealKey(deps: { db: Db; signer: Signer; clock: Clock }): StoredKey {
-  const { db, signer, clock } = deps;
-  const store = sqliteStore(db);
-  const existing = store.readSync(namedSealKey);
-  if (existing !== null) return existing;
-  const fresh = signer.generateKey(SEAL_KEY_PURPOSE);
-  return store.writeSync(storeSealKey(fresh, clock.now()));
+  const store = sqliteStore(deps.db);
+  return sealKeyOf({ read: store.readSync, write: store.writeSync }, deps.signer, deps.clock);
 }

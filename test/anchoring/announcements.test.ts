@@ -29,6 +29,7 @@ import { BUN, cleanup, onCleanup, ROOT, startService, tempDir } from "../support
 import { createRecordsFixture, MASTER_KEY } from "../support/records-fixture.ts";
 import { waitFor } from "../support/wait.ts";
 import { makeRig, VALID_SECONDS, type Rig } from "./rig.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
 
 afterEach(cleanup);
 
@@ -136,7 +137,7 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     const f = createRecordsFixture();
     const org = await f.createOrg('Quote " and \\ Ltd');
     const seal = ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock });
-    const a = createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock })(org.id)!;
+    const a = createKeyAnnouncements({ keys: recordsDrivers(sqliteStore(f.db)).keys, signer: f.signer, clock: f.clock })(org.id)!;
     expect(Buffer.from(a.keyFingerprint).equals(Buffer.from(org.systemKey.fingerprint))).toBe(true);
     expect(Buffer.from(a.message).equals(Buffer.from(encodeKeyAnnouncementMessage({ orgId: org.id, name: org.name, algorithm: "ML-DSA-65", keyFingerprint: org.systemKey.fingerprint, sealKeyFingerprint: seal.fingerprint })))).toBe(true);
   });
@@ -145,7 +146,7 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     const f = createRecordsFixture();
     const org = await f.createOrg("Domain Ltd");
     const seal = ensureSealKey({ db: f.db, signer: f.signer, clock: f.clock });
-    const announce = createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock });
+    const announce = createKeyAnnouncements({ keys: recordsDrivers(sqliteStore(f.db)).keys, signer: f.signer, clock: f.clock });
     expect(announce(org.id)!.generation).toBe(0);
     await f.orgs.set(org.id, { domain: "domain.example" }, "test");
     const a = announce(org.id)!;
@@ -163,7 +164,7 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     const f = createRecordsFixture();
     const org = await f.createOrg("Fresh Ltd");
     expect(sealNamed(f)).toBeUndefined();
-    const a = createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock })(org.id)!;
+    const a = createKeyAnnouncements({ keys: recordsDrivers(sqliteStore(f.db)).keys, signer: f.signer, clock: f.clock })(org.id)!;
     const named = sealNamed(f)!;
     expect((decodeLedgerMessage(a.message) as { sealKeyFingerprint: string }).sealKeyFingerprint).toBe(named.value);
     expect(f.db.select().from(signingKeys).where(eq(signingKeys.fingerprint, Buffer.from(named.value, "hex"))).get()).toMatchObject({ purpose: "service-seal" });
@@ -173,7 +174,7 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
   test("no seal key and a sealed key store (no master key): null, and nothing written; the organisation unknown: null", async () => {
     const f = createRecordsFixture();
     const org = await f.createOrg("Sealed Ltd");
-    const sealed = createKeyAnnouncements({ store: sqliteStore(f.db), signer: createSigner({ masterKey: null }), clock: f.clock });
+    const sealed = createKeyAnnouncements({ keys: recordsDrivers(sqliteStore(f.db)).keys, signer: createSigner({ masterKey: null }), clock: f.clock });
     expect(sealed(org.id)).toBeNull();
     expect(sealNamed(f)).toBeUndefined();
     // Once a seal key exists (made by a process that has the master key), the sealed one can announce.
@@ -186,14 +187,14 @@ describe("announcementFor (src/records/announcements.ts), without a ledger", () 
     const f = createRecordsFixture();
     const org = await f.createOrg("Broken Ltd");
     f.db.update(organisations).set({ systemKeyFingerprint: Buffer.alloc(32, 9) }).where(eq(organisations.id, org.id)).run();
-    expect(() => createKeyAnnouncements({ store: sqliteStore(f.db), signer: f.signer, clock: f.clock })(org.id)).toThrow("is not in signing_keys");
+    expect(() => createKeyAnnouncements({ keys: recordsDrivers(sqliteStore(f.db)).keys, signer: f.signer, clock: f.clock })(org.id)).toThrow("is not in signing_keys");
   });
 });
 
 describe("the loop when the announcement cannot be built", () => {
   test("null or an error: logged, the topic is still recorded, records wait; built at a later pass, it is queued then", async () => {
     const rig = await makeRig();
-    const real = createKeyAnnouncements({ store: rig.core.store, signer: rig.core.signer, clock: rig.clock });
+    const real = createKeyAnnouncements({ keys: recordsDrivers(rig.core.store).keys, signer: rig.core.signer, clock: rig.clock });
     let mode: "null" | "throw" | "real" = "null";
     const loop = createAnchoring({
       db: rig.core.db,
@@ -366,7 +367,7 @@ describe("a topic that predates announcements", () => {
       ledger: rig.ledger,
       links: localLinks(rig.local.mirrorUrl),
       masterKey: rig.masterKey,
-      announcementFor: createKeyAnnouncements({ store: otherCore.store, signer: otherCore.signer, clock: rig.clock }),
+      announcementFor: createKeyAnnouncements({ keys: recordsDrivers(otherCore.store).keys, signer: otherCore.signer, clock: rig.clock }),
       validSeconds: VALID_SECONDS,
     });
     onCleanup(() => other.stop());

@@ -20,6 +20,7 @@ import { and, eq } from "drizzle-orm";
 import { onCleanup, tempDir, testConfig } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
 
 export const VALID_SECONDS = 30;
 
@@ -96,7 +97,7 @@ export async function makeRig(
   const ledger = options.wrapLedger?.(adapter) ?? adapter;
   const masterKey = crypto.getRandomValues(new Uint8Array(32));
   // As the composition root wires it: the organisation's key and the service seal key.
-  const announcements = createKeyAnnouncements({ store: core.store, signer: core.signer, clock });
+  const announcements = createKeyAnnouncements({ keys: recordsDrivers(core.store).keys, signer: core.signer, clock });
   const make = () => {
     const a = createAnchoring({
       ...(options.active === undefined ? { db: core.db, loop: anchoringDrivers(core.store).loop } : { storage: { ...sqliteAnchorStorage(core.db, anchoringDrivers(core.store).loop), active: options.active } }),

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { humanTime as serverTime, timeElement } from "../../src/http/pages/html.ts";
 import { renderVerifyPage, STATUS_WORDS } from "../../src/http/pages/verify.ts";
-import type { PublicRecord } from "../../src/records/service.ts";
+import type { PublicRecord } from "../../src/records/views.ts";
 import { humanTime as signingPageTime, recordStateWords, STATE_WORDS } from "../../src/sign-pages/words.ts";
 import { OUTCOME_WORDS, verdictText } from "../../src/verifier/page/view.ts";
 import { humanTime as verifierTime, humanTimesIn, machineTime } from "../../src/verifier/render.ts";

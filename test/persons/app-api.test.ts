@@ -10,7 +10,7 @@ import { eq } from "drizzle-orm";
 import { createPersons, type Persons } from "../../src/keys/persons.ts";
 import { appChallenges, appSessions, enrolments, ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
 import { LIVE_PER_SUBJECT } from "../../src/persons/app.ts";
-import { PERSON_RECORDS_SQL } from "../../src/records/service.ts";
+import { PERSON_RECORDS_SQL } from "../../src/records/views.ts";
 import { cleanup, testApp } from "../support/env.ts";
 import { SoftAuthenticator } from "../support/soft-authenticator.ts";
 import { waitFor } from "../support/wait.ts";

@@ -26,6 +26,8 @@ import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
@@ -107,7 +109,7 @@ async function scenario(store: Store, clock: ReturnType<typeof manualClock>, sig
   const org = await orgs.create({ name: "Receipts Org", addon: true, apiAccess: true }, "alice");
   const other = await orgs.create({ name: "Other Org" }, "alice");
   await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
-  const announcement = await createKeyAnnouncements({ store, signer, clock })(org.id);
+  const announcement = await createKeyAnnouncements({ keys: recordsDrivers(store).keys, signer, clock })(org.id);
   if (announcement === null) throw new Error("no announcement");
   await store.write((tx, t) =>
     q(
@@ -130,7 +132,7 @@ async function scenario(store: Store, clock: ReturnType<typeof manualClock>, sig
       }),
     ),
   );
-  const recs = createRecords({ store, signer, clock, ledger: fakeLedger(), publicUrl: "https://verify.example.org" });
+  const recs = createRecords({ store, signer, clock, ledger: fakeLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
   clock.advance(1000);
   const anchored = (await recs.create(org.id, { docHash: hash("a"), filename: "contract.pdf" })).record.recordId;
   clock.advance(1000);
@@ -334,7 +336,7 @@ for (const engine of ENGINES) {
       // The domain set on the other node; the key's announcement with it queued there, then
       // abandoned once and queued again: the earlier announcement still stands meanwhile.
       await createOrganisations({ store: b, signer, clock: at }).set(ids.orgId, { domain: "receipts.example" }, "alice");
-      const again = (await createKeyAnnouncements({ store: b, signer, clock: at })(ids.orgId))!;
+      const again = (await createKeyAnnouncements({ keys: recordsDrivers(b).keys, signer, clock: at })(ids.orgId))!;
       expect(again.generation).toBe(1);
       expect(decodeLedgerMessage(again.message)).toMatchObject({ type: "key", name: "Receipts Org", domain: "receipts.example" });
       const queue = (transactionId: string, state: "pending" | "abandoned") =>
@@ -379,8 +381,8 @@ for (const engine of ENGINES) {
       const [a, b] = await engine.openPair();
       const org = await createOrganisations({ store: a, signer, clock }).create({ name: "Ärzte \"Nord\"" }, "alice");
       // Without a master key and with no seal key yet, nothing can be announced.
-      expect(await createKeyAnnouncements({ store: b, signer: createSigner({ masterKey: null }), clock })(org.id)).toBeNull();
-      const [x, y] = await Promise.all([createKeyAnnouncements({ store: a, signer, clock })(org.id), createKeyAnnouncements({ store: b, signer, clock })(org.id)]);
+      expect(await createKeyAnnouncements({ keys: recordsDrivers(b).keys, signer: createSigner({ masterKey: null }), clock })(org.id)).toBeNull();
+      const [x, y] = await Promise.all([createKeyAnnouncements({ keys: recordsDrivers(a).keys, signer, clock })(org.id), createKeyAnnouncements({ keys: recordsDrivers(b).keys, signer, clock })(org.id)]);
       expect(x).not.toBeNull();
       expect(Buffer.from(y!.message).equals(Buffer.from(x!.message))).toBe(true);
       const seals = await a.read((db, t) => q(db.select().from(t.signingKeys).where(eq(t.signingKeys.purpose, SEAL_KEY_PURPOSE))));
@@ -397,13 +399,13 @@ for (const engine of ENGINES) {
         sealKeyFingerprint: seals[0]!.fingerprint.toString("hex"),
       });
       // Once named, the seal key is found without the master key.
-      expect(await createKeyAnnouncements({ store: b, signer: createSigner({ masterKey: null }), clock })(org.id)).toEqual(x);
-      expect(await createKeyAnnouncements({ store: a, signer, clock })("no-such-org")).toBeNull();
+      expect(await createKeyAnnouncements({ keys: recordsDrivers(b).keys, signer: createSigner({ masterKey: null }), clock })(org.id)).toEqual(x);
+      expect(await createKeyAnnouncements({ keys: recordsDrivers(a).keys, signer, clock })("no-such-org")).toBeNull();
     });
 
     test("record counts by anchor state", async () => {
       const store = await engine.open();
-      const counter = recordCounter(store, { refreshMs: 0 });
+      const counter = recordCounter(recordsDrivers(store).counts, { refreshMs: 0 });
       await scenario(store, clock, signer);
       const want = { pending: 1, accepted: 0, anchored: 2, abandoned: 0 };
       const counted = await waitFor("the counts", () => {
@@ -421,14 +423,14 @@ describe("PostgreSQL: record counts for /metrics never wait on the database", ()
     let counts = 0;
     const counting: Store = { ...store, read: (body) => (counts++, store.read(body)) };
     let now = 0;
-    const counter = recordCounter(counting, { refreshMs: 1000, now: () => now });
+    const counter = recordCounter(recordsDrivers(counting).counts, { refreshMs: 1000, now: () => now });
     expect(counter()).toEqual({});
     expect(counts).toBe(1); // started at once
     await waitFor("the first count", () => (counter().pending === 0 ? true : undefined));
     const signer = createSigner({ masterKey: MASTER_KEY, workers: 0 });
     const org = await createOrganisations({ store, signer, clock: manualClock(T0) }).create({ name: "Counted" }, "alice");
     await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
-    await createRecords({ store, signer, clock: manualClock(T0), ledger: fakeLedger(), publicUrl: "https://verify.example.org" }).create(org.id, { docHash: hash("d"), filename: undefined });
+    await createRecords({ store, signer, clock: manualClock(T0), ledger: fakeLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) }).create(org.id, { docHash: hash("d"), filename: undefined });
     // Within the interval: the last counts, and no count started.
     now = 999;
     for (let i = 0; i < 5; i++) expect(counter()).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0 });
@@ -489,12 +491,12 @@ describe("SQLite and PostgreSQL: the same rows give the same bytes", () => {
   });
 
   test("key announcements and record counts", async () => {
-    const [a, b] = [lite, post].map((store) => createKeyAnnouncements({ store, signer, clock }));
+    const [a, b] = [lite, post].map((store) => createKeyAnnouncements({ keys: recordsDrivers(store).keys, signer, clock }));
     const [x, y] = [await a!(s.orgId), await b!(s.orgId)];
     expect(Buffer.from(y!.message).equals(Buffer.from(x!.message))).toBe(true);
     expect(Buffer.from(y!.keyFingerprint).equals(Buffer.from(x!.keyFingerprint))).toBe(true);
-    const counts = recordCounter(post, { refreshMs: 0 });
-    const want = recordCounter(lite)();
+    const counts = recordCounter(recordsDrivers(post).counts, { refreshMs: 0 });
+    const want = recordCounter(recordsDrivers(lite).counts)();
     expect(want).toEqual({ pending: 1, accepted: 0, anchored: 2, abandoned: 0 });
     expect(await waitFor("the counts", () => (counts().anchored !== undefined ? counts() : undefined))).toEqual(want);
   });

@@ -21,6 +21,8 @@ import { organisations, records } from "../../src/storage/schema.ts";
 import { q, type SqliteStore } from "../../src/storage/store.ts";
 import { countRows, sqlRow, sqlRows, sqlRun, TEST_ENGINE, testCore } from "../support/engine.ts";
 import { onCleanup, testConfig } from "../support/env.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 export const T0 = Date.UTC(2026, 0, 15, 9, 30, 0, 123);
 
@@ -79,7 +81,7 @@ export interface HarnessOptions {
 function assembleHarness(core: AdminCore, log: ReturnType<typeof memoryLogger>, clock: ReturnType<typeof manualClock>) {
   const { config } = core;
   const ledger = fakeLedger();
-  const recordsService = createRecords({ store: core.store, signer: core.signer, clock, ledger, publicUrl: config.publicUrl });
+  const recordsService = createRecords({ store: core.store, signer: core.signer, clock, ledger, publicUrl: config.publicUrl, writes: createWriteQueue(recordsDrivers(core.store).writes) });
   const access = stubAccess(core);
   const http = createHttp({ log, version: "test", readiness: {}, plugins: [recordsRoutes({ access, records: recordsService }), verifyPages({ records: recordsService })] });
   const request = (path: string, init?: RequestInit) => http.handle(new Request(`http://localhost${path}`, init), "127.0.0.1");

@@ -16,6 +16,8 @@ import { createRecords } from "../../src/records/service.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { EXIT_DOC_HASH, THROW_DOC_HASH } from "../crypto/support/crash-marker.ts";
 import { HASH, harness, stubAccess } from "./fixtures.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 afterAll(cleanup);
 
@@ -39,7 +41,7 @@ describe("record creation on signing workers", () => {
       const h = harness({ dataDir: dir });
       const org = await h.org();
       const signer = createSigner({ masterKey: masterKeyOf(h.core)!, workers: 1, workerEntry: CRASHING });
-      const records = createRecords({ store: h.core.store, signer, clock: h.clock, ledger: h.ledger, publicUrl: h.config.publicUrl });
+      const records = createRecords({ store: h.core.store, signer, clock: h.clock, ledger: h.ledger, publicUrl: h.config.publicUrl, writes: createWriteQueue(recordsDrivers(h.core.store).writes) });
       const http = createHttp({ log: h.log, version: "test", readiness: {}, plugins: [recordsRoutes({ access: stubAccess(h.core), records })] });
       const post = (hash: string) =>
         http.handle(

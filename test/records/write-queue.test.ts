@@ -1,5 +1,5 @@
 /**
- * The records write queue (src/records/write-queue.ts) when another connection holds the
+ * The records write queue (src/records/write-queue.ts over src/storage/sqlite/record-writes.ts) when another connection holds the
  * database's write lock past busy_timeout, as the admin command line, a backup or a second
  * process on the data folder can: the domain's 503 with Retry-After, nothing written, and the
  * next batch goes through once the lock is released. Also over HTTP, for creation and revocation.
@@ -10,11 +10,13 @@ import { join } from "node:path";
 import { DATABASE_FILE } from "../../src/app.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { isBusy } from "../../src/lib/storage-faults.ts";
-import { BUSY_RETRY_SECONDS, GROUP_WINDOW_MS, createWriteQueue } from "../../src/records/write-queue.ts";
+import { BUSY_RETRY_SECONDS, createWriteQueue, type RecordWriter } from "../../src/records/write-queue.ts";
+import { GROUP_WINDOW_MS } from "../../src/storage/group-commit.ts";
+import { sqliteRecordWrites } from "../../src/storage/sqlite/record-writes.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 import { AnchorJournal } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { sqliteLoopStorage } from "../../src/storage/sqlite/loop-storage.ts";
-import { sqliteStore } from "../../src/storage/store.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase } from "../../src/storage/db.ts";
 import { countingTransactions } from "../support/counting-transactions.ts";
@@ -36,6 +38,13 @@ function holdWriteLock(path: string) {
   };
 }
 
+/** `work` as an operation of `queue`: run synchronously inside its group transaction. */
+function run<T>(queue: RecordWriter, work: () => T): Promise<T> {
+  return queue.write(function* () {
+    return work();
+  });
+}
+
 async function refusal(p: Promise<unknown>): Promise<unknown> {
   try {
     await p;
@@ -50,18 +59,18 @@ describe("write queue", () => {
     const real = openDatabase({ path: join(tempDir(), DATABASE_FILE) });
     try {
       const { db, counts } = countingTransactions(real);
-      const queue = createWriteQueue(db);
+      const queue = createWriteQueue(sqliteRecordWrites(sqliteStore(db)));
       const inTx = () => real.$client.inTransaction;
       // Three items, each from its own task (as signing workers' answers arrive), inside the window.
-      const items: Promise<boolean>[] = [queue.run(inTx)];
+      const items: Promise<boolean>[] = [run(queue, inTx)];
       await new Promise((r) => setImmediate(r));
-      items.push(queue.run(inTx));
+      items.push(run(queue, inTx));
       await new Promise((r) => setImmediate(r));
-      items.push(queue.run(inTx));
+      items.push(run(queue, inTx));
       expect(await Promise.all(items)).toEqual([true, true, true]);
       expect(counts.top).toBe(1);
       await Bun.sleep(GROUP_WINDOW_MS * 5);
-      expect(await queue.run(inTx)).toBe(true);
+      expect(await run(queue, inTx)).toBe(true);
       expect(counts.top).toBe(2);
     } finally {
       real.$client.close();
@@ -71,11 +80,11 @@ describe("write queue", () => {
   test("record writes and the anchor loop's grouped changes made within the window share one transaction and one commit", async () => {
     const fixture = createRecordsFixture({ clock: manualClock(Date.UTC(2026, 0, 1)) });
     const { db, counts } = countingTransactions(fixture.db);
-    const queue = createWriteQueue(db);
+    const queue = createWriteQueue(sqliteRecordWrites(sqliteStore(db)));
     const journal = new AnchorJournal(db, fixture.clock, createTransactionIds({ journal: sqliteLoopStorage(sqliteStore(db)).transactionIds, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 }));
     fixture.db.$client.run("CREATE TABLE t (v INTEGER)");
     const [written, attempted] = await Promise.all([
-      queue.run(() => fixture.db.$client.run("INSERT INTO t (v) VALUES (1)").changes),
+      run(queue, () => fixture.db.$client.run("INSERT INTO t (v) VALUES (1)").changes),
       // A row that does not exist: the change is made (and finds nothing) inside the same transaction.
       journal.grouped.beginAttempt({ transactionId: "0.0.2@1.000000001" }, new Uint8Array([1])),
     ]);
@@ -88,9 +97,9 @@ describe("write queue", () => {
     const db = openDatabase({ path });
     db.$client.run("CREATE TABLE t (v INTEGER)");
     db.$client.run("PRAGMA busy_timeout = 50");
-    const queue = createWriteQueue(db);
+    const queue = createWriteQueue(sqliteRecordWrites(sqliteStore(db)));
     // The work runs on the queue's connection, inside its transaction.
-    const insert = (v: number) => queue.run(() => db.$client.run("INSERT INTO t (v) VALUES (?)", [v]));
+    const insert = (v: number) => run(queue, () => db.$client.run("INSERT INTO t (v) VALUES (?)", [v]));
     const lock = holdWriteLock(path);
     const [a, b] = await Promise.all([refusal(insert(1)), refusal(insert(2))]);
     for (const e of [a, b]) {
@@ -108,8 +117,8 @@ describe("write queue", () => {
 
   test("other failures are passed on as they are", async () => {
     const db = openDatabase({ path: join(tempDir(), "queue.db") });
-    const queue = createWriteQueue(db);
-    const e = await refusal(queue.run(() => db.$client.run("INSERT INTO no_such_table VALUES (1)")));
+    const queue = createWriteQueue(sqliteRecordWrites(sqliteStore(db)));
+    const e = await refusal(run(queue, () => db.$client.run("INSERT INTO no_such_table VALUES (1)")));
     expect(e).not.toBeInstanceOf(DomainError);
     expect(String((e as Error).message)).toContain("no_such_table");
     db.$client.close();

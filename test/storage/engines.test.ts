@@ -11,6 +11,7 @@ import { createApiKeys } from "../../src/keys/api-keys.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
+import { createWriteQueue } from "../../src/records/write-queue.ts";
 import { ensureSealKeyIn } from "../../src/records/seal-key.ts";
 import { createIdentity } from "../../src/receipts/identity.ts";
 import { createIdGenerator } from "../../src/verification/log/ids.ts";
@@ -24,7 +25,8 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
-import { q, type Body, type Store } from "../../src/storage/store.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { q, type Store } from "../../src/storage/store.ts";
 import { eq } from "drizzle-orm";
 import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
 import { cleanup } from "../support/env.ts";
@@ -268,10 +270,9 @@ for (const engine of ENGINES) {
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
       };
-      // As serve writes them: SQLite's group commit; on PostgreSQL READ COMMITTED (src/cluster.ts),
+      // As serve writes them: SQLite's group commit; on PostgreSQL READ COMMITTED (storage/records-drivers.ts),
       // where the writes' own guards (the unique index, "only while not revoked") keep them right.
-      const writes = store.engine === "postgres" ? { write: <T,>(body: Body<T>) => (store as PostgresStore).writeAt("read committed", body) } : undefined;
-      const recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org", ...(writes !== undefined ? { writes } : {}) });
+      const recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
       const hash = (c: string) => `sha256:${c.repeat(64)}`;
       const first = await recs.create(org.id, { docHash: hash("a"), filename: undefined });
       expect(first).toMatchObject({ created: true, record: { originalDocHash: hash("a"), anchorState: "pending", anchor: { topicId: "0.0.1234", transactionId: "0.0.2@1768469400.000000001" } } });

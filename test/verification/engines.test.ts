@@ -21,6 +21,8 @@ import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verificati
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 let pg: Postgres;
 beforeAll(async () => {
@@ -78,7 +80,7 @@ for (const engine of ENGINES) {
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: links.topicMessageUrl,
       };
-      recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org" });
+      recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
       verifier = createVerifier({ store, signer: counting, clock, links });
     });
 

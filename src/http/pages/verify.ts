@@ -21,7 +21,8 @@
  */
 import { Elysia } from "elysia";
 import type { LedgerNetwork } from "../../config/index.ts";
-import type { PublicRecord, Records } from "../../records/service.ts";
+import type { Records } from "../../records/service.ts";
+import type { PublicRecord } from "../../records/views.ts";
 import { isRevocationReason, REVOCATION_MEANINGS } from "../../records/validate.ts";
 import { contentSecurityPolicy, escapeHtml as e, htmlResponse, pageHeadStart, timeElement as time } from "./html.ts";
 import { VERIFY_SCRIPT } from "./verify-script.ts";

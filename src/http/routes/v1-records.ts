@@ -8,7 +8,8 @@
  */
 import { Elysia, t } from "elysia";
 import { FILENAME_MAX_CODE_POINTS, parseRecordRequest, parseRevokeRequest, REVOCATION_REASONS } from "../../records/validate.ts";
-import { assertMayCreateRecords, type Records } from "../../records/service.ts";
+import { assertMayCreateRecords } from "../../records/create.ts";
+import type { Records } from "../../records/service.ts";
 import type { Access, Caller } from "../access.ts";
 import { readJsonObject } from "../body.ts";
 import { jsonResponse } from "../errors.ts";
