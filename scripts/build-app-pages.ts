@@ -3,7 +3,7 @@
  * enrolment and signing pages (src/sign-pages/enrol.ts and sign.ts, with @simplewebauthn/browser,
  * noble's SHA-256 and the PDF stamp of src/pdf/stamp.ts), each bundled for the browser into one
  * minified file. The files are committed: the server embeds them as text
- * (src/http/pages/app-pages.ts serves them at /app/assets/enrol.js and /app/assets/sign.js), so
+ * (src/http/pages/person-pages.ts serves them at /app/assets/enrol.js and /app/assets/sign.js), so
  * the compiled executable needs nothing from disk. `--check` exits 1 when a committed file
  * differs from what would be written (test/app-pages/bundles.test.ts runs it).
  *

@@ -50,10 +50,10 @@ import { createReceipts, type Receipts } from "./receipts/receipt.ts";
 import { createIdentity } from "./receipts/identity.ts";
 import { receiptRoutes } from "./http/routes/receipts.ts";
 import { wellKnownRoutes } from "./http/routes/well-known.ts";
-import { appRoutes } from "./http/routes/app.ts";
-import { appPages } from "./http/pages/app-pages.ts";
-import { createEnrolments } from "./keys/persons.ts";
-import { createPersonApp } from "./persons/app.ts";
+import { appRoutes } from "./http/routes/persons.ts";
+import { appPages } from "./http/pages/person-pages.ts";
+import { createEnrolments } from "./persons/persons.ts";
+import { createPersonApp } from "./persons/service.ts";
 import { createWebAuthn, relyingPartyOf } from "./persons/webauthn.ts";
 
 /**

@@ -44,11 +44,11 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "reflect-metadata", places: ["persons/webauthn.ts"], why: "the polyfill @simplewebauthn/server's certificate code needs loaded first (the compiled binary)" },
   { spec: "@simplewebauthn/browser", places: ["sign-pages/"], why: "the browser half of those ceremonies, bundled into the enrolment and signing pages" },
   { spec: "@cantoo/pdf-lib", places: ["pdf/stamp.ts"], why: "the signed PDF's incremental update, one adapter (runs in the browser)" },
-  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "keys/persons.ts", "persons/app.ts", "verification/log/cursor.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
+  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "persons/persons.ts", "persons/service.ts", "verification/log/cursor.ts", "records/messages.ts", "anchoring/submit-key.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest); signing only in crypto/ (next test)" },
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
   { spec: "bun", places: ["storage/pg-store.ts", "storage/pg-cluster.ts"], why: "Bun.SQL, the PostgreSQL client (docs/storage.md, Two engines): opened in pg-store.ts; pg-cluster.ts names the type of the connection it reserves" },
-  { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/app.ts", "anchoring/queue.ts", "anchoring/pg-journal.ts"], why: "queries over the schema" },
+  { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/", "anchoring/queue.ts", "anchoring/pg-journal.ts"], why: "queries over the schema" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
   { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "serve.ts", "anchoring/setup.ts", "verifier/cli.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document" },
@@ -101,8 +101,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   verifier: [],
   http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts"],
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
-  // receipts/identity.ts: `trust export` lists the organisations exactly as /.well-known does.
-  admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "local-ledger", "receipts/identity.ts", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/node-reachability.ts"],
+  // receipts/identity.ts: `trust export` lists the organisations exactly as /.well-known does;
+  // persons/persons.ts: the person commands and the terminal UI administer persons.
+  admin: ["(root)", "lib", "config", "crypto", "storage", "keys", "records", "local-ledger", "persons/persons.ts", "receipts/identity.ts", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/node-reachability.ts"],
   "(root)": ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "persons", "anchoring", "http", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
 };
 

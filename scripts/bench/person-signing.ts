@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import { openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
-import { createPersons } from "../../src/keys/persons.ts";
+import { createPersons } from "../../src/persons/persons.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { SoftAuthenticator } from "../../test/support/soft-authenticator.ts";
 

@@ -12,7 +12,7 @@ import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";
 import { parseOrgDomain, type OrgChanges, type Organisation } from "../keys/organisations.ts";
-import { createPersons, type EnrolmentLink, type Person, type Persons } from "../keys/persons.ts";
+import { createPersons, type EnrolmentLink, type Person, type Persons } from "../persons/persons.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { createLogger } from "../lib/log.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The enrolment page's script (GET /enrol/{token}, src/http/pages/app-pages.ts): one button
+ * The enrolment page's script (GET /enrol/{token}, src/http/pages/person-pages.ts): one button
  * creates the person's passkey: POST /app/enrol/{token}/options → the browser's passkey prompt
  * (@simplewebauthn/browser startRegistration) → POST /app/enrol/{token}. The person is then signed
  * in, and the page links to the signing page. Each step is said in the status region.

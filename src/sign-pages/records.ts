@@ -69,7 +69,7 @@ export function recordsList(deps: RecordsListDeps) {
   }
 
   function row(r: AppRecord): DomElement {
-    // Roles said outright: on a phone the table is laid out as stacked rows (app-pages.ts's
+    // Roles said outright: on a phone the table is laid out as stacked rows (person-pages.ts's
     // style), and cells no longer laid out as cells can lose their table semantics.
     const tr = el("tr");
     tr.setAttribute("role", "row");
@@ -84,7 +84,7 @@ export function recordsList(deps: RecordsListDeps) {
     const stateCell = el("td", recordStateWords(r.anchorState, r.revocation));
     stateCell.setAttribute("data-state", r.revocation !== null ? "revoked" : r.anchorState);
     const actions = el("td");
-    // On a phone each cell stands on its own line, named by its column (app-pages.ts's style).
+    // On a phone each cell stands on its own line, named by its column (person-pages.ts's style).
     timeCell.setAttribute("data-label", "Signed");
     stateCell.setAttribute("data-label", "State");
     for (const cell of [docCell, timeCell, stateCell, actions]) cell.setAttribute("role", "cell");

@@ -1,5 +1,5 @@
 /**
- * The signing page's script (GET /sign, src/http/pages/app-pages.ts; docs/persons.md "The pages"):
+ * The signing page's script (GET /sign, src/http/pages/person-pages.ts; docs/persons.md "The pages"):
  * - sign in with the passkey: POST /app/session/options → startAuthentication → POST /app/session;
  * - choose a PDF (file input or drop): refused here unless it is a PDF; read and hashed on this
  *   computer (the document never leaves it), and a trial stamp made so that a PDF that cannot

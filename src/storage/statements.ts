@@ -172,7 +172,7 @@ export const INSERT_PENDING_MESSAGE = statement<
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 });
 
-// ---- the person application (persons/app.ts) ------------------------------------------------
+// ---- the person application (persons/service.ts) ------------------------------------------------
 
 /** Takes a WebAuthn challenge for good: one row changed means this answer was the first to use it. */
 export const TAKE_CHALLENGE = statement<never, [challenge: string]>({

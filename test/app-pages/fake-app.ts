@@ -1,5 +1,5 @@
 /**
- * The pages served for real (src/http/pages/app-pages.ts through createHttp) in front of a fake
+ * The pages served for real (src/http/pages/person-pages.ts through createHttp) in front of a fake
  * of the /app JSON endpoints, faked at the wire as docs/persons.md describes them: the
  * accessibility test can then put the pages in every state (signed in with records in each
  * state, each refusal) without a ledger. The WebAuthn options it hands out are well formed for
@@ -8,9 +8,9 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { encodeRecordPayload } from "../../src/crypto/payload.ts";
-import { appPages } from "../../src/http/pages/app-pages.ts";
+import { appPages } from "../../src/http/pages/person-pages.ts";
 import { createHttp } from "../../src/http/server.ts";
-import { EnrolmentTokenError } from "../../src/keys/persons.ts";
+import { EnrolmentTokenError } from "../../src/persons/persons.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { onCleanup } from "../support/env.ts";
 

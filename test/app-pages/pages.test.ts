@@ -1,5 +1,5 @@
 /**
- * The enrolment and signing pages as served (src/http/pages/app-pages.ts), in process with a
+ * The enrolment and signing pages as served (src/http/pages/person-pages.ts), in process with a
  * fake persons capability: who an enrolment is for, escaped; a refused link's page and status;
  * the headers (policy, no referrer, no caching, no indexing); the scripts served from the
  * binary; and the pages holding every element their scripts look up.
@@ -7,10 +7,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { appPages, STYLE } from "../../src/http/pages/app-pages.ts";
+import { appPages, STYLE } from "../../src/http/pages/person-pages.ts";
 import { cspHash } from "../../src/http/pages/html.ts";
 import { createHttp } from "../../src/http/server.ts";
-import { EnrolmentTokenError, type EnrolmentRefusal } from "../../src/keys/persons.ts";
+import { EnrolmentTokenError, type EnrolmentRefusal } from "../../src/persons/persons.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { REVOCATION_REASONS } from "../../src/records/validate.ts";
 import { REVOKE_REASONS } from "../../src/sign-pages/words.ts";

@@ -10,7 +10,7 @@ import { startServiceWithOrg } from "../support/service-with-org.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
 import { SoftAuthenticator } from "../support/soft-authenticator.ts";
-import { createPersons } from "../../src/keys/persons.ts";
+import { createPersons } from "../../src/persons/persons.ts";
 import { check } from "./schema-check.ts";
 
 afterAll(cleanup);

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
-import { createPersons, type Persons } from "../../src/keys/persons.ts";
+import { createPersons, type Persons } from "../../src/persons/persons.ts";
 import { appChallenges, appSessions, enrolments, ledgerTransactions, organisations, records } from "../../src/storage/schema.ts";
-import { LIVE_PER_SUBJECT } from "../../src/persons/app.ts";
+import { LIVE_PER_SUBJECT } from "../../src/persons/service.ts";
 import { PERSON_RECORDS_SQL } from "../../src/records/views.ts";
 import { cleanup, testApp } from "../support/env.ts";
 import { SoftAuthenticator } from "../support/soft-authenticator.ts";

@@ -116,7 +116,7 @@ describe("person commands", () => {
     expect(text.err).toContain("shown once");
     expect(audit().filter((a) => a.subject_id === first.id).map((a) => a.action)).toEqual(["person.add", "person.link", "person.link", "person.link"]);
 
-    const { createEnrolments, EnrolmentTokenError } = await import("../../src/keys/persons.ts");
+    const { createEnrolments, EnrolmentTokenError } = await import("../../src/persons/persons.ts");
     const { openDatabase } = await import("../../src/storage/db.ts");
     const db = openDatabase({ path: join(data, "docverify.db") });
     try {

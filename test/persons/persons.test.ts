@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { listAudit } from "../../src/keys/audit.ts";
-import { createEnrolments, createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError, tokenDigest, type EnrolmentRefusal, type Enrolments, type Persons } from "../../src/keys/persons.ts";
+import { createEnrolments, createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError, tokenDigest, type EnrolmentRefusal, type Enrolments, type Persons } from "../../src/persons/persons.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { persons as personsTable } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";

@@ -12,7 +12,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/index.ts";
-import { createPersons } from "../../src/keys/persons.ts";
+import { createPersons } from "../../src/persons/persons.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { signPdf } from "../../src/pdf/stamp.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";

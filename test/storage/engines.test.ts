@@ -20,7 +20,7 @@ import { logDrivers } from "../../src/storage/log-drivers.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
-import { createEnrolments, createPersons, tokenDigest } from "../../src/keys/persons.ts";
+import { createEnrolments, createPersons, tokenDigest } from "../../src/persons/persons.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";

@@ -6,7 +6,7 @@
  * administrator says it is copied.
  */
 import { validateOrgName } from "../../keys/organisations.ts";
-import { createPersons, validateEmail, validateIdentityEvidence, type EnrolmentLink, type Person, type Persons } from "../../keys/persons.ts";
+import { createPersons, validateEmail, validateIdentityEvidence, type EnrolmentLink, type Person, type Persons } from "../../persons/persons.ts";
 import { enrolmentBase, type EnrolmentBase } from "../enrolment-url.ts";
 import { BACK, cut, describeError, time, validateWith, type Ctx } from "./ui.ts";
 

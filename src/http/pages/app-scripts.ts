@@ -1,6 +1,6 @@
 /**
  * The enrolment and signing pages' scripts as text (app-enrol.d.ts, app-sign.d.ts say so to
- * TypeScript), in a module of their own: app-pages.ts imports it at the first request for a
+ * TypeScript), in a module of their own: person-pages.ts imports it at the first request for a
  * script, so the 640 KB of source are not read into memory at start (docs/benchmarks.md "Idle
  * memory").
  */

@@ -16,7 +16,7 @@
  * and none is cached or indexed.
  */
 import { Elysia } from "elysia";
-import type { EnrolmentRefusal } from "../../keys/persons.ts";
+import type { EnrolmentRefusal } from "../../persons/persons.ts";
 import { DomainError } from "../../lib/errors.ts";
 import { cspHash, escapeHtml as e, PAGE_SECURITY_HEADERS, pageHeadStart } from "./html.ts";
 
@@ -25,7 +25,7 @@ export interface AppPagesDeps {
   readonly persons: {
     /**
      * Who an enrolment token is for, without using it up. Throws EnrolmentTokenError
-     * (keys/persons.ts: a DomainError with `reason`) for a token that cannot be used.
+     * (persons/persons.ts: a DomainError with `reason`) for a token that cannot be used.
      */
     peekEnrolment(token: string): Promise<{ person: { id: string; name: string; email: string }; organisation: { name: string } }>;
   };
@@ -253,7 +253,7 @@ ${NO_SCRIPT}`,
 
 const SIGN_PAGE = renderSignPage();
 
-/** An EnrolmentTokenError (keys/persons.ts), recognised by shape: a DomainError with a known `reason`. */
+/** An EnrolmentTokenError (persons/persons.ts), recognised by shape: a DomainError with a known `reason`. */
 function isRefusal(error: unknown): error is DomainError & { reason: EnrolmentRefusal } {
   if (!(error instanceof DomainError)) return false;
   const reason: unknown = (error as unknown as { reason?: unknown }).reason;

@@ -13,7 +13,7 @@
 import { Elysia, t } from "elysia";
 import type { Maybe } from "../../lib/maybe.ts";
 import { DomainError } from "../../lib/errors.ts";
-import { personView, type PersonApp } from "../../persons/app.ts";
+import { personView, type PersonApp } from "../../persons/service.ts";
 import { parseRevokeRequest } from "../../records/validate.ts";
 import type { PublicAccess } from "../access.ts";
 import { readJsonObject } from "../body.ts";

@@ -1,6 +1,6 @@
 /**
  * The person application behind /enrol and /sign (docs/persons.md): enrolment with a passkey,
- * sessions, person-signed records and their revocation. HTTP-free: src/http/routes/app.ts maps
+ * sessions, person-signed records and their revocation. HTTP-free: src/http/routes/persons.ts maps
  * requests onto it. See docs/persons.md.
  *
  * What callers may assume:
@@ -44,7 +44,7 @@ import {
 import { changes, firstRow, q, rows, type Op, type Store } from "../storage/store.ts";
 import { insertSigningKey } from "../storage/signing-keys.ts";
 import { audit } from "../keys/audit.ts";
-import type { Enrolments, Person } from "../keys/persons.ts";
+import type { Enrolments, Person } from "./persons.ts";
 import { pendingPersonKeyAnnouncement } from "../anchoring/queue.ts";
 import type { RecordLedger } from "../records/ledger.ts";
 import { encodePersonKeyAnnouncementMessage } from "../records/messages.ts";

@@ -11,8 +11,8 @@ import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
-import { audit } from "./audit.ts";
-import { validateOrgName } from "./organisations.ts";
+import { audit } from "../keys/audit.ts";
+import { validateOrgName } from "../keys/organisations.ts";
 
 export const ENROLMENT_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_EMAIL = 254;
@@ -203,7 +203,7 @@ export type Persons = ReturnType<typeof createPersons>;
 
 /**
  * Enrolment links as the person application uses them: checked, peeked at and redeemed, on either
- * engine. `redeemStep` is a step of the application's enrolment operation (persons/app.ts).
+ * engine. `redeemStep` is a step of the application's enrolment operation (persons/service.ts).
  */
 export function createEnrolments(deps: { store: Store; clock: Clock }) {
   const { store, clock } = deps;
