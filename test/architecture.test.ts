@@ -81,7 +81,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   lib: [],
   config: ["lib"],
   crypto: ["lib"],
-  storage: ["lib", "(outside)"], // (outside): the migrations, embedded
+  // (outside): the migrations, embedded. A capability's ports.ts: the types its drivers implement
+  // (storage/sqlite/, storage/postgres/), types only.
+  storage: ["lib", "(outside)", "receipts/ports.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.

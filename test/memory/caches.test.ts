@@ -23,6 +23,7 @@ import { createRateLimiter, RATE_LIMIT_BYTES } from "../../src/keys/rate-limit.t
 import { consensusTextsCache, consensusToRfc3339 } from "../../src/lib/formats.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
+import { receiptsDrivers } from "../../src/storage/receipts-drivers.ts";
 import { createReceipts } from "../../src/receipts/receipt.ts";
 import { createIdGenerator, createVerificationLog } from "../../src/verification/log.ts";
 import { listQueriesCache, listQueryOf, LIST_QUERIES_BYTES } from "../../src/verification/query.ts";
@@ -365,7 +366,7 @@ describe("each cache of the services stays within its byte budget under many dis
 
   test("receipts: kept receipts, records, transactions, signing keys", () => {
     const { app, orgRecordIds } = filled;
-    const receipts = createReceipts({ store: app.store, clock: app.clock, network: app.config.ledger.network, mirrorNodes: () => [] });
+    const receipts = createReceipts({ ...receiptsDrivers(app.store), clock: app.clock, network: app.config.ledger.network, mirrorNodes: () => [] });
     for (const id of orgRecordIds.slice(0, ORGS)) {
       expect(receipts.receiptText(id)).toHaveProperty("recordId", id);
       for (const c of receipts.caches()) expectWithin(c.name, c.stats());
