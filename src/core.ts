@@ -9,6 +9,7 @@ import { ConfigError, PASSWORD_TWICE, type Config } from "./config/index.ts";
 import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
 import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
 import { createCredentials, type Credentials } from "./keys/credentials.ts";
+import { keysDrivers } from "./storage/keys-drivers.ts";
 import { createOrganisations, type Organisations } from "./keys/organisations.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
@@ -104,7 +105,7 @@ export function openCore(options: CoreOptions): Core {
   const masterKey = keyStore.key;
   const signer = createSigner({ masterKey });
 
-  const credentials = createCredentials({ store, clock, log });
+  const credentials = createCredentials({ ...keysDrivers(store), clock, log });
   let closed = false;
   const core: Core = {
     config,

@@ -41,3 +41,15 @@ async function continueAsync<T>(gen: Generator<unknown, T, unknown>, first: Prom
     pending = r.value;
   }
 }
+
+/**
+ * `value` when it is settled now; a TypeError naming `what` when it is a promise (a method that
+ * is synchronous on one engine only, called on the other). The promise's outcome is dropped.
+ */
+export function settledNow<T>(value: Maybe<T>, what: string): T {
+  if (value instanceof Promise) {
+    value.catch(() => {});
+    throw new TypeError(`${what} is synchronous on the embedded SQLite only`);
+  }
+  return value;
+}

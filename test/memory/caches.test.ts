@@ -18,6 +18,7 @@ import { MEMO_BYTES } from "../../src/crypto/memo.ts";
 import { approxBytes, ENTRY_BYTES, Lru, stringBytes, type CacheSize, type NamedCache } from "../../src/lib/lru.ts";
 import { PRIVATE_KEY_CACHE_BYTES, PUBLIC_KEY_CACHE_BYTES } from "../../src/crypto/signer.ts";
 import { authoritiesCache, routable } from "../../src/http/server.ts";
+import { keysDrivers } from "../../src/storage/keys-drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import { createRateLimiter, RATE_LIMIT_BYTES } from "../../src/keys/rate-limit.ts";
 import { consensusTextsCache, consensusToRfc3339 } from "../../src/lib/formats.ts";
@@ -377,7 +378,7 @@ describe("each cache of the services stays within its byte budget under many dis
 
   test("API keys", async () => {
     const { app, apiKeys } = filled;
-    const credentials = createCredentials({ store: app.store, clock: app.clock, log: memoryLogger("error") });
+    const credentials = createCredentials({ ...keysDrivers(app.store), clock: app.clock, log: memoryLogger("error") });
     for (const key of apiKeys) {
       expect(credentials.authenticate(key)).not.toBeNull();
       expectWithin("api_keys", statsOf(credentials.caches(), "api_keys"));
