@@ -96,7 +96,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],
   // Browser code: the signed PDF's writer, and the pages' scripts bundled with it (scripts/build-app-pages.ts).
   pdf: [],
-  "sign-pages": ["pdf"],
+  // lib/human-time.ts: the one way the appliance's pages write a time; it imports nothing, so it bundles.
+  "sign-pages": ["pdf", "lib/human-time.ts"],
   // The receipt verifier stands alone (docs/receipts.md §4): it imports nothing of the appliance.
   verifier: [],
   http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts"],
