@@ -75,6 +75,8 @@ export function createCredentials(deps: { credentials: CredentialReads; clock: C
   const { credentials: reads, clock, log } = deps;
   const kept = new Lru<string, { row: Row; key: AuthenticatedKey }>({ maxEntries: KEY_CACHE_ENTRIES, maxBytes: KEY_CACHE_BYTES, bytesOf: (keyId, entry) => stringBytes(keyId) + approxBytes(entry) });
   let keptGen: number | null = null;
+  /** Where each presented secret's digest is written (api-key.ts, `secretMatches`). */
+  const scratch = new Uint8Array(32);
   /** The data version the change counter was last read under (UNKNOWN: read it). */
   let counterVersion = UNKNOWN;
   const pending = new Map<string, number>();
@@ -102,9 +104,9 @@ export function createCredentials(deps: { credentials: CredentialReads; clock: C
     // full work below (the lookup and the comparison), whatever was kept.
     const usable = (r: Row) => r.revoked_at === null && r.environment === parsed.environment;
     let entry = gen === null ? undefined : kept.get(parsed.keyId);
-    if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest)) {
+    if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest, scratch)) {
       const row = yield* settled(reads.keyWithOrg(parsed.keyId));
-      const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
+      const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST, scratch);
       if (row === null || !matches || !usable(row)) {
         // What was kept for this id goes (only a usable key, presented with its secret, is kept).
         if (entry !== undefined) kept.delete(parsed.keyId);
