@@ -11,9 +11,10 @@ import { firstRow, q, rows } from "../store.ts";
 
 export function postgresAdminReads(store: PostgresStore): AdminReads {
   return {
-    records: (query) => store.read(() => q(query.by === "id" ? rows(ADMIN_RECORD_BY_ID, query.id) : rows(ADMIN_RECORDS_BY_HASH, query.docHash))),
+    // Plain arrays (the client's result carries its command and count besides).
+    records: async (query) => [...(await store.read(() => q(query.by === "id" ? rows(ADMIN_RECORD_BY_ID, query.id) : rows(ADMIN_RECORDS_BY_HASH, query.docHash))))],
     ledgerTransaction: async (transactionId) => (await store.read(() => q(firstRow(ADMIN_LEDGER_TRANSACTION, transactionId)))) ?? null,
-    auditRows: (beforeId, limit) => store.read(() => q(rows(ADMIN_AUDIT_PAGE, beforeId ?? Number.MAX_SAFE_INTEGER, limit))),
+    auditRows: async (beforeId, limit) => [...(await store.read(() => q(rows(ADMIN_AUDIT_PAGE, beforeId ?? Number.MAX_SAFE_INTEGER, limit))))],
     cluster: () => clusterStatus(store),
   };
 }
