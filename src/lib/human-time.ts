@@ -1,7 +1,7 @@
 /**
  * One way to write a time for people on the appliance's pages: the server-rendered pages
- * (src/http/pages/html.ts) and the signing page's script (src/sign-pages/words.ts, bundled for a
- * browser: this file imports nothing). The receipt verifier (src/verifier/render.ts) keeps its
+ * (src/http/pages/html.ts) and the signing page's script (src/sign-pages/records.ts, bundled for
+ * a browser: this file imports nothing). The receipt verifier (src/verifier/render.ts) keeps its
  * own copy, since it stands alone (docs/receipts.md §4); test/pages/words.test.ts holds the two
  * to the same known answers.
  */
@@ -28,8 +28,8 @@ const pad2 = (n: number) => String(n).padStart(2, "0");
  * A time for people: `2026-12-01T17:58:48.123Z` (RFC 3339, any number of fractional digits, any
  * offset) or a ledger consensus time `1764611928.123456789` → `1 December 2026, 17:58:48 UTC`.
  * To the second, in UTC, the same on every human page and in every browser (no locale): the
- * receipt page (src/verifier/render.ts) and the signing page (src/sign-pages/words.ts) write
- * times the same way, which test/pages/words.test.ts holds them to. Anything else is returned as is.
+ * receipt page (src/verifier/render.ts) writes times the same way, which test/pages/words.test.ts
+ * holds the two to. Anything else is returned as is.
  */
 export function humanTime(value: string): string {
   const ms = instantMs(value);
