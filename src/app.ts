@@ -47,6 +47,7 @@ import { listQueriesCache } from "./verification/query.ts";
 import { recordCounter } from "./records/counts.ts";
 import { recordsDrivers } from "./storage/records-drivers.ts";
 import { createReceipts, type Receipts } from "./receipts/receipt.ts";
+import { receiptsDrivers } from "./storage/receipts-drivers.ts";
 import { createIdentity } from "./receipts/identity.ts";
 import { receiptRoutes } from "./http/routes/receipts.ts";
 import { wellKnownRoutes } from "./http/routes/well-known.ts";
@@ -295,7 +296,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     ...(engine.leading !== undefined ? { active: engine.leading } : {}),
   });
   logRetention.start();
-  const receipts = createReceipts({ store: core.store, clock: core.clock, network: core.config.ledger.network, mirrorNodes: mirrorNodesOf(core) });
+  const receipts = createReceipts({ ...receiptsDrivers(core.store), clock: core.clock, network: core.config.ledger.network, mirrorNodes: mirrorNodesOf(core) });
   caches.push(
     ...verifier.caches(),
     ...verificationLog.caches(),

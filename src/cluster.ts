@@ -16,6 +16,7 @@ import { masterKeyOf, openPostgresCore } from "./core.ts";
 import { postgresAnchorStorage } from "./anchoring/pg-journal.ts";
 import { createClusterRateLimiter } from "./keys/cluster-rate-limit.ts";
 import { createCredentials } from "./keys/credentials.ts";
+import { keysDrivers } from "./storage/keys-drivers.ts";
 import { claimLane, clusterStatus, LANES, startLeadership, type ClusterStatus, type Lane, type Leadership } from "./storage/pg-cluster.ts";
 import { pgLease, sweepRateBuckets } from "./storage/pg-rate.ts";
 import type { PostgresStore } from "./storage/pg-store.ts";
@@ -57,7 +58,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
   }
   const core = await openPostgresCore(options, { connections: NODE_CONNECTIONS });
   const { store, clock } = core;
-  const credentials = createCredentials({ store, clock, log });
+  const credentials = createCredentials({ ...keysDrivers(store), clock, log });
   let lane: Lane;
   try {
     lane = await claimLane(store);

@@ -9,6 +9,9 @@ import { ConfigError, PASSWORD_TWICE, type Config } from "./config/index.ts";
 import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
 import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
 import { createCredentials, type Credentials } from "./keys/credentials.ts";
+import { keysDrivers } from "./storage/keys-drivers.ts";
+import type { AdminReads } from "./admin/ports.ts";
+import { adminDrivers } from "./storage/admin-drivers.ts";
 import { createOrganisations, type Organisations } from "./keys/organisations.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
@@ -35,6 +38,8 @@ export interface AdminCore {
   readonly signer: Signer;
   readonly organisations: Organisations;
   readonly apiKeys: ApiKeys;
+  /** What the administrator's views read that no service offers (admin/ports.ts). */
+  readonly admin: AdminReads;
   /** Closes storage. Idempotent. */
   close(): Promise<void>;
 }
@@ -104,7 +109,7 @@ export function openCore(options: CoreOptions): Core {
   const masterKey = keyStore.key;
   const signer = createSigner({ masterKey });
 
-  const credentials = createCredentials({ store, clock, log });
+  const credentials = createCredentials({ ...keysDrivers(store), clock, log });
   let closed = false;
   const core: Core = {
     config,
@@ -115,6 +120,7 @@ export function openCore(options: CoreOptions): Core {
     signer,
     organisations: createOrganisations({ store, signer, clock }),
     apiKeys: createApiKeys({ store, clock }),
+    admin: adminDrivers(store).reads,
     credentials,
     anchoring: null,
     async close() {
@@ -251,6 +257,7 @@ export async function openPostgresCore(options: CoreOptions, pool: { readonly co
       signer,
       organisations: createOrganisations({ store, signer, clock }),
       apiKeys: createApiKeys({ store, clock }),
+      admin: adminDrivers(store).reads,
       async close() {
         if (closed) return;
         closed = true;

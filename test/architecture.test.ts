@@ -81,9 +81,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   lib: [],
   config: ["lib"],
   crypto: ["lib"],
-  // (outside): the migrations, embedded. The drivers (storage/sqlite/, storage/postgres/)
-  // implement capabilities' ports and import their types: verification/log/ports.ts, anchoring/ports-loop.ts, records/ports.ts.
-  storage: ["lib", "(outside)", "verification/log/ports.ts", "anchoring/ports-loop.ts", "records/ports.ts"],
+  // (outside): the migrations, embedded. A capability's ports (ports.ts, or ports-*.ts): the types
+  // its drivers implement (storage/sqlite/, storage/postgres/), types only.
+  storage: ["lib", "(outside)", "verification/log/ports.ts", "anchoring/ports-loop.ts", "records/ports.ts", "receipts/ports.ts", "keys/ports.ts", "admin/ports.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.
@@ -96,7 +96,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],
   // Browser code: the signed PDF's writer, and the pages' scripts bundled with it (scripts/build-app-pages.ts).
   pdf: [],
-  "sign-pages": ["pdf"],
+  // lib/human-time.ts: the one way the appliance's pages write a time; it imports nothing, so it bundles.
+  "sign-pages": ["pdf", "lib/human-time.ts"],
   // The receipt verifier stands alone (docs/receipts.md §4): it imports nothing of the appliance.
   verifier: [],
   http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts"],

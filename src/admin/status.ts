@@ -13,8 +13,6 @@ import { tcpConnectProblem } from "../anchoring/node-reachability.ts";
 import { PUBLIC_MIRRORS } from "../anchoring/links.ts";
 import { ledgerDir, readRememberedAddress } from "../anchoring/paths.ts";
 import { parseFlags } from "../lib/args.ts";
-import { clusterStatus } from "../storage/pg-cluster.ts";
-import type { PostgresStore } from "../storage/pg-store.ts";
 import { createLogger } from "../lib/log.ts";
 
 type Out = { write(s: string): void };
@@ -80,12 +78,13 @@ export async function runStatus(args: readonly string[], env: Readonly<Record<st
     const now = core.clock.now();
     const counts = await core.store.read(statusCounts());
     const queue = await core.store.read(queueSummary(now));
+    const cluster = await core.admin.cluster();
     report = {
       records: counts.records,
       queue: { ...queue, organisationsAwaitingTopic: counts.organisationsAwaitingTopic },
       // Several nodes (docs/operations.md "Several nodes"): who has a heartbeat, and who runs the
       // anchor loop.
-      ...(core.store.engine === "postgres" ? { cluster: await clusterStatus(core.store as PostgresStore) } : {}),
+      ...(cluster !== null ? { cluster } : {}),
     };
   } finally {
     await core.close();

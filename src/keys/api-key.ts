@@ -67,12 +67,13 @@ function digestInto(secret: string, out: Uint8Array): Uint8Array {
   Bun.SHA256.hash(secret, out);
   return out;
 }
-/** Where a presented secret's digest is written to be compared: every authenticated request computes one. */
-const presentedDigest = new Uint8Array(32);
-
-/** Constant-time comparison of a presented secret with a stored digest. */
-export function secretMatches(secret: string, storedDigest: Uint8Array): boolean {
-  const d = digestInto(secret, presentedDigest);
+/**
+ * Constant-time comparison of a presented secret with a stored digest. `scratch` (32 bytes) is
+ * where the presented secret's digest is written: every authenticated request computes one, so
+ * the caller that checks them (credentials.ts) owns one buffer for all; a new one otherwise.
+ */
+export function secretMatches(secret: string, storedDigest: Uint8Array, scratch: Uint8Array = new Uint8Array(32)): boolean {
+  const d = digestInto(secret, scratch);
   return d.length === storedDigest.length && timingSafeEqual(d, storedDigest);
 }
 

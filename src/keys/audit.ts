@@ -4,8 +4,6 @@
  * The table is append-only (triggers refuse UPDATE and DELETE).
  */
 import { desc } from "drizzle-orm";
-import type { Db } from "../storage/db.ts";
-import { auditLog } from "../storage/schema.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 
 export interface AuditEntry {
@@ -28,11 +26,6 @@ function auditRow(at: number, e: AuditEntry) {
     before: e.before === null ? null : JSON.stringify(e.before),
     after: e.after === null ? null : JSON.stringify(e.after),
   };
-}
-
-/** Writes one audit row; call inside the synchronous SQLite transaction that makes the change. */
-export function writeAudit(tx: Pick<Db, "insert">, at: number, e: AuditEntry): void {
-  tx.insert(auditLog).values(auditRow(at, e)).run();
 }
 
 /** Writes one audit row inside a store operation's write transaction (store.ts). */

@@ -27,9 +27,9 @@
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
-import { API_KEY_WITH_ORG, CHANGE_COUNTER, TOUCH_API_KEY, type ApiKeyWithOrgRow as Row } from "../storage/statements.ts";
+import { runMaybe, settled, settledNow, type Maybe } from "../lib/maybe.ts";
 import { UNKNOWN } from "../storage/data-version.ts";
-import { changes, firstRow, q, type Op, type SqliteStore, type Store } from "../storage/store.ts";
+import type { CredentialReads, CredentialRow as Row } from "./ports.ts";
 import { parseKey, secretDigest, secretMatches, type Environment } from "./api-key.ts";
 import type { Scope } from "./api-keys.ts";
 import type { Organisation } from "./organisations.ts";
@@ -71,29 +71,29 @@ export const KEY_CACHE_ENTRIES = 10_000;
 /** Their byte budget: some 2,000 keys. */
 export const KEY_CACHE_BYTES = 2 * 1024 * 1024;
 
-export function createCredentials(deps: { store: Store; clock: Clock; log: Logger }) {
-  const { store, clock, log } = deps;
-  const sync = store.engine === "sqlite" ? (store as SqliteStore) : null;
+export function createCredentials(deps: { credentials: CredentialReads; clock: Clock; log: Logger }) {
+  const { credentials: reads, clock, log } = deps;
   const kept = new Lru<string, { row: Row; key: AuthenticatedKey }>({ maxEntries: KEY_CACHE_ENTRIES, maxBytes: KEY_CACHE_BYTES, bytesOf: (keyId, entry) => stringBytes(keyId) + approxBytes(entry) });
   let keptGen: number | null = null;
+  /** Where each presented secret's digest is written (api-key.ts, `secretMatches`). */
+  const scratch = new Uint8Array(32);
   /** The data version the change counter was last read under (UNKNOWN: read it). */
   let counterVersion = UNKNOWN;
   const pending = new Map<string, number>();
   let timer: ReturnType<typeof setInterval> | null = null;
 
-  /** The check itself, as one read operation (store.ts): synchronous on SQLite, awaited on PostgreSQL. */
-  function* check(presented: string): Op<AuthenticatedKey | null> {
+  /** The check itself, over the port's reads (runMaybe): synchronous on SQLite, awaited on PostgreSQL. */
+  function* check(presented: string): Generator<unknown, AuthenticatedKey | null, unknown> {
     const parsed = parseKey(presented);
     if (parsed === null) return null;
     // The change counter (migration 0010); null when its row is missing, and nothing is kept then.
     // On SQLite it is read again only when something was committed since it was last read
     // (storage/data-version.ts): the version is taken before the read it vouches for.
-    const version = sync !== null ? sync.version.others() : UNKNOWN;
+    const version = reads.version();
     let gen: number | null;
     if (version !== UNKNOWN && version === counterVersion) gen = keptGen;
     else {
-      const counter = yield* q(firstRow(CHANGE_COUNTER));
-      gen = counter?.value ?? null;
+      gen = yield* settled(reads.changeCounter());
       counterVersion = version;
     }
     if (gen !== keptGen) {
@@ -104,10 +104,10 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     // full work below (the lookup and the comparison), whatever was kept.
     const usable = (r: Row) => r.revoked_at === null && r.environment === parsed.environment;
     let entry = gen === null ? undefined : kept.get(parsed.keyId);
-    if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest)) {
-      const row = yield* q(firstRow(API_KEY_WITH_ORG, parsed.keyId));
-      const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST);
-      if (row === undefined || !matches || !usable(row)) {
+    if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest, scratch)) {
+      const row = yield* settled(reads.keyWithOrg(parsed.keyId));
+      const matches = secretMatches(parsed.secret, row?.secret_digest ?? DUMMY_DIGEST, scratch);
+      if (row === null || !matches || !usable(row)) {
         // What was kept for this id goes (only a usable key, presented with its secret, is kept).
         if (entry !== undefined) kept.delete(parsed.keyId);
         return null;
@@ -131,9 +131,7 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
     const batch = [...pending];
     pending.clear();
     try {
-      await store.write(function* () {
-        for (const [keyId, at] of batch) yield* q(changes(TOUCH_API_KEY, at, keyId, at - LAST_USED_RESOLUTION_MS + 1));
-      });
+      await reads.touch(batch, LAST_USED_RESOLUTION_MS);
     } catch (error) {
       // Last-used is informational: losing one minute's update is better than failing requests.
       log.warn("could not record API keys' last use", { keys: batch.length, error });
@@ -146,16 +144,15 @@ export function createCredentials(deps: { store: Store; clock: Clock; log: Logge
      * after `Bearer `. Synchronous, on the embedded SQLite; `authenticateAsync` on either engine.
      */
     authenticate(presented: string): AuthenticatedKey | null {
-      if (sync === null) throw new Error("credentials: authenticate is synchronous on SQLite only; use authenticateAsync");
-      return sync.readSync(() => check(presented));
+      return settledNow(runMaybe(check(presented)), "credentials: authenticate (use authenticateAsync)");
     },
     /** `authenticate` on either engine: synchronous on the embedded SQLite, a promise on PostgreSQL. */
-    authenticateAny(presented: string): AuthenticatedKey | null | Promise<AuthenticatedKey | null> {
-      return sync !== null ? sync.readSync(() => check(presented)) : store.read(() => check(presented));
+    authenticateAny(presented: string): Maybe<AuthenticatedKey | null> {
+      return runMaybe(check(presented));
     },
     /** `authenticate` on either engine. */
-    authenticateAsync(presented: string): Promise<AuthenticatedKey | null> {
-      return store.read(() => check(presented));
+    async authenticateAsync(presented: string): Promise<AuthenticatedKey | null> {
+      return runMaybe(check(presented));
     },
     /** Writes queued last-used times now. */
     flush,

@@ -72,3 +72,15 @@ export function settleMaybe<T>(run: () => Maybe<T>, onValue: (v: T) => void, onE
   onValue(value);
   return null;
 }
+
+/**
+ * `value` when it is settled now; a TypeError naming `what` when it is a promise (a method that
+ * is synchronous on one engine only, called on the other). The promise's outcome is dropped.
+ */
+export function settledNow<T>(value: Maybe<T>, what: string): T {
+  if (pending(value)) {
+    value.catch(() => {});
+    throw new TypeError(`${what} is synchronous on the embedded SQLite only`);
+  }
+  return value;
+}

@@ -119,24 +119,6 @@ export function recordStateWords(anchorState: string, revocation: { reason: stri
   }
 }
 
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const pad2 = (n: number) => String(n).padStart(2, "0");
-
-/**
- * A time for people, `2026-01-15T09:31:00.000Z` → `15 January 2026, 09:31:00 UTC`: to the second,
- * in UTC, with no locale, exactly as the verify page and the receipt page write it
- * (src/http/pages/html.ts, src/verifier/render.ts; test/pages/words.test.ts holds the three to
- * the same output), so that a person comparing their list with a verify page sees the same time.
- * Anything that is not a time is returned as is.
- */
-export function humanTime(iso: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(iso)) return iso;
-  // Date reads at most milliseconds: the fraction is cut to three digits (never rounded up a second).
-  const t = new Date(iso.replace(/(\.\d{3})\d+/, "$1"));
-  if (Number.isNaN(t.getTime())) return iso;
-  return `${t.getUTCDate()} ${MONTHS[t.getUTCMonth()]} ${t.getUTCFullYear()}, ${pad2(t.getUTCHours())}:${pad2(t.getUTCMinutes())}:${pad2(t.getUTCSeconds())} UTC`;
-}
-
 /**
  * The reasons a person may give when revoking their own signature: the API's RevocationReason codes
  * (the service checks them), in the person's words. The first is the default.

@@ -1,33 +1,14 @@
 /**
- * Statements written for each engine (store.ts, `Statement`) for receipts (receipts/receipt.ts)
+ * Statements written for each engine (store.ts, `Statement`) for receipts (the receipt drivers)
  * and the record counts of /metrics (records/counts.ts). As in statements.ts, both texts of a pair
  * return the same columns with the same JavaScript types: on PostgreSQL a bigint read as a number
  * is cast `::float8`.
  */
-import { PG_RECORD_COLUMNS, RECORD_COLUMNS, type RawRecordRow } from "./record-row.ts";
+import type { ReceiptKeyRow, ReceiptRecordRow, ReceiptTransactionRow } from "../receipts/ports.ts";
+import { PG_RECORD_COLUMNS, RECORD_COLUMNS } from "./record-row.ts";
 import { statement } from "./store.ts";
 
-// ---- receipts (receipts/receipt.ts) ---------------------------------------------------------
-
-/** A record with the change counter read in the same statement: what a kept receipt is checked against. */
-export type ReceiptRecordRow = RawRecordRow & { readonly gen: number | null };
-
-/** A ledger transaction as a receipt reads it. */
-export interface ReceiptTransactionRow {
-  readonly transaction_id: string;
-  readonly topic_id: string | null;
-  readonly message: Uint8Array | null;
-  readonly state: "pending" | "accepted" | "anchored" | "abandoned";
-  readonly sequence_number: number | null;
-  readonly consensus_at: string | null;
-  readonly running_hash: Uint8Array | null;
-  readonly created_at: number;
-}
-
-export interface ReceiptKeyRow {
-  readonly algorithm: string;
-  readonly public_key: Uint8Array;
-}
+// ---- receipts (receipts/ports.ts: the rows; storage/{sqlite,postgres}/receipt-reads.ts run these) ----
 
 const TX_COLUMNS = ["transaction_id", "topic_id", "message", "state", "sequence_number", "consensus_at", "running_hash", "created_at"] as const;
 const TX_BIGINTS = new Set<string>(["sequence_number", "created_at"]);

@@ -50,8 +50,9 @@ const pad2 = (n: number) => String(n).padStart(2, "0");
 /**
  * A time for people: `2026-12-01T17:58:48.123Z` (RFC 3339) or a ledger consensus time
  * `1764611928.123456789` → `1 December 2026, 17:58:48 UTC`: to the second, in UTC, with no locale,
- * exactly as the server's pages write it (src/http/pages/html.ts; test/pages/words.test.ts holds
- * the two, and the signing page's, to the same output). Anything else is returned as is.
+ * exactly as the server's pages and the signing page write it (src/lib/human-time.ts: a copy, since
+ * the verifier stands alone; test/pages/words.test.ts holds the two to the same output). Anything
+ * else is returned as is.
  */
 export function humanTime(value: string): string {
   const ms = instantMs(value);

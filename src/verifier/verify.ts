@@ -8,16 +8,17 @@
  * the receipt's network (witnesses.ts), counted by host; the organisation's name on the ledger is
  * a claim until a trust root confirms it (identity.ts).
  *
- * Signatures are verified with @noble/post-quantum (never the appliance's native code), over
- * payloads recomputed here from the receipt's fields (payloads.ts), not over the receipt's copies.
+ * The local checks are local-checks.ts's (signatures verified with @noble/post-quantum over
+ * payloads recomputed from the receipt's fields), the ledger's ledger-checks.ts's; this file asks
+ * the mirror nodes, runs the checks in the report's order and gives the verdict (`verdictOf`).
  */
-import { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";
-import { bytesToBase64, bytesToHex, equalBytes, utf8 } from "./encoding.ts";
+import { bytesToHex } from "./encoding.ts";
 import { confirmIdentity, type Identity } from "./identity.ts";
+import { agree, checkCommitments, checkKeyAnnouncement, checkLedgerMessage, checkRevocationScan, checkTopicSubmitKey, isRevocationOf, messageKey, scanKey, topicKey, type MirrorAnswers } from "./ledger-checks.ts";
+import { localChecks } from "./local-checks.ts";
 import { MIRROR_TIMEOUT_MS, mirrorReader, webFetch, type Answer, type FetchFn, type MirrorMessage, type TopicInfo, type ScanResult } from "./mirror.ts";
-import { keyFingerprint, recordPayloadV1, sealPayloadV1, sha256Text } from "./payloads.ts";
-import { DOC_HASH_RE, UUID_RE, rfc3339MsToMillis, type Network, type Receipt, type SignedPart } from "./receipt.ts";
-import { DOMAIN_RE, isPublicNetwork, type TrustFile } from "./trust.ts";
+import { DOC_HASH_RE, type Network, type Receipt } from "./receipt.ts";
+import { isPublicNetwork, type TrustFile } from "./trust.ts";
 import { nameResolver, planMirrors, resolveWitnesses, type HostResolver, type MirrorSource } from "./witnesses.ts";
 
 export type Verdict = "verified" | "verified_org" | "revoked" | "signature_invalid" | "no_record" | "inconsistent_mirrors" | "unverifiable";
@@ -109,84 +110,38 @@ export interface VerifyOptions {
 
 export const DEFAULT_MIN_MIRRORS = 2;
 export const DEFAULT_MAX_SCAN_PAGES = 10_000;
-const ML_DSA_65 = { publicKeyLength: 1952, signatureLength: 3309 };
-
-/** ML-DSA-65 Verify with an empty context; false, never a throw, for malformed bytes. */
-function verifySignature(part: SignedPart, message: Uint8Array): boolean {
-  if (part.publicKey.length !== ML_DSA_65.publicKeyLength || part.signature.length !== ML_DSA_65.signatureLength) return false;
-  try {
-    // @noble/post-quantum 0.7.1: verify(signature, message, publicKey).
-    return ml_dsa65.verify(part.signature, message, part.publicKey);
-  } catch {
-    return false;
-  }
+/** What the checks found that the verdict turns on (docs/receipts.md §4.2). */
+interface Findings {
+  readonly mirrorsOk: boolean;
+  readonly inclusionOk: boolean;
+  /** Mirror nodes disagree on the record's message, the announcement, the topic or the revocations. */
+  readonly disagree: boolean;
+  readonly recordAbsent: boolean;
+  readonly ledgerMismatch: boolean;
+  readonly commitmentsOk: boolean;
+  readonly announcementOk: boolean;
+  readonly submitKeyOk: boolean;
+  readonly identityMismatch: boolean;
+  readonly revoked: boolean;
+  readonly signerType: Receipt["signerType"];
 }
 
-/** What all mirror nodes said about one thing: agreed (found or absent), disagreed, or not all answered. */
-type Agreement<T> =
-  | { state: "failed" }
-  | { state: "disagree" }
-  | { state: "absent" }
-  | { state: "found"; value: T };
-
-function agree<T>(answers: readonly { url: string; answer: Answer<T> }[], key: (t: T) => string): Agreement<T> {
-  if (answers.length === 0 || answers.some((a) => a.answer.kind === "failed")) return { state: "failed" };
-  const keys = answers.map((a) => (a.answer.kind === "found" ? "found:" + key(a.answer.value) : "absent"));
-  if (keys.some((k) => k !== keys[0])) return { state: "disagree" };
-  const first = answers[0]!.answer;
-  return first.kind === "found" ? { state: "found", value: first.value } : { state: "absent" };
+/** The verdict once the ledger was consulted: the rules of docs/receipts.md §4.2, the first that applies wins. */
+export function verdictOf(f: Findings): Verdict {
+  return !f.mirrorsOk || !f.inclusionOk
+    ? "unverifiable"
+    : f.disagree
+      ? "inconsistent_mirrors"
+      : f.recordAbsent
+        ? "no_record"
+        : f.ledgerMismatch || !f.commitmentsOk || !f.announcementOk || !f.submitKeyOk || f.identityMismatch
+          ? "signature_invalid"
+          : f.revoked
+            ? "revoked"
+            : f.signerType === "user"
+              ? "verified"
+              : "verified_org";
 }
-
-const messageKey = (m: MirrorMessage) => `${m.consensusAt}|${bytesToHex(m.message)}|${bytesToHex(m.runningHash)}|${m.runningHashVersion}`;
-const topicKey = (t: TopicInfo) => (t.submitKey === null ? "null" : `${t.submitKey.type}:${t.submitKey.key}`);
-const scanKey = (s: ScanResult) => s.kept.map((m) => `${m.sequenceNumber}:${m.consensusAt}:${bytesToHex(m.message)}`).join(",");
-
-function json(bytes: Uint8Array): Record<string, unknown> | null {
-  const text = utf8(bytes);
-  if (text === null) return null;
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Differences between the record message's commitments and the receipt, as `field: expected …` texts. */
-function commitmentProblems(receipt: Receipt, message: Uint8Array): string[] {
-  const m = json(message);
-  if (m === null) return ["not a JSON object"];
-  if (m.v !== 1 || m.type !== "record") return [`not a version-1 record message (v ${JSON.stringify(m.v)}, type ${JSON.stringify(m.type)})`];
-  const expected: Record<string, string> = {
-    recordId: receipt.recordId,
-    originalDocHash: receipt.originalDocHash,
-    signedAt: receipt.authenticatedAt,
-    signerPublicKeySha256: sha256Text(receipt.signer.publicKey),
-    signatureSha256: sha256Text(receipt.signer.signature),
-    sealSignatureSha256: sha256Text(receipt.seal.signature),
-  };
-  return Object.entries(expected)
-    .filter(([k, v]) => m[k] !== v)
-    .map(([k]) => k);
-}
-
-function isRevocationOf(recordId: string): (m: MirrorMessage) => boolean {
-  return (m) => {
-    if (m.chunk !== null && m.chunk.total !== 1) return false;
-    const v = json(m.message);
-    return v !== null && v.v === 1 && v.type === "revocation" && v.recordId === recordId;
-  };
-}
-
-interface MirrorAnswers {
-  readonly url: string;
-  readonly topic: Answer<TopicInfo>;
-  readonly record: Answer<MirrorMessage>;
-  readonly announcement: Answer<MirrorMessage>;
-  readonly scan: Answer<ScanResult>;
-}
-
-const notAllAnswered = "not every mirror node answered (see mirrors)";
 
 /** Verifies a receipt for a document. Never throws for anything a receipt or a mirror node holds. */
 export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): Promise<Report> {
@@ -199,37 +154,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const add = (name: CheckName, status: Check["status"], detail: string, evidence?: Record<string, unknown>) => checks.push(evidence === undefined ? { name, status, detail } : { name, status, detail, evidence });
 
   // ---- Local checks: the document, the kind, the payloads, the signatures.
-  const documentOk = docHash === receipt.originalDocHash;
-  add("documentHash", documentOk ? "pass" : "fail", documentOk ? "the document's SHA-256 is the receipt's" : "the document's SHA-256 is not the receipt's: this receipt is for another document", { document: docHash, receipt: receipt.originalDocHash });
-  // `kind` is in no signature: it is bound to the signer's type, which the key announcement's type binds in turn.
-  const expectedKind = receipt.signerType === "user" ? "pdf_embedded" : "record_only";
-  const kindOk = receipt.kind === expectedKind;
-  add("kind", kindOk ? "pass" : "fail", kindOk ? `${receipt.kind}, as every record signed by ${receipt.signerType === "user" ? "a person" : "an organisation"} is` : `${receipt.kind} does not go with signerType ${receipt.signerType} (expected ${expectedKind}): the receipt was altered`, { kind: receipt.kind, signerType: receipt.signerType });
-
-  const signerFingerprint = keyFingerprint(receipt.signer.algorithm, receipt.signer.publicKey);
-  const sealFingerprint = keyFingerprint(receipt.seal.algorithm, receipt.seal.publicKey);
-  const recordPayload = recordPayloadV1({ recordId: receipt.recordId, docHash: receipt.originalDocHash, signedAtMs: rfc3339MsToMillis(receipt.authenticatedAt)!, signerFingerprint });
-  const recordPayloadOk = equalBytes(recordPayload, receipt.signer.payload);
-  add("recordPayload", recordPayloadOk ? "pass" : "fail", recordPayloadOk ? "recomputed from the record's id, hash, time and signer key: equal" : "the receipt's signer.payload is not the record payload of its own fields", {
-    signerKeyFingerprint: bytesToHex(signerFingerprint),
-    recomputedSha256: sha256Text(recordPayload),
-    receiptSha256: sha256Text(receipt.signer.payload),
-  });
-  const signerOk = verifySignature(receipt.signer, recordPayload);
-  add("signerSignature", signerOk ? "pass" : "fail", signerOk ? `${receipt.signer.algorithm} signature of the ${receipt.signerType === "org" ? "organisation" : "signer"}'s key verifies` : "the signer's signature does not verify over the record payload", {
-    algorithm: receipt.signer.algorithm,
-    signatureSha256: sha256Text(receipt.signer.signature),
-  });
-  const sealPayload = sealPayloadV1(recordPayload, receipt.signer.signature, sealFingerprint);
-  const sealPayloadOk = equalBytes(sealPayload, receipt.seal.payload);
-  add("sealPayload", sealPayloadOk ? "pass" : "fail", sealPayloadOk ? "recomputed from the record payload, the signature and the seal key: equal" : "the receipt's seal.payload is not the seal payload of its own fields", {
-    sealKeyFingerprint: bytesToHex(sealFingerprint),
-    recomputedSha256: sha256Text(sealPayload),
-    receiptSha256: sha256Text(receipt.seal.payload),
-  });
-  const sealOk = verifySignature(receipt.seal, sealPayload);
-  add("sealSignature", sealOk ? "pass" : "fail", sealOk ? "the seal signature verifies (whose seal key it is, the key announcement and the identity say)" : "the seal signature does not verify over the seal payload", { algorithm: receipt.seal.algorithm, signatureSha256: sha256Text(receipt.seal.signature) });
-  const localOk = documentOk && kindOk && recordPayloadOk && signerOk && sealPayloadOk && sealOk;
+  const { documentOk, localOk, signerFingerprint, sealFingerprint } = localChecks(receipt, docHash, add);
 
   // ---- The ledger.
   const ledgerChecks: CheckName[] = ["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "identity"];
@@ -332,128 +257,12 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const announcement = agree(pick<MirrorMessage>("announcement"), messageKey);
   const topic = agree(pick<TopicInfo>("topic"), topicKey);
   const scan = agree(pick<ScanResult>("scan"), scanKey);
-  const perMirror = <T>(what: "record" | "announcement", show: (m: MirrorMessage) => T) =>
-    Object.fromEntries(answers.map((a) => [a.url, a[what].kind === "found" ? show((a[what] as { value: MirrorMessage }).value) : a[what].kind]));
-  const showMessage = (m: MirrorMessage) => ({ consensusAt: m.consensusAt, messageSha256: sha256Text(m.message), runningHash: bytesToBase64(m.runningHash) });
-
-  // ledgerMessage
-  let ledgerMismatch = false;
-  let ledgerRecord: MirrorMessage | null = null;
-  if (record.state === "failed") add("ledgerMessage", "skipped", notAllAnswered);
-  else if (record.state === "disagree") add("ledgerMessage", "fail", `mirror nodes disagree on message #${anchor.sequenceNumber} of ${anchor.topicId}`, { mirrors: perMirror("record", showMessage) });
-  else if (record.state === "absent") add("ledgerMessage", "fail", `no mirror node has message #${anchor.sequenceNumber} on topic ${anchor.topicId}`, { topicId: anchor.topicId, sequenceNumber: anchor.sequenceNumber });
-  else {
-    ledgerRecord = record.value;
-    const differs = [
-      ...(equalBytes(record.value.message, anchor.message) ? [] : ["message"]),
-      ...(record.value.consensusAt === anchor.consensusAt ? [] : ["consensusAt"]),
-      ...(equalBytes(record.value.runningHash, anchor.runningHash) ? [] : ["runningHash"]),
-    ];
-    ledgerMismatch = differs.length > 0;
-    add(
-      "ledgerMessage",
-      ledgerMismatch ? "fail" : "pass",
-      ledgerMismatch ? `the ledger's message #${anchor.sequenceNumber} differs from the receipt's: ${differs.join(", ")}` : `every mirror node returns the receipt's message #${anchor.sequenceNumber} on ${anchor.topicId}, consensus ${anchor.consensusAt}`,
-      { topicId: anchor.topicId, sequenceNumber: anchor.sequenceNumber, ledger: showMessage(record.value), receipt: { consensusAt: anchor.consensusAt, messageSha256: sha256Text(anchor.message), runningHash: bytesToBase64(anchor.runningHash) } },
-    );
-  }
-
-  // messageCommitments: over the ledger's bytes, the authority.
-  let commitmentsOk = false;
-  if (ledgerRecord === null) add("messageCommitments", "skipped", "no ledger message that every mirror node agrees on");
-  else {
-    const problems = commitmentProblems(receipt, ledgerRecord.message);
-    commitmentsOk = problems.length === 0;
-    add("messageCommitments", commitmentsOk ? "pass" : "fail", commitmentsOk ? "the message commits to this record's id, hash, signed time, key and both signatures" : `the ledger message does not commit to this record: ${problems.join(", ")}`, {
-      message: utf8(ledgerRecord.message) ?? bytesToBase64(ledgerRecord.message),
-    });
-  }
-
-  // keyAnnouncement
-  let announcementOk = false;
-  let claim: { orgId: string; name: string | null; domain: string | null } | null = null;
-  let person: Report["person"] = null;
-  if (ka.topicId !== anchor.topicId) add("keyAnnouncement", "fail", `the announcement is on topic ${ka.topicId}, the record on ${anchor.topicId}`);
-  else if (announcement.state === "failed") add("keyAnnouncement", "skipped", notAllAnswered);
-  else if (announcement.state === "disagree") add("keyAnnouncement", "fail", `mirror nodes disagree on the announcement, message #${ka.sequenceNumber}`, { mirrors: perMirror("announcement", showMessage) });
-  else if (announcement.state === "absent") add("keyAnnouncement", "fail", `no mirror node has the announcement, message #${ka.sequenceNumber} on ${ka.topicId}`);
-  else {
-    const m = announcement.value;
-    const problems: string[] = [];
-    if (!equalBytes(m.message, ka.message)) problems.push("its bytes are not the receipt's");
-    if (m.consensusAt !== ka.consensusAt) problems.push("its consensus time is not the receipt's");
-    const a = json(m.message);
-    const signerFp = bytesToHex(signerFingerprint);
-    const sealFp = bytesToHex(sealFingerprint);
-    // An organisation's key is announced as `key` with its name; a person's as `person_key`, by
-    // organisation id and person id (docs/receipts.md §1). The kind must be the record's signer
-    // type's.
-    const personal = receipt.signerType === "user";
-    const expected = personal ? "person_key" : "key";
-    if (a === null || a.v !== 1 || a.type !== expected) problems.push(`not a version-1 ${personal ? "person key" : "key"} announcement`);
-    else {
-      if (a.algorithm !== receipt.signer.algorithm) problems.push("algorithm");
-      if (a.keyFingerprint !== signerFp) problems.push("keyFingerprint is not the signer key's");
-      if (a.sealKeyFingerprint !== sealFp) problems.push("sealKeyFingerprint is not the seal key's");
-      if (typeof a.orgId !== "string" || !UUID_RE.test(a.orgId)) problems.push("orgId malformed");
-      if (personal ? typeof a.personId !== "string" || !UUID_RE.test(a.personId) : typeof a.name !== "string") problems.push(personal ? "personId malformed" : "name malformed");
-    }
-    announcementOk = problems.length === 0;
-    if (announcementOk) {
-      // `domain` is optional (announcements made before an organisation had one lack it); one that
-      // is not a host name is no claim at all.
-      const domain = typeof a!.domain === "string" && DOMAIN_RE.test(a!.domain) ? a!.domain : null;
-      claim = { orgId: a!.orgId as string, name: personal ? null : (a!.name as string), domain };
-      if (personal) person = { personId: a!.personId as string };
-    }
-    add(
-      "keyAnnouncement",
-      announcementOk ? "pass" : "fail",
-      announcementOk
-        ? personal
-          ? `message #${ka.sequenceNumber} announces the signer's key for person ${person!.personId} of organisation ${claim!.orgId}, and the seal key`
-          : `message #${ka.sequenceNumber} announces the signer's key for an organisation calling itself ${JSON.stringify(claim!.name)}${claim!.domain === null ? "" : ` (domain ${claim!.domain})`}, and the seal key`
-        : `the announcement does not bind this key: ${problems.join("; ")}`,
-      { sequenceNumber: ka.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) ?? bytesToBase64(m.message), keyFingerprint: signerFp, sealKeyFingerprint: sealFp },
-    );
-  }
-
-  // topicSubmitKey
-  let submitKeyOk = false;
-  if (topic.state === "failed") add("topicSubmitKey", "skipped", notAllAnswered);
-  else if (topic.state === "disagree") add("topicSubmitKey", "fail", `mirror nodes disagree on topic ${anchor.topicId}'s submit key`, {
-      mirrors: Object.fromEntries(answers.map((a) => [a.url, a.topic.kind === "found" ? a.topic.value.submitKey : a.topic.kind])),
-    });
-  else if (topic.state === "absent") add("topicSubmitKey", "fail", `no mirror node knows topic ${anchor.topicId}`);
-  else if (topic.value.submitKey === null) add("topicSubmitKey", "fail", `topic ${anchor.topicId} has no submit key: anyone could have written on it`);
-  else {
-    submitKeyOk = true;
-    add("topicSubmitKey", "pass", `topic ${anchor.topicId} accepts only messages signed by its submit key`, { submitKey: topic.value.submitKey });
-  }
-
-  // revocationScan
-  let revocation: Report["revocation"] = null;
-  const claimed = receipt.revocation === null ? null : { reason: receipt.revocation.reason, revokedAt: receipt.revocation.revokedAt, sequenceNumber: receipt.revocation.anchor.sequenceNumber };
-  if (scan.state === "failed") add("revocationScan", "skipped", notAllAnswered);
-  else if (scan.state === "disagree") {
-    const counts = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.kept.map((m) => m.sequenceNumber) : a.scan.kind]));
-    add("revocationScan", "fail", "mirror nodes disagree on the revocations of this record", { revocationsByMirror: counts });
-  } else {
-    const kept = scan.state === "found" ? scan.value.kept : [];
-    const scanned = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.scanned : 0]));
-    const first = kept[0];
-    if (first === undefined) {
-      add("revocationScan", "pass", `no revocation of this record on ${anchor.topicId} after its message${claimed !== null ? " (the receipt names one; the ledger does not have it)" : ""}`, { scannedByMirror: scanned, receiptRevocation: claimed });
-    } else {
-      const r = json(first.message)!;
-      revocation = { reason: typeof r.reason === "string" ? r.reason : "", revokedAt: typeof r.revokedAt === "string" ? r.revokedAt : "", sequenceNumber: first.sequenceNumber, consensusAt: first.consensusAt };
-      add("revocationScan", "fail", `revoked: ${revocation.reason} at ${revocation.revokedAt} (message #${first.sequenceNumber}, consensus ${first.consensusAt})`, {
-        revocations: kept.map((m) => ({ sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) })),
-        scannedByMirror: scanned,
-        receiptRevocation: claimed,
-      });
-    }
-  }
+  const ledger = { receipt, answers, add };
+  const { mismatch: ledgerMismatch, message: ledgerRecord } = checkLedgerMessage(ledger, record);
+  const commitmentsOk = checkCommitments(ledger, ledgerRecord);
+  const { ok: announcementOk, claim, person } = checkKeyAnnouncement(ledger, announcement, { signerFingerprint, sealFingerprint });
+  const submitKeyOk = checkTopicSubmitKey(ledger, topic);
+  const revocation = checkRevocationScan(ledger, scan);
 
   // identity: only once the announcement is established on the ledger; its names are claims.
   let identity: Identity | null = null;
@@ -473,21 +282,19 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     add("identity", status, `${identity.status}${identity.method === null ? "" : ` (${identity.method})`}: ${identity.detail}`, identity.evidence);
   }
 
-  const disagree = [record, announcement, topic, scan].some((a) => a.state === "disagree");
-  const verdict: Verdict =
-    !mirrorsOk || !inclusionOk
-      ? "unverifiable"
-      : disagree
-        ? "inconsistent_mirrors"
-        : record.state === "absent"
-          ? "no_record"
-          : ledgerMismatch || !commitmentsOk || !announcementOk || !submitKeyOk || identity?.status === "mismatch"
-            ? "signature_invalid"
-            : revocation !== null
-              ? "revoked"
-              : receipt.signerType === "user"
-                ? "verified"
-                : "verified_org";
+  const verdict = verdictOf({
+    mirrorsOk,
+    inclusionOk,
+    disagree: [record, announcement, topic, scan].some((a) => a.state === "disagree"),
+    recordAbsent: record.state === "absent",
+    ledgerMismatch,
+    commitmentsOk,
+    announcementOk,
+    submitKeyOk,
+    identityMismatch: identity?.status === "mismatch",
+    revoked: revocation !== null,
+    signerType: receipt.signerType,
+  });
   return finish(verdict, {
     identity,
     person: announcementOk ? person : null,

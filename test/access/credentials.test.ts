@@ -6,6 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { openCore, type Core } from "../../src/app.ts";
 import { crcBase62, generateKey } from "../../src/keys/api-key.ts";
+import { keysDrivers } from "../../src/storage/keys-drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
@@ -19,7 +20,7 @@ async function setup() {
   onCleanup(() => core.close());
   const org = await core.organisations.create({ name: "Keys Ltd", apiAccess: true }, "test");
   const minted = await core.apiKeys.mint({ orgId: org.id, environment: "live" }, "test");
-  const credentials = createCredentials({ store: core.store, clock, log: memoryLogger() });
+  const credentials = createCredentials({ ...keysDrivers(core.store), clock, log: memoryLogger() });
   onCleanup(() => credentials.close());
   return { core, clock, org, minted, credentials };
 }

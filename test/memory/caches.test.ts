@@ -18,11 +18,13 @@ import { MEMO_BYTES } from "../../src/crypto/memo.ts";
 import { approxBytes, ENTRY_BYTES, Lru, stringBytes, type CacheSize, type NamedCache } from "../../src/lib/lru.ts";
 import { PRIVATE_KEY_CACHE_BYTES, PUBLIC_KEY_CACHE_BYTES } from "../../src/crypto/signer.ts";
 import { createAddresses } from "../../src/http/routable.ts";
+import { keysDrivers } from "../../src/storage/keys-drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import { createRateLimiter, RATE_LIMIT_BYTES } from "../../src/keys/rate-limit.ts";
 import { consensusTextsCache, consensusToRfc3339 } from "../../src/lib/formats.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
+import { receiptsDrivers } from "../../src/storage/receipts-drivers.ts";
 import { createReceipts } from "../../src/receipts/receipt.ts";
 import { createIdGenerator } from "../../src/verification/log/ids.ts";
 import { createVerificationLog } from "../../src/verification/log/service.ts";
@@ -368,7 +370,7 @@ describe("each cache of the services stays within its byte budget under many dis
 
   test("receipts: kept receipts, records, transactions, signing keys", () => {
     const { app, orgRecordIds } = filled;
-    const receipts = createReceipts({ store: app.store, clock: app.clock, network: app.config.ledger.network, mirrorNodes: () => [] });
+    const receipts = createReceipts({ ...receiptsDrivers(app.store), clock: app.clock, network: app.config.ledger.network, mirrorNodes: () => [] });
     for (const id of orgRecordIds.slice(0, ORGS)) {
       expect(receipts.receiptText(id)).toHaveProperty("recordId", id);
       for (const c of receipts.caches()) expectWithin(c.name, c.stats());
@@ -379,7 +381,7 @@ describe("each cache of the services stays within its byte budget under many dis
 
   test("API keys", async () => {
     const { app, apiKeys } = filled;
-    const credentials = createCredentials({ store: app.store, clock: app.clock, log: memoryLogger("error") });
+    const credentials = createCredentials({ ...keysDrivers(app.store), clock: app.clock, log: memoryLogger("error") });
     for (const key of apiKeys) {
       expect(credentials.authenticate(key)).not.toBeNull();
       expectWithin("api_keys", statsOf(credentials.caches(), "api_keys"));

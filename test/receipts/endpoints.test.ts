@@ -9,6 +9,7 @@ import type { App } from "../../src/app.ts";
 import { encodeRecordPayload, encodeSealPayload, isAlgorithm, keyFingerprint, verifyWithNoble } from "../../src/crypto/index.ts";
 import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
 import { Database } from "bun:sqlite";
+import { receiptsDrivers } from "../../src/storage/receipts-drivers.ts";
 import { createReceipts } from "../../src/receipts/receipt.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
@@ -258,7 +259,7 @@ describe("receipts in-process", () => {
   test("Retry-After follows pending_anchor's policy: until typical finality, then 2 s, then 30 s; 5 s while no announcement is queued", async () => {
     const created = (await (await createRecord(docHashOf("receipts: retry policy"))).json()) as Json;
     const clock = manualClock();
-    const receipts = createReceipts({ store: sqliteStore(app.db), clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ ...receiptsDrivers(sqliteStore(app.db)), clock, network: "local", mirrorNodes: () => [] });
     const retryAt = (ms: number, id = created.recordId as string) => {
       clock.set(ms);
       try {
@@ -340,7 +341,7 @@ describe("receipts in-process", () => {
     expect(res.status).toBe(200);
     // Synchronously after the revocation committed, read the journal and build the receipt with
     // nothing in between (the anchor loop runs on this thread): the revocation is not final yet.
-    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ ...receiptsDrivers(sqliteStore(app.db)), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const row = app.db.$client
       .query("SELECT r.revoked_at, t.transaction_id, t.state, t.message FROM records r JOIN ledger_transactions t ON t.transaction_id = r.revocation_transaction_id WHERE r.id = ?")
       .get(created.recordId) as { revoked_at: number; transaction_id: string; state: string; message: Uint8Array };
@@ -378,7 +379,7 @@ describe("receipts in-process", () => {
   }, 30_000);
 
   test("public keys kept between receipts: a key row changed in place (any connection) is in the very next receipt", async () => {
-    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ ...receiptsDrivers(sqliteStore(app.db)), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const first = receipts.receipt(anchoredId) as Json;
     expect({ ...(receipts.receipt(anchoredId) as Json), issuedAt: null }).toEqual({ ...first, issuedAt: null });
     const fingerprint = (app.db.$client.query("SELECT seal_fingerprint AS f FROM records WHERE id = ?").get(anchoredId) as { f: Uint8Array }).f;
@@ -396,7 +397,7 @@ describe("receipts in-process", () => {
   });
 
   test("a receipt's fixed part kept between requests follows any change to the record's row from any connection: signed columns, kind, topic", async () => {
-    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ ...receiptsDrivers(sqliteStore(app.db)), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const first = receipts.receipt(anchoredId) as Json;
     const again = receipts.receipt(anchoredId) as Json;
     expect({ ...again, issuedAt: null }).toEqual({ ...first, issuedAt: null });
@@ -425,7 +426,7 @@ describe("receipts in-process", () => {
   });
 
   test("the record's row kept between receipts follows a revocation made by another connection in the very next receipt, as text and as object", async () => {
-    const receipts = createReceipts({ store: sqliteStore(app.db), clock: app.clock, network: "local", mirrorNodes: () => [] });
+    const receipts = createReceipts({ ...receiptsDrivers(sqliteStore(app.db)), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const text = () => JSON.parse((receipts.receiptText(anchoredId) as { text: string }).text) as Json;
     expect([text().revocation, text().revocation]).toEqual([null, null]);
     const other = new Database((app.db.$client.query("PRAGMA database_list").get() as { file: string }).file);

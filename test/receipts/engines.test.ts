@@ -19,6 +19,7 @@ import type { RecordLedger } from "../../src/records/ledger.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";
 import { createRecords } from "../../src/records/service.ts";
+import { receiptsDrivers } from "../../src/storage/receipts-drivers.ts";
 import { createReceipts, type Receipt } from "../../src/receipts/receipt.ts";
 import { RECEIPT_SNAPSHOT, RECORD_COUNTS } from "../../src/storage/receipt-statements.ts";
 import { firstRow, q, type Store } from "../../src/storage/store.ts";
@@ -172,7 +173,7 @@ for (const engine of ENGINES) {
     });
 
     test("an anchored record's receipt: the stored signatures, payloads rebuilt, both anchors; the same again from what is kept", async () => {
-      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes });
       const first = await receipts.receipt(s.anchored);
       const [row] = await store.read((db, t) => q(db.select().from(t.records).where(eq(t.records.id, s.anchored))));
       const [creation] = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, row!.transactionId))));
@@ -211,7 +212,7 @@ for (const engine of ENGINES) {
     });
 
     test("refusals: ANCHOR_NOT_FINAL for a pending record, NOT_FOUND for an unknown, malformed or other organisation's id", async () => {
-      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes });
       const pending = await outcome(() => receipts.receipt(s.pending));
       expect(pending).toMatchObject({ code: "ANCHOR_NOT_FINAL", message: expect.stringContaining("record's ledger message") });
       expect((pending as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(1);
@@ -222,7 +223,7 @@ for (const engine of ENGINES) {
     });
 
     test("a revoked record's receipt: the revocation's anchor null until its consensus, then its own", async () => {
-      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes });
       const [message] = await store.read((db, t) => q(db.select({ m: t.ledgerTransactions.message }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, s.revocationTransactionId))));
       const early = await receipts.receipt(s.revoked);
       expect(early.revocation).toEqual({
@@ -234,14 +235,14 @@ for (const engine of ENGINES) {
       const fresh = await engine.open();
       await copyRows(store, fresh);
       await anchorTransaction(fresh, s.revocationTransactionId, 5);
-      const final = await createReceipts({ store: fresh, clock, network: "testnet", mirrorNodes }).receipt(s.revoked);
+      const final = await createReceipts({ ...receiptsDrivers(fresh), clock, network: "testnet", mirrorNodes }).receipt(s.revoked);
       expect(final.revocation!.anchor).toMatchObject({ sequenceNumber: 5, consensusAt: consensusAt(5), runningHash: b64(runningHash(5)) });
       expect({ ...final, revocation: null }).toEqual({ ...early, revocation: null });
     });
 
     test("receiptText is the receipt's JSON.stringify(…, null, 2) byte for byte, built and kept, revoked, any mirror nodes; refusals alike", async () => {
       let nodes: string[] = ["https://mirror-a.example", "https://mirror-b.example"];
-      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes: () => nodes });
+      const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes: () => nodes });
       // Twice each: the first builds (and keeps) the fixed part, the second writes the kept one's text.
       for (const id of [s.anchored, s.anchored, s.revoked, s.revoked]) {
         const text = await receipts.receiptText(id);
@@ -262,7 +263,7 @@ for (const engine of ENGINES) {
     });
 
     test("the route's response, from a receipt given at once (SQLite) or later (PostgreSQL)", async () => {
-      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes });
       const answer = receipts.receiptText(s.anchored);
       expect(answer instanceof Promise).toBe(engine.name === "PostgreSQL");
       const res = await receiptResponse(answer);
@@ -274,7 +275,7 @@ for (const engine of ENGINES) {
     });
 
     test("the routes over HTTP: the receipt, 409 with Retry-After, 404, the public download", async () => {
-      const receipts = createReceipts({ store, clock, network: "testnet", mirrorNodes });
+      const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes });
       // Access answers as the engine's would: at once on SQLite, later with several nodes.
       const later = <T>(v: T): T | Promise<T> => (engine.name === "PostgreSQL" ? Promise.resolve(v) : v);
       const caller = { tier: "organisation", clientIp: "192.0.2.1", org: { id: s.orgId } } as const;
@@ -301,7 +302,7 @@ for (const engine of ENGINES) {
       const [a, b] = await engine.openPair();
       const at = manualClock(T0);
       const ids = await scenario(a, at, signer);
-      const receipts = createReceipts({ store: a, clock: at, network: "testnet", mirrorNodes });
+      const receipts = createReceipts({ ...receiptsDrivers(a), clock: at, network: "testnet", mirrorNodes });
       const first = await receipts.receipt(ids.anchored);
       const [row] = await b.read((db, t) => q(db.select().from(t.records).where(eq(t.records.id, ids.anchored))));
       const setRecord = (values: { signature?: Buffer; topicId?: string }) => b.write((tx, t) => q(tx.update(t.records).set(values).where(eq(t.records.id, ids.anchored))));
@@ -330,7 +331,7 @@ for (const engine of ENGINES) {
       const [a, b] = await engine.openPair();
       const at = manualClock(T0);
       const ids = await scenario(a, at, signer);
-      const receipts = createReceipts({ store: a, clock: at, network: "testnet", mirrorNodes });
+      const receipts = createReceipts({ ...receiptsDrivers(a), clock: at, network: "testnet", mirrorNodes });
       const first = await receipts.receipt(ids.anchored);
       expect(first.keyAnnouncement.sequenceNumber).toBe(1);
       // The domain set on the other node; the key's announcement with it queued there, then
@@ -479,7 +480,7 @@ describe("SQLite and PostgreSQL: the same rows give the same bytes", () => {
   });
 
   test("receipts and refusals, byte for byte", async () => {
-    const [a, b] = [lite, post].map((store) => createReceipts({ store, clock, network: "testnet", mirrorNodes }));
+    const [a, b] = [lite, post].map((store) => createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes }));
     const ids = [s.anchored, s.pending, s.revoked, "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d", "not-a-uuid"];
     for (const id of ids) {
       // Twice: as built, and from what each kept.

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
+import { keysDrivers } from "../../src/storage/keys-drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
@@ -235,8 +236,8 @@ for (const engine of ENGINES) {
       const org = await admin.orgs.create({ name: "Cross-node", apiAccess: true, validated: true }, "alice");
       const minted = await admin.keys.mint({ orgId: org.id, environment: "live" }, "alice");
       const log = createLogger({ level: "error", write: () => {} });
-      const nodeA = createCredentials({ store: one, clock, log });
-      const nodeB = createCredentials({ store: two, clock, log });
+      const nodeA = createCredentials({ ...keysDrivers(one), clock, log });
+      const nodeB = createCredentials({ ...keysDrivers(two), clock, log });
       const expected = { keyId: minted.keyId, environment: "live", scopes: ["verifications:read"], org: { id: org.id, name: "Cross-node", apiAccess: true, validated: true, suspended: false, createdAt: org.createdAt, topicId: null } };
       expect(await nodeA.authenticateAsync(minted.key)).toMatchObject(expected);
       expect(await nodeB.authenticateAsync(minted.key)).toMatchObject(expected);

@@ -21,7 +21,7 @@ export async function auditScreen(ctx: Ctx): Promise<void> {
   // Page starts: the id every entry on a page is below (null: the newest). Older pages push.
   const starts: (number | null)[] = [null];
   for (;;) {
-    const page = auditPage(core.db, starts.at(-1)!, PAGE);
+    const page = await auditPage(core.admin, starts.at(-1)!, PAGE);
     ui.screen(`Audit trail › page ${starts.length}`);
     if (page.entries.length === 0) ui.info("No entries yet.");
     else ui.message("time (UTC), action, subject, who");

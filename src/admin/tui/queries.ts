@@ -1,14 +1,14 @@
 /**
  * Read-only queries the admin UI needs and no service offers: a record with its anchor and
- * revocation, and the audit trail in pages. Plain SQL through bun:sqlite (`db.$client`), like
- * `status`, a record read as the one row src/storage/record-row.ts defines; drizzle's query
- * builder stays in the capabilities. Each statement runs on its own,
- * so no read transaction is held open while the person looks at the screen (a long-lived
- * reader would keep `serve`'s WAL from being checkpointed).
+ * revocation, and the audit trail in pages, over the reads of admin/ports.ts (`AdminReads`), a
+ * record read as the one row src/storage/record-row.ts defines. Each read runs on its own, so no
+ * read transaction is held open while the person looks at the screen. Synchronous on the embedded
+ * SQLite (the only engine the terminal UI opens), a promise elsewhere.
  */
 import { UUID_RE } from "../../lib/formats.ts";
-import type { Db } from "../../storage/db.ts";
-import { recordColumns, toRecordRow, type RawRecordRow, type RecordRow } from "../../storage/record-row.ts";
+import { runMaybe, settled, type Maybe } from "../../lib/maybe.ts";
+import { toRecordRow, type RecordRow } from "../../storage/record-row.ts";
+import type { AdminReads, AuditLogRow, LedgerTxRow, RecordQuery } from "../ports.ts";
 
 export interface LedgerTx {
   readonly transactionId: string;
@@ -35,8 +35,6 @@ export interface RecordView extends Readonly<Omit<RecordRow, "signerFingerprint"
 const UUID = new RegExp(UUID_RE.source, "i");
 const HASH = /^(?:sha256:)?([0-9a-f]{64})$/i;
 
-export type RecordQuery = { readonly by: "id"; readonly id: string } | { readonly by: "hash"; readonly docHash: string };
-
 /** What the person typed, as a query; a message naming the accepted forms when it is neither. */
 export function parseRecordQuery(input: string): RecordQuery | string {
   const s = input.trim();
@@ -47,33 +45,31 @@ export function parseRecordQuery(input: string): RecordQuery | string {
   return "Not a record id (a UUID such as 0190…-…) nor a document hash (sha256: and 64 hex digits, or the 64 hex digits alone).";
 }
 
-function ledgerTx(db: Db, transactionId: string | null): LedgerTx | null {
-  if (transactionId === null) return null;
-  const row = db.$client
-    .query("SELECT transaction_id, state, sequence_number, consensus_at, attempts, last_error FROM ledger_transactions WHERE transaction_id = ?")
-    .get(transactionId) as { transaction_id: string; state: string; sequence_number: number | null; consensus_at: string | null; attempts: number; last_error: string | null } | null;
+function ledgerTx(row: LedgerTxRow | null): LedgerTx | null {
   if (row === null) return null;
   return { transactionId: row.transaction_id, state: row.state, sequenceNumber: row.sequence_number, consensusAt: row.consensus_at, attempts: row.attempts, lastError: row.last_error };
 }
 
-const SELECT_RECORD = `SELECT ${recordColumns({ alias: "r" })}, o.name AS org_name FROM records r LEFT JOIN organisations o ON o.id = r.org_id`;
-
 /** Records matching the query, newest first (a hash can have several: other organisations, or re-authenticated after a revocation). */
-export function findRecords(db: Db, q: RecordQuery): RecordView[] {
-  const rows = (
-    q.by === "id"
-      ? db.$client.query(`${SELECT_RECORD} WHERE r.id = ?`).all(q.id)
-      : db.$client.query(`${SELECT_RECORD} WHERE r.doc_hash = ? ORDER BY r.created_at DESC, r.id DESC LIMIT 50`).all(q.docHash)
-  ) as (RawRecordRow & { readonly org_name: string | null })[];
-  return rows.map((raw) => {
-    const { signerFingerprint, signature, sealFingerprint, sealSignature, revokedAt, revocationReason, revocationTransactionId, ...shown } = toRecordRow(raw);
-    return {
-      ...shown,
-      orgName: raw.org_name,
-      anchorTx: ledgerTx(db, shown.transactionId),
-      revocation: revokedAt === null ? null : { revokedAt, reason: revocationReason, transactionId: revocationTransactionId, tx: ledgerTx(db, revocationTransactionId) },
-    };
-  });
+export function findRecords(reads: AdminReads, q: RecordQuery): Maybe<RecordView[]> {
+  const txOf = (id: string | null) => (id === null ? null : reads.ledgerTransaction(id));
+  return runMaybe(
+    (function* () {
+      const found: RecordView[] = [];
+      for (const raw of yield* settled(reads.records(q))) {
+        const { signerFingerprint, signature, sealFingerprint, sealSignature, revokedAt, revocationReason, revocationTransactionId, ...shown } = toRecordRow(raw);
+        const anchorTx = ledgerTx(yield* settled(txOf(shown.transactionId)));
+        const revocationTx = revokedAt === null ? null : ledgerTx(yield* settled(txOf(revocationTransactionId)));
+        found.push({
+          ...shown,
+          orgName: raw.org_name,
+          anchorTx,
+          revocation: revokedAt === null ? null : { revokedAt, reason: revocationReason, transactionId: revocationTransactionId, tx: revocationTx },
+        });
+      }
+      return found;
+    })(),
+  );
 }
 
 export interface AuditRow {
@@ -101,10 +97,15 @@ function parseJson(text: string | null): unknown {
  * null). Keyset paging, so entries written while the person pages do not shift the pages.
  * `more` says whether older entries exist.
  */
-export function auditPage(db: Db, beforeId: number | null, limit: number): { entries: AuditRow[]; more: boolean } {
-  const rows = db.$client
-    .query("SELECT id, at, actor, action, subject_type, subject_id, before, after FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?")
-    .all(beforeId ?? Number.MAX_SAFE_INTEGER, limit + 1) as { id: number; at: number; actor: string; action: string; subject_type: string; subject_id: string; before: string | null; after: string | null }[];
+export function auditPage(reads: AdminReads, beforeId: number | null, limit: number): Maybe<{ entries: AuditRow[]; more: boolean }> {
+  return runMaybe(
+    (function* () {
+      return page(yield* settled(reads.auditRows(beforeId, limit + 1)), limit);
+    })(),
+  );
+}
+
+function page(rows: readonly AuditLogRow[], limit: number): { entries: AuditRow[]; more: boolean } {
   return {
     more: rows.length > limit,
     entries: rows.slice(0, limit).map((r) => ({

@@ -52,7 +52,7 @@ export async function recordsScreen(ctx: Ctx): Promise<void> {
     if (input === BACK) return;
     const q = parseRecordQuery(input);
     if (typeof q === "string") continue; // validated above
-    const found = findRecords(core.db, q);
+    const found = await findRecords(core.admin, q);
     if (found.length === 0) {
       ui.flash("warn", q.by === "id" ? `No record with id ${q.id}.` : `No record for ${q.docHash}.`);
       continue;

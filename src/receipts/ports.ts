@@ -1,0 +1,64 @@
+/**
+ * What receipts (receipt.ts, build.ts) need of storage: the rows one receipt is built from. The
+ * drivers are storage/sqlite/receipt-reads.ts and storage/postgres/receipt-reads.ts, chosen by
+ * storage/receipts-drivers.ts; the same build runs over either, so the same rows give the same
+ * bytes on both engines.
+ */
+import type { NamedCache } from "../lib/lru.ts";
+import type { Maybe } from "../lib/maybe.ts";
+import type { RawRecordRow } from "../storage/record-row.ts";
+
+/** A record with the change counter (migration 0010) read in the same statement: what a kept receipt is checked against. */
+export type ReceiptRecordRow = RawRecordRow & { readonly gen: number | null };
+
+/** A ledger transaction as a receipt reads it. */
+export interface ReceiptTransactionRow {
+  readonly transaction_id: string;
+  readonly topic_id: string | null;
+  readonly message: Uint8Array | null;
+  readonly state: "pending" | "accepted" | "anchored" | "abandoned";
+  readonly sequence_number: number | null;
+  readonly consensus_at: string | null;
+  readonly running_hash: Uint8Array | null;
+  readonly created_at: number;
+}
+
+export interface ReceiptKeyRow {
+  readonly algorithm: string;
+  readonly public_key: Uint8Array;
+}
+
+/**
+ * The reads of one receipt's build. Every method answers synchronously (the build is one
+ * synchronous function over them); a driver that must wait reads beforehand (`ReceiptSource`).
+ */
+export interface ReceiptReads {
+  /** The record `recordId` with the change counter read in the same statement, or null when there is none. MUST NOT throw for an unknown id. */
+  record(recordId: string): ReceiptRecordRow | null;
+  /** The ledger transaction `transactionId`, or null when there is none. */
+  transaction(transactionId: string): ReceiptTransactionRow | null;
+  /**
+   * The announcement of `keyFingerprint` for `orgId` a receipt carries: the latest anchored (by
+   * sequence number on the topic), else an unfinished one (not abandoned), else null.
+   */
+  announcement(orgId: string, keyFingerprint: Uint8Array): ReceiptTransactionRow | null;
+  /** The signing key `fingerprint`, or null when it is not in signing_keys. */
+  key(fingerprint: Uint8Array): ReceiptKeyRow | null;
+}
+
+/** Where the reads of each receipt come from. */
+export interface ReceiptSource {
+  /**
+   * The reads for building the receipt of `recordId` (a canonical UUID: the caller checked it).
+   * MUST answer synchronously where the engine answers synchronously (the embedded SQLite: a
+   * receipt is then issued, or refused, at once), each read run when the build asks for it and
+   * answering what is committed when it runs. A driver that answers later (PostgreSQL) MUST read
+   * everything the build may ask of this record in one snapshot beforehand, so the receipt is as
+   * consistent as one read transaction makes it, and its reads MUST throw when asked anything
+   * else (a build that no longer matches the snapshot fails loudly). A database fault rejects
+   * (or throws) with the database's error.
+   */
+  readsFor(recordId: string): Maybe<ReceiptReads>;
+  /** What the driver keeps in memory, each with its size and budget (/metrics), emptied when the service goes quiet. */
+  caches(): readonly NamedCache[];
+}

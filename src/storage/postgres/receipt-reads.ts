@@ -1,0 +1,74 @@
+/**
+ * Receipts' reads on PostgreSQL (receipts/ports.ts, `ReceiptSource`): the record and everything
+ * its receipt needs read in one statement (`RECEIPT_SNAPSHOT`: one snapshot, one round trip), and
+ * the build's reads answered from that row. The change counter is read in that statement too;
+ * PostgreSQL raises it once per changing statement, whichever node writes, so what a receipt
+ * keeps follows another node's change at once. Keeps nothing itself.
+ */
+import type { ReceiptKeyRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow as TransactionRow } from "../../receipts/ports.ts";
+import type { PostgresStore } from "../pg-store.ts";
+import { RECEIPT_SNAPSHOT, type ReceiptSnapshotRow } from "../receipt-statements.ts";
+import { firstRow, q } from "../store.ts";
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+
+/** A prefixed group of the snapshot's columns (`c_`, `a_`, `v_`), or null when its join found nothing. */
+function transactionOf(row: ReceiptSnapshotRow, p: "c_" | "a_" | "v_"): TransactionRow | null {
+  const id = row[`${p}transaction_id`];
+  if (id === null) return null;
+  return {
+    transaction_id: id,
+    topic_id: row[`${p}topic_id`],
+    message: row[`${p}message`],
+    state: row[`${p}state`]!,
+    sequence_number: row[`${p}sequence_number`],
+    consensus_at: row[`${p}consensus_at`],
+    running_hash: row[`${p}running_hash`],
+    created_at: row[`${p}created_at`]!,
+  };
+}
+
+function keyOf(row: ReceiptSnapshotRow, p: "sk_" | "lk_"): ReceiptKeyRow | null {
+  const algorithm = row[`${p}algorithm`];
+  const publicKey = row[`${p}public_key`];
+  return algorithm === null || publicKey === null ? null : { algorithm, public_key: publicKey };
+}
+
+/**
+ * The reads of one receipt answered from its snapshot row (or none: no such record). Asked only
+ * what the build asks of a record (its own creation and revocation messages, its signer's
+ * announcement, its two keys); anything else would be a build that no longer matches the
+ * snapshot, and fails loudly.
+ */
+export function snapshotReads(recordId: string, row: ReceiptSnapshotRow | undefined): ReceiptReads {
+  const mismatch = (what: string) => new Error(`receipt: the build asked for ${what}, which the snapshot of ${recordId} does not hold`);
+  const creation = row === undefined ? null : transactionOf(row, "c_");
+  const revocation = row === undefined ? null : transactionOf(row, "v_");
+  return {
+    record: (id) => {
+      if (id !== recordId) throw mismatch(`record ${id}`);
+      return row ?? null;
+    },
+    transaction: (id) => {
+      if (row !== undefined && id === row.transaction_id) return creation;
+      if (row !== undefined && id === row.revocation_transaction_id) return revocation;
+      throw mismatch(`transaction ${id}`);
+    },
+    announcement: (orgId, fingerprint) => {
+      if (row === undefined || orgId !== row.org_id || !sameBytes(fingerprint, row.signer_fingerprint)) throw mismatch("another announcement");
+      return transactionOf(row, "a_");
+    },
+    key: (fingerprint) => {
+      if (row !== undefined && sameBytes(fingerprint, row.signer_fingerprint)) return keyOf(row, "sk_");
+      if (row !== undefined && sameBytes(fingerprint, row.seal_fingerprint)) return keyOf(row, "lk_");
+      throw mismatch("another key");
+    },
+  };
+}
+
+export function postgresReceiptReads(store: PostgresStore): ReceiptSource {
+  return {
+    readsFor: async (recordId) => snapshotReads(recordId, await store.read(() => q(firstRow(RECEIPT_SNAPSHOT, recordId)))),
+    caches: () => [],
+  };
+}

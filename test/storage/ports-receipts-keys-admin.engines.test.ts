@@ -1,0 +1,239 @@
+/**
+ * The contracts of three ports (their MUST comments) on both engines (test/support/store-engines.ts):
+ * receipts' `ReceiptSource` (receipts/ports.ts), authentication's `CredentialReads`
+ * (keys/ports.ts) and the administrator's `AdminReads` (admin/ports.ts), each through the driver
+ * its chooser (storage/*-drivers.ts) gives for the store. Rows are made with the services, as the
+ * anchor loop leaves them once anchored.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { createSigner } from "../../src/crypto/index.ts";
+import { createApiKeys } from "../../src/keys/api-keys.ts";
+import { createOrganisations } from "../../src/keys/organisations.ts";
+import { manualClock } from "../../src/lib/clock.ts";
+import { createKeyAnnouncements } from "../../src/records/announcements.ts";
+import type { RecordLedger } from "../../src/records/ledger.ts";
+import { createRecords } from "../../src/records/service.ts";
+import { createWriteQueue } from "../../src/records/write-queue.ts";
+import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { adminDrivers } from "../../src/storage/admin-drivers.ts";
+import { UNKNOWN } from "../../src/storage/data-version.ts";
+import { keysDrivers } from "../../src/storage/keys-drivers.ts";
+import { receiptsDrivers } from "../../src/storage/receipts-drivers.ts";
+import { q, type Store } from "../../src/storage/store.ts";
+import { cleanup } from "../support/env.ts";
+import { sharedPostgres, type Postgres } from "../support/postgres.ts";
+import { storeEngines } from "../support/store-engines.ts";
+
+let pg: Postgres;
+beforeAll(async () => {
+  pg = await sharedPostgres();
+}, 120_000);
+const opened: Store[] = [];
+afterAll(async () => {
+  for (const s of opened) await s.close();
+  await pg?.destroy();
+  cleanup();
+});
+
+const TOPIC = "0.0.4321";
+const consensusAt = (n: number) => `${1_768_469_400 + n}.${String(n * 1000).padStart(9, "0")}`;
+const hash = (c: string) => `sha256:${c.repeat(64)}`;
+
+function fakeLedger(): RecordLedger {
+  let issued = 0;
+  return {
+    newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
+    wake() {},
+    assertCapacity() {},
+    transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
+    topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
+  };
+}
+
+/** An organisation with a topic and its key's announcement anchored (sequence 1), two records of one hash (the older anchored as 3 and revoked, the newer anchored as 2), an API key. */
+async function seed(store: Store) {
+  const clock = manualClock(Date.UTC(2026, 0, 15, 9, 30));
+  const signer = createSigner({ masterKey: new Uint8Array(32).fill(7), workers: 0 });
+  const orgs = createOrganisations({ store, signer, clock });
+  const org = await orgs.create({ name: "Ports Org", addon: true, apiAccess: true }, "alice");
+  await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
+  const announcement = (await createKeyAnnouncements({ keys: recordsDrivers(store).keys, signer, clock })(org.id))!;
+  await store.write((tx, t) =>
+    q(
+      tx.insert(t.ledgerTransactions).values({
+        transactionId: "0.0.2@1768469399.000000001",
+        kind: "key_announcement",
+        orgId: org.id,
+        topicId: TOPIC,
+        message: Buffer.from(announcement.message),
+        keyFingerprint: Buffer.from(announcement.keyFingerprint),
+        validStartMs: 1_768_469_399_000,
+        validSeconds: 120,
+        state: "anchored",
+        sequenceNumber: 1,
+        consensusAt: consensusAt(1),
+        runningHash: Buffer.alloc(48, 1),
+        nextAttemptAt: 0,
+        createdAt: clock.now(),
+        updatedAt: clock.now(),
+      }),
+    ),
+  );
+  const recs = createRecords({ store, signer, clock, ledger: fakeLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
+  /** As the anchor loop leaves a record and its creation message once anchored; the message's id. */
+  const anchor = async (recordId: string, n: number): Promise<string> => {
+    const [row] = await store.read((db, t) => q(db.select({ tx: t.records.transactionId }).from(t.records).where(eq(t.records.id, recordId))));
+    await store.write((tx, t) => q(tx.update(t.records).set({ anchorState: "anchored", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusAt(n) }).where(eq(t.records.id, recordId))));
+    await store.write((tx, t) =>
+      q(tx.update(t.ledgerTransactions).set({ state: "anchored", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusAt(n), runningHash: Buffer.alloc(48, n) }).where(eq(t.ledgerTransactions.transactionId, row!.tx))),
+    );
+    return row!.tx;
+  };
+  const older = (await recs.create(org.id, { docHash: hash("d"), filename: undefined })).record.recordId;
+  await anchor(older, 3);
+  clock.advance(1000);
+  await recs.revoke(org.id, older, "SUPERSEDED");
+  clock.advance(1000);
+  const newer = (await recs.create(org.id, { docHash: hash("d"), filename: "a.pdf" })).record.recordId;
+  const creationTx = await anchor(newer, 2);
+  const minted = await createApiKeys({ store, clock }).mint({ orgId: org.id, environment: "live" }, "alice");
+  return { recs, orgs, org, older, newer, creationTx, minted };
+}
+
+const UNKNOWN_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+
+for (const engine of storeEngines(() => pg, opened)) {
+  const sqlite = engine.name === "SQLite";
+
+  describe(`${engine.name}: ReceiptSource (receipts/ports.ts)`, () => {
+    let store: Store;
+    let s: Awaited<ReturnType<typeof seed>>;
+    beforeAll(async () => {
+      store = await engine.open();
+      s = await seed(store);
+    });
+
+    test("readsFor answers synchronously on SQLite only; an unknown record is null", async () => {
+      const source = receiptsDrivers(store).reads;
+      const answer = source.readsFor(UNKNOWN_ID);
+      expect(answer instanceof Promise).toBe(!sqlite);
+      expect((await answer).record(UNKNOWN_ID)).toBeNull();
+    });
+
+    test("the record with the change counter, its creation message, its key's anchored announcement and both keys, with numbers as numbers", async () => {
+      const reads = await receiptsDrivers(store).reads.readsFor(s.newer);
+      const row = reads.record(s.newer)!;
+      expect(row).toMatchObject({ id: s.newer, org_id: s.org.id, anchor_state: "anchored", sequence_number: 2, topic_id: TOPIC });
+      expect(typeof row.gen).toBe("number");
+      expect(typeof row.signed_at_ms).toBe("number");
+      expect(reads.transaction(s.creationTx)).toMatchObject({ transaction_id: s.creationTx, state: "anchored", sequence_number: 2, consensus_at: consensusAt(2), topic_id: TOPIC });
+      expect(typeof reads.transaction(s.creationTx)!.created_at).toBe("number");
+      expect(reads.announcement(s.org.id, row.signer_fingerprint)).toMatchObject({ state: "anchored", sequence_number: 1, topic_id: TOPIC });
+      expect(reads.key(row.signer_fingerprint)!.algorithm).toBe("ML-DSA-65");
+      expect(reads.key(row.seal_fingerprint)!.public_key.length).toBeGreaterThan(0);
+    });
+
+    test("what is committed: a revocation made since is in the next reads", async () => {
+      const source = receiptsDrivers(store).reads;
+      expect((await source.readsFor(s.newer)).record(s.newer)!.revoked_at).toBeNull();
+      await s.recs.revoke(s.org.id, s.newer, "SUPERSEDED");
+      const row = (await source.readsFor(s.newer)).record(s.newer)!;
+      expect(row.revoked_at).not.toBeNull();
+      expect((await source.readsFor(s.newer)).transaction(row.revocation_transaction_id!)).toMatchObject({ state: "pending", sequence_number: null });
+    });
+  });
+
+  describe(`${engine.name}: CredentialReads (keys/ports.ts)`, () => {
+    let store: Store;
+    let s: Awaited<ReturnType<typeof seed>>;
+    beforeAll(async () => {
+      store = await engine.open();
+      s = await seed(store);
+    });
+
+    test("the change counter and a key with its organisation, synchronously on SQLite; an unknown key is null", async () => {
+      const reads = keysDrivers(store).credentials;
+      const counter = reads.changeCounter();
+      expect(counter instanceof Promise).toBe(!sqlite);
+      expect(typeof (await counter)).toBe("number");
+      const row = reads.keyWithOrg(s.minted.keyId);
+      expect(row instanceof Promise).toBe(!sqlite);
+      expect(await row).toMatchObject({ key_id: s.minted.keyId, environment: "live", org_id: s.org.id, name: "Ports Org", api_access: 1, addon: 1, suspended: 0, revoked_at: null, last_used_at: null });
+      expect(await reads.keyWithOrg("nope")).toBeNull();
+    });
+
+    test("a change to an organisation raises the counter", async () => {
+      const reads = keysDrivers(store).credentials;
+      const before = (await reads.changeCounter())!;
+      await s.orgs.set(s.org.id, { suspended: true }, "alice");
+      expect((await reads.changeCounter())!).toBeGreaterThan(before);
+      expect(await reads.keyWithOrg(s.minted.keyId)).toMatchObject({ suspended: 1 });
+    });
+
+    test("the data version: the connection's own on SQLite, changed by another connection's commit; UNKNOWN on PostgreSQL", async () => {
+      const [a, b] = await engine.openPair();
+      const reads = keysDrivers(a).credentials;
+      const v = reads.version();
+      if (!sqlite) {
+        expect(v).toBe(UNKNOWN);
+        return;
+      }
+      expect(v).not.toBe(UNKNOWN);
+      expect(reads.version()).toBe(v);
+      await seed(b);
+      expect(reads.version()).not.toBe(v);
+    });
+
+    test("touch records each use in one transaction, only where no use within the resolution is recorded", async () => {
+      const reads = keysDrivers(store).credentials;
+      const at = Date.UTC(2026, 0, 16);
+      await reads.touch([[s.minted.keyId, at]], 60_000);
+      expect((await reads.keyWithOrg(s.minted.keyId))!.last_used_at).toBe(at);
+      await reads.touch([[s.minted.keyId, at + 30_000]], 60_000);
+      expect((await reads.keyWithOrg(s.minted.keyId))!.last_used_at).toBe(at);
+      await reads.touch([[s.minted.keyId, at + 60_000], ["unknown-key", at]], 60_000);
+      expect((await reads.keyWithOrg(s.minted.keyId))!.last_used_at).toBe(at + 60_000);
+    });
+  });
+
+  describe(`${engine.name}: AdminReads (admin/ports.ts)`, () => {
+    let store: Store;
+    let s: Awaited<ReturnType<typeof seed>>;
+    beforeAll(async () => {
+      store = await engine.open();
+      s = await seed(store);
+    });
+
+    test("records by id and by hash, newest first, with the organisation's name; none for an unknown one", async () => {
+      const reads = adminDrivers(store).reads;
+      const byId = reads.records({ by: "id", id: s.newer });
+      expect(byId instanceof Promise).toBe(!sqlite);
+      expect(await byId).toMatchObject([{ id: s.newer, org_name: "Ports Org", sequence_number: 2 }]);
+      expect((await reads.records({ by: "hash", docHash: hash("d") })).map((r) => r.id)).toEqual([s.newer, s.older]);
+      expect(await reads.records({ by: "id", id: UNKNOWN_ID })).toEqual([]);
+    });
+
+    test("a ledger queue row, numbers as numbers; null for an unknown one", async () => {
+      const reads = adminDrivers(store).reads;
+      expect(await reads.ledgerTransaction(s.creationTx)).toEqual({ transaction_id: s.creationTx, state: "anchored", sequence_number: 2, consensus_at: consensusAt(2), attempts: 0, last_error: null });
+      expect(await reads.ledgerTransaction("0.0.2@1.000000000")).toBeNull();
+    });
+
+    test("audit rows below an id, newest first, at most the limit", async () => {
+      const reads = adminDrivers(store).reads;
+      const all = await reads.auditRows(null, 1000);
+      expect(all.length).toBeGreaterThanOrEqual(2);
+      expect(all.map((r) => r.id)).toEqual([...all.map((r) => r.id)].sort((x, y) => y - x));
+      expect(typeof all[0]!.at).toBe("number");
+      expect(await reads.auditRows(null, 1)).toEqual([all[0]!]);
+      expect(await reads.auditRows(all[0]!.id, 1000)).toEqual(all.slice(1));
+    });
+
+    test("the cluster: null on the embedded SQLite, the nodes and the leader on PostgreSQL", async () => {
+      const status = await adminDrivers(store).reads.cluster();
+      if (sqlite) expect(status).toBeNull();
+      else expect(status).toMatchObject({ nodes: [], leader: null });
+    });
+  });
+}
