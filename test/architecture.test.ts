@@ -81,14 +81,17 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   lib: [],
   config: ["lib"],
   crypto: ["lib"],
-  storage: ["lib", "(outside)"], // (outside): the migrations, embedded
+  // (outside): the migrations, embedded. verification/ports.ts: the verification drivers implement
+  // the port it declares (types only).
+  storage: ["lib", "(outside)", "verification/ports.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.
   records: ["lib", "crypto", "storage", "anchoring/queue.ts", "anchoring/types.ts"],
   anchoring: ["lib", "config", "crypto", "storage", "local-ledger"],
   // Receipts read what records and the anchor loop stored; they wait as verification's pending_anchor does.
-  receipts: ["lib", "config", "crypto", "storage", "verification/verify.ts"],
+  // verification/verdict.ts: its retryAfterFor.
+  receipts: ["lib", "config", "crypto", "storage", "verification/verdict.ts"],
   "local-ledger": ["lib", "crypto"],
   // The person application (docs/persons.md): persons, their passkeys and sessions, over records.
   persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],

@@ -41,3 +41,8 @@ async function continueAsync<T>(gen: Generator<unknown, T, unknown>, first: Prom
     pending = r.value;
   }
 }
+
+/** `fn` of `value`: at once when `value` is there, a promise of it when `value` is a promise. */
+export function mapMaybe<T, U>(value: Maybe<T>, fn: (value: T) => U): Maybe<U> {
+  return value instanceof Promise ? value.then(fn) : fn(value as T);
+}

@@ -57,7 +57,7 @@ import {
 } from "../storage/receipt-statements.ts";
 import { readKept, type KeptRead } from "../storage/data-version.ts";
 import { firstRow, q, type SqliteStore, type Store } from "../storage/store.ts";
-import { retryAfterFor } from "../verification/verify.ts";
+import { retryAfterFor } from "../verification/verdict.ts";
 
 export const RECEIPT_VERSION = 1;
 
