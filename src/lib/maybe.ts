@@ -42,7 +42,11 @@ async function continueAsync<T>(gen: Generator<unknown, T, unknown>, first: Prom
   }
 }
 
-/** `fn` of `value`: at once when `value` is there, a promise of it when `value` is a promise. */
-export function mapMaybe<T, U>(value: Maybe<T>, fn: (value: T) => U): Maybe<U> {
+/**
+ * `fn` of `value`: at once when `value` is there, a promise of it when `value` is a promise (or
+ * when `fn` answers with one). The one step of code written once over `Maybe` values where a
+ * generator's `yield` costs too much (a hot path of a few microseconds).
+ */
+export function mapMaybe<T, U>(value: Maybe<T>, fn: (value: T) => Maybe<U>): Maybe<U> {
   return value instanceof Promise ? value.then(fn) : fn(value as T);
 }

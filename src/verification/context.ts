@@ -9,7 +9,7 @@ import { mapMaybe, type Maybe } from "../lib/maybe.ts";
 import type { VerifierCaches } from "./caches.ts";
 import { keyFromRow, type ResolvedKey } from "./checks.ts";
 import type { ShownRow } from "./match.ts";
-import type { OrgStanding, VerificationReads, VerifyRow } from "./ports.ts";
+import type { KeyRow, OrgStanding, VerificationReads, VerifyRow } from "./ports.ts";
 
 /** Keys, organisations and persons a verification needs, as read (or found in memory) for it. */
 export interface Context {
@@ -28,58 +28,65 @@ export function hexOf(bytes: Uint8Array): string {
  * the counter standing kept in memory may be used under (null: read it afresh, keep nothing).
  */
 export function contextFor(reads: VerificationReads, caches: VerifierCaches, toCheck: readonly VerifyRow[], shown: readonly ShownRow[], readGen: number | null, standingGen: number | null): Maybe<Context> {
-  const heldKeys = new Map<string, ResolvedKey>();
-  const wantKeys = new Set<string>();
+  // Allocated only when something is needed: most verifications are answered from memory whole.
+  let heldKeys: Map<string, ResolvedKey> | null = null;
+  let wantKeys: Set<string> | null = null;
+  const want = (id: string) => (wantKeys ??= new Set()).add(id);
   for (const r of toCheck) {
-    for (const fp of [r.signer_fingerprint, r.seal_fingerprint]) {
-      const id = hexOf(fp);
-      const k = caches.key(id);
-      if (k !== undefined) heldKeys.set(id, k);
-      else wantKeys.add(id);
-    }
+    const signerId = hexOf(r.signer_fingerprint);
+    const signerKey = caches.key(signerId);
+    if (signerKey !== undefined) (heldKeys ??= new Map()).set(signerId, signerKey);
+    else want(signerId);
+    const sealId = hexOf(r.seal_fingerprint);
+    const sealKey = caches.key(sealId);
+    if (sealKey !== undefined) (heldKeys ??= new Map()).set(sealId, sealKey);
+    else want(sealId);
   }
-  const orgs = new Map<string, OrgStanding>();
-  const wantOrgs = new Set<string>();
-  const persons = new Map<string, boolean>();
-  const wantPersons = new Set<string>();
+  let orgs: Map<string, OrgStanding> | null = null;
+  let wantOrgs: Set<string> | null = null;
+  let persons: Map<string, boolean> | null = null;
+  let wantPersons: Set<string> | null = null;
   for (const r of shown) {
     if (r.org_id !== null) {
       const o = standingGen !== null ? caches.org(r.org_id) : undefined;
-      if (o !== undefined) orgs.set(r.org_id, o);
-      else wantOrgs.add(r.org_id);
+      if (o !== undefined) (orgs ??= new Map()).set(r.org_id, o);
+      else (wantOrgs ??= new Set()).add(r.org_id);
     }
     if (r.signer_type === "user") {
       const id = hexOf(r.signer_fingerprint);
       const p = standingGen !== null ? caches.personSuspended(id) : undefined;
-      if (p !== undefined) persons.set(id, p);
-      else wantPersons.add(id);
+      if (p !== undefined) (persons ??= new Map()).set(id, p);
+      else (wantPersons ??= new Set()).add(id);
     }
   }
-  const build = (keyRows: ReadonlyMap<string, { algorithm: string; public_key: Uint8Array }>): Context => {
+  const build = (keyRows: ReadonlyMap<string, KeyRow> | null): Context => {
     const keepKeys = readGen !== null && caches.gen === readGen;
+    const held = heldKeys;
+    const standingOrgs = orgs;
+    const standingPersons = persons;
     return {
       keyOf(fingerprint) {
         const id = hexOf(fingerprint);
-        const held = heldKeys.get(id);
-        if (held !== undefined) return held;
-        const key = keyFromRow(fingerprint, keyRows.get(id));
+        const k = held?.get(id);
+        if (k !== undefined) return k;
+        const key = keyFromRow(fingerprint, keyRows?.get(id));
         if (key !== null && keepKeys) caches.keepKey(id, key);
         return key;
       },
-      orgOf: (id) => (id === null ? null : (orgs.get(id) ?? null)),
-      personSuspended: (r) => r.signer_type === "user" && persons.get(hexOf(r.signer_fingerprint)) === true,
+      orgOf: (id) => (id === null ? null : (standingOrgs?.get(id) ?? null)),
+      personSuspended: (r) => r.signer_type === "user" && standingPersons?.get(hexOf(r.signer_fingerprint)) === true,
     };
   };
-  if (wantKeys.size + wantOrgs.size + wantPersons.size === 0) return build(new Map());
-  const found = reads.context({ keys: [...wantKeys], orgs: [...wantOrgs], persons: [...wantPersons] });
+  if (wantKeys === null && wantOrgs === null && wantPersons === null) return build(null);
+  const found = reads.context({ keys: wantKeys === null ? [] : [...wantKeys], orgs: wantOrgs === null ? [] : [...wantOrgs], persons: wantPersons === null ? [] : [...wantPersons] });
   return mapMaybe(found, (f) => {
     const keep = standingGen !== null && caches.gen === standingGen;
     for (const [id, o] of f.orgs) {
-      orgs.set(id, o);
+      (orgs ??= new Map()).set(id, o);
       if (keep) caches.keepOrg(id, o);
     }
     for (const [id, suspended] of f.persons) {
-      persons.set(id, suspended);
+      (persons ??= new Map()).set(id, suspended);
       if (keep) caches.keepPerson(id, suspended);
     }
     return build(f.keys);

@@ -34,8 +34,9 @@
  *   is never vouched for by a record whose checks were not recomputed. Finding those records is
  *   bounded too: a hash with more than `MAX_MATCHES` records is read through the partial index
  *   records_anchored_by_class, at most `MAX_MATCHES` index entries per verdict class (three range
- *   reads, no table row touched), merged here into consensus order, then at most
- *   `MAX_MATCHES` + 3 rows read whole by rowid, all in one read transaction. Nothing in it grows
+ *   reads, no table row touched), merged into consensus order, then at most `MAX_MATCHES` + 3
+ *   rows read whole by rowid, all in one read transaction: the driver's `largeHash` (ports.ts,
+ *   storage/verification-large-hash.ts). Nothing in it grows
  *   with the number of records but the depth of the index's B-tree. docs/verification.md explains
  *   the choice and gives the figures.
  *
@@ -70,12 +71,12 @@ import type { Signer, VerificationMemo } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { compareConsensus } from "../lib/formats.ts";
 import type { NamedCache } from "../lib/lru.ts";
-import { runMaybe, settled } from "../lib/maybe.ts";
+import { mapMaybe, type Maybe } from "../lib/maybe.ts";
 import { MAX_MATCHES } from "../storage/verification-statements.ts";
 import { createAnswerWriter, type AnswerFields } from "./answer-json.ts";
 import { VerifierCaches } from "./caches.ts";
 import { createSignatureChecker, type SignatureChecks } from "./checks.ts";
-import { contextFor } from "./context.ts";
+import { contextFor, type Context } from "./context.ts";
 import { createMatchShaper, type ShownRow, type VerificationLinks } from "./match.ts";
 import type { HashRow, SyncVerificationReads, VerificationReads, VerifyRow } from "./ports.ts";
 import { createListQueries, type ListQuery } from "./query.ts";
@@ -157,105 +158,114 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   /** Moves the caches to the counter `gen`; over a driver whose reads interleave, only forward. */
   const sync = (gen: number | null) => (reads.interleaves ? caches.syncForward(gen) : caches.sync(gen));
 
-  function* verification(docHash: string, tier: DisclosureTier): Generator<unknown, VerifyResult, unknown> {
-    const now = clock.now();
-    // The record memo first (the rows without their signatures), then the rows read whole, then,
-    // for a hash with more than MAX_MATCHES records, its class heads in one snapshot.
-    let all: readonly ShownRow[] | null = null;
+  /** What a verification read: the rows it shows and checks, and the counters they were read under. */
+  interface RowsRead {
+    /** The matches to be: the anchored records, in consensus order, at most `MAX_MATCHES`. */
+    readonly page: readonly ShownRow[];
+    /** The records beyond them that a verdict class rests on (checked like a match, never returned). */
+    readonly beyond: readonly VerifyRow[];
+    /** The rows read whole, to check now. */
+    readonly toCheck: readonly VerifyRow[];
     /** Checks the record memo answered. */
-    let known: Map<ShownRow, SignatureChecks> | null = null;
-    let large = false;
+    readonly known: ReadonlyMap<ShownRow, SignatureChecks> | null;
     /** The counter read with the rows: what standing kept in memory is valid under (null: read afresh). */
-    let gen: number | null = null;
+    readonly gen: number | null;
     /** The counter this verification's reads saw, for keeping keys. */
-    let readGen: number | null = null;
-    /** The rows read whole to check now; whether to remember their checks in the record memo. */
-    let toCheck: readonly VerifyRow[] = [];
-    let fromWhole = false;
-    if (memoOn) {
-      const heads = yield* settled(reads.recordHeads(docHash));
-      large = heads.length > MAX_MATCHES;
-      if (!large && heads.length > 0 && heads[0]!.gen !== null) {
-        sync(heads[0]!.gen);
-        const found = new Map<ShownRow, SignatureChecks>();
-        let every = true;
-        for (const h of heads) {
-          if (h.anchor_state !== "anchored") continue;
-          const e = caches.remembered(h, now);
-          if (e === null) {
-            every = false;
-            break;
-          }
-          found.set(h, e);
-        }
-        if (every) {
-          all = heads;
-          known = found;
-          gen = readGen = heads[0]!.gen;
-        }
-      } else if (heads.length === 0) {
-        all = heads;
-      }
-    }
-    if (all === null && !large) {
-      const whole = yield* settled(reads.recordsByHash(docHash));
-      if (whole.length <= MAX_MATCHES) {
-        gen = readGen = whole[0]?.gen ?? null;
-        sync(gen);
-        all = whole;
-        toCheck = whole.filter(anchored);
-        fromWhole = true;
-      }
-    }
-    // The matches, and the records beyond them that a verdict class rests on (checked like a
-    // match, never returned), and when the newest record awaiting consensus was stored.
-    let page: ShownRow[];
-    let beyond: readonly VerifyRow[] = [];
-    let newestAccepted: () => number | null;
-    if (all !== null) {
-      // Every record of the hash is here.
-      const rows = all;
-      page = rows.filter(anchored).sort(byConsensus);
-      newestAccepted = () => newestAcceptedIn(rows);
-    } else {
-      // Read in their own snapshot, so standing is read afresh for them (gen stays null).
-      const found = yield* settled(reads.largeHash(docHash));
-      readGen = found.gen;
-      sync(found.gen);
-      page = [...found.page];
-      beyond = found.beyond;
-      toCheck = [...found.page, ...found.beyond];
-      newestAccepted = () => found.newest;
-    }
+    readonly readGen: number | null;
+    /** Whether the checks of `toCheck` go to the record memo (rows read whole by hash). */
+    readonly fromWhole: boolean;
+    /** When the newest record awaiting consensus was stored, or null; asked only when no anchored record decides. */
+    newestAccepted(): number | null;
+  }
 
-    // The keys the checks need, and the standing of the records shown: over a driver whose reads
-    // are round trips (interleaves), in one read before the checks; over a synchronous one, the
-    // standing after them, so that a wait for the signing workers does not leave it stale.
-    const shown = beyond.length === 0 ? page : [...page, ...beyond];
-    const together = reads.interleaves;
-    const ctx = yield* settled(contextFor(reads, caches, toCheck, together ? shown : [], readGen, gen));
-    const checks = toCheck.length === 0 ? [] : yield* settled(checker.signatureChecks(toCheck, ctx.keyOf));
-    // Standing is kept under the counter the caches hold; after a wait for the workers another
-    // verification may have moved them on (then: read afresh, keep nothing).
-    const standing = together ? ctx : yield* settled(contextFor(reads, caches, [], shown, readGen, caches.gen === gen ? gen : null));
-    // The record memo is kept under the counter the caches hold; after a wait for a read or the
-    // workers another verification may have moved them on (then: keep nothing).
-    const keepMemo = memoOn && fromWhole && readGen !== null && caches.gen === readGen;
-    const computed = new Map<ShownRow, SignatureChecks>();
-    toCheck.forEach((r, i) => {
-      computed.set(r, checks[i]!);
-      if (keepMemo) caches.remember(r as HashRow, checks[i]!, now);
+  /** Every record of a hash, read under the counter `gen`. */
+  function everyRecord(rows: readonly ShownRow[], known: ReadonlyMap<ShownRow, SignatureChecks> | null, gen: number | null, toCheck: readonly VerifyRow[], fromWhole: boolean): RowsRead {
+    return { page: rows.filter(anchored).sort(byConsensus), beyond: [], toCheck, known, gen, readGen: gen, fromWhole, newestAccepted: () => newestAcceptedIn(rows) };
+  }
+
+  /**
+   * The record memo first: the rows without their signatures, if it holds every anchored record's
+   * checks; then the rows read whole; then, for a hash with more than MAX_MATCHES records, its
+   * class heads in one snapshot.
+   */
+  function rowsOf(docHash: string, now: number): Maybe<RowsRead> {
+    if (!memoOn) return wholeRows(docHash);
+    return mapMaybe(reads.recordHeads(docHash), (heads) => {
+      if (heads.length > MAX_MATCHES) return largeRows(docHash);
+      if (heads.length === 0) return everyRecord(heads, null, null, [], false);
+      const gen = heads[0]!.gen;
+      if (gen === null) return wholeRows(docHash);
+      sync(gen);
+      const known = new Map<ShownRow, SignatureChecks>();
+      for (const h of heads) {
+        if (h.anchor_state !== "anchored") continue;
+        const e = caches.remembered(h, now);
+        if (e === null) return wholeRows(docHash);
+        known.set(h, e);
+      }
+      return everyRecord(heads, known, gen, [], false);
     });
+  }
+
+  function wholeRows(docHash: string): Maybe<RowsRead> {
+    return mapMaybe(reads.recordsByHash(docHash), (whole) => {
+      if (whole.length > MAX_MATCHES) return largeRows(docHash);
+      const gen = whole[0]?.gen ?? null;
+      sync(gen);
+      return everyRecord(whole, null, gen, whole.filter(anchored), true);
+    });
+  }
+
+  /** Read in their own snapshot, so standing is read afresh for them (gen null). */
+  function largeRows(docHash: string): Maybe<RowsRead> {
+    return mapMaybe(reads.largeHash(docHash), (found) => {
+      sync(found.gen);
+      const toCheck = [...found.page, ...found.beyond];
+      return { page: found.page, beyond: found.beyond, toCheck, known: null, gen: null, readGen: found.gen, fromWhole: false, newestAccepted: () => found.newest };
+    });
+  }
+
+  /**
+   * The keys the checks need, and the standing of the records shown: over a driver whose reads
+   * are round trips (interleaves), in one read before the checks; over a synchronous one, the
+   * standing after them, so that a wait for the signing workers does not leave it stale.
+   */
+  function answer(read: RowsRead, docHash: string, tier: DisclosureTier, now: number): Maybe<VerifyResult> {
+    const shown = read.beyond.length === 0 ? read.page : [...read.page, ...read.beyond];
+    const together = reads.interleaves;
+    return mapMaybe(contextFor(reads, caches, read.toCheck, together ? shown : [], read.readGen, read.gen), (ctx) =>
+      mapMaybe(read.toCheck.length === 0 ? [] : checker.signatureChecks(read.toCheck, ctx.keyOf), (checks) => {
+        remember(read, checks, now);
+        // Standing is kept under the counter the caches hold; after a wait for the workers another
+        // verification may have moved them on (then: read afresh, keep nothing).
+        const standing = together ? ctx : contextFor(reads, caches, [], shown, read.readGen, caches.gen === read.gen ? read.gen : null);
+        return mapMaybe(standing, (standing) => decide(read, checks, standing, docHash, tier, now));
+      }),
+    );
+  }
+
+  /**
+   * The record memo is kept under the counter the caches hold; after a wait for a read or the
+   * workers another verification may have moved them on (then: keep nothing).
+   */
+  function remember(read: RowsRead, checks: readonly SignatureChecks[], now: number): void {
+    if (!memoOn || !read.fromWhole || read.readGen === null || caches.gen !== read.readGen) return;
+    read.toCheck.forEach((r, i) => caches.remember(r as HashRow, checks[i]!, now));
+  }
+
+  function decide(read: RowsRead, checks: readonly SignatureChecks[], standing: Context, docHash: string, tier: DisclosureTier, now: number): VerifyResult {
+    const computed = new Map<ShownRow, SignatureChecks>();
+    read.toCheck.forEach((r, i) => computed.set(r, checks[i]!));
     const sigOf = (r: ShownRow) => {
-      const c = known?.get(r) ?? computed.get(r);
+      const c = read.known?.get(r) ?? computed.get(r);
       if (c === undefined) throw new Error("no record to check");
       return c;
     };
     const shape = (r: ShownRow) => matchOf(r, tier, docHash, sigOf(r), standing.orgOf(r.org_id), standing.personSuspended(r));
-    const matches = page.map(shape);
+    const matches = read.page.map(shape);
     // Over `deciding`, "is there a record of this class" has the answer it has over every record.
-    const deciding = beyond.length === 0 ? matches : [...matches, ...beyond.map(shape)];
-    return verdictOf(matches, deciding, newestAccepted, now);
+    const deciding = read.beyond.length === 0 ? matches : [...matches, ...read.beyond.map(shape)];
+    return verdictOf(matches, deciding, () => read.newestAccepted(), now);
   }
 
   return {
@@ -263,7 +273,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       const { docHash, tier } = input;
       try {
         checkTier(tier);
-        return runMaybe(verification(docHash, tier));
+        const now = clock.now();
+        return mapMaybe(rowsOf(docHash, now), (read) => answer(read, docHash, tier, now));
       } catch (e) {
         // A driver that answers with promises answers a fault with one too.
         if (reads.interleaves) return Promise.reject(e);
