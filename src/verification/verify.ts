@@ -55,7 +55,7 @@
  * verification-reads.ts, chosen by storage/verification-drivers.ts):
  * - SQLite: statements prepared on the connection and run synchronously (the benchmarked hot
  *   path: a memoised public verification is one indexed read). Every read answers at once, so
- *   `verify` returns its answer, not a promise (lib/maybe.ts `runMaybe`).
+ *   `verify` returns its answer, not a promise (lib/maybe.ts `mapMaybe`).
  * - PostgreSQL: the same statements in PostgreSQL's dialect, awaited; the keys, organisations and
  *   persons a verification needs that are not in memory in one more read; a large hash in one
  *   REPEATABLE READ snapshot. `verify` returns a promise. Verifications interleave at their
@@ -83,6 +83,7 @@ import { createListQueries, type ListQuery } from "./query.ts";
 import type { DisclosureTier } from "./types.ts";
 import { verdictOf, type VerifyResult } from "./verdict.ts";
 
+/** The most matches an answer holds (the storage statements read to it): http/ documents it. */
 export { MAX_MATCHES };
 
 export interface VerifierDeps {

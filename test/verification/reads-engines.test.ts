@@ -163,6 +163,33 @@ for (const engine of storeEngines(() => pg, opened)) {
       expect(after).toEqual(sortById(await reads.recordsByHash(h)).map(without));
     });
 
+    test("recordHeads: a change another connection commits (another process, another node) is seen at the next read", async () => {
+      const [mine, other] = await engine.openPair();
+      const h = hash("two connections");
+      const kept = verificationDrivers(mine).reads;
+      for (const s of [mine, other]) {
+        await s.write(function* (tx, t) {
+          yield* q(tx.insert(t.signingKeys).values({ fingerprint: ORG_KEY, algorithm: "ml-dsa-65", publicKey: bytes(1952, 1), purpose: "test", createdAt: 1 }).onConflictDoNothing());
+          yield* q(tx.insert(t.signingKeys).values({ fingerprint: SEAL_KEY, algorithm: "ml-dsa-65", publicKey: bytes(1952, 3), purpose: "test", createdAt: 1 }).onConflictDoNothing());
+          yield* q(tx.insert(t.organisations).values({ id: ORG, name: "Acme Certification Ltd", createdAt: 1, systemKeyFingerprint: ORG_KEY }).onConflictDoNothing());
+        });
+      }
+      const insertVia = async (s: Store, id: string) => {
+        const saved = store;
+        store = s;
+        try {
+          await insert([{ id, docHash: h, revokedAt: 1 }]);
+        } finally {
+          store = saved;
+        }
+      };
+      await insertVia(mine, "two-1");
+      expect((await kept.recordHeads(h)).map((r) => r.id)).toEqual(["two-1"]);
+      expect((await kept.recordHeads(h)).map((r) => r.id)).toEqual(["two-1"]);
+      await insertVia(other, "two-2");
+      expect(sortById(await kept.recordHeads(h)).map((r) => r.id)).toEqual(["two-1", "two-2"]);
+    });
+
     describe("a hash with more than MAX_MATCHES records", () => {
       const h = hash("large");
       const revoked = MAX_MATCHES + 5;
