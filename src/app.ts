@@ -37,13 +37,13 @@ import { verifyPages } from "./http/pages/verify.ts";
 import { receiptPage } from "./http/pages/verify-receipt.ts";
 import { verificationRoutes } from "./http/routes/v1-verifications.ts";
 import { createVerifier, type Verifier } from "./verification/verify.ts";
+import { verificationDrivers } from "./storage/verification-drivers.ts";
 import { createVerificationLog, type VerificationLog } from "./verification/log/service.ts";
 import { createLogRetention, type LogRetention } from "./verification/retention.ts";
 import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "./http/routes/metrics.ts";
 import type { NamedCache } from "./lib/lru.ts";
 import { consensusTextsCache } from "./lib/formats.ts";
 import { createIdleRelease, QUIET_MS } from "./lib/idle-release.ts";
-import { listQueriesCache } from "./verification/query.ts";
 import { recordCounter } from "./records/counts.ts";
 import { recordsDrivers } from "./storage/records-drivers.ts";
 import { createReceipts, type Receipts } from "./receipts/receipt.ts";
@@ -267,7 +267,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
   const writes = engine.writes;
   const records = createRecords({ store: core.store, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl, writes });
   const verifier = createVerifier({
-    store: core.store,
+    ...verificationDrivers(core.store),
     signer: core.signer,
     clock: core.clock,
     links,
@@ -303,7 +303,6 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     ...receipts.caches(),
     ...core.credentials.caches(),
     ...core.signer.caches(),
-    listQueriesCache,
     consensusTextsCache,
     addresses.cache,
   );

@@ -83,14 +83,15 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   crypto: ["lib"],
   // (outside): the migrations, embedded. A capability's ports (ports.ts, or ports-*.ts): the types
   // its drivers implement (storage/sqlite/, storage/postgres/), types only.
-  storage: ["lib", "(outside)", "verification/log/ports.ts", "anchoring/ports-loop.ts", "records/ports.ts", "receipts/ports.ts", "keys/ports.ts", "admin/ports.ts"],
+  storage: ["lib", "(outside)", "verification/ports.ts", "verification/log/ports.ts", "anchoring/ports-loop.ts", "records/ports.ts", "receipts/ports.ts", "keys/ports.ts", "admin/ports.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.
   records: ["lib", "crypto", "storage", "anchoring/queue.ts", "anchoring/types.ts"],
   anchoring: ["lib", "config", "crypto", "storage", "local-ledger"],
   // Receipts read what records and the anchor loop stored; they wait as verification's pending_anchor does.
-  receipts: ["lib", "config", "crypto", "storage", "verification/verify.ts"],
+  // verification/verdict.ts: its retryAfterFor.
+  receipts: ["lib", "config", "crypto", "storage", "verification/verdict.ts"],
   "local-ledger": ["lib", "crypto"],
   // The person application (docs/persons.md): persons, their passkeys and sessions, over records.
   persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],

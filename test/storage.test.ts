@@ -7,7 +7,9 @@ import { createOrganisations } from "../src/keys/organisations.ts";
 import { embeddedMigrations, migrate, SchemaTooNewError } from "../src/storage/migrate.ts";
 import { metaValue } from "../src/storage/meta.ts";
 import { sqliteStore } from "../src/storage/store.ts";
-import { createVerifier, MAX_MATCHES, RECORD_HEADS_BY_HASH_SQL } from "../src/verification/verify.ts";
+import { createVerifier, MAX_MATCHES } from "../src/verification/verify.ts";
+import { RECORD_HEADS_BY_HASH_SQL } from "../src/storage/sqlite/verification-reads.ts";
+import { verificationDrivers } from "../src/storage/verification-drivers.ts";
 import { expectMigrationsInStep } from "./support/drizzle-kit.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
 import { databaseBefore, organisationAsBefore } from "./support/previous-release.ts";
@@ -214,7 +216,7 @@ describe("storage", () => {
     expect(rows(db, schema)).toEqual(rows(fresh, schema));
     fresh.$client.close();
 
-    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ ...verificationDrivers(sqliteStore(db)), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const answer = verifier.verify({ docHash: large, tier: "public" });
     expect(answer.verdict).toBe("verified_org");
     expect(answer.matches.map((m) => m.recordId)).toEqual(previous.slice(0, MAX_MATCHES));
@@ -244,7 +246,7 @@ describe("storage", () => {
     db.$client.query("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p1', ?, 'Alice', 'a@example.org', 'passport', 1)").run(acme.id);
     expect(() => db.$client.run("INSERT INTO persons (id, org_id, name, email, identity_evidence, created_at) VALUES ('p2', 'nope', 'B', 'b@example.org', 'passport', 1)")).toThrow();
     expect(() => db.$client.run("INSERT INTO enrolments (token_digest, person_id, expires_at, created_at) VALUES (x'00', 'nope', 2, 1)")).toThrow();
-    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ ...verificationDrivers(sqliteStore(db)), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const answer = verifier.verify({ docHash: hash, tier: "public" });
     expect(answer.verdict).toBe("verified");
     expect(answer.matches.map((m) => [m.recordId, m.signerStanding])).toEqual(ids.map((id) => [id, "good_standing"]));
@@ -277,7 +279,7 @@ describe("storage", () => {
     expect(() => fx.addOrgRecord(acme, { docHash: hash })).toThrow(/UNIQUE/);
     expect(() => db.$client.run("INSERT INTO passkeys (credential_id, person_id, public_key, counter, created_at) VALUES ('c', 'nope', x'00', 0, 1)")).toThrow();
     db.$client.run("INSERT INTO passkeys (credential_id, person_id, public_key, counter, created_at) VALUES ('c', 'p1', x'00', 0, 1)");
-    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ ...verificationDrivers(sqliteStore(db)), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const answer = verifier.verify({ docHash: hash, tier: "public" });
     expect(answer.verdict).toBe("verified");
     expect(answer.matches.map((m) => m.recordId).sort()).toEqual([...ids, personal].sort());
@@ -369,7 +371,7 @@ describe("storage", () => {
     const record = rows(db, `SELECT transaction_id FROM records WHERE id = '${recordId}'`)[0] as { transaction_id: string };
     db.$client.query("INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, valid_start_ms, valid_seconds, state, next_attempt_at, created_at, updated_at) VALUES (?, 'record_message', ?, ?, '0.0.1001', x'7b7d', 1, 180, 'pending', 1, 1, 1)").run(record.transaction_id, acme.id, recordId);
     expect(bumps("UPDATE ledger_transactions SET state = 'anchored' WHERE transaction_id = ?", record.transaction_id)).toBe(0);
-    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ ...verificationDrivers(sqliteStore(db)), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     expect(verifier.verify({ docHash: hash, tier: "public" })).toMatchObject({ verdict: "verified_org" });
     db.$client.close();
   });
@@ -407,7 +409,7 @@ describe("storage", () => {
     await orgs.set(third.id, { name: "Twin Ltd (South)" }, "alice");
     expect(await orgs.sharingNames()).toEqual([]);
     // The record of the renamed organisation still verifies.
-    const verifier = createVerifier({ store: sqliteStore(db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ ...verificationDrivers(sqliteStore(db)), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     expect(verifier.verify({ docHash: hash, tier: "public" })).toMatchObject({ verdict: "verified_org" });
     db.$client.close();
   });

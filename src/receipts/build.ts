@@ -20,7 +20,7 @@ import { DomainError } from "../lib/errors.ts";
 import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import type { RawRecordRow } from "../storage/record-row.ts";
-import { retryAfterFor } from "../verification/verify.ts";
+import { retryAfterFor } from "../verification/verdict.ts";
 import type { ReceiptReads, ReceiptRecordRow, ReceiptTransactionRow as TransactionRow } from "./ports.ts";
 import type { Receipt, ReceiptKey, ReceiptText } from "./receipt.ts";
 

@@ -271,7 +271,7 @@ export const records = sqliteTable(
     // Verification of a hash with more than 100 records (docs/verification.md, "Bounded cost per
     // hash"): per verdict class, its anchored records in consensus order, so the first 100 of each
     // are one index range read whatever the number of records. The expressions must stay exactly
-    // those of `VERDICT_CLASS` and `CONSENSUS_ORDER` in src/verification/verify.ts, which names
+    // those of `VERDICT_CLASS` and `CONSENSUS_ORDER` in verification-statements.ts, which names
     // this index (INDEXED BY: a statement that cannot use it fails to prepare rather than scan).
     // `anchor_state` is a column too, though the WHERE fixes it: SQLite counts an index as covering
     // only if it holds every column the statement names, and the statement must name the WHERE's

@@ -14,12 +14,14 @@
  * array text, which both engines take as a plain text parameter: `json_each` on SQLite,
  * `jsonb_array_elements_text` on PostgreSQL; blobs as lower-case hex.
  *
- * The hot path on SQLite prepares the `.sqlite` texts on the connection itself (verify.ts), exactly
- * as before; PostgreSQL runs the `.postgres` texts through the store.
+ * The SQLite driver (sqlite/verification-reads.ts) prepares the `.sqlite` texts on the connection
+ * itself, the hot path; the PostgreSQL driver (postgres/verification-reads.ts) runs the `.postgres`
+ * texts through the store. The rows' types are verification's (verification/ports.ts).
  */
 import type { PostgresStore } from "./pg-store.ts";
-import { PG_RECORD_COLUMNS, recordColumns, type RawRecordRow, type RecordColumn } from "./record-row.ts";
+import { PG_RECORD_COLUMNS, recordColumns, type RecordColumn } from "./record-row.ts";
 import { statement, type Op, type SqliteStore, type Statement, type Store } from "./store.ts";
+import type { HashRow, HeadRow, RowKey, VerifyRow } from "../verification/ports.ts";
 
 // ---- records, as verification reads them ------------------------------------------------------
 
@@ -28,24 +30,11 @@ export const MAX_MATCHES = 100;
 
 /**
  * What verification never reads of a record: the filename (the verify page's, never part of a
- * verification answer) and the revocation's ledger transaction. Not read, not allocated per row.
+ * verification answer) and the revocation's ledger transaction. Not read, not allocated per row
+ * (verification/ports.ts `VerifyRow` is a row without them).
  */
 const NOT_READ = ["filename", "revocation_transaction_id"] as const satisfies readonly RecordColumn[];
 const NOT_READ_IN_HEADS = [...NOT_READ, "signature", "seal_signature"] as const satisfies readonly RecordColumn[];
-
-/** A `records` row as verification reads it. */
-export type VerifyRow = Omit<RawRecordRow, (typeof NOT_READ)[number]>;
-
-/**
- * Where a verification keeps a record in memory between requests: its rowid on SQLite (the hot
- * path's key, unchanged), its id on PostgreSQL, which has no rowid.
- */
-export type RowKey = number | string;
-
-/** A row of the by-hash reads: the record, its key, and the change counter read with it (null without its row). */
-export type HashRow = VerifyRow & { readonly rid: RowKey; readonly gen: number | null };
-/** The same without the two signature columns. */
-export type HeadRow = Omit<HashRow, "signature" | "seal_signature">;
 
 /** `PG_RECORD_COLUMNS` without some: each PostgreSQL select item, by the column it reads. */
 const PG_ITEMS = new Map(PG_RECORD_COLUMNS.split(", ").map((item) => [item.includes(" AS ") ? item.slice(item.lastIndexOf(" ") + 1) : item, item]));
@@ -88,8 +77,8 @@ export const RECORD_HEADS_BY_HASH = statement<HeadRow, [docHash: string]>({
  * Consensus order: `consensus_at` is `seconds.nanoseconds` with exactly nine nanosecond digits and
  * seconds without leading zeros, so a shorter text is an earlier instant and equal lengths compare
  * as text (the order of `compareConsensus`); ties by record id. A corrupt anchored row without
- * consensus time sorts first (NULL), so it is always met and refused. verify.ts `compareHeads` is
- * the same order in JavaScript.
+ * consensus time sorts first (NULL), so it is always met and refused. verification-large-hash.ts
+ * `compareHeads` is the same order in JavaScript.
  */
 export const CONSENSUS_ORDER = "length(consensus_at), consensus_at, id";
 /** `CONSENSUS_ORDER` on PostgreSQL: bytes order and NULL first, whatever the database's collation. */

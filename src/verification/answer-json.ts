@@ -12,19 +12,6 @@ import type { Match, Verdict } from "./types.ts";
 /** A string (through jsonString) or a number, as JSON. */
 const q = (v: string | number): string => (typeof v === "string" ? jsonString(v) : JSON.stringify(v));
 
-/**
- * Each match's text, by match object: verify.ts hands out the same Match object again only for
- * identical inputs (its `matchOf`), and nothing changes a Match once shaped.
- */
-const matchTexts = new WeakMap<Match, string>();
-
-/** `JSON.stringify(match)`, for a Match as verify.ts shapes it. */
-export function matchJson(m: Match): string {
-  let text = matchTexts.get(m);
-  if (text === undefined) matchTexts.set(m, (text = writeMatch(m)));
-  return text;
-}
-
 function writeMatch(m: Match): string {
   let out = `{"recordId":${q(m.recordId)},"kind":${q(m.kind)},"status":${q(m.status)},"recordIssuedAt":${q(m.recordIssuedAt)},"signerType":${q(m.signerType)},"signerStanding":${q(m.signerStanding)}`;
   if (m.signerHint !== undefined) out += `,"signerHint":${q(m.signerHint)}`;
@@ -53,17 +40,39 @@ export interface AnswerFields {
   readonly retryAfterSeconds?: number;
 }
 
-/** `JSON.stringify(answer)` for an answer whose keys are in the order of `AnswerFields` (absent ones left out). */
-export function answerJson(f: AnswerFields): string {
-  let out = "{";
-  if (f.verificationId !== undefined) out += `"verificationId":${q(f.verificationId)},`;
-  out += `"verdict":${q(f.verdict)},"disclosureTier":${q(f.disclosureTier)},"assuranceLevel":${q(f.assuranceLevel)},"mode":${q(f.mode)}`;
-  if (f.environment !== undefined) out += `,"environment":${q(f.environment)}`;
-  out += `,"originalDocHash":${q(f.originalDocHash)},"verifiedAt":${q(f.verifiedAt)}`;
-  if (f.reference !== undefined) out += `,"reference":${q(f.reference)}`;
-  out += `,"matches":[`;
-  for (let i = 0; i < f.matches.length; i++) out += (i === 0 ? "" : ",") + matchJson(f.matches[i]!);
-  out += "]";
-  if (f.retryAfterSeconds !== undefined) out += `,"retryAfterSeconds":${q(f.retryAfterSeconds)}`;
-  return out + "}";
+/** The answer's text, each match's kept by match object: one per verifier (verify.ts `answerJson`). */
+export interface AnswerWriter {
+  /** `JSON.stringify(match)`, for a Match as match.ts shapes it. */
+  matchJson(m: Match): string;
+  /** `JSON.stringify(answer)` for an answer whose keys are in the order of `AnswerFields` (absent ones left out). */
+  answerJson(f: AnswerFields): string;
+}
+
+export function createAnswerWriter(): AnswerWriter {
+  /**
+   * Each match's text, by match object: the verifier hands out the same Match object again only for
+   * identical inputs (match.ts `createMatchShaper`), and nothing changes a Match once shaped.
+   */
+  const matchTexts = new WeakMap<Match, string>();
+  function matchJson(m: Match): string {
+    let text = matchTexts.get(m);
+    if (text === undefined) matchTexts.set(m, (text = writeMatch(m)));
+    return text;
+  }
+  return {
+    matchJson,
+    answerJson(f) {
+      let out = "{";
+      if (f.verificationId !== undefined) out += `"verificationId":${q(f.verificationId)},`;
+      out += `"verdict":${q(f.verdict)},"disclosureTier":${q(f.disclosureTier)},"assuranceLevel":${q(f.assuranceLevel)},"mode":${q(f.mode)}`;
+      if (f.environment !== undefined) out += `,"environment":${q(f.environment)}`;
+      out += `,"originalDocHash":${q(f.originalDocHash)},"verifiedAt":${q(f.verifiedAt)}`;
+      if (f.reference !== undefined) out += `,"reference":${q(f.reference)}`;
+      out += `,"matches":[`;
+      for (let i = 0; i < f.matches.length; i++) out += (i === 0 ? "" : ",") + matchJson(f.matches[i]!);
+      out += "]";
+      if (f.retryAfterSeconds !== undefined) out += `,"retryAfterSeconds":${q(f.retryAfterSeconds)}`;
+      return out + "}";
+    },
+  };
 }

@@ -149,30 +149,39 @@ export function parseListQuery(url: URL): ListQuery {
 export const LIST_QUERIES_KEPT = 1024;
 /** Their byte budget (a query's text is at most some 500 characters: its parameters are checked before it is kept). */
 export const LIST_QUERIES_BYTES = 1024 * 1024;
-const listQueriesKept = new Lru<string, ListQuery>({ maxEntries: LIST_QUERIES_KEPT, maxBytes: LIST_QUERIES_BYTES, bytesOf: (text, query) => stringBytes(text) + approxBytes(query) });
 
-/** `listQueryOf`'s cache, for /metrics and the idle release (one per process: the parse depends on the text alone). */
-export const listQueriesCache: NamedCache = namedCache("list_queries", listQueriesKept);
+/** Accepted list queries kept by their text: one per verifier (verify.ts `listQueryOf`), created by `createListQueries`. */
+export interface ListQueries {
+  /**
+   * `parseListQuery` of a request's URL, kept by its query text: the answer depends on that text
+   * alone, so a client paging the same cursor again (or any repeated query) skips the URL's parse
+   * and the checks (docs/benchmarks.md, "How the figures moved": a page deep in the log was slower than the first by its longer URL
+   * alone, both pages kept). Only accepted queries are kept, frozen; a refused one is refused again,
+   * in full, every time.
+   */
+  listQueryOf(requestUrl: string): ListQuery;
+  /** What it keeps, for /metrics and the idle release. */
+  readonly cache: NamedCache;
+}
 
-/**
- * `parseListQuery` of a request's URL, kept by its query text: the answer depends on that text
- * alone, so a client paging the same cursor again (or any repeated query) skips the URL's parse
- * and the checks (docs/benchmarks.md, "How the figures moved": a page deep in the log was slower than the first by its longer URL
- * alone, both pages kept). Only accepted queries are kept, frozen; a refused one is refused again,
- * in full, every time.
- */
-export function listQueryOf(requestUrl: string): ListQuery {
-  // A request's URL has no fragment: its query text is everything after the first "?".
-  const at = requestUrl.indexOf("?");
-  const text = at < 0 ? "" : requestUrl.slice(at + 1);
-  let query = listQueriesKept.get(text);
-  if (query === undefined) {
-    const parsed = parseListQuery(new URL(requestUrl));
-    Object.freeze(parsed.filters);
-    query = Object.freeze(parsed);
-    listQueriesKept.set(text, query);
-  }
-  return query;
+export function createListQueries(): ListQueries {
+  const kept = new Lru<string, ListQuery>({ maxEntries: LIST_QUERIES_KEPT, maxBytes: LIST_QUERIES_BYTES, bytesOf: (text, query) => stringBytes(text) + approxBytes(query) });
+  return {
+    listQueryOf(requestUrl) {
+      // A request's URL has no fragment: its query text is everything after the first "?".
+      const at = requestUrl.indexOf("?");
+      const text = at < 0 ? "" : requestUrl.slice(at + 1);
+      let query = kept.get(text);
+      if (query === undefined) {
+        const parsed = parseListQuery(new URL(requestUrl));
+        Object.freeze(parsed.filters);
+        query = Object.freeze(parsed);
+        kept.set(text, query);
+      }
+      return query;
+    },
+    cache: namedCache("list_queries", kept),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

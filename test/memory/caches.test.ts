@@ -29,8 +29,9 @@ import { createReceipts } from "../../src/receipts/receipt.ts";
 import { createIdGenerator } from "../../src/verification/log/ids.ts";
 import { createVerificationLog } from "../../src/verification/log/service.ts";
 import { logDrivers } from "../../src/storage/log-drivers.ts";
-import { listQueriesCache, listQueryOf, LIST_QUERIES_BYTES } from "../../src/verification/query.ts";
+import { createListQueries, LIST_QUERIES_BYTES } from "../../src/verification/query.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { consensusOf, createBenchOrganisations, INSERT_LOG_SQL, INSERT_RECORD_MESSAGE_SQL, INSERT_RECORD_SQL } from "../../scripts/bench/dataset.ts";
 import { parseExposition, sampleValue } from "../support/prometheus.ts";
 import { cleanup, tempDir } from "../support/env.ts";
@@ -136,7 +137,8 @@ describe("each cache stays within its byte budget under many distinct inserts", 
   });
 
   test("list queries: GET /v1/verifications' accepted query texts (1 MiB)", () => {
-    listQueriesCache.clear();
+    // One verifier's list queries (verify.ts `listQueryOf`), reached through their instance.
+    const { cache: listQueriesCache, listQueryOf } = createListQueries();
     for (let i = 0; i < 5_000; i++) {
       const after = Buffer.from(randomBytes(120)).toString("base64url");
       listQueryOf(`http://localhost/v1/verifications?limit=${1 + (i % 100)}&originalDocHash=${randomHash()}&after=${after}&from=2026-01-01T00:00:00.${String(i % 1000).padStart(3, "0")}Z`);
@@ -332,7 +334,7 @@ describe("each cache of the services stays within its byte budget under many dis
 
   test("verification: record memo, signature memo, record heads, keys, organisations' and persons' standing", () => {
     const { app, hashes } = filled;
-    const verifier = createVerifier({ store: app.store, signer: app.signer, clock: app.clock, links: { topicMessageUrl: () => "https://mirror.invalid/" } });
+    const verifier = createVerifier({ ...verificationDrivers(app.store), signer: app.signer, clock: app.clock, links: { topicMessageUrl: () => "https://mirror.invalid/" } });
     let verdicts = 0;
     for (const docHash of hashes) {
       const answer = verifier.verify({ docHash, tier: "organisation" });

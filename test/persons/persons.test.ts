@@ -10,6 +10,7 @@ import { createEnrolments, createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError,
 import { DomainError } from "../../src/lib/errors.ts";
 import { persons as personsTable } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
@@ -228,7 +229,7 @@ describe("enrolment links and redeemEnrolment", () => {
 
 describe("a suspended person's standing in verification", () => {
   test("their records report signerStanding suspended at both tiers, read per request; others keep good standing", async () => {
-    const verifier = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
+    const verifier = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `http://mirror.test/${t}/${n}` } });
     const keyA = fx.createPerson();
     const keyB = fx.createPerson();
     const { person: a } = await persons.add({ ...valid(), name: "Kim Signer" }, "admin");

@@ -3,8 +3,9 @@
  * JSON.stringify makes of the same answer as an object: over every kind of match and both tiers.
  */
 import { afterAll, expect, test } from "bun:test";
-import { answerJson, matchJson, type AnswerFields } from "../../src/verification/answer-json.ts";
+import { createAnswerWriter, type AnswerFields } from "../../src/verification/answer-json.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
@@ -15,7 +16,8 @@ test("answerJson and matchJson write what JSON.stringify writes, key for key, fo
   const fx = createRecordsFixture();
   const acme = await fx.createOrg('Acme "Quoted" \\ Ltd \u2028');
   const person = fx.createPerson();
-  const verifier = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `https://mirror.test/api/v1/topics/${t}/messages/${n}` } });
+  const verifier = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links: { topicMessageUrl: (t, n) => `https://mirror.test/api/v1/topics/${t}/messages/${n}` } });
+  const { answerJson, matchJson } = createAnswerWriter();
   const hashes: string[] = [];
   const add = (f: (h: string) => unknown) => {
     const h = docHashOf(`answer ${hashes.length}`);

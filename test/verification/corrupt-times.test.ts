@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { records } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { HASH, harness, type Harness } from "../records/fixtures.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
@@ -31,7 +32,7 @@ async function anchoredRecord() {
   expect(res.status).toBe(201);
   const { recordId } = (await res.json()) as { recordId: string };
   h.markAnchored(recordId, 7);
-  const verifier = createVerifier({ store: sqliteStore(h.core.db), signer: h.core.signer, clock: h.clock, links });
+  const verifier = createVerifier({ ...verificationDrivers(sqliteStore(h.core.db)), signer: h.core.signer, clock: h.clock, links });
   expect(verifier.verify({ docHash, tier: "public" }).verdict).toBe("verified_org");
   const set = (values: Partial<typeof records.$inferInsert>) => h.core.db.update(records).set(values).where(eq(records.id, recordId)).run();
   return { recordId, docHash, verifier, set };

@@ -18,6 +18,7 @@ import { q, type Store } from "../../src/storage/store.ts";
 import { createVerificationLog, type VerificationLog } from "../../src/verification/log/service.ts";
 import { logDrivers } from "../../src/storage/log-drivers.ts";
 import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
@@ -81,7 +82,7 @@ for (const engine of ENGINES) {
         topicMessageUrl: links.topicMessageUrl,
       };
       recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
-      verifier = createVerifier({ store, signer: counting, clock, links });
+      verifier = createVerifier({ ...verificationDrivers(store), signer: counting, clock, links });
     });
 
     /** The record of `label`'s hash, created and then (unless told otherwise) anchored at `consensusAt`. */
@@ -176,14 +177,14 @@ for (const engine of ENGINES) {
       const pooled = createSigner({ masterKey: MASTER_KEY, workers: 2, verifyOffThreadAbove: 0 });
       let offThread = 0;
       const onWorkers = createVerifier({
-        store,
+        ...verificationDrivers(store),
         signer,
         clock,
         links,
         memo: false,
         verifyMany: (calls) => ((offThread += calls.length), pooled.verifyMany(calls)),
       });
-      const here = createVerifier({ store, signer, clock, links, memo: false });
+      const here = createVerifier({ ...verificationDrivers(store), signer, clock, links, memo: false });
       try {
         for (const label of ["acme invoice", "revoked one", "pending one", "tampered later", "standing", "never authenticated"]) {
           for (const tier of ["public", "organisation"] as const) {

@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { compareConsensus } from "../../src/lib/formats.ts";
 import type { Verdict } from "../../src/verification/types.ts";
-import { CLASS_HEAD_SQL, compareSqlValues, createVerifier, MAX_MATCHES, selectLargeHash, type ClassHead, type SqliteVerifier } from "../../src/verification/verify.ts";
+import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
+import { CLASS_HEAD_SQL } from "../../src/storage/sqlite/verification-reads.ts";
+import { compareSqlValues, selectLargeHash, type ClassHead } from "../../src/storage/verification-large-hash.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { WINDOW_PASS_SQL } from "./window-pass.ts";
@@ -31,7 +34,7 @@ beforeAll(async () => {
   orgs = [];
   for (const name of ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark"]) orgs.push(await fx.createOrg(name));
   people = [fx.createPerson(), fx.createPerson()];
-  verifier = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links });
+  verifier = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links });
 });
 afterAll(cleanup);
 
@@ -216,7 +219,7 @@ test("a large hash's verification drops public keys kept under an older change c
   // One active record per organisation and hash: the others revoked.
   for (let i = 0; i < MAX_MATCHES + 5; i++) fx.addOrgRecord(org, { docHash: hash, revoked: { reason: "SUPERSEDED" } });
   fx.addOrgRecord(org, { docHash: hash });
-  const v = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links });
+  const v = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links });
   expect(v.verify({ docHash: hash, tier: "public" }).verdict).toBe("verified_org");
   fx.tamper.publicKey(org.systemKey.fingerprint);
   expect(v.verify({ docHash: hash, tier: "public" }).verdict).toBe("signature_invalid");

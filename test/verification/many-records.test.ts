@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
@@ -30,7 +31,7 @@ let n = 0;
 const freshHash = () => docHashOf(`many records ${++n} ${Math.random()}`);
 
 function verifier(signer: Pick<RecordsFixture["signer"], "verify"> = fx.signer): SqliteVerifier {
-  return createVerifier({ store: sqliteStore(fx.db), signer, clock: fx.clock, links, memo: false });
+  return createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer, clock: fx.clock, links, memo: false });
 }
 
 /** `count` revoked records of Acme's for `hash`, each anchored after the one before; their ids. */

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner, createVerificationMemo, type Signer, type VerifyCall } from "../../src/crypto/index.ts";
 import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, everyKindOfRecord, MASTER_KEY, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
@@ -42,7 +43,7 @@ const freshHash = () => docHashOf(`off thread ${++n} ${Math.random()}`);
 
 /** Every check on this thread, from scratch. */
 function onThread(): SqliteVerifier {
-  return createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, memo: false });
+  return createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, memo: false });
 }
 
 describe("signature checks on the workers", () => {
@@ -51,7 +52,7 @@ describe("signature checks on the workers", () => {
     const hashes = Object.values(kinds);
     const reference = onThread();
     for (const memo of [false, true]) {
-      const off = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, verifyMany, ...(memo ? {} : { memo: false as const }) });
+      const off = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, verifyMany, ...(memo ? {} : { memo: false as const }) });
       for (const tier of ["public", "organisation"] as const) {
         for (const h of hashes) {
           const expected = reference.verify({ docHash: h, tier });
@@ -63,7 +64,7 @@ describe("signature checks on the workers", () => {
         }
       }
     }
-    const invalid = await createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, verifyMany, memo: false }).verify({ docHash: kinds.sealChanged, tier: "public" });
+    const invalid = await createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, verifyMany, memo: false }).verify({ docHash: kinds.sealChanged, tier: "public" });
     expect(invalid.verdict).toBe("signature_invalid");
     expect(invalid.matches[0]!.checksPerformed).toMatchObject({ hashBinding: "pass", userSignature: "pass", serverSeal: "fail" });
   });
@@ -74,7 +75,7 @@ describe("signature checks on the workers", () => {
     fx.tamper.seal(fx.addOrgRecord(acme, { docHash: hash }));
     const expected = onThread().verify({ docHash: hash, tier: "organisation" });
     expect(expected.verdict).toBe("signature_invalid");
-    const off = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, verifyMany });
+    const off = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, verifyMany });
     const answer = off.verify({ docHash: hash, tier: "organisation" });
     expect(answer instanceof Promise).toBe(true);
     expect(await answer).toEqual(expected);
@@ -84,7 +85,7 @@ describe("signature checks on the workers", () => {
     const hash = freshHash();
     fx.addOrgRecord(acme, { docHash: hash });
     const memo = createVerificationMemo({ verify: fx.signer.verify, maxEntries: 1000 });
-    const off = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, memo, verifyMany });
+    const off = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, memo, verifyMany });
     const before = offThreadCalls;
     const first = await off.verify({ docHash: hash, tier: "public" });
     expect(first.verdict).toBe("verified_org");
@@ -104,7 +105,7 @@ describe("signature checks on the workers", () => {
   test("standing is live: an organisation suspended while a verification waits for a worker shows in its answer and in every later one", async () => {
     const hash = freshHash();
     fx.addOrgRecord(acme, { docHash: hash });
-    const off = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, verifyMany });
+    const off = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, verifyMany });
     try {
       const waiting = off.verify({ docHash: hash, tier: "organisation" });
       expect(waiting instanceof Promise).toBe(true);

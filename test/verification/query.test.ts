@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
-import { listQueryOf, parseListQuery, parseRfc3339, parseVerificationRequest } from "../../src/verification/query.ts";
+import { createListQueries, parseListQuery, parseRfc3339, parseVerificationRequest } from "../../src/verification/query.ts";
 
 const HASH = `sha256:${"ab".repeat(32)}`;
 const url = (query: string) => new URL(`http://localhost/v1/verifications${query}`);
@@ -186,6 +186,7 @@ describe("parseVerificationRequest", () => {
 });
 
 describe("listQueryOf: parseListQuery kept by the query text", () => {
+  const { listQueryOf } = createListQueries();
   test("an accepted query: the same answer as parseListQuery, the same frozen object when the text repeats, another for another text", () => {
     const text = `?verdict=verified_org&limit=5&after=AQGiGttA4HK-uQjV0XlXvKjC&originalDocHash=${HASH}`;
     const first = listQueryOf(url(text).href);

@@ -7,7 +7,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { createVerificationMemo } from "../../src/crypto/index.ts";
-import { createVerifier, RECORD_HEADS_BY_HASH_SQL, RECORD_MEMO_TTL_MS } from "../../src/verification/verify.ts";
+import { createVerifier } from "../../src/verification/verify.ts";
+import { RECORD_MEMO_TTL_MS } from "../../src/verification/caches.ts";
+import { RECORD_HEADS_BY_HASH_SQL } from "../../src/storage/sqlite/verification-reads.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup, onCleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
@@ -29,7 +32,7 @@ function counted() {
   let verifications = 0;
   const signer = { verify: (...args: Parameters<typeof fx.signer.verify>) => (verifications++, fx.signer.verify(...args)) };
   const memo = createVerificationMemo({ verify: signer.verify, maxEntries: 1000 });
-  const verifier = createVerifier({ store: sqliteStore(fx.db), signer, clock: fx.clock, links, memo });
+  const verifier = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer, clock: fx.clock, links, memo });
   return { verifier, memo, verifications: () => verifications };
 }
 
@@ -156,7 +159,7 @@ describe("the record memo", () => {
     fx.addOrgRecord(acme, { docHash: hash });
     let calls = 0;
     const signer = { verify: (...args: Parameters<typeof fx.signer.verify>) => (calls++, fx.signer.verify(...args)) };
-    const off = createVerifier({ store: sqliteStore(fx.db), signer, clock: fx.clock, links, memo: false });
+    const off = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer, clock: fx.clock, links, memo: false });
     for (let i = 0; i < 3; i++) off.verify({ docHash: hash, tier: "public" });
     expect(calls).toBe(6);
   });

@@ -9,7 +9,10 @@ import { createVerificationMemo } from "../../src/crypto/index.ts";
 import { records } from "../../src/storage/schema.ts";
 import { compareConsensus, consensusToRfc3339 } from "../../src/lib/formats.ts";
 import type { ChecksPerformed } from "../../src/verification/types.ts";
-import { CLASS_HEAD_SQL, createVerifier, NEWEST_ACCEPTED_SQL, RECORD_BY_ROWID_SQL, RECORD_HEADS_BY_HASH_SQL, RECORDS_BY_HASH_SQL, retryAfterFor, type SqliteVerifier } from "../../src/verification/verify.ts";
+import { createVerifier, type SqliteVerifier } from "../../src/verification/verify.ts";
+import { retryAfterFor } from "../../src/verification/verdict.ts";
+import { CLASS_HEAD_SQL, NEWEST_ACCEPTED_SQL, RECORD_BY_ROWID_SQL, RECORD_HEADS_BY_HASH_SQL, RECORDS_BY_HASH_SQL } from "../../src/storage/sqlite/verification-reads.ts";
+import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, everyKindOfRecord, TOPIC_ID, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
@@ -22,7 +25,7 @@ let globex: FixtureOrg;
 let alice: PersonKey;
 
 function verifier(options: { memo?: false } = {}): SqliteVerifier {
-  return createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, ...options });
+  return createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, ...options });
 }
 
 beforeAll(async () => {
@@ -401,7 +404,7 @@ describe("memoisation", () => {
   test("memo on and off give the same answers for every kind of record", () => {
     const hashes = Object.values(everyKindOfRecord(fx, acme, alice, freshHash));
     const memo = createVerificationMemo({ verify: fx.signer.verify, maxEntries: 1000 });
-    const on = createVerifier({ store: sqliteStore(fx.db), signer: fx.signer, clock: fx.clock, links, memo });
+    const on = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: fx.signer, clock: fx.clock, links, memo });
     const off = verifier({ memo: false });
     for (const tier of ["public", "organisation"] as const) {
       for (const h of hashes) {
@@ -424,11 +427,11 @@ describe("memoisation", () => {
     fx.addOrgRecord(acme, { docHash: hash });
     let calls = 0;
     const counting = { verify: (...args: Parameters<typeof fx.signer.verify>) => (calls++, fx.signer.verify(...args)) };
-    const off = createVerifier({ store: sqliteStore(fx.db), signer: counting, clock: fx.clock, links, memo: false });
+    const off = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: counting, clock: fx.clock, links, memo: false });
     off.verify({ docHash: hash, tier: "public" });
     off.verify({ docHash: hash, tier: "public" });
     expect(calls).toBe(4); // signature and seal, twice
-    const on = createVerifier({ store: sqliteStore(fx.db), signer: counting, clock: fx.clock, links });
+    const on = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: counting, clock: fx.clock, links });
     calls = 0;
     on.verify({ docHash: hash, tier: "public" });
     on.verify({ docHash: hash, tier: "public" });
@@ -443,7 +446,7 @@ describe("memoisation", () => {
         throw new Error("boom");
       },
     };
-    const v = createVerifier({ store: sqliteStore(fx.db), signer: throwing, clock: fx.clock, links, memo: false });
+    const v = createVerifier({ ...verificationDrivers(sqliteStore(fx.db)), signer: throwing, clock: fx.clock, links, memo: false });
     const result = v.verify({ docHash: hash, tier: "public" });
     expect(result.verdict).toBe("signature_invalid");
     expect(result.matches[0]!.checksPerformed).toEqual({ hashBinding: "fail", userSignature: "fail", serverSeal: "fail", anchorStatus: "anchored" });

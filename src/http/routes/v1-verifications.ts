@@ -9,8 +9,7 @@ import { pending, mapMaybe } from "../../lib/maybe.ts";
 import { DOC_HASH_PATTERN, rfc3339Ms } from "../../lib/formats.ts";
 import { MAX_MATCHES, type Verifier } from "../../verification/verify.ts";
 import type { VerificationLog } from "../../verification/log/service.ts";
-import { answerJson } from "../../verification/answer-json.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, listQueryOf, parseVerificationRequest } from "../../verification/query.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_REFERENCE_CODE_POINTS, parseVerificationRequest } from "../../verification/query.ts";
 import { ASSURANCE_LEVEL, MODE, VERDICTS, type DisclosureTier, type Verdict as VerdictName } from "../../verification/types.ts";
 import type { Access } from "../access.ts";
 import { readJsonObject } from "../body.ts";
@@ -141,7 +140,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
           // A reference sent anonymously is validated (above) but neither logged nor echoed.
           return jsonTextResponse(
             200,
-            answerJson({
+            verifier.answerJson({
               verdict: result.verdict,
               disclosureTier: "public",
               assuranceLevel: ASSURANCE_LEVEL,
@@ -164,7 +163,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
         });
         return jsonTextResponse(
           200,
-          answerJson({
+          verifier.answerJson({
             verificationId: logged.verificationId,
             verdict: result.verdict,
             disclosureTier: "organisation",
@@ -199,7 +198,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
       ({ request }) =>
         mapMaybe(access.admit(request, "verifications.list"), (caller) => {
           if (caller.tier !== "organisation") throw new Error("verifications.list admitted without a credential");
-          const query = listQueryOf(request.url);
+          const query = verifier.listQueryOf(request.url);
           return mapMaybe(log.listJson({ orgId: caller.org.id, environment: caller.key.environment, ...query }), (text) => jsonTextResponse(200, text));
         }),
       {
