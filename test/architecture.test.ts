@@ -81,7 +81,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   lib: [],
   config: ["lib"],
   crypto: ["lib"],
-  storage: ["lib", "(outside)"], // (outside): the migrations, embedded
+  // anchoring/journal/ports.ts: the anchor journal's drivers implement its port (types only).
+  storage: ["lib", "(outside)", "anchoring/journal/ports.ts"], // (outside): the migrations, embedded
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { NotLeadingError, PgAnchorJournal, postgresAnchorStorage } from "../../src/anchoring/pg-journal.ts";
+import { postgresAnchorStorage } from "../../src/anchoring/pg-journal.ts";
+import { journalRules } from "../../src/anchoring/journal/rules.ts";
+import { NotLeadingError, postgresJournal } from "../../src/storage/postgres/journal.ts";
 import { pendingMessage, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { createSigner } from "../../src/crypto/index.ts";
@@ -46,7 +48,7 @@ async function setup() {
     yield* q(tx.execute(sql`UPDATE anchor_leader SET epoch = 1, node = 'test' WHERE id = 1`));
   });
   const ids = createTransactionIds({ clock, operator: "0.0.2", validSeconds: 120, backdateMs: 0, lastValidStartNs: 0n, lane: { index: 3, lanes: 1000 } });
-  const journal = new PgAnchorJournal(store, clock, ids, () => epoch);
+  const journal = postgresJournal(store, journalRules(clock, ids), () => epoch);
   const queue = async (kind: "record_message" | "revocation_message", recordId = crypto.randomUUID()) => {
     const id = ids();
     await store.write(function* (tx, t) {
@@ -191,7 +193,7 @@ describe("the anchor journal on PostgreSQL", () => {
   });
 
   test("an abandoned revocation is queued again with the same bytes; an abandoned topic creation is not queued again at once", async () => {
-    const { journal, queue, row, all, org } = await setup();
+    const { store, journal, queue, row, all, org } = await setup();
     const id = await queue("revocation_message");
     const done = await journal.abandon(await row(id), "refused");
     expect(done?.requeued).toMatch(/^0\.0\.2@/);
@@ -200,7 +202,7 @@ describe("the anchor journal on PostgreSQL", () => {
     expect(Buffer.from(again.message!)).toEqual(Buffer.from((await row(id)).message!));
     // A topic creation: one live per organisation (its unique index), and after one that reached
     // a node was abandoned, not again before its backoff.
-    const other = await createOrganisations({ store: journal["store"], signer, clock }).create({ name: "Beta", addon: true }, "test");
+    const other = await createOrganisations({ store, signer, clock }).create({ name: "Beta", addon: true }, "test");
     expect(await journal.organisationsWantingTopic()).toEqual([other.id]);
     const topic = await journal.queueTopicCreate(other.id);
     expect(topic).toMatchObject({ kind: "topic_create", orgId: other.id, state: "pending" });

@@ -7,7 +7,10 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { ANNOUNCED, ANNOUNCED_SQL, AnchorJournal, DUE_SQL, WAITING_RECHECK_MS, NEXT_DUE_SQL, insertPendingMessage, insertPendingPersonKeyAnnouncement, WANTING_ANNOUNCEMENT, queueSummary, revocationRequeueDelay, topicRequeueDelay, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { AnchorJournal, insertPendingMessage, insertPendingPersonKeyAnnouncement, queueSummary, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { revocationRequeueDelay, topicRequeueDelay, WAITING_RECHECK_MS } from "../../src/anchoring/journal/rules.ts";
+import { ANNOUNCED, WANTING_ANNOUNCEMENT } from "../../src/storage/journal-sql.ts";
+import { ANNOUNCED_SQL, DUE_SQL, NEXT_DUE_SQL } from "../../src/storage/sqlite/journal-statements.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
 import { createTransactionIds, type NewTransaction } from "../../src/anchoring/transaction-ids.ts";
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
