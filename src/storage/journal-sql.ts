@@ -21,7 +21,7 @@ export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
  * table `ledger_transactions`): one primary-key read of the organisation and one probe of
  * the partial unique index `ledger_transactions_one_announcement`, whose WHERE terms are
  * repeated word for word so that SQLite may use it; `a.state = 'anchored'` then filters the one
- * live row. Exported for test/anchoring/queue.test.ts, which checks the plan.
+ * live row. Exported for test/anchoring/journal-engines.test.ts, which checks the plan on SQLite.
  */
 export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message'
   OR (ledger_transactions.key_fingerprint IS NULL AND EXISTS (
