@@ -429,6 +429,28 @@ for (const engine of ENGINES) {
         expect(await journal.due(10, new Set())).toHaveLength(2);
       });
 
+      test("unsentPastCutoff: pending rows no submission of which may have reached a node, with less than the margin of their window left, wherever their backoff put them", async () => {
+        const { queueRecord, row, journal, clock } = await setup(engine);
+        const never = (await queueRecord()).transactionId;
+        const sent = (await queueRecord()).transactionId;
+        expect(await journal.grouped.beginAttempt(await row(sent), new Uint8Array([1]))).toBe(1);
+        const takenBack = (await queueRecord()).transactionId;
+        expect(await journal.grouped.beginAttempt(await row(takenBack), new Uint8Array([2]))).toBe(1);
+        expect(await journal.takeBack(await row(takenBack), 1)).toBe(0);
+        // A backoff far beyond the window does not hide a row.
+        journal.reschedule(await row(never), 3_600_000, "not sent: refused");
+        expect(await journal.unsentPastCutoff(10_000, 100)).toEqual([]);
+        clock.advance(20_000); // 30 s windows: 10 s left, not less
+        expect(await journal.unsentPastCutoff(10_000, 100)).toEqual([]);
+        clock.advance(2);
+        const rows = await journal.unsentPastCutoff(10_000, 100);
+        expect(rows.map((r) => r.transactionId).sort()).toEqual([never, takenBack].sort());
+        expect(rows.every((r) => r.state === "pending" && r.attempts === 0)).toBe(true);
+        expect(await journal.unsentPastCutoff(10_000, 1)).toHaveLength(1);
+        await journal.abandon(rows.find((r) => r.transactionId === never)!, "the validity window closed");
+        expect((await journal.unsentPastCutoff(10_000, 100)).map((r) => r.transactionId)).toEqual([takenBack]);
+      });
+
       test("topicsAwaitingConfirmation: topics with messages accepted or sent, with their earliest valid start; unsent and finished ones are not", async () => {
         const { queueRecord, row, journal } = await setup(engine);
         const sent = (await queueRecord()).transactionId;
@@ -543,7 +565,7 @@ for (const engine of ENGINES) {
       });
 
       test("a change of domain raises the generation: wanted again, once; one built at another generation is refused; records never wait for it", async () => {
-        const { journal, orgId, org, row, orgRow, setTopic, announcement, announcements, queueRecord, fixture } = await setup(engine);
+        const { store, journal, orgId, org, row, orgRow, setTopic, announcement, announcements, queueRecord, fixture } = await setup(engine);
         const generation = async () => Number((await orgRow()).announcementGeneration);
         await setTopic(TOPIC);
         const first = (await journal.queueAnnouncement(orgId, announcement()))!;
@@ -570,6 +592,11 @@ for (const engine of ENGINES) {
         expect(await row(requeued)).toMatchObject({ state: "pending", announcementGeneration: 1 });
         expect(Buffer.from((await row(requeued)).message!).equals(Buffer.from(second.message!))).toBe(true);
         expect(await journal.organisationsWantingAnnouncement()).toEqual([]);
+        // Anchored, the announcement at the new generation raises the change counter (a kept receipt carries it from then on).
+        const counter = async () => Number((await store.read((db, t) => q(db.select({ value: t.changeCounter.value }).from(t.changeCounter))))[0]!.value);
+        const was = await counter();
+        expect(await journal.grouped.toAnchoredMessage(await row(requeued), { ...CONFIRMED, sequenceNumber: 3 })).not.toBeNull();
+        expect(await counter()).toBe(was + 1);
         // Cleared: a third generation, a third announcement.
         await fixture.orgs.set(orgId, { domain: null }, "test");
         expect(await generation()).toBe(2);
