@@ -117,87 +117,91 @@ export interface JournalRules {
 /**
  * The anchor loop's journal, on either engine. Methods answer synchronously on SQLite and with a
  * promise on PostgreSQL (`Maybe`); the loop awaits every answer. `grouped` answers with a promise
- * on both, settled once the change is committed.
+ * on both, settled once the change is committed. On PostgreSQL every method that changes a row
+ * MUST run fenced (the header) and reject, changing nothing, when this node does not lead.
  */
 export interface Journal {
   /**
-   * Unfinished rows by state, and the `created_at` of the oldest `pending` one (null: none), after
-   * `flush`. On PostgreSQL also `anchoredByLeader`: what the leader reported with a fresh heartbeat.
+   * MUST `flush` first, then count the unfinished rows by state, with the `created_at` of the
+   * oldest `pending` one (null: none). Changes no row. On PostgreSQL also `anchoredByLeader`: what
+   * the leader reported with a heartbeat that is still fresh (0 otherwise).
    */
   unfinished(): Maybe<QueueCounts>;
   /**
-   * After `flush`: up to `limit` unfinished rows due now (`next_attempt_at <= now`), soonest first
-   * (on equal times `pending` before `accepted`), leaving out those in `busy`. A record message
-   * whose key is not announced and anchored yet is left out and set aside (see the header). MUST
-   * NOT change a row's state; `limit <= 0` returns nothing.
+   * MUST `flush` first, then return up to `limit` unfinished rows due now (`next_attempt_at <=
+   * now`), soonest first (on equal times `pending` before `accepted`), leaving out those in
+   * `busy`; `limit <= 0` returns nothing. A record message whose key is not announced and anchored
+   * yet MUST NOT be returned: it is set aside (the header). MUST NOT change a row's state.
    */
   due(limit: number, busy: Busy): Maybe<LedgerTransactionRow[]>;
   /**
    * The unfinished (`pending` or `accepted`) message row with this transaction id (not a topic
    * creation, with a topic and a message), or null: what a message listed by the mirror node may
-   * confirm. Reads only.
+   * confirm. MUST only read.
    */
   unfinishedMessage(transactionId: string): Maybe<LedgerTransactionRow | null>;
   /**
-   * After `flush`: topics with messages that may have reached consensus unconfirmed (accepted, or
-   * pending with `attempts > 0`), each once, with the earliest valid start among them.
+   * MUST `flush` first, then list the topics with messages that may have reached consensus
+   * unconfirmed (accepted, or pending with `attempts > 0`), each once, with the earliest valid
+   * start among them: no such message reached consensus before it.
    */
   topicsAwaitingConfirmation(): Maybe<{ readonly topicId: string; readonly validStartMs: number }[]>;
-  /** After `flush`: when the next unfinished row is due (null: none). */
+  /** MUST `flush` first; when the next unfinished row is due (null: none). */
   nextDueAt(): Maybe<number | null>;
   /**
-   * After `flush`: up to `limit` pending rows no submission of which can have reached a node
-   * (`attempts` 0) whose validity window ends before `now + marginMs`, soonest due first: they can
-   * never be submitted, so the loop abandons them, wherever their backoff or a wait for an
-   * announcement has put them.
+   * MUST `flush` first, then return up to `limit` pending rows no submission of which can have
+   * reached a node (`attempts` 0) whose validity window ends before `now + marginMs`, soonest due
+   * first, wherever their backoff or a wait for an announcement has put them: they can never be
+   * submitted, so the loop abandons them.
    */
   unsentPastCutoff(marginMs: number, limit: number): Maybe<LedgerTransactionRow[]>;
   /**
-   * A hint, kept in memory and written at the next `flush`: due again `delayMs` (at least 0) from
-   * now, with `lastError` if not null, only if the row is still in `row.state`. Synchronous.
+   * A hint: MUST only remember it (synchronously, no I/O). At the next `flush` (or group commit)
+   * the row is due `delayMs` (at least 0) from the time of the call, with `lastError` if not null,
+   * only if it is still in `row.state`.
    */
   reschedule(row: Pick<LedgerTransactionRow, "transactionId" | "state">, delayMs: number, lastError: string | null): void;
   /**
-   * Writes the collected hints (reschedules, set-aside rows) in one transaction, and forgets them
-   * whether or not it commits (a lost hint leaves its row due at once). Nothing collected: nothing
-   * happens. On PostgreSQL a node that does not lead drops them.
+   * MUST write the remembered hints (reschedules, set-aside rows) in one transaction; nothing
+   * remembered: nothing happens. A failed write may lose them (a lost hint leaves its row due at
+   * once: looked at sooner, never later). On PostgreSQL a node that does not lead drops them.
    */
   flush(): Maybe<void>;
-  /** Every unfinished row due later than now is due now (the ledger answers again). */
+  /** MUST make every unfinished row due later than now due now (the ledger answers again), in one transaction. */
   retryAllNow(): Maybe<void>;
   /**
-   * The changes every message goes through, made at the time of the call and committed with the
-   * other grouped changes (and hints) due within the group window, in one transaction, in the
-   * order they were made; each promise resolves with its change's outcome only once that
-   * transaction has committed (a caller sends the bytes, or logs the change, only then). A change
-   * that throws is undone alone on SQLite (a savepoint); a transaction that fails as a whole
-   * rejects them all and stores none.
+   * The changes every message goes through. Each MUST be made at the time of the call and
+   * committed with the other grouped changes (and remembered hints) made within the group window,
+   * in one transaction, in the order they were made; each promise MUST resolve with its change's
+   * outcome only once that transaction has committed (a caller sends the bytes, or logs the
+   * change, only then). A transaction that fails as a whole MUST reject them all and store none;
+   * on SQLite a change that throws is undone alone (a savepoint) and rejects alone.
    */
   readonly grouped: {
     /**
-     * Journals an attempt before the bytes leave: a `pending` row stores `bytes` (the first time)
-     * and counts the attempt. The new count, or null if the row is no longer pending or holds
-     * other bytes (one transaction id, one set of bytes). Concurrent calls never lose a count.
+     * Journals an attempt before the bytes leave: a `pending` row MUST store `bytes` (the first
+     * time) and count the attempt. The new count, or null if the row is no longer pending or holds
+     * other bytes (one transaction id, one set of bytes). Concurrent calls MUST never lose a count.
      */
     beginAttempt(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): Promise<number | null>;
-    /** pending → accepted, due again in `pollMs`, `last_error` cleared; a pending record becomes accepted. */
+    /** pending → accepted, due again in `pollMs`, `last_error` cleared; a pending record MUST become accepted with it. */
     toAccepted(row: LedgerTransactionRow, pollMs: number): Promise<Changed>;
     /**
-     * pending or accepted → anchored with the confirmed fields; the record follows. An anchored
-     * key announcement makes its organisation's pending record messages due now.
+     * pending or accepted → anchored with the confirmed fields; the record MUST follow. An
+     * anchored key announcement MUST make its organisation's pending record messages due now.
      */
     toAnchoredMessage(row: LedgerTransactionRow, confirmed: ConfirmedFields): Promise<Changed>;
   };
   /**
-   * Uncounts an attempt that provably sent nothing, only if the row is still `pending` at
-   * `attempts`; returns the count it has now (`attempts - 1`, or `attempts` if it changed nothing).
+   * Uncounts an attempt that provably sent nothing: MUST change the row only if it is still
+   * `pending` at `attempts`; returns the count it has now (`attempts - 1`, or `attempts`).
    */
   takeBack(row: Pick<LedgerTransactionRow, "transactionId">, attempts: number): Maybe<number>;
   /**
-   * pending or accepted → anchored, for a topic creation; in the same transaction the organisation
-   * gets the topic if it has none, and then `announcement` is queued (see the header) unless it is
-   * null or built at another generation. `announced` is the queued announcement's row (null: none
-   * queued). Null if the row had moved on.
+   * pending or accepted → anchored, for a topic creation. In the same transaction the organisation
+   * MUST get the topic if it has none, and then `announcement` MUST be queued (the header) unless
+   * it is null or built at another generation. `announced` is the queued announcement's row (null:
+   * none queued). Null if the row had moved on.
    */
   toAnchoredTopic(
     row: LedgerTransactionRow,
@@ -206,28 +210,30 @@ export interface Journal {
     announcement?: KeyAnnouncement | null,
   ): Maybe<{ readonly at: number; readonly announced: LedgerTransactionRow | null } | null>;
   /**
-   * pending or accepted → abandoned with `reason`, in one transaction with its consequences: a
+   * pending or accepted → abandoned with `reason`, in one transaction with what MUST follow: a
    * record message's record is abandoned; a revocation or key announcement is queued again, due
    * after `JournalRules.requeueDelay` of its abandoned predecessors that reached a node
    * (`requeued`: the new row's id). Null if the row had moved on.
    */
   abandon(row: LedgerTransactionRow, reason: string): Maybe<{ readonly at: number; readonly requeued: string | null } | null>;
-  /** Organisations with the add-on, no topic and no live (not abandoned) topic creation. Reads only. */
+  /** Organisations with the add-on, no topic and no live (not abandoned) topic creation. MUST only read. */
   organisationsWantingTopic(): Maybe<string[]>;
   /**
    * Queues a topic creation for `orgId`, unless its earlier ones that reached a node were
    * abandoned too recently (`JournalRules.topicRequeueDelay`) or a live one exists (the unique
-   * index `ledger_transactions_one_topic`: another pass or process queued it). The new row, or null.
+   * index `ledger_transactions_one_topic`, whichever process or node queued it: at most one MUST
+   * ever be live). The new row, or null.
    */
   queueTopicCreate(orgId: string): Maybe<LedgerTransactionRow | null>;
   /**
    * Organisations with a topic whose current system key has no live announcement at their current
-   * announcement generation. Reads only.
+   * announcement generation. MUST only read.
    */
   organisationsWantingAnnouncement(): Maybe<string[]>;
   /**
    * Queues `announcement` on `orgId`'s topic, unless the organisation has no topic, its key or
-   * generation is not the one announced, or a live announcement of them exists. The new row, or null.
+   * generation is not the one announced, or a live announcement of them exists (at most one MUST
+   * ever be live, whichever process or node queues it). The new row, or null.
    */
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Maybe<LedgerTransactionRow | null>;
 }

@@ -17,7 +17,6 @@
  */
 import { and, asc, count, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
 import type { Busy, Changed, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
-import type { Clock } from "../../lib/clock.ts";
 import { GROUP_WINDOW_MS } from "../group-commit.ts";
 import { ANNOUNCED } from "../journal-sql.ts";
 import { DEFAULT_STALE_MS, fencedWrite } from "../pg-cluster.ts";
@@ -47,15 +46,11 @@ class PgAnchorJournal implements Journal {
   private waiting: { work: Body<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   private groupTimer: ReturnType<typeof setTimeout> | null = null;
 
-  private readonly clock: Clock;
-
   constructor(
     private readonly store: PostgresStore,
     private readonly rules: JournalRules,
     private readonly epoch: () => number | null,
-  ) {
-    this.clock = rules.clock;
-  }
+  ) {}
 
   /**
    * One fenced transaction, refused at once when this node does not lead. READ COMMITTED: every
@@ -95,7 +90,7 @@ class PgAnchorJournal implements Journal {
   async due(limit: number, busy: Busy): Promise<Row[]> {
     await this.flush();
     if (limit <= 0) return [];
-    const now = this.clock.now();
+    const now = this.rules.clock.now();
     const n = limit + busy.size;
     const of = (state: TransactionState) =>
       function* (db: StoreDb, t: Tables): Op<(Row & { ok: number })[]> {
@@ -140,7 +135,7 @@ class PgAnchorJournal implements Journal {
 
   async unsentPastCutoff(marginMs: number, limit: number): Promise<Row[]> {
     await this.flush();
-    const before = this.clock.now() + marginMs;
+    const before = this.rules.clock.now() + marginMs;
     return this.store.read(function* (db, t) {
       const lt = t.ledgerTransactions;
       const rows = yield* q(
@@ -182,7 +177,7 @@ class PgAnchorJournal implements Journal {
   // ---- reschedules (batched hints) -----------------------------------------------------
 
   reschedule(row: Pick<Row, "transactionId" | "state">, delayMs: number, lastError: string | null): void {
-    const t = this.clock.now();
+    const t = this.rules.clock.now();
     this.deferred.push({ id: row.transactionId, state: row.state, at: t + Math.max(0, delayMs), t, lastError });
   }
 
@@ -212,7 +207,7 @@ class PgAnchorJournal implements Journal {
   }
 
   async retryAllNow(): Promise<void> {
-    const now = this.clock.now();
+    const now = this.rules.clock.now();
     await this.change(function* (tx, t) {
       const lt = t.ledgerTransactions;
       yield* q(tx.update(lt).set({ nextAttemptAt: now }).where(and(inArray(lt.state, ["pending", "accepted"]), sql`${lt.nextAttemptAt} > ${now}`)));
@@ -256,7 +251,7 @@ class PgAnchorJournal implements Journal {
 
   readonly grouped = {
     beginAttempt: (row: Pick<Row, "transactionId">, bytes: Uint8Array): Promise<number | null> => {
-      const at = this.clock.now();
+      const at = this.rules.clock.now();
       return this.enqueue(function* (tx, t) {
         const lt = t.ledgerTransactions;
         const signed = Buffer.from(bytes);
@@ -272,7 +267,7 @@ class PgAnchorJournal implements Journal {
       });
     },
     toAccepted: (row: Row, pollMs: number): Promise<Changed> => {
-      const at = this.clock.now();
+      const at = this.rules.clock.now();
       return this.enqueue(function* (tx, t) {
         if (!(yield* move(tx, t, row.transactionId, ["pending"], { state: "accepted", nextAttemptAt: at + pollMs, lastError: null, updatedAt: at }))) return null;
         if (row.kind === "record_message") {
@@ -282,7 +277,7 @@ class PgAnchorJournal implements Journal {
       });
     },
     toAnchoredMessage: (row: Row, confirmed: ConfirmedFields): Promise<Changed> => {
-      const at = this.clock.now();
+      const at = this.rules.clock.now();
       return this.enqueue(function* (tx, t) {
         const lt = t.ledgerTransactions;
         const anchored = { state: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, runningHash: Buffer.from(confirmed.runningHash), lastError: null, updatedAt: at } as const;
@@ -308,7 +303,7 @@ class PgAnchorJournal implements Journal {
   };
 
   takeBack(row: Pick<Row, "transactionId">, attempts: number): Promise<number> {
-    const at = this.clock.now();
+    const at = this.rules.clock.now();
     return this.change(function* (tx, t) {
       const lt = t.ledgerTransactions;
       const changed = yield* q(
@@ -326,11 +321,11 @@ class PgAnchorJournal implements Journal {
   // ---- the other changes (journal-changes.ts) ----------------------------------------------
 
   toAnchoredTopic(row: Row, topicId: string, consensusAt: string | null, announcement: KeyAnnouncement | null = null): Promise<{ readonly at: number; readonly announced: Row | null } | null> {
-    return this.change(anchoredTopic(this.rules, row, topicId, consensusAt, announcement, this.clock.now()));
+    return this.change(anchoredTopic(this.rules, row, topicId, consensusAt, announcement, this.rules.clock.now()));
   }
 
   abandon(row: Row, reason: string): Promise<{ readonly at: number; readonly requeued: string | null } | null> {
-    return this.change(abandon(this.rules, row, reason, this.clock.now()));
+    return this.change(abandon(this.rules, row, reason, this.rules.clock.now()));
   }
 
   organisationsWantingTopic(): Promise<string[]> {
@@ -338,7 +333,7 @@ class PgAnchorJournal implements Journal {
   }
 
   queueTopicCreate(orgId: string): Promise<Row | null> {
-    return this.change(queueTopicCreate(this.rules, orgId, this.clock.now()));
+    return this.change(queueTopicCreate(this.rules, orgId, this.rules.clock.now()));
   }
 
   organisationsWantingAnnouncement(): Promise<string[]> {
@@ -346,6 +341,6 @@ class PgAnchorJournal implements Journal {
   }
 
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Promise<Row | null> {
-    return this.change(queueAnnouncement(this.rules, orgId, announcement, this.clock.now()));
+    return this.change(queueAnnouncement(this.rules, orgId, announcement, this.rules.clock.now()));
   }
 }
