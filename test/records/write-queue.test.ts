@@ -11,7 +11,8 @@ import { DATABASE_FILE } from "../../src/app.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { isBusy } from "../../src/lib/storage-faults.ts";
 import { BUSY_RETRY_SECONDS, GROUP_WINDOW_MS, createWriteQueue } from "../../src/records/write-queue.ts";
-import { AnchorJournal } from "../../src/anchoring/queue.ts";
+import { sqliteJournal } from "../../src/storage/sqlite/journal.ts";
+import { journalRules } from "../../src/anchoring/journal/rules.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { openDatabase } from "../../src/storage/db.ts";
@@ -70,7 +71,7 @@ describe("write queue", () => {
     const fixture = createRecordsFixture({ clock: manualClock(Date.UTC(2026, 0, 1)) });
     const { db, counts } = countingTransactions(fixture.db);
     const queue = createWriteQueue(db);
-    const journal = new AnchorJournal(db, fixture.clock, createTransactionIds({ db, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 }));
+    const journal = sqliteJournal(db, journalRules(fixture.clock, createTransactionIds({ db, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 })));
     fixture.db.$client.run("CREATE TABLE t (v INTEGER)");
     const [written, attempted] = await Promise.all([
       queue.run(() => fixture.db.$client.run("INSERT INTO t (v) VALUES (1)").changes),

@@ -16,7 +16,7 @@ import { createGroupCommit, GROUP_WINDOW_MS, groupCommitOf, type GroupCommit } f
 import { abandonIn, anchoredTopicIn, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncementIn, queueTopicCreate } from "./journal-changes.ts";
 import { journalStatements, toLedgerRow, type JournalStatements } from "./journal-statements.ts";
 
-/** The SQLite journal: the port, and the same three changes ungrouped (each its own transaction), and `commitGrouped`. */
+/** The SQLite journal: the port, answering synchronously (`grouped` aside). */
 export interface SqliteJournal extends Journal {
   unfinished(): QueueCounts;
   due(limit: number, busy: Busy): LedgerTransactionRow[];
@@ -33,18 +33,6 @@ export interface SqliteJournal extends Journal {
   queueTopicCreate(orgId: string): LedgerTransactionRow | null;
   organisationsWantingAnnouncement(): string[];
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null;
-  /** `grouped.beginAttempt` as its own IMMEDIATE transaction. */
-  beginAttempt(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): number | null;
-  /** `grouped.toAccepted` as its own IMMEDIATE transaction. */
-  toAccepted(row: LedgerTransactionRow, pollMs: number): Changed;
-  /** `grouped.toAnchoredMessage` as its own IMMEDIATE transaction. */
-  toAnchoredMessage(row: LedgerTransactionRow, confirmed: ConfirmedFields): Changed;
-  /**
-   * Commits the grouped changes waiting now (and whatever record writes share their group), then
-   * the reschedules, in one IMMEDIATE transaction. Runs on the group's timer; callable at any time
-   * (nothing waiting: nothing happens).
-   */
-  commitGrouped(): void;
 }
 
 /**
@@ -192,13 +180,11 @@ class SqliteAnchorJournal implements SqliteJournal {
 
   // ---- attempts --------------------------------------------------------------------------
 
-  /** Journals an attempt before the bytes leave: stores them (first time) and counts it. The new count, or null if the row moved on (or holds other bytes). */
-  beginAttempt(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): number | null {
-    const t = this.rules.clock.now();
-    return this.db.$client.transaction(() => this.attemptIn(row, bytes, t)).immediate();
-  }
-
-  /** `beginAttempt` inside the caller's transaction, at `t`. */
+  /**
+   * Inside the group's transaction, at `t`: journals an attempt before the bytes leave, storing
+   * them (first time) and counting it. The new count, or null if the row moved on (or holds other
+   * bytes).
+   */
   private attemptIn(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array, t: number): number | null {
     const s = this.s;
     const cur = s.attemptOf.get(row.transactionId);
@@ -221,12 +207,7 @@ class SqliteAnchorJournal implements SqliteJournal {
 
   // ---- state changes -------------------------------------------------------------------
 
-  /** pending → accepted, due again in `pollMs` (for its receipt). */
-  toAccepted(row: LedgerTransactionRow, pollMs: number): Changed {
-    const t = this.rules.clock.now();
-    return this.db.$client.transaction(() => this.acceptedIn(row, pollMs, t)).immediate();
-  }
-
+  /** Inside the group's transaction: pending → accepted, due again in `pollMs` (for its receipt). */
   private acceptedIn(row: LedgerTransactionRow, pollMs: number, t: number): Changed {
     const s = this.s;
     if (s.stateOf.get(row.transactionId)?.state !== "pending") return null;
@@ -238,12 +219,7 @@ class SqliteAnchorJournal implements SqliteJournal {
     return t;
   }
 
-  /** pending or accepted → anchored, for a message the mirror node confirmed. */
-  toAnchoredMessage(row: LedgerTransactionRow, confirmed: ConfirmedFields): Changed {
-    const t = this.rules.clock.now();
-    return this.db.$client.transaction(() => this.anchoredIn(row, confirmed, t)).immediate();
-  }
-
+  /** Inside the group's transaction: pending or accepted → anchored, for a message the mirror node confirmed. */
   private anchoredIn(row: LedgerTransactionRow, confirmed: ConfirmedFields, t: number): Changed {
     const s = this.s;
     if (!["pending", "accepted"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
@@ -262,10 +238,10 @@ class SqliteAnchorJournal implements SqliteJournal {
   // ---- the same changes, group-committed -----------------------------------------------
 
   /**
-   * `beginAttempt`, `toAccepted` and `toAnchoredMessage`, each made at the time of the call and
-   * committed with every other grouped change and record write made within GROUP_WINDOW_MS (and
-   * the reschedules waiting then) in one IMMEDIATE transaction, each in its own savepoint. The promise
-   * resolves with what the synchronous method would have returned, once that transaction has
+   * An attempt, accepted and anchored (`attemptIn`, `acceptedIn`, `anchoredIn`), each made at the
+   * time of the call and committed with every other grouped change and record write made within
+   * GROUP_WINDOW_MS (and the reschedules waiting then) in one IMMEDIATE transaction, each in its
+   * own savepoint. The promise resolves with the change's outcome, once that transaction has
    * committed; a change that throws is undone alone and rejects alone; a transaction that fails
    * as a whole rejects them all and stores none. The anchor loop makes three of these per
    * message: one fsync each, on the API's thread, before they were grouped (docs/benchmarks.md
@@ -289,10 +265,6 @@ class SqliteAnchorJournal implements SqliteJournal {
   private enqueue<T>(work: () => T): Promise<T> {
     // Nested: a savepoint, so a change that throws is undone alone.
     return this.group.run(() => this.db.$client.transaction(work)());
-  }
-
-  commitGrouped(): void {
-    this.group.commitNow();
   }
 
   // ---- the other changes (journal-changes.ts) ----------------------------------------------
