@@ -1,12 +1,17 @@
 /**
- * The anchor journal's public module, engine-free: what records/, persons/ and `docverify status`
- * use without loading the loop, the ledger SDK or a journal driver. The journal's port and its
- * contract (states, exactly-once, crash-safety, fencing on PostgreSQL) are in journal/ports.ts; the
- * rules every engine applies alike in journal/rules.ts; the drivers in storage/sqlite/journal.ts
- * and storage/postgres/journal.ts (chosen by storage/journal-drivers.ts).
+ * The anchor journal's public module: what records/, persons/ and `docverify status` use without
+ * loading the loop or the ledger SDK. The journal's port and its contract (states, exactly-once,
+ * crash-safety, fencing on PostgreSQL) are in journal/ports.ts; the rules every engine applies
+ * alike in journal/rules.ts; the drivers in storage/sqlite/journal.ts and
+ * storage/postgres/journal.ts (chosen by storage/journal-drivers.ts).
  *
  * A `pending` message row is written by the caller in the transaction that writes its record (or
  * revocation, or enrolled person), here; the loop is woken after commit.
+ *
+ * One exception to "no driver here": `AnchorJournal` at the end, the SQLite driver under the name
+ * anchorer.ts builds it by. Once the composition root builds the journal
+ * (storage/journal-drivers.ts `journalDriver`) and passes it in, it goes, and with it this
+ * module's import of a driver.
  */
 import { asc, count, desc, inArray, isNotNull } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
@@ -15,7 +20,6 @@ import { sqliteJournal, type SqliteJournal } from "../storage/sqlite/journal.ts"
 import { ledgerTransactions } from "../storage/schema.ts";
 import { INSERT_PENDING_MESSAGE } from "../storage/statements.ts";
 import { changes, q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
-import type { LedgerTransactionRow } from "./journal/ports.ts";
 import { checkLength, journalRules, pendingValues } from "./journal/rules.ts";
 import type { NewTransaction } from "./transaction-ids.ts";
 
