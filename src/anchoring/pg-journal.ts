@@ -6,7 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { PostgresStore } from "../storage/pg-store.ts";
-import { journalDriver } from "../storage/journal-drivers.ts";
+import { journalDrivers } from "../storage/journal-drivers.ts";
 import { q } from "../storage/store.ts";
 import { journalRules } from "./journal/rules.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
@@ -26,7 +26,7 @@ export async function postgresAnchorStorage(
     return (yield* q(db.execute(sql.raw(LAST_VALID_START_SQL)))) as unknown as { id: string }[];
   });
   const lastValidStartNs = maxValidStartNs(last);
-  const journal = journalDriver(store, { epoch: options.epoch });
+  const { journal } = journalDrivers(store, { epoch: options.epoch });
   return {
     journal: (clock, newTransactionId) => journal(journalRules(clock, newTransactionId)),
     transactionIds: (o) => createTransactionIds({ ...o, lastValidStartNs, lane: options.lane }),

@@ -10,7 +10,7 @@
  *
  * One exception to "no driver here": `AnchorJournal` at the end, the SQLite driver under the name
  * anchorer.ts builds it by. Once the composition root builds the journal
- * (storage/journal-drivers.ts `journalDriver`) and passes it in, it goes, and with it this
+ * (storage/journal-drivers.ts `journalDrivers`) and passes it in, it goes, and with it this
  * module's import of a driver.
  */
 import { asc, count, desc, inArray, isNotNull } from "drizzle-orm";
@@ -102,7 +102,7 @@ function personKeyAnnouncementValues(input: PersonKeyAnnouncement) {
 
 /**
  * The SQLite journal under the name anchorer.ts's `sqliteAnchorStorage` builds it by, until the
- * composition root builds it (storage/journal-drivers.ts `journalDriver`) and passes it in.
+ * composition root builds it (storage/journal-drivers.ts `journalDrivers`) and passes it in.
  */
 export class AnchorJournal {
   constructor(db: Db, clock: Clock, newTransactionId: () => NewTransaction, groupWindowMs?: number) {

@@ -12,12 +12,12 @@ import { postgresJournal } from "./postgres/journal.ts";
 import { sqliteJournal } from "./sqlite/journal.ts";
 import type { SqliteStore, Store } from "./store.ts";
 
-export function journalDriver(store: Store, options: { readonly epoch?: () => number | null } = {}): (rules: JournalRules) => Journal {
+export function journalDrivers(store: Store, options: { readonly epoch?: () => number | null } = {}): { journal(rules: JournalRules): Journal } {
   if (store.engine === "sqlite") {
     const { db } = store as SqliteStore;
-    return (rules) => sqliteJournal(db, rules);
+    return { journal: (rules) => sqliteJournal(db, rules) };
   }
   const epoch = options.epoch;
   if (epoch === undefined) throw new TypeError("the PostgreSQL journal needs the leader's epoch");
-  return (rules) => postgresJournal(store as PostgresStore, rules, epoch);
+  return { journal: (rules) => postgresJournal(store as PostgresStore, rules, epoch) };
 }

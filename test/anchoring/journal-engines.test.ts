@@ -18,7 +18,7 @@ import { createTransactionIds, type NewTransaction } from "../../src/anchoring/t
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
 import { createSigner } from "../../src/crypto/index.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { journalDriver } from "../../src/storage/journal-drivers.ts";
+import { journalDrivers } from "../../src/storage/journal-drivers.ts";
 import { ANNOUNCED, WANTING_ANNOUNCEMENT } from "../../src/storage/journal-sql.ts";
 import { sqliteJournal } from "../../src/storage/sqlite/journal.ts";
 import { ANNOUNCED_SQL, DUE_SQL, NEXT_DUE_SQL } from "../../src/storage/sqlite/journal-statements.ts";
@@ -57,7 +57,7 @@ async function journalOver(store: Store, clock: ReturnType<typeof manualClock>, 
       yield* q(tx.execute(sql`UPDATE anchor_leader SET epoch = ${LEADER_EPOCH}, node = 'test' WHERE id = 1`));
     });
   }
-  return journalDriver(store, { epoch: () => LEADER_EPOCH })(journalRules(clock, ids));
+  return journalDrivers(store, { epoch: () => LEADER_EPOCH }).journal(journalRules(clock, ids));
 }
 
 /** A new database with an organisation (add-on, no topic yet), the journal over it, and the helpers the tests read and write it with. */
