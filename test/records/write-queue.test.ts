@@ -14,7 +14,8 @@ import { BUSY_RETRY_SECONDS, createWriteQueue, type RecordWriter } from "../../s
 import { GROUP_WINDOW_MS } from "../../src/storage/group-commit.ts";
 import { sqliteRecordWrites } from "../../src/storage/sqlite/record-writes.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
-import { AnchorJournal } from "../../src/anchoring/queue.ts";
+import { sqliteJournal } from "../../src/storage/sqlite/journal.ts";
+import { journalRules } from "../../src/anchoring/journal/rules.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { sqliteLoopStorage } from "../../src/storage/sqlite/loop-storage.ts";
 import { manualClock } from "../../src/lib/clock.ts";
@@ -81,7 +82,7 @@ describe("write queue", () => {
     const fixture = createRecordsFixture({ clock: manualClock(Date.UTC(2026, 0, 1)) });
     const { db, counts } = countingTransactions(fixture.db);
     const queue = createWriteQueue(sqliteRecordWrites(sqliteStore(db)));
-    const journal = new AnchorJournal(db, fixture.clock, createTransactionIds({ journal: sqliteLoopStorage(sqliteStore(db)).transactionIds, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 }));
+    const journal = sqliteJournal(db, journalRules(fixture.clock, createTransactionIds({ journal: sqliteLoopStorage(sqliteStore(db)).transactionIds, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 })));
     fixture.db.$client.run("CREATE TABLE t (v INTEGER)");
     const [written, attempted] = await Promise.all([
       run(queue, () => fixture.db.$client.run("INSERT INTO t (v) VALUES (1)").changes),

@@ -1,0 +1,35 @@
+/**
+ * The anchor journal's conditions that both engines' drivers state in the same SQL
+ * (storage/sqlite/journal.ts, storage/postgres/journal.ts): plain text, no imports, so that
+ * either driver may load it.
+ */
+
+/**
+ * Organisations with a topic whose current key has no live announcement at the organisation's
+ * current announcement generation: a scan of the organisations (as topic provisioning's), each
+ * probing the partial unique index by organisation, key and generation. Exported for the plan test.
+ */
+export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
+  WHERE o.topic_id IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM ledger_transactions a
+                    WHERE a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.announcement_generation = o.announcement_generation
+                      AND a.kind = 'key_announcement' AND a.state <> 'abandoned')`;
+
+/**
+ * A record message may go once its organisation's current key is announced and anchored
+ * (docs/anchoring.md "Key announcements"). Evaluated per candidate row of `due` (`ANNOUNCED_SQL`, which names the outer
+ * table `ledger_transactions`): one primary-key read of the organisation and one probe of
+ * the partial unique index `ledger_transactions_one_announcement`, whose WHERE terms are
+ * repeated word for word so that SQLite may use it; `a.state = 'anchored'` then filters the one
+ * live row. Exported for test/anchoring/journal-engines.test.ts, which checks the plan on SQLite.
+ */
+export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message'
+  OR (ledger_transactions.key_fingerprint IS NULL AND EXISTS (
+    SELECT 1 FROM organisations o JOIN ledger_transactions a
+      ON a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
+    WHERE o.id = ledger_transactions.org_id AND a.state = 'anchored'))
+  OR (ledger_transactions.key_fingerprint IS NOT NULL AND EXISTS (
+    SELECT 1 FROM ledger_transactions a
+    WHERE a.org_id = ledger_transactions.org_id AND a.key_fingerprint = ledger_transactions.key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
+      AND a.state = 'anchored')))`;
+

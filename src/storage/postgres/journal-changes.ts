@@ -1,0 +1,187 @@
+/**
+ * The PostgreSQL anchor journal's changes (storage/postgres/journal.ts), as operation bodies the
+ * journal runs in its fenced transaction: a topic creation anchored, a row abandoned (and a
+ * revocation or announcement queued again), topic provisioning and key announcements. Each change
+ * is an UPDATE guarded by the row's expected state (`move`), or an insert a unique index refuses
+ * with `ON CONFLICT DO NOTHING`: a failed statement would abort the PostgreSQL transaction.
+ */
+import { and, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { JournalRules, KeyAnnouncement, LedgerTransactionRow, TransactionState } from "../../anchoring/journal/ports.ts";
+import { WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
+import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
+
+type Row = LedgerTransactionRow;
+
+/** The row as the journal hands it on (the pg schema's row has the same columns and types). */
+export const asRow = (r: unknown): Row => r as Row;
+
+/**
+ * pending or accepted → anchored, for a topic creation, at `at`; the organisation gets the topic
+ * if it has none, and then the announcement unless built at another generation.
+ */
+export function anchoredTopic(rules: JournalRules, row: Row, topicId: string, consensusAt: string | null, announcement: KeyAnnouncement | null, at: number): Body<{ readonly at: number; readonly announced: Row | null } | null> {
+  return function* (tx, t) {
+    if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], { state: "anchored", topicId, consensusAt, lastError: null, updatedAt: at }))) return null;
+    // The organisation gets the topic only if it has none.
+    const given = yield* q(
+      tx
+        .update(t.organisations)
+        .set({ topicId })
+        .where(and(eq(t.organisations.id, row.orgId), isNull(t.organisations.topicId)))
+        .returning({ id: t.organisations.id, generation: t.organisations.announcementGeneration }),
+    );
+    if (given.length === 0) return { at, announced: null };
+    // Built at another generation (the domain or name changed meanwhile): provisioning builds it afresh.
+    const current = announcement !== null && announcement.generation === Number(given[0]!.generation);
+    const announced = current ? yield* insertAnnouncement(tx, t, rules, row.orgId, topicId, announcement, at) : null;
+    return { at, announced };
+  };
+}
+
+/**
+ * pending or accepted → abandoned with `reason`, at `at`: a record message's record is abandoned,
+ * a revocation or key announcement queued again (the port's header).
+ */
+export function abandon(rules: JournalRules, row: Row, reason: string, at: number): Body<{ readonly at: number; readonly requeued: string | null } | null> {
+  return function* (tx, t) {
+    const lt = t.ledgerTransactions;
+    if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], { state: "abandoned", lastError: reason, updatedAt: at }))) return null;
+    let requeued: string | null = null;
+    const reached = sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`;
+    if (row.kind === "record_message") {
+      yield* q(tx.update(t.records).set({ anchorState: "abandoned" }).where(recordOf(t, row)));
+    } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
+      // An acknowledged revocation must reach the ledger: same bytes, new transaction.
+      const [earlier] = yield* q(
+        tx
+          .select({ n: count() })
+          .from(lt)
+          .where(and(eq(lt.recordId, row.recordId), eq(lt.kind, "revocation_message"), eq(lt.state, "abandoned"), reached)),
+      );
+      const next = rules.pendingRow(rules.newTransactionId(), row, at, at + rules.requeueDelay(earlier?.n ?? 0));
+      yield* q(tx.insert(lt).values(next));
+      yield* q(
+        tx
+          .update(t.records)
+          .set({ revocationTransactionId: next.transactionId })
+          .where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, row.transactionId))),
+      );
+      requeued = next.transactionId;
+    } else if (row.kind === "key_announcement" && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+      const [earlier] = yield* q(
+        tx
+          .select({ n: count() })
+          .from(lt)
+          .where(
+            and(
+              eq(lt.orgId, row.orgId),
+              eq(lt.keyFingerprint, Buffer.from(row.keyFingerprint)),
+              eq(lt.announcementGeneration, row.announcementGeneration),
+              eq(lt.kind, "key_announcement"),
+              eq(lt.state, "abandoned"),
+              reached,
+            ),
+          ),
+      );
+      const next = rules.pendingRow(rules.newTransactionId(), row, at, at + rules.requeueDelay(earlier?.n ?? 0));
+      yield* q(tx.insert(lt).values(next));
+      requeued = next.transactionId;
+    }
+    return { at, requeued };
+  };
+}
+
+// ---- topic provisioning and key announcements --------------------------------------------
+
+/** Organisations with the add-on, no topic and no live topic creation. */
+export function* organisationsWantingTopic(db: StoreDb, t: Tables): Op<string[]> {
+  const o = t.organisations;
+  const lt = t.ledgerTransactions;
+  const rows = yield* q(
+    db
+      .select({ id: o.id })
+      .from(o)
+      .where(
+        and(
+          eq(o.addon, true),
+          sql`${o.topicId} IS NULL`,
+          sql`NOT EXISTS (SELECT 1 FROM ${lt} WHERE ${lt.orgId} = ${o.id} AND ${lt.kind} = 'topic_create' AND ${lt.state} <> 'abandoned')`,
+        ),
+      ),
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Queues a topic creation for `orgId` at `at`, unless one was abandoned too recently or a live one exists. The new row, or null. */
+export function queueTopicCreate(rules: JournalRules, orgId: string, at: number): Body<Row | null> {
+  return function* (tx, t) {
+    const lt = t.ledgerTransactions;
+    const [prior] = yield* q(
+      tx
+        .select({ n: count(), last: sql<number | null>`max(${lt.updatedAt})`.mapWith((v) => (v === null ? null : Number(v))) })
+        .from(lt)
+        .where(and(eq(lt.orgId, orgId), eq(lt.kind, "topic_create"), eq(lt.state, "abandoned"), sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`)),
+    );
+    if (prior !== undefined && prior.n > 0 && prior.last !== null && at < prior.last + rules.topicRequeueDelay(prior.n)) return null;
+    const values = rules.pendingRow(rules.newTransactionId(), { kind: "topic_create", orgId, recordId: null, topicId: null, message: null }, at);
+    const inserted = yield* q(tx.insert(lt).values(values).onConflictDoNothing().returning({ id: lt.transactionId }));
+    return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+  };
+}
+
+/** Organisations with a topic whose current system key has no live announcement at their current generation. */
+export function* organisationsWantingAnnouncement(db: StoreDb): Op<string[]> {
+  const rows = (yield* q(db.execute(sql.raw(WANTING_ANNOUNCEMENT)))) as unknown as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+/** Queues `announcement` on `orgId`'s topic at `at`, unless no topic, another key or generation, or a live one. The new row, or null. */
+export function queueAnnouncement(rules: JournalRules, orgId: string, announcement: KeyAnnouncement, at: number): Body<Row | null> {
+  return function* (tx, t) {
+    const o = t.organisations;
+    const [org] = yield* q(tx.select({ topicId: o.topicId, key: o.systemKeyFingerprint, generation: o.announcementGeneration }).from(o).where(eq(o.id, orgId)));
+    if (org === undefined || org.topicId === null || Number(org.generation) !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+    return yield* insertAnnouncement(tx, t, rules, orgId, org.topicId, announcement, at);
+  };
+}
+
+/** The announcement's pending row, or null when the key has a live one at its generation already (`ledger_transactions_one_announcement`). */
+function* insertAnnouncement(tx: StoreDb, t: Tables, rules: JournalRules, orgId: string, topicId: string, announcement: KeyAnnouncement, at: number): Op<Row | null> {
+  rules.checkLength(announcement.message);
+  const values = rules.pendingRow(
+    rules.newTransactionId(),
+    { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation },
+    at,
+  );
+  const inserted = yield* q(tx.insert(t.ledgerTransactions).values(values).onConflictDoNothing().returning({ id: t.ledgerTransactions.transactionId }));
+  return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+}
+
+/**
+ * Inside a change: sets `values` on the row only if it is still in one of `states` (PostgreSQL
+ * re-checks the condition on the newest row version); whether it was. Makes every change
+ * idempotent, as `inState` does on SQLite (storage/sqlite/journal-changes.ts).
+ */
+export function* move(
+  tx: StoreDb,
+  t: Tables,
+  transactionId: string,
+  states: readonly TransactionState[],
+  values: Partial<Tables["ledgerTransactions"]["$inferInsert"]>,
+): Op<boolean> {
+  const lt = t.ledgerTransactions;
+  const moved = yield* q(
+    tx
+      .update(lt)
+      .set(values)
+      .where(and(eq(lt.transactionId, transactionId), inArray(lt.state, [...states])))
+      .returning({ id: lt.transactionId }),
+  );
+  return moved.length === 1;
+}
+
+/** The record a `record_message` row anchors: by its primary key and this transaction (as on SQLite). */
+export function recordOf(t: Tables, row: Pick<Row, "recordId" | "transactionId">) {
+  const r = t.records;
+  return row.recordId !== null ? and(eq(r.id, row.recordId), eq(r.transactionId, row.transactionId))! : eq(r.transactionId, row.transactionId);
+}

@@ -1,0 +1,222 @@
+/**
+ * The SQLite anchor journal's changes beyond a message's own (storage/sqlite/journal.ts): a topic
+ * creation anchored, a row abandoned (and a revocation or announcement queued again), topic
+ * provisioning and key announcements. Each is one IMMEDIATE transaction, or a read; a unique
+ * index's refusal (`ledger_transactions_one_topic`, `ledger_transactions_one_announcement`) undoes
+ * the one statement (SQLite) and is answered with null.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { JournalRules, KeyAnnouncement, LedgerTransactionRow, NewTransaction, PendingFields, TransactionState } from "../../anchoring/journal/ports.ts";
+import type { Db } from "../db.ts";
+import { WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
+import { ledgerTransactions, organisations, records } from "../schema.ts";
+
+/** Anything that can insert and select: the Db or a transaction handle inside `db.transaction(...)`. */
+type Tx = Pick<Db, "insert" | "select">;
+
+const IMMEDIATE = { behavior: "immediate" } as const;
+
+/** Rows abandoned without reaching a node (every submission `unsent`) do not count towards a re-queue's backoff. */
+const REACHED_A_NODE = sql`NOT (${ledgerTransactions.attempts} = 0 AND ${ledgerTransactions.signedBytes} IS NOT NULL)`;
+
+function insertPending(tx: Pick<Db, "insert">, rules: JournalRules, id: NewTransaction, row: PendingFields, now: number, nextAttemptAt: number = now): LedgerTransactionRow {
+  const values = rules.pendingRow(id, row, now, nextAttemptAt);
+  tx.insert(ledgerTransactions).values(values).run();
+  return { ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null };
+}
+
+/**
+ * pending or accepted → anchored, for a topic creation; the organisation gets its topic (if it
+ * has none) and, in the same transaction, the key announcement `announcement` (built by the
+ * caller before: nothing is computed under the write lock), unless it is null, was built at
+ * another announcement generation than the organisation's (provisioning builds it afresh), or
+ * the organisation's key has a live one. `announced` is the queued announcement's row.
+ */
+export function anchoredTopicIn(
+  db: Db,
+  rules: JournalRules,
+  row: LedgerTransactionRow,
+  topicId: string,
+  consensusAt: string | null,
+  announcement: KeyAnnouncement | null,
+): { readonly at: number; readonly announced: LedgerTransactionRow | null } | null {
+  const t = rules.clock.now();
+  return db.transaction((tx) => {
+    if (!inState(tx, row.transactionId, ["pending", "accepted"])) return null;
+    tx.update(ledgerTransactions)
+      .set({ state: "anchored", topicId, consensusAt, lastError: null, updatedAt: t })
+      .where(eq(ledgerTransactions.transactionId, row.transactionId))
+      .run();
+    const org = tx
+      .select({ topicId: organisations.topicId, generation: organisations.announcementGeneration })
+      .from(organisations)
+      .where(eq(organisations.id, row.orgId))
+      .get();
+    if (org === undefined || org.topicId !== null) return { at: t, announced: null };
+    tx.update(organisations).set({ topicId }).where(eq(organisations.id, row.orgId)).run();
+    // Only on the topic the organisation has just been given: anything else is provisioning's.
+    const announced = announcement !== null && announcement.generation === org.generation ? insertAnnouncement(tx, rules, row.orgId, topicId, announcement, t) : null;
+    return { at: t, announced };
+  }, IMMEDIATE);
+}
+
+/**
+ * pending or accepted → abandoned, with `reason`. A record message's record is abandoned too;
+ * a revocation or a key announcement is queued again (the port's header), due at once the first
+ * time and after `rules.requeueDelay` when it keeps failing. `requeued` is the new row's id.
+ */
+export function abandonIn(db: Db, rules: JournalRules, row: LedgerTransactionRow, reason: string): { readonly at: number; readonly requeued: string | null } | null {
+  const t = rules.clock.now();
+  let requeued: string | null = null;
+  const changed = db.transaction((tx) => {
+    if (!inState(tx, row.transactionId, ["pending", "accepted"])) return false;
+    tx.update(ledgerTransactions)
+      .set({ state: "abandoned", lastError: reason, updatedAt: t })
+      .where(eq(ledgerTransactions.transactionId, row.transactionId))
+      .run();
+    if (row.kind === "record_message") {
+      tx.update(records).set({ anchorState: "abandoned" }).where(recordOf(row)).run();
+    } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
+      // The revocation was acknowledged: it must reach the ledger. Same bytes, new transaction.
+      // Abandoned rows that never reached a node (every submission `unsent`: the ledger was
+      // down) do not count: the next goes at once, so the revocation follows the ledger's return.
+      const earlier = tx
+        .select({ n: sql<number>`count(*)` })
+        .from(ledgerTransactions)
+        .where(and(eq(ledgerTransactions.recordId, row.recordId), eq(ledgerTransactions.kind, "revocation_message"), eq(ledgerTransactions.state, "abandoned"), REACHED_A_NODE))
+        .get()!.n;
+      const next = insertPending(tx, rules, rules.newTransactionId(), row, t, t + rules.requeueDelay(earlier));
+      tx.update(records)
+        .set({ revocationTransactionId: next.transactionId })
+        .where(and(eq(records.id, row.recordId), eq(records.revocationTransactionId, row.transactionId)))
+        .run();
+      requeued = next.transactionId;
+    } else if (row.kind === "key_announcement" && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+      // The same for a key announcement: records of the organisation wait for it. Same bytes,
+      // key and generation, new transaction; the unique index allows it, this row being
+      // abandoned now.
+      const earlier = tx
+        .select({ n: sql<number>`count(*)` })
+        .from(ledgerTransactions)
+        .where(
+          and(
+            eq(ledgerTransactions.orgId, row.orgId),
+            eq(ledgerTransactions.keyFingerprint, Buffer.from(row.keyFingerprint)),
+            eq(ledgerTransactions.announcementGeneration, row.announcementGeneration),
+            eq(ledgerTransactions.kind, "key_announcement"),
+            eq(ledgerTransactions.state, "abandoned"),
+            REACHED_A_NODE,
+          ),
+        )
+        .get()!.n;
+      requeued = insertPending(tx, rules, rules.newTransactionId(), row, t, t + rules.requeueDelay(earlier)).transactionId;
+    }
+    return true;
+  }, IMMEDIATE);
+  return changed ? { at: t, requeued } : null;
+}
+
+// ---- topic provisioning --------------------------------------------------------------
+
+/** Organisations with the add-on, no topic and no live topic creation. */
+export function organisationsWantingTopic(db: Db): string[] {
+  const rows = db.$client
+    .query(
+      `SELECT o.id AS id FROM organisations o
+       WHERE o.addon = 1 AND o.topic_id IS NULL
+         AND NOT EXISTS (SELECT 1 FROM ledger_transactions t WHERE t.org_id = o.id AND t.kind = 'topic_create' AND t.state <> 'abandoned')`,
+    )
+    .all() as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Queues a topic creation for `orgId`, unless its earlier ones (those that reached a node)
+ * were abandoned too recently (`rules.topicRequeueDelay`) or another pass or process queued one
+ * first (`ledger_transactions_one_topic`). The new row, or null.
+ */
+export function queueTopicCreate(db: Db, rules: JournalRules, orgId: string): LedgerTransactionRow | null {
+  const t = rules.clock.now();
+  const prior = db.$client
+    .query(
+      `SELECT count(*) AS n, max(updated_at) AS last FROM ledger_transactions
+       WHERE org_id = ? AND kind = 'topic_create' AND state = 'abandoned' AND NOT (attempts = 0 AND signed_bytes IS NOT NULL)`,
+    )
+    .get(orgId) as { n: number; last: number | null };
+  if (prior.n > 0 && prior.last !== null && t < prior.last + rules.topicRequeueDelay(prior.n)) return null;
+  try {
+    return insertPending(db, rules, rules.newTransactionId(), { kind: "topic_create", orgId, recordId: null, topicId: null, message: null }, t);
+  } catch (e) {
+    if (/UNIQUE/i.test((e as Error).message)) return null;
+    throw e;
+  }
+}
+
+// ---- key announcements ---------------------------------------------------------------
+
+/**
+ * Organisations with a topic whose current system key has no live (not abandoned) key
+ * announcement at their current announcement generation: topics that predate announcements, a
+ * topic whose announcement could not be built when it was created, a changed key, a changed
+ * domain or name.
+ */
+export function organisationsWantingAnnouncement(db: Db): string[] {
+  const rows = db.$client.query(WANTING_ANNOUNCEMENT).all() as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Queues `announcement` on `orgId`'s topic, unless the organisation has no topic, its current
+ * system key or announcement generation is not the one announced (it changed meanwhile: the
+ * next pass builds another), or its key has a live announcement at that generation already,
+ * queued by another pass or process (`ledger_transactions_one_announcement`). The new row, or null.
+ */
+export function queueAnnouncementIn(db: Db, rules: JournalRules, orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null {
+  const t = rules.clock.now();
+  return db.transaction((tx) => {
+    const org = tx
+      .select({ topicId: organisations.topicId, key: organisations.systemKeyFingerprint, generation: organisations.announcementGeneration })
+      .from(organisations)
+      .where(eq(organisations.id, orgId))
+      .get();
+    if (org === undefined || org.topicId === null || org.generation !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+    return insertAnnouncement(tx, rules, orgId, org.topicId, announcement, t);
+  }, IMMEDIATE);
+}
+
+/**
+ * Inside an IMMEDIATE transaction: the announcement's pending row, or null if the key has a
+ * live one (a UNIQUE violation of `ledger_transactions_one_announcement`: someone else queued
+ * it). A failed statement is undone alone; the caller's transaction goes on.
+ */
+function insertAnnouncement(tx: Tx, rules: JournalRules, orgId: string, topicId: string, announcement: KeyAnnouncement, t: number): LedgerTransactionRow | null {
+  rules.checkLength(announcement.message);
+  try {
+    return insertPending(
+      tx,
+      rules,
+      rules.newTransactionId(),
+      { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation },
+      t,
+    );
+  } catch (e) {
+    if (/UNIQUE/i.test((e as Error).message)) return null;
+    throw e;
+  }
+}
+
+/** Inside an IMMEDIATE transaction: is the row still in one of `states`? Makes every change idempotent. */
+function inState(tx: Pick<Db, "select">, id: string, states: readonly TransactionState[]): boolean {
+  const cur = tx.select({ state: ledgerTransactions.state }).from(ledgerTransactions).where(eq(ledgerTransactions.transactionId, id)).get();
+  return cur !== undefined && states.includes(cur.state);
+}
+
+/**
+ * The record a `record_message` row anchors: by its primary key, and still carrying this
+ * transaction. `records.transaction_id` has no index, and a scan of the records table (each row
+ * holds ML-DSA signatures, kilobytes) on every state change made anchoring slow down as the table
+ * grew, until it fell behind record creation for good.
+ */
+function recordOf(row: Pick<LedgerTransactionRow, "recordId" | "transactionId">) {
+  return row.recordId !== null ? and(eq(records.id, row.recordId), eq(records.transactionId, row.transactionId)) : eq(records.transactionId, row.transactionId);
+}
