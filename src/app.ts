@@ -42,7 +42,6 @@ import { createVerificationLog, type VerificationLog } from "./verification/log/
 import { createLogRetention, type LogRetention } from "./verification/retention.ts";
 import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "./http/routes/metrics.ts";
 import type { NamedCache } from "./lib/lru.ts";
-import { consensusTextsCache } from "./lib/formats.ts";
 import { createIdleRelease, QUIET_MS } from "./lib/idle-release.ts";
 import { recordCounter } from "./records/counts.ts";
 import { recordsDrivers } from "./storage/records-drivers.ts";
@@ -303,7 +302,6 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     ...receipts.caches(),
     ...core.credentials.caches(),
     ...core.signer.caches(),
-    consensusTextsCache,
     addresses.cache,
   );
   // Memory given back once no request has been answered for a while (lib/idle-release.ts): the

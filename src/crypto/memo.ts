@@ -13,7 +13,7 @@
  *   || u32be(len) || signature ), as lowercase hex.
  */
 import { createHash } from "node:crypto";
-import type { Algorithm } from "./algorithms.ts";
+import { ALGORITHMS, type Algorithm } from "./algorithms.ts";
 import { ascii, assertBytes, checkOptions, domainTag, writeU32be } from "./bytes.ts";
 import { Lru, stringBytes, type CacheSize } from "../lib/lru.ts";
 
@@ -22,8 +22,16 @@ export type VerifyFn = (algorithm: Algorithm, publicKey: Uint8Array, message: Ui
 export const VERIFY_MEMO_DOMAIN = "docverify/verify-memo/v1";
 
 const MEMO_TAG = domainTag(VERIFY_MEMO_DOMAIN);
-/** The length-prefixed algorithm name, per algorithm: the same few bytes on every call. */
-const algorithmFields = new Map<string, Uint8Array>();
+/** The length-prefixed algorithm name. */
+function algorithmField(algorithm: string): Uint8Array {
+  const name = ascii(algorithm);
+  const field = new Uint8Array(4 + name.length);
+  writeU32be(field, 0, name.length);
+  field.set(name, 4);
+  return field;
+}
+/** Each known algorithm's field, made once: the same few bytes on every call. */
+const ALGORITHM_FIELDS: ReadonlyMap<string, Uint8Array> = new Map(ALGORITHMS.map((a) => [a, algorithmField(a)]));
 
 function lengthOf(n: number): Uint8Array {
   const out = new Uint8Array(4);
@@ -35,14 +43,7 @@ export function verificationMemoKey(algorithm: Algorithm, publicKey: Uint8Array,
   assertBytes(publicKey, "publicKey");
   assertBytes(message, "message");
   assertBytes(signature, "signature");
-  let alg = algorithmFields.get(algorithm);
-  if (alg === undefined) {
-    const name = ascii(algorithm);
-    alg = new Uint8Array(4 + name.length);
-    writeU32be(alg, 0, name.length);
-    alg.set(name, 4);
-    if (algorithmFields.size < 16) algorithmFields.set(algorithm, alg);
-  }
+  const alg = ALGORITHM_FIELDS.get(algorithm) ?? algorithmField(algorithm);
   // Hashed field by field rather than concatenated: a signature and public key are ~5 KB together.
   return createHash("sha256")
     .update(MEMO_TAG)

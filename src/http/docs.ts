@@ -76,6 +76,7 @@ function docsPage(version: string): string {
 }
 
 export function docsRoutes(options: { version: string }) {
+  const refinedOnce = refiningOnce();
   return new Elysia({ name: "docs" })
     // Before the plugin, so that it applies to the plugin's route for the document.
     .onAfterHandle(({ path, response }) => (path === OPENAPI_PATH && isObject(response) ? refinedOnce(response) : undefined))
@@ -249,12 +250,14 @@ function curlExample(path: string, method: string, op: Json, schemas: Json): str
   return parts.join(" \\\n  ");
 }
 
-/** The plugin returns the same object until the routes change: refine each one once. */
-const refined = new WeakMap<Json, Json>();
-function refinedOnce(generated: Json): Json {
-  let doc = refined.get(generated);
-  if (doc === undefined) refined.set(generated, (doc = refineDocument(generated)));
-  return doc;
+/** `refineDocument`, once per object: the plugin returns the same object until the routes change. */
+function refiningOnce(): (generated: Json) => Json {
+  const refined = new WeakMap<Json, Json>();
+  return (generated) => {
+    let doc = refined.get(generated);
+    if (doc === undefined) refined.set(generated, (doc = refineDocument(generated)));
+    return doc;
+  };
 }
 
 /** The served document: the plugin's, refined (see above). Pure: returns a new object. */

@@ -2,6 +2,7 @@
  * The spellings the spec fixes, in one place: every module that checks or writes one uses these
  * (the OpenAPI document too, through src/http/schemas.ts).
  */
+import type { NamedCache } from "./lru.ts";
 
 /** A DocHash: `sha256:` and 64 lowercase hex digits; uppercase and bare digests are refused. */
 export const DOC_HASH_PATTERN = "^sha256:[0-9a-f]{64}$";
@@ -83,36 +84,50 @@ const CONSENSUS_RE = /^(\d{1,12})\.(\d{9})$/;
  * something to pad or echo.
  */
 export function consensusToRfc3339(text: string): string {
-  let written = consensusTexts.get(text);
-  if (written === undefined) {
-    written = formatConsensus(text);
-    // Bounded in entries and bytes: emptied when full (a record's consensus time is written for
-    // every answer naming it). Only a text that formats is kept, so both strings are short ASCII.
-    const bytes = CONSENSUS_ENTRY_BYTES + text.length + written.length;
-    if (consensusTexts.size >= CONSENSUS_TEXTS_KEPT || consensusBytes + bytes > CONSENSUS_TEXTS_BYTES) clearConsensusTexts();
-    consensusTexts.set(text, written);
-    consensusBytes += bytes;
-  }
-  return written;
+  return formatConsensus(text);
 }
+
+/** `consensusToRfc3339` with the texts it wrote kept, and the cache they are kept in. */
+export interface ConsensusTexts {
+  format(text: string): string;
+  /** For /metrics and the idle release. */
+  readonly cache: NamedCache;
+}
+
 const CONSENSUS_TEXTS_KEPT = 4096;
 /** The consensus texts' byte budget (about 310 bytes each: some 3,400). */
 export const CONSENSUS_TEXTS_BYTES = 1024 * 1024;
 /** An entry's share of the map and its two strings' fixed parts (lib/lru.ts counts the same way). */
 const CONSENSUS_ENTRY_BYTES = 192 + 2 * 32;
-const consensusTexts = new Map<string, string>();
-let consensusBytes = 0;
-function clearConsensusTexts(): void {
-  consensusTexts.clear();
-  consensusBytes = 0;
-}
 
-/** `consensusToRfc3339`'s cache (one per process: the text depends on the input alone), for /metrics and the idle release. */
-export const consensusTextsCache = {
-  name: "consensus_texts",
-  stats: () => ({ entries: consensusTexts.size, bytes: consensusBytes, maxBytes: CONSENSUS_TEXTS_BYTES }),
-  clear: clearConsensusTexts,
-} as const;
+/**
+ * `consensusToRfc3339` for a service that writes the same consensus times again and again (a
+ * record's time is written in every answer naming it), each text kept once written. Bounded in
+ * entries and bytes: emptied when full. Only a text that formats is kept, so both strings are
+ * short ASCII.
+ */
+export function createConsensusTexts(): ConsensusTexts {
+  const texts = new Map<string, string>();
+  let bytes = 0;
+  const clear = () => {
+    texts.clear();
+    bytes = 0;
+  };
+  return {
+    format(text) {
+      let written = texts.get(text);
+      if (written === undefined) {
+        written = formatConsensus(text);
+        const size = CONSENSUS_ENTRY_BYTES + text.length + written.length;
+        if (texts.size >= CONSENSUS_TEXTS_KEPT || bytes + size > CONSENSUS_TEXTS_BYTES) clear();
+        texts.set(text, written);
+        bytes += size;
+      }
+      return written;
+    },
+    cache: { name: "consensus_texts", stats: () => ({ entries: texts.size, bytes, maxBytes: CONSENSUS_TEXTS_BYTES }), clear },
+  };
+}
 
 function formatConsensus(text: string): string {
   const m = CONSENSUS_RE.exec(text);

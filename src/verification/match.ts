@@ -3,7 +3,7 @@
  * record, from the row, the disclosure tier, the hash asked about, its signature checks and its
  * signer's standing.
  */
-import { consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
+import { createConsensusTexts, rfc3339Ms, type ConsensusTexts } from "../lib/formats.ts";
 import type { SignatureChecks } from "./checks.ts";
 import type { HeadRow, OrgStanding, VerifyRow } from "./ports.ts";
 import type { DisclosureTier, Match } from "./types.ts";
@@ -17,7 +17,7 @@ export interface VerificationLinks {
 export type ShownRow = HeadRow | VerifyRow;
 
 /** The match of one anchored record; a pure function of its arguments. */
-export function shapeMatch(links: VerificationLinks, row: ShownRow, tier: DisclosureTier, requested: string, sig: SignatureChecks, org: OrgStanding | null, personSuspended: boolean): Match {
+export function shapeMatch(links: VerificationLinks, consensus: ConsensusTexts, row: ShownRow, tier: DisclosureTier, requested: string, sig: SignatureChecks, org: OrgStanding | null, personSuspended: boolean): Match {
   if (row.sequence_number === null || row.consensus_at === null) {
     // The anchor columns are written with the state in one transaction; an anchored row without
     // them is corruption. Refuse to answer (500) rather than vouch for or hide the record.
@@ -48,7 +48,7 @@ export function shapeMatch(links: VerificationLinks, row: ShownRow, tier: Disclo
       topicId: row.topic_id,
       transactionId: row.transaction_id,
       sequenceNumber: row.sequence_number,
-      consensusAt: consensusToRfc3339(row.consensus_at),
+      consensusAt: consensus.format(row.consensus_at),
       mirrorNodeUrl: links.topicMessageUrl(row.topic_id, row.sequence_number),
     },
   };
@@ -65,13 +65,13 @@ export type MatchOf = (row: ShownRow, tier: DisclosureTier, requested: string, s
  * set of inputs gives the identical match, kept rather than built again. Any input that differs,
  * by identity, shapes it afresh. The verdict is still decided over the matches on every request.
  */
-export function createMatchShaper(links: VerificationLinks): MatchOf {
+export function createMatchShaper(links: VerificationLinks, consensus: ConsensusTexts = createConsensusTexts()): MatchOf {
   /** The match last shaped from each row object, with the inputs it was shaped from. */
   const shaped = new WeakMap<ShownRow, { tier: DisclosureTier; requested: string; sig: SignatureChecks; org: OrgStanding | null; personSuspended: boolean; match: Match }>();
   return (row, tier, requested, sig, org, personSuspended) => {
     const prev = shaped.get(row);
     if (prev !== undefined && prev.sig === sig && prev.org === org && prev.tier === tier && prev.requested === requested && prev.personSuspended === personSuspended) return prev.match;
-    const match = shapeMatch(links, row, tier, requested, sig, org, personSuspended);
+    const match = shapeMatch(links, consensus, row, tier, requested, sig, org, personSuspended);
     shaped.set(row, { tier, requested, sig, org, personSuspended, match });
     return match;
   };

@@ -69,7 +69,7 @@
  */
 import type { Signer, VerificationMemo } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
-import { compareConsensus } from "../lib/formats.ts";
+import { compareConsensus, createConsensusTexts } from "../lib/formats.ts";
 import type { NamedCache } from "../lib/lru.ts";
 import { mapMaybe, type Maybe } from "../lib/maybe.ts";
 import { MAX_MATCHES } from "../storage/verification-statements.ts";
@@ -153,7 +153,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
   const checker = createSignatureChecker(deps);
   const memoOn = checker.memoOn;
   const caches = new VerifierCaches(deps.keyCacheSize ?? 1024);
-  const matchOf = createMatchShaper(deps.links);
+  const consensusTexts = createConsensusTexts();
+  const matchOf = createMatchShaper(deps.links, consensusTexts);
   const listQueries = createListQueries();
   const answers = createAnswerWriter();
   /** Moves the caches to the counter `gen`; over a driver whose reads interleave, only forward. */
@@ -283,7 +284,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       }
     },
     clearKeyCache: () => caches.clearKeys(),
-    caches: () => [...caches.named(), ...reads.caches(), ...checker.caches(), listQueries.cache],
+    caches: () => [...caches.named(), ...reads.caches(), ...checker.caches(), listQueries.cache, consensusTexts.cache],
     listQueryOf: (requestUrl) => listQueries.listQueryOf(requestUrl),
     answerJson: (fields) => answers.answerJson(fields),
   };
