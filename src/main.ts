@@ -339,7 +339,7 @@ async function serve(args: readonly string[]): Promise<number> {
   process.once("SIGTERM", handler);
   process.once("SIGINT", handler);
   // systemd's Type=notify socket; the one variable besides settings that serve reads.
-  const { startServer } = await import("./serve.ts");
+  const { startServer } = await import("./app/serve.ts");
   const running = await startServer(config, log, { notifySocket: process.env.NOTIFY_SOCKET });
   return await new Promise<number>((resolve) => {
     // The ledger starts after the listener; when it cannot, serve has already drained and closed.

@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createApp } from "../src/app.ts";
+import { createApp } from "../src/app/sqlite.ts";
 import { linksFromSettings } from "../src/anchoring/links.ts";
 import { memoryLogger } from "../src/lib/log.ts";
 import { giveTopics } from "./support/access-matrix.ts";

@@ -11,7 +11,7 @@
  * successful responses say: every refused request changed nothing.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Core } from "../src/app.ts";
+import type { Core } from "../src/app/core.ts";
 import { cleanup, type ServiceProcess } from "./support/env.ts";
 import { startServiceWithOrg } from "./support/service-with-org.ts";
 import { rawRequest, requestText, type RawReply } from "./support/raw-http.ts";

@@ -5,7 +5,7 @@
  * committed. Every route, over raw sockets against `docverify serve`, and in-process.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Core } from "../src/app.ts";
+import type { Core } from "../src/app/core.ts";
 import { cleanup, testApp, type ServiceProcess } from "./support/env.ts";
 import { startServiceWithOrg } from "./support/service-with-org.ts";
 import { rawRequest, requestText, type RawReply } from "./support/raw-http.ts";

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import type { Core } from "../src/app.ts";
+import type { Core } from "../src/app/core.ts";
 import { createHttp } from "../src/http/server.ts";
 import { memoryLogger } from "../src/lib/log.ts";
 import { giveTopics } from "./support/access-matrix.ts";

@@ -6,7 +6,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createApp } from "../src/app.ts";
+import { createApp } from "../src/app/sqlite.ts";
 import { parseConfig } from "../src/config/index.ts";
 import { MasterKeyFileError } from "../src/crypto/index.ts";
 import { memoryLogger } from "../src/lib/log.ts";

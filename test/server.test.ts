@@ -7,7 +7,7 @@ import { connect } from "node:net";
 import { Elysia } from "elysia";
 import { readJsonObject } from "../src/http/body.ts";
 import { memoryLogger } from "../src/lib/log.ts";
-import { startServer } from "../src/serve.ts";
+import { startServer } from "../src/app/serve.ts";
 import { BUN, ROOT, cleanup, onCleanup, startService, tempDir, testConfig } from "./support/env.ts";
 
 afterAll(cleanup);

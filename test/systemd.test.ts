@@ -34,7 +34,7 @@ test("the unit carries the required settings", () => {
   }
   // Bun's JIT needs writable-executable memory.
   expect(unit).not.toMatch(/^MemoryDenyWriteExecute=yes/m);
-  // The stop timeout outlasts the service's own drain (src/serve.ts DRAIN_MS = 10 s).
+  // The stop timeout outlasts the service's own drain (src/app/serve.ts DRAIN_MS = 10 s).
   expect(Number(/^TimeoutStopSec=(\d+)s$/m.exec(unit)![1])).toBeGreaterThan(10);
 });
 

@@ -8,13 +8,13 @@
  *
  * Neither can be switched in the product: there is no DOCVERIFY_* setting for them, and there
  * should not be. So this process builds the same app `serve` builds, from the same settings
- * (createApp from src/app.ts, or createClusterApp from src/cluster.ts when DOCVERIFY_DATABASE_URL
+ * (createApp from src/app/sqlite.ts, or createClusterApp from src/app/postgres.ts when DOCVERIFY_DATABASE_URL
  * is set), passing the test-only options, and serves it with the same
- * Bun.serve options as src/serve.ts. It runs from source rather than from the compiled binary;
+ * Bun.serve options as src/app/serve.ts. It runs from source rather than from the compiled binary;
  * docs/benchmarks.md says what that changes (nothing measurable). It announces itself with the
  * same log line as `serve`, and drains and closes on SIGTERM.
  */
-import { createApp } from "../../src/app.ts";
+import { createApp } from "../../src/app/sqlite.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { createLogger } from "../../src/lib/log.ts";
 
@@ -26,8 +26,8 @@ const log = createLogger({ level: config.logLevel });
 let publicUrl = config.publicUrl;
 const options = { config, log, verificationMemo: !flags.has("--memo-off"), anchorPacing: !flags.has("--unpaced"), publicUrl: () => publicUrl };
 // With DOCVERIFY_DATABASE_URL (`npm run bench -- --postgres`), one node on PostgreSQL, as `serve`
-// builds it (src/serve.ts createService); otherwise exactly the embedded app, as before.
-const app = config.databaseUrl === null ? await createApp(options) : await (await import("../../src/cluster.ts")).createClusterApp(options);
+// builds it (src/app/serve.ts createService); otherwise exactly the embedded app, as before.
+const app = config.databaseUrl === null ? await createApp(options) : await (await import("../../src/app/postgres.ts")).createClusterApp(options);
 await app.anchoringStarted;
 const server = Bun.serve({
   hostname: config.host,

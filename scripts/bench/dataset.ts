@@ -27,7 +27,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openCore, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
 import { createLogger } from "../../src/lib/log.ts";

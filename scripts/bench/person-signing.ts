@@ -10,7 +10,7 @@
  * warm-up; every signature must answer 201.
  */
 import { createHash } from "node:crypto";
-import { openCore } from "../../src/app.ts";
+import { openCore } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { createPersons } from "../../src/persons/persons.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

@@ -13,7 +13,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openCore } from "../../src/app.ts";
+import { openCore } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { spawnLogged, startDocverify, stopProcess } from "./processes.ts";

@@ -31,7 +31,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openCore } from "../../src/app.ts";
+import { openCore } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { encodeRecordPayload, encodeSealPayload } from "../../src/crypto/index.ts";
 import { createLogger } from "../../src/lib/log.ts";
@@ -270,7 +270,7 @@ async function build(dataDir: string, spec: ScaleSpec, say: (line: string) => vo
   try {
     const startMs = Date.now() - YEAR_MS - 86_400_000;
     const { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId } = await createBenchOrganisations(core, ORG_COUNT, startMs - 60_000);
-    // As createApp does on a new installation (src/app.ts): the harness reads it back to make the deep cursor.
+    // As createApp does on a new installation (src/app/sqlite.ts): the harness reads it back to make the deep cursor.
     await core.store.write(metaValue("cursor_key", () => randomBytes(32).toString("hex")));
     // The benchmark serves this folder in place and proves that nothing is written to it
     // (scale.ts). An API key's last use is the one thing a read-only load would write (at most

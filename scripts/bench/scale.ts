@@ -47,7 +47,7 @@ export interface PagePair {
 /**
  * The cursor after `data.depth` rows of organisation 0's live log, as the service would issue it:
  * encodeCursor (src/verification/log/cursor.ts) over the folder's cursor key, which createApp keeps in
- * service_meta as hex (src/app.ts).
+ * service_meta as hex (src/app/compose.ts).
  */
 export function deepCursor(dbFile: string, data: Pick<ScaleDataset, "deepAfterId" | "logOrgId">): string {
   const db = new Database(dbFile, { readonly: true });

@@ -7,7 +7,7 @@
  */
 import { osActor } from "./actor.ts";
 import { enrolmentBase } from "./enrolment-url.ts";
-import { openAdminCore, type AdminCore, type CoreOptions } from "../core.ts";
+import { openAdminCore, type AdminCore, type CoreOptions } from "../app/core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import type { ApiKeyInfo } from "../keys/api-keys.ts";

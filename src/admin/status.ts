@@ -5,7 +5,7 @@
  * the database directly, also while `serve` runs on it; it never starts a ledger and never
  * submits anything.
  */
-import { openAdminCore } from "../core.ts";
+import { openAdminCore } from "../app/core.ts";
 import { parseConfig, type Config } from "../config/index.ts";
 import { queueSummary } from "../anchoring/queue.ts";
 import { statusCounts } from "../records/counts.ts";

@@ -11,7 +11,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ADMIN_ON_POSTGRES, DATABASE_FILE, openCore, type Core } from "../core.ts";
+import { ADMIN_ON_POSTGRES, DATABASE_FILE, openCore, type Core } from "../app/core.ts";
 import { osActor } from "./actor.ts";
 import { ConfigError, parseConfig } from "../config/index.ts";
 import { parseFlags } from "../lib/args.ts";

@@ -58,3 +58,25 @@ export function openDatabase(options: OpenOptions): Db {
   if (isNew && !options.readonly) chmodSync(options.path, 0o600);
   return drizzle(sqlite, { schema }) as Db;
 }
+
+/**
+ * Whether the database can be written: the write lock can be taken. `BEGIN IMMEDIATE` takes it
+ * without writing a page, so a readiness probe every second costs no fsync.
+ */
+export function storageWritable(db: Db): true | string {
+  try {
+    db.$client.run("BEGIN IMMEDIATE");
+    db.$client.run("ROLLBACK");
+    return true;
+  } catch (e) {
+    return `storage not writable: ${(e as Error).message}`;
+  }
+}
+
+/**
+ * Gives back the connection's page cache (storage/db-pragmas.ts, up to 64 MiB): what it held is
+ * read again from the file (from the system's page cache) when next needed.
+ */
+export function shrinkMemory(db: Db): void {
+  db.$client.run("PRAGMA shrink_memory");
+}

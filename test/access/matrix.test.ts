@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openCore, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { CALLERS, expected, giveTopics, giveTopicsOn, OPERATIONS, provisionCallers, type Callers } from "../support/access-matrix.ts";

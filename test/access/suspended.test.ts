@@ -6,7 +6,7 @@
  * next request. Table-driven, in the access matrix's style.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { AdminCore } from "../../src/core.ts";
+import type { AdminCore } from "../../src/app/core.ts";
 import { giveTopicsOn } from "../support/access-matrix.ts";
 import { testCore, testService, type TestService } from "../support/engine.ts";
 import { cleanup } from "../support/env.ts";

@@ -49,11 +49,11 @@ describe("modules each admin command loads", () => {
   });
 
   const cases: { name: string; args: () => string[]; loads: string[] }[] = [
-    { name: "status", args: () => ["status", "--json", "--data", data], loads: ["src/core.ts", "src/admin/status.ts", "src/anchoring/queue.ts"] },
-    { name: "org list", args: () => ["org", "list", "--json", "--data", data], loads: ["src/core.ts", "src/admin/cli.ts"] },
-    { name: "key list", args: () => ["key", "list", "--json", "--data", data], loads: ["src/core.ts", "src/admin/cli.ts"] },
+    { name: "status", args: () => ["status", "--json", "--data", data], loads: ["src/app/core.ts", "src/admin/status.ts", "src/anchoring/queue.ts"] },
+    { name: "org list", args: () => ["org", "list", "--json", "--data", data], loads: ["src/app/core.ts", "src/admin/cli.ts"] },
+    { name: "key list", args: () => ["key", "list", "--json", "--data", data], loads: ["src/app/core.ts", "src/admin/cli.ts"] },
     { name: "backup", args: () => ["backup", join(scratch, "backup.db"), "--data", data], loads: ["src/admin/backup.ts"] },
-    { name: "trust export", args: () => ["trust", "export", "--data", data], loads: ["src/core.ts", "src/admin/trust.ts", "src/receipts/identity.ts", "src/anchoring/links.ts"] },
+    { name: "trust export", args: () => ["trust", "export", "--data", data], loads: ["src/app/core.ts", "src/admin/trust.ts", "src/receipts/identity.ts", "src/anchoring/links.ts"] },
   ];
 
   for (const c of cases) {

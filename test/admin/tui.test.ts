@@ -16,7 +16,7 @@ import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { auditChanges, parseRecordQuery } from "../../src/admin/tui/queries.ts";
-import { openCore } from "../../src/app.ts";
+import { openCore } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { builtBinary } from "../support/build.ts";

@@ -6,7 +6,7 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { DATABASE_FILE } from "../../src/app.ts";
+import { DATABASE_FILE } from "../../src/app/core.ts";
 import { and, eq } from "drizzle-orm";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { COUNTS_EVERY_MS } from "../../src/anchoring/anchorer.ts";

@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { join } from "node:path";
-import { openCore, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring } from "../../src/anchoring/anchorer.ts";
 import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";

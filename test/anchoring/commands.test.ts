@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openCore } from "../../src/app.ts";
+import { openCore } from "../../src/app/core.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { DEVELOPMENT_OPERATOR_KEY, startLocalLedger } from "../../src/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";

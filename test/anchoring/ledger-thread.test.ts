@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openCore } from "../../src/app.ts";
+import { openCore } from "../../src/app/core.ts";
 import { startAnchoring } from "../../src/anchoring/index.ts";
 import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
 import { startLocalLedger, type LocalLedgerEndpoint } from "../../src/local-ledger/index.ts";

@@ -4,7 +4,7 @@
  * ledger and the loop, unless `realClock`).
  */
 import { join } from "node:path";
-import { openCore, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring, sqliteAnchorStorage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";

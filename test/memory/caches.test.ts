@@ -11,7 +11,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createApp, type App, type Core } from "../../src/app.ts";
+import { createApp, type App } from "../../src/app/sqlite.ts";
+import { type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { createSigner, createVerificationMemo, keyFingerprint } from "../../src/crypto/index.ts";
 import { MEMO_BYTES } from "../../src/crypto/memo.ts";

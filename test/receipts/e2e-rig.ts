@@ -19,7 +19,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { BUN, ROOT, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
-import { openCore } from "../../src/app.ts";
+import { openCore } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { DATABASE_FILE, withSideFiles } from "../../src/storage/data-folder.ts";

@@ -5,7 +5,7 @@
  * src/crypto, message bytes compared with the mirror node's, and every refusal.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { App } from "../../src/app.ts";
+import type { App } from "../../src/app/sqlite.ts";
 import { encodeRecordPayload, encodeSealPayload, isAlgorithm, keyFingerprint, verifyWithNoble } from "../../src/crypto/index.ts";
 import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
 import { Database } from "bun:sqlite";
@@ -22,7 +22,7 @@ import { announced, type Announcement } from "./announce.ts";
 import { databaseBefore } from "../support/previous-release.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DATABASE_FILE, openCore } from "../../src/app.ts";
+import { DATABASE_FILE, openCore } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { openDatabase } from "../../src/storage/db.ts";

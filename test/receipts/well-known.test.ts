@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import type { App } from "../../src/app.ts";
+import type { App } from "../../src/app/sqlite.ts";
 import { keyFingerprint } from "../../src/crypto/index.ts";
 import { docHashOf } from "../support/records-fixture.ts";
 import { cleanup, testApp } from "../support/env.ts";

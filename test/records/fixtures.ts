@@ -5,8 +5,8 @@
  * rules themselves are tested by test/access/; these tests are about records.
  */
 import { eq } from "drizzle-orm";
-import { openCore } from "../../src/app.ts";
-import type { AdminCore } from "../../src/core.ts";
+import { openCore } from "../../src/app/core.ts";
+import type { AdminCore } from "../../src/app/core.ts";
 import type { Config } from "../../src/config/index.ts";
 import type { Access, Caller, Operation } from "../../src/http/access.ts";
 import { verifyPages } from "../../src/http/pages/verify.ts";

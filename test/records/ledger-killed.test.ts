@@ -8,7 +8,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openCore, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { waitFor } from "../support/wait.ts";

@@ -7,8 +7,8 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { DATABASE_FILE } from "../../src/app.ts";
-import { masterKeyOf } from "../../src/core.ts";
+import { DATABASE_FILE } from "../../src/app/core.ts";
+import { loadOrCreateMasterKey } from "../../src/crypto/index.ts";
 import { createSigner, SignWorkerError } from "../../src/crypto/index.ts";
 import { recordsRoutes } from "../../src/http/routes/v1-records.ts";
 import { createHttp } from "../../src/http/server.ts";
@@ -40,7 +40,7 @@ describe("record creation on signing workers", () => {
       const dir = tempDir();
       const h = harness({ dataDir: dir });
       const org = await h.org();
-      const signer = createSigner({ masterKey: masterKeyOf(h.core)!, workers: 1, workerEntry: CRASHING });
+      const signer = createSigner({ masterKey: loadOrCreateMasterKey({ file: h.config.masterKeyFile, create: false }).key, workers: 1, workerEntry: CRASHING });
       const records = createRecords({ store: h.core.store, signer, clock: h.clock, ledger: h.ledger, publicUrl: h.config.publicUrl, writes: createWriteQueue(recordsDrivers(h.core.store).writes) });
       const http = createHttp({ log: h.log, version: "test", readiness: {}, plugins: [recordsRoutes({ access: stubAccess(h.core), records })] });
       const post = (hash: string) =>

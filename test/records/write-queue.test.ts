@@ -7,7 +7,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { DATABASE_FILE } from "../../src/app.ts";
+import { DATABASE_FILE } from "../../src/app/core.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { isBusy } from "../../src/lib/storage-faults.ts";
 import { BUSY_RETRY_SECONDS, createWriteQueue, type RecordWriter } from "../../src/records/write-queue.ts";

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createRegistry, escapeLabelValue } from "../../src/lib/metrics.ts";
-import { openCore, type App, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
+import { type App } from "../../src/app/sqlite.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { manualClock } from "../../src/lib/clock.ts";

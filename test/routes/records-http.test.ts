@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openCore, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
 import { startLocalLedger, type LocalLedger } from "../../src/local-ledger/index.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

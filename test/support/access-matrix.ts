@@ -8,7 +8,7 @@
  * line uses, on the data folder the app (or the running `serve`) uses.
  */
 import { crcBase62, generateKey } from "../../src/keys/api-key.ts";
-import type { Core } from "../../src/app.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { Operation } from "../../src/http/access.ts";
 import { and, eq, isNull } from "drizzle-orm";
 import { q, type Store } from "../../src/storage/store.ts";

@@ -27,9 +27,11 @@ import type { SqliteStore } from "../../src/storage/store.ts";
 import type { PostgresStore } from "../../src/storage/pg-store.ts";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createApp, openCore, type ServiceApp } from "../../src/app.ts";
+import { createApp } from "../../src/app/sqlite.ts";
+import { openCore } from "../../src/app/core.ts";
+import { type ServiceApp } from "../../src/app/compose.ts";
 import type { Config } from "../../src/config/index.ts";
-import { openPostgresCore, type AdminCore } from "../../src/core.ts";
+import { openPostgresCore, type AdminCore } from "../../src/app/core.ts";
 import { createSigner, type Signer } from "../../src/crypto/index.ts";
 import type { AnyElysia } from "../../src/http/server.ts";
 import { createApiKeys, type ApiKeys } from "../../src/keys/api-keys.ts";
@@ -234,7 +236,7 @@ export async function testService(options: { env?: Record<string, string>; plugi
     await app.anchoringStarted;
     return serviceOf(app, { log, clock, signer: app.signer, organisations: app.organisations, apiKeys: app.apiKeys });
   }
-  const [{ createClusterApp }, { startLocalLedger, LOCAL_LEDGER_FILES }] = await Promise.all([import("../../src/cluster.ts"), import("../../src/local-ledger/index.ts")]);
+  const [{ createClusterApp }, { startLocalLedger, LOCAL_LEDGER_FILES }] = await Promise.all([import("../../src/app/postgres.ts"), import("../../src/local-ledger/index.ts")]);
   const url = await testDatabase();
   const keyFile = join(tempDir(), "master.key");
   writeFileSync(keyFile, Buffer.from(TEST_MASTER_KEY).toString("hex") + "\n", { mode: 0o600 });
@@ -301,7 +303,7 @@ export async function otherConnection(config: Config): Promise<Store> {
   }
   const { openDatabase } = await import("../../src/storage/db.ts");
   const { sqliteStore } = await import("../../src/storage/store.ts");
-  const { DATABASE_FILE } = await import("../../src/app.ts");
+  const { DATABASE_FILE } = await import("../../src/app/core.ts");
   const db = openDatabase({ path: join(config.dataDir, DATABASE_FILE) });
   onCleanup(() => db.$client.close());
   return sqliteStore(db);

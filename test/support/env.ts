@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import { createApp, type App } from "../../src/app.ts";
+import { createApp, type App } from "../../src/app/sqlite.ts";
 import { parseConfig, type Config } from "../../src/config/index.ts";
 import type { AnyElysia } from "../../src/http/server.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

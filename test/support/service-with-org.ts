@@ -3,7 +3,7 @@
  * key of it, minted by the administrator's core on the same data folder (as `docverify key mint`
  * would). The organisation's topic is created by the service on its own: see topic.ts.
  */
-import { openCore, type Core } from "../../src/app.ts";
+import { openCore, type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import type { Organisation } from "../../src/keys/organisations.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

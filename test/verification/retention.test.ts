@@ -6,7 +6,7 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { createApp } from "../../src/app.ts";
+import { createApp } from "../../src/app/sqlite.ts";
 import { parseConfig, ConfigError } from "../../src/config/index.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

@@ -13,7 +13,7 @@
  */
 import * as p from "@clack/prompts";
 import { emitKeypressEvents } from "node:readline";
-import type { Core } from "../../core.ts";
+import type { Core } from "../../app/core.ts";
 import { DomainError } from "../../lib/errors.ts";
 
 /** What every screen works with. */

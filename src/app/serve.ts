@@ -5,13 +5,14 @@
  * nothing acknowledged is cut off half-written.
  */
 import { existsSync } from "node:fs";
-import { createApp, type AppOptions, type ServiceApp } from "./app.ts";
-import { ConfigError, type Config } from "./config/index.ts";
-import type { AnyElysia } from "./http/server.ts";
-import type { Logger } from "./lib/log.ts";
-import { createNotifier } from "./lib/sd-notify.ts";
-import { lockDataFolder, recordServeAddress } from "./storage/data-folder.ts";
-import { VERSION, COMMIT } from "./version.ts";
+import type { AppOptions, ServiceApp } from "./compose.ts";
+import { createApp } from "./sqlite.ts";
+import { ConfigError, type Config } from "../config/index.ts";
+import type { AnyElysia } from "../http/server.ts";
+import type { Logger } from "../lib/log.ts";
+import { createNotifier } from "../lib/sd-notify.ts";
+import { lockDataFolder, recordServeAddress } from "../storage/data-folder.ts";
+import { VERSION, COMMIT } from "../version.ts";
 
 /** Longest wait for in-flight requests at shutdown; the systemd unit's stop timeout is longer. */
 export const DRAIN_MS = 10_000;
@@ -183,6 +184,6 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
  */
 export async function createService(options: AppOptions): Promise<ServiceApp> {
   if (options.config.databaseUrl === null) return createApp(options);
-  const { createClusterApp } = await import("./cluster.ts");
+  const { createClusterApp } = await import("./postgres.ts");
   return createClusterApp(options);
 }

@@ -4,24 +4,23 @@
  * milliseconds instead of loading Elysia and the ledger SDK; `serve` builds on it in app.ts.
  */
 import { dirname, join } from "node:path";
-import type { AppAnchoring } from "./anchoring/index.ts";
-import { ConfigError, PASSWORD_TWICE, type Config } from "./config/index.ts";
-import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "./crypto/index.ts";
-import { createApiKeys, type ApiKeys } from "./keys/api-keys.ts";
-import { createCredentials, type Credentials } from "./keys/credentials.ts";
-import { keysDrivers } from "./storage/keys-drivers.ts";
-import type { AdminReads } from "./admin/ports.ts";
-import { adminDrivers } from "./storage/admin-drivers.ts";
-import { createOrganisations, type Organisations } from "./keys/organisations.ts";
-import { systemClock, type Clock } from "./lib/clock.ts";
-import type { Logger } from "./lib/log.ts";
-import { DATABASE_FILE, octal, refuseSymlinks, requireDataFolder, secureDataFolder } from "./storage/data-folder.ts";
-import { openDatabase, type Db } from "./storage/db.ts";
-import { MASTER_KEY_CHECK, metaRead, metaValue } from "./storage/meta.ts";
-import { sqliteStore, type SqliteStore, type Store } from "./storage/store.ts";
-import { migrate, SchemaTooNewError } from "./storage/migrate.ts";
-import { OpsError } from "./lib/errors.ts";
-import type { PostgresStore } from "./storage/pg-store.ts";
+import { ConfigError, PASSWORD_TWICE, type Config } from "../config/index.ts";
+import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "../crypto/index.ts";
+import { createApiKeys, type ApiKeys } from "../keys/api-keys.ts";
+import { createCredentials, type Credentials } from "../keys/credentials.ts";
+import { keysDrivers } from "../storage/keys-drivers.ts";
+import type { AdminReads } from "../admin/ports.ts";
+import { adminDrivers } from "../storage/admin-drivers.ts";
+import { createOrganisations, type Organisations } from "../keys/organisations.ts";
+import { systemClock, type Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import { DATABASE_FILE, octal, refuseSymlinks, requireDataFolder, secureDataFolder } from "../storage/data-folder.ts";
+import { openDatabase, type Db } from "../storage/db.ts";
+import { MASTER_KEY_CHECK, metaRead, metaValue } from "../storage/meta.ts";
+import { sqliteStore, type SqliteStore, type Store } from "../storage/store.ts";
+import { migrate, SchemaTooNewError } from "../storage/migrate.ts";
+import { OpsError } from "../lib/errors.ts";
+import type { PostgresStore } from "../storage/pg-store.ts";
 
 /**
  * What runs on either engine (docs/storage.md): organisations, API keys, persons and their audit
@@ -50,8 +49,6 @@ export interface Core extends AdminCore {
   readonly store: SqliteStore;
   /** Authenticates presented API keys; records last use in batches. */
   readonly credentials: Credentials;
-  /** The ledger queue, its links and the anchor loop: only in `serve` (createApp); null in the admin command line. */
-  readonly anchoring: AppAnchoring | null;
 }
 
 export interface CoreOptions {
@@ -73,8 +70,22 @@ export { DATABASE_FILE };
 export const ADMIN_ON_POSTGRES =
   "the administrator's terminal (docverify admin) does not run on PostgreSQL yet; use the org, key, person and status commands, which do (docs/storage.md, \"Two engines\")";
 
+/**
+ * A core and the master key it opened (null while the key store is sealed). Only the composition
+ * asks for the key: the ledger submit key is sealed under it. Everything else gets the core.
+ */
+export interface Opened<C> {
+  readonly core: C;
+  readonly masterKey: Uint8Array | null;
+}
+
 /** Opens (and migrates) the data folder and builds the services over it. */
 export function openCore(options: CoreOptions): Core {
+  return openCoreAndKey(options).core;
+}
+
+/** `openCore`, with the master key it opened (for the composition). */
+export function openCoreAndKey(options: CoreOptions): Opened<Core> {
   const { config, log } = options;
   if (config.databaseUrl !== null) {
     // `serve` on PostgreSQL is cluster.ts, the command line's commands openAdminCore. What opens
@@ -122,7 +133,6 @@ export function openCore(options: CoreOptions): Core {
     apiKeys: createApiKeys({ store, clock }),
     admin: adminDrivers(store).reads,
     credentials,
-    anchoring: null,
     async close() {
       if (closed) return;
       closed = true;
@@ -136,8 +146,7 @@ export function openCore(options: CoreOptions): Core {
       db.$client.close();
     },
   };
-  masterKeys.set(core, masterKey);
-  return core;
+  return { core, masterKey };
 }
 
 /** The database password from its file (one trailing newline dropped), if the settings name one. */
@@ -160,13 +169,6 @@ async function databasePassword(config: Config): Promise<{ password?: string }> 
   return { password };
 }
 
-/** The master key of each open core, for createApp's anchoring (the ledger submit key is sealed under it). */
-const masterKeys = new WeakMap<AdminCore, Uint8Array | null>();
-
-/** The master key `core` opened (null while the key store is sealed). Only the composition root asks. */
-export function masterKeyOf(core: AdminCore): Uint8Array | null {
-  return masterKeys.get(core) ?? null;
-}
 
 /**
  * The master key, or null when the key store must stay sealed (signing then answers 503), and
@@ -226,11 +228,16 @@ export async function openAdminCore(options: CoreOptions): Promise<AdminCore> {
  * command line needs 2; `serve` more, cluster.ts).
  */
 export async function openPostgresCore(options: CoreOptions, pool: { readonly connections: number }): Promise<AdminCore & { readonly store: PostgresStore }> {
+  return (await openPostgresCoreAndKey(options, pool)).core;
+}
+
+/** `openPostgresCore`, with the master key it opened (for the composition). */
+export async function openPostgresCoreAndKey(options: CoreOptions, pool: { readonly connections: number }): Promise<Opened<AdminCore & { readonly store: PostgresStore }>> {
   const { config, log } = options;
   if (config.databaseUrl === null) throw new TypeError("openPostgresCore needs DOCVERIFY_DATABASE_URL");
   const clock = options.clock ?? systemClock;
-  const { postgresStore } = await import("./storage/pg-store.ts");
-  const { migratePostgres } = await import("./storage/pg-migrate.ts");
+  const { postgresStore } = await import("../storage/pg-store.ts");
+  const { migratePostgres } = await import("../storage/pg-migrate.ts");
   const store = postgresStore(config.databaseUrl, { max: pool.connections, ...(await databasePassword(config)) });
   try {
     const { applied } = await migratePostgres(store);
@@ -264,8 +271,7 @@ export async function openPostgresCore(options: CoreOptions, pool: { readonly co
         await store.close();
       },
     };
-    masterKeys.set(core, masterKey);
-    return core;
+    return { core, masterKey };
   } catch (e) {
     await store.close();
     if (e instanceof SchemaTooNewError) throw e;

@@ -3,58 +3,57 @@
  * returns one `close()` that undoes it all in reverse. Nothing here is a module-level
  * singleton; tests build as many apps as they like, each on its own data folder.
  */
-export { DATABASE_FILE, openCore, type Core, type CoreOptions } from "./core.ts";
 import { randomBytes } from "node:crypto";
-import type { Config } from "./config/index.ts";
-import { masterKeyOf, openCore, type AdminCore, type Core } from "./core.ts";
-import { createHttp, type AnyElysia, type Http, type HttpMetrics } from "./http/server.ts";
-import { createRequestContexts, type RequestContexts } from "./http/request-context.ts";
-import { createAddresses } from "./http/routable.ts";
-import type { Clock } from "./lib/clock.ts";
-import type { Logger } from "./lib/log.ts";
-import type { Db } from "./storage/db.ts";
-import { metaValue, storageProbe } from "./storage/meta.ts";
-import { createStorageFaults } from "./lib/storage-faults.ts";
-import { createRateLimiter } from "./keys/rate-limit.ts";
-import { createAccess, type Access, type AccessLimiter, type PublicAccess } from "./http/access.ts";
-import type { ReadinessCheck } from "./http/routes/health.ts";
-import type { Credentials } from "./keys/credentials.ts";
-import { logDrivers } from "./storage/log-drivers.ts";
-import type { SqliteStore, Store } from "./storage/store.ts";
-import { VERSION, COMMIT } from "./version.ts";
-import type { AnchorStorage, AppAnchoring, LedgerLinks } from "./anchoring/index.ts";
-import { linksFromSettings, suggestedMirrorNodes } from "./anchoring/links.ts";
-import { loadAnchoring } from "./anchoring/load-anchoring.ts";
-import type { LoopStorageNow } from "./anchoring/ports-loop.ts";
-import { anchoringDrivers } from "./storage/anchoring-drivers.ts";
-import { DomainError } from "./lib/errors.ts";
-import { createRecords, type Records } from "./records/service.ts";
-import { createWriteQueue, type RecordWriter } from "./records/write-queue.ts";
-import { createKeyAnnouncements } from "./records/announcements.ts";
-import type { RecordLedger } from "./records/ledger.ts";
-import { recordsRoutes } from "./http/routes/v1-records.ts";
-import { verifyPages } from "./http/pages/verify.ts";
-import { receiptPage } from "./http/pages/verify-receipt.ts";
-import { verificationRoutes } from "./http/routes/v1-verifications.ts";
-import { createVerifier, type Verifier } from "./verification/verify.ts";
-import { verificationDrivers } from "./storage/verification-drivers.ts";
-import { createVerificationLog, type VerificationLog } from "./verification/log/service.ts";
-import { createLogRetention, type LogRetention } from "./verification/retention.ts";
-import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "./http/routes/metrics.ts";
-import type { NamedCache } from "./lib/lru.ts";
-import { createIdleRelease, QUIET_MS } from "./lib/idle-release.ts";
-import { recordCounter } from "./records/counts.ts";
-import { recordsDrivers } from "./storage/records-drivers.ts";
-import { createReceipts, type Receipts } from "./receipts/receipt.ts";
-import { receiptsDrivers } from "./storage/receipts-drivers.ts";
-import { createIdentity } from "./receipts/identity.ts";
-import { receiptRoutes } from "./http/routes/receipts.ts";
-import { wellKnownRoutes } from "./http/routes/well-known.ts";
-import { appRoutes } from "./http/routes/persons.ts";
-import { appPages } from "./http/pages/person-pages.ts";
-import { createEnrolments } from "./persons/persons.ts";
-import { createPersonApp } from "./persons/service.ts";
-import { createWebAuthn, relyingPartyOf } from "./persons/webauthn.ts";
+import type { Config } from "../config/index.ts";
+import type { AdminCore } from "./core.ts";
+import { createHttp, type AnyElysia, type Http, type HttpMetrics } from "../http/server.ts";
+import { createRequestContexts, type RequestContexts } from "../http/request-context.ts";
+import { createAddresses } from "../http/routable.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import type { Db } from "../storage/db.ts";
+import { metaValue, storageProbe } from "../storage/meta.ts";
+import { createStorageFaults } from "../lib/storage-faults.ts";
+import { createRateLimiter } from "../keys/rate-limit.ts";
+import { createAccess, type Access, type AccessLimiter, type PublicAccess } from "../http/access.ts";
+import type { ReadinessCheck } from "../http/routes/health.ts";
+import type { Credentials } from "../keys/credentials.ts";
+import { logDrivers } from "../storage/log-drivers.ts";
+import type { SqliteStore, Store } from "../storage/store.ts";
+import { VERSION, COMMIT } from "../version.ts";
+import type { AnchorStorage, AppAnchoring, LedgerLinks } from "../anchoring/index.ts";
+import { linksFromSettings, suggestedMirrorNodes } from "../anchoring/links.ts";
+import { loadAnchoring } from "../anchoring/load-anchoring.ts";
+import type { LoopStorageNow } from "../anchoring/ports-loop.ts";
+import { anchoringDrivers } from "../storage/anchoring-drivers.ts";
+import { DomainError } from "../lib/errors.ts";
+import { createRecords, type Records } from "../records/service.ts";
+import { createWriteQueue, type RecordWriter } from "../records/write-queue.ts";
+import { createKeyAnnouncements } from "../records/announcements.ts";
+import type { RecordLedger } from "../records/ledger.ts";
+import { recordsRoutes } from "../http/routes/v1-records.ts";
+import { verifyPages } from "../http/pages/verify.ts";
+import { receiptPage } from "../http/pages/verify-receipt.ts";
+import { verificationRoutes } from "../http/routes/v1-verifications.ts";
+import { createVerifier, type Verifier } from "../verification/verify.ts";
+import { verificationDrivers } from "../storage/verification-drivers.ts";
+import { createVerificationLog, type VerificationLog } from "../verification/log/service.ts";
+import { createLogRetention, type LogRetention } from "../verification/retention.ts";
+import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "../http/routes/metrics.ts";
+import type { NamedCache } from "../lib/lru.ts";
+import { createIdleRelease, QUIET_MS } from "../lib/idle-release.ts";
+import { recordCounter } from "../records/counts.ts";
+import { recordsDrivers } from "../storage/records-drivers.ts";
+import { createReceipts, type Receipts } from "../receipts/receipt.ts";
+import { receiptsDrivers } from "../storage/receipts-drivers.ts";
+import { createIdentity } from "../receipts/identity.ts";
+import { receiptRoutes } from "../http/routes/receipts.ts";
+import { wellKnownRoutes } from "../http/routes/well-known.ts";
+import { appRoutes } from "../http/routes/persons.ts";
+import { appPages } from "../http/pages/person-pages.ts";
+import { createEnrolments } from "../persons/persons.ts";
+import { createPersonApp } from "../persons/service.ts";
+import { createWebAuthn, relyingPartyOf } from "../persons/webauthn.ts";
 
 /**
  * What `serve` runs, on either engine: the HTTP surface and the services behind it. `App` is it on
@@ -94,10 +93,6 @@ export interface ServiceApp {
   close(): Promise<void>;
 }
 
-export interface App extends Omit<Core, "anchoring">, ServiceApp {
-  readonly store: SqliteStore;
-}
-
 export interface AppOptions {
   readonly config: Config;
   readonly log: Logger;
@@ -130,42 +125,11 @@ export interface AppOptions {
   readonly quietMs?: number;
 }
 
-export async function createApp(options: AppOptions): Promise<App> {
-  const core = openCore(options);
-  const limiter = createRateLimiter({ clock: core.clock });
-  const service = await assemble(
-    core,
-    {
-      anchoring: { db: core.db, loop: anchoringDrivers(core.store).loop },
-      masterKey: masterKeyOf(core),
-      writes: createWriteQueue(recordsDrivers(core.store).writes),
-      limiter,
-      memory: {
-        held: () => [{ name: "rate_limit_buckets", ...limiter.stats() }],
-        release() {
-          limiter.sweep();
-          // The main connection's page cache (storage/db-pragmas.ts, up to 64 MiB): what it held is
-          // read again from the file (from the system's page cache) when next needed.
-          core.db.$client.run("PRAGMA shrink_memory");
-        },
-      },
-      storageCheck: () => storageWritable(core.db),
-      // Its group commits are written by a worker thread with its own connection (docs/architecture.md, "Storage"), so
-      // the inserts, the commit and its fsync never hold the event loop.
-      logWriterThread: { path: core.db.$client.filename },
-      close: () => core.close(),
-    },
-    options,
-  );
-  // Descriptors, not a spread: `anchoring` is a getter that throws until the ledger is up.
-  return Object.defineProperties({ ...core }, Object.getOwnPropertyDescriptors(service)) as unknown as App;
-}
-
 /** What differs between the engines when the service is assembled. */
 export interface EngineParts {
   /** Where the anchor loop keeps its journal: the SQLite database, or another engine's storage. */
   readonly anchoring: { readonly db: Db; readonly loop: LoopStorageNow } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
-  /** The core's master key (core.ts `masterKeyOf`): the ledger submit key is sealed under it. */
+  /** The master key the core opened (core.ts `Opened`): the ledger submit key is sealed under it. */
   readonly masterKey: Uint8Array | null;
   /** The request path's writes: group commit on SQLite; READ COMMITTED transactions on PostgreSQL (cluster.ts). */
   readonly writes: RecordWriter;
@@ -190,7 +154,6 @@ export interface EngineParts {
 /** The core the services are assembled over, on either engine. */
 export interface ServiceCore extends AdminCore {
   readonly credentials: Credentials;
-  readonly anchoring?: unknown;
 }
 
 /**
@@ -419,18 +382,4 @@ function receiptsRoutes(core: ServiceCore, access: ReturnType<typeof createAcces
   const publicUrl = options.publicUrl ?? (() => core.config.publicUrl);
   const identity = createIdentity({ store: core.store, network, publicUrl });
   return [receiptRoutes({ access, receipts }), wellKnownRoutes({ access, identity: identity.identity, requests })];
-}
-
-/**
- * Storage is writable when the write lock can be taken. `BEGIN IMMEDIATE` takes it without
- * writing a page, so a readiness probe every second costs no fsync.
- */
-function storageWritable(db: Db): true | string {
-  try {
-    db.$client.run("BEGIN IMMEDIATE");
-    db.$client.run("ROLLBACK");
-    return true;
-  } catch (e) {
-    return `storage not writable: ${(e as Error).message}`;
-  }
 }

@@ -10,19 +10,19 @@
  *
  * Loaded only when DOCVERIFY_DATABASE_URL is set: the embedded path never loads the PostgreSQL client.
  */
-import { assemble, type AppOptions, type ServiceApp } from "./app.ts";
-import { ConfigError } from "./config/index.ts";
-import { masterKeyOf, openPostgresCore } from "./core.ts";
-import { postgresAnchorStorage } from "./anchoring/pg-journal.ts";
-import { createClusterRateLimiter } from "./keys/cluster-rate-limit.ts";
-import { createCredentials } from "./keys/credentials.ts";
-import { keysDrivers } from "./storage/keys-drivers.ts";
-import { claimLane, clusterStatus, LANES, startLeadership, type ClusterStatus, type Lane, type Leadership } from "./storage/pg-cluster.ts";
-import { pgLease, sweepRateBuckets } from "./storage/pg-rate.ts";
-import type { PostgresStore } from "./storage/pg-store.ts";
-import { recordsDrivers } from "./storage/records-drivers.ts";
-import { createWriteQueue } from "./records/write-queue.ts";
-import { VERSION } from "./version.ts";
+import { assemble, type AppOptions, type ServiceApp } from "./compose.ts";
+import { ConfigError } from "../config/index.ts";
+import { openPostgresCoreAndKey } from "./core.ts";
+import { postgresAnchorStorage } from "../anchoring/pg-journal.ts";
+import { createClusterRateLimiter } from "../keys/cluster-rate-limit.ts";
+import { createCredentials } from "../keys/credentials.ts";
+import { keysDrivers } from "../storage/keys-drivers.ts";
+import { claimLane, clusterStatus, LANES, startLeadership, type ClusterStatus, type Lane, type Leadership } from "../storage/pg-cluster.ts";
+import { pgLease, sweepRateBuckets } from "../storage/pg-rate.ts";
+import type { PostgresStore } from "../storage/pg-store.ts";
+import { recordsDrivers } from "../storage/records-drivers.ts";
+import { createWriteQueue } from "../records/write-queue.ts";
+import { VERSION } from "../version.ts";
 
 /** Connections each node opens: the leadership's and the lane's reserved ones, and the pool. */
 export const NODE_CONNECTIONS = 16;
@@ -56,7 +56,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
       "with DOCVERIFY_DATABASE_URL and the local ledger network, every node needs the same ledger: start one with `docverify local-ledger` and give its URL to every node",
     );
   }
-  const core = await openPostgresCore(options, { connections: NODE_CONNECTIONS });
+  const { core, masterKey } = await openPostgresCoreAndKey(options, { connections: NODE_CONNECTIONS });
   const { store, clock } = core;
   const credentials = createCredentials({ ...keysDrivers(store), clock, log });
   let lane: Lane;
@@ -128,7 +128,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
       { ...core, credentials },
       {
         anchoring: { storage, idlePollMs: LEADER_POLL_MS },
-        masterKey: masterKeyOf(core),
+        masterKey,
         leading: () => leadership.current() !== null,
         // Records and the person application's request-path writes: READ COMMITTED transactions
         // (storage/postgres/record-writes.ts says why that keeps them correct).
