@@ -3,9 +3,9 @@
  * channel to a consensus node (hedera-ledger.ts). The SDK builds, signs and decodes every request
  * and answer itself; this is only the wire under it, in place of `@grpc/grpc-js`, whose layers
  * (resolving, retrying and load-balancing calls, filters, metadata objects) over `node:http2`
- * made a submission through the SDK cost 375–454 µs of CPU on the API's thread; over this it
- * costs 215–234 µs, the SDK's own work included (the bare call: 40–54 µs). Measurements:
- * docs/benchmarks.md "Record creation".
+ * made a submission through the SDK cost close to twice the CPU on the API's thread it costs over
+ * this, the SDK's own work included. Measurements, and the bare call's cost: docs/benchmarks.md
+ * "Record creation".
  *
  * What a call answers, as grpc-js would (the SDK maps it with `GrpcServiceError._fromResponse`,
  * which reads `code` and `details`):

@@ -112,9 +112,10 @@ export interface SignerOptions {
 }
 
 /**
- * About a fiftieth of a core in ML-DSA-65 verifications (110 µs a pair here): above it a worker's
- * round trip is cheaper for this thread than verifying here, and the verifications run beside
- * this thread instead of stalling it (docs/benchmarks.md, "How the figures moved": memo off).
+ * About a fiftieth of a core in ML-DSA-65 verifications (the cost of a pair: docs/benchmarks.md,
+ * "Single operations"): above it a worker's round trip is cheaper for this thread than verifying
+ * here, and the verifications run beside this thread instead of stalling it (docs/benchmarks.md,
+ * "How the figures moved": memo off).
  */
 export const VERIFY_OFF_THREAD_ABOVE = 200;
 

@@ -9,8 +9,8 @@ export const BUSY_TIMEOUT_MS = 5000;
  * SQLite's page cache per connection, in KiB: a ceiling it fills with use, not an allocation (a
  * fresh folder at idle holds a few pages). SQLite's default of 2 MB holds less than the covering
  * indexes' leaf pages a busy appliance reads again and again: every verification then read its
- * record's index pages from the file, a system call each. Measured on the 1 M-record dataset
- * (docs/benchmarks.md, "Page cache"): public verification 44 → 33 µs a request at 64 MB.
+ * record's index pages from the file, a system call each. Measured on the 1 M-record dataset, 64 MB
+ * took the least CPU per public verification (the figures: docs/benchmarks.md, "Page cache").
  */
 export const PAGE_CACHE_KIB = 65_536;
 

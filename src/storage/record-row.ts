@@ -1,10 +1,9 @@
 /**
  * One `records` row, as drizzle maps it and as raw bun:sqlite statements return it. The hot paths
  * (verification, record creation) and the admin UI read records through statements prepared on
- * `db.$client`: measured per statement, a drizzle prepared statement costs 3–5 times as much
- * (a hash's one record: 4.4 µs raw, 12 µs drizzle; the active-record lookup with this mapping
- * 5 µs, 14 µs drizzle), since drizzle maps every row through its field list and copies every
- * blob. So the raw form is named here once, derived from src/storage/schema.ts: a column added
+ * `db.$client`: measured per statement, a drizzle prepared statement costs about three times as
+ * much (the figures: docs/benchmarks.md, "Single operations"), since drizzle maps every row
+ * through its field list and copies every blob. So the raw form is named here once, derived from src/storage/schema.ts: a column added
  * there is read by every `SELECT ${RECORD_COLUMNS}` and `toRecordRow` fails to compile until it
  * maps it.
  */

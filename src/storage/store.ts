@@ -56,7 +56,8 @@ export function* q<T>(query: PromiseLike<T>): Op<T> {
 /**
  * A statement written for each engine, for the paths where drizzle's query building costs more
  * than the query (authentication, verification: microseconds per request). Defined only in
- * storage/statements.ts: the one place dialect-specific SQL lives. Both texts must return the
+ * storage/statements.ts and the capabilities' statement files beside it (verification-, receipt-
+ * and admin-statements.ts): the places dialect-specific SQL lives. Both texts must return the
  * same columns with the same JavaScript types (cast on PostgreSQL: `::float8` for a bigint read as
  * a number, `::int` for a boolean read as 0/1, as SQLite answers); the contract suite checks it.
  */
