@@ -26,7 +26,9 @@ import type { AnchorStorage, AppAnchoring, LedgerLinks } from "./anchoring/index
 import { linksFromSettings, suggestedMirrorNodes } from "./anchoring/links.ts";
 import { loadAnchoring } from "./anchoring/load-anchoring.ts";
 import type { LoopStorageNow } from "./anchoring/ports-loop.ts";
+import type { Journal, JournalRules } from "./anchoring/journal/ports.ts";
 import { anchoringDrivers } from "./storage/anchoring-drivers.ts";
+import { journalDrivers } from "./storage/journal-drivers.ts";
 import { DomainError } from "./lib/errors.ts";
 import { createRecords, type Records } from "./records/service.ts";
 import { createWriteQueue, type RecordWriter } from "./records/write-queue.ts";
@@ -137,7 +139,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const service = await assemble(
     core,
     {
-      anchoring: { db: core.db, loop: anchoringDrivers(core.store).loop },
+      anchoring: { journal: journalDrivers(core.store).journal, loop: anchoringDrivers(core.store).loop },
       masterKey: masterKeyOf(core),
       writes: createWriteQueue(recordsDrivers(core.store).writes),
       limiter,
@@ -165,7 +167,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 /** What differs between the engines when the service is assembled. */
 export interface EngineParts {
   /** Where the anchor loop keeps its journal: the SQLite database, or another engine's storage. */
-  readonly anchoring: { readonly db: Db; readonly loop: LoopStorageNow } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
+  readonly anchoring: { readonly journal: (rules: JournalRules) => Journal; readonly loop: LoopStorageNow } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
   /** The core's master key (core.ts `masterKeyOf`): the ledger submit key is sealed under it. */
   readonly masterKey: Uint8Array | null;
   /** The request path's writes: group commit on SQLite; READ COMMITTED transactions on PostgreSQL (cluster.ts). */
