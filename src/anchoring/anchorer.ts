@@ -42,7 +42,7 @@
  *   organisation with a topic whose current key has none live (topics that predate announcements:
  *   at the first pass after a start). Exactly once across processes and crashes (the journal's
  *   unique index); the organisation's record messages wait until it is anchored
- *   (`AnchorJournal.due`). An announcement is confirmed on the mirror node byte for byte, like a
+ *   (`Journal.due`, anchoring/journal/ports.ts). An announcement is confirmed on the mirror node byte for byte, like a
  *   record message.
  * - Every state change is one JSON log line (`msg: "anchor"`); keys never appear in a log line.
  *   Ledger errors are logged at most once a minute per kind, with a count of those skipped;
