@@ -48,7 +48,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
   { spec: "bun", places: ["storage/pg-store.ts", "storage/pg-cluster.ts"], why: "Bun.SQL, the PostgreSQL client (docs/storage.md, Two engines): opened in pg-store.ts; pg-cluster.ts names the type of the connection it reserves" },
-  { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/", "anchoring/queue.ts", "anchoring/pg-journal.ts"], why: "queries over the schema" },
+  { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/", "anchoring/queue.ts"], why: "queries over the schema (anchoring/pg-journal.ts no longer: it reads through the loop's port)" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
   { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "anchoring/setup.ts", "verifier/cli.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document" },

@@ -42,7 +42,7 @@
  *   organisation with a topic whose current key has none live (topics that predate announcements:
  *   at the first pass after a start). Exactly once across processes and crashes (the journal's
  *   unique index); the organisation's record messages wait until it is anchored
- *   (`AnchorJournal.due`). An announcement is confirmed on the mirror node byte for byte, like a
+ *   (`Journal.due`, anchoring/journal/ports.ts). An announcement is confirmed on the mirror node byte for byte, like a
  *   record message.
  * - Every state change is one JSON log line (`msg: "anchor"`); keys never appear in a log line.
  *   Ledger errors are logged at most once a minute per kind, with a count of those skipped;
@@ -51,8 +51,9 @@
 import { BackPressure, backPressureError } from "./back-pressure.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
 import type { LoopStorageNow } from "./ports-loop.ts";
-import type { Db } from "../storage/db.ts";
-import { AnchorJournal, type LedgerTransactionRow } from "./queue.ts";
+import type { Journal, JournalRules } from "./journal/ports.ts";
+import { journalRules } from "./journal/rules.ts";
+import type { LedgerTransactionRow } from "./queue.ts";
 import { backoffDelay, ErrorLog, jittered, LedgerHealth } from "./retry.ts";
 import { loadOrCreateSubmitKey } from "./submit-key.ts";
 import { TopicWatches } from "./topic-watches.ts";
@@ -92,10 +93,14 @@ function quietMetrics(sink: AnchorMetrics): Required<AnchorMetrics> {
   return { anchored: quietly(sink.anchored), ledgerError: quietly(sink.ledgerError), backPressure: quietly(sink.backPressure) };
 }
 
-/** The journal on the embedded SQLite (one node: it always runs the loop), with the rest of the loop's storage on it (`loop`). */
-export function sqliteAnchorStorage(db: Db, loop: LoopStorageNow): AnchorStorage {
+/**
+ * The journal on the embedded SQLite (one node: it always runs the loop), built by its driver
+ * (`journal`, storage/journal-drivers.ts) under the rules, with the rest of the loop's storage on
+ * the same database (`loop`).
+ */
+export function sqliteAnchorStorage(journal: (rules: JournalRules) => Journal, loop: LoopStorageNow): AnchorStorage {
   return {
-    journal: (clock, newTransactionId) => new AnchorJournal(db, clock, newTransactionId),
+    journal: (clock, newTransactionId) => journal(journalRules(clock, newTransactionId)),
     transactionIds: (o) => createTransactionIds({ ...o, journal: loop.transactionIds }),
     submitKey: (masterKey, generate) => loadOrCreateSubmitKey(loop.submitKey, masterKey, generate),
   };
@@ -103,8 +108,8 @@ export function sqliteAnchorStorage(db: Db, loop: LoopStorageNow): AnchorStorage
 
 export function createAnchoring(options: AnchoringOptions): Anchoring {
   const { clock, log, ledger, links } = options;
-  if (options.storage === undefined && (options.db === undefined || options.loop === undefined)) throw new TypeError("createAnchoring needs db and loop, or storage");
-  const storage = options.storage ?? sqliteAnchorStorage(options.db!, options.loop!);
+  if (options.storage === undefined && (options.journal === undefined || options.loop === undefined)) throw new TypeError("createAnchoring needs journal and loop, or storage");
+  const storage = options.storage ?? sqliteAnchorStorage(options.journal!, options.loop!);
   // Several nodes: only the leader works the queue; the others count it for back-pressure.
   const active = storage.active ?? (() => true);
   const newTransactionId = storage.transactionIds({ clock, operator: ledger.operatorAccountId, validSeconds: options.validSeconds, backdateMs: options.validStartBackdateMs ?? 0 });

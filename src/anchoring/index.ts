@@ -8,7 +8,7 @@ import "../lib/protobuf-long.ts"; // first: see the file
 import type { Config } from "../config/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import type { Db } from "../storage/db.ts";
+import type { Journal, JournalRules } from "./journal/ports.ts";
 import { createAnchoring, type AnchorMetrics, type Anchoring, type AnchorStorage, type AnnouncementFor } from "./anchorer.ts";
 import type { LoopStorageNow } from "./ports-loop.ts";
 import { openLedger } from "./setup.ts";
@@ -25,8 +25,8 @@ export interface AppAnchoring extends Anchoring {
 export async function startAnchoring(options: {
   readonly config: Config;
   /** The embedded SQLite's journal, unless `storage` names another (PostgreSQL: anchoring/pg-journal.ts). */
-  readonly db?: Db;
-  /** With `db`: the loop's storage besides the journal, on that database (storage/anchoring-drivers.ts). */
+  readonly journal?: (rules: JournalRules) => Journal;
+  /** With `journal`: the loop's storage besides the journal, on the same database (storage/anchoring-drivers.ts). */
   readonly loop?: LoopStorageNow;
   readonly storage?: AnchorStorage;
   /** The loop's pass when nothing wakes it (default 1 s). Several nodes: records created on other nodes wake nothing here. */
@@ -48,7 +48,7 @@ export async function startAnchoring(options: {
   const { config, log } = options;
   const setup = await openLedger({ config, log, clock: options.clock, ...(options.ledgerWorkerEntry ? { ledgerWorkerEntry: options.ledgerWorkerEntry } : {}) });
   const anchoring = createAnchoring({
-    ...(options.storage !== undefined ? { storage: options.storage } : { db: options.db!, loop: options.loop! }),
+    ...(options.storage !== undefined ? { storage: options.storage } : { journal: options.journal!, loop: options.loop! }),
     ...(options.idlePollMs !== undefined ? { idlePollMs: options.idlePollMs } : {}),
     clock: options.clock,
     log,

@@ -7,20 +7,13 @@
  *
  * A `pending` message row is written by the caller in the transaction that writes its record (or
  * revocation, or enrolled person), here; the loop is woken after commit.
- *
- * One exception to "no driver here": `AnchorJournal` at the end, the SQLite driver under the name
- * anchorer.ts builds it by. Once the composition root builds the journal
- * (storage/journal-drivers.ts `journalDrivers`) and passes it in, it goes, and with it this
- * module's import of a driver.
  */
 import { asc, count, desc, inArray, isNotNull } from "drizzle-orm";
-import type { Clock } from "../lib/clock.ts";
 import type { Db } from "../storage/db.ts";
-import { sqliteJournal, type SqliteJournal } from "../storage/sqlite/journal.ts";
 import { ledgerTransactions } from "../storage/schema.ts";
 import { INSERT_PENDING_MESSAGE } from "../storage/statements.ts";
 import { changes, q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
-import { checkLength, journalRules, pendingValues } from "./journal/rules.ts";
+import { checkLength, pendingValues } from "./journal/rules.ts";
 import type { NewTransaction } from "./transaction-ids.ts";
 
 export type { Changed, ConfirmedFields, Journal, LedgerTransactionRow, TransactionKind, TransactionState } from "./journal/ports.ts";
@@ -99,18 +92,6 @@ function personKeyAnnouncementValues(input: PersonKeyAnnouncement) {
   checkLength(input.message);
   return pendingValues(input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint }, input.now);
 }
-
-/**
- * The SQLite journal under the name anchorer.ts's `sqliteAnchorStorage` builds it by, until the
- * composition root builds it (storage/journal-drivers.ts `journalDrivers`) and passes it in.
- */
-export class AnchorJournal {
-  constructor(db: Db, clock: Clock, newTransactionId: () => NewTransaction, groupWindowMs?: number) {
-    return sqliteJournal(db, journalRules(clock, newTransactionId), groupWindowMs) as AnchorJournal;
-  }
-}
-export interface AnchorJournal extends SqliteJournal {}
-
 
 /** What `docverify status` reports about the queue. Works on any process's view of the database. */
 /** What `docverify status` shows of the queue, as a read operation on either engine (storage/store.ts). */

@@ -15,8 +15,7 @@
 import { createHash } from "node:crypto";
 import { deriveSeedEncryptionKey, openSeed, sealSeed, type Algorithm, type SeedBinding } from "../crypto/index.ts";
 import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
-import { metaRead, metaValue, SUBMIT_KEY_META } from "../storage/meta.ts";
-import type { Store } from "../storage/store.ts";
+import { SUBMIT_KEY_META } from "../storage/meta.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
 import type { SubmitKeyEntries } from "./ports-loop.ts";
 
@@ -55,15 +54,6 @@ export function loadOrCreateSubmitKey(entries: SubmitKeyEntries, masterKey: Uint
       return openStored(encryptionKey, value);
     })(),
   );
-}
-
-/**
- * `loadOrCreateSubmitKey` over a store, on either engine, through the store's operations. Kept
- * for anchoring/pg-journal.ts; the loop is given `SubmitKeyEntries` (ports-loop.ts).
- */
-export async function loadOrCreateSubmitKeyIn(store: Store, masterKey: Uint8Array | null, generate: () => SubmitKeyPair): Promise<SubmitKeyPair | null> {
-  const entries: SubmitKeyEntries = { read: () => store.read(metaRead(SUBMIT_KEY_META)), storeFirst: (entry) => store.write(metaValue(SUBMIT_KEY_META, () => entry)) };
-  return await loadOrCreateSubmitKey(entries, masterKey, generate);
 }
 
 /** A new key, its private half sealed under `encryptionKey` and wiped from memory: the stored entry, as JSON. */

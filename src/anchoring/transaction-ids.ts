@@ -38,13 +38,6 @@ export interface NewTransaction {
   readonly validSeconds: number;
 }
 
-/**
- * The transactions with the newest valid start. Kept only for anchoring/pg-journal.ts, which reads
- * it itself; the drivers of `TransactionIdJournal` (storage/sqlite/loop-storage.ts) hold the text
- * the loop runs.
- */
-export const LAST_VALID_START_SQL = "SELECT transaction_id AS id FROM ledger_transactions WHERE valid_start_ms = (SELECT max(valid_start_ms) FROM ledger_transactions)";
-
 export interface TransactionIdOptions {
   /** Where the last valid start handed out is read, and each id that may repeat one is looked up (SQLite), unless `lastValidStartNs` gives it. */
   readonly journal?: TransactionIdJournalNow;

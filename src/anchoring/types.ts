@@ -6,10 +6,10 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import type { Db } from "../storage/db.ts";
 import type { BackPressureCause } from "./back-pressure.ts";
 import type { Ledger, SubmitKeyPair } from "./ledger.ts";
 import type { LoopStorageNow } from "./ports-loop.ts";
+import type { JournalRules } from "./journal/ports.ts";
 import type { Journal, Maybe, TransactionKind } from "./queue.ts";
 import type { NewTransaction, TransactionIdOptions } from "./transaction-ids.ts";
 
@@ -96,11 +96,11 @@ export interface AnchorStorage {
 }
 
 export interface AnchoringOptions {
-  /** The embedded SQLite database (one node), unless `storage` is given. */
-  readonly db?: Db;
-  /** With `db`: the loop's storage besides the journal, on that database (storage/anchoring-drivers.ts). */
+  /** The journal's driver on the embedded SQLite (one node: storage/journal-drivers.ts), unless `storage` is given. */
+  readonly journal?: (rules: JournalRules) => Journal;
+  /** With `journal`: the loop's storage besides the journal, on the same database (storage/anchoring-drivers.ts). */
   readonly loop?: LoopStorageNow;
-  /** Where the journal is, on either engine (default: `db`'s). */
+  /** Where the journal is, on either engine (default: `journal`'s). */
   readonly storage?: AnchorStorage;
   readonly clock: Clock;
   readonly log: Logger;

@@ -25,6 +25,7 @@ import type { AnchorStorage, AppAnchoring, LedgerLinks } from "../anchoring/inde
 import { linksFromSettings, suggestedMirrorNodes } from "../anchoring/links.ts";
 import { loadAnchoring } from "../anchoring/load-anchoring.ts";
 import type { LoopStorageNow } from "../anchoring/ports-loop.ts";
+import type { Journal, JournalRules } from "../anchoring/journal/ports.ts";
 import { anchoringDrivers } from "../storage/anchoring-drivers.ts";
 import { DomainError } from "../lib/errors.ts";
 import { createRecords, type Records } from "../records/service.ts";
@@ -128,7 +129,7 @@ export interface AppOptions {
 /** What differs between the engines when the service is assembled. */
 export interface EngineParts {
   /** Where the anchor loop keeps its journal: the SQLite database, or another engine's storage. */
-  readonly anchoring: { readonly db: Db; readonly loop: LoopStorageNow } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
+  readonly anchoring: { readonly journal: (rules: JournalRules) => Journal; readonly loop: LoopStorageNow } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
   /** The master key the core opened (core.ts `Opened`): the ledger submit key is sealed under it. */
   readonly masterKey: Uint8Array | null;
   /** The request path's writes: group commit on SQLite; READ COMMITTED transactions on PostgreSQL (cluster.ts). */

@@ -6,6 +6,7 @@
 import { createRateLimiter } from "../keys/rate-limit.ts";
 import { createWriteQueue } from "../records/write-queue.ts";
 import { anchoringDrivers } from "../storage/anchoring-drivers.ts";
+import { journalDrivers } from "../storage/journal-drivers.ts";
 import { recordsDrivers } from "../storage/records-drivers.ts";
 import { shrinkMemory, storageWritable } from "../storage/db.ts";
 import type { SqliteStore } from "../storage/store.ts";
@@ -22,7 +23,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const service = await assemble(
     core,
     {
-      anchoring: { db: core.db, loop: anchoringDrivers(core.store).loop },
+      anchoring: { journal: journalDrivers(core.store).journal, loop: anchoringDrivers(core.store).loop },
       masterKey,
       writes: createWriteQueue(recordsDrivers(core.store).writes),
       limiter,

@@ -16,8 +16,8 @@ export interface RecordWrites {
    * "only while not revoked", a challenge taken once).
    * - MUST settle only once what `body` wrote is committed and durable: a caller that answers
    *   after it answers with a durable write.
-   * - SQLite: MUST run `body` synchronously in its own savepoint of the connection's shared group
-   *   commit (storage/group-commit.ts): work queued within GROUP_WINDOW_MS, by records, the person
+   * - SQLite: MUST run `body` synchronously in its own savepoint of the store's shared group
+   *   commit (storage/store.ts `SqliteStore.group`): work queued within GROUP_WINDOW_MS, by records, the person
    *   application and the anchor loop's journal, shares one IMMEDIATE transaction and one fsync;
    *   a `body` that throws is undone alone and the others still commit.
    * - PostgreSQL: one READ COMMITTED transaction per operation, run again from the start on a

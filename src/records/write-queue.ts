@@ -1,6 +1,6 @@
 /**
  * Record writes as the request path makes them: through the `RecordWrites` port (ports.ts; on
- * SQLite the connection's group commit, on PostgreSQL one READ COMMITTED transaction each), with
+ * SQLite the store's group commit, on PostgreSQL one READ COMMITTED transaction each), with
  * a busy database turned into the domain's answer.
  *
  * Guarantees:

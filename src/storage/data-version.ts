@@ -83,25 +83,24 @@ const HEADER_WORDS = 12;
 /** How often a missing WAL index is looked for again (it appears with the first read in WAL mode). */
 const RETRY_MS = 1_000;
 
-const versions = new WeakMap<Database, DataVersion>();
-
-/** The version of the database `client` is open on (one per connection object). */
-export function dataVersionOf(client: Database): DataVersion {
-  let v = versions.get(client);
-  if (v === undefined) {
-    // A read first: in WAL mode a connection keeps its shared lock on the database file from its
-    // first read until it closes, and that lock is what keeps any other process from deleting
-    // the WAL index this reads.
-    const made = walDataVersion(client.filename, () => client.query("SELECT count(*) FROM sqlite_master").get());
-    versions.set(client, (v = made));
-    // Released by whoever closes this connection, before it closes (see the header comment).
-    const close = client.close.bind(client);
-    client.close = ((...args: Parameters<Database["close"]>) => {
-      made.release();
-      return close(...args);
-    }) as Database["close"];
-  }
-  return v;
+/**
+ * A version of the database `client` is open on, for the one store over that connection
+ * (storage/store.ts `sqliteStore` makes it on first use and owns it): each call makes a new one,
+ * released when `client` closes.
+ */
+export function connectionDataVersion(client: Database): DataVersion {
+  // A read first: in WAL mode a connection keeps its shared lock on the database file from its
+  // first read until it closes, and that lock is what keeps any other process from deleting
+  // the WAL index this reads.
+  const made = walDataVersion(client.filename, () => client.query("SELECT count(*) FROM sqlite_master").get());
+  if (made === NO_DATA_VERSION) return made;
+  // Released by whoever closes this connection, before it closes (see the header comment).
+  const close = client.close.bind(client);
+  client.close = ((...args: Parameters<Database["close"]>) => {
+    made.release();
+    return close(...args);
+  }) as Database["close"];
+  return made;
 }
 
 /** A version that is always UNKNOWN (PostgreSQL, tests that want every read made). */
@@ -274,7 +273,14 @@ function openHeader(filename: string): () => Uint32Array {
     return words;
   };
 }
-/** One descriptor per WAL index and process, kept open for the process's life (see openHeader). */
+/**
+ * One descriptor per WAL index and process, kept open for the process's life (see openHeader): the
+ * one module-level table storage keeps, because what it guards is the process's. POSIX locks
+ * belong to the process, not to a connection or a store, so no owner narrower than the process
+ * may close a descriptor here while any connection of the process (another store's, the log's
+ * writer thread's, a second service's in the same process) has the database open; and one opened
+ * per store and never closed would leak a descriptor for every store made.
+ */
 const headerFds = new Map<string, number>();
 
 /**
@@ -331,7 +337,7 @@ function throughClaims(ring: Int32Array, from: Uint32Array, to: Uint32Array, end
   return "changed";
 }
 
-/** The version read from `<filename>-shm` (exported for tests, which craft that file; use dataVersionOf). */
+/** The version read from `<filename>-shm` (exported for tests, which craft that file; use connectionDataVersion). */
 export function walDataVersion(filename: string, beforeOpening: () => void = () => {}): DataVersion {
   if (filename === "" || filename === ":memory:" || filename.startsWith("file::memory:")) return NO_DATA_VERSION;
   let headerNow: (() => Uint32Array) | null = null;

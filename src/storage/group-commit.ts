@@ -1,5 +1,6 @@
 /**
- * One group commit per connection to the embedded database. With `synchronous=FULL` every commit
+ * One group commit per store over the embedded database (the main connection's: storage/store.ts
+ * `SqliteStore.group`). With `synchronous=FULL` every commit
  * costs a WAL write and an fsync on the thread that makes it; the record write queue
  * (src/records/write-queue.ts) and the anchor loop's journal (src/anchoring/queue.ts) each used
  * to group their own writes, so under record creation the API's thread made two commits a
@@ -46,7 +47,11 @@ interface Item {
 
 const same = (error: unknown) => error;
 
-/** A group commit of its own on `client` (tests: another window); the product shares `groupCommitOf`'s. */
+/**
+ * A group commit on `client`. The product's is the main store's (storage/store.ts
+ * `SqliteStore.group`), made once with it and shared by every writer through it; tests make their
+ * own (another window).
+ */
 export function createGroupCommit(client: Database, windowMs: number = GROUP_WINDOW_MS): GroupCommit {
   let queue: Item[] = [];
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -98,13 +103,4 @@ export function createGroupCommit(client: Database, windowMs: number = GROUP_WIN
     },
     commitNow,
   };
-}
-
-const shared = new WeakMap<Database, GroupCommit>();
-
-/** The group commit every writer on `client` shares (one per connection object). */
-export function groupCommitOf(client: Database): GroupCommit {
-  let g = shared.get(client);
-  if (g === undefined) shared.set(client, (g = createGroupCommit(client)));
-  return g;
 }

@@ -14,8 +14,8 @@ import type { SqliteStore, Store } from "./store.ts";
 
 export function journalDrivers(store: Store, options: { readonly epoch?: () => number | null } = {}): { journal(rules: JournalRules): Journal } {
   if (store.engine === "sqlite") {
-    const { db } = store as SqliteStore;
-    return { journal: (rules) => sqliteJournal(db, rules) };
+    const sqlite = store as SqliteStore;
+    return { journal: (rules) => sqliteJournal(sqlite, rules) };
   }
   const epoch = options.epoch;
   if (epoch === undefined) throw new TypeError("the PostgreSQL journal needs the leader's epoch");

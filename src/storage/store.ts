@@ -35,7 +35,8 @@ import { DrizzleQueryError, is } from "drizzle-orm";
 import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
 import { SQLiteDeleteBase, SQLiteInsertBase, SQLiteSelectBase, SQLiteUpdateBase } from "drizzle-orm/sqlite-core";
 import type { Db } from "./db.ts";
-import { dataVersionOf, type DataVersion } from "./data-version.ts";
+import { connectionDataVersion, type DataVersion } from "./data-version.ts";
+import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
 import type * as pgSchema from "./pg-schema.ts";
 import * as sqliteSchema from "./schema.ts";
 
@@ -63,7 +64,7 @@ export function* q<T>(query: PromiseLike<T>): Op<T> {
  */
 export interface Statement<Row, Params extends readonly unknown[]> {
   readonly name: string;
-  /** With `?` (or `?1`, `?2`) parameters; run as a statement prepared once per connection. */
+  /** With `?` (or `?1`, `?2`) parameters; run as a statement prepared once per store (per connection). */
   readonly sqlite: string;
   /** With `$1`, `$2` parameters. */
   readonly postgres: string;
@@ -127,19 +128,11 @@ interface Prepared {
   run(...p: unknown[]): { changes: number };
 }
 
-/** Each connection's prepared statements, by SQL text. */
-const prepared = new WeakMap<object, Map<string, Prepared>>();
+/** Prepares a statement on the connection, once per SQL text: the store's own cache (`sqliteStore`). */
+type PrepareOnce = (text: string) => Prepared;
 
-function preparedOn(db: Db, text: string): Prepared {
-  let byText = prepared.get(db.$client);
-  if (byText === undefined) prepared.set(db.$client, (byText = new Map()));
-  let st = byText.get(text);
-  if (st === undefined) byText.set(text, (st = db.$client.prepare(text) as unknown as Prepared));
-  return st;
-}
-
-function runSqliteStatement(step: StatementStep<unknown>, db: Db): unknown {
-  const st = preparedOn(db, step.statement.sqlite);
+function runSqliteStatement(step: StatementStep<unknown>, prepare: PrepareOnce): unknown {
+  const st = prepare(step.statement.sqlite);
   switch (step.mode) {
     case "rows":
       return st.all(...step.params);
@@ -151,8 +144,8 @@ function runSqliteStatement(step: StatementStep<unknown>, db: Db): unknown {
 }
 
 /** Runs a drizzle SQLite builder or a statement now, the way awaiting it would. */
-function runSqliteStep(step: Step, db: Db): unknown {
-  if (step instanceof StatementStep) return runSqliteStatement(step, db);
+function runSqliteStep(step: Step, prepare: PrepareOnce): unknown {
+  if (step instanceof StatementStep) return runSqliteStatement(step, prepare);
   if (is(step, SQLiteSelectBase)) return step.all();
   if (is(step, SQLiteInsertBase) || is(step, SQLiteUpdateBase) || is(step, SQLiteDeleteBase)) {
     const b = step as unknown as { config: { returning?: unknown }; all(): unknown; run(): unknown };
@@ -182,12 +175,12 @@ export function isUniqueViolation(e: unknown): boolean {
   return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || errno === "23505";
 }
 
-function driveSync<T>(op: Op<T>, db: Db): T {
+function driveSync<T>(op: Op<T>, prepare: PrepareOnce): T {
   let next = op.next();
   while (!next.done) {
     let result: unknown;
     try {
-      result = runSqliteStep(next.value, db);
+      result = runSqliteStep(next.value, prepare);
     } catch (e) {
       next = op.throw(databaseError(e));
       continue;
@@ -195,14 +188,6 @@ function driveSync<T>(op: Op<T>, db: Db): T {
     next = op.next(result);
   }
   return next.value;
-}
-
-/**
- * Runs `body` inside a SQLite transaction (or savepoint) someone else opened on `db`'s connection:
- * the group commit of records (records/write-queue.ts) runs each operation in its own savepoint.
- */
-export function runInSqliteTransaction<T>(db: Db, tx: unknown, body: Body<T>): T {
-  return driveSync(body(tx as StoreDb, sqliteSchema as unknown as Tables), db);
 }
 
 /**
@@ -215,18 +200,47 @@ export interface SqliteStore extends Store {
   readonly db: Db;
   readSync<T>(body: Body<T>): T;
   writeSync<T>(body: Body<T>): T;
-  /** Whether anything was committed since (storage/data-version.ts): what hot reads are kept under. */
+  /**
+   * Runs `body` inside a SQLite transaction (or savepoint) someone else opened on this store's
+   * connection (`tx`, that transaction's handle): the group commit runs each record write and
+   * journal change in its own savepoint.
+   */
+  runIn<T>(tx: unknown, body: Body<T>): T;
+  /**
+   * Whether anything was committed since (storage/data-version.ts): what hot reads are kept under.
+   * Made on first use, one per store, released when the connection closes.
+   */
   readonly version: DataVersion;
+  /**
+   * The group commit every writer through this store shares (storage/group-commit.ts): record
+   * writes and the anchor journal commit together in one IMMEDIATE transaction.
+   */
+  readonly group: GroupCommit;
 }
 
-/** A store over an open SQLite connection, which stays the caller's to close. */
+/**
+ * A store over an open SQLite connection, which stays the caller's to close. Everything on one
+ * connection goes through its one store: the composition root makes it once and hands it to every
+ * service (its prepared statements, data version and group commit are its own). A short-lived
+ * store for a one-off synchronous read or write (migrations, opening the core) shares nothing
+ * and needs nothing shared.
+ */
 export function sqliteStore(db: Db): SqliteStore {
   const asStoreDb = db as unknown as StoreDb;
   const t = sqliteSchema as unknown as Tables;
-  const readSync = <T>(body: Body<T>): T => driveSync(body(asStoreDb, t), db);
+  /** This store's prepared statements, by SQL text. */
+  const prepared = new Map<string, Prepared>();
+  const prepare: PrepareOnce = (text) => {
+    let st = prepared.get(text);
+    if (st === undefined) prepared.set(text, (st = db.$client.prepare(text) as unknown as Prepared));
+    return st;
+  };
+  const readSync = <T>(body: Body<T>): T => driveSync(body(asStoreDb, t), prepare);
   // IMMEDIATE: the write lock is taken before the first read, so a read-then-write cannot fail on
   // upgrade when another process writes (SQLITE_BUSY).
-  const writeSync = <T>(body: Body<T>): T => db.transaction((tx) => driveSync(body(tx as unknown as StoreDb, t), db), { behavior: "immediate" });
+  const writeSync = <T>(body: Body<T>): T => db.transaction((tx) => driveSync(body(tx as unknown as StoreDb, t), prepare), { behavior: "immediate" });
+  let version: DataVersion | null = null;
+  let group: GroupCommit | null = null;
   const settle = <T>(run: () => T): Promise<T> => {
     try {
       return Promise.resolve(run());
@@ -237,9 +251,15 @@ export function sqliteStore(db: Db): SqliteStore {
   return {
     engine: "sqlite",
     db,
-    version: dataVersionOf(db.$client),
+    get version() {
+      return (version ??= connectionDataVersion(db.$client));
+    },
+    get group() {
+      return (group ??= createGroupCommit(db.$client));
+    },
     readSync,
     writeSync,
+    runIn: (tx, body) => driveSync(body(tx as StoreDb, t), prepare),
     read: (body) => settle(() => readSync(body)),
     write: (body) => settle(() => writeSync(body)),
     async close() {},

@@ -238,37 +238,36 @@ export const SQLITE_INSERT_LOG_ROW = `INSERT INTO verifications (${LOG_COLUMNS})
 export const LOG_ROW_VALUES = 9;
 
 type LogValues = (string | number | null)[];
-const insertStatements = new Map<number, Statement<never, LogValues>>();
-/** One INSERT of `n` rows (`n` × `LOG_ROW_VALUES` values, row after row): a batch in one statement. */
+/**
+ * One INSERT of `n` rows (`n` × `LOG_ROW_VALUES` values, row after row): a batch in one statement.
+ * Built anew at each call: the driver that runs it keeps the ones it uses
+ * (storage/postgres/log-store.ts).
+ */
 export function insertLogRows(n: number): Statement<never, LogValues> {
-  let st = insertStatements.get(n);
-  if (st === undefined) {
-    const tuples = (p: (i: number) => string) =>
-      Array.from({ length: n }, (_, r) => `(${Array.from({ length: LOG_ROW_VALUES }, (_, c) => p(r * LOG_ROW_VALUES + c + 1)).join(", ")})`).join(", ");
-    st = statement<never, LogValues>({
-      name: `${n} verification log rows`,
-      sqlite: `INSERT INTO verifications (${LOG_COLUMNS}) VALUES ${tuples((i) => `?${i}`)}`,
-      postgres: `INSERT INTO verifications (${LOG_COLUMNS}) VALUES ${tuples((i) => `$${i}`)}`,
-    });
-    insertStatements.set(n, st);
-  }
-  return st;
+  const tuples = (p: (i: number) => string) =>
+    Array.from({ length: n }, (_, r) => `(${Array.from({ length: LOG_ROW_VALUES }, (_, c) => p(r * LOG_ROW_VALUES + c + 1)).join(", ")})`).join(", ");
+  return statement<never, LogValues>({
+    name: `${n} verification log rows`,
+    sqlite: `INSERT INTO verifications (${LOG_COLUMNS}) VALUES ${tuples((i) => `?${i}`)}`,
+    postgres: `INSERT INTO verifications (${LOG_COLUMNS}) VALUES ${tuples((i) => `$${i}`)}`,
+  });
 }
 
 // The filters a page query uses, as bits: one statement per combination. Measured, building the
 // query with drizzle on every request cost several times the query itself.
 export const HASH = 1, VERDICT = 2, FROM = 4, TO = 8, AFTER = 16;
 
-const pageStatements = new Map<number, Statement<LogSummaryRow, (string | number)[]>>();
+/** Every combination of the filters: one more than the largest mask. */
+const MASKS = (HASH | VERDICT | FROM | TO | AFTER) + 1;
+
 /**
  * A page of the log for a combination of filters (bits above), newest first. Parameters in this
  * order: org, environment, [hash], [verdict], [id floor, from], [id ceiling, to], [after], limit.
  */
 export function logPage(mask: number): Statement<LogSummaryRow, (string | number)[]> {
-  return pageStatement(pageStatements, mask, "SUMMARY");
+  return LOG_PAGES[mask]!;
 }
 
-const pageIdStatements = new Map<number, Statement<{ id: string }, (string | number)[]>>();
 /**
  * The ids alone of the page `logPage(mask)` reads, with the same parameters: each filter's index
  * holds them (`verifications_scope`, and `_hash`, `_verdict` for those filters), so no row is
@@ -276,47 +275,46 @@ const pageIdStatements = new Map<number, Statement<{ id: string }, (string | num
  * (src/verification/log/kept-pages.ts).
  */
 export function logPageIds(mask: number): Statement<{ id: string }, (string | number)[]> {
-  return pageStatement(pageIdStatements, mask, "IDS");
+  return LOG_PAGE_IDS[mask]!;
 }
 
-function pageStatement<R>(cache: Map<number, Statement<R, (string | number)[]>>, mask: number, columns: "SUMMARY" | "IDS"): Statement<R, (string | number)[]> {
-  let st = cache.get(mask);
-  if (st === undefined) {
-    const build = (param: (i: number) => string, idCmp: (op: string, p: string) => string, order: string, verifiedAt: string) => {
-      let n = 0;
-      const next = () => param(++n);
-      const where = [`org_id = ${next()}`, `environment = ${next()}`];
-      if (mask & HASH) where.push(`doc_hash = ${next()}`);
-      if (mask & VERDICT) where.push(`verdict = ${next()}`);
-      // A row's id carries its verifiedAt millisecond, so time bounds are also id bounds: the query
-      // stays on the (org, environment[, hash], id) index.
-      if (mask & FROM) where.push(idCmp(">=", next()), `verified_at_ms >= ${next()}`);
-      if (mask & TO) where.push(idCmp("<=", next()), `verified_at_ms <= ${next()}`);
-      if (mask & AFTER) where.push(idCmp("<", next()));
-      // Only the columns a summary shows: without HASH or VERDICT the page is read from the covering
-      // index verifications_scope alone (the query-plan test checks it on SQLite).
-      const selected = columns === "IDS" ? "id" : `id, org_id, environment, verdict, doc_hash, reference, ${verifiedAt}`;
-      return `SELECT ${selected} FROM verifications WHERE ${where.join(" AND ")} ORDER BY ${order} DESC LIMIT ${next()}`;
-    };
-    st = statement<R, (string | number)[]>({
-      name: `verification log page ${columns === "IDS" ? "ids " : ""}${mask}`,
-      sqlite: build(
-        () => "?",
-        (op, p) => `id ${op} ${p}`,
-        "id",
-        "verified_at_ms",
-      ),
-      postgres: build(
-        (i) => `$${i}`,
-        (op, p) => `id COLLATE "C" ${op} ${p}`,
-        `id COLLATE "C"`,
-        "verified_at_ms::float8 AS verified_at_ms",
-      ),
-    });
-    cache.set(mask, st);
-  }
-  return st;
+function pageStatement<R>(mask: number, columns: "SUMMARY" | "IDS"): Statement<R, (string | number)[]> {
+  const build = (param: (i: number) => string, idCmp: (op: string, p: string) => string, order: string, verifiedAt: string) => {
+    let n = 0;
+    const next = () => param(++n);
+    const where = [`org_id = ${next()}`, `environment = ${next()}`];
+    if (mask & HASH) where.push(`doc_hash = ${next()}`);
+    if (mask & VERDICT) where.push(`verdict = ${next()}`);
+    // A row's id carries its verifiedAt millisecond, so time bounds are also id bounds: the query
+    // stays on the (org, environment[, hash], id) index.
+    if (mask & FROM) where.push(idCmp(">=", next()), `verified_at_ms >= ${next()}`);
+    if (mask & TO) where.push(idCmp("<=", next()), `verified_at_ms <= ${next()}`);
+    if (mask & AFTER) where.push(idCmp("<", next()));
+    // Only the columns a summary shows: without HASH or VERDICT the page is read from the covering
+    // index verifications_scope alone (the query-plan test checks it on SQLite).
+    const selected = columns === "IDS" ? "id" : `id, org_id, environment, verdict, doc_hash, reference, ${verifiedAt}`;
+    return `SELECT ${selected} FROM verifications WHERE ${where.join(" AND ")} ORDER BY ${order} DESC LIMIT ${next()}`;
+  };
+  return statement<R, (string | number)[]>({
+    name: `verification log page ${columns === "IDS" ? "ids " : ""}${mask}`,
+    sqlite: build(
+      () => "?",
+      (op, p) => `id ${op} ${p}`,
+      "id",
+      "verified_at_ms",
+    ),
+    postgres: build(
+      (i) => `$${i}`,
+      (op, p) => `id COLLATE "C" ${op} ${p}`,
+      `id COLLATE "C"`,
+      "verified_at_ms::float8 AS verified_at_ms",
+    ),
+  });
 }
+
+/** Each combination's page and ids statements, built once when the module loads. */
+const LOG_PAGES: readonly Statement<LogSummaryRow, (string | number)[]>[] = Array.from({ length: MASKS }, (_, mask) => pageStatement<LogSummaryRow>(mask, "SUMMARY"));
+const LOG_PAGE_IDS: readonly Statement<{ id: string }, (string | number)[]>[] = Array.from({ length: MASKS }, (_, mask) => pageStatement<{ id: string }>(mask, "IDS"));
 
 export const LOG_ROW_BY_ID = statement<LogRow, [id: string, orgId: string, environment: string]>({
   name: "verification log row",

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring } from "../../src/anchoring/anchorer.ts";
 import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
+import { journalDrivers } from "../../src/storage/journal-drivers.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { startLocalLedger } from "../../src/local-ledger/index.ts";
@@ -197,7 +198,7 @@ describe("the loop when the announcement cannot be built", () => {
     const real = createKeyAnnouncements({ keys: recordsDrivers(rig.core.store).keys, signer: rig.core.signer, clock: rig.clock });
     let mode: "null" | "throw" | "real" = "null";
     const loop = createAnchoring({
-      db: rig.core.db,
+      journal: journalDrivers(rig.core.store).journal,
       loop: anchoringDrivers(rig.core.store).loop,
       clock: rig.clock,
       log: rig.log,
@@ -360,7 +361,7 @@ describe("a topic that predates announcements", () => {
     onCleanup(() => otherCore.close());
     const otherLog = memoryLogger();
     const other = createAnchoring({
-      db: otherCore.db,
+      journal: journalDrivers(otherCore.store).journal,
       loop: anchoringDrivers(otherCore.store).loop,
       clock: rig.clock,
       log: otherLog,

@@ -22,7 +22,7 @@ import { journalDrivers } from "../../src/storage/journal-drivers.ts";
 import { ANNOUNCED, WANTING_ANNOUNCEMENT } from "../../src/storage/journal-sql.ts";
 import { sqliteJournal } from "../../src/storage/sqlite/journal.ts";
 import { ANNOUNCED_SQL, DUE_SQL, NEXT_DUE_SQL } from "../../src/storage/sqlite/journal-statements.ts";
-import { q, type SqliteStore, type Store } from "../../src/storage/store.ts";
+import { q, sqliteStore, type SqliteStore, type Store } from "../../src/storage/store.ts";
 import { countingTransactions } from "../support/counting-transactions.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
@@ -819,7 +819,7 @@ describe("the anchor journal on SQLite only", () => {
     const { db } = h.store as SqliteStore;
     const { db: counted, counts } = countingTransactions(db);
     // A window long enough for the test's tasks on a loaded machine (the product's is 1 ms).
-    const grouping = windowMs === undefined ? null : sqliteJournal(counted, journalRules(h.clock, h.ids), windowMs);
+    const grouping = windowMs === undefined ? null : sqliteJournal(sqliteStore(counted), journalRules(h.clock, h.ids), windowMs);
     return { ...h, db, grouping, counts };
   }
 

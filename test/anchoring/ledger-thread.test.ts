@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { openCore } from "../../src/app/core.ts";
 import { startAnchoring } from "../../src/anchoring/index.ts";
 import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
+import { journalDrivers } from "../../src/storage/journal-drivers.ts";
 import { startLocalLedger, type LocalLedgerEndpoint } from "../../src/local-ledger/index.ts";
 import { startLedgerWorker } from "../../src/local-ledger/thread.ts";
 import { openLedger } from "../../src/anchoring/setup.ts";
@@ -164,7 +165,7 @@ describe("the embedded ledger's thread", () => {
     const log = memoryLogger();
     const core = openCore({ config, log });
     onCleanup(() => core.close());
-    const anchoring = await startAnchoring({ config, db: core.db, loop: anchoringDrivers(core.store).loop, clock: core.clock, log, masterKey: null, announcementFor: () => null, start: false, ledgerWorkerEntry: CRASHING_WORKER });
+    const anchoring = await startAnchoring({ config, journal: journalDrivers(core.store).journal, loop: anchoringDrivers(core.store).loop, clock: core.clock, log, masterKey: null, announcementFor: () => null, start: false, ledgerWorkerEntry: CRASHING_WORKER });
     onCleanup(() => anchoring.close());
     expect(await anchoring.readiness()).toBe(true);
     const mirrorUrl = anchoring.describe.ledgerMirrorUrl!;

@@ -8,6 +8,7 @@ import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring, sqliteAnchorStorage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
 import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
+import { journalDrivers } from "../../src/storage/journal-drivers.ts";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { HederaLedgerOptions } from "../../src/anchoring/hedera-options.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
@@ -100,7 +101,7 @@ export async function makeRig(
   const announcements = createKeyAnnouncements({ keys: recordsDrivers(core.store).keys, signer: core.signer, clock });
   const make = () => {
     const a = createAnchoring({
-      ...(options.active === undefined ? { db: core.db, loop: anchoringDrivers(core.store).loop } : { storage: { ...sqliteAnchorStorage(core.db, anchoringDrivers(core.store).loop), active: options.active } }),
+      ...(options.active === undefined ? { journal: journalDrivers(core.store).journal, loop: anchoringDrivers(core.store).loop } : { storage: { ...sqliteAnchorStorage(journalDrivers(core.store).journal, anchoringDrivers(core.store).loop), active: options.active } }),
       clock,
       log,
       ledger,

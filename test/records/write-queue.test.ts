@@ -81,8 +81,10 @@ describe("write queue", () => {
   test("record writes and the anchor loop's grouped changes made within the window share one transaction and one commit", async () => {
     const fixture = createRecordsFixture({ clock: manualClock(Date.UTC(2026, 0, 1)) });
     const { db, counts } = countingTransactions(fixture.db);
-    const queue = createWriteQueue(sqliteRecordWrites(sqliteStore(db)));
-    const journal = sqliteJournal(db, journalRules(fixture.clock, createTransactionIds({ journal: sqliteLoopStorage(sqliteStore(db)).transactionIds, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 })));
+    // One store over the connection: its group commit is what the two share.
+    const store = sqliteStore(db);
+    const queue = createWriteQueue(sqliteRecordWrites(store));
+    const journal = sqliteJournal(store, journalRules(fixture.clock, createTransactionIds({ journal: sqliteLoopStorage(store).transactionIds, clock: fixture.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0 })));
     fixture.db.$client.run("CREATE TABLE t (v INTEGER)");
     const [written, attempted] = await Promise.all([
       run(queue, () => fixture.db.$client.run("INSERT INTO t (v) VALUES (1)").changes),

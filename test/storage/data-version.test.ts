@@ -10,7 +10,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { commitClaimer, dataVersionOf, UNKNOWN, walDataVersion } from "../../src/storage/data-version.ts";
+import { commitClaimer, connectionDataVersion, UNKNOWN, walDataVersion } from "../../src/storage/data-version.ts";
 import { BUN, cleanup, onCleanup, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -34,8 +34,8 @@ function inAnotherProcess(file: string, sql: string): void {
 describe("on a database in WAL mode", () => {
   test("unchanged while nothing is committed, reads included; a new number at every commit", () => {
     const { db } = walDatabase();
-    const v = dataVersionOf(db);
-    expect(dataVersionOf(db)).toBe(v); // one per connection
+    const v = connectionDataVersion(db);
+    expect(connectionDataVersion(db)).not.toBe(v); // one per call: the store over the connection makes it once and owns it
     const first = v.current();
     expect(first).not.toBe(UNKNOWN);
     db.query("SELECT count(*) FROM t").get();
@@ -53,7 +53,7 @@ describe("on a database in WAL mode", () => {
 
   test("a commit on another connection, and in another process, is a new version; the WAL index outlives other processes", () => {
     const { file, db } = walDatabase();
-    const v = dataVersionOf(db);
+    const v = connectionDataVersion(db);
     const before = v.current();
     const other = new Database(file);
     other.run("INSERT INTO t VALUES (1)");
@@ -86,7 +86,7 @@ describe("on a database in WAL mode", () => {
     const db = new Database(file);
     db.run("PRAGMA journal_mode = WAL");
     db.run("CREATE TABLE t (x INTEGER)");
-    const v = dataVersionOf(db);
+    const v = connectionDataVersion(db);
     expect(v.current()).not.toBe(UNKNOWN);
     db.close();
     expect(v.current()).toBe(UNKNOWN);
@@ -95,13 +95,13 @@ describe("on a database in WAL mode", () => {
 
 test("UNKNOWN for an in-memory database, and for a file without a WAL index", () => {
   const memory = new Database(":memory:");
-  expect(dataVersionOf(memory).current()).toBe(UNKNOWN);
+  expect(connectionDataVersion(memory).current()).toBe(UNKNOWN);
   memory.close();
   const file = join(tempDir(), "rollback.db");
   const db = new Database(file);
   db.run("PRAGMA journal_mode = DELETE");
   db.run("CREATE TABLE t (x INTEGER)");
-  expect(dataVersionOf(db).current()).toBe(UNKNOWN);
+  expect(connectionDataVersion(db).current()).toBe(UNKNOWN);
   db.close();
 });
 
@@ -196,7 +196,7 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
 
   test("claimed commits, one or several in a row, leave others() as it was; any other commit moves it", () => {
     const { file, db } = walDatabase();
-    const v = dataVersionOf(db);
+    const v = connectionDataVersion(db);
     const writer = claimingWriter(file, v.claims!);
     const o = v.others();
     const c = v.current();
@@ -242,7 +242,7 @@ describe("claimed commits (the log's writer thread): others() stays, current() m
 
   test("a claim rolled back explains nothing; one not yet settled is UNKNOWN, then settles; one never settled stops counting", async () => {
     const { file, db } = walDatabase();
-    const v = dataVersionOf(db);
+    const v = connectionDataVersion(db);
     const writer = claimingWriter(file, v.claims!);
     const o = v.others();
     writer.fail(1);
@@ -351,7 +351,7 @@ test("reading the version keeps SQLite's lock on the WAL index (a closed descrip
   const locks = () => readFileSync("/proc/locks", "utf8").split("\n").filter((l) => l.includes(`:${ino} `) && l.includes(` ${process.pid} `)).length;
   const held = locks();
   expect(held).toBeGreaterThan(0);
-  const v = dataVersionOf(db);
+  const v = connectionDataVersion(db);
   v.current();
   v.others();
   commitClaimer(file, v.claims!).begin();

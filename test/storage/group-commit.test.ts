@@ -7,7 +7,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openDatabase } from "../../src/storage/db.ts";
-import { createGroupCommit, groupCommitOf, MAX_GROUP } from "../../src/storage/group-commit.ts";
+import { createGroupCommit, MAX_GROUP } from "../../src/storage/group-commit.ts";
+import { sqliteStore } from "../../src/storage/store.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 
 afterAll(cleanup);
@@ -21,10 +22,12 @@ function fresh() {
 const values = (client: Database) => (client.query("SELECT v FROM t ORDER BY rowid").all() as { v: number }[]).map((r) => r.v);
 
 describe("group commit", () => {
-  test("one per connection object", () => {
-    const { client } = fresh();
-    expect(groupCommitOf(client)).toBe(groupCommitOf(client));
-    client.close();
+  test("one per store, made once with it and shared by every writer through it", () => {
+    const path = join(tempDir(), "group.db");
+    const db = openDatabase({ path });
+    const store = sqliteStore(db);
+    expect(store.group).toBe(store.group);
+    db.$client.close();
   });
 
   test("an item that throws is undone alone and rejects alone, mapped by its own refusal; the others commit", async () => {

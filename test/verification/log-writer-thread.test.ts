@@ -29,12 +29,13 @@ function setup() {
   migrate(db);
   onCleanup(() => db.$client.close());
   db.$client.run("INSERT INTO organisations (id, name, created_at, system_key_fingerprint) VALUES ('org-1', 'Org', 1, x'00')");
-  const log = createVerificationLog({ store: logDrivers(sqliteStore(db), { writerThread: { path } }).log, clock: manualClock(Date.UTC(2026, 10, 24)), cursorKey: new Uint8Array(32) });
+  const store = sqliteStore(db);
+  const log = createVerificationLog({ store: logDrivers(store, { writerThread: { path } }).log, clock: manualClock(Date.UTC(2026, 10, 24)), cursorKey: new Uint8Array(32) });
   onCleanup(() => log.close());
   const other = new Database(path, { readonly: true });
   onCleanup(() => other.close());
   const count = () => (other.query("SELECT count(*) AS n FROM verifications").get() as { n: number }).n;
-  return { db, path, log, other, count };
+  return { db, store, path, log, other, count };
 }
 
 const row = (n: number): VerificationLogRow => ({ orgId: "org-1", environment: "live", keyId: "k1", verdict: "no_record", docHash: HASH, reference: `ref ${n}` });
@@ -85,8 +86,9 @@ describe("the verification log on a writer thread", () => {
   }, 20_000);
 
   test("its commits are claimed: the main connection's others() stays across log batches, moves with any other commit; the thread checkpoints its WAL", async () => {
-    const { db, path, log, count } = setup();
-    const version = sqliteStore(db).version;
+    const { db, store, path, log, count } = setup();
+    // The store's own version: the one whose claims the log's writer thread was given.
+    const version = store.version;
     await log.record(row(0));
     const others = version.others();
     const current = version.current();

@@ -43,7 +43,7 @@
  *   `ON CONFLICT DO NOTHING` (a failed statement would abort the transaction).
  * - On SQLite: nothing awaits inside a transaction (an async bun:sqlite transaction commits at its
  *   first `await`); each change is its own IMMEDIATE transaction, or a savepoint of the
- *   connection's group commit (`grouped`).
+ *   store's group commit (`grouped`).
  *
  * What a caller may assume after a crash:
  * - Every committed state change holds, with its record's; an uncommitted one never happened.

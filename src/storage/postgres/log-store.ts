@@ -17,12 +17,19 @@ function valuesOf(r: LogRow): (string | number | null)[] {
 }
 
 export function postgresLogStore(store: Store): LogStore {
+  /** This log's multi-row inserts, by batch size: built on first use of a size, kept with the log. */
+  const inserts = new Map<number, ReturnType<typeof insertLogRows>>();
+  const insertOf = (n: number) => {
+    let st = inserts.get(n);
+    if (st === undefined) inserts.set(n, (st = insertLogRows(n)));
+    return st;
+  };
   return {
     newestId: () => store.read(() => q(firstRow(NEWEST_LOG_ID))).then((newest) => newest?.id ?? null),
 
     async append(batch) {
       const values = batch.flatMap(valuesOf);
-      await store.write(() => q(changes(insertLogRows(batch.length), ...values)));
+      await store.write(() => q(changes(insertOf(batch.length), ...values)));
     },
 
     page(query: LogPageQuery) {

@@ -1,8 +1,8 @@
 /**
  * The anchor journal on the embedded SQLite (the `Journal` port, anchoring/journal/ports.ts, whose
  * header is the contract): synchronous, one node. Every change is its own IMMEDIATE transaction,
- * or, through `grouped`, its own savepoint in the connection's group commit
- * (storage/group-commit.ts) shared with record writes: one fsync for all the changes made within
+ * or, through `grouped`, its own savepoint in the store's group commit
+ * (storage/store.ts `SqliteStore.group`) shared with record writes: one fsync for all the changes made within
  * GROUP_WINDOW_MS. Nothing here awaits: no transaction can commit half-way (an async bun:sqlite
  * transaction commits at its first `await`).
  *
@@ -12,7 +12,8 @@
  */
 import type { Busy, Changed, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
 import type { Db } from "../db.ts";
-import { createGroupCommit, GROUP_WINDOW_MS, groupCommitOf, type GroupCommit } from "../group-commit.ts";
+import { createGroupCommit, GROUP_WINDOW_MS, type GroupCommit } from "../group-commit.ts";
+import type { SqliteStore } from "../store.ts";
 import { abandonIn, anchoredTopicIn, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncementIn, queueTopicCreate } from "./journal-changes.ts";
 import { journalStatements, toLedgerRow, type JournalStatements } from "./journal-statements.ts";
 
@@ -36,13 +37,13 @@ export interface SqliteJournal extends Journal {
 }
 
 /**
- * The journal over `db`'s connection.
+ * The journal over `store`'s connection.
  * @param groupWindowMs how long the first grouped change waits for others: the default shares
- *   the connection's group commit (storage/group-commit.ts) with record writes; another window
- *   (tests lengthen it) gets a group commit of its own.
+ *   the store's group commit (storage/store.ts `SqliteStore.group`) with record writes; another
+ *   window (tests lengthen it) gets a group commit of its own.
  */
-export function sqliteJournal(db: Db, rules: JournalRules, groupWindowMs: number = GROUP_WINDOW_MS): SqliteJournal {
-  return new SqliteAnchorJournal(db, rules, groupWindowMs);
+export function sqliteJournal(store: SqliteStore, rules: JournalRules, groupWindowMs: number = GROUP_WINDOW_MS): SqliteJournal {
+  return new SqliteAnchorJournal(store.db, rules, groupWindowMs === GROUP_WINDOW_MS ? store.group : createGroupCommit(store.db.$client, groupWindowMs));
 }
 
 class SqliteAnchorJournal implements SqliteJournal {
@@ -54,16 +55,14 @@ class SqliteAnchorJournal implements SqliteJournal {
    * its `wakeWaiting` has made them due now, and wins.
    */
   private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
-  /** Where grouped state changes (`grouped`) are committed: the connection's group commit, shared with record writes. */
-  private readonly group: GroupCommit;
   private readonly s: JournalStatements;
 
   constructor(
     private readonly db: Db,
     private readonly rules: JournalRules,
-    groupWindowMs: number,
+    /** Where grouped state changes (`grouped`) are committed: the store's group commit, shared with record writes. */
+    private readonly group: GroupCommit,
   ) {
-    this.group = groupWindowMs === GROUP_WINDOW_MS ? groupCommitOf(db.$client) : createGroupCommit(db.$client, groupWindowMs);
     // After the changes: a reschedule made for a row's new state finds it in that state.
     this.group.beforeCommit(() => this.writeDeferred());
     this.s = journalStatements(db.$client);

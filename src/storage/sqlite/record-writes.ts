@@ -1,8 +1,8 @@
 /**
  * Record writes on the embedded SQLite (records/ports.ts `RecordWrites`), group-committed. With
  * `synchronous=FULL` every commit costs an fsync; concurrent record writes share one instead of
- * paying one each (docs/benchmarks.md "Record creation"). The group commit is the connection's
- * (storage/group-commit.ts), shared with the anchor loop's journal: work submitted within
+ * paying one each (docs/benchmarks.md "Record creation"). The group commit is the store's
+ * (storage/store.ts `SqliteStore.group`), shared with the anchor loop's journal: work submitted within
  * GROUP_WINDOW_MS of the first item waiting, by either, runs in a single IMMEDIATE transaction,
  * each item in its own savepoint, and every promise settles only after that transaction has
  * committed, so a caller that answers after `await write(...)` answers with a durable write.
@@ -21,14 +21,14 @@
  *   commit), every item of the batch rejects with its `refused(error)` and nothing of it is stored.
  */
 import type { RecordWrites } from "../../records/ports.ts";
-import { groupCommitOf, type GroupCommit } from "../group-commit.ts";
-import { runInSqliteTransaction, type SqliteStore } from "../store.ts";
+import type { GroupCommit } from "../group-commit.ts";
+import type { SqliteStore } from "../store.ts";
 
 /** Record writes on `store`'s connection, in its shared group commit (tests may pass one of their own). */
-export function sqliteRecordWrites(store: SqliteStore, group: GroupCommit = groupCommitOf(store.db.$client)): RecordWrites {
+export function sqliteRecordWrites(store: SqliteStore, group: GroupCommit = store.group): RecordWrites {
   const { db } = store;
   return {
     // Each item in its own savepoint: drizzle's transaction inside the group's open one is one.
-    write: (body, refused) => group.run(() => db.transaction((tx) => runInSqliteTransaction(db, tx, body)), refused),
+    write: (body, refused) => group.run(() => db.transaction((tx) => store.runIn(tx, body)), refused),
   };
 }
