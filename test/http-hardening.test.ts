@@ -12,7 +12,7 @@ import { memoryLogger } from "../src/lib/log.ts";
 import { giveTopics } from "./support/access-matrix.ts";
 import { cleanup, testApp, type ServiceProcess } from "./support/env.ts";
 import { startServiceWithOrg } from "./support/service-with-org.ts";
-import { rawRequest, requestText } from "./support/raw-http.ts";
+import { rawRequest } from "./support/raw-http.ts";
 import { docHashOf } from "./support/records-fixture.ts";
 import { waitFor } from "./support/wait.ts";
 import net from "node:net";

@@ -175,7 +175,7 @@ export function consensusOf(ms: number, i: number): string {
 async function build(dataDir: string, say: (line: string) => void, size: DatasetSize): Promise<Manifest> {
   const config = parseConfig({ DOCVERIFY_DATA_DIR: dataDir });
   const core = openCore({ config, log: createLogger({ level: "error" }) });
-  const { db, signer, clock } = core;
+  const { db, signer } = core;
   const sql = db.$client;
   try {
     // The records span the year before the build; the log the day before it.

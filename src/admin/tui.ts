@@ -22,7 +22,7 @@ import { organisationsScreen } from "./tui/orgs.ts";
 import { personsScreen } from "./tui/persons.ts";
 import { queueScreen } from "./tui/queue.ts";
 import { recordsScreen } from "./tui/records.ts";
-import { BACK, createUi, ExitRequested, TERMINAL, type Ctx, type Ui } from "./tui/ui.ts";
+import { BACK, createUi, ExitRequested, TERMINAL, type Ctx } from "./tui/ui.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 

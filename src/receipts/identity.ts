@@ -47,19 +47,6 @@ export interface IdentityDeps {
   readonly publicUrl: () => string;
 }
 
-interface OrgRow {
-  readonly id: string;
-  readonly name: string;
-  readonly domain: string | null;
-  readonly topic_id: string;
-  readonly system_key_fingerprint: Uint8Array;
-}
-interface KeyRow {
-  readonly fingerprint: Uint8Array;
-  readonly algorithm: string;
-  /** Consensus time of its announcement on the organisation's topic; null when none has reached it. */
-  readonly announced_at: string | null;
-}
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 

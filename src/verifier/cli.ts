@@ -66,7 +66,6 @@ interface Arguments {
 }
 
 const VALUED = new Set(["--file", "--hash", "--mirror", "--min-mirrors", "--trust", "--connect-to", "--dns-server"]);
-const REPEATED = new Set(["--mirror", "--connect-to", "--dns-server"]);
 const FLAGS = new Set(["--offline", "--json", "--no-builtin-mirrors", "--require-identity"]);
 
 const HOST_PART = String.raw`(\[[0-9A-Fa-f:.]+\]|[^:\[\]\s]+)`;

@@ -16,7 +16,7 @@ import { type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { createSigner, createVerificationMemo, keyFingerprint } from "../../src/crypto/index.ts";
 import { MEMO_BYTES } from "../../src/crypto/memo.ts";
-import { approxBytes, ENTRY_BYTES, Lru, stringBytes, type CacheSize, type NamedCache } from "../../src/lib/lru.ts";
+import { ENTRY_BYTES, Lru, type CacheSize, type NamedCache } from "../../src/lib/lru.ts";
 import { PRIVATE_KEY_CACHE_BYTES, PUBLIC_KEY_CACHE_BYTES } from "../../src/crypto/signer.ts";
 import { createAddresses } from "../../src/http/routable.ts";
 import { keysDrivers } from "../../src/storage/keys-drivers.ts";

@@ -7,7 +7,7 @@
  * proven against real answers.
  */
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BUN, ROOT, cleanup, tempDir, testApp } from "../support/env.ts";

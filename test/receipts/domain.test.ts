@@ -28,7 +28,7 @@ import { postgresStore } from "../../src/storage/pg-store.ts";
 import { q, sqliteStore, type Store } from "../../src/storage/store.ts";
 import { parseTrustFile } from "../../src/verifier/trust.ts";
 import { cliAsync } from "../ops/support.ts";
-import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
+import { cleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { startSeparateLedger } from "../support/separate-ledger.ts";
 import { docHashOf } from "../support/records-fixture.ts";

@@ -501,7 +501,7 @@ describe("receipts over HTTP against docverify serve", () => {
     const topic = await waitFor("the record's topic", () => (s.admin.db.$client.query("SELECT topic_id FROM records WHERE id = ?").get(recordId) as { topic_id: string } | null)?.topic_id);
     topicId = topic;
     await waitFor("the record to be anchored", () => (s.admin.db.$client.query("SELECT anchor_state FROM records WHERE id = ?").get(recordId) as { anchor_state: string }).anchor_state === "anchored" || undefined, 20_000);
-    const announcement = await announced(s.admin.db, s.org.id);
+    await announced(s.admin.db, s.org.id);
 
     const res = await fetch(`${s.svc.url}/v1/records/${recordId}/receipt`, { headers: { authorization: `Bearer ${s.key}` } });
     expectDownload(res, recordId);

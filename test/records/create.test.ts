@@ -3,10 +3,8 @@
  * concurrent first calls and abandoned records), durability, the signatures (checked with both
  * implementations), validation with `details` naming the field, 413 and the 503 causes.
  */
-import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { DATABASE_FILE } from "../../src/app/core.ts";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint, verifyWithNoble, type Algorithm } from "../../src/crypto/index.ts";
 import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
 import { SEAL_KEY_META, SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";

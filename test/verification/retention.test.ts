@@ -10,7 +10,7 @@ import { createApp } from "../../src/app/sqlite.ts";
 import { parseConfig, ConfigError } from "../../src/config/index.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
-import { createVerificationLog, type VerificationLog } from "../../src/verification/log/service.ts";
+import { createVerificationLog } from "../../src/verification/log/service.ts";
 import { logDrivers } from "../../src/storage/log-drivers.ts";
 import { createLogRetention, DAY_MS } from "../../src/verification/retention.ts";
 import { waitFor } from "../support/wait.ts";

@@ -8,7 +8,7 @@
  */
 import { Elysia, t } from "elysia";
 import { pending, runMaybe, settled } from "../../lib/maybe.ts";
-import { RECEIPT_CONTENT_TYPE, receiptFilename, type Receipt, type Receipts, type ReceiptText } from "../../receipts/receipt.ts";
+import { RECEIPT_CONTENT_TYPE, receiptFilename, type Receipts, type ReceiptText } from "../../receipts/receipt.ts";
 import type { Access, PublicAccess } from "../access.ts";
 import { DocHash, errorResponses, RATE_LIMIT_NOTE, Uuid } from "../schemas.ts";
 import { RevocationReason } from "./v1-records.ts";
