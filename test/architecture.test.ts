@@ -83,7 +83,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   crypto: ["lib"],
   // (outside): the migrations, embedded. A capability's ports (ports.ts, or ports-*.ts): the types
   // its drivers implement (storage/sqlite/, storage/postgres/), types only.
-  storage: ["lib", "(outside)", "verification/ports.ts", "verification/log/ports.ts", "anchoring/ports-loop.ts", "anchoring/journal/ports.ts", "records/ports.ts", "receipts/ports.ts", "keys/ports.ts", "admin/ports.ts"],
+  storage: ["lib", "(outside)", "verification/ports.ts", "verification/log/ports.ts", "anchoring/loop/ports.ts", "anchoring/journal/ports.ts", "records/ports.ts", "receipts/ports.ts", "keys/ports.ts", "admin/ports.ts"],
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.

@@ -50,7 +50,7 @@
  */
 import { BackPressure, backPressureError } from "./back-pressure.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
-import type { LoopStorageNow } from "./ports-loop.ts";
+import type { LoopStorageNow } from "./loop/ports.ts";
 import type { Journal, JournalRules } from "./journal/ports.ts";
 import { journalRules } from "./journal/rules.ts";
 import type { LedgerTransactionRow } from "./queue.ts";
@@ -95,7 +95,7 @@ function quietMetrics(sink: AnchorMetrics): Required<AnchorMetrics> {
 
 /**
  * The journal on the embedded SQLite (one node: it always runs the loop), built by its driver
- * (`journal`, storage/journal-drivers.ts) under the rules, with the rest of the loop's storage on
+ * (`journal`, storage/drivers.ts) under the rules, with the rest of the loop's storage on
  * the same database (`loop`).
  */
 export function sqliteAnchorStorage(journal: (rules: JournalRules) => Journal, loop: LoopStorageNow): AnchorStorage {

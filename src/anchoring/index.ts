@@ -10,7 +10,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Journal, JournalRules } from "./journal/ports.ts";
 import { createAnchoring, type AnchorMetrics, type Anchoring, type AnchorStorage, type AnnouncementFor } from "./anchorer.ts";
-import type { LoopStorageNow } from "./ports-loop.ts";
+import type { LoopStorageNow } from "./loop/ports.ts";
 import { openLedger } from "./setup.ts";
 
 export { insertPendingMessage, queueSummary } from "./queue.ts";
@@ -24,9 +24,9 @@ export interface AppAnchoring extends Anchoring {
 
 export async function startAnchoring(options: {
   readonly config: Config;
-  /** The embedded SQLite's journal, unless `storage` names another (PostgreSQL: anchoring/pg-journal.ts). */
+  /** The embedded SQLite's journal, unless `storage` names another (PostgreSQL: app/postgres.ts postgresAnchorStorage). */
   readonly journal?: (rules: JournalRules) => Journal;
-  /** With `journal`: the loop's storage besides the journal, on the same database (storage/anchoring-drivers.ts). */
+  /** With `journal`: the loop's storage besides the journal, on the same database (storage/drivers.ts). */
   readonly loop?: LoopStorageNow;
   readonly storage?: AnchorStorage;
   /** The loop's pass when nothing wakes it (default 1 s). Several nodes: records created on other nodes wake nothing here. */

@@ -17,7 +17,7 @@ import { deriveSeedEncryptionKey, openSeed, sealSeed, type Algorithm, type SeedB
 import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
 import { SUBMIT_KEY_META } from "../storage/meta.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
-import type { SubmitKeyEntries } from "./ports-loop.ts";
+import type { SubmitKeyEntries } from "./loop/ports.ts";
 
 const PURPOSE = "ledger-submit";
 const FINGERPRINT_DOMAIN = "docverify/ledger-submit-key/v1\0";

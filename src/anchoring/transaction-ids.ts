@@ -13,7 +13,7 @@
  * made, and every id since) may repeat an earlier one, so it takes the upper half of its
  * millisecond, which ids made on time never reach (a million ids a second would be needed
  * before they did), and on SQLite each such id is also looked up in the journal and passed over
- * if it is a row (ports-loop.ts `TransactionIdJournal`, implemented by the storage drivers). The
+ * if it is a row (loop/ports.ts `TransactionIdJournal`, implemented by the storage drivers). The
  * journal's primary key refuses a repeat on either engine. Synchronous: the records service
  * calls it between its signatures and its write transaction.
  *
@@ -26,7 +26,7 @@
  */
 import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { TransactionIdJournalNow } from "./ports-loop.ts";
+import type { TransactionIdJournalNow } from "./loop/ports.ts";
 
 /** A transaction id and the validity window its row must store. */
 export interface NewTransaction {

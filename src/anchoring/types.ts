@@ -8,7 +8,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { BackPressureCause } from "./back-pressure.ts";
 import type { Ledger, SubmitKeyPair } from "./ledger.ts";
-import type { LoopStorageNow } from "./ports-loop.ts";
+import type { LoopStorageNow } from "./loop/ports.ts";
 import type { JournalRules } from "./journal/ports.ts";
 import type { Journal, Maybe, TransactionKind } from "./queue.ts";
 import type { NewTransaction, TransactionIdOptions } from "./transaction-ids.ts";
@@ -78,7 +78,7 @@ export type AnnouncementFor = (orgId: string) => Maybe<KeyAnnouncement | null>;
 
 /**
  * Where the loop keeps its journal, on either engine: `sqliteAnchorStorage` (anchorer.ts) over the
- * data folder's database, or `postgresAnchorStorage` (storage/pg-journal.ts), whose journal
+ * data folder's database, or `postgresAnchorStorage` (app/postgres.ts), whose journal
  * fences every change with the leader's epoch.
  */
 export interface AnchorStorage {
@@ -96,9 +96,9 @@ export interface AnchorStorage {
 }
 
 export interface AnchoringOptions {
-  /** The journal's driver on the embedded SQLite (one node: storage/journal-drivers.ts), unless `storage` is given. */
+  /** The journal's driver on the embedded SQLite (one node: storage/drivers.ts), unless `storage` is given. */
   readonly journal?: (rules: JournalRules) => Journal;
-  /** With `journal`: the loop's storage besides the journal, on the same database (storage/anchoring-drivers.ts). */
+  /** With `journal`: the loop's storage besides the journal, on the same database (storage/drivers.ts). */
   readonly loop?: LoopStorageNow;
   /** Where the journal is, on either engine (default: `journal`'s). */
   readonly storage?: AnchorStorage;

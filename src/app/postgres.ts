@@ -4,7 +4,7 @@
  * several nodes need besides:
  * - the node's heartbeat and its bid for the anchor loop's leadership (storage/pg-cluster.ts):
  *   every node runs the loop's timer, only the leader works the queue, every change it makes is
- *   fenced by its epoch (anchoring/pg-journal.ts);
+ *   fenced by its epoch (postgresAnchorStorage, below);
  * - a lane of transaction ids, so no two nodes paying with one account make the same id;
  * - rate limits shared by the nodes (keys/cluster-rate-limit.ts), leased a few tokens at a time.
  *
@@ -13,14 +13,20 @@
 import { assemble, type AppOptions, type ServiceApp } from "./compose.ts";
 import { ConfigError } from "../config/index.ts";
 import { openPostgresCoreAndKey } from "./core.ts";
-import { postgresAnchorStorage } from "../anchoring/pg-journal.ts";
+import { anchoringDrivers } from "../storage/drivers.ts";
+import { journalDrivers } from "../storage/drivers.ts";
+import { journalRules } from "../anchoring/journal/rules.ts";
+import type { SubmitKeyPair } from "../anchoring/ledger.ts";
+import { loadOrCreateSubmitKey } from "../anchoring/submit-key.ts";
+import { createTransactionIds, maxValidStartNs } from "../anchoring/transaction-ids.ts";
+import type { AnchorStorage } from "../anchoring/types.ts";
 import { createClusterRateLimiter } from "../keys/cluster-rate-limit.ts";
 import { createCredentials } from "../keys/credentials.ts";
-import { keysDrivers } from "../storage/keys-drivers.ts";
+import { keysDrivers } from "../storage/drivers.ts";
 import { claimLane, clusterStatus, LANES, startLeadership, type ClusterStatus, type Lane, type Leadership } from "../storage/pg-cluster.ts";
 import { pgLease, sweepRateBuckets } from "../storage/pg-rate.ts";
 import type { PostgresStore } from "../storage/pg-store.ts";
-import { recordsDrivers } from "../storage/records-drivers.ts";
+import { recordsDrivers } from "../storage/drivers.ts";
 import { createWriteQueue } from "../records/write-queue.ts";
 import { VERSION } from "../version.ts";
 
@@ -170,4 +176,23 @@ async function databaseAnswers(store: PostgresStore): Promise<true | string> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The loop's storage on PostgreSQL: the fenced journal, transaction ids in this node's lane (the
+ * last valid start read once, now), and the submit key every node shares.
+ */
+export async function postgresAnchorStorage(
+  store: PostgresStore,
+  options: { readonly epoch: () => number | null; readonly lane: { readonly index: number; readonly lanes: number; held(): boolean } },
+): Promise<AnchorStorage> {
+  const { loop } = anchoringDrivers(store);
+  const lastValidStartNs = maxValidStartNs((await loop.transactionIds.newestIds()).map((id) => ({ id })));
+  const { journal } = journalDrivers(store, { epoch: options.epoch });
+  return {
+    journal: (clock, newTransactionId) => journal(journalRules(clock, newTransactionId)),
+    transactionIds: (o) => createTransactionIds({ ...o, lastValidStartNs, lane: options.lane }),
+    submitKey: (masterKey: Uint8Array | null, generate: () => SubmitKeyPair) => loadOrCreateSubmitKey(loop.submitKey, masterKey, generate),
+    active: () => options.epoch() !== null,
+  };
 }

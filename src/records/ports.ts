@@ -1,7 +1,7 @@
 /**
  * What the records capability needs of storage, beyond the engine-neutral `Store` (its `read` of
  * an operation): three ports, each implemented by a driver per engine in storage/sqlite/ and
- * storage/postgres/ and chosen by storage/records-drivers.ts. The capability is written once over
+ * storage/postgres/ and chosen by storage/drivers.ts. The capability is written once over
  * them; what differs between the engines (the embedded SQLite answers synchronously and shares one
  * group commit per connection, PostgreSQL answers with promises) stays in the drivers.
  */

@@ -2,12 +2,12 @@
  * What only the anchor journal on PostgreSQL has (storage/postgres/journal.ts), against a real
  * server: the fencing that makes a node that lost the lead change nothing (docs/storage.md "The
  * anchor loop on PostgreSQL"), changes racing over several connections, one fenced transaction per
- * group, the leader's reported figure, and the loop's storage (anchoring/pg-journal.ts). The
+ * group, the leader's reported figure, and the loop's storage (app/postgres.ts postgresAnchorStorage). The
  * journal's contract, on both engines, is journal-engines.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { postgresAnchorStorage } from "../../src/anchoring/pg-journal.ts";
+import { postgresAnchorStorage } from "../../src/app/postgres.ts";
 import { journalRules } from "../../src/anchoring/journal/rules.ts";
 import { NotLeadingError, postgresJournal } from "../../src/storage/postgres/journal.ts";
 import { pendingMessage, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";

@@ -1,7 +1,7 @@
 /**
  * The records capability's ports (src/records/ports.ts) on both storage engines: one contract
  * suite per port, run on the embedded SQLite and a real PostgreSQL server with the drivers
- * storage/records-drivers.ts chooses. What each method's comment says it MUST do is what is
+ * storage/drivers.ts chooses. What each method's comment says it MUST do is what is
  * checked here.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -12,7 +12,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
-import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { recordsDrivers } from "../../src/storage/drivers.ts";
 import { isUniqueViolation, q, type Body, type Store } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";

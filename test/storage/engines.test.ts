@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
-import { keysDrivers } from "../../src/storage/keys-drivers.ts";
+import { keysDrivers } from "../../src/storage/drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
@@ -17,7 +17,7 @@ import { ensureSealKeyIn } from "../../src/records/seal-key.ts";
 import { createIdentity } from "../../src/receipts/identity.ts";
 import { createIdGenerator } from "../../src/verification/log/ids.ts";
 import { createLogRetention } from "../../src/verification/retention.ts";
-import { logDrivers } from "../../src/storage/log-drivers.ts";
+import { logDrivers } from "../../src/storage/drivers.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
@@ -26,7 +26,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
-import { recordsDrivers } from "../../src/storage/records-drivers.ts";
+import { recordsDrivers } from "../../src/storage/drivers.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { eq } from "drizzle-orm";
 import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
@@ -271,7 +271,7 @@ for (const engine of ENGINES) {
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
       };
-      // As serve writes them: SQLite's group commit; on PostgreSQL READ COMMITTED (storage/records-drivers.ts),
+      // As serve writes them: SQLite's group commit; on PostgreSQL READ COMMITTED (storage/drivers.ts),
       // where the writes' own guards (the unique index, "only while not revoked") keep them right.
       const recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
       const hash = (c: string) => `sha256:${c.repeat(64)}`;

@@ -1,10 +1,10 @@
 /**
- * The anchor loop's storage besides its journal (src/anchoring/ports-loop.ts), one contract suite
+ * The anchor loop's storage besides its journal (src/anchoring/loop/ports.ts), one contract suite
  * on both engines (storage/sqlite/loop-storage.ts, storage/postgres/loop-storage.ts): where
  * transaction ids resume, and the submit key's entry, stored once whoever races.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { anchoringDrivers } from "../../src/storage/anchoring-drivers.ts";
+import { anchoringDrivers } from "../../src/storage/drivers.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";

@@ -1,14 +1,14 @@
 /**
  * The verification log's storage port (src/verification/log/ports.ts `LogStore`), one contract
  * suite run on every engine (test/support/store-engines.ts) through its driver
- * (src/storage/log-drivers.ts): each MUST of the port asserted on SQLite and PostgreSQL alike.
+ * (src/storage/drivers.ts): each MUST of the port asserted on SQLite and PostgreSQL alike.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { storageFault } from "../../src/lib/storage-faults.ts";
-import { logDrivers } from "../../src/storage/log-drivers.ts";
+import { logDrivers } from "../../src/storage/drivers.ts";
 import { postgresStore } from "../../src/storage/pg-store.ts";
 import type { SqliteStore, Store } from "../../src/storage/store.ts";
 import { createIdGenerator, idCeiling, idFloor } from "../../src/verification/log/ids.ts";

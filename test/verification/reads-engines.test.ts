@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { q, type Store } from "../../src/storage/store.ts";
-import { verificationDrivers } from "../../src/storage/verification-drivers.ts";
+import { verificationDrivers } from "../../src/storage/drivers.ts";
 import { MAX_MATCHES } from "../../src/storage/verification-statements.ts";
 import type { HashRow, HeadRow, VerificationReads, VerifyRow } from "../../src/verification/ports.ts";
 import { cleanup } from "../support/env.ts";

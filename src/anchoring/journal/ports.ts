@@ -3,7 +3,7 @@
  * it. The anchor loop (anchorer.ts) decides, the journal writes. Implemented per engine by
  * storage/sqlite/journal.ts (synchronous, group-committed with record writes) and
  * storage/postgres/journal.ts (every change fenced by the anchor loop's leader's epoch), chosen by
- * storage/journal-drivers.ts. Types only.
+ * storage/drivers.ts. Types only.
  *
  * States (docs/anchoring.md, "States"):
  *

@@ -1,10 +1,10 @@
 /**
- * The anchor loop's storage besides its journal (anchoring/ports-loop.ts) on PostgreSQL: every
+ * The anchor loop's storage besides its journal (anchoring/loop/ports.ts) on PostgreSQL: every
  * answer a promise; no synchronous lookup of a transaction id (the journal's primary key refuses
  * a repeat). Uses the store's methods only: loading it loads no PostgreSQL client.
  */
 import { sql } from "drizzle-orm";
-import type { LoopStorage } from "../../anchoring/ports-loop.ts";
+import type { LoopStorage } from "../../anchoring/loop/ports.ts";
 import { metaRead, metaValue, SUBMIT_KEY_META } from "../meta.ts";
 import type { PostgresStore } from "../pg-store.ts";
 import { LAST_VALID_START_SQL } from "../sqlite/loop-storage.ts";

@@ -1,8 +1,8 @@
 /**
- * The anchor loop's storage besides its journal (anchoring/ports-loop.ts) on the embedded SQLite:
+ * The anchor loop's storage besides its journal (anchoring/loop/ports.ts) on the embedded SQLite:
  * every answer synchronous, over the store's connection.
  */
-import type { LoopStorageNow } from "../../anchoring/ports-loop.ts";
+import type { LoopStorageNow } from "../../anchoring/loop/ports.ts";
 import { metaRead, metaValue, SUBMIT_KEY_META } from "../meta.ts";
 import type { SqliteStore } from "../store.ts";
 
