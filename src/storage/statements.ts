@@ -4,6 +4,7 @@
  * same JavaScript types: on PostgreSQL a bigint read as a number is cast `::float8` (times in ms
  * are exact in a double), a boolean read as SQLite's 0/1 is cast `::int`.
  */
+import type { CredentialRow } from "../keys/ports.ts";
 import { PG_RECORD_COLUMNS, RECORD_COLUMNS, type RawRecordRow } from "./record-row.ts";
 import { statement } from "./store.ts";
 
@@ -14,26 +15,7 @@ export const CHANGE_COUNTER = statement<{ value: number }, []>({
   postgres: "SELECT value::float8 AS value FROM change_counter WHERE id = 1",
 });
 
-/** An API key's row and its organisation, for authentication (keys/credentials.ts). */
-export interface ApiKeyWithOrgRow {
-  key_id: string;
-  environment: "live" | "test";
-  scopes: string;
-  secret_digest: Uint8Array;
-  last_used_at: number | null;
-  revoked_at: number | null;
-  org_id: string;
-  name: string;
-  api_access: number;
-  addon: number;
-  validated: number;
-  suspended: number;
-  domain: string | null;
-  created_at: number;
-  topic_id: string | null;
-}
-
-export const API_KEY_WITH_ORG = statement<ApiKeyWithOrgRow, [keyId: string]>({
+export const API_KEY_WITH_ORG = statement<CredentialRow, [keyId: string]>({
   name: "API key with its organisation",
   sqlite: `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at, k.revoked_at,
                   o.id AS org_id, o.name, o.api_access, o.addon, o.validated, o.suspended, o.domain, o.created_at, o.topic_id
