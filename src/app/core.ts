@@ -123,15 +123,9 @@ export function openCoreAndKey(options: CoreOptions): Opened<Core> {
   const credentials = createCredentials({ ...keysDrivers(store), clock, log });
   let closed = false;
   const core: Core = {
-    config,
+    ...adminServices({ config, store, instanceId, clock, signer }),
     db,
     store,
-    instanceId,
-    clock,
-    signer,
-    organisations: createOrganisations({ store, signer, clock }),
-    apiKeys: createApiKeys({ store, clock }),
-    admin: adminDrivers(store).reads,
     credentials,
     async close() {
       if (closed) return;
@@ -147,6 +141,12 @@ export function openCoreAndKey(options: CoreOptions): Opened<Core> {
     },
   };
   return { core, masterKey };
+}
+
+/** What every core holds over its store, on either engine. */
+function adminServices(parts: Pick<AdminCore, "config" | "store" | "instanceId" | "clock" | "signer">): Omit<AdminCore, "close"> {
+  const { store, signer, clock } = parts;
+  return { ...parts, organisations: createOrganisations({ store, signer, clock }), apiKeys: createApiKeys({ store, clock }), admin: adminDrivers(store).reads };
 }
 
 /** The database password from its file (one trailing newline dropped), if the settings name one. */
@@ -257,14 +257,8 @@ export async function openPostgresCoreAndKey(options: CoreOptions, pool: { reado
     const signer = createSigner({ masterKey });
     let closed = false;
     const core = {
-      config,
+      ...adminServices({ config, store, instanceId, clock, signer }),
       store,
-      instanceId,
-      clock,
-      signer,
-      organisations: createOrganisations({ store, signer, clock }),
-      apiKeys: createApiKeys({ store, clock }),
-      admin: adminDrivers(store).reads,
       async close() {
         if (closed) return;
         closed = true;

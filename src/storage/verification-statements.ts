@@ -18,6 +18,7 @@
  * itself, the hot path; the PostgreSQL driver (postgres/verification-reads.ts) runs the `.postgres`
  * texts through the store. The rows' types are verification's (verification/ports.ts).
  */
+import type { LogRow, LogSummaryRow } from "../verification/log/ports.ts";
 import type { PostgresStore } from "./pg-store.ts";
 import { PG_RECORD_COLUMNS, recordColumns, type RecordColumn } from "./record-row.ts";
 import { statement, type Op, type SqliteStore, type Statement, type Store } from "./store.ts";
@@ -206,21 +207,6 @@ export const VERIFY_CONTEXT = statement<ContextRow, [keysJson: string, orgsJson:
 });
 
 // ---- the verification log ----------------------------------------------------------------------
-
-/** A `verifications` row as the log's statements return it (columns as in schema.ts). */
-export interface LogRow {
-  readonly id: string;
-  readonly org_id: string;
-  readonly environment: "live" | "test";
-  readonly key_id: string;
-  readonly verdict: string;
-  readonly doc_hash: string;
-  readonly reference: string | null;
-  readonly verified_at_ms: number;
-  readonly retry_after_seconds?: number | null;
-}
-/** What a page reads of a row: what a summary shows (not the key, which is never shown). */
-export type LogSummaryRow = Omit<LogRow, "key_id" | "retry_after_seconds">;
 
 /** The newest row's id (ids are UUIDv7: they sort by time, as bytes). */
 export const NEWEST_LOG_ID = statement<{ id: string }, []>({

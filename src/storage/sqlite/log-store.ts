@@ -11,12 +11,12 @@
  * Expired rows are deleted on the main connection, in a transaction that never waits for the
  * write lock (busy_timeout 0 for that moment).
  */
-import type { LogPageQuery, LogRow, SyncLogStore } from "../../verification/log/ports.ts";
+import type { LogPageQuery, LogRow, LogSummaryRow, SyncLogStore } from "../../verification/log/ports.ts";
 import { isBusy } from "../../lib/storage-faults.ts";
 import { logPageArgs } from "../log-page.ts";
 import { DELETE_EXPIRED_LOG_ROWS } from "../statements.ts";
 import type { SqliteStore } from "../store.ts";
-import { LOG_ROW_BY_ID, logPage, logPageIds, NEWEST_LOG_ID, SQLITE_INSERT_LOG_ROW, type LogSummaryRow } from "../verification-statements.ts";
+import { LOG_ROW_BY_ID, logPage, logPageIds, NEWEST_LOG_ID, SQLITE_INSERT_LOG_ROW } from "../verification-statements.ts";
 import { createWriterThread, WriterBusyError, type WriterThread } from "../writer-thread.ts";
 
 export interface SqliteLogStoreOptions {
