@@ -97,11 +97,11 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],
   // Browser code: the signed PDF's writer, and the pages' scripts bundled with it (scripts/build-app-pages.ts).
   pdf: [],
-  // lib/human-time.ts: the one way the appliance's pages write a time; it imports nothing, so it bundles.
-  "sign-pages": ["pdf", "lib/human-time.ts"],
+  // verifier/human-time.ts: the one way every page writes a time; it imports nothing, so it bundles.
+  "sign-pages": ["pdf", "verifier/human-time.ts"],
   // The receipt verifier stands alone (docs/receipts.md §4): it imports nothing of the appliance.
   verifier: [],
-  http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts"],
+  http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts", "verifier/human-time.ts"],
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
   // receipts/identity.ts: `trust export` lists the organisations exactly as /.well-known does;
   // persons/persons.ts: the person commands and the terminal UI administer persons.
@@ -241,7 +241,8 @@ test("signing outside crypto/: no node:crypto signing API and no WebCrypto", asy
  * command-line shells only, node:fs, node:http, node:https, node:dns and node:net
  * (witnesses counted by address, identity by DNS). Everything index.ts reaches bundles for a
  * browser (the verify-receipt page): no node: module. Of the appliance, only the command-line
- * dispatch (main.ts) imports it, and only its usage text and its command line.
+ * dispatch (main.ts) imports it, and only its usage text and its command line; and any page its
+ * time writer (human-time.ts), which imports nothing (checked below).
  */
 const VERIFIER_BARE = ["@noble/post-quantum/ml-dsa.js", "@noble/hashes/sha2.js"];
 const VERIFIER_SHELLS = ["verifier/cli.ts", "verifier/standalone.ts", "verifier/http-get.ts"];
@@ -262,7 +263,7 @@ export function verifierViolations(files: Map<string, string>): string[] {
       } else if (!VERIFIER_BARE.includes(spec) && !(VERIFIER_SHELLS.includes(file) && VERIFIER_SHELL_NODE.includes(spec))) {
         bad.push(`${file} → ${spec} (the verifier imports only ${VERIFIER_BARE.join(", ")}; ${VERIFIER_SHELL_NODE.join(", ")} in ${VERIFIER_SHELLS.join(", ")})`);
       }
-    } else if (target?.startsWith("verifier/") && !(file === "main.ts" && (target === "verifier/cli.ts" || target === "verifier/usage.ts"))) {
+    } else if (target?.startsWith("verifier/") && target !== "verifier/human-time.ts" && !(file === "main.ts" && (target === "verifier/cli.ts" || target === "verifier/usage.ts"))) {
       bad.push(`${file} → ${spec} (only main.ts's dispatch imports the verifier: verifier/cli.ts, verifier/usage.ts)`);
     }
   }
@@ -284,6 +285,7 @@ test("src/verifier/ stands alone: its own files and noble only, node:fs/process/
   const files = await sources();
   expect(files.has("verifier/index.ts")).toBe(true);
   expect(verifierViolations(files)).toEqual([]);
+  expect(importsOf(new Map([["verifier/human-time.ts", files.get("verifier/human-time.ts")!]]))).toEqual([]);
   // The checker itself.
   const sample = new Map([
     ["verifier/verify.ts", 'import { x } from "../crypto/index.ts";\nimport { y } from "./mirror.ts";\nimport { readFileSync } from "node:fs";\nimport { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";'],

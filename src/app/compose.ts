@@ -1,7 +1,9 @@
 /**
- * Composition root: builds storage, services and the HTTP surface from the settings, and
- * returns one `close()` that undoes it all in reverse. Nothing here is a module-level
- * singleton; tests build as many apps as they like, each on its own data folder.
+ * The services and the HTTP surface over a core, written once for both engines (`assemble`),
+ * given what differs between them (`EngineParts`: sqlite.ts, postgres.ts). Each service is handed
+ * what it uses: its ports (storage/drivers.ts), the clock, the signer, the services it calls.
+ * Returns one `close()` that undoes it all in reverse. Nothing here is a module-level singleton;
+ * tests build as many apps as they like, each on its own data folder.
  */
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config/index.ts";
@@ -16,7 +18,7 @@ import { createStorageFaults } from "../lib/storage-faults.ts";
 import { createAccess, type Access, type AccessLimiter, type PublicAccess } from "../http/access.ts";
 import type { ReadinessCheck } from "../http/routes/health.ts";
 import type { Credentials } from "../keys/credentials.ts";
-import { logDrivers } from "../storage/drivers.ts";
+import { logDrivers, verificationDrivers, recordsDrivers, receiptsDrivers } from "../storage/drivers.ts";
 import type { Store } from "../storage/store.ts";
 import { VERSION, COMMIT } from "../version.ts";
 import type { AnchorStorage, AppAnchoring, LedgerLinks } from "../anchoring/index.ts";
@@ -34,16 +36,13 @@ import { verifyPages } from "../http/pages/verify.ts";
 import { receiptPage } from "../http/pages/verify-receipt.ts";
 import { verificationRoutes } from "../http/routes/v1-verifications.ts";
 import { createVerifier, type Verifier } from "../verification/verify.ts";
-import { verificationDrivers } from "../storage/drivers.ts";
 import { createVerificationLog, type VerificationLog } from "../verification/log/service.ts";
 import { createLogRetention, type LogRetention } from "../verification/retention.ts";
 import { createServiceMetrics, metricsRoutes, type CacheGauge, type ServiceMetrics } from "../http/routes/metrics.ts";
 import type { NamedCache } from "../lib/lru.ts";
 import { createIdleRelease, QUIET_MS } from "../lib/idle-release.ts";
 import { recordCounter } from "../records/counts.ts";
-import { recordsDrivers } from "../storage/drivers.ts";
 import { createReceipts, type Receipts } from "../receipts/receipt.ts";
-import { receiptsDrivers } from "../storage/drivers.ts";
 import { createIdentity } from "../receipts/identity.ts";
 import { receiptRoutes } from "../http/routes/receipts.ts";
 import { wellKnownRoutes } from "../http/routes/well-known.ts";

@@ -13,8 +13,7 @@
 import { assemble, type AppOptions, type ServiceApp } from "./compose.ts";
 import { ConfigError } from "../config/index.ts";
 import { openPostgresCoreAndKey } from "./core.ts";
-import { anchoringDrivers } from "../storage/drivers.ts";
-import { journalDrivers } from "../storage/drivers.ts";
+import { anchoringDrivers, journalDrivers, keysDrivers, recordsDrivers } from "../storage/drivers.ts";
 import { journalRules } from "../anchoring/journal/rules.ts";
 import type { SubmitKeyPair } from "../anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../anchoring/submit-key.ts";
@@ -22,11 +21,9 @@ import { createTransactionIds, maxValidStartNs } from "../anchoring/transaction-
 import type { AnchorStorage } from "../anchoring/types.ts";
 import { createClusterRateLimiter } from "../keys/cluster-rate-limit.ts";
 import { createCredentials } from "../keys/credentials.ts";
-import { keysDrivers } from "../storage/drivers.ts";
 import { claimLane, clusterStatus, LANES, startLeadership, type ClusterStatus, type Lane, type Leadership } from "../storage/pg-cluster.ts";
 import { pgLease, sweepRateBuckets } from "../storage/pg-rate.ts";
 import type { PostgresStore } from "../storage/pg-store.ts";
-import { recordsDrivers } from "../storage/drivers.ts";
 import { createWriteQueue } from "../records/write-queue.ts";
 import { VERSION } from "../version.ts";
 

@@ -5,9 +5,7 @@
  */
 import { createRateLimiter } from "../keys/rate-limit.ts";
 import { createWriteQueue } from "../records/write-queue.ts";
-import { anchoringDrivers } from "../storage/drivers.ts";
-import { journalDrivers } from "../storage/drivers.ts";
-import { recordsDrivers } from "../storage/drivers.ts";
+import { anchoringDrivers, journalDrivers, recordsDrivers } from "../storage/drivers.ts";
 import { shrinkMemory, storageWritable } from "../storage/db.ts";
 import type { SqliteStore } from "../storage/store.ts";
 import { assemble, type AppOptions, type ServiceApp } from "./compose.ts";

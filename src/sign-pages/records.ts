@@ -8,7 +8,7 @@
 import { call, type AppRecord } from "./api.ts";
 import { byId, el, type DomControl, type DomDialog, type DomElement, type DomLink } from "./dom.ts";
 import { markBusy, say } from "./status.ts";
-import { humanTime } from "../lib/human-time.ts";
+import { humanTime } from "../verifier/human-time.ts";
 import { reasonLabel, recordStateWords, REVOKE_REASONS, type Step } from "./words.ts";
 
 export interface RecordsListDeps {

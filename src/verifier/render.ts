@@ -9,6 +9,7 @@
  * here and on the receipt page; `--json` keeps the exact values (RFC 3339, consensus
  * `seconds.nanoseconds`).
  */
+import { humanTime, instantMs } from "./human-time.ts";
 import { normaliseMirrorUrl } from "./receipt.ts";
 import type { Report, Verdict } from "./verify.ts";
 
@@ -27,38 +28,6 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 /** The text with every control or direction-changing character written as `\u{…}`. */
 export function safeText(text: string): string {
   return text.replace(UNSAFE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
-}
-
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-const CONSENSUS = /^(\d{1,12})\.(\d{9})$/;
-
-/** The instant in milliseconds (truncated), or null for a value that is neither an RFC 3339 time nor a consensus time. */
-function instantMs(value: string): number | null {
-  const c = CONSENSUS.exec(value);
-  if (c !== null) return Number(c[1]) * 1000 + Math.floor(Number(c[2]) / 1e6);
-  const m = RFC3339.exec(value);
-  if (m === null) return null;
-  const [, y, mo, d, h, mi, s, frac, zone] = m;
-  const offset = zone === "Z" ? 0 : (zone!.startsWith("-") ? -1 : 1) * (Number(zone!.slice(1, 3)) * 60 + Number(zone!.slice(4, 6)));
-  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Math.floor(Number(`0${frac ?? ".0"}`) * 1000)) - offset * 60_000;
-  return Number.isNaN(ms) ? null : ms;
-}
-
-const pad2 = (n: number) => String(n).padStart(2, "0");
-
-/**
- * A time for people: `2026-12-01T17:58:48.123Z` (RFC 3339) or a ledger consensus time
- * `1764611928.123456789` → `1 December 2026, 17:58:48 UTC`: to the second, in UTC, with no locale,
- * exactly as the server's pages and the signing page write it (src/lib/human-time.ts: a copy, since
- * the verifier stands alone; test/pages/words.test.ts holds the two to the same output). Anything
- * else is returned as is.
- */
-export function humanTime(value: string): string {
-  const ms = instantMs(value);
-  if (ms === null) return value;
-  const t = new Date(ms);
-  return `${t.getUTCDate()} ${MONTHS[t.getUTCMonth()]} ${t.getUTCFullYear()}, ${pad2(t.getUTCHours())}:${pad2(t.getUTCMinutes())}:${pad2(t.getUTCSeconds())} UTC`;
 }
 
 /** The instant as an HTML `<time datetime>` accepts it (milliseconds at most), or the value as is. */

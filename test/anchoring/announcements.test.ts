@@ -12,8 +12,7 @@ import { and, eq } from "drizzle-orm";
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring } from "../../src/anchoring/anchorer.ts";
-import { anchoringDrivers } from "../../src/storage/drivers.ts";
-import { journalDrivers } from "../../src/storage/drivers.ts";
+import { anchoringDrivers, journalDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { startLocalLedger } from "../../src/local-ledger/index.ts";
@@ -30,7 +29,6 @@ import { BUN, cleanup, onCleanup, ROOT, startService, tempDir } from "../support
 import { createRecordsFixture, MASTER_KEY } from "../support/records-fixture.ts";
 import { waitFor } from "../support/wait.ts";
 import { makeRig, VALID_SECONDS, type Rig } from "./rig.ts";
-import { recordsDrivers } from "../../src/storage/drivers.ts";
 
 afterEach(cleanup);
 

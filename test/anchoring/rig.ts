@@ -7,8 +7,7 @@ import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring, sqliteAnchorStorage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
-import { anchoringDrivers } from "../../src/storage/drivers.ts";
-import { journalDrivers } from "../../src/storage/drivers.ts";
+import { anchoringDrivers, journalDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { HederaLedgerOptions } from "../../src/anchoring/hedera-options.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";
@@ -21,7 +20,6 @@ import { and, eq } from "drizzle-orm";
 import { onCleanup, tempDir, testConfig } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
-import { recordsDrivers } from "../../src/storage/drivers.ts";
 
 export const VALID_SECONDS = 30;
 

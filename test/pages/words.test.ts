@@ -3,21 +3,21 @@
  * verify page (src/http/pages/verify.ts), the receipt verifier (src/verifier/page/view.ts and
  * src/verifier/render.ts) and the signing page (src/sign-pages/words.ts). The three live in areas
  * that may not import one another (the verifier stands alone; the signing page's script imports
- * only the PDF stamp and lib/human-time.ts; test/architecture.test.ts), so each holds its own
- * words, and the verifier its own time formatting (the verify page and the signing page share
- * lib/human-time.ts); this test holds them to docs/verification.md's "Words on the pages" table
- * and to the same known answers. test/pages/layout.test.ts checks the pages themselves in Chromium.
+ * only the PDF stamp and the time writer; test/architecture.test.ts), so each holds its own
+ * words; all three write times with the verifier's src/verifier/human-time.ts, which imports
+ * nothing. This test holds the words to docs/verification.md's "Words on the pages" table and
+ * the times to known answers. test/pages/layout.test.ts checks the pages themselves in Chromium.
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { timeElement } from "../../src/http/pages/html.ts";
-import { humanTime as serverTime } from "../../src/lib/human-time.ts";
+import { humanTime } from "../../src/verifier/human-time.ts";
 import { renderVerifyPage, STATUS_WORDS } from "../../src/http/pages/verify.ts";
 import type { PublicRecord } from "../../src/records/views.ts";
 import { recordStateWords, STATE_WORDS } from "../../src/sign-pages/words.ts";
 import { OUTCOME_WORDS, verdictText } from "../../src/verifier/page/view.ts";
-import { humanTime as verifierTime, humanTimesIn, machineTime } from "../../src/verifier/render.ts";
+import { humanTimesIn, machineTime } from "../../src/verifier/render.ts";
 import { ROOT } from "../support/env.ts";
 
 /** docs/verification.md's "Words on the pages": each machine name (in backticks) → the word people see. */
@@ -101,12 +101,12 @@ describe("one way to write a time, on every page and on the command line", () =>
     ["1768469403.000000001", "15 January 2026, 09:30:03 UTC"],
   ];
 
-  test("the verify page and the signing page (lib/human-time.ts) and the receipt page write each time alike", () => {
-    for (const [value, shown] of KNOWN) expect([value, serverTime(value), verifierTime(value)]).toEqual([value, shown, shown]);
+  test("a time is written for people as every page writes it (src/verifier/human-time.ts)", () => {
+    for (const [value, shown] of KNOWN) expect([value, humanTime(value)]).toEqual([value, shown]);
   });
 
-  test("a ledger consensus time (seconds.nanoseconds) the same way, on the verify page and the receipt page", () => {
-    for (const [value, shown] of CONSENSUS) expect([value, serverTime(value), verifierTime(value)]).toEqual([value, shown, shown]);
+  test("a ledger consensus time (seconds.nanoseconds) the same way", () => {
+    for (const [value, shown] of CONSENSUS) expect([value, humanTime(value)]).toEqual([value, shown]);
   });
 
   test("a <time> keeps the exact value: the instant in datetime (milliseconds, as HTML accepts), the value itself in title", () => {

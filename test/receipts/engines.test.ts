@@ -19,7 +19,7 @@ import type { RecordLedger } from "../../src/records/ledger.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";
 import { createRecords } from "../../src/records/service.ts";
-import { receiptsDrivers } from "../../src/storage/drivers.ts";
+import { receiptsDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
 import { createReceipts, type Receipt } from "../../src/receipts/receipt.ts";
 import { RECEIPT_SNAPSHOT, RECORD_COUNTS } from "../../src/storage/receipt-statements.ts";
 import { firstRow, q, type Store } from "../../src/storage/store.ts";
@@ -27,7 +27,6 @@ import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
-import { recordsDrivers } from "../../src/storage/drivers.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 let pg: Postgres;

@@ -18,7 +18,7 @@ import { chromium } from "playwright-core";
 import { PAGE_SECURITY_HEADERS } from "../../src/http/pages/html.ts";
 import { signPdf } from "../../src/pdf/stamp.ts";
 import { documentLine, minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
-import { humanTime } from "../../src/verifier/render.ts";
+import { humanTime } from "../../src/verifier/human-time.ts";
 import { makeTestPdf } from "../support/pdf.ts";
 import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
 import { nextLoopback } from "../support/loopback.ts";

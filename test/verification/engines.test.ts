@@ -16,13 +16,11 @@ import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { createVerificationLog, type VerificationLog } from "../../src/verification/log/service.ts";
-import { logDrivers } from "../../src/storage/drivers.ts";
+import { logDrivers, verificationDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
 import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
-import { recordsDrivers } from "../../src/storage/drivers.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 let pg: Postgres;

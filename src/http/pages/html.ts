@@ -4,7 +4,7 @@
  * `&`, `<`, `>`, `"` and `'` is enough for text and attribute values alike.
  */
 import { createHash } from "node:crypto";
-import { humanTime, instantMs } from "../../lib/human-time.ts";
+import { humanTime, instantMs } from "../../verifier/human-time.ts";
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);

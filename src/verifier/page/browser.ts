@@ -14,7 +14,8 @@
  */
 import { normaliseMirrorUrl, parseReceipt, parseTrustFile, sha256OfStream, verifyReceipt, type Receipt, type Report, type TrustFile } from "../index.ts";
 import { webFetch } from "../mirror.ts";
-import { humanTime, machineTime, safeText, timesIn } from "../render.ts";
+import { humanTime } from "../human-time.ts";
+import { machineTime, safeText, timesIn } from "../render.ts";
 import { originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES } from "../signed-pdf.ts";
 import { pageDocument, type DomElement, type DomEvent, type DomInput } from "./dom.ts";
 import { byteSize, documentLine, identityText, minimumMirrors, mirrorLines, reportText, startingMirrors, STATUS_WORD } from "./view.ts";

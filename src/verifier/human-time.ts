@@ -1,9 +1,9 @@
 /**
- * One way to write a time for people on the appliance's pages: the server-rendered pages
- * (src/http/pages/html.ts) and the signing page's script (src/sign-pages/records.ts, bundled for
- * a browser: this file imports nothing). The receipt verifier (src/verifier/render.ts) keeps its
- * own copy, since it stands alone (docs/receipts.md §4); test/pages/words.test.ts holds the two
- * to the same known answers.
+ * One way to write a time for people, everywhere docverify shows one: the receipt verifier's
+ * report and page (render.ts, page/), the appliance's server-rendered pages
+ * (src/http/pages/html.ts) and the signing page's script (src/sign-pages/records.ts). It lives
+ * with the verifier, which stands alone (docs/receipts.md §4), and imports nothing, so the
+ * appliance's pages and a browser bundle can use it as it is.
  */
 
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
