@@ -9,7 +9,7 @@ import { metaValue } from "../src/storage/meta.ts";
 import { sqliteStore } from "../src/storage/store.ts";
 import { createVerifier, MAX_MATCHES } from "../src/verification/verify.ts";
 import { RECORD_HEADS_BY_HASH_SQL } from "../src/storage/sqlite/verification-reads.ts";
-import { verificationDrivers } from "../src/storage/drivers.ts";
+import { verificationDrivers } from "./support/drivers.ts";
 import { expectMigrationsInStep } from "./support/drizzle-kit.ts";
 import { cleanup, ROOT, tempDir, BUN } from "./support/env.ts";
 import { databaseBefore, organisationAsBefore } from "./support/previous-release.ts";

@@ -1,7 +1,7 @@
 /**
  * What the administrator's views (admin/tui/queries.ts, admin/status.ts) read that no service
  * offers. The drivers are storage/sqlite/admin-reads.ts and storage/postgres/admin-reads.ts,
- * chosen by storage/drivers.ts (wired in core.ts). Every read runs on its own, never in a
+ * given by each engine's drivers.ts (wired in app/core.ts). Every read runs on its own, never in a
  * read transaction held open while a person looks at the screen (on SQLite a long-lived reader
  * would keep `serve`'s WAL from being checkpointed).
  */

@@ -95,7 +95,7 @@ function quietMetrics(sink: AnchorMetrics): Required<AnchorMetrics> {
 
 /**
  * The journal on the embedded SQLite (one node: it always runs the loop), built by its driver
- * (`journal`, storage/drivers.ts) under the rules, with the rest of the loop's storage on
+ * (`journal`, storage/engine-drivers.ts) under the rules, with the rest of the loop's storage on
  * the same database (`loop`).
  */
 export function sqliteAnchorStorage(journal: (rules: JournalRules) => Journal, loop: LoopStorageNow): AnchorStorage {

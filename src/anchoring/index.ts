@@ -26,7 +26,7 @@ export async function startAnchoring(options: {
   readonly config: Config;
   /** The embedded SQLite's journal, unless `storage` names another (PostgreSQL: app/postgres.ts postgresAnchorStorage). */
   readonly journal?: (rules: JournalRules) => Journal;
-  /** With `journal`: the loop's storage besides the journal, on the same database (storage/drivers.ts). */
+  /** With `journal`: the loop's storage besides the journal, on the same database (storage/engine-drivers.ts). */
   readonly loop?: LoopStorageNow;
   readonly storage?: AnchorStorage;
   /** The loop's pass when nothing wakes it (default 1 s). Several nodes: records created on other nodes wake nothing here. */

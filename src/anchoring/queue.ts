@@ -3,7 +3,7 @@
  * loading the loop or the ledger SDK. The journal's port and its contract (states, exactly-once,
  * crash-safety, fencing on PostgreSQL) are in journal/ports.ts; the rules every engine applies
  * alike in journal/rules.ts; the drivers in storage/sqlite/journal.ts and
- * storage/postgres/journal.ts (chosen by storage/drivers.ts).
+ * storage/postgres/journal.ts (each engine's drivers.ts).
  *
  * A `pending` message row is written by the caller in the transaction that writes its record (or
  * revocation, or enrolled person), here; the loop is woken after commit.

@@ -96,9 +96,9 @@ export interface AnchorStorage {
 }
 
 export interface AnchoringOptions {
-  /** The journal's driver on the embedded SQLite (one node: storage/drivers.ts), unless `storage` is given. */
+  /** The journal's driver on the embedded SQLite (one node: storage/sqlite/drivers.ts), unless `storage` is given. */
   readonly journal?: (rules: JournalRules) => Journal;
-  /** With `journal`: the loop's storage besides the journal, on the same database (storage/drivers.ts). */
+  /** With `journal`: the loop's storage besides the journal, on the same database (storage/engine-drivers.ts). */
   readonly loop?: LoopStorageNow;
   /** Where the journal is, on either engine (default: `journal`'s). */
   readonly storage?: AnchorStorage;

@@ -1,7 +1,7 @@
 /**
  * The services and the HTTP surface over a core, written once for both engines (`assemble`),
  * given what differs between them (`EngineParts`: sqlite.ts, postgres.ts). Each service is handed
- * what it uses: its ports (storage/drivers.ts), the clock, the signer, the services it calls.
+ * what it uses: its ports (the core's engine's drivers, storage/engine-drivers.ts), the clock, the signer, the services it calls.
  * Returns one `close()` that undoes it all in reverse. Nothing here is a module-level singleton;
  * tests build as many apps as they like, each on its own data folder.
  */
@@ -18,7 +18,6 @@ import { createStorageFaults } from "../lib/storage-faults.ts";
 import { createAccess, type Access, type AccessLimiter, type PublicAccess } from "../http/access.ts";
 import type { ReadinessCheck } from "../http/routes/health.ts";
 import type { Credentials } from "../keys/credentials.ts";
-import { logDrivers, verificationDrivers, recordsDrivers, receiptsDrivers } from "../storage/drivers.ts";
 import type { Store } from "../storage/store.ts";
 import { VERSION, COMMIT } from "../version.ts";
 import type { AnchorStorage, AppAnchoring, LedgerLinks } from "../anchoring/index.ts";
@@ -167,7 +166,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
   const metrics = createServiceMetrics({
     version: VERSION,
     commit: COMMIT,
-    records: recordCounter(recordsDrivers(core.store).counts),
+    records: recordCounter(core.drivers.records().counts),
     backlog: () => anchoring?.backlog() ?? { pending: 0, accepted: 0 },
     signatureVerifications: () => core.signer.verifiedBy(),
     caches: () => [...caches.map((c) => ({ name: c.name, ...c.stats() })), ...(engine.memory?.held() ?? [])],
@@ -182,7 +181,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       clock: core.clock,
       log: options.log,
       masterKey: engine.masterKey,
-      announcementFor: createKeyAnnouncements({ keys: recordsDrivers(core.store).keys, signer: core.signer, clock: core.clock }),
+      announcementFor: createKeyAnnouncements({ keys: core.drivers.records().keys, signer: core.signer, clock: core.clock }),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
     }),
@@ -226,7 +225,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
   const writes = engine.writes;
   const records = createRecords({ store: core.store, signer: core.signer, clock: core.clock, ledger, publicUrl: options.publicUrl ?? core.config.publicUrl, writes });
   const verifier = createVerifier({
-    ...verificationDrivers(core.store),
+    ...core.drivers.verification(),
     signer: core.signer,
     clock: core.clock,
     links,
@@ -245,7 +244,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       organisations: shared.organisations.map((o) => ({ id: o.id, name: o.name })),
     });
   }
-  const logStore = logDrivers(core.store, engine.logWriterThread !== undefined ? { writerThread: engine.logWriterThread } : {}).log;
+  const logStore = core.drivers.log(engine.logWriterThread !== undefined ? { writerThread: engine.logWriterThread } : {}).log;
   const verificationLog = createVerificationLog({ store: logStore, clock: core.clock, cursorKey });
   const logRetention = createLogRetention({
     store: logStore,
@@ -255,7 +254,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     ...(engine.leading !== undefined ? { active: engine.leading } : {}),
   });
   logRetention.start();
-  const receipts = createReceipts({ ...receiptsDrivers(core.store), clock: core.clock, network: core.config.ledger.network, mirrorNodes: mirrorNodesOf(core) });
+  const receipts = createReceipts({ ...core.drivers.receipts(), clock: core.clock, network: core.config.ledger.network, mirrorNodes: mirrorNodesOf(core) });
   caches.push(
     ...verifier.caches(),
     ...verificationLog.caches(),

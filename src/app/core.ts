@@ -8,7 +8,8 @@ import { ConfigError, PASSWORD_TWICE, type Config } from "../config/index.ts";
 import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "../crypto/index.ts";
 import { createApiKeys, type ApiKeys } from "../keys/api-keys.ts";
 import { createCredentials, type Credentials } from "../keys/credentials.ts";
-import { keysDrivers, adminDrivers } from "../storage/drivers.ts";
+import type { EngineDrivers } from "../storage/engine-drivers.ts";
+import { sqliteDrivers, type SqliteDrivers } from "../storage/sqlite/drivers.ts";
 import type { AdminReads } from "../admin/ports.ts";
 import { createOrganisations, type Organisations } from "../keys/organisations.ts";
 import { systemClock, type Clock } from "../lib/clock.ts";
@@ -36,6 +37,8 @@ export interface AdminCore {
   readonly signer: Signer;
   readonly organisations: Organisations;
   readonly apiKeys: ApiKeys;
+  /** Each capability's ports on this core's engine (storage/engine-drivers.ts). */
+  readonly drivers: EngineDrivers;
   /** What the administrator's views read that no service offers (admin/ports.ts). */
   readonly admin: AdminReads;
   /** Closes storage. Idempotent. */
@@ -46,6 +49,7 @@ export interface AdminCore {
 export interface Core extends AdminCore {
   readonly db: Db;
   readonly store: SqliteStore;
+  readonly drivers: SqliteDrivers;
   /** Authenticates presented API keys; records last use in batches. */
   readonly credentials: Credentials;
 }
@@ -119,12 +123,14 @@ export function openCoreAndKey(options: CoreOptions): Opened<Core> {
   const masterKey = keyStore.key;
   const signer = createSigner({ masterKey });
 
-  const credentials = createCredentials({ ...keysDrivers(store), clock, log });
+  const drivers = sqliteDrivers(store);
+  const credentials = createCredentials({ ...drivers.keys(), clock, log });
   let closed = false;
   const core: Core = {
-    ...adminServices({ config, store, instanceId, clock, signer }),
+    ...adminServices({ config, store, instanceId, clock, signer, drivers }),
     db,
     store,
+    drivers,
     credentials,
     async close() {
       if (closed) return;
@@ -143,9 +149,9 @@ export function openCoreAndKey(options: CoreOptions): Opened<Core> {
 }
 
 /** What every core holds over its store, on either engine. */
-function adminServices(parts: Pick<AdminCore, "config" | "store" | "instanceId" | "clock" | "signer">): Omit<AdminCore, "close"> {
+function adminServices(parts: Pick<AdminCore, "config" | "store" | "instanceId" | "clock" | "signer" | "drivers">): Omit<AdminCore, "close"> {
   const { store, signer, clock } = parts;
-  return { ...parts, organisations: createOrganisations({ store, signer, clock }), apiKeys: createApiKeys({ store, clock }), admin: adminDrivers(store).reads };
+  return { ...parts, organisations: createOrganisations({ store, signer, clock }), apiKeys: createApiKeys({ store, clock }), admin: parts.drivers.admin().reads };
 }
 
 /** The database password from its file (one trailing newline dropped), if the settings name one. */
@@ -254,9 +260,10 @@ export async function openPostgresCoreAndKey(options: CoreOptions, pool: { reado
       }
     }
     const signer = createSigner({ masterKey });
+    const { postgresDrivers } = await import("../storage/postgres/drivers.ts");
     let closed = false;
     const core = {
-      ...adminServices({ config, store, instanceId, clock, signer }),
+      ...adminServices({ config, store, instanceId, clock, signer, drivers: postgresDrivers(store) }),
       store,
       async close() {
         if (closed) return;

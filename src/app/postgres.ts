@@ -13,7 +13,7 @@
 import { assemble, type AppOptions, type ServiceApp } from "./compose.ts";
 import { ConfigError } from "../config/index.ts";
 import { openPostgresCoreAndKey } from "./core.ts";
-import { anchoringDrivers, journalDrivers, keysDrivers, recordsDrivers } from "../storage/drivers.ts";
+import { postgresDrivers } from "../storage/postgres/drivers.ts";
 import { journalRules } from "../anchoring/journal/rules.ts";
 import type { SubmitKeyPair } from "../anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../anchoring/submit-key.ts";
@@ -61,7 +61,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
   }
   const { core, masterKey } = await openPostgresCoreAndKey(options, { connections: NODE_CONNECTIONS });
   const { store, clock } = core;
-  const credentials = createCredentials({ ...keysDrivers(store), clock, log });
+  const credentials = createCredentials({ ...core.drivers.keys(), clock, log });
   let lane: Lane;
   try {
     lane = await claimLane(store);
@@ -135,7 +135,7 @@ export async function createClusterApp(options: AppOptions): Promise<ClusterApp>
         leading: () => leadership.current() !== null,
         // Records and the person application's request-path writes: READ COMMITTED transactions
         // (storage/postgres/record-writes.ts says why that keeps them correct).
-        writes: createWriteQueue(recordsDrivers(store).writes),
+        writes: createWriteQueue(core.drivers.records().writes),
         limiter,
         storageCheck: () => databaseAnswers(store),
         readiness: {
@@ -183,9 +183,10 @@ export async function postgresAnchorStorage(
   store: PostgresStore,
   options: { readonly epoch: () => number | null; readonly lane: { readonly index: number; readonly lanes: number; held(): boolean } },
 ): Promise<AnchorStorage> {
-  const { loop } = anchoringDrivers(store);
+  const drivers = postgresDrivers(store, { epoch: options.epoch });
+  const { loop } = drivers.anchoring();
   const lastValidStartNs = maxValidStartNs((await loop.transactionIds.newestIds()).map((id) => ({ id })));
-  const { journal } = journalDrivers(store, { epoch: options.epoch });
+  const { journal } = drivers.journal();
   return {
     journal: (clock, newTransactionId) => journal(journalRules(clock, newTransactionId)),
     transactionIds: (o) => createTransactionIds({ ...o, lastValidStartNs, lane: options.lane }),

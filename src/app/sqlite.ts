@@ -5,7 +5,6 @@
  */
 import { createRateLimiter } from "../keys/rate-limit.ts";
 import { createWriteQueue } from "../records/write-queue.ts";
-import { anchoringDrivers, journalDrivers, recordsDrivers } from "../storage/drivers.ts";
 import { shrinkMemory, storageWritable } from "../storage/db.ts";
 import type { SqliteStore } from "../storage/store.ts";
 import { assemble, type AppOptions, type ServiceApp } from "./compose.ts";
@@ -21,9 +20,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const service = await assemble(
     core,
     {
-      anchoring: { journal: journalDrivers(core.store).journal, loop: anchoringDrivers(core.store).loop },
+      anchoring: { journal: core.drivers.journal().journal, loop: core.drivers.anchoring().loop },
       masterKey,
-      writes: createWriteQueue(recordsDrivers(core.store).writes),
+      writes: createWriteQueue(core.drivers.records().writes),
       limiter,
       memory: {
         held: () => [{ name: "rate_limit_buckets", ...limiter.stats() }],

@@ -1,8 +1,8 @@
 /**
  * What the keys capability needs of storage beyond its store operations: the reads and the
  * write of authentication (credentials.ts), a hot path. The drivers are
- * storage/sqlite/credential-reads.ts and storage/postgres/credential-reads.ts, chosen by
- * storage/drivers.ts.
+ * storage/sqlite/credential-reads.ts and storage/postgres/credential-reads.ts, given by
+ * each engine's drivers.ts.
  */
 import type { Maybe } from "../lib/maybe.ts";
 

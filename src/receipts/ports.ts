@@ -1,7 +1,7 @@
 /**
  * What receipts (receipt.ts, build.ts) need of storage: the rows one receipt is built from. The
- * drivers are storage/sqlite/receipt-reads.ts and storage/postgres/receipt-reads.ts, chosen by
- * storage/drivers.ts; the same build runs over either, so the same rows give the same
+ * drivers are storage/sqlite/receipt-reads.ts and storage/postgres/receipt-reads.ts, given by
+ * each engine's drivers.ts; the same build runs over either, so the same rows give the same
  * bytes on both engines.
  */
 import type { NamedCache } from "../lib/lru.ts";

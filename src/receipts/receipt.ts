@@ -85,7 +85,7 @@ export interface Receipt {
 }
 
 export interface ReceiptsDeps {
-  /** The rows a receipt is built from, on either engine (storage/drivers.ts). */
+  /** The rows a receipt is built from, on either engine (storage/engine-drivers.ts). */
   readonly reads: ReceiptSource;
   readonly clock: Clock;
   /** The ledger network every topic of this installation is on (config.ledger.network). */

@@ -1,7 +1,7 @@
 /**
  * What the records capability needs of storage, beyond the engine-neutral `Store` (its `read` of
  * an operation): three ports, each implemented by a driver per engine in storage/sqlite/ and
- * storage/postgres/ and chosen by storage/drivers.ts. The capability is written once over
+ * storage/postgres/, given by each engine's drivers.ts. The capability is written once over
  * them; what differs between the engines (the embedded SQLite answers synchronously and shares one
  * group commit per connection, PostgreSQL answers with promises) stays in the drivers.
  */
@@ -70,4 +70,12 @@ export interface RecordCountReads {
    * least time between two counts (PostgreSQL: 1000, so scrapers never load the database).
    */
   readonly refreshMs: number;
+}
+
+/** The records capability's ports over one store, as an engine's drivers give them. */
+export interface RecordPorts {
+  /** Record writes: SQLite's shared group commit of the connection; PostgreSQL READ COMMITTED. */
+  readonly writes: RecordWrites;
+  readonly keys: RecordKeyStore;
+  readonly counts: RecordCountReads;
 }

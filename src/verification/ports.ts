@@ -2,7 +2,7 @@
  * What verification needs of storage (verify.ts), and nothing else: the reads of a hash's records,
  * of a large hash's records in one snapshot, and of the keys and standing checking and shaping
  * them needs. One driver per engine implements it (storage/sqlite/verification-reads.ts,
- * storage/postgres/verification-reads.ts; storage/drivers.ts chooses), so that the
+ * storage/postgres/verification-reads.ts, each engine's drivers.ts), so that the
  * verifier is written once.
  *
  * Sync or async, one way: every method returns `Maybe<T>`. The SQLite driver answers each one

@@ -39,7 +39,7 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 10 * 60_000;
 export const DEFAULT_FIRST_SWEEP_MS = 30_000;
 
 export interface LogRetentionDeps {
-  /** The log's storage, on either engine (storage/drivers.ts). */
+  /** The log's storage, on either engine (storage/engine-drivers.ts). */
   readonly store: LogExpiry;
   readonly clock: Clock;
   readonly log: Logger;

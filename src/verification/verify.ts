@@ -52,7 +52,7 @@
  *
  * Two engines (docs/storage.md), one verdict, written once here over the port `VerificationReads`
  * (ports.ts); only the drivers' reads differ (storage/sqlite/ and storage/postgres/
- * verification-reads.ts, chosen by storage/drivers.ts):
+ * verification-reads.ts, one per engine):
  * - SQLite: statements prepared on the connection and run synchronously (the benchmarked hot
  *   path: a memoised public verification is one indexed read). Every read answers at once, so
  *   `verify` returns its answer, not a promise (lib/maybe.ts `mapMaybe`).
@@ -87,7 +87,7 @@ import { verdictOf, type VerifyResult } from "./verdict.ts";
 export { MAX_MATCHES };
 
 export interface VerifierDeps {
-  /** The database's reads (storage/drivers.ts): synchronous on SQLite, promises on PostgreSQL. */
+  /** The database's reads (each engine's storage/<engine>/drivers.ts): synchronous on SQLite, promises on PostgreSQL. */
   readonly reads: VerificationReads;
   readonly signer: Pick<Signer, "verify">;
   readonly clock: Clock;

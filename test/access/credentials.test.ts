@@ -6,7 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { crcBase62, generateKey } from "../../src/keys/api-key.ts";
-import { keysDrivers } from "../../src/storage/drivers.ts";
+import { keysDrivers } from "../support/drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";

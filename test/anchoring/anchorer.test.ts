@@ -13,7 +13,7 @@ import { COUNTS_EVERY_MS } from "../../src/anchoring/anchorer.ts";
 import { MIN_PASS_GAP_MS, Ticker } from "../../src/anchoring/loop/ticker.ts";
 import { ErrorLogLimiter } from "../../src/anchoring/retry.ts";
 import { LAST_VALID_START_SQL } from "../../src/storage/sqlite/loop-storage.ts";
-import { anchoringDrivers } from "../../src/storage/drivers.ts";
+import { anchoringDrivers } from "../support/drivers.ts";
 import { mirrorFormTransactionId } from "../../src/anchoring/ledger.ts";
 import { loadOrCreateSubmitKey } from "../../src/anchoring/submit-key.ts";
 import { ledgerTransactions, records } from "../../src/storage/schema.ts";

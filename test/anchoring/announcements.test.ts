@@ -12,7 +12,7 @@ import { and, eq } from "drizzle-orm";
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring } from "../../src/anchoring/anchorer.ts";
-import { anchoringDrivers, journalDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
+import { anchoringDrivers, journalDrivers, recordsDrivers } from "../support/drivers.ts";
 import { localLinks } from "../../src/anchoring/setup.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { startLocalLedger } from "../../src/local-ledger/index.ts";

@@ -18,7 +18,7 @@ import { createTransactionIds, type NewTransaction } from "../../src/anchoring/t
 import type { KeyAnnouncement } from "../../src/anchoring/types.ts";
 import { createSigner } from "../../src/crypto/index.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { journalDrivers } from "../../src/storage/drivers.ts";
+import { journalDrivers } from "../support/drivers.ts";
 import { ANNOUNCED, WANTING_ANNOUNCEMENT } from "../../src/storage/journal-sql.ts";
 import { sqliteJournal } from "../../src/storage/sqlite/journal.ts";
 import { ANNOUNCED_SQL, DUE_SQL, NEXT_DUE_SQL } from "../../src/storage/sqlite/journal-statements.ts";

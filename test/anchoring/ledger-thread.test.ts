@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openCore } from "../../src/app/core.ts";
 import { startAnchoring } from "../../src/anchoring/index.ts";
-import { anchoringDrivers, journalDrivers } from "../../src/storage/drivers.ts";
+import { anchoringDrivers, journalDrivers } from "../support/drivers.ts";
 import { startLocalLedger, type LocalLedgerEndpoint } from "../../src/local-ledger/index.ts";
 import { startLedgerWorker } from "../../src/local-ledger/thread.ts";
 import { openLedger } from "../../src/anchoring/setup.ts";

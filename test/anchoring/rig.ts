@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring, sqliteAnchorStorage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
 import { insertPendingMessage } from "../../src/anchoring/queue.ts";
-import { anchoringDrivers, journalDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
+import { anchoringDrivers, journalDrivers, recordsDrivers } from "../support/drivers.ts";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { HederaLedgerOptions } from "../../src/anchoring/hedera-options.ts";
 import type { Ledger } from "../../src/anchoring/ledger.ts";

@@ -19,7 +19,7 @@ import { MEMO_BYTES } from "../../src/crypto/memo.ts";
 import { ENTRY_BYTES, Lru, type CacheSize, type NamedCache } from "../../src/lib/lru.ts";
 import { PRIVATE_KEY_CACHE_BYTES, PUBLIC_KEY_CACHE_BYTES } from "../../src/crypto/signer.ts";
 import { createAddresses } from "../../src/http/routable.ts";
-import { keysDrivers, receiptsDrivers, logDrivers, verificationDrivers } from "../../src/storage/drivers.ts";
+import { keysDrivers, receiptsDrivers, logDrivers, verificationDrivers } from "../support/drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import { createRateLimiter, RATE_LIMIT_BYTES } from "../../src/keys/rate-limit.ts";
 import { createConsensusTexts } from "../../src/lib/formats.ts";

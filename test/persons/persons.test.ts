@@ -10,7 +10,7 @@ import { createEnrolments, createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError,
 import { DomainError } from "../../src/lib/errors.ts";
 import { persons as personsTable } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";

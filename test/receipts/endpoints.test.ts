@@ -9,7 +9,7 @@ import type { App } from "../../src/app/sqlite.ts";
 import { encodeRecordPayload, encodeSealPayload, isAlgorithm, keyFingerprint, verifyWithNoble } from "../../src/crypto/index.ts";
 import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
 import { Database } from "bun:sqlite";
-import { receiptsDrivers } from "../../src/storage/drivers.ts";
+import { receiptsDrivers } from "../support/drivers.ts";
 import { createReceipts } from "../../src/receipts/receipt.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { DomainError } from "../../src/lib/errors.ts";

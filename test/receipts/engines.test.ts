@@ -5,7 +5,7 @@
  * service and anchored as the anchor loop leaves them (an UPDATE of the record and of its ledger
  * transaction), and the receipts compared: the same rows must give the same bytes on both engines.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createSigner, encodeRecordPayload, encodeSealPayload, type Signer } from "../../src/crypto/index.ts";
 import { receiptResponse, receiptRoutes } from "../../src/http/routes/receipts.ts";
@@ -19,26 +19,15 @@ import type { RecordLedger } from "../../src/records/ledger.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";
 import { createRecords } from "../../src/records/service.ts";
-import { receiptsDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
+import { receiptsDrivers, recordsDrivers } from "../support/drivers.ts";
 import { createReceipts, type Receipt } from "../../src/receipts/receipt.ts";
 import { RECEIPT_SNAPSHOT, RECORD_COUNTS } from "../../src/storage/receipt-statements.ts";
 import { firstRow, q, type Store } from "../../src/storage/store.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
+import { useStoreEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines } = useStoreEngines();
 
 const MASTER_KEY = new Uint8Array(32).fill(9);
 const TOPIC = "0.0.1234";
@@ -46,7 +35,7 @@ const T0 = Date.UTC(2026, 0, 15, 9, 30);
 
 type Engine = StoreEngine;
 
-const ENGINES: Engine[] = storeEngines(() => pg, opened);
+const ENGINES: Engine[] = engines;
 const [SQLITE, POSTGRES] = ENGINES as [Engine, Engine];
 
 /** Transaction ids as the anchor loop's would be: unique, in order. */

@@ -4,7 +4,7 @@
  * storage/drivers.ts chooses. What each method's comment says it MUST do is what is
  * checked here.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
@@ -12,22 +12,11 @@ import { manualClock } from "../../src/lib/clock.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
-import { recordsDrivers } from "../../src/storage/drivers.ts";
-import { isUniqueViolation, q, type Body, type Store } from "../../src/storage/store.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines } from "../support/store-engines.ts";
+import { recordsDrivers } from "../support/drivers.ts";
+import { isUniqueViolation, q, type Body } from "../../src/storage/store.ts";
+import { useStoreEngines } from "../support/store-engines.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines } = useStoreEngines();
 
 const T0 = Date.UTC(2026, 0, 15, 9, 30);
 
@@ -74,7 +63,7 @@ function fakeLedger(): RecordLedger {
   };
 }
 
-for (const engine of storeEngines(() => pg, opened)) {
+for (const engine of engines) {
   const synchronous = engine.name === "SQLite";
 
   describe(`${engine.name}: RecordWrites`, () => {

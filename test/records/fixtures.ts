@@ -21,7 +21,7 @@ import { organisations, records } from "../../src/storage/schema.ts";
 import { q, type SqliteStore } from "../../src/storage/store.ts";
 import { countRows, sqlRow, sqlRows, sqlRun, TEST_ENGINE, testCore } from "../support/engine.ts";
 import { onCleanup, testConfig } from "../support/env.ts";
-import { recordsDrivers } from "../../src/storage/drivers.ts";
+import { recordsDrivers } from "../support/drivers.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 export const T0 = Date.UTC(2026, 0, 15, 9, 30, 0, 123);

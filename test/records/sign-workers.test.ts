@@ -16,7 +16,7 @@ import { createRecords } from "../../src/records/service.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { EXIT_DOC_HASH, THROW_DOC_HASH } from "../crypto/support/crash-marker.ts";
 import { HASH, harness, stubAccess } from "./fixtures.ts";
-import { recordsDrivers } from "../../src/storage/drivers.ts";
+import { recordsDrivers } from "../support/drivers.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 
 afterAll(cleanup);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
-import { keysDrivers, logDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
+import { keysDrivers, logDrivers, recordsDrivers } from "../support/drivers.ts";
 import { createCredentials } from "../../src/keys/credentials.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";

@@ -3,23 +3,12 @@
  * on both engines (storage/sqlite/loop-storage.ts, storage/postgres/loop-storage.ts): where
  * transaction ids resume, and the submit key's entry, stored once whoever races.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { anchoringDrivers } from "../../src/storage/drivers.ts";
+import { describe, expect, test } from "bun:test";
+import { anchoringDrivers } from "../support/drivers.ts";
 import { q, type Store } from "../../src/storage/store.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines } from "../support/store-engines.ts";
+import { useStoreEngines } from "../support/store-engines.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines } = useStoreEngines();
 
 /** Journals transactions with these ids and valid starts (ms), under one organisation. */
 async function journal(store: Store, rows: readonly [string, number][]): Promise<void> {
@@ -31,7 +20,7 @@ async function journal(store: Store, rows: readonly [string, number][]): Promise
   });
 }
 
-for (const engine of storeEngines(() => pg, opened)) {
+for (const engine of engines) {
   describe(`${engine.name}: the anchor loop's storage`, () => {
     test("the newest ids: none in an empty journal, then every id with the greatest valid start", async () => {
       const store = await engine.open();

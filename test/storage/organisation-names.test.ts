@@ -5,7 +5,7 @@
  * the name and changing nothing. And a PostgreSQL database of the release before the key (pg
  * migration 0007) that holds one name twice keeps both (SQLite's: test/storage.test.ts, "0012").
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { count, eq, sql } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
 import { listAudit } from "../../src/keys/audit.ts";
@@ -14,20 +14,9 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { q, type Store } from "../../src/storage/store.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines } from "../support/store-engines.ts";
+import { useStoreEngines } from "../support/store-engines.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines, opened, pg } = useStoreEngines();
 
 const signer = createSigner({ masterKey: new Uint8Array(32).fill(7), workers: 0 });
 
@@ -47,7 +36,7 @@ const generationOf = (store: Store, id: string) =>
     return Number(row!.g);
   });
 
-for (const engine of storeEngines(() => pg, opened)) {
+for (const engine of engines) {
   describe(`${engine.name}: organisation names are unique`, () => {
     let store: Store;
     let orgs: ReturnType<typeof createOrganisations>;
@@ -152,7 +141,7 @@ describe("PostgreSQL: a database of the release before name keys (migration 0007
   }
 
   test("two nodes starting at once migrate it: every organisation kept as it was, the later of a name given a key of its own, reported as sharing it; the name is then refused", async () => {
-    const url = await pg.createDatabase("names");
+    const url = await pg().createDatabase("names");
     const [a, b] = [postgresStore(url), postgresStore(url)];
     opened.push(a, b);
     const all = embeddedPgMigrations().length;

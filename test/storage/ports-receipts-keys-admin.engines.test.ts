@@ -5,7 +5,7 @@
  * its chooser (storage/*-drivers.ts) gives for the store. Rows are made with the services, as the
  * anchor loop leaves them once anchored.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
@@ -15,23 +15,12 @@ import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
-import { recordsDrivers, adminDrivers, keysDrivers, receiptsDrivers } from "../../src/storage/drivers.ts";
+import { recordsDrivers, adminDrivers, keysDrivers, receiptsDrivers } from "../support/drivers.ts";
 import { UNKNOWN } from "../../src/storage/data-version.ts";
 import { q, type Store } from "../../src/storage/store.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines } from "../support/store-engines.ts";
+import { useStoreEngines } from "../support/store-engines.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines } = useStoreEngines();
 
 const TOPIC = "0.0.4321";
 const consensusAt = (n: number) => `${1_768_469_400 + n}.${String(n * 1000).padStart(9, "0")}`;
@@ -100,7 +89,7 @@ async function seed(store: Store) {
 
 const UNKNOWN_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
 
-for (const engine of storeEngines(() => pg, opened)) {
+for (const engine of engines) {
   const sqlite = engine.name === "SQLite";
 
   describe(`${engine.name}: ReceiptSource (receipts/ports.ts)`, () => {

@@ -2,14 +2,15 @@
  * The engines of the storage contract suites (test/storage/engines.test.ts and the others named
  * `engines.test.ts`): the same tests against the embedded SQLite and a real PostgreSQL server.
  */
+import { afterAll, beforeAll } from "bun:test";
 import { join } from "node:path";
 import { openDatabase } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
 import { migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore } from "../../src/storage/pg-store.ts";
 import { sqliteStore, type Store } from "../../src/storage/store.ts";
-import { tempDir } from "./env.ts";
-import type { Postgres } from "./postgres.ts";
+import { cleanup, tempDir } from "./env.ts";
+import { sharedPostgres, type Postgres } from "./postgres.ts";
 
 export interface StoreEngine {
   readonly name: "SQLite" | "PostgreSQL";
@@ -62,4 +63,27 @@ export function storeEngines(pg: () => Postgres, opened: Store[]): [StoreEngine,
       },
     },
   ];
+}
+
+/**
+ * The engines for a test file, with its hooks: the run's shared PostgreSQL server started before
+ * the file's tests, every store the file opened closed after them. `opened` takes the stores a
+ * test opens itself; `pg()` is the server (for a database of the file's own).
+ */
+export function useStoreEngines(): { readonly engines: [StoreEngine, StoreEngine]; readonly opened: Store[]; pg(): Postgres } {
+  let pg: Postgres | undefined;
+  const opened: Store[] = [];
+  beforeAll(async () => {
+    pg = await sharedPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    for (const s of opened) await s.close();
+    await pg?.destroy();
+    cleanup();
+  });
+  const server = () => {
+    if (pg === undefined) throw new Error("the PostgreSQL server is started in beforeAll");
+    return pg;
+  };
+  return { engines: storeEngines(server, opened), opened, pg: server };
 }

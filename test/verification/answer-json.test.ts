@@ -5,7 +5,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { createAnswerWriter, type AnswerFields } from "../../src/verification/answer-json.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";

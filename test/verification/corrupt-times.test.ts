@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { records } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { HASH, harness, type Harness } from "../records/fixtures.ts";
 import { sqliteStore } from "../../src/storage/store.ts";

@@ -16,7 +16,7 @@ import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { createVerificationLog, type VerificationLog } from "../../src/verification/log/service.ts";
-import { logDrivers, verificationDrivers, recordsDrivers } from "../../src/storage/drivers.ts";
+import { logDrivers, verificationDrivers, recordsDrivers } from "../support/drivers.ts";
 import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";

@@ -14,7 +14,7 @@ import type { Verdict } from "../../src/verification/types.ts";
 import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
 import { CLASS_HEAD_SQL } from "../../src/storage/sqlite/verification-reads.ts";
 import { compareSqlValues, selectLargeHash, type ClassHead } from "../../src/storage/verification-large-hash.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { WINDOW_PASS_SQL } from "./window-pass.ts";

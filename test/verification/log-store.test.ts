@@ -3,30 +3,19 @@
  * suite run on every engine (test/support/store-engines.ts) through its driver
  * (src/storage/drivers.ts): each MUST of the port asserted on SQLite and PostgreSQL alike.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { storageFault } from "../../src/lib/storage-faults.ts";
-import { logDrivers } from "../../src/storage/drivers.ts";
+import { logDrivers } from "../support/drivers.ts";
 import { postgresStore } from "../../src/storage/pg-store.ts";
 import type { SqliteStore, Store } from "../../src/storage/store.ts";
 import { createIdGenerator, idCeiling, idFloor } from "../../src/verification/log/ids.ts";
 import type { LogRow, LogStore } from "../../src/verification/log/ports.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines } from "../support/store-engines.ts";
+import { useStoreEngines } from "../support/store-engines.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines, opened } = useStoreEngines();
 
 const hash = (label: string) => `sha256:${new Bun.CryptoHasher("sha256").update(label).digest("hex")}`;
 const T0 = Date.UTC(2026, 10, 24, 12);
@@ -40,7 +29,7 @@ async function outcome<T>(run: () => T | Promise<T>): Promise<{ value?: T; error
   }
 }
 
-const [sqlite, postgres] = storeEngines(() => pg, opened);
+const [sqlite, postgres] = engines;
 /** Each driver: SQLite appending on the calling thread, SQLite appending on its writer thread, PostgreSQL. */
 const DRIVERS = [
   { name: "SQLite", engine: sqlite, port: (s: Store) => logDrivers(s).log },

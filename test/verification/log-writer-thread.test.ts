@@ -15,7 +15,7 @@ import { migrate } from "../../src/storage/migrate.ts";
 import { createWriterThread, WriterBusyError } from "../../src/storage/writer-thread.ts";
 import type { VerificationLogRow } from "../../src/verification/log/page.ts";
 import { createVerificationLog } from "../../src/verification/log/service.ts";
-import { logDrivers } from "../../src/storage/drivers.ts";
+import { logDrivers } from "../support/drivers.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
 

@@ -12,7 +12,7 @@ import { createIdGenerator } from "../../src/verification/log/ids.ts";
 import type { ListFilters, VerificationLogRow } from "../../src/verification/log/page.ts";
 import { createVerificationLog, type SqliteVerificationLog } from "../../src/verification/log/service.ts";
 import { FROM, HASH, logPage, logPageIds, TO, VERDICT } from "../../src/storage/verification-statements.ts";
-import { logDrivers } from "../../src/storage/drivers.ts";
+import { logDrivers } from "../support/drivers.ts";
 import type { Verdict } from "../../src/verification/types.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";

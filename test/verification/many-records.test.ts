@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";

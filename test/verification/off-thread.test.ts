@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner, createVerificationMemo, type Signer, type VerifyCall } from "../../src/crypto/index.ts";
 import { createVerifier, MAX_MATCHES, type SqliteVerifier } from "../../src/verification/verify.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, everyKindOfRecord, MASTER_KEY, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";

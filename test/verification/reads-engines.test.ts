@@ -3,26 +3,15 @@
  * run on every engine (test/support/store-engines.ts): each method's MUST, against rows written
  * straight into the tables. The verifier over it is tested in verify.test.ts and engines.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { q, type Store } from "../../src/storage/store.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { MAX_MATCHES } from "../../src/storage/verification-statements.ts";
 import type { HashRow, HeadRow, VerificationReads, VerifyRow } from "../../src/verification/ports.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines } from "../support/store-engines.ts";
+import { useStoreEngines } from "../support/store-engines.ts";
 
-let pg: Postgres;
-const opened: Store[] = [];
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines } = useStoreEngines();
 
 const hash = (label: string) => `sha256:${new Bun.CryptoHasher("sha256").update(label).digest("hex")}`;
 const bytes = (n: number, fill: number) => Buffer.alloc(n, fill);
@@ -55,7 +44,7 @@ interface Rec {
   orgId?: string | null;
 }
 
-for (const engine of storeEngines(() => pg, opened)) {
+for (const engine of engines) {
   describe(`${engine.name}: VerificationReads`, () => {
     let store: Store;
     let reads: VerificationReads;

@@ -10,7 +10,7 @@ import { createVerificationMemo } from "../../src/crypto/index.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
 import { RECORD_MEMO_TTL_MS } from "../../src/verification/caches.ts";
 import { RECORD_HEADS_BY_HASH_SQL } from "../../src/storage/sqlite/verification-reads.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup, onCleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, type FixtureOrg, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";

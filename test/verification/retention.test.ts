@@ -11,7 +11,7 @@ import { parseConfig, ConfigError } from "../../src/config/index.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { createVerificationLog } from "../../src/verification/log/service.ts";
-import { logDrivers } from "../../src/storage/drivers.ts";
+import { logDrivers } from "../support/drivers.ts";
 import { createLogRetention, DAY_MS } from "../../src/verification/retention.ts";
 import { waitFor } from "../support/wait.ts";
 import { cleanup, onCleanup, testConfig } from "../support/env.ts";

@@ -12,7 +12,7 @@ import type { ChecksPerformed } from "../../src/verification/types.ts";
 import { createVerifier, type SqliteVerifier } from "../../src/verification/verify.ts";
 import { retryAfterFor } from "../../src/verification/verdict.ts";
 import { CLASS_HEAD_SQL, NEWEST_ACCEPTED_SQL, RECORD_BY_ROWID_SQL, RECORD_HEADS_BY_HASH_SQL, RECORDS_BY_HASH_SQL } from "../../src/storage/sqlite/verification-reads.ts";
-import { verificationDrivers } from "../../src/storage/drivers.ts";
+import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
 import { createRecordsFixture, docHashOf, everyKindOfRecord, TOPIC_ID, type FixtureOrg, type PersonKey, type RecordsFixture } from "../support/records-fixture.ts";
 import { sqliteStore } from "../../src/storage/store.ts";

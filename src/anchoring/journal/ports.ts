@@ -2,8 +2,8 @@
  * The anchor journal's port: `ledger_transactions` as queue and crash journal, and every change to
  * it. The anchor loop (anchorer.ts) decides, the journal writes. Implemented per engine by
  * storage/sqlite/journal.ts (synchronous, group-committed with record writes) and
- * storage/postgres/journal.ts (every change fenced by the anchor loop's leader's epoch), chosen by
- * storage/drivers.ts. Types only.
+ * storage/postgres/journal.ts (every change fenced by the anchor loop's leader's epoch), given by
+ * each engine's drivers.ts. Types only.
  *
  * States (docs/anchoring.md, "States"):
  *

@@ -2,7 +2,7 @@
  * What the anchor loop needs of storage besides its journal (queue.ts): where transaction ids
  * resume (transaction-ids.ts) and where the sealed ledger submit key is kept (submit-key.ts).
  * Types only. Implemented per engine by storage/sqlite/loop-storage.ts and
- * storage/postgres/loop-storage.ts; storage/drivers.ts picks one for a store.
+ * storage/postgres/loop-storage.ts; each engine's drivers.ts gives one.
  */
 import type { Maybe } from "../../lib/maybe.ts";
 

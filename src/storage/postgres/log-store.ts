@@ -3,7 +3,7 @@
  * the store (several nodes, one database): each batch is one multi-row INSERT in one transaction;
  * reads answer with a promise; nothing is kept in memory (other nodes write unseen). Expired rows
  * are deleted by their primary key, oldest first, a batch being one transaction among the others.
- * Loaded on the SQLite path too (log-drivers.ts): it imports the PostgreSQL client nowhere.
+ * Loaded only by the PostgreSQL path (postgres/drivers.ts); it imports the PostgreSQL client nowhere.
  */
 import type { LogPageQuery, LogRow, LogStore } from "../../verification/log/ports.ts";
 import { logPageArgs } from "../log-page.ts";

@@ -2,7 +2,7 @@
  * Verification's reads (verification/ports.ts `VerificationReads`) on PostgreSQL: the statements
  * of verification-statements.ts in PostgreSQL's dialect, awaited; the keys, organisations and
  * persons a verification needs in one statement; a large hash in one REPEATABLE READ snapshot.
- * Nothing is kept in memory here. Loaded by the SQLite path too (verification-drivers.ts), so it
+ * Nothing is kept in memory here. Loaded only by the PostgreSQL path (postgres/drivers.ts); even so it
  * imports pg-store.ts for its types only.
  */
 import type { ContextFound, KeyRow, LargeHashRead, OrgStanding, VerificationReads } from "../../verification/ports.ts";

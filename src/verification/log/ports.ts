@@ -1,7 +1,7 @@
 /**
  * What the verification log (service.ts) and its retention (../retention.ts) need of storage: one
  * port, `LogStore`, implemented per engine by src/storage/sqlite/log-store.ts and
- * src/storage/postgres/log-store.ts (chosen by src/storage/drivers.ts). Types only.
+ * src/storage/postgres/log-store.ts (each engine's drivers.ts). Types only.
  *
  * A method typed `Maybe<T>` (lib/maybe.ts) MAY answer synchronously (SQLite) or with a promise
  * (PostgreSQL); a synchronous answer that fails throws, an asynchronous one rejects.

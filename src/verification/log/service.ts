@@ -44,7 +44,7 @@ import { checkId, malformed, pageJson, pageList, pageOf, pageQuery, recorded, ro
 import type { LogRow, LogStore, SyncLogStore } from "./ports.ts";
 
 export interface VerificationLogDeps {
-  /** The log's storage (src/storage/drivers.ts). */
+  /** The log's storage (src/storage/engine-drivers.ts). */
   readonly store: LogStore;
   readonly clock: Clock;
   /** 32-byte server-side secret that authenticates cursors. */
