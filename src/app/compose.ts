@@ -53,7 +53,7 @@ import { createWebAuthn, relyingPartyOf } from "../persons/webauthn.ts";
 
 /**
  * What `serve` runs, on either engine: the HTTP surface and the services behind it. `App` is it on
- * the embedded SQLite (with the core's database, for tests and tools); `ClusterApp` (cluster.ts)
+ * the embedded SQLite (with the core's database, for tests and tools); `ClusterApp` (postgres.ts)
  * on PostgreSQL, one node of several.
  */
 export interface ServiceApp {
@@ -127,7 +127,7 @@ export interface EngineParts {
   readonly anchoring: { readonly journal: (rules: JournalRules) => Journal; readonly loop: LoopStorageNow } | { readonly storage: AnchorStorage; readonly idlePollMs?: number };
   /** The master key the core opened (core.ts `Opened`): the ledger submit key is sealed under it. */
   readonly masterKey: Uint8Array | null;
-  /** The request path's writes: group commit on SQLite; READ COMMITTED transactions on PostgreSQL (cluster.ts). */
+  /** The request path's writes: group commit on SQLite; READ COMMITTED transactions on PostgreSQL (postgres.ts). */
   readonly writes: RecordWriter;
   readonly limiter: AccessLimiter;
   readonly storageCheck: ReadinessCheck;

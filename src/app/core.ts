@@ -1,7 +1,7 @@
 /**
  * The core: storage, the key store and the services every entry point shares, without HTTP and
  * without the ledger. The administration commands open only this, so they start in tens of
- * milliseconds instead of loading Elysia and the ledger SDK; `serve` builds on it in app.ts.
+ * milliseconds instead of loading Elysia and the ledger SDK; `serve` builds on it in compose.ts.
  */
 import { dirname, join } from "node:path";
 import { ConfigError, PASSWORD_TWICE, type Config } from "../config/index.ts";
@@ -91,7 +91,7 @@ export function openCore(options: CoreOptions): Core {
 export function openCoreAndKey(options: CoreOptions): Opened<Core> {
   const { config, log } = options;
   if (config.databaseUrl !== null) {
-    // `serve` on PostgreSQL is cluster.ts, the command line's commands openAdminCore. What opens
+    // `serve` on PostgreSQL is postgres.ts, the command line's commands openAdminCore. What opens
     // this core (the administrator's terminal) works on the embedded SQLite only: refused rather
     // than quietly run on the embedded database, which would split the data between two.
     throw new ConfigError("DOCVERIFY_DATABASE_URL", ADMIN_ON_POSTGRES);
@@ -230,7 +230,7 @@ export async function openAdminCore(options: CoreOptions): Promise<AdminCore> {
 /**
  * The engine-neutral core on PostgreSQL (`DOCVERIFY_DATABASE_URL`): connected, migrated, the
  * master key checked against the one the other nodes use. `connections`: the pool's size (the
- * command line needs 2; `serve` more, cluster.ts).
+ * command line needs 2; `serve` more, postgres.ts).
  */
 export async function openPostgresCore(options: CoreOptions, pool: { readonly connections: number }): Promise<AdminCore & { readonly store: PostgresStore }> {
   return (await openPostgresCoreAndKey(options, pool)).core;

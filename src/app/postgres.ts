@@ -1,6 +1,6 @@
 /**
  * One node of several on one PostgreSQL database (docs/operations.md "Several nodes"): the same
- * services as on the embedded SQLite (app.ts `assemble`), over the shared database, with what
+ * services as on the embedded SQLite (compose.ts `assemble`), over the shared database, with what
  * several nodes need besides:
  * - the node's heartbeat and its bid for the anchor loop's leadership (storage/pg-cluster.ts):
  *   every node runs the loop's timer, only the leader works the queue, every change it makes is

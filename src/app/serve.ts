@@ -179,8 +179,8 @@ export async function startServer(config: Config, log: Logger, extra: ServerExtr
 }
 
 /**
- * The service on the engine the settings name: the embedded SQLite (app.ts), or one node of
- * several on PostgreSQL (cluster.ts, loaded only then).
+ * The service on the engine the settings name: the embedded SQLite (sqlite.ts), or one node of
+ * several on PostgreSQL (postgres.ts, loaded only then).
  */
 export async function createService(options: AppOptions): Promise<ServiceApp> {
   if (options.config.databaseUrl === null) return createApp(options);

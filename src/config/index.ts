@@ -69,7 +69,7 @@ export interface Config {
   readonly databasePasswordFile: string | null;
   /**
    * Where systemd puts the credential `database-password` (in $CREDENTIALS_DIRECTORY), used when
-   * that file exists and no DOCVERIFY_DATABASE_PASSWORD_FILE is set (core.ts reads it); null
+   * that file exists and no DOCVERIFY_DATABASE_PASSWORD_FILE is set (app/core.ts reads it); null
    * without a credentials folder or a database URL.
    */
   readonly databasePasswordCredential: string | null;

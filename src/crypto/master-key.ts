@@ -71,7 +71,7 @@ export function parseMasterKey(contents: Uint8Array): { key: Uint8Array; format:
 /**
  * The check value a database remembers of its master key (`service_meta.master_key_check`):
  * SHA-256 of a domain string and the key, hex. It tells the right key file from a lost or swapped
- * one (core.ts seals the key store on a mismatch; restore says whether the configured key opens
+ * one (app/core.ts seals the key store on a mismatch; restore says whether the configured key opens
  * the backup) without keeping the key, or anything that helps find it, in the database.
  */
 export function masterKeyCheckValue(key: Uint8Array): string {

@@ -186,7 +186,7 @@ export function createHttp(deps: HttpDeps): Http {
           });
         } else if (declared !== null && declared.length >= 7 && Number(declared) > MAX_REQUEST_BODY) {
           // No operation takes a body near this size; the runtime's own ceiling is set above it
-          // (serve.ts) so that this refusal, in the envelope, is what a client sees.
+          // (app/serve.ts) so that this refusal, in the envelope, is what a client sees.
           response = errorResponse(new DomainError("PAYLOAD_TOO_LARGE", `The request body is larger than the service's limit of ${MAX_REQUEST_BODY} bytes.`));
         } else {
           response = await app.handle(request);

@@ -10,7 +10,7 @@
  * So once no request has been answered for `quietMs` (checked every `quietMs`: the release comes
  * between `quietMs` and twice that after the last request), `release` runs once; it runs again
  * only after the next request and the next quiet period. What it does is the caller's
- * (app.ts): empty the caches, shrink SQLite's page caches, collect the heaps. The first requests
+ * (app/compose.ts): empty the caches, shrink SQLite's page caches, collect the heaps. The first requests
  * afterwards read from the database file (from the system's page cache) and fill the caches again.
  *
  * Noting a request costs one increment; nothing runs per request. The timer never keeps the

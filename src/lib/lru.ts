@@ -31,7 +31,7 @@ export interface CacheSize {
 }
 
 /**
- * A cache as the service reports and releases it: /metrics reads `stats` (app.ts), and the idle
+ * A cache as the service reports and releases it: /metrics reads `stats` (app/compose.ts), and the idle
  * release (lib/idle-release.ts) calls `clear` once the service has been quiet for a while.
  */
 export interface NamedCache {

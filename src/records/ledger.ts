@@ -1,6 +1,6 @@
 /**
  * What the records capability needs from the ledger side, owned here by its consumer (style.md).
- * The anchor loop (src/anchoring) implements it, through app.ts, which answers 503 while the
+ * The anchor loop (src/anchoring) implements it, through app/compose.ts, which answers 503 while the
  * ledger is still starting; records never submit anything themselves: they
  * write a `pending` row in `ledger_transactions` in the same transaction as the record, and the
  * loop picks it up.
