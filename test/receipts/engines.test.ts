@@ -15,7 +15,6 @@ import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import { recordCounter } from "../../src/records/counts.ts";
-import type { RecordLedger } from "../../src/records/ledger.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_PURPOSE } from "../../src/records/seal-key.ts";
 import { createRecords } from "../../src/records/service.ts";
@@ -26,6 +25,7 @@ import { firstRow, q, type Store } from "../../src/storage/store.ts";
 import { useStoreEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
+import { numberedLedger } from "../support/numbered-ledger.ts";
 
 const { engines } = useStoreEngines();
 
@@ -39,16 +39,6 @@ const ENGINES: Engine[] = engines;
 const [SQLITE, POSTGRES] = ENGINES as [Engine, Engine];
 
 /** Transaction ids as the anchor loop's would be: unique, in order. */
-function fakeLedger(): RecordLedger {
-  let issued = 0;
-  return {
-    newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
-    wake() {},
-    assertCapacity() {},
-    transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
-    topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
-  };
-}
 
 const hash = (c: string) => `sha256:${c.repeat(64)}`;
 const consensusAt = (n: number) => `${1_768_469_400 + n}.${String(n * 1000).padStart(9, "0")}`;
@@ -121,7 +111,7 @@ async function scenario(store: Store, clock: ReturnType<typeof manualClock>, sig
       }),
     ),
   );
-  const recs = createRecords({ store, signer, clock, ledger: fakeLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
+  const recs = createRecords({ store, signer, clock, ledger: numberedLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
   clock.advance(1000);
   const anchored = (await recs.create(org.id, { docHash: hash("a"), filename: "contract.pdf" })).record.recordId;
   clock.advance(1000);
@@ -419,7 +409,7 @@ describe("PostgreSQL: record counts for /metrics never wait on the database", ()
     const signer = createSigner({ masterKey: MASTER_KEY, workers: 0 });
     const org = await createOrganisations({ store, signer, clock: manualClock(T0) }).create({ name: "Counted" }, "alice");
     await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
-    await createRecords({ store, signer, clock: manualClock(T0), ledger: fakeLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) }).create(org.id, { docHash: hash("d"), filename: undefined });
+    await createRecords({ store, signer, clock: manualClock(T0), ledger: numberedLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) }).create(org.id, { docHash: hash("d"), filename: undefined });
     // Within the interval: the last counts, and no count started.
     now = 999;
     for (let i = 0; i < 5; i++) expect(counter()).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0 });

@@ -9,12 +9,12 @@ import { eq } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 import { recordsDrivers } from "../support/drivers.ts";
 import { isUniqueViolation, q, type Body } from "../../src/storage/store.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
+import { numberedLedger } from "../support/numbered-ledger.ts";
 
 const { engines } = useStoreEngines();
 
@@ -52,16 +52,6 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
   throw new Error("expected a rejection");
 }
 
-function fakeLedger(): RecordLedger {
-  let issued = 0;
-  return {
-    newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
-    wake() {},
-    assertCapacity() {},
-    transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
-    topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
-  };
-}
 
 for (const engine of engines) {
   const synchronous = engine.name === "SQLite";
@@ -159,7 +149,7 @@ for (const engine of engines) {
       const signer = createSigner({ masterKey: new Uint8Array(32).fill(7), workers: 0 });
       const org = await createOrganisations({ store, signer, clock }).create({ name: "Counted Org", addon: true, apiAccess: true }, "alice");
       await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: "0.0.1234" }).where(eq(t.organisations.id, org.id))));
-      const records = createRecords({ store, signer, clock, ledger: fakeLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(writes) });
+      const records = createRecords({ store, signer, clock, ledger: numberedLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(writes) });
       const ids: string[] = [];
       for (const c of ["a", "b", "c", "d"]) ids.push((await records.create(org.id, { docHash: `sha256:${c.repeat(64)}`, filename: undefined })).record.recordId);
       const setState = (id: string, anchorState: "accepted" | "anchored" | "abandoned") =>

@@ -12,13 +12,13 @@ import { createApiKeys } from "../../src/keys/api-keys.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
-import type { RecordLedger } from "../../src/records/ledger.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 import { recordsDrivers, adminDrivers, keysDrivers, receiptsDrivers } from "../support/drivers.ts";
 import { UNKNOWN } from "../../src/storage/data-version.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
+import { numberedLedger } from "../support/numbered-ledger.ts";
 
 const { engines } = useStoreEngines();
 
@@ -26,16 +26,6 @@ const TOPIC = "0.0.4321";
 const consensusAt = (n: number) => `${1_768_469_400 + n}.${String(n * 1000).padStart(9, "0")}`;
 const hash = (c: string) => `sha256:${c.repeat(64)}`;
 
-function fakeLedger(): RecordLedger {
-  let issued = 0;
-  return {
-    newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
-    wake() {},
-    assertCapacity() {},
-    transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
-    topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
-  };
-}
 
 /** An organisation with a topic and its key's announcement anchored (sequence 1), two records of one hash (the older anchored as 3 and revoked, the newer anchored as 2), an API key. */
 async function seed(store: Store) {
@@ -66,7 +56,7 @@ async function seed(store: Store) {
       }),
     ),
   );
-  const recs = createRecords({ store, signer, clock, ledger: fakeLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
+  const recs = createRecords({ store, signer, clock, ledger: numberedLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
   /** As the anchor loop leaves a record and its creation message once anchored; the message's id. */
   const anchor = async (recordId: string, n: number): Promise<string> => {
     const [row] = await store.read((db, t) => q(db.select({ tx: t.records.transactionId }).from(t.records).where(eq(t.records.id, recordId))));
