@@ -25,7 +25,7 @@ import { firstRow, q, type Store } from "../../src/storage/store.ts";
 import { useStoreEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
-import { numberedLedger } from "../support/numbered-ledger.ts";
+import { anchoredKeyAnnouncement, consensusAt, numberedLedger, runningHash } from "../support/numbered-ledger.ts";
 
 const { engines } = useStoreEngines();
 
@@ -41,9 +41,7 @@ const [SQLITE, POSTGRES] = ENGINES as [Engine, Engine];
 /** Transaction ids as the anchor loop's would be: unique, in order. */
 
 const hash = (c: string) => `sha256:${c.repeat(64)}`;
-const consensusAt = (n: number) => `${1_768_469_400 + n}.${String(n * 1000).padStart(9, "0")}`;
 /** A running hash, 48 bytes, different for each sequence number. */
-const runningHash = (n: number) => Buffer.alloc(48, n);
 
 /** As the anchor loop leaves a ledger transaction once consensus is confirmed. */
 function anchorTransaction(store: Store, transactionId: string, sequenceNumber: number): Promise<unknown> {
@@ -88,29 +86,7 @@ async function scenario(store: Store, clock: ReturnType<typeof manualClock>, sig
   const org = await orgs.create({ name: "Receipts Org", addon: true, apiAccess: true }, "alice");
   const other = await orgs.create({ name: "Other Org" }, "alice");
   await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
-  const announcement = await createKeyAnnouncements({ keys: recordsDrivers(store).keys, signer, clock })(org.id);
-  if (announcement === null) throw new Error("no announcement");
-  await store.write((tx, t) =>
-    q(
-      tx.insert(t.ledgerTransactions).values({
-        transactionId: "0.0.2@1768469399.000000001",
-        kind: "key_announcement",
-        orgId: org.id,
-        topicId: TOPIC,
-        message: Buffer.from(announcement.message),
-        keyFingerprint: Buffer.from(announcement.keyFingerprint),
-        validStartMs: 1_768_469_399_000,
-        validSeconds: 120,
-        state: "anchored",
-        sequenceNumber: 1,
-        consensusAt: consensusAt(1),
-        runningHash: runningHash(1),
-        nextAttemptAt: 0,
-        createdAt: clock.now(),
-        updatedAt: clock.now(),
-      }),
-    ),
-  );
+  await anchoredKeyAnnouncement(store, { orgId: org.id, topicId: TOPIC, signer, clock });
   const recs = createRecords({ store, signer, clock, ledger: numberedLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
   clock.advance(1000);
   const anchored = (await recs.create(org.id, { docHash: hash("a"), filename: "contract.pdf" })).record.recordId;

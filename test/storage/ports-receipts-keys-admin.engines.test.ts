@@ -11,19 +11,17 @@ import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
 import { manualClock } from "../../src/lib/clock.ts";
-import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import { createRecords } from "../../src/records/service.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 import { recordsDrivers, adminDrivers, keysDrivers, receiptsDrivers } from "../support/drivers.ts";
 import { UNKNOWN } from "../../src/storage/data-version.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
-import { numberedLedger } from "../support/numbered-ledger.ts";
+import { anchoredKeyAnnouncement, consensusAt, numberedLedger } from "../support/numbered-ledger.ts";
 
 const { engines } = useStoreEngines();
 
 const TOPIC = "0.0.4321";
-const consensusAt = (n: number) => `${1_768_469_400 + n}.${String(n * 1000).padStart(9, "0")}`;
 const hash = (c: string) => `sha256:${c.repeat(64)}`;
 
 
@@ -34,28 +32,7 @@ async function seed(store: Store) {
   const orgs = createOrganisations({ store, signer, clock });
   const org = await orgs.create({ name: "Ports Org", addon: true, apiAccess: true }, "alice");
   await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
-  const announcement = (await createKeyAnnouncements({ keys: recordsDrivers(store).keys, signer, clock })(org.id))!;
-  await store.write((tx, t) =>
-    q(
-      tx.insert(t.ledgerTransactions).values({
-        transactionId: "0.0.2@1768469399.000000001",
-        kind: "key_announcement",
-        orgId: org.id,
-        topicId: TOPIC,
-        message: Buffer.from(announcement.message),
-        keyFingerprint: Buffer.from(announcement.keyFingerprint),
-        validStartMs: 1_768_469_399_000,
-        validSeconds: 120,
-        state: "anchored",
-        sequenceNumber: 1,
-        consensusAt: consensusAt(1),
-        runningHash: Buffer.alloc(48, 1),
-        nextAttemptAt: 0,
-        createdAt: clock.now(),
-        updatedAt: clock.now(),
-      }),
-    ),
-  );
+  await anchoredKeyAnnouncement(store, { orgId: org.id, topicId: TOPIC, signer, clock });
   const recs = createRecords({ store, signer, clock, ledger: numberedLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
   /** As the anchor loop leaves a record and its creation message once anchored; the message's id. */
   const anchor = async (recordId: string, n: number): Promise<string> => {

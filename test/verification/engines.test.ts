@@ -18,20 +18,10 @@ import { q, type Store } from "../../src/storage/store.ts";
 import { createVerificationLog, type VerificationLog } from "../../src/verification/log/service.ts";
 import { logDrivers, verificationDrivers, recordsDrivers } from "../support/drivers.ts";
 import { createVerifier, MAX_MATCHES, type Verifier } from "../../src/verification/verify.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
-import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
+import { useStoreEngines, type StoreEngine } from "../support/store-engines.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  await pg?.destroy();
-  cleanup();
-});
+const { engines } = useStoreEngines();
 
 const MASTER_KEY = new Uint8Array(32).fill(7);
 const CURSOR_KEY = new Uint8Array(32).fill(3);
@@ -39,9 +29,8 @@ const links = { topicMessageUrl: (topic: string, n: number) => `https://mirror.e
 
 type Engine = StoreEngine;
 
-const opened: Store[] = [];
 
-const ENGINES: Engine[] = storeEngines(() => pg, opened);
+const ENGINES: Engine[] = engines;
 
 const hash = (label: string) => `sha256:${new Bun.CryptoHasher("sha256").update(label).digest("hex")}`;
 
