@@ -8,11 +8,12 @@
  * executable: without it every entry point is one module, whose pages are all read at start, and a
  * lazy import() saves only the evaluation (docs/benchmarks.md, "Idle memory").
  * Beside it, docverify-verify.mjs: the standalone receipt verifier (scripts/build-verifier.ts),
- * and verify-receipt.html: the receipt page, copied as committed (scripts/build-verify-page.ts
- * generates it; a test keeps it up to date).
+ * and verify-receipt.html: the receipt page, the same bytes the executable serves at
+ * GET /verify-receipt (src/http/pages/bundle.ts builds both).
  */
 import { $ } from "bun";
-import { copyFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
+import { receiptPageHtml } from "../src/http/pages/bundle.ts";
 import { dirname, join, relative, sep } from "node:path";
 import { buildVerifier } from "./build-verifier.ts";
 
@@ -48,5 +49,5 @@ await buildVerifier(verifier);
 console.log(`built ${verifier}`);
 
 const page = join(dirname(outfile), "verify-receipt.html");
-copyFileSync(join(root, "src", "http", "pages", "verify-receipt.html"), page);
-console.log(`copied ${page}`);
+writeFileSync(page, receiptPageHtml());
+console.log(`built ${page}`);

@@ -38,7 +38,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   // The receipt verifier checks without the appliance's code (docs/receipts.md §4): its own noble
   // imports.
   { spec: "@noble/post-quantum/ml-dsa.js", places: ["crypto/", "verifier/"], why: "ML-DSA; the verifier's signature check" },
-  { spec: "@noble/hashes/sha2.js", places: ["verifier/", "sign-pages/"], why: "SHA-256 the same in Node.js and a browser: the verifier's, and the signing page's (plain http has no crypto.subtle)" },
+  { spec: "@noble/hashes/sha2.js", places: ["verifier/", "sign-pages/"], why: "SHA-256 the same in Node.js and a browser: the verifier's, and the signing and verify pages' (plain http has no crypto.subtle)" },
   { spec: "@noble/", places: ["crypto/"], why: "the second ML-DSA implementation, secp256k1, keccak" },
   { spec: "@simplewebauthn/server", places: ["persons/webauthn.ts"], why: "WebAuthn ceremonies of the person application, one adapter" },
   { spec: "reflect-metadata", places: ["persons/webauthn.ts"], why: "the polyfill @simplewebauthn/server's certificate code needs loaded first (the compiled binary)" },
@@ -51,8 +51,8 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/", "anchoring/queue.ts"], why: "queries over the schema (anchoring/pg-journal.ts no longer: it reads through the loop's port)" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
-  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "anchoring/setup.ts", "verifier/cli.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document" },
-  { spec: "node:path", places: ["storage/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "app/core.ts", "anchoring/setup.ts", "anchoring/paths.ts"], why: "paths of those files" },
+  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "anchoring/setup.ts", "verifier/cli.ts", "http/pages/bundle.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document; the pages' sources, read at build time (a macro: never in the executable)" },
+  { spec: "node:path", places: ["storage/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "app/core.ts", "anchoring/setup.ts", "anchoring/paths.ts", "http/pages/bundle.ts"], why: "paths of those files" },
   { spec: "node:net", places: ["anchoring/node-reachability.ts", "verifier/cli.ts", "verifier/http-get.ts"], why: "TCP reachability of a consensus node (also for docverify status); the verifier's isIP, to tell an address from a host name (--connect-to, pinning a mirror node to the address counted)" },
   { spec: "node:dns", places: ["verifier/cli.ts"], why: "the verifier's command-line shells: a mirror node's addresses, to count witnesses by host; the _docverify.DOMAIN TXT record that confirms an organisation's identity" },
   { spec: "node:async_hooks", places: ["anchoring/hedera-ledger.ts"], why: "the SDK hands its own error on, not the gRPC call's: the channel learns which submission a call belongs to (whether its connection was ever made) from the async context the submission runs in" },
@@ -97,8 +97,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   persons: ["lib", "crypto", "storage", "keys", "records", "anchoring/queue.ts"],
   // Browser code: the signed PDF's writer, and the pages' scripts bundled with it (scripts/build-app-pages.ts).
   pdf: [],
-  // verifier/human-time.ts: the one way every page writes a time; it imports nothing, so it bundles.
-  "sign-pages": ["pdf", "verifier/human-time.ts"],
+  // verifier/human-time.ts: the one way every page writes a time; verifier/signed-pdf.ts: the one
+  // rule that finds the original inside a signed PDF (the verify page's). Both import nothing, so they bundle.
+  "sign-pages": ["pdf", "verifier/human-time.ts", "verifier/signed-pdf.ts"],
   // The receipt verifier stands alone (docs/receipts.md §4): it imports nothing of the appliance.
   verifier: [],
   http: ["lib", "config", "keys", "records", "verification", "receipts", "persons", "anchoring/index.ts", "verifier/human-time.ts"],
@@ -226,11 +227,10 @@ test("signing outside crypto/: no node:crypto signing API and no WebCrypto", asy
   const offenders: string[] = [];
   for (const [file, text] of await sources()) {
     if (file.startsWith("crypto/")) continue;
-    // http/pages/verify-script.ts is a script for the visitor's browser, served as text.
     const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
     if (/import\s*\{[^}]*\b(sign|verify|generateKeyPair|generateKeyPairSync|createSign|createVerify|createPrivateKey|createPublicKey|webcrypto|subtle)\b[^}]*\}\s*from\s*["']node:crypto["']/.test(code)) offenders.push(`${file}: imports a signing API of node:crypto`);
     if (/\bimport\s+\*\s+as\s+\w+\s+from\s*["']node:crypto["']|\bimport\s+\w+\s+from\s*["']node:crypto["']/.test(code)) offenders.push(`${file}: imports node:crypto whole`);
-    if (/\bcrypto\.subtle\b|\bsubtle\.(sign|verify|importKey|generateKey|digest)\b/.test(code) && file !== "http/pages/verify-script.ts") offenders.push(`${file}: WebCrypto`);
+    if (/\bcrypto\.subtle\b|\bsubtle\.(sign|verify|importKey|generateKey|digest)\b/.test(code)) offenders.push(`${file}: WebCrypto`);
   }
   expect(offenders).toEqual([]);
 });
@@ -246,6 +246,8 @@ test("signing outside crypto/: no node:crypto signing API and no WebCrypto", asy
  */
 const VERIFIER_BARE = ["@noble/post-quantum/ml-dsa.js", "@noble/hashes/sha2.js"];
 const VERIFIER_SHELLS = ["verifier/cli.ts", "verifier/standalone.ts", "verifier/http-get.ts"];
+/** Verifier files the appliance's pages bundle too: each imports nothing (the "sign-pages" edges above). */
+const PAGE_SHARED = ["verifier/human-time.ts", "verifier/signed-pdf.ts"];
 /**
  * What the command-line shells may use of Node.js: files, a plain GET (http-get.ts:
  * undici's fetch costs Node.js 20 60 ms to load), name resolution (a mirror node's addresses, a
@@ -263,7 +265,7 @@ export function verifierViolations(files: Map<string, string>): string[] {
       } else if (!VERIFIER_BARE.includes(spec) && !(VERIFIER_SHELLS.includes(file) && VERIFIER_SHELL_NODE.includes(spec))) {
         bad.push(`${file} → ${spec} (the verifier imports only ${VERIFIER_BARE.join(", ")}; ${VERIFIER_SHELL_NODE.join(", ")} in ${VERIFIER_SHELLS.join(", ")})`);
       }
-    } else if (target?.startsWith("verifier/") && target !== "verifier/human-time.ts" && !(file === "main.ts" && (target === "verifier/cli.ts" || target === "verifier/usage.ts"))) {
+    } else if (target?.startsWith("verifier/") && !PAGE_SHARED.includes(target) && !(file === "main.ts" && (target === "verifier/cli.ts" || target === "verifier/usage.ts"))) {
       bad.push(`${file} → ${spec} (only main.ts's dispatch imports the verifier: verifier/cli.ts, verifier/usage.ts)`);
     }
   }

@@ -22,6 +22,7 @@ export interface DomElement {
   hidden: boolean;
   tabIndex: number;
   readonly classList: { add(name: string): void; remove(name: string): void; toggle(name: string, force?: boolean): void };
+  getAttribute(name: string): string | null;
   setAttribute(name: string, value: string): void;
   removeAttribute(name: string): void;
   append(...nodes: (DomElement | string)[]): void;

@@ -24,8 +24,7 @@ export const RECEIPT_RECORD = statement<ReceiptRecordRow, [recordId: string]>({
 
 export const RECEIPT_KEY = statement<ReceiptKeyRow, [fingerprint: Uint8Array]>({
   name: "receipt: signing key",
-  sqlite: "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",
-  postgres: "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = $1",
+  sql: "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",
 });
 
 export const RECEIPT_TRANSACTION = statement<ReceiptTransactionRow, [transactionId: string]>({

@@ -1,5 +1,6 @@
 /**
- * Statements written for each engine (store.ts, `Statement`): only for paths where building the
+ * Statements written for each engine (store.ts, `Statement`; one `sql` text when the two differ
+ * only in their parameters' spelling): only for paths where building the
  * query with drizzle would cost more than running it. Each pair returns the same columns with the
  * same JavaScript types: on PostgreSQL a bigint read as a number is cast `::float8` (times in ms
  * are exact in a double), a boolean read as SQLite's 0/1 is cast `::int`.
@@ -31,8 +32,7 @@ export const API_KEY_WITH_ORG = statement<CredentialRow, [keyId: string]>({
 /** Records a key's last use at `at`, unless a use at or after `olderThan` is already recorded. */
 export const TOUCH_API_KEY = statement<never, [at: number, keyId: string, olderThan: number]>({
   name: "API key last use",
-  sqlite: "UPDATE api_keys SET last_used_at = ?1 WHERE key_id = ?2 AND (last_used_at IS NULL OR last_used_at < ?3)",
-  postgres: "UPDATE api_keys SET last_used_at = $1 WHERE key_id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
+  sql: "UPDATE api_keys SET last_used_at = ?1 WHERE key_id = ?2 AND (last_used_at IS NULL OR last_used_at < ?3)",
 });
 
 // ---- records (records/service.ts) -----------------------------------------------------------
@@ -111,12 +111,9 @@ export const INSERT_RECORD = statement<
   ]
 >({
   name: "new record",
-  sqlite: `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
+  sql: `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
        seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-  postgres: `INSERT INTO records (id, org_id, signer_type, kind, signer_hint, doc_hash, filename, signed_at_ms, signer_fingerprint, signature,
-       seal_fingerprint, seal_signature, anchor_state, topic_id, transaction_id, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
 });
 
 /**
@@ -146,12 +143,9 @@ export const INSERT_PENDING_MESSAGE = statement<
   ]
 >({
   name: "new pending ledger message",
-  sqlite: `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms,
+  sql: `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms,
        valid_seconds, state, attempts, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  postgres: `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms,
-       valid_seconds, state, attempts, next_attempt_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 });
 
 // ---- the person application (persons/service.ts) ------------------------------------------------
@@ -159,37 +153,31 @@ export const INSERT_PENDING_MESSAGE = statement<
 /** Takes a WebAuthn challenge for good: one row changed means this answer was the first to use it. */
 export const TAKE_CHALLENGE = statement<never, [challenge: string]>({
   name: "take a challenge",
-  sqlite: "DELETE FROM app_challenges WHERE challenge = ?",
-  postgres: "DELETE FROM app_challenges WHERE challenge = $1",
+  sql: "DELETE FROM app_challenges WHERE challenge = ?",
 });
 
 /** A passkey's signature counter and last use, after an accepted assertion. */
 export const PASSKEY_USED = statement<never, [counter: number, at: number, credentialId: string]>({
   name: "passkey used",
-  sqlite: "UPDATE passkeys SET counter = ?, last_used_at = ? WHERE credential_id = ?",
-  postgres: "UPDATE passkeys SET counter = $1, last_used_at = $2 WHERE credential_id = $3",
+  sql: "UPDATE passkeys SET counter = ?, last_used_at = ? WHERE credential_id = ?",
 });
 
 /** Challenges past their expiry, deleted on the way to issuing a new one. */
 export const DELETE_EXPIRED_CHALLENGES = statement<never, [now: number]>({
   name: "expired challenges",
-  sqlite: "DELETE FROM app_challenges WHERE expires_at < ?",
-  postgres: "DELETE FROM app_challenges WHERE expires_at < $1",
+  sql: "DELETE FROM app_challenges WHERE expires_at < ?",
 });
 
 /** Of one subject's live challenges, only the newest `keep` stay. */
 export const TRIM_SUBJECT_CHALLENGES = statement<never, [purpose: string, subject: string, keep: number]>({
   name: "trim a subject's challenges",
-  sqlite: `DELETE FROM app_challenges WHERE purpose = ?1 AND subject = ?2 AND challenge NOT IN (
+  sql: `DELETE FROM app_challenges WHERE purpose = ?1 AND subject = ?2 AND challenge NOT IN (
        SELECT challenge FROM app_challenges WHERE purpose = ?1 AND subject = ?2 ORDER BY expires_at DESC LIMIT ?3)`,
-  postgres: `DELETE FROM app_challenges WHERE purpose = $1 AND subject = $2 AND challenge NOT IN (
-       SELECT challenge FROM app_challenges WHERE purpose = $1 AND subject = $2 ORDER BY expires_at DESC LIMIT $3)`,
 });
 
 export const INSERT_CHALLENGE = statement<never, [challenge: string, purpose: string, subject: string | null, payload: string | null, expiresAt: number]>({
   name: "new challenge",
-  sqlite: "INSERT INTO app_challenges (challenge, purpose, subject, payload, expires_at) VALUES (?, ?, ?, ?, ?)",
-  postgres: "INSERT INTO app_challenges (challenge, purpose, subject, payload, expires_at) VALUES ($1, $2, $3, $4, $5)",
+  sql: "INSERT INTO app_challenges (challenge, purpose, subject, payload, expires_at) VALUES (?, ?, ?, ?, ?)",
 });
 
 export const CHALLENGE_BY_VALUE = statement<{ purpose: string; subject: string | null; payload: string | null; expires_at: number }, [challenge: string]>({
@@ -240,26 +228,22 @@ export const SESSION_BY_DIGEST = statement<{ person_id: string; last_seen_at: nu
 
 export const TOUCH_SESSION = statement<never, [at: number, digest: Uint8Array]>({
   name: "session used",
-  sqlite: "UPDATE app_sessions SET last_seen_at = ? WHERE token_digest = ?",
-  postgres: "UPDATE app_sessions SET last_seen_at = $1 WHERE token_digest = $2",
+  sql: "UPDATE app_sessions SET last_seen_at = ? WHERE token_digest = ?",
 });
 
 export const DELETE_IDLE_SESSIONS = statement<never, [seenBefore: number]>({
   name: "idle sessions",
-  sqlite: "DELETE FROM app_sessions WHERE last_seen_at <= ?",
-  postgres: "DELETE FROM app_sessions WHERE last_seen_at <= $1",
+  sql: "DELETE FROM app_sessions WHERE last_seen_at <= ?",
 });
 
 export const INSERT_SESSION = statement<never, [digest: Uint8Array, personId: string, at: number]>({
   name: "new session",
-  sqlite: "INSERT INTO app_sessions (token_digest, person_id, created_at, last_seen_at) VALUES (?1, ?2, ?3, ?3)",
-  postgres: "INSERT INTO app_sessions (token_digest, person_id, created_at, last_seen_at) VALUES ($1, $2, $3, $3)",
+  sql: "INSERT INTO app_sessions (token_digest, person_id, created_at, last_seen_at) VALUES (?1, ?2, ?3, ?3)",
 });
 
 export const DELETE_SESSION = statement<never, [digest: Uint8Array]>({
   name: "end a session",
-  sqlite: "DELETE FROM app_sessions WHERE token_digest = ?",
-  postgres: "DELETE FROM app_sessions WHERE token_digest = $1",
+  sql: "DELETE FROM app_sessions WHERE token_digest = ?",
 });
 
 // ---- the verification log (verification/retention.ts) ---------------------------------------
@@ -293,24 +277,16 @@ export const ORGS_WITH_TOPIC = statement<{ id: string; name: string; domain: str
  */
 export const ORG_KEYS = statement<{ fingerprint: Uint8Array; algorithm: string; announced_at: string | null }, [orgId: string, topicId: string, systemKey: Uint8Array]>({
   name: "an organisation's keys",
-  sqlite: `SELECT k.fingerprint, k.algorithm,
+  sql: `SELECT k.fingerprint, k.algorithm,
        (SELECT a.consensus_at FROM ledger_transactions a
          WHERE a.org_id = ?1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = ?2
          ORDER BY a.sequence_number LIMIT 1) AS announced_at
      FROM signing_keys k
      WHERE k.fingerprint = ?3
         OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = ?1 AND kind = 'key_announcement' AND state <> 'abandoned')`,
-  postgres: `SELECT k.fingerprint, k.algorithm,
-       (SELECT a.consensus_at FROM ledger_transactions a
-         WHERE a.org_id = $1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = $2
-         ORDER BY a.sequence_number LIMIT 1) AS announced_at
-     FROM signing_keys k
-     WHERE k.fingerprint = $3
-        OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = $1 AND kind = 'key_announcement' AND state <> 'abandoned')`,
 });
 
 export const SEAL_KEYS = statement<{ fingerprint: Uint8Array; algorithm: string }, []>({
   name: "seal keys",
-  sqlite: "SELECT fingerprint, algorithm FROM signing_keys WHERE purpose = 'service-seal' ORDER BY created_at, fingerprint",
-  postgres: "SELECT fingerprint, algorithm FROM signing_keys WHERE purpose = 'service-seal' ORDER BY created_at, fingerprint",
+  sql: "SELECT fingerprint, algorithm FROM signing_keys WHERE purpose = 'service-seal' ORDER BY created_at, fingerprint",
 });

@@ -72,8 +72,23 @@ export interface Statement<Row, Params extends readonly unknown[]> {
   readonly _types?: { row: Row; params: Params };
 }
 
-export function statement<Row, Params extends readonly unknown[]>(s: { name: string; sqlite: string; postgres: string }): Statement<Row, Params> {
-  return s;
+/**
+ * A statement, its text for each engine; or `sql` alone when the two differ only in how they
+ * number parameters: written with `?` (numbered in order) or `?1`, `?2` (never both), the
+ * PostgreSQL text is the same with `$1`, `$2`.
+ */
+export function statement<Row, Params extends readonly unknown[]>(s: { name: string; sqlite: string; postgres: string } | { name: string; sql: string }): Statement<Row, Params> {
+  if (!("sql" in s)) return s;
+  return { name: s.name, sqlite: s.sql, postgres: postgresParameters(s.sql) };
+}
+
+/** `?` in order, or `?N`, as `$N`. */
+function postgresParameters(sql: string): string {
+  const numbered = /\?\d/.test(sql);
+  if (numbered && /\?(?!\d)/.test(sql)) throw new TypeError("statement: `?` and `?N` parameters mixed in one text");
+  if (numbered) return sql.replace(/\?(\d+)/g, "$$$1");
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
 }
 
 /** What a statement step gives back: every row, the first row, or how many rows it changed. */

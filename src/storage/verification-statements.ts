@@ -172,8 +172,7 @@ export const PERSON_SUSPENDED = statement<{ suspended: number }, [keyFingerprint
 
 export const KEY_BY_FINGERPRINT = statement<{ algorithm: string; public_key: Uint8Array }, [fingerprint: Uint8Array]>({
   name: "signing key",
-  sqlite: "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",
-  postgres: "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = $1",
+  sql: "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",
 });
 
 /**

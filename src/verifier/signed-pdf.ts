@@ -6,9 +6,8 @@
  *   /DocverifyOriginalLength (N)   /DocverifySignedLength (S, 10 digits)   /DocverifyRecordId (uuid)
  *
  * so whoever checks a file hashes its first N bytes instead of the whole file. Pure functions over
- * bytes, no imports: the verify-receipt command line and page use them, and the verify page's
- * script (src/http/pages/verify-script.ts) carries the same rule in plain JavaScript, checked
- * against this one by test/records/verify-page.test.ts.
+ * bytes, no imports: the verify-receipt command line and page use them, and so does the verify
+ * page's script (src/sign-pages/verify.ts).
  *
  * Callers may assume:
  * - `signed` only when the last marker in the file's last `SIGNED_PDF_TAIL_BYTES` bytes is

@@ -11,7 +11,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, tempDir } from "../support/env.ts";
 import { builtBinary, productBuild } from "../support/build.ts";
-import { authenticate, cliVerify, deploy, PAGE_FILE, pageVerify, type Deployment, type Held, type ShellResult } from "./e2e-rig.ts";
+import { authenticate, cliVerify, deploy, PAGE_HTML, pageVerify, type Deployment, type Held, type ShellResult } from "./e2e-rig.ts";
 
 afterAll(cleanup);
 
@@ -52,11 +52,11 @@ async function standaloneBeside(args: string[]): Promise<ShellResult> {
 
 test("npm run build writes the executable, the standalone verifier and the page, the page as committed", () => {
   expect(readdirSync(dist).sort()).toEqual(["docverify", "docverify-verify.mjs", "verify-receipt.html"]);
-  expect(readFileSync(join(dist, "verify-receipt.html"), "utf8")).toBe(readFileSync(PAGE_FILE, "utf8"));
+  expect(readFileSync(join(dist, "verify-receipt.html"), "utf8")).toBe(PAGE_HTML);
 });
 
 test("the executable serves the page it embeds at /verify-receipt", () => {
-  expect(served).toEqual({ status: 200, body: readFileSync(PAGE_FILE, "utf8") });
+  expect(served).toEqual({ status: 200, body: PAGE_HTML });
 });
 
 test(

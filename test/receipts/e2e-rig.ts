@@ -20,6 +20,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { BUN, ROOT, onCleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { openCore } from "../../src/app/core.ts";
+import { receiptPageHtml } from "../../src/http/pages/bundle.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { DATABASE_FILE, withSideFiles } from "../../src/storage/data-folder.ts";
@@ -32,8 +33,8 @@ import { waitFor } from "../support/wait.ts";
 export const MAIN = join(ROOT, "src", "main.ts");
 /** docverify from source; a test of the executable passes its own. */
 const FROM_SOURCE = [BUN, MAIN];
-/** The generated page, as committed (the same bytes `npm run build` copies to dist/). */
-export const PAGE_FILE = join(ROOT, "src", "http", "pages", "verify-receipt.html");
+/** The receipt page as the server embeds it (the same bytes `npm run build` writes to dist/). */
+export const PAGE_HTML = receiptPageHtml();
 
 /** Short consensus, so a record is final within a second. */
 const CONSENSUS_MS = "100";
@@ -395,12 +396,12 @@ export async function nodeVerify(args: string[]): Promise<ShellResult> {
   return result(code, stdout, stderr);
 }
 
-/** The page, as a person opens it from a file: the committed HTML copied to a folder of its own. */
+/** The page, as a person opens it from a file: saved in a folder of its own. */
 export function pageOnDisk(): string {
   const dir = join(tempDir("docverify-page-"), "saved");
   mkdirSync(dir);
   const path = join(dir, "verify-receipt.html");
-  copyFileSync(PAGE_FILE, path);
+  writeFileSync(path, PAGE_HTML);
   return `file://${path}`;
 }
 

@@ -1,5 +1,5 @@
 /**
- * A forged receipt on the verify page (src/http/pages/verify-receipt.html opened from disk in
+ * A forged receipt on the verify page (the receipt page saved and opened from disk in
  * Chromium; docs/receipts.md §3): the forger's own keys, a document nobody authenticated, a claimed
  * organisation name with a right-to-left override in it, and "mirror nodes" of the forger's
  * (test/support/forgery.ts) suggested by the receipt.

@@ -13,13 +13,13 @@ import { chromium, type Browser } from "playwright-core";
 import { BUN, ROOT, cleanup, onCleanup, tempDir } from "../support/env.ts";
 import { deadPort, docverifyTxt, identityDocument, startDnsServer, startIdentityServer, withCors, type IdentityServer } from "../support/identity-servers.ts";
 import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
+import { receiptPageHtml } from "../../src/http/pages/bundle.ts";
 import { createTestCa } from "../support/test-ca.ts";
 import { announcementBytes, buildReceipt, DOC_HASH, DOCUMENT, fakeMirror, ORG_ID, TOPIC } from "../verifier/fixtures.ts";
 
 afterAll(cleanup);
 
 /** The generated page as committed: what `npm run build` ships. */
-const PAGE_FILE = join(ROOT, "src", "http", "pages", "verify-receipt.html");
 const NAME = "Acme Ltd";
 /** Served by the identity server. */
 const DOMAIN = "acme.test";
@@ -65,7 +65,7 @@ beforeAll(async () => {
   const cert = ca.serverCertificate([DOMAIN]);
   server = startIdentityServer(cert);
   files = tempDir("docverify-identity-page-");
-  writeFileSync(join(files, "verify-receipt.html"), await Bun.file(PAGE_FILE).text());
+  writeFileSync(join(files, "verify-receipt.html"), receiptPageHtml());
   pageUrl = `file://${join(files, "verify-receipt.html")}`;
   documentPath = join(files, "hello.txt");
   writeFileSync(documentPath, DOCUMENT);

@@ -1,5 +1,5 @@
 /**
- * The receipt verifier's page (docs/receipts.md §4.4): the generated file is up to date and
+ * The receipt verifier's page (docs/receipts.md §4.4): built from its sources and
  * self-contained; GET /verify-receipt serves exactly it with the page headers and a policy that
  * allows its own script and the mirror nodes; and in headless Chromium, opened from a file and from
  * the server, it verifies a real receipt against two witnesses of a real ledger on two hosts (its
@@ -15,20 +15,21 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { browserScript, receiptPageHtml } from "../../src/http/pages/bundle.ts";
 import { PAGE_SECURITY_HEADERS } from "../../src/http/pages/html.ts";
+import { RECEIPT_PAGE } from "../../src/http/pages/verify-receipt.ts";
 import { signPdf } from "../../src/pdf/stamp.ts";
 import { documentLine, minimumMirrors, mirrorLines, verdictText } from "../../src/verifier/page/view.ts";
 import { humanTime } from "../../src/verifier/human-time.ts";
 import { makeTestPdf } from "../support/pdf.ts";
-import { BUN, ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
+import { ROOT, cleanup, onCleanup, tempDir, testApp } from "../support/env.ts";
 import { nextLoopback } from "../support/loopback.ts";
 import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
-import { authenticate, deploy, docHash, PAGE_FILE, pageOnDisk, pageVerify, sharedBrowser, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
+import { authenticate, deploy, docHash, PAGE_HTML, pageOnDisk, pageVerify, sharedBrowser, writeReceipt, type Deployment, type Held } from "./e2e-rig.ts";
 
 afterAll(cleanup);
 
-const BUILD_PAGE = join(ROOT, "scripts", "build-verify-page.ts");
-const html = readFileSync(PAGE_FILE, "utf8");
+const html = PAGE_HTML;
 const sha256b64 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
 const inline = (tag: string) => {
   const all = [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g"))];
@@ -38,16 +39,16 @@ const inline = (tag: string) => {
 
 describe("the generated page", () => {
   test(
-    "the committed file is what scripts/build-verify-page.ts writes (npm run build:page), and --check says when it is not",
+    "built from its sources when the server's module is compiled: the template, its style as written, the verifier bundled",
     () => {
-      const check = Bun.spawnSync([BUN, BUILD_PAGE, "--check"], { cwd: ROOT });
-      expect(check.stderr.toString()).toBe("");
-      expect(check.exitCode).toBe(0);
-      const stale = join(tempDir(), "verify-receipt.html");
-      writeFileSync(stale, html.replace("Verify a docverify receipt", "Verify a receipt"));
-      const refused = Bun.spawnSync([BUN, BUILD_PAGE, "--check", "--out", stale], { cwd: ROOT });
-      expect(refused.exitCode).toBe(1);
-      expect(refused.stderr.toString()).toContain("out of date; run npm run build:page");
+      const pageDir = join(ROOT, "src", "verifier", "page");
+      const template = readFileSync(join(pageDir, "template.html"), "utf8");
+      expect(inline("style")).toBe(readFileSync(join(pageDir, "style.css"), "utf8").trim());
+      expect(inline("script")).toBe(browserScript("verifier/page/browser.ts"));
+      expect(html.startsWith(template.slice(0, template.indexOf("{{")))).toBe(true);
+      expect(html).not.toContain("{{");
+      // What the server embeds is what a build writes beside the executable.
+      expect(RECEIPT_PAGE).toBe(receiptPageHtml());
     },
     60_000,
   );

@@ -29,7 +29,7 @@ export function cspHash(text: string): string {
  * The receipt verifier page's policy (docs/receipts.md §4.4): its one script and one style by
  * hash, and requests to any http(s) mirror node the visitor lists and to an announced domain's
  * well-known document (identity); nothing else is ever loaded.
- * The generated page carries it in a `<meta>` (scripts/build-verify-page.ts); the server sends it
+ * The page carries it in a `<meta>` (bundle.ts); the server sends it
  * as a header with `frame-ancestors 'none'`, which a `<meta>` policy cannot carry.
  */
 export function receiptPagePolicy(script: string, style: string): string {

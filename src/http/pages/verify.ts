@@ -25,7 +25,7 @@ import type { Records } from "../../records/service.ts";
 import type { PublicRecord } from "../../records/views.ts";
 import { isRevocationReason, REVOCATION_MEANINGS } from "../../records/validate.ts";
 import { contentSecurityPolicy, escapeHtml as e, htmlResponse, pageHeadStart, timeElement as time } from "./html.ts";
-import { VERIFY_SCRIPT } from "./verify-script.ts";
+import { browserScript } from "./bundle.ts" with { type: "macro" };
 
 export interface VerifyPageDeps {
   readonly records: Pick<Records, "publicRecord">;
@@ -71,6 +71,9 @@ a { color: inherit; }
 #result.mismatch { color: var(--bad); }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .875rem; }
 `;
+
+/** The page's script (sign-pages/verify.ts), bundled when this module is compiled (bundle.ts). */
+export const VERIFY_SCRIPT: string = browserScript("sign-pages/verify.ts");
 
 const PAGE_CSP = contentSecurityPolicy(STYLE, VERIFY_SCRIPT);
 

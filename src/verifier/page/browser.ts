@@ -9,7 +9,7 @@
  * `textContent`, never parsed as HTML, and ledger text has its control and direction-changing
  * characters written out (render.ts's safeText).
  *
- * Bundled with the verifier core by scripts/build-verify-page.ts into one HTML file whose
+ * Bundled with the verifier core by src/http/pages/bundle.ts into one HTML file whose
  * Content-Security-Policy allows this script by its hash and network requests only to http(s).
  */
 import { normaliseMirrorUrl, parseReceipt, parseTrustFile, sha256OfStream, verifyReceipt, type Receipt, type Report, type TrustFile } from "../index.ts";
