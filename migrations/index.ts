@@ -13,6 +13,7 @@ import m9 from "./0009_passkeys_sessions.sql" with { type: "text" };
 import m10 from "./0010_caches_and_covering_indexes.sql" with { type: "text" };
 import m11 from "./0011_organisation_domain.sql" with { type: "text" };
 import m12 from "./0012_organisation_name_key.sql" with { type: "text" };
+import m13 from "./0013_key_lifecycle.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -30,4 +31,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0010_caches_and_covering_indexes": m10,
   "0011_organisation_domain": m11,
   "0012_organisation_name_key": m12,
+  "0013_key_lifecycle": m13,
 };

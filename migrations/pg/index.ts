@@ -8,6 +8,7 @@ import m4 from "./0004_collation_c.sql" with { type: "text" };
 import m5 from "./0005_leader_rate.sql" with { type: "text" };
 import m6 from "./0006_organisation_domain.sql" with { type: "text" };
 import m7 from "./0007_organisation_name_key.sql" with { type: "text" };
+import m8 from "./0008_key_lifecycle.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -20,4 +21,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0005_leader_rate": m5,
   "0006_organisation_domain": m6,
   "0007_organisation_name_key": m7,
+  "0008_key_lifecycle": m8,
 };

@@ -39,6 +39,10 @@ export const signingKeys = pgTable("signing_keys", {
   purpose: text("purpose").notNull(),
   sealedSeed: bytes("sealed_seed"),
   createdAt: bigint("created_at", { mode: "number" }).notNull(),
+  replaces: bytes("replaces"),
+  retiredAt: bigint("retired_at", { mode: "number" }),
+  compromisedSince: bigint("compromised_since", { mode: "number" }),
+  compromisedAt: bigint("compromised_at", { mode: "number" }),
 });
 
 export const changeCounter = pgTable("change_counter", {
@@ -78,6 +82,7 @@ export const apiKeys = pgTable(
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     lastUsedAt: bigint("last_used_at", { mode: "number" }),
     revokedAt: bigint("revoked_at", { mode: "number" }),
+    expiresAt: bigint("expires_at", { mode: "number" }),
   },
   (t) => [index("api_keys_org").on(t.orgId)],
 );
@@ -97,7 +102,7 @@ export const ledgerTransactions = pgTable(
   "ledger_transactions",
   {
     transactionId: text("transaction_id").primaryKey(),
-    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement"] }).notNull(),
+    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement", "key_compromise"] }).notNull(),
     orgId: text("org_id")
       .notNull()
       .references(() => organisations.id),
@@ -127,6 +132,7 @@ export const ledgerTransactions = pgTable(
     uniqueIndex("ledger_transactions_one_announcement")
       .on(t.orgId, t.keyFingerprint, t.announcementGeneration)
       .where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
+    uniqueIndex("ledger_transactions_one_compromise").on(t.keyFingerprint).where(sql`kind = 'key_compromise' AND state <> 'abandoned'`),
   ],
 );
 

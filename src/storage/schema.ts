@@ -22,6 +22,11 @@ export const serviceMeta = sqliteTable("service_meta", {
  * fingerprint, so a key row must outlive every record it signed. `purpose` is bound into the
  * sealed seed (`org:<orgId>`, `service-seal`, `person:<id>`); `sealed_seed` is null for keys
  * whose private half the service never holds (a person's key).
+ *
+ * A key's life (docs/signing.md "Key lifecycle"): `replaces` names the key it took over from (a
+ * rotation; null for an organisation's, a person's or the seal's first key), `retired_at` is when
+ * a newer key replaced it, and `compromised_since` / `compromised_at` say that it was declared
+ * compromised (at `compromised_at`) for every record it signed at or after `compromised_since`.
  */
 export const signingKeys = sqliteTable("signing_keys", {
   fingerprint: blob("fingerprint", { mode: "buffer" }).primaryKey(),
@@ -30,6 +35,10 @@ export const signingKeys = sqliteTable("signing_keys", {
   purpose: text("purpose").notNull(),
   sealedSeed: blob("sealed_seed", { mode: "buffer" }),
   createdAt: integer("created_at").notNull(),
+  replaces: blob("replaces", { mode: "buffer" }),
+  retiredAt: integer("retired_at"),
+  compromisedSince: integer("compromised_since"),
+  compromisedAt: integer("compromised_at"),
 });
 
 /**
@@ -105,6 +114,8 @@ export const apiKeys = sqliteTable(
     createdAt: integer("created_at").notNull(),
     lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
+    /** When the key stops working (ms); null: never. */
+    expiresAt: integer("expires_at"),
   },
   (t) => [index("api_keys_org").on(t.orgId)],
 );
@@ -140,7 +151,7 @@ export const ledgerTransactions = sqliteTable(
   "ledger_transactions",
   {
     transactionId: text("transaction_id").primaryKey(),
-    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement"] }).notNull(),
+    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement", "key_compromise"] }).notNull(),
     orgId: text("org_id")
       .notNull()
       .references(() => organisations.id),
@@ -187,6 +198,8 @@ export const ledgerTransactions = sqliteTable(
     uniqueIndex("ledger_transactions_one_announcement")
       .on(t.orgId, t.keyFingerprint, t.announcementGeneration)
       .where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
+    // One key-compromise message per key while it could still land: exactly once.
+    uniqueIndex("ledger_transactions_one_compromise").on(t.keyFingerprint).where(sql`kind = 'key_compromise' AND state <> 'abandoned'`),
   ],
 );
 
