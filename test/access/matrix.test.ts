@@ -167,6 +167,30 @@ sqliteOnlyDescribe("keys from the command line against a running service", SERVE
     expect(off.status).toBe(402);
   }, 30_000);
 
+  test("a key minted by `docverify key mint --expires` works against the running service until that time, then gets the 401 of a revoked key", async () => {
+    // Time enough for the command to run and the first requests to be answered on a busy machine.
+    const expiresAt = Date.now() + 5_000;
+    const p = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), "key", "mint", "--org", orgId, "--env", "live", "--expires", new Date(expiresAt).toISOString(), "--data", data, "--json"], {
+      env: { PATH: process.env.PATH, USER: "ops" },
+    });
+    expect(p.exitCode).toBe(0);
+    const minted = JSON.parse(p.stdout.toString()) as { key: string; expiresAt: string };
+    expect(minted.expiresAt).toBe(new Date(expiresAt).toISOString());
+    const list = () => fetch(service.url + "/v1/verifications", { headers: { authorization: `Bearer ${minted.key}` } });
+    expect((await list()).status).toBe(200);
+    expect((await list()).status).toBe(200); // kept by the service: nothing is committed when it expires
+    const refused = await waitFor("the key refused once expired", async () => {
+      const res = await list();
+      return res.status === 200 ? undefined : { status: res.status, body: await res.text(), at: Date.now() };
+    }, 15_000, 100);
+    expect(refused.at).toBeGreaterThanOrEqual(expiresAt);
+    expect(refused.status).toBe(401);
+    const revoked = await admin.apiKeys.mint({ orgId, environment: "live" }, "test");
+    await admin.apiKeys.revoke(revoked.keyId, "test");
+    const res = await fetch(service.url + "/v1/verifications", { headers: { authorization: `Bearer ${revoked.key}` } });
+    expect(refused.body).toBe(await res.text());
+  }, 30_000);
+
   test("two Authorization header lines on the wire are refused (raw socket)", async () => {
     const { port, hostname } = new URL(service.url);
     const key = (await admin.apiKeys.mint({ orgId, environment: "live" }, "test")).key;
