@@ -101,13 +101,9 @@ function expiresFlag(value: string | boolean | undefined, now: number): number |
   try {
     return parseExpiry(String(value), now);
   } catch (e) {
-    throw expiresRefused(String(value), e);
+    if (e instanceof DomainError && e.details?.expires !== undefined) throw new UsageError(`--expires ${JSON.stringify(value)}: ${e.details.expires}`);
+    throw e;
   }
-}
-
-/** The service's refusal of an expiry as a usage error; anything else as it is. */
-function expiresRefused(value: string, e: unknown): unknown {
-  return e instanceof DomainError && e.details?.expires !== undefined ? new UsageError(`--expires ${JSON.stringify(value)}: ${e.details.expires}`) : e;
 }
 
 export async function runOrg(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
@@ -168,10 +164,8 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
       const orgId = values.org;
       const environment = values.env;
       const expiresAt = expiresFlag(values.expires, Date.now());
-      const k = await withAdminCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true, expiresAt }, osActor(env))).catch((e: unknown) => {
-        // The service checks the expiry again against its own clock (a moment later).
-        throw expiresRefused(String(values.expires), e);
-      });
+      // The service checks the expiry again, against its clock a moment later (exit 1 if it passed meanwhile).
+      const k = await withAdminCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true, expiresAt }, osActor(env)));
       const expires = k.expiresAt === null ? "never expires" : `expires ${time(k.expiresAt)}`;
       if (values.json) {
         out.write(JSON.stringify({ key: k.key, keyId: k.keyId, environment: k.environment, scopes: k.scopes, expiresAt: k.expiresAt === null ? null : time(k.expiresAt) }) + "\n");
