@@ -25,7 +25,7 @@ Usage:
   docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]
                       [--domain DOMAIN|none] [--name NAME]
   docverify org list
-  docverify key mint --org ORG --env live|test [--revoke]
+  docverify key mint --org ORG --env live|test [--revoke] [--expires DATE]
   docverify key list [--org ORG]
   docverify key revoke KEYID
   docverify person add --org ORG --name NAME --email EMAIL --identity TEXT
@@ -123,24 +123,29 @@ export const USAGES: Readonly<Record<string, string>> = {
   "org list": "Usage: docverify org list [--json] [--data DIR]\n\nOrganisations, their flags and domains.\n\n" + options(JSON_OUT, DATA, HELP),
   key:
     "Usage: docverify key mint|list|revoke [OPTIONS]\n\n" +
-    "  docverify key mint --org ORG --env live|test [--revoke]\n" +
+    "  docverify key mint --org ORG --env live|test [--revoke] [--expires DATE]\n" +
     "  docverify key list [--org ORG]\n" +
     "  docverify key revoke KEYID\n\n" +
     "Each takes --data DIR and --json; docverify key SUBCOMMAND --help for its usage.\n",
   "key mint":
-    "Usage: docverify key mint --org ORG --env live|test [--revoke] [--json] [--data DIR]\n\n" +
-    "Mints an API key for organisation ORG and prints it, once: copy it now, only its digest is kept.\n\n" +
+    "Usage: docverify key mint --org ORG --env live|test [--revoke] [--expires DATE] [--json] [--data DIR]\n\n" +
+    "Mints an API key for organisation ORG and prints it, once: copy it now, only its digest is kept.\n" +
+    "From its expiry on, the key is refused (401) like a revoked one; without --expires it never expires.\n" +
+    "DATE is YYYY-MM-DD (that day's 00:00 UTC) or an RFC 3339 time with its zone, such as\n" +
+    "2027-01-31T17:00:00Z or 2027-01-31T18:00:00+01:00, and must be in the future.\n\n" +
     options(
       ["--org ORG", "the organisation's id (required)"],
       ["--env live|test", "the key's environment (required)"],
       ["--revoke", "the key may also revoke records (a live key of an organisation with the add-on)"],
+      ["--expires DATE", "when the key stops working (default: never)"],
       JSON_OUT,
       DATA,
       HELP,
     ),
   "key list":
     "Usage: docverify key list [--org ORG] [--json] [--data DIR]\n\n" +
-    "Keys without secrets: id, organisation, environment, scopes, created, last used, revoked.\n\n" +
+    "Keys without secrets: id, organisation, environment, scopes, created, last used, revoked,\n" +
+    "expiry and whether it has passed (expired=yes: the key is refused).\n\n" +
     options(["--org ORG", "only this organisation's keys"], JSON_OUT, DATA, HELP),
   "key revoke": "Usage: docverify key revoke KEYID [--json] [--data DIR]\n\nRevokes the key KEYID.\n\n" + options(JSON_OUT, DATA, HELP),
   person:

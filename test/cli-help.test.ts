@@ -108,6 +108,18 @@ describe("--help and -h", () => {
     expect(revoke.code).toBe(1); // no key "-h": the command ran
   });
 
+  test("key mint's usage documents --expires: the forms DATE takes, that it must be in the future, and what expiry does; key list's names the expiry", async () => {
+    const cwd = tempDir();
+    const [mint, list, key, all] = await Promise.all([run(["key", "mint", "--help"], cwd), run(["key", "list", "--help"], cwd), run(["key", "--help"], cwd), run(["--help"], cwd)]);
+    expect(mint.stdout).toStartWith("Usage: docverify key mint --org ORG --env live|test [--revoke] [--expires DATE] [--json] [--data DIR]\n");
+    expect(mint.stdout).toMatch(/^ {2}--expires DATE +when the key stops working \(default: never\)$/m);
+    expect(mint.stdout).toContain("DATE is YYYY-MM-DD (that day's 00:00 UTC) or an RFC 3339 time with its zone");
+    expect(mint.stdout).toContain("must be in the future");
+    expect(mint.stdout).toContain("the key is refused (401) like a revoked one");
+    expect(list.stdout).toContain("expiry and whether it has passed");
+    for (const usage of [key.stdout, all.stdout]) expect(usage).toContain("docverify key mint --org ORG --env live|test [--revoke] [--expires DATE]\n");
+  });
+
   test("docverify org alone is still a usage error, pointing at its usage", async () => {
     const r = await run(["org"], tempDir());
     expect(r.code).toBe(2);

@@ -10,10 +10,11 @@ import { enrolmentBase } from "./enrolment-url.ts";
 import { openAdminCore, type AdminCore, type CoreOptions } from "../app/core.ts";
 import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
-import type { ApiKeyInfo } from "../keys/api-keys.ts";
+import { isExpired, parseExpiry, type ApiKeyInfo } from "../keys/api-keys.ts";
 import { parseOrgDomain, type OrgChanges, type Organisation } from "../keys/organisations.ts";
 import { createPersons, type EnrolmentLink, type Person, type Persons } from "../persons/persons.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
+import { DomainError } from "../lib/errors.ts";
 import { createLogger } from "../lib/log.ts";
 
 type Out = { write(s: string): void };
@@ -80,8 +81,29 @@ function domainFlag(value: string | boolean | undefined): string | null | undefi
   return parsed.domain;
 }
 
-function keyJson(k: ApiKeyInfo) {
-  return { ...k, createdAt: time(k.createdAt), lastUsedAt: k.lastUsedAt === null ? null : time(k.lastUsedAt), revokedAt: k.revokedAt === null ? null : time(k.revokedAt) };
+/** A key as --json shows it: times in RFC 3339, and whether it has expired at `now`. */
+function keyJson(k: ApiKeyInfo, now: number) {
+  const at = (ms: number | null) => (ms === null ? null : time(ms));
+  return { ...k, createdAt: time(k.createdAt), lastUsedAt: at(k.lastUsedAt), revokedAt: at(k.revokedAt), expiresAt: at(k.expiresAt), expired: isExpired(k, now) };
+}
+
+function keyLine(k: ApiKeyInfo, now: number): string {
+  const expiry = k.expiresAt === null ? "never" : time(k.expiresAt);
+  return `${keyPrefix(k)}  org=${k.orgId}  ${k.environment}  scopes=${k.scopes.join(",")}  created=${time(k.createdAt)}  last-used=${time(k.lastUsedAt)}  revoked=${time(k.revokedAt)}  expires=${expiry}  expired=${isExpired(k, now) ? "yes" : "no"}`;
+}
+
+/**
+ * `--expires`' value in ms (null without the flag): a date YYYY-MM-DD or an RFC 3339 time, after
+ * `now`. Anything else is a usage error, found before the data folder is opened.
+ */
+function expiresFlag(value: string | boolean | undefined, now: number): number | null {
+  if (value === undefined) return null;
+  try {
+    return parseExpiry(String(value), now);
+  } catch (e) {
+    if (e instanceof DomainError && e.details?.expires !== undefined) throw new UsageError(`--expires ${JSON.stringify(value)}: ${e.details.expires}`);
+    throw e;
+  }
 }
 
 export async function runOrg(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
@@ -136,39 +158,36 @@ export async function runKey(args: readonly string[], env: Readonly<Record<strin
   const [sub, ...rest] = args;
   switch (sub) {
     case "mint": {
-      const { values } = parse(rest, { org: { type: "string" }, env: { type: "string" }, revoke: { type: "boolean" } });
+      const { values } = parse(rest, { org: { type: "string" }, env: { type: "string" }, revoke: { type: "boolean" }, expires: { type: "string" } });
       if (typeof values.org !== "string") throw new UsageError("--org is required");
       if (values.env !== "live" && values.env !== "test") throw new UsageError("--env is required and must be live or test");
       const orgId = values.org;
       const environment = values.env;
-      const k = await withAdminCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true }, osActor(env)));
+      const expiresAt = expiresFlag(values.expires, Date.now());
+      // The service checks the expiry again, against its clock a moment later (exit 1 if it passed meanwhile).
+      const k = await withAdminCore(env, values.data, (c) => c.apiKeys.mint({ orgId, environment, revoke: values.revoke === true, expiresAt }, osActor(env)));
+      const expires = k.expiresAt === null ? "never expires" : `expires ${time(k.expiresAt)}`;
       if (values.json) {
-        out.write(JSON.stringify({ key: k.key, keyId: k.keyId, environment: k.environment, scopes: k.scopes }) + "\n");
+        out.write(JSON.stringify({ key: k.key, keyId: k.keyId, environment: k.environment, scopes: k.scopes, expiresAt: k.expiresAt === null ? null : time(k.expiresAt) }) + "\n");
       } else {
         out.write(`${k.key}\n`);
-        process.stderr.write(`This key is shown once; copy it now. Key id ${k.keyId}, ${k.environment}, scopes: ${k.scopes.join(" ")}\n`);
+        process.stderr.write(`This key is shown once; copy it now. Key id ${k.keyId}, ${k.environment}, scopes: ${k.scopes.join(" ")}, ${expires}\n`);
       }
       return 0;
     }
     case "list": {
       const { values } = parse(rest, { org: { type: "string" } });
-      const keys = await withExistingAdminCore(env, values.data, async (c) => {
+      const { keys, now } = await withExistingAdminCore(env, values.data, async (c) => {
         if (typeof values.org === "string") await c.organisations.get(values.org);
-        return c.apiKeys.list(typeof values.org === "string" ? { orgId: values.org } : {});
+        return { keys: await c.apiKeys.list(typeof values.org === "string" ? { orgId: values.org } : {}), now: c.clock.now() };
       });
-      out.write(
-        values.json
-          ? JSON.stringify(keys.map(keyJson)) + "\n"
-          : keys
-              .map((k) => `${keyPrefix(k)}  org=${k.orgId}  ${k.environment}  scopes=${k.scopes.join(",")}  created=${time(k.createdAt)}  last-used=${time(k.lastUsedAt)}  revoked=${time(k.revokedAt)}\n`)
-              .join(""),
-      );
+      out.write(values.json ? JSON.stringify(keys.map((k) => keyJson(k, now))) + "\n" : keys.map((k) => keyLine(k, now) + "\n").join(""));
       return 0;
     }
     case "revoke": {
       const { values, positionals } = parse(rest, {}, 1);
-      const k = await withAdminCore(env, values.data, (c) => c.apiKeys.revoke(positionals[0]!, osActor(env)));
-      out.write(values.json ? JSON.stringify(keyJson(k)) + "\n" : `revoked ${keyPrefix(k)}\n`);
+      const { k, now } = await withAdminCore(env, values.data, async (c) => ({ k: await c.apiKeys.revoke(positionals[0]!, osActor(env)), now: c.clock.now() }));
+      out.write(values.json ? JSON.stringify(keyJson(k, now)) + "\n" : `revoked ${keyPrefix(k)}\n`);
       return 0;
     }
     default:

@@ -106,7 +106,7 @@ export function docsRoutes(options: { version: string }) {
           servers: [{ url: "/", description: "The service that serves this document (its DOCVERIFY_PUBLIC_URL)" }],
           components: {
             securitySchemes: {
-              bearer: { type: "http", scheme: "bearer", description: "`dv_live_…` or `dv_test_…` API key" },
+              bearer: { type: "http", scheme: "bearer", description: "`dv_live_…` or `dv_test_…` API key; refused (401) once revoked or past its expiry" },
               session: { type: "apiKey", in: "cookie", name: "docverify_session", description: "A person's session on the enrolment and signing pages (/app): set by POST /app/session or /app/enrol/{token}, ended after 15 minutes unused" },
             },
           },

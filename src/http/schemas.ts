@@ -28,7 +28,7 @@ export const ErrorBody = t.Object(
 
 const DESCRIPTIONS: Record<number, string> = {
   400: "Malformed request; `error.details` names each offending field",
-  401: "Credential missing where required, or unusable (cause not distinguished)",
+  401: "Credential missing where required, or unusable: malformed, unknown, revoked or expired (cause not distinguished)",
   402: "PAYMENT_REQUIRED: API access off; ADDON_REQUIRED: the organisation lacks the add-on",
   403: "FORBIDDEN (Origin header, or no verifications:read), TEST_ENVIRONMENT, SCOPE_REQUIRED, NOT_REVOCABLE",
   404: "Not found for this organisation and environment (causes not distinguished)",

@@ -3,8 +3,8 @@
  *
  * Guarantees:
  * - A key that is malformed or whose CRC does not match is refused before storage is touched.
- * - Every other cause of an unusable key (unknown key id, wrong secret, revoked key, key of an
- *   environment other than the one its id was minted for) does the same work: the counter's
+ * - Every other cause of an unusable key (unknown key id, wrong secret, revoked key, expired key,
+ *   key of an environment other than the one its id was minted for) does the same work: the counter's
  *   read, one indexed read and one constant-time comparison of SHA-256 digests (against a fixed
  *   dummy digest when the id is unknown), and gives the same answer, `null`. Callers turn `null`
  *   into one 401.
@@ -19,6 +19,10 @@
  *   header, which every commit of every process rewrites). Only keys presented with their right secret are kept
  *   (a flood of wrong or unknown keys cannot fill the memory), only while usable (not revoked,
  *   presented for its environment), and any refusal costs the full lookup, kept or not.
+ * - Expiry is seen by the first request at or after it. A key expires by the clock, not by a
+ *   change: nothing is committed and the counter stands, so the kept row's `expires_at` is
+ *   compared with the clock on every request (no query), and an expired kept key is refused with
+ *   the full lookup like any other unusable key.
  * - Last-used times are kept without a write per request: the row read for authentication
  *   tells whether the stored time is older than `LAST_USED_RESOLUTION_MS`; only then is the key
  *   queued, and queued keys are written together, in one transaction, every few seconds and at
@@ -102,7 +106,8 @@ export function createCredentials(deps: { credentials: CredentialReads; clock: C
     }
     // Only a kept key that is usable as presented answers from memory; every refusal does the
     // full work below (the lookup and the comparison), whatever was kept.
-    const usable = (r: Row) => r.revoked_at === null && r.environment === parsed.environment;
+    const now = clock.now();
+    const usable = (r: Row) => r.revoked_at === null && (r.expires_at === null || now < r.expires_at) && r.environment === parsed.environment;
     let entry = gen === null ? undefined : kept.get(parsed.keyId);
     if (entry === undefined || !usable(entry.row) || !secretMatches(parsed.secret, entry.row.secret_digest, scratch)) {
       const row = yield* settled(reads.keyWithOrg(parsed.keyId));
@@ -116,7 +121,6 @@ export function createCredentials(deps: { credentials: CredentialReads; clock: C
       if (gen !== null) kept.set(parsed.keyId, entry);
     }
     const { row, key } = entry;
-    const now = clock.now();
     if ((row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) && !pending.has(row.key_id)) {
       pending.set(row.key_id, now);
       row.last_used_at = now; // the kept copy: queued once a minute, not on every request after a flush

@@ -15,6 +15,8 @@ export interface CredentialRow {
   /** Updated in the kept copy by credentials.ts when a use is queued. */
   last_used_at: number | null;
   revoked_at: number | null;
+  /** When the key stops working (ms), null: never. */
+  expires_at: number | null;
   org_id: string;
   name: string;
   api_access: number;

@@ -18,11 +18,12 @@ export const CHANGE_COUNTER = statement<{ value: number }, []>({
 
 export const API_KEY_WITH_ORG = statement<CredentialRow, [keyId: string]>({
   name: "API key with its organisation",
-  sqlite: `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at, k.revoked_at,
+  sqlite: `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at, k.revoked_at, k.expires_at,
                   o.id AS org_id, o.name, o.api_access, o.addon, o.validated, o.suspended, o.domain, o.created_at, o.topic_id
              FROM api_keys k JOIN organisations o ON o.id = k.org_id
             WHERE k.key_id = ?`,
   postgres: `SELECT k.key_id, k.environment, k.scopes, k.secret_digest, k.last_used_at::float8 AS last_used_at, k.revoked_at::float8 AS revoked_at,
+                    k.expires_at::float8 AS expires_at,
                     o.id AS org_id, o.name, o.api_access::int AS api_access, o.addon::int AS addon, o.validated::int AS validated,
                     o.suspended::int AS suspended, o.domain, o.created_at::float8 AS created_at, o.topic_id
                FROM api_keys k JOIN organisations o ON o.id = k.org_id

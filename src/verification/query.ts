@@ -6,6 +6,7 @@
  */
 import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import { DomainError } from "../lib/errors.ts";
+import { parseRfc3339 } from "../lib/formats.ts";
 import type { ListFilters } from "./log/page.ts";
 import { DOC_HASH_RE, VERDICTS, isVerdict } from "./types.ts";
 
@@ -20,42 +21,9 @@ function validationFailed(details: Record<string, string>, what: string): Domain
   return new DomainError("VALIDATION_FAILED", `Invalid ${what}: ${Object.keys(details).join(", ")}.`, details);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Timestamps
-// ---------------------------------------------------------------------------------------------
-
-const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
-
-/**
- * An RFC 3339 date-time with a time zone, as `{ ms, subMsNanos }`: `ms` the whole milliseconds
- * (rounded down) and `subMsNanos` the nanoseconds below the millisecond (0 to 999,999). Accepted:
- * `YYYY-MM-DDTHH:MM:SS`, optional `.` and 1 to 9 fractional digits, then `Z` or `±HH:MM`.
- * Refused: lowercase `t`/`z` and a space separator (RFC 3339 permits them; we accept one
- * spelling), a missing zone, `-00:00` (RFC 3339's "offset unknown"), leap second `60`,
- * impossible dates (`2026-02-30`), more than nine fractional digits. Null when refused.
- */
-export function parseRfc3339(text: string): { ms: number; subMsNanos: number } | null {
-  const m = RFC3339_RE.exec(text);
-  if (m === null) return null;
-  const [, ys, mos, ds, hs, mis, ss, frac = "", zone] = m;
-  const y = Number(ys), mo = Number(mos), d = Number(ds), h = Number(hs), mi = Number(mis), s = Number(ss);
-  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return null;
-  const daysInMonth = new Date(Date.UTC(2000, mo, 0)).getUTCDate(); // 2000 is a leap year
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-  if (d > (mo === 2 && !leap ? 28 : daysInMonth)) return null;
-  let offsetMinutes = 0;
-  if (zone !== "Z") {
-    if (zone === "-00:00") return null;
-    const oh = Number(zone!.slice(1, 3)), om = Number(zone!.slice(4, 6));
-    if (oh > 23 || om > 59) return null;
-    offsetMinutes = (zone![0] === "-" ? -1 : 1) * (oh * 60 + om);
-  }
-  const date = new Date(0);
-  date.setUTCFullYear(y, mo - 1, d); // not Date.UTC: it reads years 0–99 as 1900–1999
-  date.setUTCHours(h, mi, s, Number(frac.slice(0, 3).padEnd(3, "0")));
-  const ms = date.getTime() - offsetMinutes * 60_000;
-  return { ms, subMsNanos: Number(frac.padEnd(9, "0").slice(3)) };
-}
+// `from` and `to` are read by lib/formats.ts `parseRfc3339`, shared with the command line's times
+// (an API key's expiry); its tests import it from here.
+export { parseRfc3339 };
 
 // ---------------------------------------------------------------------------------------------
 // GET /v1/verifications

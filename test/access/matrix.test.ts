@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
+import { manualClock } from "../../src/lib/clock.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { CALLERS, expected, giveTopics, giveTopicsOn, OPERATIONS, provisionCallers, type Callers } from "../support/access-matrix.ts";
 import { ENGINE_NAME, sqliteOnlyDescribe, testService } from "../support/engine.ts";
@@ -51,7 +52,7 @@ function runMatrix(label: string, setup: () => Promise<{ send: Send; callers: Ca
 
     test("every unusable credential gets the same 401 body", async () => {
       const bodies = new Set<string>();
-      for (const caller of ["malformed key", "bad CRC", "unknown key id", "wrong secret", "revoked key", "two Authorization headers", "non-Bearer scheme"] as const) {
+      for (const caller of ["malformed key", "bad CRC", "unknown key id", "wrong secret", "revoked key", "expired key", "two Authorization headers", "non-Bearer scheme"] as const) {
         const res = await ctx.send("/v1/verifications", { method: "GET", headers: ctx.callers.headers[caller] });
         bodies.add(await res.text());
       }
@@ -78,6 +79,35 @@ runMatrix(`in-process, ${ENGINE_NAME}`, async () => {
   const callers = await provisionCallers(service);
   await giveTopicsOn(service.store);
   return { send: (path, init) => service.request(path, init), callers };
+});
+
+describe(`a key's expiry, by the service's own clock (in-process, ${ENGINE_NAME})`, () => {
+  test("a key kept in memory is admitted to every operation until its expiry, then refused on every one with a revoked key's 401", async () => {
+    const clock = manualClock(Date.now());
+    const service = await testService({ env: LIMITS, clock });
+    const org = await service.organisations.create({ name: "Expiring Ltd", apiAccess: true, addon: true, validated: true }, "test");
+    await giveTopicsOn(service.store);
+    const expiresAt = clock.now() + 60_000;
+    const key = (await service.apiKeys.mint({ orgId: org.id, environment: "live", revoke: true, expiresAt }, "test")).key;
+    const revoked = await service.apiKeys.mint({ orgId: org.id, environment: "live" }, "test");
+    await service.apiKeys.revoke(revoked.keyId, "test");
+    const send = (op: (typeof OPERATIONS)[number], bearer: string) =>
+      service.request(op.path, {
+        method: op.method,
+        headers: { authorization: `Bearer ${bearer}`, ...(op.body === undefined ? {} : { "content-type": "application/json" }) },
+        body: op.body === undefined ? undefined : JSON.stringify(op.body),
+      });
+    const answer = async (res: Response) => `${res.status} ${((await res.json()) as { error?: { code: string } }).error?.code ?? ""}`.trim();
+
+    clock.set(expiresAt - 1);
+    for (const op of OPERATIONS) expect({ op: op.operation, got: await answer(await send(op, key)) }).toEqual({ op: op.operation, got: op.admitted });
+    clock.set(expiresAt);
+    const unusable = await (await send(OPERATIONS[1]!, revoked.key)).text();
+    for (const op of OPERATIONS) {
+      const res = await send(op, key);
+      expect({ op: op.operation, status: res.status, body: await res.text() }).toEqual({ op: op.operation, status: 401, body: unusable });
+    }
+  });
 });
 
 // The served process and the command line on its data folder: on PostgreSQL, serve processes
@@ -135,6 +165,30 @@ sqliteOnlyDescribe("keys from the command line against a running service", SERVE
     dv("org", "set", org, "--api-access", "off");
     const off = await fetch(service.url + "/v1/verifications", { headers: { authorization: `Bearer ${again.key}` } });
     expect(off.status).toBe(402);
+  }, 30_000);
+
+  test("a key minted by `docverify key mint --expires` works against the running service until that time, then gets the 401 of a revoked key", async () => {
+    // Time enough for the command to run and the first requests to be answered on a busy machine.
+    const expiresAt = Date.now() + 5_000;
+    const p = Bun.spawnSync([BUN, join(ROOT, "src", "main.ts"), "key", "mint", "--org", orgId, "--env", "live", "--expires", new Date(expiresAt).toISOString(), "--data", data, "--json"], {
+      env: { PATH: process.env.PATH, USER: "ops" },
+    });
+    expect(p.exitCode).toBe(0);
+    const minted = JSON.parse(p.stdout.toString()) as { key: string; expiresAt: string };
+    expect(minted.expiresAt).toBe(new Date(expiresAt).toISOString());
+    const list = () => fetch(service.url + "/v1/verifications", { headers: { authorization: `Bearer ${minted.key}` } });
+    expect((await list()).status).toBe(200);
+    expect((await list()).status).toBe(200); // kept by the service: nothing is committed when it expires
+    const refused = await waitFor("the key refused once expired", async () => {
+      const res = await list();
+      return res.status === 200 ? undefined : { status: res.status, body: await res.text(), at: Date.now() };
+    }, 15_000, 100);
+    expect(refused.at).toBeGreaterThanOrEqual(expiresAt);
+    expect(refused.status).toBe(401);
+    const revoked = await admin.apiKeys.mint({ orgId, environment: "live" }, "test");
+    await admin.apiKeys.revoke(revoked.keyId, "test");
+    const res = await fetch(service.url + "/v1/verifications", { headers: { authorization: `Bearer ${revoked.key}` } });
+    expect(refused.body).toBe(await res.text());
   }, 30_000);
 
   test("two Authorization header lines on the wire are refused (raw socket)", async () => {

@@ -196,6 +196,8 @@ describe("an administrator's sitting, against a running serve", () => {
     t.choose("live");
     await t.waitForScreen("Also grant records:revoke");
     t.keys("Enter"); // No
+    await t.waitForScreen("Expires (YYYY-MM-DD for that day's 00:00 UTC");
+    t.keys("Enter"); // empty: never (test/admin/tui-key-expiry.test.ts mints with an expiry)
     await t.waitForScreen('Mint a live key for "Tui Test Ltd" with verifications:read records:write?');
     t.keys("Enter");
     const s = await t.heading("API keys › New key");

@@ -42,6 +42,7 @@ export type CallerName =
   | "unknown key id"
   | "wrong secret"
   | "revoked key"
+  | "expired key"
   | "test key"
   | "key without the scope"
   | "organisation without API access"
@@ -74,6 +75,7 @@ export function expected(op: MatrixOperation, caller: CallerName): Expectation {
     case "unknown key id":
     case "wrong secret":
     case "revoked key":
+    case "expired key":
     case "two Authorization headers":
     case "non-Bearer scheme":
       return UNAUTH;
@@ -100,6 +102,7 @@ export const CALLERS: readonly CallerName[] = [
   "unknown key id",
   "wrong secret",
   "revoked key",
+  "expired key",
   "test key",
   "key without the scope",
   "organisation without API access",
@@ -117,7 +120,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
  * folder. `onTopic` gives organisations with the add-on a topic id so record operations can be
  * admitted without waiting for the ledger (null: leave topic creation to the running service).
  */
-export async function provisionCallers(core: Pick<Core, "organisations" | "apiKeys">, actor = "test"): Promise<Callers> {
+export async function provisionCallers(core: Pick<Core, "organisations" | "apiKeys"> & { readonly store: Store }, actor = "test"): Promise<Callers> {
   const full = await core.organisations.create({ name: "Full Access Ltd", apiAccess: true, addon: true, validated: true }, actor);
   const noApi = await core.organisations.create({ name: "No API Ltd", apiAccess: false, addon: true, validated: true }, actor);
   const noAddon = await core.organisations.create({ name: "No Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
@@ -126,6 +129,10 @@ export async function provisionCallers(core: Pick<Core, "organisations" | "apiKe
   const testKey = await core.apiKeys.mint({ orgId: full.id, environment: "test" }, actor);
   const revoked = await core.apiKeys.mint({ orgId: full.id, environment: "live", revoke: true }, actor);
   await core.apiKeys.revoke(revoked.keyId, actor);
+  // A key with every scope whose expiry has passed: minted to expire, then its expiry moved into
+  // the past, as the clock would move it (minting refuses an expiry that is not in the future).
+  const expired = await core.apiKeys.mint({ orgId: full.id, environment: "live", revoke: true, expiresAt: Date.now() + 3_600_000 }, actor);
+  await core.store.write((tx, t) => q(tx.update(t.apiKeys).set({ expiresAt: Date.now() - 1 }).where(eq(t.apiKeys.keyId, expired.keyId))));
   // Minted before the add-on was granted: verifications:read only, for ever: scopes are fixed at
   // minting.
   const lateAddon = await core.organisations.create({ name: "Late Addon Ltd", apiAccess: true, addon: false, validated: true }, actor);
@@ -155,6 +162,7 @@ export async function provisionCallers(core: Pick<Core, "organisations" | "apiKe
       "unknown key id": bearer(other.key),
       "wrong secret": bearer(wrongSecret),
       "revoked key": bearer(revoked.key),
+      "expired key": bearer(expired.key),
       "test key": bearer(testKey.key),
       "key without the scope": bearer(scopeless.key),
       "organisation without API access": bearer(noApiKey.key),

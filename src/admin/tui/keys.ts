@@ -1,21 +1,30 @@
 /**
- * API keys: mint (the key shown once), list, revoke. The full key exists only in the screen
+ * API keys: mint (the key shown once, with an expiry if wanted), list (expired keys marked),
+ * revoke. The full key exists only in the screen
  * that shows it: it is never logged, never written to a file, never put in a flash message,
  * and the screen is cleared once the person says it is copied (the UI runs on the alternate
  * screen, so it does not reach the terminal's scrollback either).
  */
 import type { Environment } from "../../keys/api-key.ts";
-import { scopesAtMinting, type ApiKeyInfo } from "../../keys/api-keys.ts";
+import { isExpired, parseExpiry, scopesAtMinting, type ApiKeyInfo } from "../../keys/api-keys.ts";
 import type { Organisation } from "../../keys/organisations.ts";
-import { BACK, cut, describeError, time, type Ctx } from "./ui.ts";
+import { BACK, cut, describeError, time, validateWith, type Ctx } from "./ui.ts";
 
 const SHORT_SCOPE: Record<string, string> = { "verifications:read": "read", "records:write": "write", "records:revoke": "revoke" };
 
-function keyLabel(k: ApiKeyInfo, orgName: string): string {
+function keyLabel(k: ApiKeyInfo, orgName: string, now: number): string {
   const scopes = k.scopes.map((s) => SHORT_SCOPE[s] ?? s).join(",");
-  const state = k.revokedAt !== null ? `REVOKED ${minute(k.revokedAt)}` : k.lastUsedAt !== null ? `used ${minute(k.lastUsedAt)}` : "never used";
+  const used = k.lastUsedAt !== null ? `used ${minute(k.lastUsedAt)}` : "never used";
+  const state =
+    k.revokedAt !== null ? `REVOKED ${minute(k.revokedAt)}`
+    : isExpired(k, now) ? `EXPIRED ${minute(k.expiresAt!)}`
+    : k.expiresAt !== null ? `${used}, expires ${minute(k.expiresAt)}`
+    : used;
   return `${k.prefix}  ${cut(orgName, 18).padEnd(18)}  ${scopes.padEnd(17)}  ${state}`;
 }
+
+/** A key's expiry as the UI shows it. */
+const expiry = (k: ApiKeyInfo, now: number) => (k.expiresAt === null ? "never" : `${time(k.expiresAt)}${isExpired(k, now) ? " (EXPIRED: the key is refused)" : ""}`);
 
 const minute = (ms: number) => time(ms).slice(0, 16);
 
@@ -26,11 +35,12 @@ export async function keysScreen(ctx: Ctx, orgId?: string): Promise<void> {
     const names = new Map((await core.organisations.list()).map((o) => [o.id, o.name]));
     const keys = (await core.apiKeys.list(orgId === undefined ? {} : { orgId })).reverse();
     ui.screen(orgId === undefined ? "API keys" : `API keys › ${cut(names.get(orgId) ?? orgId, 40)}`);
+    const now = core.clock.now();
     if (keys.length === 0) ui.info("No keys yet.");
-    else ui.message(`${keys.length} key(s): prefix (with environment), organisation, scopes, last used or revoked (UTC)`);
+    else ui.message(`${keys.length} key(s): prefix (with environment), organisation, scopes, last used and expiry, or revoked or expired (UTC)`);
     const choice = await ui.select("Choose a key to see or revoke it, or mint one", [
       { value: "+mint", label: "+ Mint a key" },
-      ...keys.map((k) => ({ value: k.keyId, label: keyLabel(k, names.get(k.orgId) ?? k.orgId), hint: `${k.environment}; ${k.scopes.join(" ")}; created ${time(k.createdAt)}` })),
+      ...keys.map((k) => ({ value: k.keyId, label: keyLabel(k, names.get(k.orgId) ?? k.orgId, now), hint: `${k.environment}; ${k.scopes.join(" ")}; created ${time(k.createdAt)}` })),
       { value: "+back", label: "← Back" },
     ]);
     if (choice === BACK || choice === "+back") return;
@@ -55,6 +65,7 @@ async function keyScreen(ctx: Ctx, k: ApiKeyInfo, orgName: string): Promise<void
       `created      ${time(k.createdAt)}`,
       `last used    ${time(k.lastUsedAt)}`,
       `revoked      ${time(k.revokedAt)}`,
+      `expires      ${expiry(k, core.clock.now())}`,
     ].join("\n"),
     k.prefix,
   );
@@ -70,7 +81,10 @@ async function keyScreen(ctx: Ctx, k: ApiKeyInfo, orgName: string): Promise<void
   }
 }
 
-/** Asks for the organisation (unless given), the environment and the revoke scope, then mints and shows the key once. */
+/**
+ * Asks for the organisation (unless given), the environment, the revoke scope and the expiry,
+ * then mints and shows the key once.
+ */
 export async function mintKey(ctx: Ctx, orgId?: string): Promise<void> {
   const { ui, core } = ctx;
   ui.screen("API keys › Mint");
@@ -102,17 +116,26 @@ export async function mintKey(ctx: Ctx, orgId?: string): Promise<void> {
     if (r === BACK) return ui.flash("info", "No key minted.");
     revoke = r;
   }
+  // Checked as `key mint --expires` checks it, against the clock when typed (the service checks again).
+  const expires = await ui.text(
+    "Expires (YYYY-MM-DD for that day's 00:00 UTC, or an RFC 3339 time such as 2027-01-31T17:00:00Z; empty: never)",
+    (v) => (v === "" ? undefined : validateWith((text) => parseExpiry(text, core.clock.now()))(v)),
+  );
+  if (expires === BACK) return ui.flash("info", "No key minted.");
+  // Its form was checked as typed; whether it is still in the future is the service's to say.
+  const expiresAt = expires === "" ? null : parseExpiry(expires, Number.MIN_SAFE_INTEGER);
+  const until = expiresAt === null ? "" : `, expiring ${time(expiresAt)}`;
   const scopes = scopesAtMinting(environment, org.addon, revoke);
   if (!org.apiAccess) ui.warn(`API access is off for "${org.name}": the key is refused (402) until it is turned on.`);
-  const ok = await ui.confirm(`Mint a ${environment} key for "${org.name}" with ${scopes.join(" ")}?`, true);
+  const ok = await ui.confirm(`Mint a ${environment} key for "${org.name}" with ${scopes.join(" ")}${until}?`, true);
   if (ok === BACK || !ok) return ui.flash("info", "No key minted.");
   let minted;
   try {
-    minted = await core.apiKeys.mint({ orgId: org.id, environment, revoke }, ctx.actor);
+    minted = await core.apiKeys.mint({ orgId: org.id, environment, revoke, expiresAt }, ctx.actor);
   } catch (e) {
     return ui.flash("error", describeError(e));
   }
-  await showOnce(ctx, minted.key, `${minted.prefix} (${minted.environment}, ${minted.scopes.join(" ")}) for "${org.name}"`);
+  await showOnce(ctx, minted.key, `${minted.prefix} (${minted.environment}, ${minted.scopes.join(" ")}) for "${org.name}"${until}`);
 }
 
 /** The one screen that shows a key. Whatever the person presses, the screen is cleared after. */
