@@ -69,7 +69,7 @@ export interface Rotated {
 
 export async function runMasterKey(args: readonly string[], env: Env, out: Out): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== "rotate") throw new UsageError(sub === undefined ? "master-key needs a subcommand: rotate" : `master-key: no subcommand ${JSON.stringify(sub)}; there is: rotate`);
+  if (sub !== "rotate") throw new UsageError(sub === undefined || sub.startsWith("-") ? "master-key needs a subcommand: rotate" : `master-key: no subcommand ${JSON.stringify(sub)}; there is: rotate`);
   const { values } = parseFlags(rest, { data: { type: "string" }, json: { type: "boolean" } });
   const { [KILL_AT_VARIABLE]: killAt, ...settings } = env;
   const stepReached = killHook(killAt);

@@ -191,7 +191,7 @@ function settleInterruptedRotation(file: string, remembered: string, log: Logger
     const settled = settleRotation(file, remembered);
     if (settled === "finished") log.warn("an interrupted master key rotation was finished: the new master key is in place", { file });
     else if (settled === "discarded") log.warn("an interrupted master key rotation had changed nothing: its new key file was removed", { file });
-    else if (settled === "confirmed") log.info("an interrupted master key rotation's previous key file was removed", { file });
+    else if (settled === "confirmed") log.warn("an interrupted master key rotation was finished: its previous key file was removed", { file });
   } catch (e) {
     log.warn("could not finish an interrupted master key rotation", { file, error: (e as Error).message });
   }
