@@ -255,7 +255,7 @@ describe("refusals change nothing", () => {
       [["master-key"], "master-key needs a subcommand: rotate", "master-key"],
       [["master-key", "spin"], 'no subcommand "spin"', "master-key"],
       [["master-key", "rotate", "--force"], "--force", "master-key rotate"],
-      [["master-key", "rotate", "extra"], "unexpected argument extra", "master-key rotate"],
+      [["master-key", "rotate", "extra"], "Unexpected argument 'extra'", "master-key rotate"],
     ] as const) {
       const r = cli([...args, "--data", data]);
       expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: "" });
