@@ -231,7 +231,8 @@ export interface OpenedKey {
   readonly publicKey: KeyObject;
 }
 
-const SEALED_KEY_FIELDS = ["algorithm", "publicKey", "purpose", "sealedSeed", "fingerprint"] as const;
+// `sealedUnder`: a GeneratedKey passed as it is (storage reads it; signing does not need it).
+const SEALED_KEY_FIELDS = ["algorithm", "publicKey", "purpose", "sealedSeed", "fingerprint", "sealedUnder"] as const;
 
 /** Opened private keys, and signing with them: the half of the signer the worker pool shares. */
 export interface KeyRing {

@@ -168,8 +168,8 @@ describe("a rotation, the service around it, and the backups on either side", ()
       expect(allOpenWith(data, oldKey)).toBe(false);
       const [row] = auditRows(data);
       expect(row).toMatchObject({ actor: expect.stringContaining("os:tester"), subject_type: "master_key", subject_id: report.keyId });
-      expect(JSON.parse(row!.before)).toEqual({ keyId: report.previousKeyId });
-      expect(JSON.parse(row!.after)).toEqual({ keyId: report.keyId, signingKeys: before.state.seeds.length, submitKey: true });
+      expect(JSON.parse(row!.before!)).toEqual({ keyId: report.previousKeyId });
+      expect(JSON.parse(row!.after!)).toEqual({ keyId: report.keyId, signingKeys: before.state.seeds.length, submitKey: true });
 
       // The human form says which key goes with which backup.
       const human = cli(["master-key", "rotate", "--data", data]);
