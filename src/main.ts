@@ -40,6 +40,8 @@ Usage:
   docverify backup FILE [--force] [--progress]
                                    a consistent copy of the database, also while serve runs
   docverify restore FILE [--force] puts a backup in place; refused while the database is in use
+  docverify master-key rotate      a new master key, every private key re-encrypted under it;
+                                   refused while serve runs
   docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]
                          [--consensus-ms N] [--operator-key-file FILE]
                                    the local ledger alone, until SIGTERM/SIGINT
@@ -211,6 +213,20 @@ export const USAGES: Readonly<Record<string, string>> = {
     "Checks FILE and puts it in place as the data folder's database. Refused while any process has\n" +
     "the database open.\n\n" +
     options(["--force", "replace an existing database (its contents are lost)"], JSON_OUT, DATA, HELP),
+  "master-key":
+    "Usage: docverify master-key rotate [OPTIONS]\n\n" +
+    "  docverify master-key rotate [--json] [--data DIR]\n\n" +
+    "docverify master-key rotate --help for its usage.\n",
+  "master-key rotate":
+    "Usage: docverify master-key rotate [--json] [--data DIR]\n\n" +
+    "Makes a new master key and re-encrypts every private key the service holds under it (organisation\n" +
+    "keys, the seal key, the ledger submit key) in one transaction, then puts the new key in place of\n" +
+    "DOCVERIFY_MASTER_KEY_FILE; the old file is kept until the new one is confirmed. Prints the new and\n" +
+    "previous key ids: backups taken before now open only with the previous key. Refused while serve\n" +
+    "runs on the data folder (with DOCVERIFY_DATABASE_URL: while any node is connected), and while\n" +
+    "the key store is sealed. Under systemd, name the credential's source file in\n" +
+    "DOCVERIFY_MASTER_KEY_FILE (docs/operations.md \"Rotate the master key\").\n\n" +
+    options(JSON_OUT, DATA, HELP),
   "local-ledger":
     "Usage: docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]\n" +
     "                              [--consensus-ms N] [--operator-key-file FILE] [--json] [--data DIR]\n\n" +
@@ -236,7 +252,7 @@ export const USAGES: Readonly<Record<string, string>> = {
 
 /**
  * The usage `--help`/`-h` asks for, or null when it is not asked for. Tokens after `--` are
- * arguments, never flags. `org`/`key`/`person`/`trust` with a known subcommand give that subcommand's usage.
+ * arguments, never flags. `org`/`key`/`person`/`trust`/`master-key` with a known subcommand give that subcommand's usage.
  */
 export function helpRequested(command: string, rest: readonly string[]): string | null {
   const end = rest.indexOf("--");
@@ -290,6 +306,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import("./admin/backup.ts")).runBackup(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
       case "restore":
         return await (await import("./admin/backup.ts")).runRestore(rest, process.env, { out: process.stdout, err: process.stderr, errIsTTY: process.stderr.isTTY === true });
+      case "master-key":
+        return await (await import("./admin/master-key.ts")).runMasterKey(rest, process.env, process.stdout);
       case "local-ledger":
         return await (await import("./admin/local-ledger.ts")).runLocalLedger(rest, process.env, process.stdout, untilSignal());
       case "verify-receipt": {

@@ -40,6 +40,8 @@ const SUBCOMMANDS: [string[], string][] = [
   [["trust", "export"], "Usage: docverify trust export [--org ORG]"],
   [["backup"], "Usage: docverify backup FILE"],
   [["restore"], "Usage: docverify restore FILE"],
+  [["master-key"], "Usage: docverify master-key rotate [OPTIONS]"],
+  [["master-key", "rotate"], "Usage: docverify master-key rotate [--json] [--data DIR]"],
   [["local-ledger"], "Usage: docverify local-ledger"],
 ];
 

@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { ledgerDir } from "../anchoring/paths.ts";
 import { parseConfig, type Config } from "../config/index.ts";
-import { masterKeyCheckValue, parseMasterKey } from "../crypto/index.ts";
+import { masterKeyCheckValue, masterKeyId, parseMasterKey } from "../crypto/index.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { OpsError } from "../lib/errors.ts";
 import { backupDatabase, restoreDatabase, type BackupProgress } from "../storage/backup.ts";
@@ -135,6 +135,8 @@ export async function runBackup(args: readonly string[], env: Env, io: Io): Prom
     integrity: "ok",
     durationMs: Date.now() - started,
     masterKeyIncluded: false,
+    // Which master key opens it (docverify master-key rotate prints the ids it moves between).
+    masterKeyId: check.masterKeyCheck === null ? null : masterKeyId(check.masterKeyCheck),
   };
   io.out.write(
     values.json
@@ -143,7 +145,8 @@ export async function runBackup(args: readonly string[], env: Env, io: Io): Prom
   );
   io.err.write(
     `docverify: the master key is not in the backup. Keep a copy of ${config.masterKeyFile} ` +
-      `(under systemd: /etc/docverify/credentials/master-key) apart from it: without that key no private key in the backup can be opened.\n`,
+      `(under systemd: /etc/docverify/credentials/master-key) apart from it: without that key no private key in the backup can be opened.` +
+      (result.masterKeyId === null ? "\n" : ` This backup opens with master key ${result.masterKeyId}, also after a master key rotation.\n`),
   );
   return 0;
 }
@@ -181,7 +184,7 @@ export function runRestore(args: readonly string[], env: Env, io: Io): number {
   const key = masterKeyState(config, check.masterKeyCheck);
   const keyAdvice: Record<typeof key, string> = {
     matches: `the master key at ${config.masterKeyFile} matches this backup`,
-    differs: `the master key at ${config.masterKeyFile} is NOT the one this backup was made with: put the matching key there before starting the service, or signing answers 503`,
+    differs: `the master key at ${config.masterKeyFile} is NOT the one this backup was made with (master key ${masterKeyId(check.masterKeyCheck ?? "")}, the one in use when it was taken, also if it was rotated since): put that key there before starting the service, or signing answers 503`,
     missing: `restore the master key this backup was made with to ${config.masterKeyFile} (under systemd: /etc/docverify/credentials/master-key) before starting the service`,
     unreadable: `the master key file ${config.masterKeyFile} cannot be read here; make sure it is the key this backup was made with`,
     "none-needed": "this backup has never had a master key",
@@ -194,6 +197,7 @@ export function runRestore(args: readonly string[], env: Env, io: Io): number {
     knownMigrations: check.knownMigrations,
     integrity: "ok",
     masterKey: key,
+    masterKeyId: check.masterKeyCheck === null ? null : masterKeyId(check.masterKeyCheck),
   };
   io.out.write(
     values.json

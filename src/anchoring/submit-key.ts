@@ -76,3 +76,18 @@ function openStored(encryptionKey: Uint8Array, value: string): SubmitKeyPair {
   const privateKey = openSeed(encryptionKey, new Uint8Array(Buffer.from(stored.sealedSeed, "hex")), binding(publicKey));
   return { privateKey, publicKey };
 }
+
+/**
+ * The stored entry with its private half opened under `from` and sealed again under `to` (both
+ * seed-encryption keys derived from a master key), for a master key rotation. Throws
+ * KeyDecryptionError when `from` does not open it.
+ */
+export function resealSubmitKeyEntry(value: string, from: Uint8Array, to: Uint8Array): string {
+  const opened = openStored(from, value);
+  try {
+    const stored: Stored = { ...(JSON.parse(value) as Stored), sealedSeed: Buffer.from(sealSeed(to, opened.privateKey, binding(opened.publicKey))).toString("hex") };
+    return JSON.stringify(stored);
+  } finally {
+    opened.privateKey.fill(0);
+  }
+}

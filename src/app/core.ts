@@ -5,7 +5,7 @@
  */
 import { dirname, join } from "node:path";
 import { ConfigError, PASSWORD_TWICE, type Config } from "../config/index.ts";
-import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, type Signer } from "../crypto/index.ts";
+import { createSigner, loadOrCreateMasterKey, masterKeyCheckValue, MasterKeyMissingError, settleRotation, type Signer } from "../crypto/index.ts";
 import { createApiKeys, type ApiKeys } from "../keys/api-keys.ts";
 import { createCredentials, type Credentials } from "../keys/credentials.ts";
 import type { EngineDrivers } from "../storage/engine-drivers.ts";
@@ -14,7 +14,7 @@ import type { AdminReads } from "../admin/ports.ts";
 import { createOrganisations, type Organisations } from "../keys/organisations.ts";
 import { systemClock, type Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { DATABASE_FILE, octal, refuseSymlinks, requireDataFolder, secureDataFolder } from "../storage/data-folder.ts";
+import { DATABASE_FILE, DataFolderInUseError, lockDataFolder, octal, refuseSymlinks, requireDataFolder, secureDataFolder } from "../storage/data-folder.ts";
 import { openDatabase, type Db } from "../storage/db.ts";
 import { MASTER_KEY_CHECK, metaRead, metaValue } from "../storage/meta.ts";
 import { sqliteStore, type SqliteStore, type Store } from "../storage/store.ts";
@@ -175,6 +175,28 @@ async function databasePassword(config: Config): Promise<{ password?: string }> 
 }
 
 
+/** What a mismatching master key usually means, for the log line that reports it. */
+const ROTATED_HINT =
+  "if docverify master-key rotate ran, this is the previous key: put the new key file in place (on every node, with PostgreSQL); " +
+  "if the rotation was interrupted, open the folder once with DOCVERIFY_MASTER_KEY_FILE naming the file it rotated (docverify status) to finish it";
+
+/**
+ * Finishes (or rolls back) a master key rotation a crash interrupted, before the key is read
+ * (crypto/master-key.ts `settleRotation`): the database's check value says which key file is
+ * current. A folder the rotation could not be finished in (no right to write it) is left as it
+ * is; the key then does not match and the log says so.
+ */
+function settleInterruptedRotation(file: string, remembered: string, log: Logger): void {
+  try {
+    const settled = settleRotation(file, remembered);
+    if (settled === "finished") log.warn("an interrupted master key rotation was finished: the new master key is in place", { file });
+    else if (settled === "discarded") log.warn("an interrupted master key rotation had changed nothing: its new key file was removed", { file });
+    else if (settled === "confirmed") log.warn("an interrupted master key rotation was finished: its previous key file was removed", { file });
+  } catch (e) {
+    log.warn("could not finish an interrupted master key rotation", { file, error: (e as Error).message });
+  }
+}
+
 /**
  * The master key, or null when the key store must stay sealed (signing then answers 503), and
  * the check value to remember when the database has none yet. `remembered` is the database's.
@@ -186,6 +208,7 @@ async function databasePassword(config: Config): Promise<{ password?: string }> 
  */
 function openKeyStore(remembered: string | null, config: Config, log: Logger, options: { readonly mayCreate?: boolean } = {}): { key: Uint8Array | null; remember: string | null } {
   const sealed = { key: null, remember: null };
+  if (remembered !== null) settleInterruptedRotation(config.masterKeyFile, remembered, log);
   let loaded;
   try {
     loaded = loadOrCreateMasterKey({ file: config.masterKeyFile, create: (options.mayCreate ?? true) && config.masterKeyFileIsDefault && remembered === null });
@@ -205,7 +228,7 @@ function openKeyStore(remembered: string | null, config: Config, log: Logger, op
   for (const warning of loaded.warnings) log.warn("master key file", { file: loaded.file, warning });
   const check = masterKeyCheckValue(loaded.key);
   if (remembered !== null && remembered !== check) {
-    log.error("master key does not match this data folder: the key store is sealed and signing answers 503", { file: loaded.file });
+    log.error("master key does not match this data folder: the key store is sealed and signing answers 503", { file: loaded.file, hint: ROTATED_HINT });
     return sealed;
   }
   if (loaded.created) {
@@ -255,7 +278,7 @@ export async function openPostgresCoreAndKey(options: CoreOptions, pool: { reado
       // the other node stays sealed, as it would on its next start.
       const stored = await store.write(metaValue(MASTER_KEY_CHECK, () => keyStore.remember!));
       if (stored !== keyStore.remember) {
-        log.error("master key does not match the one the other nodes use: the key store is sealed and signing answers 503", { file: config.masterKeyFile });
+        log.error("master key does not match the one the other nodes use: the key store is sealed and signing answers 503", { file: config.masterKeyFile, hint: ROTATED_HINT });
         masterKey = null;
       }
     }
@@ -278,5 +301,58 @@ export async function openPostgresCoreAndKey(options: CoreOptions, pool: { reado
     // Unreachable, refused, or a role without the grants: say which database (without its
     // password) and what it answered.
     throw new OpsError(`cannot use the PostgreSQL database ${config.databaseUrlRedacted}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** A command that needs the data to itself found a `serve` using it; `what` says which (for its message). */
+export class ServeRunningError extends OpsError {
+  constructor(readonly what: string) {
+    super(`${what}: stop it first`);
+  }
+}
+
+/**
+ * The engine-neutral core for a command that must run while no `serve` uses the data (`docverify
+ * master-key rotate`), with the master key it opened; `release` lets a serve start again (call it
+ * after `core.close()`). Creates nothing: the data folder (or database) must exist.
+ *
+ * - SQLite: it holds the data folder's serve lock (storage/data-folder.ts) until `release`, so no
+ *   serve runs now and none starts meanwhile; one running is refused with its pid.
+ * - PostgreSQL: no node may be connected (storage/pg-cluster.ts `connectedNodes`: a session holding
+ *   a lane of transaction ids); the nodes are named. A node started meanwhile is not kept out: the
+ *   operator stops them all first (docs/operations.md "Rotate the master key").
+ *
+ * Throws ServeRunningError, with nothing opened or changed, when a serve runs.
+ */
+export async function openCoreAlone(options: CoreOptions): Promise<Opened<AdminCore> & { release(): void }> {
+  const { config } = options;
+  if (config.databaseUrl !== null) {
+    const opened = await openPostgresCoreAndKey({ ...options, mayCreate: false }, { connections: 2 });
+    const { connectedNodes } = await import("../storage/pg-cluster.ts");
+    try {
+      const nodes = await connectedNodes(opened.core.store);
+      if (nodes.sessions > 0) {
+        const names = nodes.names.length === 0 ? "" : ` (${nodes.names.join(", ")})`;
+        throw new ServeRunningError(`${nodes.sessions} docverify serve node${nodes.sessions === 1 ? " is" : "s are"} connected to the database ${config.databaseUrlRedacted}${names}`);
+      }
+    } catch (e) {
+      await opened.core.close();
+      throw e;
+    }
+    return { ...opened, release() {} };
+  }
+  requireDataFolder(config.dataDir);
+  let lock;
+  try {
+    lock = lockDataFolder(config.dataDir);
+  } catch (e) {
+    if (e instanceof DataFolderInUseError) throw new ServeRunningError(`docverify serve (${e.pid === null ? "pid unknown" : `pid ${e.pid}`}) runs on the data folder ${config.dataDir}`);
+    throw e;
+  }
+  try {
+    return { ...openCoreAndKey({ ...options, mayCreate: false }), release: () => lock.release() };
+  } catch (e) {
+    lock.release();
+    throw e;
   }
 }

@@ -7,7 +7,18 @@ export { createEd25519Verifier, ed25519PublicKeyFromPkcs8, ed25519RawSigner, typ
 export { KeyDecryptionError, MasterKeyFileError, MasterKeyMissingError, UnsupportedAlgorithmError, type KeyDecryptionFailure } from "./errors.ts";
 export { keccak256 } from "./keccak.ts";
 export { FINGERPRINT_LENGTH, PUBLIC_KEY_DOMAIN, encodeTaggedPublicKey, keyFingerprint, type TaggedPublicKey } from "./keys.ts";
-export { loadOrCreateMasterKey, masterKeyCheckValue, parseMasterKey, type LoadedMasterKey, type MasterKeyFormat, type MasterKeyOptions } from "./master-key.ts";
+export {
+  confirmMasterKey,
+  generateMasterKey,
+  installPendingMasterKey,
+  loadOrCreateMasterKey,
+  masterKeyCheckValue,
+  masterKeyId,
+  parseMasterKey,
+  pendingKeyFile,
+  previousKeyFile,
+  settleRotation,
+  writePendingMasterKey, type LoadedMasterKey, type MasterKeyFormat, type MasterKeyOptions } from "./master-key.ts";
 export { VERIFY_MEMO_DOMAIN, createVerificationMemo, verificationMemoKey, type VerificationMemo, type VerificationMemoOptions, type VerifyFn } from "./memo.ts";
 export { publicKeyFromSeedWithNoble, signWithNoble, verifyWithNoble, type NobleSignOptions } from "./noble.ts";
 export {
@@ -26,6 +37,7 @@ export {
   MASTER_KEY_LENGTH,
   deriveSeedEncryptionKey,
   openSeed,
+  resealSeed,
   sealSeed,
   type SeedBinding,
 } from "./sealed-seed.ts";

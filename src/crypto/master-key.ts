@@ -19,7 +19,7 @@
  * sealed under a lost one. The caller decides `create` (docs/signing.md §5: only for the default
  * file inside the data folder, never for a systemd credential).
  */
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, constants } from "node:fs";
+import { closeSync, copyFileSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, constants } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import { dirname, basename, join } from "node:path";
 import { syncPath, writeNewFileSync } from "../lib/durable.ts";
@@ -109,10 +109,10 @@ export function loadOrCreateMasterKey(options: MasterKeyOptions): LoadedMasterKe
   return { key, file, created: true, format: "hex", warnings: [] };
 }
 
-function readExisting(file: string): LoadedMasterKey | null {
+function readExisting(file: string, flags = 0): LoadedMasterKey | null {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY);
+    fd = openSync(file, constants.O_RDONLY | flags);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;
@@ -167,9 +167,144 @@ function createExclusive(file: string, contents: Buffer): boolean {
 
 function exists(file: string): boolean {
   try {
-    statSync(file);
+    lstatSync(file);
     return true;
   } catch {
     return false;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rotation (docs/operations.md "Rotate the master key"): the files, so a crash at any moment
+// leaves a folder that opens.
+//
+// `docverify master-key rotate` writes the new key to FILE.next (fsynced, its name fsynced),
+// switches the database to it in one transaction (every sealed key and the check value), then
+// keeps the old key as FILE.previous (a hard link), renames FILE.next over FILE, reads FILE back,
+// and only once it holds the key the database remembers removes FILE.previous. The database's
+// check value says which key is current, so whoever opens the folder next (`settleRotation`)
+// knows whether an interrupted rotation happened (FILE.next matches: finish it) or not (FILE
+// matches: a FILE.next is an attempt that never committed, and is removed).
+
+/** Where a rotation writes the new key before the database switches to it. */
+export function pendingKeyFile(file: string): string {
+  return `${file}.next`;
+}
+
+/** Where the replaced key stays until the new one is confirmed in place. */
+export function previousKeyFile(file: string): string {
+  return `${file}.previous`;
+}
+
+/** A new random master key. */
+export function generateMasterKey(): Uint8Array {
+  return new Uint8Array(randomBytes(MASTER_KEY_LENGTH));
+}
+
+/**
+ * A short, public name for a master key: the first 16 hex digits of its check value. Printed by
+ * rotation and backup so an operator can tell which key file goes with which backup.
+ */
+export function masterKeyId(check: string): string {
+  return check.slice(0, 16);
+}
+
+/** The key in `path` (a rotation's side file: never through a link); null when there is none or it is not a key. */
+function readKeyQuietly(path: string, flags = constants.O_NOFOLLOW): Uint8Array | null {
+  try {
+    return readExisting(path, flags)?.key ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function removeIfThere(path: string): boolean {
+  try {
+    unlinkSync(path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw e;
+  }
+}
+
+/**
+ * Writes `key` to FILE.next (64 hex digits, mode 0600, fsynced, its name fsynced). A FILE.next
+ * left by an attempt whose transaction never committed is replaced: the caller has checked that
+ * the database does not use it.
+ */
+export function writePendingMasterKey(file: string, key: Uint8Array): void {
+  const next = pendingKeyFile(file);
+  removeIfThere(next);
+  if (!createExclusive(next, Buffer.from(`${toHex(key)}\n`))) throw new MasterKeyFileError(next, "appeared while being written: is another rotation running?");
+}
+
+/**
+ * Puts FILE.next in place of FILE, keeping the key FILE held as FILE.previous (a hard link, or a
+ * copy where links are not supported). Every step is idempotent, so an interrupted call is
+ * finished by calling it again.
+ */
+export function installPendingMasterKey(file: string, step: (name: "previous-kept") => void = () => {}): void {
+  const dir = dirname(file);
+  const previous = previousKeyFile(file);
+  try {
+    linkSync(file, previous);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // EEXIST: an interrupted install kept it already; ENOENT: FILE is gone, nothing to keep.
+    if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS") copyFileSync(file, previous, constants.COPYFILE_EXCL);
+    else if (code !== "EEXIST" && code !== "ENOENT") throw e;
+  }
+  syncPath(dir);
+  step("previous-kept");
+  try {
+    renameSync(pendingKeyFile(file), file);
+  } catch (e) {
+    // Another process opening the folder finished it first: `confirmMasterKey` checks the result.
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  syncPath(dir);
+}
+
+/**
+ * Reads FILE back and, when it holds the key whose check value is `check`, removes FILE.previous.
+ * Throws MasterKeyFileError (FILE.previous kept) when it does not.
+ */
+export function confirmMasterKey(file: string, check: string): void {
+  const loaded = readExisting(file);
+  if (loaded === null || masterKeyCheckValue(loaded.key) !== check) {
+    throw new MasterKeyFileError(file, `does not hold the new master key after the rotation; the previous key is kept at ${previousKeyFile(file)}`);
+  }
+  if (removeIfThere(previousKeyFile(file))) syncPath(dirname(file));
+}
+
+/**
+ * What opening a folder does about a rotation a crash interrupted, given the check value the
+ * database remembers: `finished` when the database had switched to FILE.next (it is put in place),
+ * `discarded` when FILE.next is an attempt that never committed (removed), `confirmed` when only
+ * FILE.previous was left (removed, FILE holds the database's key), null when there was nothing
+ * to do or nothing this can decide (FILE matches neither: left as it is, for the operator).
+ */
+export function settleRotation(file: string, remembered: string): "finished" | "discarded" | "confirmed" | null {
+  const next = pendingKeyFile(file);
+  const pending = readKeyQuietly(next);
+  // The configured file itself may be a link (DOCVERIFY_MASTER_KEY_FILE); app/core.ts refuses one inside the data folder.
+  const current = readKeyQuietly(file, 0);
+  const currentMatches = current !== null && masterKeyCheckValue(current) === remembered;
+  if (pending !== null && masterKeyCheckValue(pending) === remembered) {
+    installPendingMasterKey(file);
+    confirmMasterKey(file, remembered);
+    return "finished";
+  }
+  if (!currentMatches) return null;
+  if (exists(next)) {
+    removeIfThere(next);
+    syncPath(dirname(file));
+    return "discarded";
+  }
+  if (exists(previousKeyFile(file))) {
+    confirmMasterKey(file, remembered);
+    return "confirmed";
+  }
+  return null;
 }

@@ -112,3 +112,17 @@ export function openSeed(encryptionKey: Uint8Array, envelope: Uint8Array, bindin
     plain.fill(0);
   }
 }
+
+/**
+ * A sealed seed opened under `from` and sealed again under `to` (both derived keys), with the same
+ * binding and a fresh nonce: a master key rotation. Throws what `openSeed` throws; the seed is
+ * wiped from memory either way.
+ */
+export function resealSeed(from: Uint8Array, to: Uint8Array, envelope: Uint8Array, binding: SeedBinding): Uint8Array {
+  const seed = openSeed(from, envelope, binding);
+  try {
+    return sealSeed(to, seed, binding);
+  } finally {
+    seed.fill(0);
+  }
+}

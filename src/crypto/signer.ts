@@ -31,6 +31,7 @@ import { keyFingerprint } from "./keys.ts";
 import { Lru, namedCache, stringBytes, type CacheSize, type NamedCache } from "../lib/lru.ts";
 import { encodeSealPayload } from "./payload.ts";
 import { assertPurpose, deriveSeedEncryptionKey, openSeed, sealSeed } from "./sealed-seed.ts";
+import { masterKeyCheckValue } from "./master-key.ts";
 import { createSignPool } from "./sign-pool.ts";
 
 /** A private key as stored: everything needed to open and use it, nothing secret in clear. */
@@ -47,6 +48,11 @@ export interface SealedKey {
 
 export interface GeneratedKey extends SealedKey {
   readonly fingerprint: Uint8Array;
+  /**
+   * The check value (master-key.ts) of the master key the seed is sealed under: storage refuses
+   * the key when the database has meanwhile moved to another master key (a rotation).
+   */
+  readonly sealedUnder: string;
 }
 
 export interface Signer {
@@ -225,7 +231,8 @@ export interface OpenedKey {
   readonly publicKey: KeyObject;
 }
 
-const SEALED_KEY_FIELDS = ["algorithm", "publicKey", "purpose", "sealedSeed", "fingerprint"] as const;
+// `sealedUnder`: a GeneratedKey passed as it is (storage reads it; signing does not need it).
+const SEALED_KEY_FIELDS = ["algorithm", "publicKey", "purpose", "sealedSeed", "fingerprint", "sealedUnder"] as const;
 
 /** Opened private keys, and signing with them: the half of the signer the worker pool shares. */
 export interface KeyRing {
@@ -308,6 +315,7 @@ export function createSigner(options: SignerOptions): Signer {
   if (!Number.isSafeInteger(workers) || workers < 0) throw new RangeError("workers must be a non-negative integer");
   // Derived once; the master key itself is not retained.
   const encryptionKey = masterKey === null ? null : deriveSeedEncryptionKey(masterKey);
+  const sealedUnder = masterKey === null ? "" : masterKeyCheckValue(masterKey);
   const verifyHere = createPublicKeyVerifier(publicKeyCacheSize);
   const offThreadAbove = options.verifyOffThreadAbove ?? VERIFY_OFF_THREAD_ABOVE;
   if (!Number.isSafeInteger(offThreadAbove) || offThreadAbove < 0) throw new RangeError("verifyOffThreadAbove must be a non-negative integer");
@@ -356,7 +364,7 @@ export function createSigner(options: SignerOptions): Signer {
         const fingerprint = keyFingerprint({ algorithm: spec.name, publicKey });
         const sealedSeed = sealSeed(encKey, seed, { algorithm: spec.name, fingerprint, purpose });
         requireKeyRing().remember({ fingerprint, purpose, sealedSeed }, { privateKey, publicKey: spec.importPublicKey(publicKey) });
-        return { algorithm: spec.name, publicKey, fingerprint, purpose, sealedSeed };
+        return { algorithm: spec.name, publicKey, fingerprint, purpose, sealedSeed, sealedUnder };
       } finally {
         seed.fill(0);
       }

@@ -9,7 +9,8 @@ import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/st
 export interface AuditEntry {
   readonly actor: string;
   readonly action: string;
-  readonly subjectType: "organisation" | "api_key" | "person";
+  /** `master_key`: the service's master key (docverify master-key rotate), subject id its key id. */
+  readonly subjectType: "organisation" | "api_key" | "person" | "master_key";
   readonly subjectId: string;
   readonly before: unknown;
   readonly after: unknown;

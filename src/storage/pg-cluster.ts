@@ -299,3 +299,18 @@ export async function claimLane(store: PostgresStore): Promise<Lane> {
   await conn.close().catch(() => {});
   throw new Error(`every one of the ${LANES} lanes of transaction ids is held: more nodes than docverify supports share this database`);
 }
+
+/**
+ * The `serve` nodes connected to this database now: how many sessions hold a lane of transaction
+ * ids (every node holds one from start to exit; the kernel of the matter is PostgreSQL dropping a
+ * session's advisory locks the moment it ends, however the node ended), and the names of the nodes
+ * with a recent heartbeat. `docverify master-key rotate` refuses while `sessions` is not 0.
+ */
+export async function connectedNodes(store: PostgresStore, staleMs = DEFAULT_STALE_MS): Promise<{ readonly sessions: number; readonly names: readonly string[] }> {
+  const laneLow = Number(LANE_LOCK & 0xffff_ffffn);
+  const [{ sessions }] = (await store.client`SELECT count(DISTINCT pid)::int AS sessions FROM pg_locks
+    WHERE locktype = 'advisory' AND classid = ${LOCK_HIGH} AND objid >= ${laneLow} AND objid < ${laneLow + LANES} AND objsubid = 1 AND granted
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) as [{ sessions: number }];
+  const names = (await store.client`SELECT name FROM nodes WHERE (clock_timestamp() - seen_at) <= make_interval(secs => ${staleMs / 1000}) ORDER BY name`) as { name: string }[];
+  return { sessions, names: names.map((n) => n.name) };
+}

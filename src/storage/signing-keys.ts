@@ -1,4 +1,5 @@
 /** The one `signing_keys` row: a key's public half and its sealed seed, on either engine. */
+import { requireMasterKeyCheck } from "./master-key-rotation.ts";
 import { q, type Op, type StoreDb, type Tables } from "./store.ts";
 
 /** What a signing key row holds (crypto's `GeneratedKey`, or a stored key read back). */
@@ -8,10 +9,18 @@ export interface SigningKeyRow {
   readonly publicKey: Uint8Array;
   readonly purpose: string;
   readonly sealedSeed: Uint8Array;
+  /**
+   * The check value of the master key the seed is sealed under (crypto's GeneratedKey has it):
+   * when given, the insert is refused (MasterKeyChangedError) if the database has moved to
+   * another master key since the caller opened its own, so no seed is ever stored under a key
+   * the database no longer uses.
+   */
+  readonly sealedUnder?: string;
 }
 
 /** Inserts `key`'s row, made at `createdAt`, as a step of a write operation. */
 export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, createdAt: number): Op<void> {
+  if (key.sealedUnder !== undefined) yield* requireMasterKeyCheck(tx, t, key.sealedUnder);
   yield* q(
     tx.insert(t.signingKeys).values({
       fingerprint: Buffer.from(key.fingerprint),
