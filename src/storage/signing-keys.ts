@@ -10,8 +10,8 @@ export interface SigningKeyRow {
   readonly sealedSeed: Uint8Array;
 }
 
-/** Inserts `key`'s row, made at `createdAt`, as a step of a write operation. */
-export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, createdAt: number): Op<void> {
+/** Inserts `key`'s row, made at `createdAt` (replacing the key `replaces`, if given), as a step of a write operation. */
+export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, createdAt: number, replaces: Uint8Array | null = null): Op<void> {
   yield* q(
     tx.insert(t.signingKeys).values({
       fingerprint: Buffer.from(key.fingerprint),
@@ -20,6 +20,7 @@ export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, cr
       purpose: key.purpose,
       sealedSeed: Buffer.from(key.sealedSeed),
       createdAt,
+      replaces: replaces === null ? null : Buffer.from(replaces),
     }),
   );
 }

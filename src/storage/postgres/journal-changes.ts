@@ -7,7 +7,7 @@
  */
 import { and, count, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { JournalRules, KeyAnnouncement, LedgerTransactionRow, TransactionState } from "../../anchoring/journal/ports.ts";
-import { WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
+import { OLDER_KEY_MESSAGES_UNSETTLED, WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
 
 type Row = LedgerTransactionRow;
@@ -135,12 +135,17 @@ export function* organisationsWantingAnnouncement(db: StoreDb): Op<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Queues `announcement` on `orgId`'s topic at `at`, unless no topic, another key or generation, or a live one. The new row, or null. */
+/**
+ * Queues `announcement` on `orgId`'s topic at `at`, unless no topic, another key or generation, a
+ * live one, or an older key's record message unsettled (`OLDER_KEY_MESSAGES_UNSETTLED`). The new row, or null.
+ */
 export function queueAnnouncement(rules: JournalRules, orgId: string, announcement: KeyAnnouncement, at: number): Body<Row | null> {
   return function* (tx, t) {
     const o = t.organisations;
     const [org] = yield* q(tx.select({ topicId: o.topicId, key: o.systemKeyFingerprint, generation: o.announcementGeneration }).from(o).where(eq(o.id, orgId)));
     if (org === undefined || org.topicId === null || Number(org.generation) !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+    const held = (yield* q(tx.execute(sql`SELECT 1 AS held FROM organisations o WHERE o.id = ${orgId} AND ${sql.raw(OLDER_KEY_MESSAGES_UNSETTLED)}`))) as unknown as unknown[];
+    if (held.length > 0) return null;
     return yield* insertAnnouncement(tx, t, rules, orgId, org.topicId, announcement, at);
   };
 }

@@ -8,7 +8,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { JournalRules, KeyAnnouncement, LedgerTransactionRow, NewTransaction, PendingFields, TransactionState } from "../../anchoring/journal/ports.ts";
 import type { Db } from "../db.ts";
-import { WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
+import { OLDER_KEY_MESSAGES_UNSETTLED, WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
 import { ledgerTransactions, organisations, records } from "../schema.ts";
 
 /** Anything that can insert and select: the Db or a transaction handle inside `db.transaction(...)`. */
@@ -169,7 +169,9 @@ export function organisationsWantingAnnouncement(db: Db): string[] {
  * Queues `announcement` on `orgId`'s topic, unless the organisation has no topic, its current
  * system key or announcement generation is not the one announced (it changed meanwhile: the
  * next pass builds another), or its key has a live announcement at that generation already,
- * queued by another pass or process (`ledger_transactions_one_announcement`). The new row, or null.
+ * queued by another pass or process (`ledger_transactions_one_announcement`), or a record message
+ * of an older key of the organisation is unsettled (`OLDER_KEY_MESSAGES_UNSETTLED`: a later pass
+ * queues it). The new row, or null.
  */
 export function queueAnnouncementIn(db: Db, rules: JournalRules, orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null {
   const t = rules.clock.now();
@@ -180,6 +182,7 @@ export function queueAnnouncementIn(db: Db, rules: JournalRules, orgId: string, 
       .where(eq(organisations.id, orgId))
       .get();
     if (org === undefined || org.topicId === null || org.generation !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+    if (tx.get(sql`SELECT 1 AS held FROM organisations o WHERE o.id = ${orgId} AND ${sql.raw(OLDER_KEY_MESSAGES_UNSETTLED)}`) !== undefined) return null;
     return insertAnnouncement(tx, rules, orgId, org.topicId, announcement, t);
   }, IMMEDIATE);
 }
