@@ -54,3 +54,21 @@ export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message'
     WHERE a.org_id = ledger_transactions.org_id AND a.key_fingerprint = ledger_transactions.key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
       AND a.state = 'anchored')))`;
 
+
+/**
+ * The organisations' keys declared compromised whose organisation has a topic and that have no
+ * live `key_compromise` row (the partial unique index `ledger_transactions_one_compromise`, probed
+ * by key). A scan of the signing keys: the journal runs it only when the change counter moved
+ * since it last found none (a declaration raises it).
+ */
+export const WANTING_COMPROMISE = `SELECT o.id AS org_id, k.fingerprint AS fingerprint, k.compromised_since AS since
+  FROM signing_keys k JOIN organisations o ON k.purpose = 'org:' || o.id
+  WHERE k.compromised_at IS NOT NULL AND k.compromised_since IS NOT NULL AND o.topic_id IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM ledger_transactions c
+                    WHERE c.key_fingerprint = k.fingerprint AND c.kind = 'key_compromise' AND c.state <> 'abandoned')`;
+
+/** The change counter (migration 0010): what `keysWantingCompromiseMessage` compares with its last empty answer. */
+export const CHANGE_COUNTER = "SELECT value FROM change_counter WHERE id = 1";
+
+/** Raises the change counter through the signing key's own trigger: a compromise message anchored changes what verification answers (its revocation time). */
+export const TOUCH_COMPROMISED_KEY = "UPDATE signing_keys SET compromised_at = compromised_at WHERE fingerprint = ";

@@ -197,5 +197,41 @@ for (const engine of ENGINES) {
       expect(await audits()).toEqual(after);
       await expect(fixture.orgs.declareKeyCompromised(Bun.randomUUIDv7(), { sinceMs: 0 }, "test")).rejects.toMatchObject({ code: "NOT_FOUND" });
     });
+
+    test("the journal: one key_compromise row per key, never waiting; queued again when abandoned; anchored, it raises the change counter", async () => {
+      const { store, fixture, journal, orgId, org, rows, row, provision, anchor, clock } = await setup(engine);
+      await anchor((await provision())[0]!, 1);
+      expect(await journal.keysWantingCompromiseMessage()).toEqual([]);
+      const since = clock.now() - 1000;
+      await fixture.orgs.declareKeyCompromised(orgId, { sinceMs: since }, "test");
+      const wanted = await journal.keysWantingCompromiseMessage();
+      expect(wanted).toEqual([{ orgId, personId: null, keyFingerprint: new Uint8Array(org.systemKey.fingerprint), sinceMs: since }]);
+      const message = new TextEncoder().encode('{"v":1,"type":"key_compromise"}');
+      const queued = (await journal.queueCompromise(wanted[0]!, message))!;
+      expect(queued).toMatchObject({ kind: "key_compromise", state: "pending", orgId, topicId: TOPIC, recordId: null });
+      expect(hex(queued.keyFingerprint!)).toBe(hex(org.systemKey.fingerprint));
+      expect(await journal.queueCompromise(wanted[0]!, message)).toBeNull(); // ledger_transactions_one_compromise
+      expect(await journal.keysWantingCompromiseMessage()).toEqual([]);
+      // Due at once: it waits for no announcement (the new key's is not even queued yet here).
+      expect((await journal.due(10, new Set())).map((r) => r.transactionId)).toContain(queued.transactionId);
+      const requeued = (await journal.abandon(await row(queued.transactionId), "x"))!.requeued!;
+      expect(await row(requeued)).toMatchObject({ kind: "key_compromise", state: "pending" });
+      expect(Buffer.from((await row(requeued)).message!).equals(Buffer.from(message))).toBe(true);
+      expect((await rows()).filter((r) => r.kind === "key_compromise" && r.state !== "abandoned")).toHaveLength(1);
+      const counter = async () => Number((await store.read((db, t) => q(db.select({ value: t.changeCounter.value }).from(t.changeCounter))))[0]!.value);
+      const was = await counter();
+      await anchor(await row(requeued), 5);
+      expect(await counter()).toBeGreaterThan(was);
+      expect(await journal.keysWantingCompromiseMessage()).toEqual([]);
+    });
+
+    test("the journal: a key of an organisation without a topic waits for the topic; then it is wanted", async () => {
+      const { store, fixture, journal } = await setup(engine);
+      const other = await fixture.createOrg(`Topicless ${Math.random()}`);
+      await fixture.orgs.declareKeyCompromised(other.id, { sinceMs: 0 }, "test");
+      expect(await journal.keysWantingCompromiseMessage()).toEqual([]);
+      await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: "0.0.4242" }).where(eq(t.organisations.id, other.id))));
+      expect((await journal.keysWantingCompromiseMessage()).map((k) => k.orgId)).toEqual([other.id]);
+    });
   });
 }
