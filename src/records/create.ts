@@ -102,7 +102,11 @@ export function* orgForCreate(orgId: string): Op<{ topicId: string | null; syste
 }
 
 /** Thrown inside a record's write when the organisation's key was rotated since it was signed: the record is signed again. */
-class KeyRotatedMeanwhile extends Error {}
+class KeyRotatedMeanwhile extends Error {
+  constructor() {
+    super("the organisation's key was rotated while the record was signed, three times in a row");
+  }
+}
 
 /** Under the write lock: the organisation's current key is still `signer` (see ORG_SIGNING_KEY); otherwise the write is undone. */
 function* refuseIfKeyRotated(orgId: string, signer: Uint8Array): Op<void> {
