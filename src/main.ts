@@ -25,6 +25,9 @@ Usage:
   docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off]
                       [--domain DOMAIN|none] [--name NAME]
   docverify org list
+  docverify org rotate-key ORG     a new system key for the organisation, announced on its topic
+  docverify org key-compromised ORG --since TIME [--key FINGERPRINT]
+                                   its records signed since TIME verify as revoked (KEY_COMPROMISE)
   docverify key mint --org ORG --env live|test [--revoke] [--expires DATE]
   docverify key list [--org ORG]
   docverify key revoke KEYID
@@ -86,10 +89,12 @@ export const USAGES: Readonly<Record<string, string>> = {
     "the audit trail. Needs a terminal; scripts use the org, key, person and status commands.\n\n" +
     options(DATA, HELP),
   org:
-    "Usage: docverify org create|set|list [OPTIONS]\n\n" +
+    "Usage: docverify org create|set|list|rotate-key|key-compromised [OPTIONS]\n\n" +
     "  docverify org create --name NAME [--api-access] [--addon] [--validated]\n" +
     "  docverify org set ORG [--api-access on|off] [--addon on|off] [--validated on|off] [--suspended on|off] [--domain DOMAIN|none] [--name NAME]\n" +
-    "  docverify org list\n\n" +
+    "  docverify org list\n" +
+    "  docverify org rotate-key ORG\n" +
+    "  docverify org key-compromised ORG --since TIME [--key FINGERPRINT]\n\n" +
     "Each takes --data DIR and --json; docverify org SUBCOMMAND --help for its usage.\n",
   "org create":
     "Usage: docverify org create --name NAME [--api-access] [--addon] [--validated] [--json] [--data DIR]\n\n" +
@@ -123,6 +128,28 @@ export const USAGES: Readonly<Record<string, string>> = {
       HELP,
     ),
   "org list": "Usage: docverify org list [--json] [--data DIR]\n\nOrganisations, their flags and domains.\n\n" + options(JSON_OUT, DATA, HELP),
+  "org rotate-key":
+    "Usage: docverify org rotate-key ORG [--json] [--data DIR]\n\n" +
+    "Gives organisation ORG (its id) a new system key, which signs its records from now on. The running\n" +
+    "service announces it on the organisation's ledger topic, naming the key it replaces, once every\n" +
+    "record message signed with the old key has settled; records signed with the new key are anchored\n" +
+    "after that announcement, and the old key's records keep verifying (docs/signing.md \"Key lifecycle\").\n" +
+    "Refused, changing nothing, while the previous rotation's announcement is not anchored yet.\n\n" +
+    options(JSON_OUT, DATA, HELP),
+  "org key-compromised":
+    "Usage: docverify org key-compromised ORG --since TIME [--key FINGERPRINT] [--json] [--data DIR]\n\n" +
+    "Declares one of organisation ORG's keys compromised: every record it signed at or after TIME\n" +
+    "verifies as revoked (KEY_COMPROMISE) from now on, records signed before are unaffected, and the\n" +
+    "running service puts one key_compromise message on the organisation's topic. When the key is the\n" +
+    "current one it is rotated as by rotate-key, in the same change. Refused, changing nothing: a TIME\n" +
+    "in the future, a key that is not the organisation's, a key already declared compromised.\n\n" +
+    options(
+      ["--since TIME", "RFC 3339 with its offset, such as 2026-12-01T10:00:00Z (required)"],
+      ["--key FINGERPRINT", "the compromised key's fingerprint, 64 hex digits (default: the current key)"],
+      JSON_OUT,
+      DATA,
+      HELP,
+    ),
   key:
     "Usage: docverify key mint|list|revoke [OPTIONS]\n\n" +
     "  docverify key mint --org ORG --env live|test [--revoke] [--expires DATE]\n" +

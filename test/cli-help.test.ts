@@ -22,10 +22,12 @@ async function run(args: string[], cwd: string) {
 const SUBCOMMANDS: [string[], string][] = [
   [["serve"], "Usage: docverify serve"],
   [["admin"], "Usage: docverify admin"],
-  [["org"], "Usage: docverify org create|set|list"],
+  [["org"], "Usage: docverify org create|set|list|rotate-key|key-compromised"],
   [["org", "create"], "Usage: docverify org create --name NAME"],
   [["org", "set"], "Usage: docverify org set ORG"],
   [["org", "list"], "Usage: docverify org list"],
+  [["org", "rotate-key"], "Usage: docverify org rotate-key ORG"],
+  [["org", "key-compromised"], "Usage: docverify org key-compromised ORG --since TIME"],
   [["key"], "Usage: docverify key mint|list|revoke"],
   [["key", "mint"], "Usage: docverify key mint --org ORG --env live|test"],
   [["key", "list"], "Usage: docverify key list"],

@@ -1,6 +1,6 @@
 /**
  * The administration command line (docs/operations.md "Administration on the server",
- * docs/admin.md): `org create|set|list`, `key mint|list|revoke` and
+ * docs/admin.md): `org create|set|list|rotate-key|key-compromised`, `key mint|list|revoke` and
  * `person add|list|suspend|link`. It works on the data folder directly (no network API), also
  * while `serve` runs on it: SQLite's locking and the services' IMMEDIATE transactions make the two
  * safe side by side. Every flag is checked strictly; refusals change nothing.
@@ -12,6 +12,7 @@ import { parseConfig } from "../config/index.ts";
 import { keyPrefix } from "../keys/api-key.ts";
 import { isExpired, parseExpiry, type ApiKeyInfo } from "../keys/api-keys.ts";
 import { parseOrgDomain, type OrgChanges, type Organisation } from "../keys/organisations.ts";
+import type { KeyRotation } from "../keys/org-keys.ts";
 import { createPersons, type EnrolmentLink, type Person, type Persons } from "../persons/persons.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -79,6 +80,24 @@ function domainFlag(value: string | boolean | undefined): string | null | undefi
   const parsed = parseOrgDomain(value);
   if ("problem" in parsed) throw new UsageError(`--domain ${JSON.stringify(value)}: ${parsed.problem}`);
   return parsed.domain;
+}
+
+const rotationJson = (r: KeyRotation) => ({ orgId: r.orgId, keyFingerprint: r.keyFingerprint, replaces: r.replaces, at: time(r.at) });
+const rotationLine = (r: KeyRotation) => `${r.orgId}  key=${r.keyFingerprint}  replaces=${r.replaces}  at=${time(r.at)}`;
+
+/** `--since`'s value: an RFC 3339 time with its offset (2026-12-01T10:00:00Z, milliseconds optional), in ms. */
+function timeFlag(value: string | boolean | undefined): number {
+  if (typeof value !== "string") throw new UsageError("--since is required: the time from which the key is compromised, such as 2026-12-01T10:00:00Z");
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/.test(value) ? Date.parse(value) : NaN;
+  if (!Number.isFinite(ms) || ms < 0) throw new UsageError(`--since ${JSON.stringify(value)}: give an RFC 3339 time with its offset, such as 2026-12-01T10:00:00Z`);
+  return ms;
+}
+
+/** `--key`'s value: a key fingerprint, 64 hex digits. */
+function fingerprintFlag(value: string | boolean | undefined): Uint8Array | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !/^[0-9a-fA-F]{64}$/.test(value)) throw new UsageError("--key needs a key fingerprint: 64 hex digits");
+  return new Uint8Array(Buffer.from(value, "hex"));
 }
 
 /** A key as --json shows it: times in RFC 3339, and whether it has expired at `now`. */
@@ -149,8 +168,31 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
       out.write(values.json ? JSON.stringify(orgs.map((o) => ({ ...o, createdAt: time(o.createdAt) }))) + "\n" : orgs.map((o) => orgLine(o) + "\n").join(""));
       return 0;
     }
+    case "rotate-key": {
+      const { values, positionals } = parse(rest, {}, 1);
+      const r = await withAdminCore(env, values.data, (c) => c.organisations.rotateKey(positionals[0]!, osActor(env)));
+      out.write(values.json ? JSON.stringify(rotationJson(r)) + "\n" : rotationLine(r) + "\n");
+      return 0;
+    }
+    case "key-compromised": {
+      const { values, positionals } = parse(rest, { since: { type: "string" }, key: { type: "string" } }, 1);
+      const sinceMs = timeFlag(values.since);
+      const key = fingerprintFlag(values.key);
+      const c = await withAdminCore(env, values.data, (core) =>
+        core.organisations.declareKeyCompromised(positionals[0]!, { sinceMs, ...(key === undefined ? {} : { keyFingerprint: key }) }, osActor(env)),
+      );
+      const json = { orgId: c.orgId, keyFingerprint: c.keyFingerprint, since: time(c.sinceMs), declaredAt: time(c.at), rotation: c.rotation === null ? null : rotationJson(c.rotation) };
+      out.write(
+        values.json
+          ? JSON.stringify(json) + "\n"
+          : `${c.orgId}  compromised=${c.keyFingerprint}  since=${json.since}  declared=${json.declaredAt}\n` + (c.rotation === null ? "" : rotationLine(c.rotation) + "\n"),
+      );
+      return 0;
+    }
     default:
-      throw new UsageError(sub === undefined ? "org needs a subcommand: create, set or list" : `unknown org subcommand "${sub}": use create, set or list`);
+      throw new UsageError(
+        sub === undefined ? "org needs a subcommand: create, set, list, rotate-key or key-compromised" : `unknown org subcommand "${sub}": use create, set, list, rotate-key or key-compromised`,
+      );
   }
 }
 

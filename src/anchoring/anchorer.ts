@@ -169,6 +169,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     timing: { receiptPollMs, confirmPollMs, confirmFallbackMs, backoffMaxMs, settleGraceMs },
     topicMemo,
     announcementFor: options.announcementFor,
+    compromiseMessageFor: options.compromiseMessageFor ?? null,
     submitKey: getSubmitKey,
     backoff,
     reschedule,

@@ -36,7 +36,7 @@ function insertPending(tx: Writer, id: NewTransaction, row: Parameters<typeof pe
 
 function checkMessage(input: { readonly kind: string; readonly message: Uint8Array; readonly keyFingerprint?: Uint8Array }): void {
   checkLength(input.message);
-  if (input.keyFingerprint !== undefined && input.kind !== "record_message") throw new TypeError("only a record message waits for a person's key");
+  if (input.keyFingerprint !== undefined && input.kind !== "record_message") throw new TypeError("only a record message waits for its key's announcement");
 }
 
 /** `insertPendingPersonKeyAnnouncement` as a step of a store operation, on either engine. */
@@ -65,8 +65,9 @@ export function insertPendingMessage(
       /** ms since the epoch (the caller's clock). */
       readonly now: number;
       /**
-       * A person-signed record's message only: the person's key, whose announcement must be
-       * anchored before the message goes (`ANNOUNCED`). Absent: the organisation's current key's.
+       * A record message only: the key that signed it (the person's, or the organisation's),
+       * whose announcement must be anchored before the message goes (`ANNOUNCED`). Absent: the
+       * organisation's current key's (rows written before messages named their key).
        */
       readonly keyFingerprint?: Uint8Array;
     },

@@ -76,6 +76,19 @@ export interface KeyAnnouncement {
  */
 export type AnnouncementFor = (orgId: string) => Maybe<KeyAnnouncement | null>;
 
+/** A key declared compromised whose `key_compromise` message is not queued yet (docs/signing.md "Key lifecycle"). */
+export interface CompromisedKey {
+  readonly orgId: string;
+  /** The person whose key it is, or null: one of the organisation's own keys. */
+  readonly personId: string | null;
+  readonly keyFingerprint: Uint8Array;
+  /** Every record the key signed at or after this time (ms) is revoked. */
+  readonly sinceMs: number;
+}
+
+/** The `key_compromise` message of a key, built by records/ (the message format is theirs), wired by the composition. */
+export type CompromiseMessageFor = (key: CompromisedKey) => Uint8Array;
+
 /**
  * Where the loop keeps its journal, on either engine: `sqliteAnchorStorage` (anchorer.ts) over the
  * data folder's database, or `postgresAnchorStorage` (app/postgres.ts), whose journal
@@ -108,6 +121,8 @@ export interface AnchoringOptions {
   readonly links: LedgerLinks;
   /** The announcement of an organisation's key, queued before its first record message (see AnnouncementFor). */
   readonly announcementFor: AnnouncementFor;
+  /** The message declaring a key compromised; absent: no compromise message is queued (tests of other things). */
+  readonly compromiseMessageFor?: CompromiseMessageFor;
   /** The master key, to open (or create) the sealed ledger submit key; null when the key store is sealed. */
   readonly masterKey: Uint8Array | null;
   /** Validity window of every transaction, seconds (DOCVERIFY_ANCHOR_VALID_SECONDS, 15–180). */

@@ -29,6 +29,7 @@ import { DomainError } from "../lib/errors.ts";
 import { createRecords, type Records } from "../records/service.ts";
 import type { RecordWriter } from "../records/write-queue.ts";
 import { createKeyAnnouncements } from "../records/announcements.ts";
+import { encodeKeyCompromiseMessage } from "../records/messages.ts";
 import type { RecordLedger } from "../records/ledger.ts";
 import { recordsRoutes } from "../http/routes/v1-records.ts";
 import { verifyPages } from "../http/pages/verify.ts";
@@ -182,6 +183,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       log: options.log,
       masterKey: engine.masterKey,
       announcementFor: createKeyAnnouncements({ keys: core.drivers.records().keys, signer: core.signer, clock: core.clock }),
+      compromiseMessageFor: (key) => encodeKeyCompromiseMessage(key),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
     }),

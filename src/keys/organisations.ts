@@ -19,6 +19,7 @@ import { nameKey } from "../lib/name-key.ts";
 import { isUniqueViolation, q, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { insertSigningKey } from "../storage/signing-keys.ts";
 import { audit } from "./audit.ts";
+import { createOrgKeys } from "./org-keys.ts";
 
 export interface OrgFlags {
   readonly apiAccess: boolean;
@@ -182,6 +183,9 @@ export function createOrganisations(deps: { store: Store; signer: Signer; clock:
   }
 
   return {
+    /** Key rotation and compromise (org-keys.ts). */
+    ...createOrgKeys({ store, signer, clock }),
+
     /** The organisation `id`; NOT_FOUND when there is none. */
     get(id: string): Promise<Organisation> {
       return store.read(function* (db, t) {

@@ -5,7 +5,8 @@
  *
  * What an announcement provider guarantees:
  * - The message announces the organisation's current system key (`organisations.system_key_fingerprint`)
- *   with its algorithm from `signing_keys`, its name, its domain when it has one, and the service
+ *   with its algorithm from `signing_keys` and, when it replaced a key (a rotation), that key's
+ *   fingerprint (`replaces`), its name, its domain when it has one, and the service
  *   seal key's fingerprint; `generation` is the organisation's announcement generation read in the
  *   same statement as the name and domain, so the queue can tell a message built before a change
  *   of either.
@@ -35,7 +36,7 @@ export interface KeyAnnouncementsDeps {
 }
 
 /** What an announcement needs of its organisation: a read operation. Undefined: no such organisation. */
-function organisationKey(orgId: string): Body<{ name: string; domain: string | null; generation: number; key: Buffer; algorithm: string | null } | undefined> {
+function organisationKey(orgId: string): Body<{ name: string; domain: string | null; generation: number; key: Buffer; algorithm: string | null; replaces: Buffer | null } | undefined> {
   return function* (db, t) {
     const [org] = yield* q(
       db
@@ -45,6 +46,7 @@ function organisationKey(orgId: string): Body<{ name: string; domain: string | n
           generation: t.organisations.announcementGeneration,
           key: t.organisations.systemKeyFingerprint,
           algorithm: t.signingKeys.algorithm,
+          replaces: t.signingKeys.replaces,
         })
         .from(t.organisations)
         .leftJoin(t.signingKeys, eq(t.signingKeys.fingerprint, t.organisations.systemKeyFingerprint))
@@ -86,7 +88,15 @@ export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: stri
     return {
       keyFingerprint,
       generation: Number(org.generation),
-      message: encodeKeyAnnouncementMessage({ orgId, name: org.name, domain: org.domain, algorithm: org.algorithm, keyFingerprint, sealKeyFingerprint: seal }),
+      message: encodeKeyAnnouncementMessage({
+        orgId,
+        name: org.name,
+        domain: org.domain,
+        algorithm: org.algorithm,
+        keyFingerprint,
+        replaces: org.replaces === null ? null : new Uint8Array(org.replaces),
+        sealKeyFingerprint: seal,
+      }),
     };
   }
 

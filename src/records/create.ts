@@ -19,7 +19,7 @@ import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
 import { pendingMessage } from "../anchoring/queue.ts";
 import { toRecordRow, type RecordRow } from "../storage/record-row.ts";
-import { ACTIVE_ORG_RECORD, INSERT_RECORD, ORG_FOR_CREATE, ORG_SUSPENDED } from "../storage/statements.ts";
+import { ACTIVE_ORG_RECORD, INSERT_RECORD, ORG_FOR_CREATE, ORG_SIGNING_KEY, ORG_SUSPENDED } from "../storage/statements.ts";
 import { changes, firstRow, q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import type { RecordLedger } from "./ledger.ts";
 import { encodeCreationMessage } from "./messages.ts";
@@ -100,6 +100,22 @@ export function* orgForCreate(orgId: string): Op<{ topicId: string | null; syste
   if (org === undefined) throw new Error(`organisation ${orgId} does not exist`);
   return { topicId: org.topic_id, systemKeyFingerprint: org.system_key_fingerprint, suspended: org.suspended !== 0 };
 }
+
+/** Thrown inside a record's write when the organisation's key was rotated since it was signed: the record is signed again. */
+class KeyRotatedMeanwhile extends Error {
+  constructor() {
+    super("the organisation's key was rotated while the record was signed, three times in a row");
+  }
+}
+
+/** Under the write lock: the organisation's current key is still `signer` (see ORG_SIGNING_KEY); otherwise the write is undone. */
+function* refuseIfKeyRotated(orgId: string, signer: Uint8Array): Op<void> {
+  const current = (yield* q(firstRow(ORG_SIGNING_KEY, orgId)))?.system_key_fingerprint;
+  if (current === undefined || !Buffer.from(current).equals(Buffer.from(signer))) throw new KeyRotatedMeanwhile();
+}
+
+/** A rotation between signing and writing is rare; two in a row rarer still, and a third is an error. */
+const SIGNING_ROUNDS = 3;
 
 /** Under the write lock: an administrator's suspension committed meanwhile wins. */
 export function* refuseIfSuspended(orgId: string): Op<void> {
@@ -196,13 +212,34 @@ export function orgSignedCreation(deps: CreationDeps) {
     }
     const topicId = org.topicId;
     const recordId = Bun.randomUUIDv7();
+    let signerFingerprint = Buffer.from(org.systemKeyFingerprint);
+    for (let round = 1; ; round++) {
+      try {
+        const result = await signAndWrite(orgId, request, docHash, topicId, recordId, signerFingerprint);
+        if (result.created) ledger.wake();
+        return { created: result.created, record: view(result.row) };
+      } catch (e) {
+        if (!(e instanceof KeyRotatedMeanwhile) || round === SIGNING_ROUNDS) throw e;
+        signerFingerprint = Buffer.from((await store.read(() => orgForCreate(orgId))).systemKeyFingerprint);
+      }
+    }
+  };
+
+  /**
+   * Signs with `signerFingerprint` and writes, in one transaction, the record and its creation
+   * message, which names its key (the message waits for that key's announcement, and the next
+   * key's announcement waits for it: docs/anchoring.md "Key announcements"). KeyRotatedMeanwhile
+   * when the organisation's key is no longer `signerFingerprint` under the write lock.
+   */
+  async function signAndWrite(orgId: string, request: RecordRequest, docHash: string, topicId: string, recordId: string, signerFingerprint: Buffer) {
     const signedAtMs = clock.now();
-    const { signerKey, seal, signature, sealSignature, message } = await sealing.signAndSeal(Buffer.from(org.systemKeyFingerprint), recordId, docHash, signedAtMs);
+    const { signerKey, seal, signature, sealSignature, message } = await sealing.signAndSeal(signerFingerprint, recordId, docHash, signedAtMs);
     const reserved = ledger.newTransactionId();
 
     const now = clock.now();
-    const result = await writes.write(function* (tx, t) {
+    return await writes.write(function* (tx, t) {
       yield* refuseIfSuspended(orgId);
+      yield* refuseIfKeyRotated(orgId, signerKey.fingerprint);
       const winner = yield* activeRecord(orgId, docHash);
       if (winner !== undefined) return { created: false, row: winner };
       const row = pendingRow({
@@ -223,9 +260,7 @@ export function orgSignedCreation(deps: CreationDeps) {
         createdAt: now,
       });
       // Another writer of the same database may have got there first (records_one_active): its record wins.
-      return yield* insertNew(tx, t, row, reserved, message, () => activeRecord(orgId, docHash));
+      return yield* insertNew(tx, t, row, reserved, message, () => activeRecord(orgId, docHash), signerKey.fingerprint);
     });
-    if (result.created) ledger.wake();
-    return { created: result.created, record: view(result.row) };
-  };
+  }
 }

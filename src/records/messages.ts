@@ -9,7 +9,9 @@
  *   JSON.stringify writes it.
  * - A key announcement (`key`, `person_key`) carries `domain` only when the organisation has
  *   one, right after `name` (after `personId`): an organisation without a domain
- *   announces exactly the bytes it announced before domains existed.
+ *   announces exactly the bytes it announced before domains existed. Likewise `replaces` (the
+ *   fingerprint of the key the announced key replaced) only when it replaced one, right after
+ *   `keyFingerprint`: a key that replaced nothing is announced with exactly the bytes of before.
  * - A version field `v` first: readers branch on it; a layout is never changed in place.
  * - One chunk: at most MAX_MESSAGE_BYTES (1,024) bytes, checked here, so a message is never
  *   split across several ledger transactions. A key announcement's name is cut at a code point
@@ -58,6 +60,8 @@ export interface KeyAnnouncementFields {
   readonly algorithm: string;
   /** The organisation's system key fingerprint (docs/signing.md §2), 32 bytes. */
   readonly keyFingerprint: Uint8Array;
+  /** The fingerprint of the key this one replaced (rotation, compromise), 32 bytes, or null / absent: none. */
+  readonly replaces?: Uint8Array | null;
   /** The service seal key's fingerprint, 32 bytes. */
   readonly sealKeyFingerprint: Uint8Array;
 }
@@ -71,18 +75,31 @@ export interface PersonKeyAnnouncementFields {
   readonly algorithm: string;
   /** The person's key fingerprint (docs/signing.md §2), 32 bytes. */
   readonly keyFingerprint: Uint8Array;
+  /** The fingerprint of the person's key this one replaced (re-enrolment), 32 bytes, or null / absent: none. */
+  readonly replaces?: Uint8Array | null;
   /** The service seal key's fingerprint, 32 bytes. */
   readonly sealKeyFingerprint: Uint8Array;
+}
+
+export interface KeyCompromiseFields {
+  readonly orgId: string;
+  /** The person whose key it is, or null / absent: the organisation's own key. */
+  readonly personId?: string | null;
+  /** The compromised key's fingerprint, 32 bytes. */
+  readonly keyFingerprint: Uint8Array;
+  /** Every record the key signed at or after this time (ms) is revoked. */
+  readonly sinceMs: number;
 }
 
 /** The parsed form of any message, for readers (tests, tools, the verify page's docs). */
 export type LedgerMessage =
   | { v: 1; type: "record"; recordId: string; originalDocHash: string; signedAt: string; signerPublicKeySha256: string; signatureSha256: string; sealSignatureSha256: string }
   | { v: 1; type: "revocation"; recordId: string; reason: string; revokedAt: string }
-  | { v: 1; type: "key"; orgId: string; name: string; domain?: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string }
-  | { v: 1; type: "person_key"; orgId: string; personId: string; domain?: string; algorithm: string; keyFingerprint: string; sealKeyFingerprint: string };
+  | { v: 1; type: "key"; orgId: string; name: string; domain?: string; algorithm: string; keyFingerprint: string; replaces?: string; sealKeyFingerprint: string }
+  | { v: 1; type: "person_key"; orgId: string; personId: string; domain?: string; algorithm: string; keyFingerprint: string; replaces?: string; sealKeyFingerprint: string }
+  | { v: 1; type: "key_compromise"; orgId: string; personId?: string; keyFingerprint: string; since: string };
 
-const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key", "person_key"]);
+const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key", "person_key", "key_compromise"]);
 
 const REASON_RE = /^[A-Z_]{1,64}$/;
 /** A domain as keys/organisations.ts stores it (lowercase LDH labels, at least two): checked here only for its shape and size. */
@@ -93,6 +110,13 @@ function domainField(domain: string | null | undefined): { domain?: string } {
   if (domain === undefined || domain === null) return {};
   if (typeof domain !== "string" || !DOMAIN_RE.test(domain)) throw new TypeError("domain must be a lowercase DNS name");
   return { domain };
+}
+
+/** `{ replaces }` (64 lowercase hex) when the key replaced one, checked; else nothing (the property is absent). */
+function replacesField(replaces: Uint8Array | null | undefined): { replaces?: string } {
+  if (replaces === undefined || replaces === null) return {};
+  if (!(replaces instanceof Uint8Array) || replaces.length !== 32) throw new TypeError("replaces must be 32 bytes");
+  return { replaces: Buffer.from(replaces).toString("hex") };
 }
 
 /** `sha256:` + lowercase hex, the same spelling as a DocHash. */
@@ -154,6 +178,7 @@ export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Arr
     if (!(b instanceof Uint8Array) || b.length !== 32) throw new TypeError(`${field} must be 32 bytes`);
   }
   const domain = domainField(f.domain);
+  const replaces = replacesField(f.replaces);
   const message = (name: string): LedgerMessage => ({
     v: MESSAGE_VERSION,
     type: "key",
@@ -162,9 +187,11 @@ export function encodeKeyAnnouncementMessage(f: KeyAnnouncementFields): Uint8Arr
     ...domain,
     algorithm: f.algorithm,
     keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
+    ...replaces,
     sealKeyFingerprint: Buffer.from(f.sealKeyFingerprint).toString("hex"),
   });
-  // Everything but the name is fixed in size (a domain is at most 253 ASCII bytes, so a name of
+  // Everything but the name is fixed in size (a domain is at most 253 ASCII bytes and `replaces`
+  // 77 with its key, so a name of
   // at least one code point always fits): what is left of the chunk is the name's, as
   // JSON.stringify writes it in UTF-8. Code points are escaped independently of their
   // neighbours, so the name's encoded length is the sum of theirs.
@@ -198,7 +225,29 @@ export function encodePersonKeyAnnouncementMessage(f: PersonKeyAnnouncementField
     ...domainField(f.domain),
     algorithm: f.algorithm,
     keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
+    ...replacesField(f.replaces),
     sealKeyFingerprint: Buffer.from(f.sealKeyFingerprint).toString("hex"),
+  });
+}
+
+/**
+ * The message declaring a key compromised (docs/receipts.md §1) on its organisation's topic, once
+ * per key (docs/signing.md "Key lifecycle"): every record the key signed at or after `since` is
+ * revoked with reason KEY_COMPROMISE from this message's consensus time; earlier ones are not.
+ * `since` is spelt as a record message's `signedAt`, so a reader compares the two as text of one
+ * format or as times alike.
+ */
+export function encodeKeyCompromiseMessage(f: KeyCompromiseFields): Uint8Array {
+  if (!UUID_RE.test(f.orgId)) throw new TypeError("orgId must be a lowercase canonical UUID");
+  if (f.personId !== undefined && f.personId !== null && !UUID_RE.test(f.personId)) throw new TypeError("personId must be a lowercase canonical UUID");
+  if (!(f.keyFingerprint instanceof Uint8Array) || f.keyFingerprint.length !== 32) throw new TypeError("keyFingerprint must be 32 bytes");
+  return encode({
+    v: MESSAGE_VERSION,
+    type: "key_compromise",
+    orgId: f.orgId,
+    ...(f.personId === undefined || f.personId === null ? {} : { personId: f.personId }),
+    keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
+    since: messageTime(f.sinceMs),
   });
 }
 

@@ -5,15 +5,36 @@
  */
 
 /**
+ * Whether organisation `o` (the outer row) still has an unfinished (pending or accepted) record
+ * message signed with one of its keys other than its current one: the announcement of a key that
+ * replaced another (docs/signing.md "Key lifecycle") is not queued, so not submitted, until every
+ * earlier record message of the organisation signed with an older key has settled (anchored or
+ * abandoned): each then lands before the announcement that ends its key's window, and every
+ * message of the new key after it. A record message names its key (`key_fingerprint`); an
+ * organisation's keys are those whose purpose is `org:<id>` (a person's key is never held back).
+ * A row written before record messages named their key (NULL) counts as older once the current
+ * key replaced another; it waits for the current key's announcement, so the two wait for each
+ * other until its validity window abandons it (minutes): never a message outside its window.
+ * Evaluated only for an organisation whose current key lacks its announcement: rare.
+ */
+export const OLDER_KEY_MESSAGES_UNSETTLED = `EXISTS (SELECT 1 FROM ledger_transactions r
+    WHERE r.org_id = o.id AND r.kind = 'record_message' AND r.state IN ('pending', 'accepted')
+      AND ((r.key_fingerprint IS NULL AND EXISTS (SELECT 1 FROM signing_keys c WHERE c.fingerprint = o.system_key_fingerprint AND c.replaces IS NOT NULL))
+        OR (r.key_fingerprint <> o.system_key_fingerprint
+            AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.fingerprint = r.key_fingerprint AND k.purpose = 'org:' || o.id))))`;
+
+/**
  * Organisations with a topic whose current key has no live announcement at the organisation's
- * current announcement generation: a scan of the organisations (as topic provisioning's), each
+ * current announcement generation, and no older key's record message unsettled
+ * (`OLDER_KEY_MESSAGES_UNSETTLED`): a scan of the organisations (as topic provisioning's), each
  * probing the partial unique index by organisation, key and generation. Exported for the plan test.
  */
 export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
   WHERE o.topic_id IS NOT NULL
     AND NOT EXISTS (SELECT 1 FROM ledger_transactions a
                     WHERE a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.announcement_generation = o.announcement_generation
-                      AND a.kind = 'key_announcement' AND a.state <> 'abandoned')`;
+                      AND a.kind = 'key_announcement' AND a.state <> 'abandoned')
+    AND NOT ${OLDER_KEY_MESSAGES_UNSETTLED}`;
 
 /**
  * A record message may go once its organisation's current key is announced and anchored
@@ -33,3 +54,21 @@ export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message'
     WHERE a.org_id = ledger_transactions.org_id AND a.key_fingerprint = ledger_transactions.key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
       AND a.state = 'anchored')))`;
 
+
+/**
+ * The organisations' keys declared compromised whose organisation has a topic and that have no
+ * live `key_compromise` row (the partial unique index `ledger_transactions_one_compromise`, probed
+ * by key). A scan of the signing keys: the journal runs it only when the change counter moved
+ * since it last found none (a declaration raises it).
+ */
+export const WANTING_COMPROMISE = `SELECT o.id AS org_id, k.fingerprint AS fingerprint, k.compromised_since AS since
+  FROM signing_keys k JOIN organisations o ON k.purpose = 'org:' || o.id
+  WHERE k.compromised_at IS NOT NULL AND k.compromised_since IS NOT NULL AND o.topic_id IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM ledger_transactions c
+                    WHERE c.key_fingerprint = k.fingerprint AND c.kind = 'key_compromise' AND c.state <> 'abandoned')`;
+
+/** The change counter (migration 0010): what `keysWantingCompromiseMessage` compares with its last empty answer. */
+export const CHANGE_COUNTER = "SELECT value FROM change_counter WHERE id = 1";
+
+/** Raises the change counter through the signing key's own trigger: a compromise message anchored changes what verification answers (its revocation time). */
+export const TOUCH_COMPROMISED_KEY = "UPDATE signing_keys SET compromised_at = compromised_at WHERE fingerprint = ";

@@ -18,8 +18,8 @@ export interface SigningKeyRow {
   readonly sealedUnder?: string;
 }
 
-/** Inserts `key`'s row, made at `createdAt`, as a step of a write operation. */
-export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, createdAt: number): Op<void> {
+/** Inserts `key`'s row, made at `createdAt` (replacing the key `replaces`, if given), as a step of a write operation. */
+export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, createdAt: number, replaces: Uint8Array | null = null): Op<void> {
   if (key.sealedUnder !== undefined) yield* requireMasterKeyCheck(tx, t, key.sealedUnder);
   yield* q(
     tx.insert(t.signingKeys).values({
@@ -29,6 +29,7 @@ export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, cr
       purpose: key.purpose,
       sealedSeed: Buffer.from(key.sealedSeed),
       createdAt,
+      replaces: replaces === null ? null : Buffer.from(replaces),
     }),
   );
 }

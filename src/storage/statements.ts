@@ -87,6 +87,19 @@ export const ORG_SUSPENDED = statement<{ suspended: number }, [orgId: string]>({
 });
 
 /**
+ * An organisation's current system key, read again in the write of an organisation-signed record:
+ * a record signed with a key a rotation has replaced meanwhile is signed again with the new one
+ * (docs/signing.md "Key lifecycle"). On PostgreSQL the row is locked FOR SHARE, so the rotation's
+ * update waits for this write to commit (its message is then seen by the announcement's wait) or
+ * this read waits for the rotation and sees the new key; on SQLite the write lock orders the two.
+ */
+export const ORG_SIGNING_KEY = statement<{ system_key_fingerprint: Uint8Array }, [orgId: string]>({
+  name: "organisation signing key",
+  sqlite: "SELECT system_key_fingerprint FROM organisations WHERE id = ?",
+  postgres: "SELECT system_key_fingerprint FROM organisations WHERE id = $1 FOR SHARE",
+});
+
+/**
  * Inserts a new record unless an active one for its organisation (or person) and hash exists by
  * now (records_one_active): it then changes no row, and nothing was written.
  */

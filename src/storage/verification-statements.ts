@@ -170,6 +170,19 @@ export const PERSON_SUSPENDED = statement<{ suspended: number }, [keyFingerprint
   postgres: "SELECT suspended::int AS suspended FROM persons WHERE key_fingerprint = $1",
 });
 
+/**
+ * Every key declared compromised (docs/signing.md "Key lifecycle"): since when, when declared, and
+ * the consensus time of its `key_compromise` message once anchored (null before). A scan of the
+ * signing keys, read only when the change counter moved (verification/caches.ts); both a
+ * declaration and the message's anchoring raise it.
+ */
+export const COMPROMISED_KEYS = statement<{ fingerprint: Uint8Array; since: number; declared_at: number; consensus_at: string | null }, []>({
+  name: "compromised keys",
+  sql: `SELECT k.fingerprint AS fingerprint, k.compromised_since AS since, k.compromised_at AS declared_at,
+    (SELECT c.consensus_at FROM ledger_transactions c WHERE c.key_fingerprint = k.fingerprint AND c.kind = 'key_compromise' AND c.state = 'anchored' LIMIT 1) AS consensus_at
+    FROM signing_keys k WHERE k.compromised_at IS NOT NULL AND k.compromised_since IS NOT NULL`,
+});
+
 export const KEY_BY_FINGERPRINT = statement<{ algorithm: string; public_key: Uint8Array }, [fingerprint: Uint8Array]>({
   name: "signing key",
   sql: "SELECT algorithm, public_key FROM signing_keys WHERE fingerprint = ?",

@@ -7,7 +7,26 @@
  */
 import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import type { ResolvedKey, SignatureChecks } from "./checks.ts";
-import type { HashRow, HeadRow, OrgStanding, RowKey } from "./ports.ts";
+import type { CompromisedKeyRow, HashRow, HeadRow, OrgStanding, RowKey } from "./ports.ts";
+
+/** A key declared compromised, as verification applies it (docs/signing.md "Key lifecycle"). */
+export interface KeyCompromise {
+  /** Records the key signed at or after this time (ms) are revoked. */
+  readonly sinceMs: number;
+  /** Their revocation time (ms): the compromise message's consensus time once anchored, the declaration's before. */
+  readonly revokedAtMs: number;
+}
+
+/** The compromised keys by fingerprint (lower-case hex), from their rows. */
+export function compromisesOf(rows: readonly CompromisedKeyRow[]): ReadonlyMap<string, KeyCompromise> {
+  const m = new Map<string, KeyCompromise>();
+  for (const r of rows) {
+    const consensus = r.consensus_at === null ? null : /^(\d+)\.(\d{9})$/.exec(r.consensus_at);
+    const revokedAtMs = consensus === null ? r.declared_at : Number(consensus[1]) * 1000 + Math.floor(Number(consensus[2]) / 1e6);
+    m.set(Buffer.from(r.fingerprint).toString("hex"), { sinceMs: r.since, revokedAtMs });
+  }
+  return m;
+}
 
 /** Records whose check outcomes the record memo keeps at most (about 950 bytes each). */
 export const RECORD_MEMO_ENTRIES = 50_000;
@@ -53,6 +72,8 @@ export class VerifierCaches {
   private readonly orgs = new Lru<string, OrgStanding>({ maxEntries: 4096, maxBytes: ORG_STANDING_BYTES, bytesOf: (id, o) => stringBytes(id) + approxBytes(o), refreshOnHit: false });
   private readonly persons = new Lru<string, boolean>({ maxEntries: 65_536, maxBytes: PERSON_STANDING_BYTES, bytesOf: stringBytes, refreshOnHit: false });
   private cachedGen: number | null = null;
+  /** The compromised keys, read under `cachedGen` (null: not read since it moved): a few, so no budget. */
+  private compromised: ReadonlyMap<string, KeyCompromise> | null = null;
 
   /** `keyCacheSize`: public keys kept at most (and at most `KEY_CACHE_BYTES`). */
   constructor(keyCacheSize: number) {
@@ -68,6 +89,7 @@ export class VerifierCaches {
   sync(gen: number | null): void {
     if (gen === this.cachedGen) return;
     this.cachedGen = gen;
+    this.compromised = null;
     this.clearKeys();
     this.orgs.clear();
     this.persons.clear();
@@ -90,6 +112,13 @@ export class VerifierCaches {
   }
   keepKey(id: string, key: ResolvedKey): void {
     this.keys.set(id, key);
+  }
+  /** The compromised keys read under the counter kept, or null when they have not been read since it moved. */
+  compromises(): ReadonlyMap<string, KeyCompromise> | null {
+    return this.compromised;
+  }
+  keepCompromises(compromises: ReadonlyMap<string, KeyCompromise>): void {
+    this.compromised = compromises;
   }
   org(id: string): OrgStanding | undefined {
     return this.orgs.get(id);

@@ -4,6 +4,7 @@
  * signer's standing.
  */
 import { createConsensusTexts, rfc3339Ms, type ConsensusTexts } from "../lib/formats.ts";
+import type { KeyCompromise } from "./caches.ts";
 import type { SignatureChecks } from "./checks.ts";
 import type { HeadRow, OrgStanding, VerifyRow } from "./ports.ts";
 import type { DisclosureTier, Match } from "./types.ts";
@@ -17,7 +18,29 @@ export interface VerificationLinks {
 export type ShownRow = HeadRow | VerifyRow;
 
 /** The match of one anchored record; a pure function of its arguments. */
-export function shapeMatch(links: VerificationLinks, consensus: ConsensusTexts, row: ShownRow, tier: DisclosureTier, requested: string, sig: SignatureChecks, org: OrgStanding | null, personSuspended: boolean): Match {
+/**
+ * A record's revocation: its own, or its signer key's compromise when it was signed at or after
+ * `since` (reason KEY_COMPROMISE, at the compromise's time), the earlier of the two; on a tie, its
+ * own. Null: not revoked.
+ */
+export function revocationOf(row: Pick<ShownRow, "revoked_at" | "revocation_reason" | "signed_at_ms">, compromise: KeyCompromise | undefined): { reason: string; revokedAtMs: number } | null {
+  const own = row.revoked_at === null ? null : { reason: row.revocation_reason ?? "UNSPECIFIED", revokedAtMs: row.revoked_at };
+  const byKey = compromise !== undefined && row.signed_at_ms >= compromise.sinceMs ? { reason: "KEY_COMPROMISE", revokedAtMs: compromise.revokedAtMs } : null;
+  if (own === null || byKey === null) return own ?? byKey;
+  return byKey.revokedAtMs < own.revokedAtMs ? byKey : own;
+}
+
+export function shapeMatch(
+  links: VerificationLinks,
+  consensus: ConsensusTexts,
+  row: ShownRow,
+  tier: DisclosureTier,
+  requested: string,
+  sig: SignatureChecks,
+  org: OrgStanding | null,
+  personSuspended: boolean,
+  compromise?: KeyCompromise,
+): Match {
   if (row.sequence_number === null || row.consensus_at === null) {
     // The anchor columns are written with the state in one transaction; an anchored row without
     // them is corruption. Refuse to answer (500) rather than vouch for or hide the record.
@@ -27,17 +50,18 @@ export function shapeMatch(links: VerificationLinks, consensus: ConsensusTexts, 
   // hashBinding: the stored hash is the one asked about, and the signature over the payload
   // rebuilt from it verifies (which implies the key row resolved and the payload encoded).
   const hashBinding = row.doc_hash === requested && sig.signatureOk;
+  const revocation = revocationOf(row, compromise);
   const match: Match = {
     recordId: row.id,
     kind: row.kind,
-    status: row.revoked_at === null ? "active" : "revoked",
+    status: revocation === null ? "active" : "revoked",
     recordIssuedAt: rfc3339Ms(row.signed_at_ms),
     signerType,
     signerStanding: (org !== null && org.suspended !== 0) || personSuspended ? "suspended" : "good_standing",
     ...(signerType === "user" && row.signer_hint !== null ? { signerHint: row.signer_hint } : {}),
     // The signing organisation, or the organisation a person signed within (docs/persons.md, "Person-signed records").
     ...(tier === "organisation" && org !== null ? { signerOrg: org.name } : {}),
-    ...(row.revoked_at !== null ? { revocation: { reason: row.revocation_reason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(row.revoked_at) } } : {}),
+    ...(revocation !== null ? { revocation: { reason: revocation.reason, revokedAt: rfc3339Ms(revocation.revokedAtMs) } } : {}),
     checksPerformed: {
       hashBinding: hashBinding ? "pass" : "fail",
       userSignature: sig.signatureOk ? "pass" : "fail",
@@ -55,7 +79,7 @@ export function shapeMatch(links: VerificationLinks, consensus: ConsensusTexts, 
   return match;
 }
 
-export type MatchOf = (row: ShownRow, tier: DisclosureTier, requested: string, sig: SignatureChecks, org: OrgStanding | null, personSuspended: boolean) => Match;
+export type MatchOf = (row: ShownRow, tier: DisclosureTier, requested: string, sig: SignatureChecks, org: OrgStanding | null, personSuspended: boolean, compromise?: KeyCompromise) => Match;
 
 /**
  * `shapeMatch`, or the match it gave for identical inputs. Shaping is a pure function of the row,
@@ -67,12 +91,22 @@ export type MatchOf = (row: ShownRow, tier: DisclosureTier, requested: string, s
  */
 export function createMatchShaper(links: VerificationLinks, consensus: ConsensusTexts = createConsensusTexts()): MatchOf {
   /** The match last shaped from each row object, with the inputs it was shaped from. */
-  const shaped = new WeakMap<ShownRow, { tier: DisclosureTier; requested: string; sig: SignatureChecks; org: OrgStanding | null; personSuspended: boolean; match: Match }>();
-  return (row, tier, requested, sig, org, personSuspended) => {
+  const shaped = new WeakMap<ShownRow, { tier: DisclosureTier; requested: string; sig: SignatureChecks; org: OrgStanding | null; personSuspended: boolean; compromise: KeyCompromise | undefined; match: Match }>();
+  return (row, tier, requested, sig, org, personSuspended, compromise) => {
     const prev = shaped.get(row);
-    if (prev !== undefined && prev.sig === sig && prev.org === org && prev.tier === tier && prev.requested === requested && prev.personSuspended === personSuspended) return prev.match;
-    const match = shapeMatch(links, consensus, row, tier, requested, sig, org, personSuspended);
-    shaped.set(row, { tier, requested, sig, org, personSuspended, match });
+    if (
+      prev !== undefined &&
+      prev.sig === sig &&
+      prev.org === org &&
+      prev.tier === tier &&
+      prev.requested === requested &&
+      prev.personSuspended === personSuspended &&
+      prev.compromise === compromise
+    ) {
+      return prev.match;
+    }
+    const match = shapeMatch(links, consensus, row, tier, requested, sig, org, personSuspended, compromise);
+    shaped.set(row, { tier, requested, sig, org, personSuspended, compromise, match });
     return match;
   };
 }

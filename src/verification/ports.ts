@@ -37,6 +37,17 @@ export interface KeyRow {
   readonly public_key: Uint8Array;
 }
 
+/** A key declared compromised, as read (`signing_keys` and its anchored `key_compromise` message). */
+export interface CompromisedKeyRow {
+  readonly fingerprint: Uint8Array;
+  /** Every record the key signed at or after this time (ms) is revoked. */
+  readonly since: number;
+  /** When it was declared (ms): the revocation time until its message is anchored. */
+  readonly declared_at: number;
+  /** Its message's consensus time (`seconds.nanoseconds`), once anchored; null before. */
+  readonly consensus_at: string | null;
+}
+
 /** An organisation's standing as read (`suspended` 0 or 1). */
 export interface OrgStanding {
   readonly name: string;
@@ -102,6 +113,11 @@ export interface VerificationReads {
   largeHash(docHash: string): Maybe<LargeHashRead>;
   /** The key rows and standing of `want`, in at most one statement (PostgreSQL) or one read each (SQLite). */
   context(want: ContextWanted): Maybe<ContextFound>;
+  /**
+   * Every key declared compromised, in no particular order. The verifier asks only when the change
+   * counter moved since it last asked (verification/caches.ts), never once per verification.
+   */
+  compromisedKeys(): Maybe<readonly CompromisedKeyRow[]>;
   /** What the driver keeps in memory (/metrics, and emptied when the service goes quiet). */
   caches(): readonly NamedCache[];
 }
@@ -113,4 +129,5 @@ export interface SyncVerificationReads extends VerificationReads {
   recordsByHash(docHash: string): readonly HashRow[];
   largeHash(docHash: string): LargeHashRead;
   context(want: ContextWanted): ContextFound;
+  compromisedKeys(): readonly CompromisedKeyRow[];
 }

@@ -74,9 +74,9 @@ import type { NamedCache } from "../lib/lru.ts";
 import { mapMaybe, type Maybe } from "../lib/maybe.ts";
 import { MAX_MATCHES } from "../storage/verification-statements.ts";
 import { createAnswerWriter, type AnswerFields } from "./answer-json.ts";
-import { VerifierCaches } from "./caches.ts";
+import { compromisesOf, VerifierCaches, type KeyCompromise } from "./caches.ts";
 import { createSignatureChecker, type SignatureChecks } from "./checks.ts";
-import { contextFor, type Context } from "./context.ts";
+import { contextFor, hexOf, type Context } from "./context.ts";
 import { createMatchShaper, type ShownRow, type VerificationLinks } from "./match.ts";
 import type { HashRow, SyncVerificationReads, VerificationReads, VerifyRow } from "./ports.ts";
 import { createListQueries, type ListQuery } from "./query.ts";
@@ -241,7 +241,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
         // Standing is kept under the counter the caches hold; after a wait for the workers another
         // verification may have moved them on (then: read afresh, keep nothing).
         const standing = together ? ctx : contextFor(reads, caches, [], shown, read.readGen, caches.gen === read.gen ? read.gen : null);
-        return mapMaybe(standing, (standing) => decide(read, checks, standing, docHash, tier, now));
+        return mapMaybe(standing, (standing) => mapMaybe(compromisesFor(read, shown), (compromised) => decide(read, checks, standing, compromised, docHash, tier, now)));
       }),
     );
   }
@@ -255,7 +255,23 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     read.toCheck.forEach((r, i) => caches.remember(r as HashRow, checks[i]!, now));
   }
 
-  function decide(read: RowsRead, checks: readonly SignatureChecks[], standing: Context, docHash: string, tier: DisclosureTier, now: number): VerifyResult {
+  /**
+   * The compromised keys (docs/signing.md "Key lifecycle"): kept under the change counter with the
+   * other caches, so read once each time it moves (a declaration and its message's anchoring both
+   * raise it), never once per verification; nothing when no record is shown.
+   */
+  function compromisesFor(read: RowsRead, shown: readonly ShownRow[]): Maybe<ReadonlyMap<string, KeyCompromise> | null> {
+    if (shown.length === 0) return null;
+    const kept = caches.compromises();
+    if (kept !== null && read.readGen !== null && caches.gen === read.readGen) return kept;
+    return mapMaybe(reads.compromisedKeys(), (rows) => {
+      const found = compromisesOf(rows);
+      if (read.readGen !== null && caches.gen === read.readGen) caches.keepCompromises(found);
+      return found;
+    });
+  }
+
+  function decide(read: RowsRead, checks: readonly SignatureChecks[], standing: Context, compromised: ReadonlyMap<string, KeyCompromise> | null, docHash: string, tier: DisclosureTier, now: number): VerifyResult {
     const computed = new Map<ShownRow, SignatureChecks>();
     read.toCheck.forEach((r, i) => computed.set(r, checks[i]!));
     const sigOf = (r: ShownRow) => {
@@ -263,7 +279,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       if (c === undefined) throw new Error("no record to check");
       return c;
     };
-    const shape = (r: ShownRow) => matchOf(r, tier, docHash, sigOf(r), standing.orgOf(r.org_id), standing.personSuspended(r));
+    const keyOf = (r: ShownRow) => (compromised === null || compromised.size === 0 ? undefined : compromised.get(hexOf(r.signer_fingerprint)));
+    const shape = (r: ShownRow) => matchOf(r, tier, docHash, sigOf(r), standing.orgOf(r.org_id), standing.personSuspended(r), keyOf(r));
     const matches = read.page.map(shape);
     // Over `deciding`, "is there a record of this class" has the answer it has over every record.
     const deciding = read.beyond.length === 0 ? matches : [...matches, ...read.beyond.map(shape)];

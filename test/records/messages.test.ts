@@ -11,6 +11,7 @@ import {
   decodeLedgerMessage,
   encodeCreationMessage,
   encodeKeyAnnouncementMessage,
+  encodeKeyCompromiseMessage,
   encodePersonKeyAnnouncementMessage,
   encodeRevocationMessage,
   sha256Text,
@@ -182,6 +183,32 @@ describe("key announcement", () => {
     expect([...decoded.name].length).toBe(Math.floor((MAX_MESSAGE_BYTES - 273 - `,"domain":""`.length - 253) / 4));
   });
 
+  test("a key that replaced another: `replaces` right after `keyFingerprint`; none (null or absent): the bytes of before", () => {
+    const replaces = new Uint8Array(32).fill(0x0f);
+    expect(text({ replaces } as Partial<typeof fields>)).toBe(
+      `{"v":1,"type":"key","orgId":"${ORG_ID}","name":"Acme Ltd","algorithm":"ML-DSA-65","keyFingerprint":"${"ab".repeat(32)}","replaces":"${"0f".repeat(32)}","sealKeyFingerprint":"${"01".repeat(32)}"}`,
+    );
+    expect(text({ replaces, domain: "acme.example" } as Partial<typeof fields>)).toBe(
+      `{"v":1,"type":"key","orgId":"${ORG_ID}","name":"Acme Ltd","domain":"acme.example","algorithm":"ML-DSA-65","keyFingerprint":"${"ab".repeat(32)}","replaces":"${"0f".repeat(32)}","sealKeyFingerprint":"${"01".repeat(32)}"}`,
+    );
+    expect(decodeLedgerMessage(encodeKeyAnnouncementMessage({ ...fields, replaces }))).toMatchObject({ keyFingerprint: hex(KEY), replaces: "0f".repeat(32) });
+    const before = encodeKeyAnnouncementMessage(fields);
+    expect(Buffer.from(encodeKeyAnnouncementMessage({ ...fields, replaces: null })).equals(Buffer.from(before))).toBe(true);
+    expect(() => encodeKeyAnnouncementMessage({ ...fields, replaces: new Uint8Array(31) })).toThrow("replaces must be 32 bytes");
+  });
+
+  test("with the longest domain and `replaces`, a long name is still cut to fill one chunk, both whole", () => {
+    const longest = `${`${"d".repeat(62)}.`.repeat(3)}${"d".repeat(60)}.org`;
+    const replaces = new Uint8Array(32).fill(0x0f);
+    const bytes = encodeKeyAnnouncementMessage({ ...fields, name: "😀".repeat(200), domain: longest, replaces });
+    expect(bytes.length).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect(bytes.length).toBeGreaterThan(MAX_MESSAGE_BYTES - 4);
+    const decoded = decodeLedgerMessage(bytes) as { name: string; domain: string; replaces: string };
+    expect(decoded.domain).toBe(longest);
+    expect(decoded.replaces).toBe("0f".repeat(32));
+    expect([...decoded.name].length).toBe(Math.floor((MAX_MESSAGE_BYTES - 273 - `,"domain":""`.length - 253 - `,"replaces":""`.length - 64) / 4));
+  });
+
   test("refuses a domain outside its stored spelling (uppercase, one label, a trailing dot, a scheme, too long)", () => {
     for (const domain of ["Acme.example", "localhost", "acme.example.", "https://acme.example", "acme.example/x", `${"a".repeat(250)}.org`, ""]) {
       expect(() => encodeKeyAnnouncementMessage({ ...fields, domain })).toThrow("domain must be a lowercase DNS name");
@@ -203,6 +230,57 @@ describe("person key announcement", () => {
     expect(text(null)).toBe(text());
     expect(text("acme.example")).toBe(text().replace(`"personId":"${fields.personId}",`, `"personId":"${fields.personId}","domain":"acme.example",`));
     expect(() => text("ACME.example")).toThrow(TypeError);
+  });
+
+  test("a re-enrolment's key: `replaces` right after `keyFingerprint`; none: the bytes of before", () => {
+    const text = (replaces?: Uint8Array | null) => new TextDecoder().decode(encodePersonKeyAnnouncementMessage({ ...fields, domain: "acme.example", replaces }));
+    expect(text(new Uint8Array(32).fill(0xee))).toBe(
+      `{"v":1,"type":"person_key","orgId":"${fields.orgId}","personId":"${fields.personId}","domain":"acme.example","algorithm":"ML-DSA-65","keyFingerprint":"${"cd".repeat(32)}","replaces":"${"ee".repeat(32)}","sealKeyFingerprint":"${"01".repeat(32)}"}`,
+    );
+    expect(text(null)).toBe(text());
+    expect(text()).not.toContain("replaces");
+    expect(() => text(new Uint8Array(33))).toThrow("replaces must be 32 bytes");
+  });
+});
+
+describe("key compromise", () => {
+  const ORG_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+  const PERSON_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9e";
+  const KEY = new Uint8Array(32).fill(0xab);
+  const text = (f: Partial<Parameters<typeof encodeKeyCompromiseMessage>[0]>) =>
+    new TextDecoder().decode(encodeKeyCompromiseMessage({ orgId: ORG_ID, keyFingerprint: KEY, sinceMs: SIGNED, ...f }));
+
+  test("an organisation's key: orgId, keyFingerprint and since, in that order, since spelt as a record's signedAt", () => {
+    expect(text({})).toBe(`{"v":1,"type":"key_compromise","orgId":"${ORG_ID}","keyFingerprint":"${"ab".repeat(32)}","since":"2026-01-15T09:30:00.123Z"}`);
+    expect(text({ personId: null })).toBe(text({}));
+    expect(decodeLedgerMessage(new TextEncoder().encode(text({})))).toEqual({ v: 1, type: "key_compromise", orgId: ORG_ID, keyFingerprint: "ab".repeat(32), since: "2026-01-15T09:30:00.123Z" });
+  });
+
+  test("a person's key: personId right after orgId", () => {
+    expect(text({ personId: PERSON_ID })).toBe(
+      `{"v":1,"type":"key_compromise","orgId":"${ORG_ID}","personId":"${PERSON_ID}","keyFingerprint":"${"ab".repeat(32)}","since":"2026-01-15T09:30:00.123Z"}`,
+    );
+  });
+
+  test("matches the worked example in docs/records.md byte for byte", () => {
+    const doc = readFileSync(join(ROOT, "docs", "records.md"), "utf8");
+    const example = /<!-- example:key-compromise -->\n```json\n(.*)\n```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    expect(text({})).toBe(example!);
+  });
+
+  test("is fixed in size, well inside one chunk, even at the latest time", () => {
+    expect(text({ sinceMs: 253402300799999 }).length).toBe(text({ sinceMs: 0 }).length);
+    expect(new TextEncoder().encode(text({})).length).toBe(197); // docs/records.md §3
+    expect(new TextEncoder().encode(text({ personId: PERSON_ID })).length).toBe(247);
+  });
+
+  test("refuses inputs outside their one spelling", () => {
+    expect(() => text({ orgId: ORG_ID.toUpperCase() })).toThrow("orgId must be a lowercase canonical UUID");
+    expect(() => text({ personId: "someone" })).toThrow("personId must be a lowercase canonical UUID");
+    expect(() => text({ keyFingerprint: new Uint8Array(31) })).toThrow("keyFingerprint must be 32 bytes");
+    expect(() => text({ sinceMs: -1 })).toThrow(RangeError);
+    expect(() => text({ sinceMs: 1.5 })).toThrow(RangeError);
   });
 });
 

@@ -59,9 +59,9 @@ import type { Maybe } from "../../lib/maybe.ts";
 import type { ledgerTransactions } from "../../storage/schema.ts";
 import type { QueueCounts } from "../back-pressure.ts";
 import type { NewTransaction } from "../transaction-ids.ts";
-import type { KeyAnnouncement } from "../types.ts";
+import type { CompromisedKey, KeyAnnouncement } from "../types.ts";
 
-export type { KeyAnnouncement, NewTransaction, QueueCounts };
+export type { CompromisedKey, KeyAnnouncement, NewTransaction, QueueCounts };
 
 export type LedgerTransactionRow = typeof ledgerTransactions.$inferSelect;
 export type TransactionKind = LedgerTransactionRow["kind"];
@@ -236,4 +236,20 @@ export interface Journal {
    * ever be live, whichever process or node queues it). The new row, or null.
    */
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Maybe<LedgerTransactionRow | null>;
+  /**
+   * The organisations' keys declared compromised (`signing_keys.compromised_at`) whose organisation
+   * has a topic and that have no live `key_compromise` row. MUST only read. May answer from memory
+   * (nothing) while the change counter has not moved since it last found none: a declaration
+   * raises it.
+   */
+  keysWantingCompromiseMessage(): Maybe<CompromisedKey[]>;
+  /**
+   * Queues `message`, the key's `key_compromise` message, on its organisation's topic: kind
+   * `key_compromise`, `key_fingerprint` the compromised key. At most one live (not abandoned) per
+   * key, whichever process or node queues it (the unique index `ledger_transactions_one_compromise`):
+   * a refusal by it is an answer (null). Null too when the organisation has no topic. Never waits
+   * for an announcement; abandoned, it is queued again like an announcement (same bytes, new id);
+   * anchored, it raises the change counter (verification's revocation time becomes its consensus time).
+   */
+  queueCompromise(key: CompromisedKey, message: Uint8Array): Maybe<LedgerTransactionRow | null>;
 }

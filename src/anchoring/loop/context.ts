@@ -10,7 +10,7 @@ import type { Ledger, SubmitKeyPair } from "../ledger.ts";
 import type { Journal, LedgerTransactionRow } from "../queue.ts";
 import type { ErrorLog, LedgerHealth } from "../retry.ts";
 import type { TopicWatches } from "../topic-watches.ts";
-import type { AnchorMetrics, AnnouncementFor } from "../types.ts";
+import type { AnchorMetrics, AnnouncementFor, CompromiseMessageFor } from "../types.ts";
 import type { Ticker } from "./ticker.ts";
 
 /** Margin the nodes require: a transaction with less than 10 s of its window left is refused. */
@@ -44,6 +44,7 @@ export interface LoopContext {
   readonly timing: LoopTiming;
   readonly topicMemo: string;
   readonly announcementFor: AnnouncementFor;
+  readonly compromiseMessageFor: CompromiseMessageFor | null;
   /** The ledger submit key, opened at first use and kept; null while the key store is sealed. */
   submitKey(): Promise<SubmitKeyPair | null>;
   /** The loop's retry delay after `n` failures: capped exponential, with jitter. */

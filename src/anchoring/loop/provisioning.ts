@@ -1,7 +1,8 @@
 /**
  * Provisioning, at each of the leader's passes (anchorer.ts's header says what it guarantees):
  * an organisation that holds the add-on and has no topic gets a `topic_create` row; one with a
- * topic whose current key has no live announcement gets its key announcement queued.
+ * topic whose current key has no live announcement gets its key announcement queued, and a key
+ * declared compromised its key-compromise message.
  */
 import type { LoopContext } from "./context.ts";
 import type { StateChanges } from "./state-changes.ts";
@@ -23,8 +24,19 @@ export function createProvisioning(ctx: LoopContext, changes: StateChanges) {
     }
   };
 
-  /** Organisations with a topic whose current key has no live announcement get one (topics that predate announcements, a new key). */
+  /**
+   * Organisations with a topic whose current key has no live announcement get one (topics that
+   * predate announcements, a new key); keys declared compromised get their one `key_compromise`
+   * message (docs/signing.md "Key lifecycle").
+   */
   const announce = async () => {
+    const compromiseMessageFor = ctx.compromiseMessageFor;
+    if (compromiseMessageFor !== null) {
+      for (const key of await journal.keysWantingCompromiseMessage()) {
+        const row = await journal.queueCompromise(key, compromiseMessageFor(key));
+        if (row !== null) event("queued", row, { topicId: row.topicId });
+      }
+    }
     for (const orgId of await journal.organisationsWantingAnnouncement()) {
       const a = await announcementFor(orgId);
       if (a === null) continue;

@@ -6,8 +6,8 @@
  * with `ON CONFLICT DO NOTHING`: a failed statement would abort the PostgreSQL transaction.
  */
 import { and, count, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { JournalRules, KeyAnnouncement, LedgerTransactionRow, TransactionState } from "../../anchoring/journal/ports.ts";
-import { WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
+import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, TransactionState } from "../../anchoring/journal/ports.ts";
+import { CHANGE_COUNTER, OLDER_KEY_MESSAGES_UNSETTLED, WANTING_ANNOUNCEMENT, WANTING_COMPROMISE } from "../journal-sql.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
 
 type Row = LedgerTransactionRow;
@@ -67,7 +67,8 @@ export function abandon(rules: JournalRules, row: Row, reason: string, at: numbe
           .where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, row.transactionId))),
       );
       requeued = next.transactionId;
-    } else if (row.kind === "key_announcement" && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+    } else if ((row.kind === "key_announcement" || row.kind === "key_compromise") && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+      // A key announcement (records wait for it) or a key compromise (declared): never lost.
       const [earlier] = yield* q(
         tx
           .select({ n: count() })
@@ -77,7 +78,7 @@ export function abandon(rules: JournalRules, row: Row, reason: string, at: numbe
               eq(lt.orgId, row.orgId),
               eq(lt.keyFingerprint, Buffer.from(row.keyFingerprint)),
               eq(lt.announcementGeneration, row.announcementGeneration),
-              eq(lt.kind, "key_announcement"),
+              eq(lt.kind, row.kind),
               eq(lt.state, "abandoned"),
               reached,
             ),
@@ -135,12 +136,17 @@ export function* organisationsWantingAnnouncement(db: StoreDb): Op<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Queues `announcement` on `orgId`'s topic at `at`, unless no topic, another key or generation, or a live one. The new row, or null. */
+/**
+ * Queues `announcement` on `orgId`'s topic at `at`, unless no topic, another key or generation, a
+ * live one, or an older key's record message unsettled (`OLDER_KEY_MESSAGES_UNSETTLED`). The new row, or null.
+ */
 export function queueAnnouncement(rules: JournalRules, orgId: string, announcement: KeyAnnouncement, at: number): Body<Row | null> {
   return function* (tx, t) {
     const o = t.organisations;
     const [org] = yield* q(tx.select({ topicId: o.topicId, key: o.systemKeyFingerprint, generation: o.announcementGeneration }).from(o).where(eq(o.id, orgId)));
     if (org === undefined || org.topicId === null || Number(org.generation) !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+    const held = (yield* q(tx.execute(sql`SELECT 1 AS held FROM organisations o WHERE o.id = ${orgId} AND ${sql.raw(OLDER_KEY_MESSAGES_UNSETTLED)}`))) as unknown as unknown[];
+    if (held.length > 0) return null;
     return yield* insertAnnouncement(tx, t, rules, orgId, org.topicId, announcement, at);
   };
 }
@@ -184,4 +190,29 @@ export function* move(
 export function recordOf(t: Tables, row: Pick<Row, "recordId" | "transactionId">) {
   const r = t.records;
   return row.recordId !== null ? and(eq(r.id, row.recordId), eq(r.transactionId, row.transactionId))! : eq(r.transactionId, row.transactionId);
+}
+
+// ---- key compromises ---------------------------------------------------------------------
+
+/** The change counter's value now, and the keys declared compromised without a live `key_compromise` row. */
+export function* changeCounter(db: StoreDb): Op<number> {
+  const [row] = (yield* q(db.execute(sql.raw(CHANGE_COUNTER)))) as unknown as { value: number | string }[];
+  return Number(row?.value ?? 0);
+}
+
+export function* keysWantingCompromise(db: StoreDb): Op<CompromisedKey[]> {
+  const rows = (yield* q(db.execute(sql.raw(WANTING_COMPROMISE)))) as unknown as { org_id: string; fingerprint: Uint8Array; since: number | string }[];
+  return rows.map((r) => ({ orgId: r.org_id, personId: null, keyFingerprint: new Uint8Array(r.fingerprint), sinceMs: Number(r.since) }));
+}
+
+/** Queues the key's `key_compromise` row at `at`, unless its organisation has no topic or a live one exists. The new row, or null. */
+export function queueCompromise(rules: JournalRules, key: CompromisedKey, message: Uint8Array, at: number): Body<Row | null> {
+  return function* (tx, t) {
+    rules.checkLength(message);
+    const [org] = yield* q(tx.select({ topicId: t.organisations.topicId }).from(t.organisations).where(eq(t.organisations.id, key.orgId)));
+    if (org === undefined || org.topicId === null) return null;
+    const values = rules.pendingRow(rules.newTransactionId(), { kind: "key_compromise", orgId: key.orgId, recordId: null, topicId: org.topicId, message, keyFingerprint: key.keyFingerprint }, at);
+    const inserted = yield* q(tx.insert(t.ledgerTransactions).values(values).onConflictDoNothing().returning({ id: t.ledgerTransactions.transactionId }));
+    return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+  };
 }

@@ -16,13 +16,13 @@
  * The changes beyond a message's own are operation bodies in journal-changes.ts.
  */
 import { and, asc, count, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
-import type { Busy, Changed, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
+import type { Busy, Changed, CompromisedKey, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
 import { GROUP_WINDOW_MS } from "../group-commit.ts";
 import { ANNOUNCED } from "../journal-sql.ts";
 import { DEFAULT_STALE_MS, fencedWrite } from "../pg-cluster.ts";
 import type { PostgresStore } from "../pg-store.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
-import { abandon, anchoredTopic, asRow, move, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncement, queueTopicCreate, recordOf } from "./journal-changes.ts";
+import { abandon, anchoredTopic, asRow, changeCounter, keysWantingCompromise, move, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncement, queueTopicCreate, recordOf, queueCompromise } from "./journal-changes.ts";
 
 /** A change asked of a node that does not lead the anchor loop (now). */
 export class NotLeadingError extends Error {
@@ -42,6 +42,8 @@ export function postgresJournal(store: PostgresStore, rules: JournalRules, epoch
 class PgAnchorJournal implements Journal {
   private deferred: { id: string; state: string; at: number; t: number; lastError: string | null }[] = [];
   private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
+  /** The change counter when `keysWantingCompromiseMessage` last found none (null: not since the start). */
+  private noCompromiseAt: number | null = null;
   /** Grouped changes waiting for their transaction (`enqueue`), in the order they were made. */
   private waiting: { work: Body<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   private groupTimer: ReturnType<typeof setTimeout> | null = null;
@@ -291,6 +293,10 @@ class PgAnchorJournal implements Journal {
               .where(and(eq(lt.state, "pending"), eq(lt.kind, "record_message"), eq(lt.orgId, row.orgId), sql`${lt.nextAttemptAt} > ${at}`)),
           );
         }
+        if (row.kind === "key_compromise" && row.keyFingerprint !== null) {
+          // Verification's revocation time becomes the consensus time: raise the change counter (the key's own trigger).
+          yield* q(tx.update(t.signingKeys).set({ compromisedAt: sql`${t.signingKeys.compromisedAt}` }).where(eq(t.signingKeys.fingerprint, Buffer.from(row.keyFingerprint))));
+        }
         if (row.kind === "record_message") {
           yield* q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt }).where(recordOf(t, row)));
         }
@@ -342,5 +348,17 @@ class PgAnchorJournal implements Journal {
 
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Promise<Row | null> {
     return this.change(queueAnnouncement(this.rules, orgId, announcement, this.rules.clock.now()));
+  }
+
+  async keysWantingCompromiseMessage(): Promise<CompromisedKey[]> {
+    const gen = await this.store.read(changeCounter);
+    if (gen === this.noCompromiseAt) return [];
+    const keys = await this.store.read(keysWantingCompromise);
+    this.noCompromiseAt = keys.length === 0 ? gen : null;
+    return keys;
+  }
+
+  queueCompromise(key: CompromisedKey, message: Uint8Array): Promise<Row | null> {
+    return this.change(queueCompromise(this.rules, key, message, this.rules.clock.now()));
   }
 }

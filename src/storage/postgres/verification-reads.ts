@@ -9,7 +9,7 @@ import type { ContextFound, KeyRow, LargeHashRead, OrgStanding, VerificationRead
 import type { PostgresStore } from "../pg-store.ts";
 import { firstRow, q, rows, type Op } from "../store.ts";
 import { selectLargeHash, VERDICT_CLASSES, type ClassHead } from "../verification-large-hash.ts";
-import { CLASS_HEAD, COUNTER_VALUE, NEWEST_ACCEPTED, RECORD_HEADS_BY_HASH, RECORDS_BY_HASH, RECORDS_BY_IDS, VERIFY_CONTEXT } from "../verification-statements.ts";
+import { CLASS_HEAD, COMPROMISED_KEYS, COUNTER_VALUE, NEWEST_ACCEPTED, RECORD_HEADS_BY_HASH, RECORDS_BY_HASH, RECORDS_BY_IDS, VERIFY_CONTEXT } from "../verification-statements.ts";
 
 /**
  * A hash with more than `MAX_MATCHES` records, in one snapshot: the counter, the three class
@@ -53,6 +53,8 @@ export function postgresVerificationReads(store: PostgresStore): VerificationRea
       }
       return { keys, orgs, persons };
     },
+    compromisedKeys: () =>
+      store.read(() => q(rows(COMPROMISED_KEYS))).then((found) => found.map((r) => ({ fingerprint: r.fingerprint, since: Number(r.since), declared_at: Number(r.declared_at), consensus_at: r.consensus_at }))),
     caches: () => [],
   };
 }

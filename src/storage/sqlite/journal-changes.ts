@@ -6,9 +6,9 @@
  * the one statement (SQLite) and is answered with null.
  */
 import { and, eq, sql } from "drizzle-orm";
-import type { JournalRules, KeyAnnouncement, LedgerTransactionRow, NewTransaction, PendingFields, TransactionState } from "../../anchoring/journal/ports.ts";
+import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, NewTransaction, PendingFields, TransactionState } from "../../anchoring/journal/ports.ts";
 import type { Db } from "../db.ts";
-import { WANTING_ANNOUNCEMENT } from "../journal-sql.ts";
+import { CHANGE_COUNTER, OLDER_KEY_MESSAGES_UNSETTLED, WANTING_ANNOUNCEMENT, WANTING_COMPROMISE } from "../journal-sql.ts";
 import { ledgerTransactions, organisations, records } from "../schema.ts";
 
 /** Anything that can insert and select: the Db or a transaction handle inside `db.transaction(...)`. */
@@ -91,10 +91,10 @@ export function abandonIn(db: Db, rules: JournalRules, row: LedgerTransactionRow
         .where(and(eq(records.id, row.recordId), eq(records.revocationTransactionId, row.transactionId)))
         .run();
       requeued = next.transactionId;
-    } else if (row.kind === "key_announcement" && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
-      // The same for a key announcement: records of the organisation wait for it. Same bytes,
-      // key and generation, new transaction; the unique index allows it, this row being
-      // abandoned now.
+    } else if ((row.kind === "key_announcement" || row.kind === "key_compromise") && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+      // The same for a key announcement (records of the organisation wait for it) and a key
+      // compromise (declared, it must reach the ledger). Same bytes, key and generation, new
+      // transaction; the unique index allows it, this row being abandoned now.
       const earlier = tx
         .select({ n: sql<number>`count(*)` })
         .from(ledgerTransactions)
@@ -103,7 +103,7 @@ export function abandonIn(db: Db, rules: JournalRules, row: LedgerTransactionRow
             eq(ledgerTransactions.orgId, row.orgId),
             eq(ledgerTransactions.keyFingerprint, Buffer.from(row.keyFingerprint)),
             eq(ledgerTransactions.announcementGeneration, row.announcementGeneration),
-            eq(ledgerTransactions.kind, "key_announcement"),
+            eq(ledgerTransactions.kind, row.kind),
             eq(ledgerTransactions.state, "abandoned"),
             REACHED_A_NODE,
           ),
@@ -169,7 +169,9 @@ export function organisationsWantingAnnouncement(db: Db): string[] {
  * Queues `announcement` on `orgId`'s topic, unless the organisation has no topic, its current
  * system key or announcement generation is not the one announced (it changed meanwhile: the
  * next pass builds another), or its key has a live announcement at that generation already,
- * queued by another pass or process (`ledger_transactions_one_announcement`). The new row, or null.
+ * queued by another pass or process (`ledger_transactions_one_announcement`), or a record message
+ * of an older key of the organisation is unsettled (`OLDER_KEY_MESSAGES_UNSETTLED`: a later pass
+ * queues it). The new row, or null.
  */
 export function queueAnnouncementIn(db: Db, rules: JournalRules, orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null {
   const t = rules.clock.now();
@@ -180,6 +182,7 @@ export function queueAnnouncementIn(db: Db, rules: JournalRules, orgId: string, 
       .where(eq(organisations.id, orgId))
       .get();
     if (org === undefined || org.topicId === null || org.generation !== announcement.generation || !Buffer.from(org.key).equals(Buffer.from(announcement.keyFingerprint))) return null;
+    if (tx.get(sql`SELECT 1 AS held FROM organisations o WHERE o.id = ${orgId} AND ${sql.raw(OLDER_KEY_MESSAGES_UNSETTLED)}`) !== undefined) return null;
     return insertAnnouncement(tx, rules, orgId, org.topicId, announcement, t);
   }, IMMEDIATE);
 }
@@ -203,6 +206,35 @@ function insertAnnouncement(tx: Tx, rules: JournalRules, orgId: string, topicId:
     if (/UNIQUE/i.test((e as Error).message)) return null;
     throw e;
   }
+}
+
+// ---- key compromises ---------------------------------------------------------------------
+
+/** The change counter's value now. */
+export function changeCounter(db: Db): number {
+  return Number((db.$client.query(CHANGE_COUNTER).get() as { value: number } | null)?.value ?? 0);
+}
+
+/** The keys declared compromised without a live `key_compromise` row (the port's `keysWantingCompromiseMessage`). */
+export function keysWantingCompromise(db: Db): CompromisedKey[] {
+  const rows = db.$client.query(WANTING_COMPROMISE).all() as { org_id: string; fingerprint: Uint8Array; since: number }[];
+  return rows.map((r) => ({ orgId: r.org_id, personId: null, keyFingerprint: new Uint8Array(r.fingerprint), sinceMs: Number(r.since) }));
+}
+
+/** Queues the key's `key_compromise` row on its organisation's topic, unless it has none or a live one exists (`ledger_transactions_one_compromise`). */
+export function queueCompromiseIn(db: Db, rules: JournalRules, key: CompromisedKey, message: Uint8Array): LedgerTransactionRow | null {
+  rules.checkLength(message);
+  const t = rules.clock.now();
+  return db.transaction((tx) => {
+    const org = tx.select({ topicId: organisations.topicId }).from(organisations).where(eq(organisations.id, key.orgId)).get();
+    if (org === undefined || org.topicId === null) return null;
+    try {
+      return insertPending(tx, rules, rules.newTransactionId(), { kind: "key_compromise", orgId: key.orgId, recordId: null, topicId: org.topicId, message, keyFingerprint: key.keyFingerprint }, t);
+    } catch (e) {
+      if (/UNIQUE/i.test((e as Error).message)) return null;
+      throw e;
+    }
+  }, IMMEDIATE);
 }
 
 /** Inside an IMMEDIATE transaction: is the row still in one of `states`? Makes every change idempotent. */

@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { LedgerTransactionRow, TransactionKind, TransactionState } from "../../anchoring/journal/ports.ts";
-import { ANNOUNCED } from "../journal-sql.ts";
+import { ANNOUNCED, TOUCH_COMPROMISED_KEY } from "../journal-sql.ts";
 
 /** `ledger_transactions` as bun:sqlite returns it (snake_case, blobs as Uint8Array). */
 export interface RawLedgerRow {
@@ -135,6 +135,7 @@ export function journalStatements(client: Database) {
     wakeWaiting: client.prepare<never, [number, string, number]>(
       "UPDATE ledger_transactions SET next_attempt_at = ? WHERE state = 'pending' AND kind = 'record_message' AND org_id = ? AND next_attempt_at > ?",
     ),
+    touchCompromisedKey: client.prepare<never, [Uint8Array]>(`${TOUCH_COMPROMISED_KEY}?`),
     unfinishedByState: client.prepare<{ state: string; n: number }, []>("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state"),
     oldestPending: client.prepare<{ at: number | null }, []>("SELECT min(created_at) AS at FROM ledger_transactions WHERE state = 'pending'"),
     topicsAwaitingConfirmation: client.prepare<{ topicId: string; validStartMs: number }, []>(

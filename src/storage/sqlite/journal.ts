@@ -10,11 +10,11 @@
  * provisioning, key announcements) are in journal-changes.ts; the prepared statements in
  * journal-statements.ts.
  */
-import type { Busy, Changed, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
+import type { Busy, Changed, CompromisedKey, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
 import type { Db } from "../db.ts";
 import { createGroupCommit, GROUP_WINDOW_MS, type GroupCommit } from "../group-commit.ts";
 import type { SqliteStore } from "../store.ts";
-import { abandonIn, anchoredTopicIn, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncementIn, queueTopicCreate } from "./journal-changes.ts";
+import { abandonIn, anchoredTopicIn, changeCounter, keysWantingCompromise, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncementIn, queueCompromiseIn, queueTopicCreate } from "./journal-changes.ts";
 import { journalStatements, toLedgerRow, type JournalStatements } from "./journal-statements.ts";
 
 /** The SQLite journal: the port, answering synchronously (`grouped` aside). */
@@ -34,6 +34,8 @@ export interface SqliteJournal extends Journal {
   queueTopicCreate(orgId: string): LedgerTransactionRow | null;
   organisationsWantingAnnouncement(): string[];
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null;
+  keysWantingCompromiseMessage(): CompromisedKey[];
+  queueCompromise(key: CompromisedKey, message: Uint8Array): LedgerTransactionRow | null;
 }
 
 /**
@@ -55,6 +57,8 @@ class SqliteAnchorJournal implements SqliteJournal {
    * its `wakeWaiting` has made them due now, and wins.
    */
   private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
+  /** The change counter when `keysWantingCompromiseMessage` last found none (null: not since the start). */
+  private noCompromiseAt: number | null = null;
   private readonly s: JournalStatements;
 
   constructor(
@@ -223,6 +227,7 @@ class SqliteAnchorJournal implements SqliteJournal {
     const s = this.s;
     if (!["pending", "accepted"].includes(s.stateOf.get(row.transactionId)?.state ?? "")) return null;
     s.anchor.run(confirmed.sequenceNumber, confirmed.consensusAt, confirmed.runningHash, t, row.transactionId);
+    if (row.kind === "key_compromise" && row.keyFingerprint !== null) s.touchCompromisedKey.run(row.keyFingerprint);
     if (row.kind === "key_announcement") {
       s.wakeWaiting.run(t, row.orgId, t);
       this.setAside = this.setAside.filter((a) => a.orgId !== row.orgId);
@@ -290,5 +295,17 @@ class SqliteAnchorJournal implements SqliteJournal {
 
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null {
     return queueAnnouncementIn(this.db, this.rules, orgId, announcement);
+  }
+
+  keysWantingCompromiseMessage(): CompromisedKey[] {
+    const gen = changeCounter(this.db);
+    if (gen === this.noCompromiseAt) return [];
+    const keys = keysWantingCompromise(this.db);
+    this.noCompromiseAt = keys.length === 0 ? gen : null;
+    return keys;
+  }
+
+  queueCompromise(key: CompromisedKey, message: Uint8Array): LedgerTransactionRow | null {
+    return queueCompromiseIn(this.db, this.rules, key, message);
   }
 }

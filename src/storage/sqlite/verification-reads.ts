@@ -12,7 +12,7 @@
  * `others()` unchanged). The rows are only read from: every check and the verdict are still made
  * from them on every request.
  */
-import type { ContextFound, HashRow, HeadRow, KeyRow, LargeHashRead, OrgStanding, SyncVerificationReads, VerifyRow } from "../../verification/ports.ts";
+import type { CompromisedKeyRow, ContextFound, HashRow, HeadRow, KeyRow, LargeHashRead, OrgStanding, SyncVerificationReads, VerifyRow } from "../../verification/ports.ts";
 import { approxBytes, Lru, namedCache, stringBytes } from "../../lib/lru.ts";
 import { readKept, type KeptRead } from "../data-version.ts";
 import type { SqliteStore } from "../store.ts";
@@ -20,6 +20,7 @@ import { selectLargeHash, VERDICT_CLASSES, type ClassHead } from "../verificatio
 import {
   CLASS_HEAD,
   COUNTER_VALUE,
+  COMPROMISED_KEYS,
   KEY_BY_FINGERPRINT,
   NEWEST_ACCEPTED,
   ORG_STANDING,
@@ -54,6 +55,7 @@ export function sqliteVerificationReads(store: SqliteStore): SyncVerificationRea
   const orgById = client.prepare<OrgStanding, [string]>(ORG_STANDING.sqlite);
   const personSuspendedByKey = client.prepare<{ suspended: number }, [Uint8Array]>(PERSON_SUSPENDED.sqlite);
   const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>(KEY_BY_FINGERPRINT.sqlite);
+  const compromisedKeys = client.prepare<CompromisedKeyRow, []>(COMPROMISED_KEYS.sqlite);
   const headsKept = new Lru<string, KeptRead<readonly HeadRow[]>>({ maxEntries: HEADS_KEPT, maxBytes: HEADS_BYTES, bytesOf: (hash, kept) => stringBytes(hash) + approxBytes(kept) });
 
   /**
@@ -95,6 +97,7 @@ export function sqliteVerificationReads(store: SqliteStore): SyncVerificationRea
       }
       return { keys, orgs, persons };
     },
+    compromisedKeys: () => compromisedKeys.all(),
     caches: () => [namedCache("verification_record_heads", headsKept)],
   };
 }
