@@ -293,6 +293,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
       network,
       topicId: anchor.topicId,
       keyFingerprint: bytesToHex(signerFingerprint),
+      recordSequenceNumber: anchor.sequenceNumber,
       claim: { ...claim, personal: receipt.signerType === "user" },
       trust: options.trust ?? null,
       fetch: options.lookupDomain === false ? null : doFetch,
