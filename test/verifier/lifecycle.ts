@@ -55,14 +55,29 @@ export interface Lifecycle {
   readonly later: Uint8Array;
 }
 
+/** What the messages around the record may name: the organisation, the pair, the record's id and signed time. */
+export interface Context {
+  readonly claim: Claim;
+  readonly signerFp: string;
+  readonly sealFp: string;
+  readonly signedAt: string;
+  readonly recordId: string;
+}
+
 export interface LifecycleOptions {
   readonly network?: "mainnet" | "testnet" | "previewnet" | "local";
   /** Messages between the announcement and the record's; a function gets the fingerprints. */
-  readonly before?: (l: { claim: Claim; signerFp: string; sealFp: string; signedAt: string }) => Uint8Array[];
+  readonly before?: (l: Context) => Uint8Array[];
   /** Messages after the record's. */
-  readonly after?: (l: { claim: Claim; signerFp: string; sealFp: string; signedAt: string }) => Uint8Array[];
+  readonly after?: (l: Context) => Uint8Array[];
   /** A topic anyone may write to (its submit key null). */
   readonly noSubmitKey?: boolean;
+  /** A person-signed record: the key announced as this person's (`person_key`), the receipt's signerType `user`. */
+  readonly personId?: string;
+  /** The receipt carries the announcement at this index of the topic (0-based) instead of the first message. */
+  readonly announcementAt?: number;
+  /** The first message is not the announcement: it goes after `before` and the record (a topic older than announcements). */
+  readonly announceAfterRecord?: boolean;
 }
 
 /** The announcement (#1), `before`, the record, `after`; the receipt as issued with the record (no revocation known). */
@@ -72,15 +87,18 @@ export function lifecycle(options: LifecycleOptions = {}): Lifecycle {
   const claim: Claim = { orgId: randomUUID(), name: "Acme Lifecycle Ltd" };
   const signerFp = fp(keys.signer.publicKey);
   const sealFp = fp(keys.seal.publicKey);
-  const ctx = { claim, signerFp, sealFp, signedAt: record.authenticatedAt };
+  const ctx: Context = { claim, signerFp, sealFp, signedAt: record.authenticatedAt, recordId: record.recordId };
   const before = options.before?.(ctx) ?? [];
   const after = options.after?.(ctx) ?? [];
   const topicId = `0.0.${6_000_000 + Math.floor(Math.random() * 1_000_000)}`;
-  let topic = forgeTopic(topicId, [announcementBytes(claim, keys), ...before, record.message, ...after]);
+  const announcement = options.personId === undefined ? announcementBytes(claim, keys) : personKeyMessage(claim.orgId, options.personId, signerFp, sealFp);
+  const messages = options.announceAfterRecord ? [...before, record.message, announcement, ...after] : [announcement, ...before, record.message, ...after];
+  let topic = forgeTopic(topicId, messages);
   if (options.noSubmitKey) topic = { ...topic, submitKey: null as unknown as ForgedTopic["submitKey"] };
-  const announced = topic.messages[0]!;
-  const anchored = topic.messages[1 + before.length]!;
+  const announced = topic.messages[options.announcementAt ?? (options.announceAfterRecord ? before.length + 1 : 0)]!;
+  const anchored = topic.messages[options.announceAfterRecord ? before.length : 1 + before.length]!;
   const receipt = receiptOf(record, options.network ?? "testnet", topicId, anchored, announced, []);
+  if (options.personId !== undefined) Object.assign(receipt, { kind: "pdf_embedded", signerType: "user" });
   const laterSince = new Date(Date.parse(record.authenticatedAt) + 1).toISOString();
   return {
     receipt,
