@@ -82,7 +82,8 @@ describe("an honest ledger", () => {
       expect(m.requests).toContain("/api/v1/topics/0.0.5012345");
       expect(m.requests).toContain("/api/v1/topics/0.0.5012345/messages/2");
       expect(m.requests).toContain("/api/v1/topics/0.0.5012345/messages/1");
-      expect(m.requests).toContain(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(2)}&limit=100&order=asc`);
+      // The topic scan starts at the key's announcement (#1), not at the record's message.
+      expect(m.requests).toContain(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(1)}&limit=100&order=asc`);
     }
     // JSON-safe: the report survives a round trip unchanged.
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
