@@ -70,7 +70,8 @@ export function scanStart(receipt: Receipt): string {
 type Kept =
   | { kind: "revocation" }
   | { kind: "compromise"; since: string | null }
-  | { kind: "announcement"; keyFingerprint: string; sealKeyFingerprint: string; replaces: string | null };
+  | { kind: "announcement"; keyFingerprint: string; sealKeyFingerprint: string; replaces: string | null }
+  | { kind: "restated"; name: string | null; domain: string | null };
 
 const SINCE_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -90,11 +91,28 @@ export function classify(s: KeySubject, m: MirrorMessage): Kept | null {
   if (!same) return null;
   const key = typeof v.keyFingerprint === "string" ? v.keyFingerprint : "";
   const seal = typeof v.sealKeyFingerprint === "string" ? v.sealKeyFingerprint : "";
-  if (key === s.signerFingerprint && seal === s.sealFingerprint) return null;
+  // The same pair announced again: a change of the organisation's domain or name.
+  if (key === s.signerFingerprint && seal === s.sealFingerprint) return { kind: "restated", name: typeof v.name === "string" ? v.name : null, domain: typeof v.domain === "string" ? v.domain : null };
   return { kind: "announcement", keyFingerprint: key, sealKeyFingerprint: seal, replaces: typeof v.replaces === "string" ? v.replaces : null };
 }
 
-/** The scan's filter: revocations of the record, compromises of its key, other pairs announced for its organisation (person). */
+/**
+ * The organisation's latest claim about itself for this pair on the topic: the last announcement of
+ * the same pair the scan saw (a change of domain or name announces the key again, after records the
+ * receipt's announcement preceded), or null when none followed the receipt's. Its words are claims,
+ * like the receipt's announcement's, and confirmed the same way (identity.ts).
+ */
+export function restatedClaim(s: KeySubject, scan: Agreement<ScanResult>, after: number): { readonly sequenceNumber: number; readonly name: string | null; readonly domain: string | null } | null {
+  const kept = scan.state === "found" ? scan.value.kept : [];
+  let last: { sequenceNumber: number; name: string | null; domain: string | null } | null = null;
+  for (const m of kept) {
+    const k = classify(s, m);
+    if (k?.kind === "restated" && m.sequenceNumber > after) last = { sequenceNumber: m.sequenceNumber, name: k.name, domain: k.domain };
+  }
+  return last;
+}
+
+/** The scan's filter: revocations of the record, compromises of its key, its organisation's (person's) announcements. */
 export const scanKeeps = (s: KeySubject) => (m: MirrorMessage) => classify(s, m) !== null;
 
 /** `seconds.nanoseconds` → RFC 3339 UTC with milliseconds (the nanoseconds below a millisecond dropped). */

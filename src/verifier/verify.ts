@@ -14,12 +14,12 @@
  */
 import { bytesToHex } from "./encoding.ts";
 import { confirmIdentity, type Identity } from "./identity.ts";
-import { checkKeyCompromise, checkKeyWindow, keySubject, scanKeeps, scanStart } from "./key-checks.ts";
+import { checkKeyCompromise, checkKeyWindow, keySubject, restatedClaim, scanKeeps, scanStart } from "./key-checks.ts";
 import { agree, checkCommitments, checkKeyAnnouncement, checkLedgerMessage, checkRevocationScan, checkTopicSubmitKey, messageKey, scanKey, topicKey, type MirrorAnswers } from "./ledger-checks.ts";
 import { localChecks } from "./local-checks.ts";
 import { compareConsensus, MIRROR_TIMEOUT_MS, mirrorReader, webFetch, type Answer, type FetchFn, type MirrorMessage, type TopicInfo, type ScanResult } from "./mirror.ts";
 import { DOC_HASH_RE, type Network, type Receipt } from "./receipt.ts";
-import { isPublicNetwork, type TrustFile } from "./trust.ts";
+import { DOMAIN_RE, isPublicNetwork, type TrustFile } from "./trust.ts";
 import { nameResolver, planMirrors, resolveWitnesses, type HostResolver, type MirrorSource } from "./witnesses.ts";
 
 export type Verdict = "verified" | "verified_org" | "revoked" | "signature_invalid" | "no_record" | "inconsistent_mirrors" | "unverifiable";
@@ -287,21 +287,26 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
 
   // identity: only once the announcement is established on the ledger; its names are claims.
   let identity: Identity | null = null;
-  if (!announcementOk || claim === null) add("identity", "skipped", "no key announcement established on the ledger, so no claim to confirm");
+  // A change of domain or name after the receipt's announcement announced the same pair again: the
+  // organisation's claim is its latest on the topic.
+  const restated = announcementOk && windowOk ? restatedClaim(subject, scan, receipt.keyAnnouncement.sequenceNumber) : null;
+  const claimNow = claim === null || restated === null ? claim : { orgId: claim.orgId, name: receipt.signerType === "user" ? null : restated.name, domain: restated.domain !== null && DOMAIN_RE.test(restated.domain) ? restated.domain : null };
+  if (!announcementOk || claim === null || claimNow === null) add("identity", "skipped", "no key announcement established on the ledger, so no claim to confirm");
   else {
     identity = await confirmIdentity({
       network,
       topicId: anchor.topicId,
       keyFingerprint: bytesToHex(signerFingerprint),
       recordSequenceNumber: anchor.sequenceNumber,
-      claim: { ...claim, personal: receipt.signerType === "user" },
+      claim: { ...claimNow, personal: receipt.signerType === "user" },
       trust: options.trust ?? null,
       fetch: options.lookupDomain === false ? null : doFetch,
       resolveTxt: options.resolveTxt ?? null,
       timeoutMs: options.timeoutMs ?? MIRROR_TIMEOUT_MS,
     });
     const status = identity.status === "confirmed" ? "pass" : identity.status === "mismatch" ? "fail" : "warn";
-    add("identity", status, `${identity.status}${identity.method === null ? "" : ` (${identity.method})`}: ${identity.detail}`, identity.evidence);
+    const evidence = restated === null ? identity.evidence : { ...identity.evidence, claimAnnouncedAgainAt: restated.sequenceNumber };
+    add("identity", status, `${identity.status}${identity.method === null ? "" : ` (${identity.method})`}: ${identity.detail}`, evidence);
   }
 
   const verdict = verdictOf({

@@ -64,6 +64,21 @@ describe("keyWindow: which announcements end a key's window", () => {
   });
 });
 
+describe("the organisation's claim announced again after the record", () => {
+  test("the same pair announced again with a domain after the record: the identity's claim is the latest (its domain and name), the receipt's announcement still the one before the record", async () => {
+    const l = lifecycle({ after: (x) => [keyMessage({ ...x.claim, name: "Acme Renamed", domain: "acme.example" }, x.signerFp, x.sealFp)] });
+    const r = await verify(l, { lookupDomain: false });
+    expect(r.verdict).toBe("verified_org");
+    expect(r.identity).toMatchObject({ status: "unconfirmed", claimedName: "Acme Renamed", claimedDomain: "acme.example" });
+    expect(check(r, "identity").evidence).toMatchObject({ claimAnnouncedAgainAt: 3 });
+  });
+
+  test("announced again before the record, the receipt carrying the earlier: the claim is the later one too", async () => {
+    const r = await verify(lifecycle({ before: (x) => [keyMessage({ ...x.claim, domain: "acme.example" }, x.signerFp, x.sealFp)] }), { lookupDomain: false });
+    expect(r.identity).toMatchObject({ claimedDomain: "acme.example" });
+  });
+});
+
 describe("keyWindow: a topic older than announcements (the announcement after the record)", () => {
   test("the key's first announcement after the record, nothing else announced: verified_org, scanned from the topic's first message", async () => {
     const l = lifecycle({ announceAfterRecord: true, before: () => [new TextEncoder().encode("an older record")] });
