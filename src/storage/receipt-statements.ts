@@ -77,6 +77,47 @@ export const RECEIPT_COMPROMISE = statement<ReceiptTransactionRow & { readonly s
             WHERE t.key_fingerprint = $1 AND ${liveCompromise("t")} AND sk.compromised_since IS NOT NULL`,
 });
 
+/**
+ * An organisation's keys with their windows on its topic (`/.well-known/docverify.json` and
+ * `docverify trust export`, docs/receipts.md §5): the system key and every key announced for the
+ * organisation that could still land (persons' keys included), each with its first anchored
+ * announcement on the topic (consensus time and sequence number), the first anchored announcement
+ * of the key that replaced it (`signing_keys.replaces`), and its declared compromise's `since`.
+ */
+const keyWindows = (engine: "sqlite" | "postgres"): string => {
+  const [org, topic, system] = engine === "sqlite" ? ["?1", "?2", "?3"] : ["$1", "$2", "$3"];
+  const n = (column: string) => (engine === "postgres" ? `${column}::float8` : column);
+  const first = (column: string, whose: string) =>
+    `(SELECT ${column} FROM ledger_transactions a${whose === "k.fingerprint" ? "" : " JOIN signing_keys n ON n.fingerprint = a.key_fingerprint"}
+       WHERE a.org_id = ${org} AND a.key_fingerprint = ${whose === "k.fingerprint" ? "k.fingerprint" : "n.fingerprint AND n.replaces = k.fingerprint"}
+         AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = ${topic}
+       ORDER BY a.sequence_number LIMIT 1)`;
+  return `SELECT k.fingerprint, k.algorithm, ${n("k.compromised_since")} AS compromised_since,
+       ${first("a.consensus_at", "k.fingerprint")} AS announced_at,
+       ${first(n("a.sequence_number"), "k.fingerprint")} AS sequence_number,
+       ${first("a.consensus_at", "successor")} AS replaced_at,
+       ${first(n("a.sequence_number"), "successor")} AS replaced_by_sequence_number
+     FROM signing_keys k
+     WHERE k.fingerprint = ${system}
+        OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = ${org} AND kind = 'key_announcement' AND state <> 'abandoned')`;
+};
+
+export interface KeyWindowRow {
+  readonly fingerprint: Uint8Array;
+  readonly algorithm: string;
+  readonly compromised_since: number | null;
+  readonly announced_at: string | null;
+  readonly sequence_number: number | null;
+  readonly replaced_at: string | null;
+  readonly replaced_by_sequence_number: number | null;
+}
+
+export const ORG_KEY_WINDOWS = statement<KeyWindowRow, [orgId: string, topicId: string, systemKey: Uint8Array]>({
+  name: "an organisation's keys with their windows",
+  sqlite: keyWindows("sqlite"),
+  postgres: keyWindows("postgres"),
+});
+
 type Prefixed<P extends string, T> = { readonly [K in keyof T & string as `${P}${K}`]: T[K] | null };
 
 /**

@@ -69,9 +69,10 @@ const CONSENSUS_RE = /^\d{1,12}\.\d{9}$/;
 /**
  * Whether a record at `sequenceNumber` on its topic lies outside the window `keys` (one
  * organisation's pinned or listed keys) give the key `fingerprint`: after the announcement of the
- * key that replaced it, or before its own announcement while another of the organisation's keys
- * was announced earlier (on a topic older than announcements, records before the first one are the
- * first key's). The reason, or null when the record is inside it (or no window is given).
+ * key that replaced it, or before its own announcement when it replaced another listed key (a key
+ * that replaced none has no lower bound: on a topic older than announcements, records before the
+ * first one are the first key's). The reason, or null when the record is inside it (or no window
+ * is given).
  */
 export function outsideWindow(keys: readonly Pick<PinnedKey, "fingerprint" | "sequenceNumber" | "replacedBySequenceNumber">[], fingerprint: string, sequenceNumber: number): string | null {
   const key = keys.find((k) => k.fingerprint === fingerprint);
@@ -79,11 +80,13 @@ export function outsideWindow(keys: readonly Pick<PinnedKey, "fingerprint" | "se
   if (key.replacedBySequenceNumber !== null && sequenceNumber > key.replacedBySequenceNumber) {
     return `this key was replaced by message #${key.replacedBySequenceNumber}, before the record's message #${sequenceNumber}`;
   }
-  if (key.sequenceNumber !== null && sequenceNumber < key.sequenceNumber && keys.some((k) => k !== key && k.sequenceNumber !== null && k.sequenceNumber < sequenceNumber)) {
-    return `this key was first announced by message #${key.sequenceNumber}, after the record's message #${sequenceNumber}, when another key was in force`;
+  const start = key.sequenceNumber;
+  if (start !== null && sequenceNumber < start && keys.some((k) => k !== key && k.replacedBySequenceNumber === start)) {
+    return `this key was first announced by message #${start}, after the record's message #${sequenceNumber}, replacing another key in force there`;
   }
   return null;
 }
+
 /** A DNS host name as `docverify org set --domain` accepts it: lowercase LDH labels, at least two. */
 export const DOMAIN_RE = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 

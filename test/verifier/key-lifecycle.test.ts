@@ -189,15 +189,17 @@ describe("a trust file's key windows", () => {
     expect(r.identity?.detail).toContain("this key was replaced by message #2, before the record's message #4");
   });
 
-  test("the record before the pinned key's own announcement, another pinned key announced earlier: mismatch", async () => {
+  test("the record before the pinned key's own announcement, which replaced another pinned key: mismatch; a key that replaced none has no lower bound", async () => {
     const l = lifecycle();
     const keys = [
-      { algorithm: "ML-DSA-65", fingerprint: OTHER_FINGERPRINT, sequenceNumber: 1 },
+      { algorithm: "ML-DSA-65", fingerprint: OTHER_FINGERPRINT, sequenceNumber: 1, replacedBySequenceNumber: 9 },
       { algorithm: "ML-DSA-65", fingerprint: l.signerFp, sequenceNumber: 9 },
     ];
     const r = await verify(l, { trust: trustFor(l, keys) });
     expect(r.identity?.status).toBe("mismatch");
-    expect(r.identity?.detail).toContain("first announced by message #9, after the record's message #2");
+    expect(r.identity?.detail).toContain("first announced by message #9, after the record's message #2, replacing another key in force there");
+    const first = await verify(l, { trust: trustFor(l, [{ algorithm: "ML-DSA-65", fingerprint: l.signerFp, sequenceNumber: 9 }]) });
+    expect(first.identity?.status).toBe("confirmed");
   });
 });
 
