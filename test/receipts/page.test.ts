@@ -204,7 +204,9 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
       "messageCommitments",
       "keyAnnouncement",
       "topicSubmitKey",
+      "keyWindow",
       "revocationScan",
+      "keyCompromise",
       "identity",
       "inclusion",
     ]);
@@ -323,7 +325,7 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
   );
 
   test(
-    "progress is shown during a long revocation scan",
+    "progress is shown during a long topic scan",
     async () => {
       // Two more messages on the topic after the record's; served one a page, the scan takes pages.
       await d.receipt(await d.create(new TextEncoder().encode("after 1")));
@@ -332,7 +334,7 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
       const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors });
       expect(run.verdict).toBe("verified_org");
       expect(run.progress).toContain("Asking the mirror nodes…");
-      const scans = run.progress.filter((p) => p.includes("revocation scan of"));
+      const scans = run.progress.filter((p) => p.includes("topic scan of"));
       expect(scans.length).toBeGreaterThan(0);
       expect(scans[0]).toMatch(/page [2-9]\d*, \d+ messages/);
     },
