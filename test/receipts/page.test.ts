@@ -396,12 +396,12 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
         await p.goto(pageOnDisk());
         const focused = () => p.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? "");
         const order: string[] = [];
-        for (let i = 0; i < 6; i++) {
+        for (let i = 0; i < 7; i++) {
           await p.keyboard.press("Tab");
           order.push(await focused());
         }
         // The button adding the receipt's suggestions is hidden until a receipt suggests some.
-        expect(order).toEqual(["receipt", "document", "mirrors", "min-mirrors", "trust", "verify"]);
+        expect(order).toEqual(["receipt", "document", "mirrors", "min-mirrors", "max-scan-pages", "trust", "verify"]);
         expect(await p.inputValue("#min-mirrors")).toBe("2");
 
         await p.keyboard.press("Enter");
