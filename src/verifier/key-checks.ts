@@ -210,7 +210,10 @@ export function checkKeyCompromise(c: LedgerContext, scan: Agreement<ScanResult>
     const covers = k.since === null || Date.parse(k.since) <= signedAt;
     return [{ sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, since: k.since, covers, message: utf8(m.message) }];
   });
-  const evidence = { keyFingerprint: s.signerFingerprint, signedAt: receipt.authenticatedAt, compromises: found };
+  // What the receipt says of a compromise (a hint, as known when issued): reported, never believed.
+  const r = receipt.revocation;
+  const claimed = r === null || r.reason !== "KEY_COMPROMISE" ? null : { revokedAt: r.revokedAt, sequenceNumber: r.anchor.sequenceNumber };
+  const evidence = { keyFingerprint: s.signerFingerprint, signedAt: receipt.authenticatedAt, compromises: found, receiptRevocation: claimed };
   const hit = found.find((f) => f.covers);
   if (hit !== undefined) {
     const compromise: Compromise = { reason: "KEY_COMPROMISE", revokedAt: consensusToIso(hit.consensusAt), sequenceNumber: hit.sequenceNumber, consensusAt: hit.consensusAt };
@@ -227,7 +230,7 @@ export function checkKeyCompromise(c: LedgerContext, scan: Agreement<ScanResult>
     "keyCompromise",
     "pass",
     later === undefined
-      ? `no compromise of the signer key on ${receipt.anchor.topicId} from its announcement on`
+      ? `no compromise of the signer key on ${receipt.anchor.topicId} from its announcement on${claimed !== null ? " (the receipt names one; the ledger does not have it)" : ""}`
       : `the signer key was declared compromised since ${later.since} (message #${later.sequenceNumber}), after the record's signed time ${receipt.authenticatedAt}: this record is unaffected`,
     evidence,
   );

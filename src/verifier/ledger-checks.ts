@@ -218,7 +218,8 @@ export function checkRevocationScan(c: LedgerContext, scan: Agreement<ScanResult
   const { add, answers, receipt } = c;
   const { anchor } = receipt;
   let revocation: Report["revocation"] = null;
-  const claimed = receipt.revocation === null ? null : { reason: receipt.revocation.reason, revokedAt: receipt.revocation.revokedAt, sequenceNumber: receipt.revocation.anchor.sequenceNumber };
+  // A receipt's KEY_COMPROMISE is the key's, not the record's own: keyCompromise reports it.
+  const claimed = receipt.revocation === null || receipt.revocation.reason === "KEY_COMPROMISE" ? null : { reason: receipt.revocation.reason, revokedAt: receipt.revocation.revokedAt, sequenceNumber: receipt.revocation.anchor.sequenceNumber };
   if (scan.state === "failed") add("revocationScan", "skipped", notAllAnswered);
   else if (scan.state === "disagree") {
     const counts = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.kept.map((m) => m.sequenceNumber) : a.scan.kind]));

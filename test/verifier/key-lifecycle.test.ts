@@ -142,6 +142,22 @@ describe("keyCompromise: which compromise counts", () => {
   });
 });
 
+describe("the receipt's revocation is a hint", () => {
+  test("a receipt naming a KEY_COMPROMISE the ledger lacks: verified_org, the claim reported under keyCompromise only", async () => {
+    const l = lifecycle();
+    l.receipt.revocation = {
+      reason: "KEY_COMPROMISE",
+      revokedAt: "2026-01-16T09:30:00.123Z",
+      anchor: { network: "testnet", topicId: l.topic.topicId, sequenceNumber: 9, consensusAt: "1999999999.000000001", transactionId: "0.0.2@1999999998.000000001", message: l.receipt.anchor.message, runningHash: l.receipt.anchor.runningHash, inclusion: null },
+    };
+    const r = await verify(l);
+    expect({ verdict: r.verdict, revocation: r.revocation }).toEqual({ verdict: "verified_org", revocation: null });
+    expect(check(r, "keyCompromise").detail).toContain("the receipt names one; the ledger does not have it");
+    expect(check(r, "keyCompromise").evidence!.receiptRevocation).toEqual({ revokedAt: "2026-01-16T09:30:00.123Z", sequenceNumber: 9 });
+    expect(check(r, "revocationScan").detail).not.toContain("the receipt names one");
+  });
+});
+
 describe("the earliest revocation wins", () => {
   test("the record revoked individually, then its key's compromise: revoked, reason SUPERSEDED, both checks failing", async () => {
     const r = await verify(lifecycle({ after: (x) => [revocationOf(x.recordId, Date.now()), compromiseMessage(x.claim.orgId, x.signerFp, x.signedAt)] }));
