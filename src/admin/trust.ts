@@ -7,7 +7,7 @@
  * What it holds: the appliance's own network with the mirror nodes receipts suggest (the same
  * list as a receipt's `mirrorNodes`), and each organisation with a topic as
  * `/.well-known/docverify.json` lists it (receipts/identity.ts, the same query), its keys by
- * algorithm and fingerprint. Reads only, on either engine, also while `serve` runs; it creates
+ * algorithm and fingerprint with their windows on the topic (announced, replaced, compromised). Reads only, on either engine, also while `serve` runs; it creates
  * nothing, and a data folder that does not exist is refused.
  */
 import { suggestedMirrorNodes } from "../anchoring/links.ts";
@@ -15,7 +15,7 @@ import type { LedgerNetwork } from "../config/index.ts";
 import { parseFlags, UsageError } from "../lib/args.ts";
 import { OpsError } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
-import { createIdentity } from "../receipts/identity.ts";
+import { createIdentity, type IdentityKey } from "../receipts/identity.ts";
 import { withExistingAdminCore } from "./cli.ts";
 
 type Out = { write(s: string): void };
@@ -37,7 +37,8 @@ export interface TrustFile {
     readonly domain: string | null;
     readonly network: LedgerNetwork;
     readonly topicId: string;
-    readonly keys: readonly { readonly algorithm: string; readonly fingerprint: string }[];
+    /** Each key with its window (docs/receipts.md §7), as /.well-known/docverify.json lists it. */
+    readonly keys: readonly IdentityKey[];
   }[];
 }
 
@@ -66,7 +67,7 @@ export async function runTrust(args: readonly string[], env: Readonly<Record<str
         domain: o.domain,
         network: o.network,
         topicId: o.topicId,
-        keys: o.keys.map((k) => ({ algorithm: k.algorithm, fingerprint: k.fingerprint })),
+        keys: o.keys,
       })),
     };
     return { file, defaultUrl: core.config.publicUrlIsDefault };

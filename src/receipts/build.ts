@@ -66,6 +66,12 @@ function corrupt(what: string): Error {
   return new Error(`cannot issue a receipt: ${what}`);
 }
 
+/** `seconds.nanoseconds` → RFC 3339 UTC with milliseconds (below a millisecond dropped). */
+function consensusIso(consensusAt: string): string {
+  const [seconds, nanos] = consensusAt.split(".") as [string, string];
+  return rfc3339Ms(Number(seconds) * 1000 + Math.floor(Number(nanos) / 1e6));
+}
+
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 
 export interface ReceiptBuilderDeps {
@@ -138,7 +144,33 @@ export function createReceiptBuilder(deps: ReceiptBuilderDeps): ReceiptBuilder {
     return new DomainError("ANCHOR_NOT_FINAL", `The ${what} has not reached consensus on the ledger yet; retry in ${seconds} s.`, undefined, seconds);
   }
 
+  /**
+   * The revocation as known now: the record's own, or an anchored compromise of its signer key
+   * that covers its signed time (reason KEY_COMPROMISE, revokedAt the compromise message's
+   * consensus time), the earlier of the two when both. A hint: verifiers read the topic.
+   */
   function revocation(reads: ReceiptReads, row: RawRecordRow): Receipt["revocation"] {
+    const own = ownRevocation(reads, row);
+    const compromise = compromiseOf(reads, row);
+    if (compromise === null) return own;
+    return own !== null && Date.parse(own.revokedAt) <= Date.parse(compromise.revokedAt) ? own : compromise;
+  }
+
+  function compromiseOf(reads: ReceiptReads, row: RawRecordRow): Receipt["revocation"] {
+    const found = reads.compromise(row.signer_fingerprint);
+    if (found === null || found.since > row.signed_at_ms) return null;
+    const tx = found.transaction;
+    // Known once anchored on the record's own topic: before that it is the appliance's word only.
+    if (tx.state !== "anchored" || tx.message === null || tx.topic_id !== row.topic_id) return null;
+    const done = anchoredMessage(tx);
+    return {
+      reason: "KEY_COMPROMISE",
+      revokedAt: consensusIso(done.consensusAt),
+      anchor: { network, topicId: done.topicId, sequenceNumber: done.sequenceNumber, consensusAt: done.consensusAt, transactionId: tx.transaction_id, message: done.message, runningHash: done.runningHash, inclusion: null },
+    };
+  }
+
+  function ownRevocation(reads: ReceiptReads, row: RawRecordRow): Receipt["revocation"] {
     if (row.revoked_at === null) return null;
     const id = row.revocation_transaction_id;
     const tx = id === null ? null : reads.transaction(id);
@@ -215,9 +247,11 @@ export function createReceiptBuilder(deps: ReceiptBuilderDeps): ReceiptBuilder {
     if (row.anchor_state !== "anchored" || creation === null || creation.state !== "anchored") {
       throw notFinal("record's ledger message", creation !== null && creation.state !== "anchored" ? creation : null);
     }
-    // The announcement of the very key that signed, on the record's topic (docs/receipts.md §1):
-    // its latest anchored one (after a change of domain, the one with the new domain once anchored).
-    const announcement = row.org_id === null ? null : reads.announcement(row.org_id, row.signer_fingerprint);
+    // The announcement of the very pair that signed and sealed, on the record's topic, before the
+    // record's message (docs/receipts.md §1): the latest such (after a change of domain, the one
+    // with the new domain once anchored); never a later key's or a later seal key's, whose window
+    // the record is not in.
+    const announcement = row.org_id === null ? null : reads.announcement(row.org_id, row.signer_fingerprint, row.seal_fingerprint, creation.sequence_number);
     if (announcement === null || announcement.state !== "anchored" || announcement.topic_id !== row.topic_id) {
       throw notFinal("organisation's key announcement", announcement !== null && announcement.state !== "anchored" ? announcement : null);
     }

@@ -8,7 +8,9 @@
  */
 import type { LedgerNetwork } from "../config/index.ts";
 import { compareConsensus } from "../lib/formats.ts";
-import { ORG_KEYS, ORGS_WITH_TOPIC, SEAL_KEYS } from "../storage/statements.ts";
+import { rfc3339Ms } from "../lib/formats.ts";
+import { ORG_KEY_WINDOWS } from "../storage/receipt-statements.ts";
+import { ORGS_WITH_TOPIC, SEAL_KEYS } from "../storage/statements.ts";
 import { q, rows, type Store } from "../storage/store.ts";
 
 export const IDENTITY_VERSION = 1;
@@ -19,6 +21,13 @@ export interface IdentityKey {
   readonly fingerprint: string;
   /** Consensus time of the key's first announcement on the topic (`seconds.nanoseconds`), null until then. */
   readonly announcedAt: string | null;
+  /** That announcement's sequence number on the topic: where the key's window starts. */
+  readonly sequenceNumber: number | null;
+  /** Present once a key that replaced it was announced on the topic: that announcement's consensus time, where the window ends. */
+  readonly replacedAt?: string;
+  readonly replacedBySequenceNumber?: number;
+  /** Present once the key was declared compromised: records it signed at or after this time (RFC 3339, milliseconds) are revoked. */
+  readonly compromisedSince?: string;
 }
 
 export interface IdentityOrganisation {
@@ -58,14 +67,23 @@ export function createIdentity(deps: IdentityDeps): { identity(): Promise<Identi
         const orgs = yield* q(rows(ORGS_WITH_TOPIC));
         const organisations: IdentityOrganisation[] = [];
         for (const o of orgs) {
-          const keys = yield* q(rows(ORG_KEYS, o.id, o.topic_id, o.system_key_fingerprint));
+          const keys = yield* q(rows(ORG_KEY_WINDOWS, o.id, o.topic_id, o.system_key_fingerprint));
           organisations.push({
             orgId: o.id,
             name: o.name,
             domain: o.domain,
             network,
             topicId: o.topic_id,
-            keys: keys.map((k) => ({ algorithm: k.algorithm, fingerprint: hex(k.fingerprint), announcedAt: k.announced_at })).sort(byAnnouncement),
+            keys: keys
+              .map((k) => ({
+                algorithm: k.algorithm,
+                fingerprint: hex(k.fingerprint),
+                announcedAt: k.announced_at,
+                sequenceNumber: k.sequence_number,
+                ...(k.replaced_at === null || k.replaced_by_sequence_number === null ? {} : { replacedAt: k.replaced_at, replacedBySequenceNumber: k.replaced_by_sequence_number }),
+                ...(k.compromised_since === null ? {} : { compromisedSince: rfc3339Ms(k.compromised_since) }),
+              }))
+              .sort(byAnnouncement),
           });
         }
         const seals = yield* q(rows(SEAL_KEYS));

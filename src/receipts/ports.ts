@@ -23,6 +23,12 @@ export interface ReceiptTransactionRow {
   readonly created_at: number;
 }
 
+/** A key's compromise as a receipt reads it: the message's transaction and the declared `since`. */
+export interface ReceiptCompromiseRow {
+  readonly since: number;
+  readonly transaction: ReceiptTransactionRow;
+}
+
 export interface ReceiptKeyRow {
   readonly algorithm: string;
   readonly public_key: Uint8Array;
@@ -38,10 +44,18 @@ export interface ReceiptReads {
   /** The ledger transaction `transactionId`, or null when there is none. */
   transaction(transactionId: string): ReceiptTransactionRow | null;
   /**
-   * The announcement of `keyFingerprint` for `orgId` a receipt carries: the latest anchored (by
-   * sequence number on the topic), else an unfinished one (not abandoned), else null.
+   * The announcement a receipt carries of the pair that signed and sealed a record: of
+   * `keyFingerprint` for `orgId`, its message naming `sealFingerprint` (the seal key: a seal key
+   * rotation announces the same signer key with another), the latest anchored one before
+   * `beforeSequence` (the record's message) on the topic; else the earliest anchored after it (a
+   * topic older than announcements); else an unfinished one (not abandoned); else null.
    */
-  announcement(orgId: string, keyFingerprint: Uint8Array): ReceiptTransactionRow | null;
+  announcement(orgId: string, keyFingerprint: Uint8Array, sealFingerprint: Uint8Array, beforeSequence: number | null): ReceiptTransactionRow | null;
+  /**
+   * The live (not abandoned) `key_compromise` message of `keyFingerprint` and the key's declared
+   * `since` (ms), or null when the key is not declared compromised or has no such message.
+   */
+  compromise(keyFingerprint: Uint8Array): ReceiptCompromiseRow | null;
   /** The signing key `fingerprint`, or null when it is not in signing_keys. */
   key(fingerprint: Uint8Array): ReceiptKeyRow | null;
 }

@@ -284,22 +284,6 @@ export const ORGS_WITH_TOPIC = statement<{ id: string; name: string; domain: str
   postgres: `SELECT id, name, domain, topic_id, system_key_fingerprint FROM organisations WHERE topic_id IS NOT NULL ORDER BY name COLLATE "C", id COLLATE "C"`,
 });
 
-/**
- * An organisation's system key and every key announced for it that could still land, each with its
- * first announcement's consensus time on the organisation's topic, when one has reached it (a key
- * is announced again when the organisation's domain changes: the first is when it was announced).
- */
-export const ORG_KEYS = statement<{ fingerprint: Uint8Array; algorithm: string; announced_at: string | null }, [orgId: string, topicId: string, systemKey: Uint8Array]>({
-  name: "an organisation's keys",
-  sql: `SELECT k.fingerprint, k.algorithm,
-       (SELECT a.consensus_at FROM ledger_transactions a
-         WHERE a.org_id = ?1 AND a.key_fingerprint = k.fingerprint AND a.kind = 'key_announcement' AND a.state = 'anchored' AND a.topic_id = ?2
-         ORDER BY a.sequence_number LIMIT 1) AS announced_at
-     FROM signing_keys k
-     WHERE k.fingerprint = ?3
-        OR k.fingerprint IN (SELECT key_fingerprint FROM ledger_transactions WHERE org_id = ?1 AND kind = 'key_announcement' AND state <> 'abandoned')`,
-});
-
 export const SEAL_KEYS = statement<{ fingerprint: Uint8Array; algorithm: string }, []>({
   name: "seal keys",
   sql: "SELECT fingerprint, algorithm FROM signing_keys WHERE purpose = 'service-seal' ORDER BY created_at, fingerprint",

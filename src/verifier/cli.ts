@@ -61,11 +61,12 @@ interface Arguments {
   readonly connectTo: ConnectTo;
   readonly dnsServers: string[];
   readonly minMirrors: number | undefined;
+  readonly maxScanPages: number | undefined;
   readonly offline: boolean;
   readonly json: boolean;
 }
 
-const VALUED = new Set(["--file", "--hash", "--mirror", "--min-mirrors", "--trust", "--connect-to", "--dns-server"]);
+const VALUED = new Set(["--file", "--hash", "--mirror", "--min-mirrors", "--max-scan-pages", "--trust", "--connect-to", "--dns-server"]);
 const FLAGS = new Set(["--offline", "--json", "--no-builtin-mirrors", "--require-identity"]);
 
 const HOST_PART = String.raw`(\[[0-9A-Fa-f:.]+\]|[^:\[\]\s]+)`;
@@ -143,6 +144,12 @@ function parseArguments(argv: readonly string[]): Arguments {
     if (!/^[1-9]\d{0,5}$/.test(min)) throw new Usage("--min-mirrors must be an integer ≥ 1");
     minMirrors = Number(min);
   }
+  let maxScanPages: number | undefined;
+  const pages = single.get("--max-scan-pages");
+  if (pages !== undefined) {
+    if (!/^[1-9]\d{0,8}$/.test(pages)) throw new Usage("--max-scan-pages must be an integer from 1 to 999999999");
+    maxScanPages = Number(pages);
+  }
   return {
     receipt: positional[0]!,
     file,
@@ -154,6 +161,7 @@ function parseArguments(argv: readonly string[]): Arguments {
     connectTo,
     dnsServers,
     minMirrors,
+    maxScanPages,
     offline: flags.has("--offline"),
     json: flags.has("--json"),
   };
@@ -281,6 +289,7 @@ export async function runVerifyReceipt(argv: readonly string[], io: VerifierIo):
       builtinMirrors: args.builtinMirrors,
       trust,
       minMirrors: args.minMirrors,
+      ...(args.maxScanPages === undefined ? {} : { maxScanPages: args.maxScanPages }),
       offline: args.offline,
       fetch: fetchFn,
       resolveHost: hostResolver(args, io),

@@ -18,7 +18,7 @@
  */
 import type { FetchFn } from "./mirror.ts";
 import type { Network } from "./receipt.ts";
-import { DOMAIN_RE, type TrustFile } from "./trust.ts";
+import { DOMAIN_RE, outsideWindow, type TrustFile } from "./trust.ts";
 
 export type IdentityStatus = "confirmed" | "unconfirmed" | "mismatch";
 export type IdentityMethod = "https" | "dns" | "trust-file";
@@ -56,6 +56,8 @@ export interface IdentityOptions {
   readonly topicId: string;
   /** The signer key's fingerprint, 64 lowercase hex digits. */
   readonly keyFingerprint: string;
+  /** The record's message's sequence number: a key pinned with a window must be in force there. */
+  readonly recordSequenceNumber: number;
   readonly claim: Claim;
   readonly trust: TrustFile | null;
   /** For the domain's well-known document; null: not consulted (offline). */
@@ -107,6 +109,13 @@ async function byHttps(o: IdentityOptions, domain: string): Promise<Outcome | nu
   if (here.length === 0) return { status: "mismatch", detail: `${domain} lists ${topics.length === 0 ? "no topic" : topics.join(", ")}, not ${o.topicId} on ${o.network}`, evidence: { url, topics } };
   const match = o.claim.personal ? here[0] : here.find(listed);
   if (match === undefined) return { status: "mismatch", detail: `${domain} lists topic ${o.topicId} with other keys than this record's`, evidence: { url, topicId: o.topicId, keyFingerprint: o.keyFingerprint } };
+  // A key listed with its window (docs/receipts.md §5) must be in force at the record's place.
+  if (!o.claim.personal && Array.isArray(match.keys)) {
+    const seq = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) ? v : null);
+    const keys = match.keys.filter(isObject).map((k) => ({ fingerprint: String(k.fingerprint), sequenceNumber: seq(k.sequenceNumber), replacedBySequenceNumber: seq(k.replacedBySequenceNumber) }));
+    const outside = outsideWindow(keys, o.keyFingerprint, o.recordSequenceNumber);
+    if (outside !== null) return { status: "mismatch", detail: `${domain} lists topic ${o.topicId} with this key, but ${outside}`, evidence: { url, entry: match } };
+  }
   const name = typeof match.name === "string" ? match.name : null;
   return { status: "confirmed", detail: `${url} lists topic ${o.topicId} on ${o.network}${o.claim.personal ? "" : " and this key"}`, confirmedName: name, evidence: { url, entry: match } };
 }
@@ -149,6 +158,10 @@ export async function confirmIdentity(o: IdentityOptions): Promise<Identity> {
     const pin = claim.personal ? here[0]! : here.find((p) => p.keys.some((k) => k.fingerprint === o.keyFingerprint));
     if (pin === undefined) {
       return result("mismatch", null, here[0]!.domain ?? claim.domain, null, `the trust file pins topic ${o.topicId} on ${o.network} to ${JSON.stringify(here[0]!.name)} with other keys than this record's`, { pinned: here });
+    }
+    const outside = claim.personal ? null : outsideWindow(pin.keys, o.keyFingerprint, o.recordSequenceNumber);
+    if (outside !== null) {
+      return result("mismatch", null, pin.domain ?? claim.domain, null, `the trust file pins this key to ${JSON.stringify(pin.name)} on topic ${o.topicId}, but ${outside}`, { pinned: pin });
     }
     return result("confirmed", "trust-file", pin.domain, pin.name, `the trust file pins topic ${o.topicId} on ${o.network}${claim.personal ? "" : " and this key"} to ${JSON.stringify(pin.name)}`, { pinned: pin });
   }

@@ -218,13 +218,17 @@ export function checkRevocationScan(c: LedgerContext, scan: Agreement<ScanResult
   const { add, answers, receipt } = c;
   const { anchor } = receipt;
   let revocation: Report["revocation"] = null;
-  const claimed = receipt.revocation === null ? null : { reason: receipt.revocation.reason, revokedAt: receipt.revocation.revokedAt, sequenceNumber: receipt.revocation.anchor.sequenceNumber };
+  // A receipt's KEY_COMPROMISE is the key's, not the record's own: keyCompromise reports it.
+  const claimed = receipt.revocation === null || receipt.revocation.reason === "KEY_COMPROMISE" ? null : { reason: receipt.revocation.reason, revokedAt: receipt.revocation.revokedAt, sequenceNumber: receipt.revocation.anchor.sequenceNumber };
   if (scan.state === "failed") add("revocationScan", "skipped", notAllAnswered);
   else if (scan.state === "disagree") {
     const counts = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.kept.map((m) => m.sequenceNumber) : a.scan.kind]));
-    add("revocationScan", "fail", "mirror nodes disagree on the revocations of this record", { revocationsByMirror: counts });
+    add("revocationScan", "fail", "mirror nodes disagree on the messages of the topic that bear on this record (revocations, its key's announcements and compromises)", { keptByMirror: counts });
   } else {
-    const kept = scan.state === "found" ? scan.value.kept : [];
+    // The scan also keeps what the key checks need (key-checks.ts), and starts at the key's
+    // announcement: only revocations of this record after its message count.
+    const isOurs = isRevocationOf(receipt.recordId);
+    const kept = (scan.state === "found" ? scan.value.kept : []).filter((m) => m.sequenceNumber > anchor.sequenceNumber && isOurs(m));
     const scanned = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.scanned : 0]));
     const first = kept[0];
     if (first === undefined) {

@@ -67,7 +67,8 @@ export interface TopicInfo {
   readonly submitKey: { readonly type: string; readonly key: string } | null;
 }
 
-export type Answer<T> = { readonly kind: "found"; readonly value: T } | { readonly kind: "not_found" } | { readonly kind: "failed"; readonly reason: string };
+/** `limit`: the failure is the topic scan's page bound (`maxPages`), not the mirror node's fault. */
+export type Answer<T> = { readonly kind: "found"; readonly value: T } | { readonly kind: "not_found" } | { readonly kind: "failed"; readonly reason: string; readonly limit?: true };
 
 export interface ScanResult {
   /** The messages `keep` accepted, in consensus order. */
@@ -90,7 +91,7 @@ export interface MirrorReader {
   readonly url: string;
   topic(topicId: string): Promise<Answer<TopicInfo>>;
   message(topicId: string, sequenceNumber: number): Promise<Answer<MirrorMessage>>;
-  /** Every message of the topic after `consensusAt`, page by page (`links.next`). */
+  /** Every message of the topic after `consensusAt` ("0.000000000": from its first), page by page (`links.next`). */
   scanAfter(topicId: string, consensusAt: string, options: ScanOptions): Promise<Answer<ScanResult>>;
 }
 
@@ -104,6 +105,8 @@ export function compareConsensus(a: string, b: string): number {
 }
 
 class BadAnswer extends Error {}
+/** The scan reached its page bound before the topic's end. */
+class ScanLimit extends BadAnswer {}
 
 type Got = { kind: "ok"; body: unknown } | { kind: "not_found" };
 
@@ -165,6 +168,7 @@ export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeout
       const value = await work();
       return value === null ? { kind: "not_found" } : { kind: "found", value };
     } catch (e) {
+      if (e instanceof ScanLimit) return { kind: "failed", reason: e.message, limit: true };
       if (e instanceof BadAnswer) return { kind: "failed", reason: e.message };
       return { kind: "failed", reason: e instanceof Error ? e.message : String(e) };
     }
@@ -204,7 +208,7 @@ export function mirrorReader(baseUrl: string, options: { fetch: FetchFn; timeout
         let lastSequence = 0;
         let scanned = 0;
         for (let pages = 1; ; pages++) {
-          if (pages > scan.maxPages) throw new BadAnswer(`the revocation scan stopped after ${scan.maxPages} pages (${scanned} messages)`);
+          if (pages > scan.maxPages) throw new ScanLimit(`the topic scan stopped after ${scan.maxPages} pages (${scanned} messages) before the topic's end`);
           const got = await get(url);
           if (got.kind === "not_found") return null;
           const b = got.body;

@@ -24,10 +24,24 @@ export class TrustFileError extends FieldFormatError {
   override readonly name = "TrustFileError";
 }
 
+/**
+ * A pinned key and its window on the organisation's topic (docs/receipts.md §7). The window's
+ * fields are optional: a trust file exported before keys had windows lists `algorithm` and
+ * `fingerprint` alone, and pins the key for every place on the topic.
+ */
 export interface PinnedKey {
   readonly algorithm: "ML-DSA-65";
   /** docs/signing.md §2, 64 lowercase hex digits. */
   readonly fingerprint: string;
+  /** Consensus time (`seconds.nanoseconds`) of the key's first announcement on the topic; null: not anchored, or not given. */
+  readonly announcedAt: string | null;
+  /** That announcement's sequence number. */
+  readonly sequenceNumber: number | null;
+  /** Consensus time of the announcement of the key that replaced it; null while it is in force. */
+  readonly replacedAt: string | null;
+  readonly replacedBySequenceNumber: number | null;
+  /** RFC 3339 with milliseconds: declared compromised for records signed at or after it; null: not declared. */
+  readonly compromisedSince: string | null;
 }
 
 export interface PinnedOrganisation {
@@ -50,6 +64,29 @@ export interface TrustFile {
 }
 
 const FINGERPRINT_RE = /^[0-9a-f]{64}$/;
+const CONSENSUS_RE = /^\d{1,12}\.\d{9}$/;
+
+/**
+ * Whether a record at `sequenceNumber` on its topic lies outside the window `keys` (one
+ * organisation's pinned or listed keys) give the key `fingerprint`: after the announcement of the
+ * key that replaced it, or before its own announcement when it replaced another listed key (a key
+ * that replaced none has no lower bound: on a topic older than announcements, records before the
+ * first one are the first key's). The reason, or null when the record is inside it (or no window
+ * is given).
+ */
+export function outsideWindow(keys: readonly Pick<PinnedKey, "fingerprint" | "sequenceNumber" | "replacedBySequenceNumber">[], fingerprint: string, sequenceNumber: number): string | null {
+  const key = keys.find((k) => k.fingerprint === fingerprint);
+  if (key === undefined) return null;
+  if (key.replacedBySequenceNumber !== null && sequenceNumber > key.replacedBySequenceNumber) {
+    return `this key was replaced by message #${key.replacedBySequenceNumber}, before the record's message #${sequenceNumber}`;
+  }
+  const start = key.sequenceNumber;
+  if (start !== null && sequenceNumber < start && keys.some((k) => k !== key && k.replacedBySequenceNumber === start)) {
+    return `this key was first announced by message #${start}, after the record's message #${sequenceNumber}, replacing another key in force there`;
+  }
+  return null;
+}
+
 /** A DNS host name as `docverify org set --domain` accepts it: lowercase LDH labels, at least two. */
 export const DOMAIN_RE = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -91,8 +128,21 @@ export function parseTrustFile(text: string): TrustFile {
       topicId: o.string("topicId", ENTITY_RE, "an entity id 0.0.N"),
       keys: o.array("keys", (k, kpath) => {
         const f = Fields.of(k, kpath, TrustFileError);
-        const key: PinnedKey = { algorithm: f.oneOf("algorithm", ["ML-DSA-65"] as const), fingerprint: f.string("fingerprint", FINGERPRINT_RE, "64 lowercase hex digits") };
+        const optional = <T>(name: string, read: (g: Fields, k: string) => T): T | null => (f.has(name) ? f.nullable(name, read) : null);
+        const consensus = (g: Fields, k: string) => g.string(k, CONSENSUS_RE, "a consensus time seconds.nanoseconds (nine digits)");
+        const key: PinnedKey = {
+          algorithm: f.oneOf("algorithm", ["ML-DSA-65"] as const),
+          fingerprint: f.string("fingerprint", FINGERPRINT_RE, "64 lowercase hex digits"),
+          announcedAt: optional("announcedAt", consensus),
+          sequenceNumber: optional("sequenceNumber", (g, k) => g.integer(k)),
+          replacedAt: optional("replacedAt", consensus),
+          replacedBySequenceNumber: optional("replacedBySequenceNumber", (g, k) => g.integer(k)),
+          compromisedSince: optional("compromisedSince", (g, k) => g.time(k)),
+        };
         f.done();
+        if (key.sequenceNumber !== null && key.replacedBySequenceNumber !== null && key.replacedBySequenceNumber <= key.sequenceNumber) {
+          throw new TrustFileError(`${kpath}.replacedBySequenceNumber`, "expected a sequence number after the key's own announcement");
+        }
         return key;
       }),
     };

@@ -6,11 +6,12 @@
 export const VERIFY_RECEIPT_USAGE =
   "Usage: docverify verify-receipt RECEIPT (--file DOC | --hash sha256:HEX) [--mirror URL]... [--no-builtin-mirrors]\n" +
   "         [--trust FILE] [--require-identity] [--min-mirrors N] [--connect-to HOST:PORT:ADDRESS:PORT]...\n" +
-  "         [--dns-server ADDRESS[:PORT]]... [--offline] [--json]\n" +
+  "         [--dns-server ADDRESS[:PORT]]... [--max-scan-pages N] [--offline] [--json]\n" +
   "       node docverify-verify.mjs    (the same arguments)\n\n" +
   "Checks a docverify receipt without docverify: the document's hash, the organisation's and the\n" +
   "seal's ML-DSA signatures, and, on at least two distinct hosts among the mirror nodes this verifier\n" +
-  "trusts, the record's message, the key announcement and any revocation; then who made the record:\n" +
+  "trusts, the record's message, the key announcement, that the key was in force at the record's place\n" +
+  "on the topic, any revocation and any compromise of the key; then who made the record:\n" +
   "confirmed by a trust file, by the announced domain's https://DOMAIN/.well-known/docverify.json or\n" +
   "its _docverify.DOMAIN TXT record, or reported as an unconfirmed claim (docs/receipts.md).\n" +
   "The mirror nodes asked are built in for mainnet, testnet and previewnet, plus those you name;\n" +
@@ -27,6 +28,7 @@ export const VERIFY_RECEIPT_USAGE =
   "  --connect-to HOST:PORT:ADDRESS:PORT\n" +
   "                       connect to ADDRESS:PORT for HOST:PORT (certificates still checked for HOST), like curl's\n" +
   "  --dns-server ADDRESS[:PORT]  the DNS server for TXT records (default: the system's)\n" +
+  "  --max-scan-pages N   pages of 100 messages the topic scan reads per mirror node at most (default 10000)\n" +
   "  --offline            check the signatures only, without the ledger (never verified)\n" +
   "  --json               the report as one JSON object on stdout\n" +
   "  -h, --help           this text\n\n" +

@@ -14,11 +14,12 @@
  */
 import { bytesToHex } from "./encoding.ts";
 import { confirmIdentity, type Identity } from "./identity.ts";
-import { agree, checkCommitments, checkKeyAnnouncement, checkLedgerMessage, checkRevocationScan, checkTopicSubmitKey, isRevocationOf, messageKey, scanKey, topicKey, type MirrorAnswers } from "./ledger-checks.ts";
+import { checkKeyCompromise, checkKeyWindow, keySubject, restatedClaim, scanKeeps, scanStart } from "./key-checks.ts";
+import { agree, checkCommitments, checkKeyAnnouncement, checkLedgerMessage, checkRevocationScan, checkTopicSubmitKey, messageKey, scanKey, topicKey, type MirrorAnswers } from "./ledger-checks.ts";
 import { localChecks } from "./local-checks.ts";
-import { MIRROR_TIMEOUT_MS, mirrorReader, webFetch, type Answer, type FetchFn, type MirrorMessage, type TopicInfo, type ScanResult } from "./mirror.ts";
+import { compareConsensus, MIRROR_TIMEOUT_MS, mirrorReader, webFetch, type Answer, type FetchFn, type MirrorMessage, type TopicInfo, type ScanResult } from "./mirror.ts";
 import { DOC_HASH_RE, type Network, type Receipt } from "./receipt.ts";
-import { isPublicNetwork, type TrustFile } from "./trust.ts";
+import { DOMAIN_RE, isPublicNetwork, type TrustFile } from "./trust.ts";
 import { nameResolver, planMirrors, resolveWitnesses, type HostResolver, type MirrorSource } from "./witnesses.ts";
 
 export type Verdict = "verified" | "verified_org" | "revoked" | "signature_invalid" | "no_record" | "inconsistent_mirrors" | "unverifiable";
@@ -35,7 +36,9 @@ export type CheckName =
   | "messageCommitments"
   | "keyAnnouncement"
   | "topicSubmitKey"
+  | "keyWindow"
   | "revocationScan"
+  | "keyCompromise"
   | "identity"
   | "inclusion";
 
@@ -73,7 +76,11 @@ export interface Report {
   readonly suggestedMirrors: readonly string[];
   readonly minMirrors: number;
   readonly offline: boolean;
-  /** The revocation found on the ledger (never the receipt's own claim). */
+  /**
+   * The revocation found on the ledger (never the receipt's own claim): the record's own, or a
+   * compromise of its key covering its signed time (reason `KEY_COMPROMISE`, revokedAt the
+   * compromise message's consensus time); the earlier of the two by consensus when both are there.
+   */
   readonly revocation: { readonly reason: string; readonly revokedAt: string; readonly sequenceNumber: number; readonly consensusAt: string } | null;
   readonly checks: Check[];
 }
@@ -104,8 +111,10 @@ export interface VerifyOptions {
   readonly onProgress?: (text: string) => void;
   /** Per-request timeout (default 10 s). */
   readonly timeoutMs?: number;
-  /** Pages of 100 messages the revocation scan reads per mirror node at most (default 10,000). */
+  /** Pages of 100 messages the topic scan reads per mirror node at most (default 10,000). */
   readonly maxScanPages?: number;
+  /** How the user raises that bound, in the words of the shell (default `with --max-scan-pages N`). */
+  readonly howToRaiseScan?: string;
 }
 
 export const DEFAULT_MIN_MIRRORS = 2;
@@ -121,7 +130,10 @@ interface Findings {
   readonly commitmentsOk: boolean;
   readonly announcementOk: boolean;
   readonly submitKeyOk: boolean;
+  /** The record's message lies in its key pair's window on the topic (key-checks.ts). */
+  readonly windowOk: boolean;
   readonly identityMismatch: boolean;
+  /** A revocation of the record, or a compromise of its key covering its signed time, is on the topic. */
   readonly revoked: boolean;
   readonly signerType: Receipt["signerType"];
 }
@@ -134,7 +146,7 @@ export function verdictOf(f: Findings): Verdict {
       ? "inconsistent_mirrors"
       : f.recordAbsent
         ? "no_record"
-        : f.ledgerMismatch || !f.commitmentsOk || !f.announcementOk || !f.submitKeyOk || f.identityMismatch
+        : f.ledgerMismatch || !f.commitmentsOk || !f.announcementOk || !f.submitKeyOk || !f.windowOk || f.identityMismatch
           ? "signature_invalid"
           : f.revoked
             ? "revoked"
@@ -157,7 +169,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const { documentOk, localOk, signerFingerprint, sealFingerprint } = localChecks(receipt, docHash, add);
 
   // ---- The ledger.
-  const ledgerChecks: CheckName[] = ["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "identity"];
+  const ledgerChecks: CheckName[] = ["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "keyWindow", "revocationScan", "keyCompromise", "identity"];
   const inclusionOk = receipt.anchor.inclusion === null;
   const network = receipt.anchor.network;
   const isPublic = isPublicNetwork(network);
@@ -199,6 +211,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const maxPages = options.maxScanPages ?? DEFAULT_MAX_SCAN_PAGES;
   const { anchor, keyAnnouncement: ka } = receipt;
   const unanswered = (reason: string): Answer<never> => ({ kind: "failed", reason });
+  const subject = keySubject(receipt, signerFingerprint, sealFingerprint);
   const answers: MirrorAnswers[] = await Promise.all(
     resolved.mirrors.map(async (m) => {
       const url = m.url;
@@ -211,11 +224,12 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
         r.topic(anchor.topicId),
         r.message(anchor.topicId, anchor.sequenceNumber),
         r.message(ka.topicId, ka.sequenceNumber),
-        r.scanAfter(anchor.topicId, anchor.consensusAt, {
+        // From the key's announcement (key-checks.ts), so a replacement before the record is seen.
+        r.scanAfter(anchor.topicId, scanStart(receipt), {
           maxPages,
-          keep: isRevocationOf(receipt.recordId),
+          keep: scanKeeps(subject),
           onPage: (pages, scanned) => {
-            if (pages >= 2) options.onProgress?.(`${url}: revocation scan of ${anchor.topicId}, page ${pages}, ${scanned} messages`);
+            if (pages >= 2) options.onProgress?.(`${url}: topic scan of ${anchor.topicId} (revocations, key windows, compromises), page ${pages}, ${scanned} messages`);
           },
         }),
       ]);
@@ -227,9 +241,10 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const failures = answers.flatMap((a) =>
     (["topic", "record", "announcement", "scan"] as const).flatMap((what) => {
       const ans = a[what];
-      return ans.kind === "failed" ? [{ mirror: a.url, request: what, reason: ans.reason }] : [];
+      return ans.kind === "failed" ? [{ mirror: a.url, request: what, reason: ans.reason, ...(ans.limit ? { scanLimit: true } : {}) }] : [];
     }),
   );
+  const scanLimit = failures.find((f) => "scanLimit" in f);
   const hosts = resolved.hosts;
   const enough = hosts >= minMirrors;
   const mirrorsOk = enough && failures.length === 0;
@@ -239,6 +254,8 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     mirrorsOk ? "pass" : "fail",
     !enough
       ? tooFewWitnesses(network, resolved.mirrors, hosts, minMirrors, receipt.mirrorNodes.length > 0, options.howToAddMirror ?? "with --mirror URL")
+      : scanLimit !== undefined
+        ? `${scanLimit.mirror}: ${scanLimit.reason}; nothing can be concluded without the rest of the topic: raise the bound ${options.howToRaiseScan ?? "with --max-scan-pages N"} (now ${maxPages} pages of 100 messages)`
       : failures.length > 0
         ? `${failures[0]!.mirror} did not answer as a mirror node: ${failures[0]!.reason}${failures.length > 1 ? ` (and ${failures.length - 1} more)` : ""}`
         : `${plural(chosen.length, "mirror node")} on ${plural(hosts, "distinct host")} asked, every one answered${minMirrors < DEFAULT_MIN_MIRRORS ? ` (minimum lowered to ${minMirrors}: a weakened check)` : ""}`,
@@ -262,24 +279,34 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
   const commitmentsOk = checkCommitments(ledger, ledgerRecord);
   const { ok: announcementOk, claim, person } = checkKeyAnnouncement(ledger, announcement, { signerFingerprint, sealFingerprint });
   const submitKeyOk = checkTopicSubmitKey(ledger, topic);
-  const revocation = checkRevocationScan(ledger, scan);
+  const windowOk = checkKeyWindow(ledger, scan, subject);
+  const individual = checkRevocationScan(ledger, scan);
+  const compromise = checkKeyCompromise(ledger, scan, subject);
+  // The earliest revocation wins: the record's own, or the compromise of its key.
+  const revocation = compromise === null || (individual !== null && compareConsensus(individual.consensusAt, compromise.consensusAt) <= 0) ? individual : compromise;
 
   // identity: only once the announcement is established on the ledger; its names are claims.
   let identity: Identity | null = null;
-  if (!announcementOk || claim === null) add("identity", "skipped", "no key announcement established on the ledger, so no claim to confirm");
+  // A change of domain or name after the receipt's announcement announced the same pair again: the
+  // organisation's claim is its latest on the topic.
+  const restated = announcementOk && windowOk ? restatedClaim(subject, scan, receipt.keyAnnouncement.sequenceNumber) : null;
+  const claimNow = claim === null || restated === null ? claim : { orgId: claim.orgId, name: receipt.signerType === "user" ? null : restated.name, domain: restated.domain !== null && DOMAIN_RE.test(restated.domain) ? restated.domain : null };
+  if (!announcementOk || claim === null || claimNow === null) add("identity", "skipped", "no key announcement established on the ledger, so no claim to confirm");
   else {
     identity = await confirmIdentity({
       network,
       topicId: anchor.topicId,
       keyFingerprint: bytesToHex(signerFingerprint),
-      claim: { ...claim, personal: receipt.signerType === "user" },
+      recordSequenceNumber: anchor.sequenceNumber,
+      claim: { ...claimNow, personal: receipt.signerType === "user" },
       trust: options.trust ?? null,
       fetch: options.lookupDomain === false ? null : doFetch,
       resolveTxt: options.resolveTxt ?? null,
       timeoutMs: options.timeoutMs ?? MIRROR_TIMEOUT_MS,
     });
     const status = identity.status === "confirmed" ? "pass" : identity.status === "mismatch" ? "fail" : "warn";
-    add("identity", status, `${identity.status}${identity.method === null ? "" : ` (${identity.method})`}: ${identity.detail}`, identity.evidence);
+    const evidence = restated === null ? identity.evidence : { ...identity.evidence, claimAnnouncedAgainAt: restated.sequenceNumber };
+    add("identity", status, `${identity.status}${identity.method === null ? "" : ` (${identity.method})`}: ${identity.detail}`, evidence);
   }
 
   const verdict = verdictOf({
@@ -291,6 +318,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
     commitmentsOk,
     announcementOk,
     submitKeyOk,
+    windowOk,
     identityMismatch: identity?.status === "mismatch",
     revoked: revocation !== null,
     signerType: receipt.signerType,

@@ -8,9 +8,10 @@
  *   the ledger's mirror REST API (cleared: the very bytes of the announcement before any domain);
  * - a change made while `serve` is down (a crash between the change and the queueing) is
  *   announced once when it starts again (the provisioning pass);
- * - a receipt fetched once the new announcement is anchored carries it (the kept receipt is not
- *   served stale); `/.well-known/docverify.json` lists the domain, `announcedAt` stays the key's
- *   first announcement;
+ * - a record's receipt carries the announcement before the record's message (the record made
+ *   before a change keeps it), and a record made once the new announcement is anchored carries the
+ *   new one (the kept receipt is not served stale); `/.well-known/docverify.json` lists the domain,
+ *   `announcedAt` and `sequenceNumber` stay the key's first announcement's;
  * - `docverify trust export` while `serve` runs: parsed by the receipt verifier's strict parser,
  *   and checked field by field.
  */
@@ -164,7 +165,7 @@ async function keyMessagesOn(mirror: string, topicId: string): Promise<MirrorMes
 for (const engine of ENGINES) {
   describe(`an organisation's domain on ${engine.name}`, () => {
     test.concurrent(
-      "set, changed, cleared, renamed, and changed while serve is down: each audited and announced once with the right bytes; receipts carry the latest anchored announcement; /.well-known and trust export show the domain and name",
+      "set, changed, cleared, renamed, and changed while serve is down: each audited and announced once with the right bytes; receipts carry the announcement before their record; /.well-known and trust export show the domain and name",
       async () => {
         const { env, store } = await engine.open();
         let svc: ServiceProcess = await startService({ env });
@@ -177,9 +178,16 @@ for (const engine of ENGINES) {
           fetch(`${svc.url}/v1/records`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHashOf(`domain ${engine.name}`) }) }),
         );
         const recordId = ((await created.json()) as Json).recordId as string;
-        const receiptOf = async () => {
-          const res = await fetch(`${svc.url}/v1/records/${recordId}/receipt`, { headers: auth });
+        const receiptOf = async (id = recordId) => {
+          const res = await fetch(`${svc.url}/v1/records/${id}/receipt`, { headers: auth });
           return res.status === 200 ? ((await res.json()) as Json) : undefined;
+        };
+        /** The receipt of a record created now, once anchored. */
+        let made = 0;
+        const newRecordReceipt = async () => {
+          const res = await fetch(`${svc.url}/v1/records`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHashOf(`domain ${engine.name} ${++made}`) }) });
+          const id = ((await res.json()) as Json).recordId as string;
+          return waitFor(`record ${id}'s receipt`, () => receiptOf(id), 30_000, 100);
         };
         const first = await waitFor("the record's receipt (its message and the key's announcement anchored)", receiptOf, 30_000, 100);
         const topicId = first.anchor.topicId as string;
@@ -228,21 +236,24 @@ for (const engine of ENGINES) {
           expect(onLedger).toHaveLength(n);
           expect(onLedger.at(-1)!.bytes.equals(expected)).toBe(true);
           expect(onLedger.at(-1)!.sequenceNumber).toBe(latest.sequenceNumber!);
-          // Anchored: a receipt issued now carries it, not the one kept from before.
+          // The record made before the change keeps the announcement before it (docs/receipts.md §1).
           const receipt = (await receiptOf())!;
-          expect(receipt.keyAnnouncement).toEqual({
+          expect(receipt.keyAnnouncement).toEqual(first.keyAnnouncement);
+          expect(receipt.anchor).toEqual(first.anchor);
+          expect(receipt.signer).toEqual(first.signer);
+          // Anchored: a record made now carries the new one, not one kept from before.
+          const later = await newRecordReceipt();
+          expect(later.keyAnnouncement).toEqual({
             topicId,
             sequenceNumber: latest.sequenceNumber,
             consensusAt: onLedger.at(-1)!.consensusAt,
             message: expected.toString("base64"),
           });
-          expect(receipt.anchor).toEqual(first.anchor);
-          expect(receipt.signer).toEqual(first.signer);
           // /.well-known: the domain; the key's announcedAt is still its first announcement's.
           const wk = (await (await fetch(`${svc.url}/.well-known/docverify.json`)).json()) as Json;
           const listed = (wk.organisations as Json[]).find((o) => o.orgId === orgId)!;
           expect(listed.domain).toBe(domain);
-          expect(listed.keys).toEqual([{ algorithm: "ML-DSA-65", fingerprint: decoded.keyFingerprint, announcedAt: firstOnLedger[0]!.consensusAt }]);
+          expect(listed.keys).toEqual([{ algorithm: "ML-DSA-65", fingerprint: decoded.keyFingerprint, announcedAt: firstOnLedger[0]!.consensusAt, sequenceNumber: firstOnLedger[0]!.sequenceNumber }]);
           return expected;
         };
 
@@ -309,7 +320,7 @@ for (const engine of ENGINES) {
         expect(exported.code, exported.err).toBe(0);
         const trust = parseTrustFile(exported.out);
         expect(trust.organisations).toEqual([
-          { orgId, name: "Renamed Test Ltd", domain: "after-restart.example", network: "local", topicId, keys: [{ algorithm: "ML-DSA-65", fingerprint: (decodeLedgerMessage(original) as Json).keyFingerprint }] },
+          { orgId, name: "Renamed Test Ltd", domain: "after-restart.example", network: "local", topicId, keys: [expect.objectContaining({ algorithm: "ML-DSA-65", fingerprint: (decodeLedgerMessage(original) as Json).keyFingerprint })] },
         ]);
         expect(trust.networks).toEqual({ local: first.mirrorNodes });
         expect(await svc.stop()).toBe(0);

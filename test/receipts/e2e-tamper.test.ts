@@ -102,7 +102,7 @@ describe("a real receipt, altered", () => {
         expect([intact.code, intact.report?.verdict]).toEqual([1, "unverifiable"]);
         // The local checks pass; every check of the ledger is skipped.
         expect(intact.report!.checks.filter((c) => c.status === "pass").map((c) => c.name)).toEqual(["documentHash", "kind", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "inclusion"]);
-        expect(intact.report!.checks.filter((c) => c.status === "skipped").map((c) => c.name)).toEqual(["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "identity"]);
+        expect(intact.report!.checks.filter((c) => c.status === "skipped").map((c) => c.name)).toEqual(["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "keyWindow", "revocationScan", "keyCompromise", "identity"]);
         expect((intact.report as unknown as { mirrors: string[] }).mirrors).toEqual([]);
         const altered = await run([writeReceipt(flipped("signer.signature")), "--file", held.documentPath, "--offline", "--json"]);
         expect([altered.code, altered.report?.verdict]).toEqual([1, "signature_invalid"]);

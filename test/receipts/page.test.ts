@@ -204,7 +204,9 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
       "messageCommitments",
       "keyAnnouncement",
       "topicSubmitKey",
+      "keyWindow",
       "revocationScan",
+      "keyCompromise",
       "identity",
       "inclusion",
     ]);
@@ -323,7 +325,7 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
   );
 
   test(
-    "progress is shown during a long revocation scan",
+    "progress is shown during a long topic scan",
     async () => {
       // Two more messages on the topic after the record's; served one a page, the scan takes pages.
       await d.receipt(await d.create(new TextEncoder().encode("after 1")));
@@ -332,7 +334,7 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
       const run = await pageVerify(pageOnDisk(), { receiptPath: held.receiptPath, documentPath: held.documentPath, mirrors });
       expect(run.verdict).toBe("verified_org");
       expect(run.progress).toContain("Asking the mirror nodes…");
-      const scans = run.progress.filter((p) => p.includes("revocation scan of"));
+      const scans = run.progress.filter((p) => p.includes("topic scan of"));
       expect(scans.length).toBeGreaterThan(0);
       expect(scans[0]).toMatch(/page [2-9]\d*, \d+ messages/);
     },
@@ -394,12 +396,12 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
         await p.goto(pageOnDisk());
         const focused = () => p.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? "");
         const order: string[] = [];
-        for (let i = 0; i < 6; i++) {
+        for (let i = 0; i < 7; i++) {
           await p.keyboard.press("Tab");
           order.push(await focused());
         }
         // The button adding the receipt's suggestions is hidden until a receipt suggests some.
-        expect(order).toEqual(["receipt", "document", "mirrors", "min-mirrors", "trust", "verify"]);
+        expect(order).toEqual(["receipt", "document", "mirrors", "min-mirrors", "max-scan-pages", "trust", "verify"]);
         expect(await p.inputValue("#min-mirrors")).toBe("2");
 
         await p.keyboard.press("Enter");

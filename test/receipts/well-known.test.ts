@@ -91,9 +91,9 @@ describe("/.well-known/docverify.json in-process", () => {
       const own = systemKey(o.orgId);
       const stored = keyOf(own);
       const first = o.keys[0] as Json;
-      expect(Object.keys(first)).toEqual(["algorithm", "fingerprint", "announcedAt"]);
-      // The fingerprint is the stored key's, recomputed as docs/signing.md §2 says.
-      expect(first).toEqual({ algorithm: "ML-DSA-65", fingerprint: hex(keyFingerprint({ algorithm: stored.algorithm, publicKey: stored.public_key })), announcedAt: announcement.consensusAt });
+      expect(Object.keys(first)).toEqual(["algorithm", "fingerprint", "announcedAt", "sequenceNumber"]);
+      // The fingerprint is the stored key's, recomputed as docs/signing.md §2 says; its window starts at its announcement.
+      expect(first).toEqual({ algorithm: "ML-DSA-65", fingerprint: hex(keyFingerprint({ algorithm: stored.algorithm, publicKey: stored.public_key })), announcedAt: announcement.consensusAt, sequenceNumber: announcement.sequenceNumber });
       expect(first.fingerprint).toBe(hex(own));
       expect(first.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     }
@@ -103,7 +103,7 @@ describe("/.well-known/docverify.json in-process", () => {
     const body = (await (await request("/.well-known/docverify.json")).json()) as Json;
     const zeta = (body.organisations as Json[]).find((o) => o.orgId === ids.zeta)!;
     expect(zeta.keys).toHaveLength(2);
-    expect(zeta.keys[1]).toEqual({ algorithm: "ML-DSA-65", fingerprint: hex(extraKey), announcedAt: null });
+    expect(zeta.keys[1]).toEqual({ algorithm: "ML-DSA-65", fingerprint: hex(extraKey), announcedAt: null, sequenceNumber: null });
     for (const o of body.organisations as Json[]) if (o.orgId !== ids.zeta) expect(o.keys).toHaveLength(1);
   });
 
@@ -153,6 +153,29 @@ describe("/.well-known/docverify.json in-process", () => {
     expect(text).toContain(`"name":"Émile 😀 Ltd","domain":"xn--mile-9na.example","network":"local"`);
     await app.organisations.set(ids.emoji!, { domain: null }, "test");
     expect(await domainOf(ids.emoji!)).toBeNull();
+  });
+
+  test("each key with its window: a key replaced by another whose announcement is anchored gets replacedAt and replacedBySequenceNumber, a key declared compromised compromisedSince", async () => {
+    const db = app.db.$client;
+    const old = systemKey(ids.emoji!);
+    const first = await announced(app.db, ids.emoji!);
+    // As a rotation and a compromise leave the rows (the new key's announcement anchored later on the topic).
+    const publicKey = randomBytes(1952);
+    const successor = keyFingerprint({ algorithm: "ML-DSA-65", publicKey });
+    db.query("INSERT INTO signing_keys (fingerprint, algorithm, public_key, purpose, sealed_seed, created_at, replaces) VALUES (?, 'ML-DSA-65', ?, ?, NULL, 2, ?)").run(successor, publicKey, `org:${ids.emoji}`, old);
+    db.query("UPDATE signing_keys SET retired_at = 3, compromised_since = ?, compromised_at = 4 WHERE fingerprint = ?").run(Date.UTC(2026, 0, 15, 9, 30, 0, 123), old);
+    const seq = first.sequenceNumber + 1000;
+    const at = `${Number(first.consensusAt.split(".")[0]) + 1000}.000000001`;
+    db.query(
+      `INSERT INTO ledger_transactions (transaction_id, kind, org_id, topic_id, message, key_fingerprint, announcement_generation, valid_start_ms, valid_seconds, state, sequence_number, consensus_at, running_hash, next_attempt_at, created_at, updated_at)
+       VALUES ('0.0.2@1700000000.000000077', 'key_announcement', ?, ?, x'7b7d', ?, 0, 1, 180, 'anchored', ?, ?, x'00', 0, 1, 1)`,
+    ).run(ids.emoji!, topicOf(ids.emoji!), successor, seq, at);
+    const body = (await (await request("/.well-known/docverify.json", {}, "198.51.100.77")).json()) as Json;
+    const emoji = (body.organisations as Json[]).find((o) => o.orgId === ids.emoji)!;
+    expect(emoji.keys).toEqual([
+      { algorithm: "ML-DSA-65", fingerprint: hex(old), announcedAt: first.consensusAt, sequenceNumber: first.sequenceNumber, replacedAt: at, replacedBySequenceNumber: seq, compromisedSince: "2026-01-15T09:30:00.123Z" },
+      { algorithm: "ML-DSA-65", fingerprint: hex(successor), announcedAt: at, sequenceNumber: seq },
+    ]);
   });
 });
 

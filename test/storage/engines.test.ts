@@ -358,7 +358,7 @@ for (const engine of ENGINES) {
       for (const entry of doc.organisations) {
         const org = made.find((m) => m.id === entry.orgId)!;
         const [row] = await fresh.read((db, t) => q(db.select({ f: t.organisations.systemKeyFingerprint }).from(t.organisations).where(eq(t.organisations.id, org.id))));
-        expect(entry.keys).toEqual([{ algorithm: "ML-DSA-65", fingerprint: row!.f.toString("hex"), announcedAt: null }]);
+        expect(entry.keys).toEqual([{ algorithm: "ML-DSA-65", fingerprint: row!.f.toString("hex"), announcedAt: null, sequenceNumber: null }]);
         expect(entry.network).toBe("testnet");
       }
       expect(doc.sealKeys).toEqual([{ algorithm: seal.algorithm, fingerprint: Buffer.from(seal.fingerprint).toString("hex") }]);

@@ -82,7 +82,8 @@ for (const engine of engines) {
       expect(typeof row.signed_at_ms).toBe("number");
       expect(reads.transaction(s.creationTx)).toMatchObject({ transaction_id: s.creationTx, state: "anchored", sequence_number: 2, consensus_at: consensusAt(2), topic_id: TOPIC });
       expect(typeof reads.transaction(s.creationTx)!.created_at).toBe("number");
-      expect(reads.announcement(s.org.id, row.signer_fingerprint)).toMatchObject({ state: "anchored", sequence_number: 1, topic_id: TOPIC });
+      expect(reads.announcement(s.org.id, row.signer_fingerprint, row.seal_fingerprint, 2)).toMatchObject({ state: "anchored", sequence_number: 1, topic_id: TOPIC });
+      expect(reads.compromise(row.signer_fingerprint)).toBeNull();
       expect(reads.key(row.signer_fingerprint)!.algorithm).toBe("ML-DSA-65");
       expect(reads.key(row.seal_fingerprint)!.public_key.length).toBeGreaterThan(0);
     });

@@ -61,6 +61,7 @@ async function identify(c: Case, asked: { web: [string, FetchInit | undefined][]
     network: "testnet",
     topicId: TOPIC,
     keyFingerprint: FP,
+    recordSequenceNumber: 2,
     claim: { orgId: ORG_ID, name: "Acme Ltd", domain: DOMAIN, personal: false, ...c.claim },
     trust: c.trust ?? null,
     fetch: c.fetch === null ? null : fakeFetch(c.web, asked.web),
@@ -142,6 +143,7 @@ describe("unconfirmed: no root speaks, the claim stays a claim", () => {
       network: "testnet",
       topicId: TOPIC,
       keyFingerprint: FP,
+      recordSequenceNumber: 2,
       claim: { orgId: ORG_ID, name: "Acme Ltd", domain: DOMAIN, personal: false },
       trust: null,
       fetch: null,
@@ -222,4 +224,22 @@ describe("parseTxtRecord", () => {
       expect(parseTxtRecord(strings)).toEqual(expected);
     });
   }
+});
+
+describe("a key's window, as a root gives it (the record's message is #2 here)", () => {
+  test("the domain's document lists this key replaced by #1: mismatch, saying so; replaced by #3: confirmed", async () => {
+    const replaced = (by: number) => doc(entry({ keys: [{ algorithm: "ML-DSA-65", fingerprint: FP, announcedAt: null, sequenceNumber: 1, replacedAt: "1768469400.000000001", replacedBySequenceNumber: by }] }));
+    const early = await identify({ web: replaced(1), dns: txt() });
+    expect(early).toMatchObject({ status: "mismatch", detail: `${DOMAIN} lists topic ${TOPIC} with this key, but this key was replaced by message #1, before the record's message #2` });
+    expect(await identify({ web: replaced(3), dns: txt() })).toMatchObject({ status: "confirmed", method: "https" });
+  });
+
+  test("the trust file pins this key from #5, replacing a key pinned until #5: mismatch; a person's key is held to the topic alone", async () => {
+    const keys = [
+      { algorithm: "ML-DSA-65", fingerprint: "aa".repeat(32), sequenceNumber: 1, replacedBySequenceNumber: 5 },
+      { algorithm: "ML-DSA-65", fingerprint: FP, sequenceNumber: 5 },
+    ];
+    expect(await identify({ trust: trustWith(pin({ keys })) })).toMatchObject({ status: "mismatch", detail: `the trust file pins this key to "Acme Ltd" on topic ${TOPIC}, but this key was first announced by message #5, after the record's message #2, replacing another key in force there` });
+    expect(await identify({ trust: trustWith(pin({ keys })), claim: { personal: true, name: null } })).toMatchObject({ status: "confirmed", method: "trust-file" });
+  });
 });

@@ -118,7 +118,7 @@ describe("the scan", () => {
       return json({ messages: [message(n)], links: { next: `/api/v1/topics/0.0.42/messages?page=${n}` } });
     });
     const a = await mirrorReader(BASE, { fetch: f.fetch }).scanAfter(TOPIC, "1700000001.000000001", { maxPages: 3, keep: () => false });
-    expect(a).toEqual({ kind: "failed", reason: "the revocation scan stopped after 3 pages (3 messages)" });
+    expect(a).toEqual({ kind: "failed", reason: "the topic scan stopped after 3 pages (3 messages) before the topic's end", limit: true });
     expect(f.asked).toHaveLength(3);
   });
 });

@@ -31,15 +31,42 @@ function refusal(text: string): TrustFileError {
 }
 
 describe("parseTrustFile accepts the documented format", () => {
-  test("the example of docs/receipts.md §7", () => {
+  test("a trust file exported before keys had windows (keys with algorithm and fingerprint only) still loads: the key is pinned for every place on the topic", () => {
     expect(parseTrustFile(JSON.stringify(example()))).toEqual({
       v: 1,
       service: "https://verify.example.org",
       exportedAt: "2026-11-28T12:00:00.000Z",
       networks: { testnet: ["https://testnet.mirrornode.hedera.com"] },
-      organisations: [{ orgId: ORG_ID, name: "Acme Certification Ltd", domain: "acme.example", network: "testnet", topicId: TOPIC, keys: [{ algorithm: "ML-DSA-65", fingerprint: SIGNER_FINGERPRINT }] }],
+      organisations: [{ orgId: ORG_ID, name: "Acme Certification Ltd", domain: "acme.example", network: "testnet", topicId: TOPIC, keys: [{ algorithm: "ML-DSA-65", fingerprint: SIGNER_FINGERPRINT, announcedAt: null, sequenceNumber: null, replacedAt: null, replacedBySequenceNumber: null, compromisedSince: null }] }],
     });
   });
+
+  test("the example of docs/receipts.md §7: each key with its window, several keys for one organisation", () => {
+    const t = example();
+    t.organisations[0].keys = [
+      { algorithm: "ML-DSA-65", fingerprint: "aa".repeat(32), announcedAt: "1768469390.000000007", sequenceNumber: 1, replacedAt: "1768469990.000000001", replacedBySequenceNumber: 40, compromisedSince: "2026-01-20T00:00:00.000Z" },
+      { algorithm: "ML-DSA-65", fingerprint: SIGNER_FINGERPRINT, announcedAt: "1768469990.000000001", sequenceNumber: 40 },
+    ];
+    expect(parseTrustFile(JSON.stringify(t)).organisations[0]!.keys).toEqual([
+      { algorithm: "ML-DSA-65", fingerprint: "aa".repeat(32), announcedAt: "1768469390.000000007", sequenceNumber: 1, replacedAt: "1768469990.000000001", replacedBySequenceNumber: 40, compromisedSince: "2026-01-20T00:00:00.000Z" },
+      { algorithm: "ML-DSA-65", fingerprint: SIGNER_FINGERPRINT, announcedAt: "1768469990.000000001", sequenceNumber: 40, replacedAt: null, replacedBySequenceNumber: null, compromisedSince: null },
+    ]);
+  });
+
+  const badWindows: [string, Record<string, unknown>, string][] = [
+    ["announcedAt not a consensus time", { announcedAt: "2026-01-15T09:30:00.123Z" }, "organisations[0].keys[0].announcedAt: expected a consensus time seconds.nanoseconds (nine digits)"],
+    ["sequenceNumber 0", { sequenceNumber: 0 }, "organisations[0].keys[0].sequenceNumber: expected an integer ≥ 1"],
+    ["replacedBySequenceNumber not after the key's own", { sequenceNumber: 5, replacedBySequenceNumber: 5 }, "organisations[0].keys[0].replacedBySequenceNumber: expected a sequence number after the key's own announcement"],
+    ["compromisedSince without milliseconds", { compromisedSince: "2026-01-15T09:30:00Z" }, "organisations[0].keys[0].compromisedSince: expected an RFC 3339 UTC time with milliseconds (2026-01-15T09:30:00.123Z)"],
+    ["an unknown key field", { retiredAt: null }, "organisations[0].keys[0].retiredAt: unexpected field"],
+  ];
+  for (const [name, over, message] of badWindows) {
+    test(`a key's window refused: ${name}`, () => {
+      const t = example();
+      Object.assign(t.organisations[0].keys[0], over);
+      expect(() => parseTrustFile(JSON.stringify(t))).toThrow(message);
+    });
+  }
 
   const accepted: [string, (t: Record<string, any>) => void, (parsed: ReturnType<typeof parseTrustFile>) => void][] = [
     ["without service and exportedAt (optional)", (t) => (delete t.service, delete t.exportedAt), (p) => expect([p.service, p.exportedAt]).toEqual([null, null])],
@@ -109,7 +136,7 @@ describe("parseTrustFile refuses, naming the field", () => {
     ["no keys", (t) => delete t.organisations[0].keys, "organisations[0].keys"],
     ["an empty keys list", (t) => (t.organisations[0].keys = []), "organisations[0].keys"],
     ["a key that is not an object", (t) => (t.organisations[0].keys = [SIGNER_FINGERPRINT]), "organisations[0].keys[0]"],
-    ["an unknown field in a key", (t) => (t.organisations[0].keys[0].announcedAt = null), "organisations[0].keys[0].announcedAt"],
+    ["an unknown field in a key", (t) => (t.organisations[0].keys[0].retiredAt = null), "organisations[0].keys[0].retiredAt"],
     ["another algorithm", (t) => (t.organisations[0].keys[0].algorithm = "Ed25519"), "organisations[0].keys[0].algorithm"],
     ["a fingerprint in capitals", (t) => (t.organisations[0].keys[0].fingerprint = SIGNER_FINGERPRINT.toUpperCase()), "organisations[0].keys[0].fingerprint"],
     ["a fingerprint one digit short", (t) => (t.organisations[0].keys[0].fingerprint = SIGNER_FINGERPRINT.slice(1)), "organisations[0].keys[0].fingerprint"],

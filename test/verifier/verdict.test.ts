@@ -15,6 +15,7 @@ const ALL_GOOD = {
   commitmentsOk: true,
   announcementOk: true,
   submitKeyOk: true,
+  windowOk: true,
   identityMismatch: false,
   revoked: false,
   signerType: "org" as const,
@@ -35,8 +36,8 @@ test("each rule in its order: unverifiable, inconsistent_mirrors, no_record, sig
   expect(verdictOf({ ...ALL_GOOD, inclusionOk: false })).toBe("unverifiable");
 });
 
-test("signature_invalid for any binding that fails on the ledger, the identity's mismatch included", () => {
-  for (const broken of [{ commitmentsOk: false }, { announcementOk: false }, { submitKeyOk: false }, { identityMismatch: true }, { ledgerMismatch: true }]) {
+test("signature_invalid for any binding that fails on the ledger, a key used outside its window and the identity's mismatch included", () => {
+  for (const broken of [{ commitmentsOk: false }, { announcementOk: false }, { submitKeyOk: false }, { windowOk: false }, { identityMismatch: true }, { ledgerMismatch: true }]) {
     expect(verdictOf({ ...ALL_GOOD, ...broken, revoked: true })).toBe("signature_invalid");
   }
 });

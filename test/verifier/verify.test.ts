@@ -58,7 +58,7 @@ describe("an honest ledger", () => {
     const [a, b] = pair(built);
     const r = await verify(built, [a, b]);
     expect(r.verdict).toBe("verified_org");
-    expect(r.checks.map((c) => c.name)).toEqual(["documentHash", "kind", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "revocationScan", "identity", "inclusion"]);
+    expect(r.checks.map((c) => c.name)).toEqual(["documentHash", "kind", "recordPayload", "signerSignature", "sealPayload", "sealSignature", "mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "keyWindow", "revocationScan", "keyCompromise", "identity", "inclusion"]);
     // Nothing the verifier trusts names the organisation: the one check short of a pass is identity's warning.
     expect(r.checks.filter((c) => c.status !== "pass").map((c) => [c.name, c.status])).toEqual([["identity", "warn"]]);
     expect(r.identity).toEqual({
@@ -82,7 +82,8 @@ describe("an honest ledger", () => {
       expect(m.requests).toContain("/api/v1/topics/0.0.5012345");
       expect(m.requests).toContain("/api/v1/topics/0.0.5012345/messages/2");
       expect(m.requests).toContain("/api/v1/topics/0.0.5012345/messages/1");
-      expect(m.requests).toContain(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(2)}&limit=100&order=asc`);
+      // The topic scan starts at the key's announcement (#1), not at the record's message.
+      expect(m.requests).toContain(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(1)}&limit=100&order=asc`);
     }
     // JSON-safe: the report survives a round trip unchanged.
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
@@ -576,10 +577,12 @@ describe("rule 8: revoked", () => {
     expect(r.verdict).toBe("revoked");
     expect(r.revocation!.sequenceNumber).toBe(23);
     const pages = a.requests.filter((p) => p.startsWith("/api/v1/topics/0.0.5012345/messages?"));
-    expect(pages.length).toBe(6); // 21 messages after the record, 4 a page
-    expect(pages[1]).toBe(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(6)}&limit=100&order=asc`);
+    // From the key's announcement (#1): the record and the 21 messages after it, 4 a page.
+    expect(pages.length).toBe(6);
+    expect(pages[0]).toBe(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(1)}&limit=100&order=asc`);
+    expect(pages[1]).toBe(`/api/v1/topics/0.0.5012345/messages?timestamp=gt:${consensusOf(5)}&limit=100&order=asc`);
     expect(progress.some((t) => t.includes(a.url) && t.includes("page 6"))).toBe(true);
-    expect(check(r, "revocationScan").evidence!.scannedByMirror).toEqual({ [a.url]: 21, [b.url]: 21 });
+    expect(check(r, "revocationScan").evidence!.scannedByMirror).toEqual({ [a.url]: 22, [b.url]: 22 });
   });
 
   test("a links.next to another origin is not followed: unverifiable", async () => {

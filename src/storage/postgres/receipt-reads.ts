@@ -13,7 +13,7 @@ import { firstRow, q } from "../store.ts";
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 
 /** A prefixed group of the snapshot's columns (`c_`, `a_`, `v_`), or null when its join found nothing. */
-function transactionOf(row: ReceiptSnapshotRow, p: "c_" | "a_" | "v_"): TransactionRow | null {
+function transactionOf(row: ReceiptSnapshotRow, p: "c_" | "a_" | "v_" | "k_"): TransactionRow | null {
   const id = row[`${p}transaction_id`];
   if (id === null) return null;
   return {
@@ -37,7 +37,7 @@ function keyOf(row: ReceiptSnapshotRow, p: "sk_" | "lk_"): ReceiptKeyRow | null 
 /**
  * The reads of one receipt answered from its snapshot row (or none: no such record). Asked only
  * what the build asks of a record (its own creation and revocation messages, its signer's
- * announcement, its two keys); anything else would be a build that no longer matches the
+ * announcement, its two keys, its signer key's compromise); anything else would be a build that no longer matches the
  * snapshot, and fails loudly.
  */
 export function snapshotReads(recordId: string, row: ReceiptSnapshotRow | undefined): ReceiptReads {
@@ -54,9 +54,15 @@ export function snapshotReads(recordId: string, row: ReceiptSnapshotRow | undefi
       if (row !== undefined && id === row.revocation_transaction_id) return revocation;
       throw mismatch(`transaction ${id}`);
     },
-    announcement: (orgId, fingerprint) => {
-      if (row === undefined || orgId !== row.org_id || !sameBytes(fingerprint, row.signer_fingerprint)) throw mismatch("another announcement");
+    announcement: (orgId, fingerprint, seal, before) => {
+      const same = row !== undefined && orgId === row.org_id && sameBytes(fingerprint, row.signer_fingerprint) && sameBytes(seal, row.seal_fingerprint) && before === row.c_sequence_number;
+      if (!same) throw mismatch("another announcement");
       return transactionOf(row, "a_");
+    },
+    compromise: (fingerprint) => {
+      if (row === undefined || !sameBytes(fingerprint, row.signer_fingerprint)) throw mismatch("another key's compromise");
+      const transaction = transactionOf(row, "k_");
+      return transaction === null || row.sk_compromised_since === null ? null : { since: row.sk_compromised_since, transaction };
     },
     key: (fingerprint) => {
       if (row !== undefined && sameBytes(fingerprint, row.signer_fingerprint)) return keyOf(row, "sk_");

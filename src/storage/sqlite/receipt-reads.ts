@@ -11,9 +11,9 @@
  * connection of any process, as a hash's record heads are for verification. Read only from.
  */
 import { approxBytes, Lru, namedCache, stringBytes } from "../../lib/lru.ts";
-import type { ReceiptKeyRow, ReceiptRecordRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow } from "../../receipts/ports.ts";
+import type { ReceiptCompromiseRow, ReceiptKeyRow, ReceiptRecordRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow } from "../../receipts/ports.ts";
 import { readKept, type KeptRead } from "../data-version.ts";
-import { RECEIPT_ANNOUNCEMENT, RECEIPT_KEY, RECEIPT_RECORD, RECEIPT_TRANSACTION } from "../receipt-statements.ts";
+import { RECEIPT_ANNOUNCEMENT, RECEIPT_COMPROMISE, RECEIPT_KEY, RECEIPT_RECORD, RECEIPT_TRANSACTION } from "../receipt-statements.ts";
 import type { SqliteStore } from "../store.ts";
 
 /** Records' and transactions' rows kept, at most (each). */
@@ -28,16 +28,26 @@ export function sqliteReceiptReads(store: SqliteStore): ReceiptSource {
   const recordById = client.prepare<ReceiptRecordRow, [string]>(RECEIPT_RECORD.sqlite);
   const keyByFingerprint = client.prepare<ReceiptKeyRow, [Uint8Array]>(RECEIPT_KEY.sqlite);
   const transactionById = client.prepare<ReceiptTransactionRow, [string]>(RECEIPT_TRANSACTION.sqlite);
-  const announcementOf = client.prepare<ReceiptTransactionRow, [string, Uint8Array]>(RECEIPT_ANNOUNCEMENT.sqlite);
+  const announcementOf = client.prepare<ReceiptTransactionRow, [string, Uint8Array, string, number | null]>(RECEIPT_ANNOUNCEMENT.sqlite);
+  const compromiseOf = client.prepare<ReceiptTransactionRow & { since: number }, [Uint8Array]>(RECEIPT_COMPROMISE.sqlite);
   const bytesOf = (id: string, kept: KeptRead<unknown>) => stringBytes(id) + approxBytes(kept);
   const keptRecords = new Lru<string, KeptRead<ReceiptRecordRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_RECORDS_BYTES, bytesOf });
   const keptTransactions = new Lru<string, KeptRead<ReceiptTransactionRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_TRANSACTIONS_BYTES, bytesOf });
-  const caches = [namedCache("receipt_records", keptRecords), namedCache("receipt_transactions", keptTransactions)];
+  // A key's compromise, read on every receipt of a record it signed: kept like the rows above.
+  const keptCompromises = new Lru<string, KeptRead<ReceiptCompromiseRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_TRANSACTIONS_BYTES, bytesOf });
+  const caches = [namedCache("receipt_records", keptRecords), namedCache("receipt_transactions", keptTransactions), namedCache("receipt_compromises", keptCompromises)];
   // One set of reads serves every receipt: each runs when asked.
   const reads: ReceiptReads = {
     record: (id) => readKept(keptRecords, store.version.others(), id, () => recordById.get(id)),
     transaction: (id) => readKept(keptTransactions, store.version.others(), id, () => transactionById.get(id)),
-    announcement: (orgId, fingerprint) => announcementOf.get(orgId, fingerprint),
+    announcement: (orgId, fingerprint, seal, before) => announcementOf.get(orgId, fingerprint, Buffer.from(seal).toString("hex"), before),
+    compromise: (fingerprint) =>
+      readKept(keptCompromises, store.version.others(), Buffer.from(fingerprint).toString("hex"), () => {
+        const row = compromiseOf.get(fingerprint);
+        if (row === null) return null;
+        const { since, ...transaction } = row;
+        return { since, transaction };
+      }),
     key: (fingerprint) => keyByFingerprint.get(fingerprint),
   };
   return { readsFor: () => reads, caches: () => caches };

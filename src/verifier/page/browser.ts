@@ -18,7 +18,7 @@ import { humanTime } from "../human-time.ts";
 import { machineTime, safeText, timesIn } from "../render.ts";
 import { originalOfSignedPdfTail, SIGNED_PDF_TAIL_BYTES } from "../signed-pdf.ts";
 import { pageDocument, type DomElement, type DomEvent, type DomInput } from "./dom.ts";
-import { byteSize, documentLine, identityText, minimumMirrors, mirrorLines, reportText, startingMirrors, STATUS_WORD } from "./view.ts";
+import { byteSize, documentLine, identityText, minimumMirrors, mirrorLines, reportText, scanPages, startingMirrors, STATUS_WORD } from "./view.ts";
 
 const doc = pageDocument();
 function byId<T extends DomElement = DomElement>(id: string): T {
@@ -39,6 +39,7 @@ const trustInput = byId<DomInput>("trust");
 const trustInfo = byId("trust-info");
 const ledgerNotice = byId("ledger-notice");
 const minField = byId<DomInput>("min-mirrors");
+const scanField = byId<DomInput>("max-scan-pages");
 const button = byId<DomInput>("verify");
 const progress = byId("progress");
 const verdictEl = byId("verdict");
@@ -268,6 +269,8 @@ async function verify(): Promise<void> {
   const file = documentFile;
   const minMirrors = minimumMirrors(minField.value);
   if (minMirrors === null) return fail("The minimum number of mirror nodes must be a whole number, 1 or more.");
+  const maxScanPages = scanPages(scanField.value);
+  if (maxScanPages === null) return fail("The topic scan limit must be a whole number, 1 or more.");
   const mirrors = mirrorLines(mirrorsField.value);
   const bad = mirrors.find((m) => normaliseMirrorUrl(m) === null);
   if (bad !== undefined) return fail(`Not a mirror node URL (http:// or https://, no query): ${bad}`);
@@ -287,6 +290,8 @@ async function verify(): Promise<void> {
       // The field is the whole list: it started from the built-in one, and the visitor edits it.
       builtinMirrors: false,
       howToAddMirror: "in the mirror node field",
+      howToRaiseScan: "in the topic scan limit field",
+      maxScanPages,
       trust,
       minMirrors,
       offline: false,

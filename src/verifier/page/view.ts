@@ -144,6 +144,12 @@ export function minimumMirrors(text: string): number | null {
   return n >= 1 ? n : null;
 }
 
+/** The scan limit field's text → pages of 100 messages (1 to 999,999,999), or null when it is not one. */
+export function scanPages(text: string): number | null {
+  const t = text.trim();
+  return /^[1-9][0-9]{0,8}$/.test(t) ? Number(t) : null;
+}
+
 /** `1536` → `1.5 KiB`. */
 export function byteSize(n: number): string {
   if (n < 1024) return `${n} bytes`;
