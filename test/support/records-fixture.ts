@@ -329,7 +329,12 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
   const orgs = createOrganisations({ store, signer, clock });
 
   const seal = signer.generateKey("service-seal");
-  db.insert(signingKeys).values(sealKeyRow(seal, clock.now())).run();
+  // Named column by column, so the fixture also writes into a database left by an earlier release
+  // (drizzle's insert names every column of today's schema).
+  const sealRow = sealKeyRow(seal, clock.now());
+  db.$client
+    .query("INSERT INTO signing_keys (fingerprint, algorithm, public_key, purpose, sealed_seed, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    .run(sealRow.fingerprint, sealRow.algorithm, sealRow.publicKey, sealRow.purpose, sealRow.sealedSeed, sealRow.createdAt);
 
   let sequence = 0;
   const nextSequence = () => ++sequence;
