@@ -144,7 +144,7 @@ export const USAGES: Readonly<Record<string, string>> = {
     "current one it is rotated as by rotate-key, in the same change. Refused, changing nothing: a TIME\n" +
     "in the future, a key that is not the organisation's, a key already declared compromised.\n\n" +
     options(
-      ["--since TIME", "RFC 3339 with its offset, such as 2026-12-01T10:00:00Z (required)"],
+      ["--since TIME", "RFC 3339 with its offset, such as 2026-12-01T10:00:00Z, not in the future (required)"],
       ["--key FINGERPRINT", "the compromised key's fingerprint, 64 hex digits (default: the current key)"],
       JSON_OUT,
       DATA,

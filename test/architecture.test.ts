@@ -87,7 +87,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   keys: ["lib", "crypto", "storage"],
   verification: ["lib", "crypto", "storage"],
   // Records queue their ledger messages in the journal, never through the loop.
-  records: ["lib", "crypto", "storage", "anchoring/queue.ts", "anchoring/types.ts"],
+  // verification/revocation.ts: the verify page's record is revoked by its key's compromise by
+  // verification's one rule (a pure file that imports nothing).
+  records: ["lib", "crypto", "storage", "anchoring/queue.ts", "anchoring/types.ts", "verification/revocation.ts"],
   anchoring: ["lib", "config", "crypto", "storage", "local-ledger"],
   // Receipts read what records and the anchor loop stored; they wait as verification's pending_anchor does.
   // verification/verdict.ts: its retryAfterFor.
@@ -411,8 +413,8 @@ test("the checker catches each kind of forbidden edge", () => {
   ]);
   expect(forbiddenEdges(files)).toEqual([
     "records/service.ts → elysia (only http/ may import it)",
-    "records/service.ts → ../http/server.ts (records may import lib, crypto, storage, anchoring/queue.ts, anchoring/types.ts)",
-    "records/service.ts → ../anchoring/anchorer.ts (records may import lib, crypto, storage, anchoring/queue.ts, anchoring/types.ts)",
+    "records/service.ts → ../http/server.ts (records may import lib, crypto, storage, anchoring/queue.ts, anchoring/types.ts, verification/revocation.ts)",
+    "records/service.ts → ../anchoring/anchorer.ts (records may import lib, crypto, storage, anchoring/queue.ts, anchoring/types.ts, verification/revocation.ts)",
     "keys/keys.ts → ../admin/cli.ts (keys may import lib, crypto, storage)",
     "keys/keys.ts → @noble/post-quantum/ml-dsa.js (only crypto/, verifier/ may import it)",
     "lib/util.ts → ../storage/db.ts (lib may import nothing outside itself)",

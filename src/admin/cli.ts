@@ -16,6 +16,7 @@ import type { KeyRotation } from "../keys/org-keys.ts";
 import { createPersons, type EnrolmentLink, type Person, type Persons } from "../persons/persons.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { DomainError } from "../lib/errors.ts";
+import { parseRfc3339 } from "../lib/formats.ts";
 import { createLogger } from "../lib/log.ts";
 
 type Out = { write(s: string): void };
@@ -59,8 +60,9 @@ export const withAdminCore = <T>(env: Readonly<Record<string, string | undefined
   withOpened(env, data, openAdminCore, fn);
 
 /**
- * The same for a command that only reads: it creates nothing (no data folder, database or master
- * key), and a data folder that does not exist is refused with NoDataFolderError.
+ * The same for a command that only reads, or changes only what must exist already (an
+ * organisation's key): it creates nothing (no data folder, database or master key), and a data
+ * folder that does not exist is refused with NoDataFolderError.
  */
 export const withExistingAdminCore = <T>(env: Readonly<Record<string, string | undefined>>, data: string | boolean | undefined, fn: (core: AdminCore) => T | Promise<T>) =>
   withOpened(env, data, (options) => openAdminCore({ ...options, mayCreate: false }), fn);
@@ -85,11 +87,19 @@ function domainFlag(value: string | boolean | undefined): string | null | undefi
 const rotationJson = (r: KeyRotation) => ({ orgId: r.orgId, keyFingerprint: r.keyFingerprint, replaces: r.replaces, at: time(r.at) });
 const rotationLine = (r: KeyRotation) => `${r.orgId}  key=${r.keyFingerprint}  replaces=${r.replaces}  at=${time(r.at)}`;
 
-/** `--since`'s value: an RFC 3339 time with its offset (2026-12-01T10:00:00Z, milliseconds optional), in ms. */
-function timeFlag(value: string | boolean | undefined): number {
+/**
+ * `--since`'s value in ms: an RFC 3339 time with its offset (2026-12-01T10:00:00Z, fractional
+ * seconds optional), read by lib/formats.ts `parseRfc3339` as every time in the code base is (an
+ * impossible date such as 2026-02-30 is refused, never rolled over into March), not after `now`,
+ * not before 1970. Digits below the millisecond are dropped: `since` only moves earlier, never past
+ * a record it was meant to cover. Refused before the data folder is opened (exit 2); the service
+ * checks the future again against its own clock.
+ */
+function sinceFlag(value: string | boolean | undefined, now: number): number {
   if (typeof value !== "string") throw new UsageError("--since is required: the time from which the key is compromised, such as 2026-12-01T10:00:00Z");
-  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms) || ms < 0) throw new UsageError(`--since ${JSON.stringify(value)}: give an RFC 3339 time with its offset, such as 2026-12-01T10:00:00Z`);
+  const ms = parseRfc3339(value)?.ms;
+  if (ms === undefined || ms < 0) throw new UsageError(`--since ${JSON.stringify(value)}: give an RFC 3339 time with its offset, from 1970 on, such as 2026-12-01T10:00:00Z`);
+  if (ms > now) throw new UsageError(`--since ${JSON.stringify(value)} is in the future (it is now ${time(now)}): a compromise is declared for what has been signed`);
   return ms;
 }
 
@@ -170,15 +180,15 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
     }
     case "rotate-key": {
       const { values, positionals } = parse(rest, {}, 1);
-      const r = await withAdminCore(env, values.data, (c) => c.organisations.rotateKey(positionals[0]!, osActor(env)));
+      const r = await withExistingAdminCore(env, values.data, (c) => c.organisations.rotateKey(positionals[0]!, osActor(env)));
       out.write(values.json ? JSON.stringify(rotationJson(r)) + "\n" : rotationLine(r) + "\n");
       return 0;
     }
     case "key-compromised": {
       const { values, positionals } = parse(rest, { since: { type: "string" }, key: { type: "string" } }, 1);
-      const sinceMs = timeFlag(values.since);
+      const sinceMs = sinceFlag(values.since, Date.now());
       const key = fingerprintFlag(values.key);
-      const c = await withAdminCore(env, values.data, (core) =>
+      const c = await withExistingAdminCore(env, values.data, (core) =>
         core.organisations.declareKeyCompromised(positionals[0]!, { sinceMs, ...(key === undefined ? {} : { keyFingerprint: key }) }, osActor(env)),
       );
       const json = { orgId: c.orgId, keyFingerprint: c.keyFingerprint, since: time(c.sinceMs), declaredAt: time(c.at), rotation: c.rotation === null ? null : rotationJson(c.rotation) };

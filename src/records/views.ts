@@ -3,12 +3,13 @@
  * list of their own records, and the public verify page's record. An abandoned record is never
  * returned by anything here: it behaves as if it did not exist.
  */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { consensusToRfc3339, rfc3339Ms } from "../lib/formats.ts";
 import { toRecordRow, type RecordRow } from "../storage/record-row.ts";
 import { PERSON_RECORDS } from "../storage/statements.ts";
 import { q, rows, type Store } from "../storage/store.ts";
 import type { RecordLedger } from "./ledger.ts";
+import { keyCompromise, revocationOf } from "../verification/revocation.ts";
 import { isRecordId } from "./validate.ts";
 
 /** Seconds a client waits before polling a record that is not anchored yet (finality: 3–5 s). */
@@ -109,22 +110,44 @@ export function recordViews(deps: RecordViewsDeps) {
     },
 
     /**
-     * What the public verify page shows, or null for a malformed, unknown or abandoned id. Throws on
+     * What the public verify page shows, or null for a malformed, unknown or abandoned id. Its
+     * revocation is verification's (verification/revocation.ts): its own, or its signer key's
+     * declared compromise when it was signed at or after `since`, the earlier. Throws on
      * a stored time it cannot spell (src/lib/formats.ts: corruption, never padded or echoed).
      */
     async publicRecord(recordId: string): Promise<PublicRecord | null> {
       if (!isRecordId(recordId)) return null;
-      const [found] = await store.read((db, t) =>
-        q(
+      const read = await store.read(function* (db, t) {
+        const [found] = yield* q(
           db
-            .select({ record: t.records, organisationName: t.organisations.name, organisationSuspended: t.organisations.suspended })
+            .select({
+              record: t.records,
+              organisationName: t.organisations.name,
+              organisationSuspended: t.organisations.suspended,
+              compromisedSince: t.signingKeys.compromisedSince,
+              compromisedAt: t.signingKeys.compromisedAt,
+            })
             .from(t.records)
             .leftJoin(t.organisations, eq(t.records.orgId, t.organisations.id))
+            .leftJoin(t.signingKeys, eq(t.records.signerFingerprint, t.signingKeys.fingerprint))
             .where(eq(t.records.id, recordId)),
-        ),
-      );
+        );
+        if (found === undefined || found.compromisedSince === null || found.compromisedAt === null) return { found, compromise: null };
+        // The signer key declared compromised: revoked from its key_compromise message's consensus time once anchored.
+        const lt = t.ledgerTransactions;
+        const [message] = yield* q(
+          db
+            .select({ consensusAt: lt.consensusAt })
+            .from(lt)
+            .where(and(eq(lt.keyFingerprint, found.record.signerFingerprint), eq(lt.kind, "key_compromise"), eq(lt.state, "anchored")))
+            .limit(1),
+        );
+        return { found, compromise: keyCompromise(found.compromisedSince, found.compromisedAt, message?.consensusAt ?? null) };
+      });
+      const found = read.found;
       if (found === undefined || found.record.anchorState === "abandoned") return null;
       const r = found.record;
+      const revocation = revocationOf({ revoked_at: r.revokedAt, revocation_reason: r.revocationReason, signed_at_ms: r.signedAtMs }, read.compromise);
       const anchorState = r.anchorState as AnchorState;
       const anchored = anchorState === "anchored" && r.sequenceNumber !== null;
       return {
@@ -145,7 +168,7 @@ export function recordViews(deps: RecordViewsDeps) {
           consensusAt: r.consensusAt === null ? null : consensusToRfc3339(r.consensusAt),
           mirrorNodeUrl: anchored ? ledger.topicMessageUrl(r.topicId, r.sequenceNumber!) : null,
         },
-        revocation: r.revokedAt === null ? null : { reason: r.revocationReason ?? "UNSPECIFIED", revokedAt: rfc3339Ms(r.revokedAt) },
+        revocation: revocation === null ? null : { reason: revocation.reason, revokedAt: rfc3339Ms(revocation.revokedAtMs) },
       };
     },
   };

@@ -8,23 +8,14 @@
 import { approxBytes, Lru, namedCache, stringBytes, type NamedCache } from "../lib/lru.ts";
 import type { ResolvedKey, SignatureChecks } from "./checks.ts";
 import type { CompromisedKeyRow, HashRow, HeadRow, OrgStanding, RowKey } from "./ports.ts";
+import { keyCompromise, type KeyCompromise } from "./revocation.ts";
 
-/** A key declared compromised, as verification applies it (docs/signing.md "Key lifecycle"). */
-export interface KeyCompromise {
-  /** Records the key signed at or after this time (ms) are revoked. */
-  readonly sinceMs: number;
-  /** Their revocation time (ms): the compromise message's consensus time once anchored, the declaration's before. */
-  readonly revokedAtMs: number;
-}
+export type { KeyCompromise };
 
 /** The compromised keys by fingerprint (lower-case hex), from their rows. */
 export function compromisesOf(rows: readonly CompromisedKeyRow[]): ReadonlyMap<string, KeyCompromise> {
   const m = new Map<string, KeyCompromise>();
-  for (const r of rows) {
-    const consensus = r.consensus_at === null ? null : /^(\d+)\.(\d{9})$/.exec(r.consensus_at);
-    const revokedAtMs = consensus === null ? r.declared_at : Number(consensus[1]) * 1000 + Math.floor(Number(consensus[2]) / 1e6);
-    m.set(Buffer.from(r.fingerprint).toString("hex"), { sinceMs: r.since, revokedAtMs });
-  }
+  for (const r of rows) m.set(Buffer.from(r.fingerprint).toString("hex"), keyCompromise(r.since, r.declared_at, r.consensus_at));
   return m;
 }
 

@@ -4,7 +4,7 @@
  * signer's standing.
  */
 import { createConsensusTexts, rfc3339Ms, type ConsensusTexts } from "../lib/formats.ts";
-import type { KeyCompromise } from "./caches.ts";
+import { revocationOf, type KeyCompromise } from "./revocation.ts";
 import type { SignatureChecks } from "./checks.ts";
 import type { HeadRow, OrgStanding, VerifyRow } from "./ports.ts";
 import type { DisclosureTier, Match } from "./types.ts";
@@ -18,18 +18,6 @@ export interface VerificationLinks {
 export type ShownRow = HeadRow | VerifyRow;
 
 /** The match of one anchored record; a pure function of its arguments. */
-/**
- * A record's revocation: its own, or its signer key's compromise when it was signed at or after
- * `since` (reason KEY_COMPROMISE, at the compromise's time), the earlier of the two; on a tie, its
- * own. Null: not revoked.
- */
-export function revocationOf(row: Pick<ShownRow, "revoked_at" | "revocation_reason" | "signed_at_ms">, compromise: KeyCompromise | undefined): { reason: string; revokedAtMs: number } | null {
-  const own = row.revoked_at === null ? null : { reason: row.revocation_reason ?? "UNSPECIFIED", revokedAtMs: row.revoked_at };
-  const byKey = compromise !== undefined && row.signed_at_ms >= compromise.sinceMs ? { reason: "KEY_COMPROMISE", revokedAtMs: compromise.revokedAtMs } : null;
-  if (own === null || byKey === null) return own ?? byKey;
-  return byKey.revokedAtMs < own.revokedAtMs ? byKey : own;
-}
-
 export function shapeMatch(
   links: VerificationLinks,
   consensus: ConsensusTexts,

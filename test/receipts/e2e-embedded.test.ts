@@ -4,17 +4,23 @@
  * ledger brought back alone on serve's data folder, at the same addresses). See e2e-rig.ts. And a
  * receipt of a data folder the previous release left, before trust roots, served
  * once today's serve has opened and migrated that folder: verified with its mirror nodes named.
+ * On that folder the organisation's key is then rotated (`docverify org rotate-key`, serve
+ * running): the old record's receipt and verdict are unchanged, a new record is signed with the new
+ * key and anchored after its announcement (which names the key it replaces), and both verify.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { DATABASE_FILE } from "../../src/storage/data-folder.ts";
+import { cli } from "../ops/support.ts";
 import { ROOT, cleanup } from "../support/env.ts";
+import { expectKeyWindows, publicKeyDigest, topicMessages } from "../anchoring/key-lifecycle-rig.ts";
 import {
   asPreviousReleaseLeftIt,
   authenticate,
   deploy,
+  docHash,
   expectLocalClaim,
   FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE,
   serveStoppedSuite,
@@ -40,6 +46,24 @@ describe("a data folder the previous release left: its record's receipt, served 
   let d: Deployment;
   let held: Held;
   let upgraded: { receiptText: string; receiptPath: string; migrationsBefore: number; migrationsAfter: number };
+  /** After the rotation on the upgraded folder: the old record's receipt and verdict, a new record and its receipt, the topic. */
+  let rotated: {
+    oldKey: string;
+    newKey: string;
+    oldReceiptText: string;
+    oldVerdict: unknown;
+    fresh: Held;
+    freshVerdict: unknown;
+    windows: ReturnType<typeof expectKeyWindows>;
+  };
+  const rows = <T>(dataDir: string, sql: string): T[] => {
+    const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
+    try {
+      return db.query(sql).all() as T[];
+    } finally {
+      db.close();
+    }
+  };
 
   beforeAll(async () => {
     d = await deploy("embedded");
@@ -52,6 +76,27 @@ describe("a data folder the previous release left: its record's receipt, served 
     });
     const receiptText = await d.receipt(held.recordId);
     const migrationsAfter = applied(d.dataDir);
+
+    // The organisation's key rotated on the upgraded folder while serve runs, as an operator does.
+    const [org] = JSON.parse(cli(["org", "list", "--json", "--data", d.dataDir]).stdout) as { id: string }[];
+    const r = cli(["org", "rotate-key", org!.id, "--json", "--data", d.dataDir]);
+    if (r.code !== 0) throw new Error(`org rotate-key exited ${r.code}: ${r.stderr}`);
+    const { keyFingerprint: newKey, replaces: oldKey } = JSON.parse(r.stdout) as { keyFingerprint: string; replaces: string };
+    const fresh = await authenticate(d, "after-rotation.pdf");
+    const verdictOf = async (document: Uint8Array) =>
+      (await (await fetch(`${d.svc.url}/v1/verifications`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash(document) }) })).json()) as unknown;
+    const keys = new Map(rows<{ fp: string; pk: Uint8Array }>(d.dataDir, "SELECT lower(hex(fingerprint)) AS fp, public_key AS pk FROM signing_keys").map((k) => [publicKeyDigest(k.pk), k.fp]));
+    const recordIds = rows<{ id: string }>(d.dataDir, "SELECT id FROM records").map((x) => x.id);
+    const topicId = (JSON.parse(fresh.receiptText) as { anchor: { topicId: string } }).anchor.topicId;
+    rotated = {
+      oldKey,
+      newKey,
+      oldReceiptText: await d.receipt(held.recordId),
+      oldVerdict: await verdictOf(held.document),
+      fresh,
+      freshVerdict: await verdictOf(fresh.document),
+      windows: expectKeyWindows(await topicMessages(d.mirrors[0]!, topicId), (digest) => keys.get(digest) ?? digest, recordIds),
+    };
     await d.stopServe();
     const receiptPath = `${held.receiptPath}.upgraded.json`;
     writeFileSync(receiptPath, receiptText);
@@ -74,9 +119,10 @@ describe("a data folder the previous release left: its record's receipt, served 
   });
 
   test(
-    "with two witnesses of the ledger named: verified_org in every shell, exit 0, the organisation's name a claim",
+    "with two witnesses of the ledger named: verified_org in every shell, exit 0, the organisation's name a claim; so is the record signed after the rotation",
     async () => {
-      const outcomes = await verifyInEveryShell(upgraded.receiptPath, held.documentPath, { mirrors: await d.witnesses() });
+      const mirrors = await d.witnesses();
+      const outcomes = [...(await verifyInEveryShell(upgraded.receiptPath, held.documentPath, { mirrors })), ...(await verifyInEveryShell(rotated.fresh.receiptPath, rotated.fresh.documentPath, { mirrors }))];
       for (const o of outcomes) {
         expect([o.shell, o.verdict, o.code, o.failed]).toEqual([o.shell, "verified_org", o.shell === "page" ? null : 0, []]);
         expectLocalClaim(o, d.orgName);
@@ -84,4 +130,21 @@ describe("a data folder the previous release left: its record's receipt, served 
     },
     60_000,
   );
+
+  test("the key rotated on the upgraded folder: the old record's receipt and verdict unchanged; the new record signed with the new key, anchored after its announcement naming the old key", () => {
+    expect(rotated.oldKey).not.toBe(rotated.newKey);
+    expect({ ...(JSON.parse(rotated.oldReceiptText) as object), issuedAt: null }).toEqual({ ...(JSON.parse(held.receiptText) as object), issuedAt: null });
+    expect(rotated.oldVerdict).toMatchObject({ verdict: "verified_org" });
+    expect(rotated.freshVerdict).toMatchObject({ verdict: "verified_org" });
+    // Both keys' windows on the topic (each record message inside its key's), the new key announced once with replaces.
+    expect(rotated.windows.announcements.map((a) => [a.keyFingerprint, a.replaces])).toEqual([
+      [rotated.oldKey, undefined],
+      [rotated.newKey, rotated.oldKey],
+    ]);
+    const fresh = JSON.parse(rotated.fresh.receiptText) as { signer: { publicKey: string }; anchor: { sequenceNumber: number }; keyAnnouncement: { sequenceNumber: number; message: string } };
+    const announcement = JSON.parse(Buffer.from(fresh.keyAnnouncement.message, "base64").toString("utf8")) as Record<string, string>;
+    expect([announcement.keyFingerprint, announcement.replaces]).toEqual([rotated.newKey, rotated.oldKey]);
+    expect(fresh.keyAnnouncement.sequenceNumber).toBeLessThan(fresh.anchor.sequenceNumber);
+    expect(rotated.windows.byKey.get(rotated.newKey)).toBe(1);
+  });
 });

@@ -1,6 +1,6 @@
 /**
- * GET /verify/{recordId}: what it shows, escaping, the Content-Security-Policy, 404 pages, and the
- * page in headless Chromium (filename shown, a
+ * GET /verify/{recordId}: what it shows, escaping, the Content-Security-Policy, 404 pages, a
+ * record signed with a key declared compromised (on the test engine), and the page in headless Chromium (filename shown, a
  * smuggled script not run, a dropped file matched locally, a signed PDF matched by its original,
  * no request leaving the service).
  */
@@ -20,7 +20,13 @@ import { records } from "../../src/storage/schema.ts";
 import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { cleanup, tempDir, testApp } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
-import { HASH, harness, T0, type Harness } from "./fixtures.ts";
+import { sql } from "drizzle-orm";
+import { journalRules } from "../../src/anchoring/journal/rules.ts";
+import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
+import { rfc3339Ms } from "../../src/lib/formats.ts";
+import { q } from "../../src/storage/store.ts";
+import { journalDrivers } from "../support/drivers.ts";
+import { engineHarness, HASH, harness, T0, type Harness } from "./fixtures.ts";
 
 afterAll(cleanup);
 
@@ -229,6 +235,53 @@ describe("GET /verify/{recordId}", () => {
     const res = await h.request(`/verify/${id}`, { headers: { origin: "https://example.org" } });
     expect(res.status).toBe(200);
     expect(h.access.calls).toEqual([]);
+  });
+});
+
+describe("GET /verify/{recordId} of a record whose signing key was declared compromised", () => {
+  test("signed at or after since: Revoked, KEY_COMPROMISE with its meaning, at the declaration then at the message's consensus; earlier, a key that replaced it, an own earlier revocation: as before", async () => {
+    const h = await engineHarness();
+    const org = await h.org("Compromised Ltd");
+    const anchored = async (label: string) => {
+      const { recordId } = (await (await h.create(org, { originalDocHash: HASH(label) })).json()) as { recordId: string };
+      await h.markAnchored(recordId);
+      return recordId;
+    };
+    const before = await anchored("before since");
+    h.clock.advance(1);
+    const since = h.clock.now();
+    const atSince = await anchored("at since");
+    h.clock.advance(60_000);
+    const ownEarlier = await anchored("revoked on its own first");
+    expect((await h.revoke(org, ownEarlier, { reason: "SUPERSEDED" })).status).toBe(200);
+    const ownAt = h.clock.now();
+    h.clock.advance(60_000);
+    const declaredAt = h.clock.now();
+    const declared = await h.core.organisations.declareKeyCompromised(org, { sinceMs: since }, "test");
+    expect(declared.rotation).not.toBeNull();
+    const afterRotation = await anchored("signed with the new key");
+
+    const status = async (id: string) => /<div class="status [^"]*" role="status">[\s\S]*?<\/div>/.exec(await (await h.request(`/verify/${id}`)).text())![0];
+    const revokedBy = (reason: string, at: number) => expect.stringMatching(new RegExp(`<strong>Revoked</strong>Revoked on <time datetime="${rfc3339Ms(at)}"[^>]*>[^<]*</time>\\. Reason: <code>${reason}</code>`));
+    expect(await status(before)).toContain("<strong>Valid</strong>");
+    expect(await status(afterRotation)).toContain("<strong>Valid</strong>");
+    expect(await status(atSince)).toEqual(revokedBy("KEY_COMPROMISE", declaredAt));
+    expect(await status(atSince)).toContain("Signing key may be in others&#39; hands. What a verifier should conclude: Treat the authentication as untrustworthy.");
+    const html = await (await h.request(`/verify/${atSince}`)).text();
+    expect(html).toContain('<dt>Status</dt><dd>Revoked <span class="lead">(reason <code>KEY_COMPROMISE</code>)</span></dd>');
+    expect(html).toContain('data-status="revoked"');
+    expect(await status(ownEarlier)).toEqual(revokedBy("SUPERSEDED", ownAt));
+
+    // The key_compromise message anchored by the anchor loop's journal: revoked at its consensus time.
+    const store = h.core.store;
+    if (store.engine === "postgres") await store.write((tx) => q(tx.execute(sql`UPDATE anchor_leader SET epoch = 1, node = 'test' WHERE id = 1`)));
+    const ids = createTransactionIds({ clock: h.clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0, lastValidStartNs: 0n });
+    const journal = journalDrivers(store, { epoch: () => 1 }).journal(journalRules(h.clock, ids));
+    const [wanted] = await journal.keysWantingCompromiseMessage();
+    const queued = (await journal.queueCompromise(wanted!, new TextEncoder().encode('{"v":1,"type":"key_compromise"}')))!;
+    await journal.grouped.toAnchoredMessage(queued, { sequenceNumber: 99, consensusAt: "1768469700.250000000", runningHash: new Uint8Array(48) });
+    expect(await status(atSince)).toEqual(revokedBy("KEY_COMPROMISE", 1_768_469_700_250));
+    expect(await status(before)).toContain("<strong>Valid</strong>");
   });
 });
 
