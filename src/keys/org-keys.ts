@@ -10,10 +10,13 @@
  *   journal for the new key's announcement, which the anchor loop queues (with `replaces`) only
  *   once every record message of an older key has settled (docs/anchoring.md "Key announcements"),
  *   so no message lands outside its key's window.
- * - A rotation while the organisation's current key replaced another and has not had its own
- *   announcement anchored yet (the previous rotation is still under way) is refused
- *   (KeyLifecycleRefused), nothing changed: the older messages it waits for would otherwise be
- *   overtaken by a third key's announcement.
+ * - A rotation while the organisation's current key has not had its own announcement anchored
+ *   yet is refused (KeyLifecycleRefused), nothing changed, when that key replaced another (the
+ *   previous rotation is still under way: the older messages it waits for would otherwise be
+ *   overtaken by a third key's announcement) or when record messages signed with it are waiting
+ *   (only the current key is ever announced: once replaced, those messages would wait for an
+ *   announcement that never comes, and be abandoned). A key that signed nothing yet may be
+ *   replaced before it is announced.
  * - A compromise is one transaction too: `compromised_since` and `compromised_at` on the key, the
  *   rotation above when the key is the organisation's current one, and the audit row. The anchor
  *   loop queues the one `key_compromise` message per key (the unique index
@@ -23,7 +26,7 @@
  * - The new key is generated before the transaction (it needs the master key; without it 503
  *   before anything is written).
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, OpsError, invalid } from "../lib/errors.ts";
@@ -74,7 +77,7 @@ function* organisationIn(tx: StoreDb, t: Tables, orgId: string) {
 function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId: string | null; key: Buffer }): Op<void> {
   if (org.topicId === null) return; // nothing is announced, nothing waits
   const [current] = yield* q(tx.select({ replaces: t.signingKeys.replaces }).from(t.signingKeys).where(eq(t.signingKeys.fingerprint, org.key)));
-  if (current === undefined || current.replaces === null) return;
+  if (current === undefined) return;
   const lt = t.ledgerTransactions;
   const [anchored] = yield* q(
     tx
@@ -84,10 +87,25 @@ function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId
       .limit(1),
   );
   if (anchored !== undefined) return;
+  if (current.replaces !== null) {
+    throw new KeyLifecycleRefused(
+      `organisation ${org.id}'s previous key rotation is still under way: its key ${hex(org.key)} is not announced on the ledger yet ` +
+        "(the announcement waits for the older key's record messages to settle, then for consensus: usually seconds while serve runs). " +
+        "Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
+    );
+  }
+  // Record messages signed with it (rows from before messages named their key count as its own).
+  const [waiting] = yield* q(
+    tx
+      .select({ id: lt.transactionId })
+      .from(lt)
+      .where(and(eq(lt.orgId, org.id), eq(lt.kind, "record_message"), inArray(lt.state, ["pending", "accepted"]), or(eq(lt.keyFingerprint, org.key), isNull(lt.keyFingerprint))))
+      .limit(1),
+  );
+  if (waiting === undefined) return;
   throw new KeyLifecycleRefused(
-    `organisation ${org.id}'s previous key rotation is still under way: its key ${hex(org.key)} is not announced on the ledger yet ` +
-      "(the announcement waits for the older key's record messages to settle, then for consensus: usually seconds while serve runs). " +
-      "Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
+    `organisation ${org.id}'s key ${hex(org.key)} is not announced on the ledger yet, and record messages signed with it are waiting for that announcement ` +
+      "(serve queues it as soon as it runs: usually seconds). Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
   );
 }
 

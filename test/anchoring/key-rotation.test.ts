@@ -154,6 +154,23 @@ for (const engine of ENGINES) {
       expect((await rows()).filter((r) => r.kind === "key_announcement")).toHaveLength(2);
     });
 
+    test("refused, nothing changed, while its first key is not announced yet and record messages signed with it wait; allowed once it is", async () => {
+      const { fixture, orgId, org, orgKey, audits, provision, queueRecord, anchor } = await setup(engine);
+      await queueRecord(hex(org.systemKey.fingerprint));
+      const before = { key: await orgKey(), audits: await audits() };
+      // Only the current key is ever announced: replaced now, that message would wait for good.
+      await expect(fixture.orgs.rotateKey(orgId, "test")).rejects.toThrow(/is not announced on the ledger yet, and record messages signed with it are waiting.*Nothing was changed/);
+      await expect(fixture.orgs.declareKeyCompromised(orgId, { sinceMs: 0 }, "test")).rejects.toThrow(KeyLifecycleRefused);
+      expect({ key: await orgKey(), audits: await audits() }).toEqual(before);
+      await anchor((await provision())[0]!, 1);
+      expect((await fixture.orgs.rotateKey(orgId, "test")).replaces).toBe(hex(org.systemKey.fingerprint));
+    });
+
+    test("a first key that signed nothing may be replaced before it is announced", async () => {
+      const { fixture, orgId, org } = await setup(engine);
+      expect((await fixture.orgs.rotateKey(orgId, "test")).replaces).toBe(hex(org.systemKey.fingerprint));
+    });
+
     test("an organisation without a topic rotates freely (nothing announced, nothing waits); an unknown one is NOT_FOUND", async () => {
       const { fixture } = await setup(engine);
       const other = await fixture.createOrg(`Topicless ${Math.random()}`);
