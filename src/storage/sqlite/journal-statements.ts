@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import type { LedgerTransactionRow, TransactionKind, TransactionState } from "../../anchoring/journal/ports.ts";
 import { ANNOUNCED, TOUCH_COMPROMISED_KEY } from "../journal-sql.ts";
+import { preparedOnFirstUse } from "./first-use.ts";
 
 /** `ledger_transactions` as bun:sqlite returns it (snake_case, blobs as Uint8Array). */
 export interface RawLedgerRow {
@@ -86,65 +87,65 @@ export function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
 }
 
 /**
- * The statements the journal runs on every pass or every message, prepared once: the loop asks on
- * every pass and makes three changes per record, and drizzle would build and prepare the
- * statement each time (a fifth of the process's CPU under sustained record creation). The record
+ * The statements the journal runs on every pass or every message, each prepared once, at its
+ * first use (an idle loop runs few of them): the loop asks on every pass and makes three changes
+ * per record, and drizzle would build and prepare the statement each time (a fifth of the process's CPU under sustained record creation). The record
  * is found as `recordOf` (journal-changes.ts) finds it: by its primary key and this transaction
  * (or, for a row without a record id, by the transaction alone).
  */
 export function journalStatements(client: Database) {
-  return {
-    reschedule: client.prepare<never, [number, number, string | null, string, string]>(
+  return preparedOnFirstUse({
+    reschedule: () => client.prepare<never, [number, number, string | null, string, string]>(
       "UPDATE ledger_transactions SET next_attempt_at = ?, updated_at = ?, last_error = coalesce(?, last_error) WHERE transaction_id = ? AND state = ?",
     ),
-    takeBack: client.prepare<never, [number, string, number]>("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?"),
-    retryNow: client.prepare<never, [number, number]>("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?"),
+    takeBack: () => client.prepare<never, [number, string, number]>("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?"),
+    retryNow: () => client.prepare<never, [number, number]>("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?"),
     // Per state, in the order of the index `ledger_transactions_work (state, next_attempt_at)`:
     // the first row that passes ANNOUNCED ends the scan. Over both states at once (IN), SQLite
     // read every unfinished row to find the minimum, evaluating ANNOUNCED on each: under a
     // backlog of thousands, on every pass.
-    nextDue: client.prepare<{ at: number }, [TransactionState]>(NEXT_DUE_SQL),
+    nextDue: () => client.prepare<{ at: number }, [TransactionState]>(NEXT_DUE_SQL),
     // One state at a time, for the same reason as nextDue: in index order each scan stops after
     // its LIMIT; over both states (IN) SQLite sorted every due row in a temporary B-tree,
     // evaluating ANNOUNCED on each, to return a few.
-    due: client.prepare<{ transaction_id: string; next_attempt_at: number }, [TransactionState, number, number]>(DUE_SQL),
-    announced: client.prepare<{ ok: number; org_id: string }, [string]>(ANNOUNCED_SQL),
-    setAside: client.prepare<never, [number, string, number]>("UPDATE ledger_transactions SET next_attempt_at = ? WHERE transaction_id = ? AND state = 'pending' AND next_attempt_at = ?"),
-    row: client.prepare<RawLedgerRow, [string]>(`SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`),
-    stateOf: client.prepare<{ state: TransactionState }, [string]>("SELECT state FROM ledger_transactions WHERE transaction_id = ?"),
-    attemptOf: client.prepare<{ state: TransactionState; signed_bytes: Uint8Array | null; attempts: number }, [string]>(
+    due: () => client.prepare<{ transaction_id: string; next_attempt_at: number }, [TransactionState, number, number]>(DUE_SQL),
+    announced: () => client.prepare<{ ok: number; org_id: string }, [string]>(ANNOUNCED_SQL),
+    setAside: () => client.prepare<never, [number, string, number]>("UPDATE ledger_transactions SET next_attempt_at = ? WHERE transaction_id = ? AND state = 'pending' AND next_attempt_at = ?"),
+    row: () => client.prepare<RawLedgerRow, [string]>(`SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE transaction_id = ?`),
+    stateOf: () => client.prepare<{ state: TransactionState }, [string]>("SELECT state FROM ledger_transactions WHERE transaction_id = ?"),
+    attemptOf: () => client.prepare<{ state: TransactionState; signed_bytes: Uint8Array | null; attempts: number }, [string]>(
       "SELECT state, signed_bytes, attempts FROM ledger_transactions WHERE transaction_id = ?",
     ),
-    attempt: client.prepare<never, [Uint8Array, number, number, string]>("UPDATE ledger_transactions SET signed_bytes = ?, attempts = ?, updated_at = ? WHERE transaction_id = ?"),
-    accept: client.prepare<never, [number, number, string]>(
+    attempt: () => client.prepare<never, [Uint8Array, number, number, string]>("UPDATE ledger_transactions SET signed_bytes = ?, attempts = ?, updated_at = ? WHERE transaction_id = ?"),
+    accept: () => client.prepare<never, [number, number, string]>(
       "UPDATE ledger_transactions SET state = 'accepted', next_attempt_at = ?, last_error = NULL, updated_at = ? WHERE transaction_id = ?",
     ),
-    recordAcceptedById: client.prepare<never, [string, string]>("UPDATE records SET anchor_state = 'accepted' WHERE id = ? AND transaction_id = ? AND anchor_state = 'pending'"),
-    recordAcceptedByTransaction: client.prepare<never, [string]>("UPDATE records SET anchor_state = 'accepted' WHERE transaction_id = ? AND anchor_state = 'pending'"),
-    anchor: client.prepare<never, [number, string, Uint8Array, number, string]>(
+    recordAcceptedById: () => client.prepare<never, [string, string]>("UPDATE records SET anchor_state = 'accepted' WHERE id = ? AND transaction_id = ? AND anchor_state = 'pending'"),
+    recordAcceptedByTransaction: () => client.prepare<never, [string]>("UPDATE records SET anchor_state = 'accepted' WHERE transaction_id = ? AND anchor_state = 'pending'"),
+    anchor: () => client.prepare<never, [number, string, Uint8Array, number, string]>(
       "UPDATE ledger_transactions SET state = 'anchored', sequence_number = ?, consensus_at = ?, running_hash = ?, last_error = NULL, updated_at = ? WHERE transaction_id = ?",
     ),
-    recordAnchoredById: client.prepare<never, [number, string, string, string]>(
+    recordAnchoredById: () => client.prepare<never, [number, string, string, string]>(
       "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE id = ? AND transaction_id = ?",
     ),
-    recordAnchoredByTransaction: client.prepare<never, [number, string, string]>(
+    recordAnchoredByTransaction: () => client.prepare<never, [number, string, string]>(
       "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE transaction_id = ?",
     ),
     // An announcement anchored: its organisation's record messages set aside by `due` go now
     // (those waiting for another key are set aside again at their next look).
-    wakeWaiting: client.prepare<never, [number, string, number]>(
+    wakeWaiting: () => client.prepare<never, [number, string, number]>(
       "UPDATE ledger_transactions SET next_attempt_at = ? WHERE state = 'pending' AND kind = 'record_message' AND org_id = ? AND next_attempt_at > ?",
     ),
-    touchCompromisedKey: client.prepare<never, [Uint8Array]>(`${TOUCH_COMPROMISED_KEY}?`),
-    unfinishedByState: client.prepare<{ state: string; n: number }, []>("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state"),
-    oldestPending: client.prepare<{ at: number | null }, []>("SELECT min(created_at) AS at FROM ledger_transactions WHERE state = 'pending'"),
-    topicsAwaitingConfirmation: client.prepare<{ topicId: string; validStartMs: number }, []>(
+    touchCompromisedKey: () => client.prepare<never, [Uint8Array]>(`${TOUCH_COMPROMISED_KEY}?`),
+    unfinishedByState: () => client.prepare<{ state: string; n: number }, []>("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state"),
+    oldestPending: () => client.prepare<{ at: number | null }, []>("SELECT min(created_at) AS at FROM ledger_transactions WHERE state = 'pending'"),
+    topicsAwaitingConfirmation: () => client.prepare<{ topicId: string; validStartMs: number }, []>(
       `SELECT topic_id AS topicId, min(valid_start_ms) AS validStartMs FROM ledger_transactions
        WHERE state IN ('pending','accepted') AND kind <> 'topic_create' AND topic_id IS NOT NULL AND (state = 'accepted' OR attempts > 0)
        GROUP BY topic_id`,
     ),
-    unsentPastCutoff: client.prepare<RawLedgerRow, [number, number]>(UNSENT_PAST_CUTOFF_SQL),
-  };
+    unsentPastCutoff: () => client.prepare<RawLedgerRow, [number, number]>(UNSENT_PAST_CUTOFF_SQL),
+  });
 }
 
 export type JournalStatements = ReturnType<typeof journalStatements>;

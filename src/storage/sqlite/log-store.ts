@@ -16,6 +16,7 @@ import { isBusy } from "../../lib/storage-faults.ts";
 import { logPageArgs } from "../log-page.ts";
 import { DELETE_EXPIRED_LOG_ROWS } from "../statements.ts";
 import type { SqliteStore } from "../store.ts";
+import { onFirstUse } from "./first-use.ts";
 import { LOG_ROW_BY_ID, logPage, logPageIds, NEWEST_LOG_ID, SQLITE_INSERT_LOG_ROW } from "../verification-statements.ts";
 import { createWriterThread, WriterBusyError, type WriterThread } from "../writer-thread.ts";
 
@@ -36,10 +37,10 @@ function valuesOf(r: LogRow): Values {
 
 export function sqliteLogStore(store: SqliteStore, options: SqliteLogStoreOptions = {}): SyncLogStore {
   const client = store.db.$client;
-  const newest = client.prepare<{ id: string }, []>(NEWEST_LOG_ID.sqlite);
-  const insertRow = client.prepare<never, Values>(SQLITE_INSERT_LOG_ROW);
+  const newest = onFirstUse(() => client.prepare<{ id: string }, []>(NEWEST_LOG_ID.sqlite));
+  const insertRow = onFirstUse(() => client.prepare<never, Values>(SQLITE_INSERT_LOG_ROW));
   const insertBatch = client.transaction((rows: readonly LogRow[]) => {
-    for (const r of rows) insertRow.run(...valuesOf(r));
+    for (const r of rows) insertRow().run(...valuesOf(r));
   });
   const writer: WriterThread | null =
     options.writerThread === undefined ? null : createWriterThread({ ...options.writerThread, statements: [SQLITE_INSERT_LOG_ROW], ...(store.version.claims === null ? {} : { claims: store.version.claims }) });
@@ -56,9 +57,9 @@ export function sqliteLogStore(store: SqliteStore, options: SqliteLogStoreOption
     if (st === undefined) idStatements.set(mask, (st = client.prepare<{ id: string }, (string | number)[]>(logPageIds(mask).sqlite)));
     return st;
   };
-  const byId = client.prepare<LogRow, [string, string, string]>(LOG_ROW_BY_ID.sqlite);
-  const deleteOldest = client.prepare<never, [string, number]>(DELETE_EXPIRED_LOG_ROWS.sqlite);
-  const busyTimeout = client.prepare<{ timeout: number }, []>("PRAGMA busy_timeout");
+  const byId = onFirstUse(() => client.prepare<LogRow, [string, string, string]>(LOG_ROW_BY_ID.sqlite));
+  const deleteOldest = onFirstUse(() => client.prepare<never, [string, number]>(DELETE_EXPIRED_LOG_ROWS.sqlite));
+  const busyTimeout = onFirstUse(() => client.prepare<{ timeout: number }, []>("PRAGMA busy_timeout"));
 
   const page = (query: LogPageQuery): LogSummaryRow[] => {
     const { mask, args } = logPageArgs(query);
@@ -72,7 +73,7 @@ export function sqliteLogStore(store: SqliteStore, options: SqliteLogStoreOption
   };
 
   return {
-    newestId: () => newest.get()?.id ?? null,
+    newestId: () => newest().get()?.id ?? null,
 
     append(rows) {
       if (writer === null) {
@@ -87,7 +88,7 @@ export function sqliteLogStore(store: SqliteStore, options: SqliteLogStoreOption
     },
 
     page,
-    row: (id, orgId, environment) => byId.get(id, orgId, environment) ?? undefined,
+    row: (id, orgId, environment) => byId().get(id, orgId, environment) ?? undefined,
     kept: { dataVersion: () => store.version.current(), page, pageIds },
 
     /**
@@ -96,10 +97,10 @@ export function sqliteLogStore(store: SqliteStore, options: SqliteLogStoreOption
      * Null when another connection holds the lock.
      */
     deleteExpired(floor, limit) {
-      const saved = busyTimeout.get()?.timeout ?? 5000;
+      const saved = busyTimeout().get()?.timeout ?? 5000;
       client.run("PRAGMA busy_timeout = 0");
       try {
-        return client.transaction(() => deleteOldest.run(floor, limit).changes).immediate();
+        return client.transaction(() => deleteOldest().run(floor, limit).changes).immediate();
       } catch (e) {
         if (isBusy(e)) return null;
         throw e;

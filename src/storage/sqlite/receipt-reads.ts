@@ -13,6 +13,7 @@
 import { approxBytes, Lru, namedCache, stringBytes } from "../../lib/lru.ts";
 import type { ReceiptCompromiseRow, ReceiptKeyRow, ReceiptRecordRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow } from "../../receipts/ports.ts";
 import { readKept, type KeptRead } from "../data-version.ts";
+import { onFirstUse } from "./first-use.ts";
 import { RECEIPT_ANNOUNCEMENT, RECEIPT_COMPROMISE, RECEIPT_KEY, RECEIPT_RECORD, RECEIPT_TRANSACTION } from "../receipt-statements.ts";
 import type { SqliteStore } from "../store.ts";
 
@@ -25,11 +26,11 @@ export const RECEIPT_TRANSACTIONS_BYTES = 2 * 1024 * 1024;
 
 export function sqliteReceiptReads(store: SqliteStore): ReceiptSource {
   const client = store.db.$client;
-  const recordById = client.prepare<ReceiptRecordRow, [string]>(RECEIPT_RECORD.sqlite);
-  const keyByFingerprint = client.prepare<ReceiptKeyRow, [Uint8Array]>(RECEIPT_KEY.sqlite);
-  const transactionById = client.prepare<ReceiptTransactionRow, [string]>(RECEIPT_TRANSACTION.sqlite);
-  const announcementOf = client.prepare<ReceiptTransactionRow, [string, Uint8Array, string, number | null]>(RECEIPT_ANNOUNCEMENT.sqlite);
-  const compromiseOf = client.prepare<ReceiptTransactionRow & { since: number }, [Uint8Array]>(RECEIPT_COMPROMISE.sqlite);
+  const recordById = onFirstUse(() => client.prepare<ReceiptRecordRow, [string]>(RECEIPT_RECORD.sqlite));
+  const keyByFingerprint = onFirstUse(() => client.prepare<ReceiptKeyRow, [Uint8Array]>(RECEIPT_KEY.sqlite));
+  const transactionById = onFirstUse(() => client.prepare<ReceiptTransactionRow, [string]>(RECEIPT_TRANSACTION.sqlite));
+  const announcementOf = onFirstUse(() => client.prepare<ReceiptTransactionRow, [string, Uint8Array, string, number | null]>(RECEIPT_ANNOUNCEMENT.sqlite));
+  const compromiseOf = onFirstUse(() => client.prepare<ReceiptTransactionRow & { since: number }, [Uint8Array]>(RECEIPT_COMPROMISE.sqlite));
   const bytesOf = (id: string, kept: KeptRead<unknown>) => stringBytes(id) + approxBytes(kept);
   const keptRecords = new Lru<string, KeptRead<ReceiptRecordRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_RECORDS_BYTES, bytesOf });
   const keptTransactions = new Lru<string, KeptRead<ReceiptTransactionRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_TRANSACTIONS_BYTES, bytesOf });
@@ -38,17 +39,17 @@ export function sqliteReceiptReads(store: SqliteStore): ReceiptSource {
   const caches = [namedCache("receipt_records", keptRecords), namedCache("receipt_transactions", keptTransactions), namedCache("receipt_compromises", keptCompromises)];
   // One set of reads serves every receipt: each runs when asked.
   const reads: ReceiptReads = {
-    record: (id) => readKept(keptRecords, store.version.others(), id, () => recordById.get(id)),
-    transaction: (id) => readKept(keptTransactions, store.version.others(), id, () => transactionById.get(id)),
-    announcement: (orgId, fingerprint, seal, before) => announcementOf.get(orgId, fingerprint, Buffer.from(seal).toString("hex"), before),
+    record: (id) => readKept(keptRecords, store.version.others(), id, () => recordById().get(id)),
+    transaction: (id) => readKept(keptTransactions, store.version.others(), id, () => transactionById().get(id)),
+    announcement: (orgId, fingerprint, seal, before) => announcementOf().get(orgId, fingerprint, Buffer.from(seal).toString("hex"), before),
     compromise: (fingerprint) =>
       readKept(keptCompromises, store.version.others(), Buffer.from(fingerprint).toString("hex"), () => {
-        const row = compromiseOf.get(fingerprint);
+        const row = compromiseOf().get(fingerprint);
         if (row === null) return null;
         const { since, ...transaction } = row;
         return { since, transaction };
       }),
-    key: (fingerprint) => keyByFingerprint.get(fingerprint),
+    key: (fingerprint) => keyByFingerprint().get(fingerprint),
   };
   return { readsFor: () => reads, caches: () => caches };
 }

@@ -16,6 +16,7 @@ import type { CompromisedKeyRow, ContextFound, HashRow, HeadRow, KeyRow, LargeHa
 import { approxBytes, Lru, namedCache, stringBytes } from "../../lib/lru.ts";
 import { readKept, type KeptRead } from "../data-version.ts";
 import type { SqliteStore } from "../store.ts";
+import { onFirstUse } from "./first-use.ts";
 import { selectLargeHash, VERDICT_CLASSES, type ClassHead } from "../verification-large-hash.ts";
 import {
   CLASS_HEAD,
@@ -46,16 +47,16 @@ const fromHex = (hex: string) => Buffer.from(hex, "hex");
 
 export function sqliteVerificationReads(store: SqliteStore): SyncVerificationReads {
   const client = store.db.$client;
-  const recordHeadsByHash = client.prepare<HeadRow, [string]>(RECORD_HEADS_BY_HASH.sqlite);
-  const recordsByHash = client.prepare<HashRow, [string]>(RECORDS_BY_HASH.sqlite);
-  const classHead = client.prepare<ClassHead, [string, number]>(CLASS_HEAD.sqlite);
-  const recordByRowid = client.prepare<VerifyRow, [number]>(SQLITE_RECORD_BY_ROWID);
-  const newestAcceptedOf = client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED.sqlite);
-  const changeCounter = client.prepare<{ value: number | null }, []>(COUNTER_VALUE.sqlite);
-  const orgById = client.prepare<OrgStanding, [string]>(ORG_STANDING.sqlite);
-  const personSuspendedByKey = client.prepare<{ suspended: number }, [Uint8Array]>(PERSON_SUSPENDED.sqlite);
-  const keyByFingerprint = client.prepare<KeyRow, [Uint8Array]>(KEY_BY_FINGERPRINT.sqlite);
-  const compromisedKeys = client.prepare<CompromisedKeyRow, []>(COMPROMISED_KEYS.sqlite);
+  const recordHeadsByHash = onFirstUse(() => client.prepare<HeadRow, [string]>(RECORD_HEADS_BY_HASH.sqlite));
+  const recordsByHash = onFirstUse(() => client.prepare<HashRow, [string]>(RECORDS_BY_HASH.sqlite));
+  const classHead = onFirstUse(() => client.prepare<ClassHead, [string, number]>(CLASS_HEAD.sqlite));
+  const recordByRowid = onFirstUse(() => client.prepare<VerifyRow, [number]>(SQLITE_RECORD_BY_ROWID));
+  const newestAcceptedOf = onFirstUse(() => client.prepare<{ newest: number | null }, [string]>(NEWEST_ACCEPTED.sqlite));
+  const changeCounter = onFirstUse(() => client.prepare<{ value: number | null }, []>(COUNTER_VALUE.sqlite));
+  const orgById = onFirstUse(() => client.prepare<OrgStanding, [string]>(ORG_STANDING.sqlite));
+  const personSuspendedByKey = onFirstUse(() => client.prepare<{ suspended: number }, [Uint8Array]>(PERSON_SUSPENDED.sqlite));
+  const keyByFingerprint = onFirstUse(() => client.prepare<KeyRow, [Uint8Array]>(KEY_BY_FINGERPRINT.sqlite));
+  const compromisedKeys = onFirstUse(() => client.prepare<CompromisedKeyRow, []>(COMPROMISED_KEYS.sqlite));
   const headsKept = new Lru<string, KeptRead<readonly HeadRow[]>>({ maxEntries: HEADS_KEPT, maxBytes: HEADS_BYTES, bytesOf: (hash, kept) => stringBytes(hash) + approxBytes(kept) });
 
   /**
@@ -63,41 +64,41 @@ export function sqliteVerificationReads(store: SqliteStore): SyncVerificationRea
    * the admin command line, may revoke a record meanwhile).
    */
   const largeHash = client.transaction((docHash: string): LargeHashRead => {
-    const gen = changeCounter.get()?.value ?? null;
-    const { page, beyond } = selectLargeHash(VERDICT_CLASSES.map((c) => classHead.all(docHash, c)));
+    const gen = changeCounter().get()?.value ?? null;
+    const { page, beyond } = selectLargeHash(VERDICT_CLASSES.map((c) => classHead().all(docHash, c)));
     const whole = (head: ClassHead) => {
-      const row = recordByRowid.get(head.rid as number);
+      const row = recordByRowid().get(head.rid as number);
       if (row === null) throw new Error(`record at rowid ${head.rid} vanished inside a read transaction`);
       return row;
     };
-    const newest = page.length === 0 ? (newestAcceptedOf.get(docHash)?.newest ?? null) : null;
+    const newest = page.length === 0 ? (newestAcceptedOf().get(docHash)?.newest ?? null) : null;
     return { gen, page: page.map(whole), beyond: beyond.map(whole), newest };
   });
 
   return {
     interleaves: false,
-    recordHeads: (docHash) => readKept(headsKept, store.version.others(), docHash, () => recordHeadsByHash.all(docHash)),
-    recordsByHash: (docHash) => recordsByHash.all(docHash),
+    recordHeads: (docHash) => readKept(headsKept, store.version.others(), docHash, () => recordHeadsByHash().all(docHash)),
+    recordsByHash: (docHash) => recordsByHash().all(docHash),
     largeHash: (docHash) => largeHash(docHash),
     context(want): ContextFound {
       const keys = new Map<string, KeyRow>();
       const orgs = new Map<string, OrgStanding>();
       const persons = new Map<string, boolean>();
       for (const fp of want.keys) {
-        const row = keyByFingerprint.get(fromHex(fp));
+        const row = keyByFingerprint().get(fromHex(fp));
         if (row !== null) keys.set(fp, row);
       }
       for (const id of want.orgs) {
-        const row = orgById.get(id);
+        const row = orgById().get(id);
         if (row !== null) orgs.set(id, row);
       }
       for (const fp of want.persons) {
-        const row = personSuspendedByKey.get(fromHex(fp));
+        const row = personSuspendedByKey().get(fromHex(fp));
         if (row !== null) persons.set(fp, row.suspended !== 0);
       }
       return { keys, orgs, persons };
     },
-    compromisedKeys: () => compromisedKeys.all(),
+    compromisedKeys: () => compromisedKeys().all(),
     caches: () => [namedCache("verification_record_heads", headsKept)],
   };
 }
