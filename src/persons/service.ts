@@ -222,7 +222,7 @@ export function createPersonApp(deps: PersonAppDeps) {
           }),
         );
         yield* q(tx.update(t.persons).set({ keyFingerprint: fingerprint, enrolledAt: now }).where(eq(t.persons.id, person.id)));
-        yield* pendingPersonKeyAnnouncement(tx, t, { ...reserved, orgId: organisation.id, topicId, message, keyFingerprint: key.fingerprint, now });
+        yield* pendingPersonKeyAnnouncement(tx, t, { ...reserved, orgId: organisation.id, topicId, message, keyFingerprint: key.fingerprint, sealFingerprint: seal.fingerprint, now });
         const after: Person = { ...person, keyFingerprint: fingerprint.toString("hex"), enrolledAt: now };
         yield* audit(tx, t, now, { actor: `person:${person.id}`, action: "person.enrol", subjectType: "person", subjectId: person.id, before: person, after });
         yield* openSession(person.id, now, sessionToken);

@@ -171,6 +171,14 @@ export const ledgerTransactions = sqliteTable(
      * announced again, once, for each generation (a changed domain or name). 0 for every other row.
      */
     announcementGeneration: integer("announcement_generation").notNull().default(0),
+    /**
+     * A `key_announcement`'s seal key (the `sealKeyFingerprint` its message names): a record
+     * message waits for an anchored announcement of its signer key with the seal key that sealed
+     * it (docs/anchoring.md "Key announcements"), so a seal key rotation holds new records until
+     * the new pair is announced. Null for every other row. Migration 0014 filled it in for the
+     * announcements written before it (one seal key then).
+     */
+    sealFingerprint: blob("seal_fingerprint", { mode: "buffer" }),
     /** The signed transaction as submitted; stored before the first submission. */
     signedBytes: blob("signed_bytes", { mode: "buffer" }),
     validStartMs: integer("valid_start_ms").notNull(),

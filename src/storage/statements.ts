@@ -100,6 +100,18 @@ export const ORG_SIGNING_KEY = statement<{ system_key_fingerprint: Uint8Array },
 });
 
 /**
+ * The seal key `service_meta` names (records/seal-key.ts `SEAL_KEY_META`), read again in the write
+ * of every record: a record sealed with a key a seal rotation has replaced meanwhile is sealed
+ * again with the new one. On PostgreSQL under a share lock, so that the rotation's update of the
+ * row waits for the record's commit (or the record reads the new key).
+ */
+export const CURRENT_SEAL_KEY = statement<{ value: string }, []>({
+  name: "current seal key",
+  sqlite: "SELECT value FROM service_meta WHERE key = 'seal_key_fingerprint'",
+  postgres: "SELECT value FROM service_meta WHERE key = 'seal_key_fingerprint' FOR SHARE",
+});
+
+/**
  * Inserts a new record unless an active one for its organisation (or person) and hash exists by
  * now (records_one_active): it then changes no row, and nothing was written.
  */
