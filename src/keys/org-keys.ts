@@ -11,7 +11,8 @@
  *   once every record message of an older key has settled (docs/anchoring.md "Key announcements"),
  *   so no message lands outside its key's window.
  * - A rotation while the organisation's current key replaced another and has not had its own
- *   announcement anchored yet (the previous rotation is still under way) is refused
+ *   announcement anchored yet (the previous rotation is still under way), or, after a seal key
+ *   rotation, while its key's announcement naming the new seal key is not anchored, is refused
  *   (KeyLifecycleRefused), nothing changed: the older messages it waits for would otherwise be
  *   overtaken by a third key's announcement.
  * - A compromise is one transaction too: `compromised_since` and `compromised_at` on the key, the
@@ -23,7 +24,7 @@
  * - The new key is generated before the transaction (it needs the master key; without it 503
  *   before anything is written).
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, OpsError, invalid } from "../lib/errors.ts";
@@ -74,13 +75,25 @@ function* organisationIn(tx: StoreDb, t: Tables, orgId: string) {
 function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId: string | null; key: Buffer }): Op<void> {
   if (org.topicId === null) return; // nothing is announced, nothing waits
   const [current] = yield* q(tx.select({ replaces: t.signingKeys.replaces }).from(t.signingKeys).where(eq(t.signingKeys.fingerprint, org.key)));
-  if (current === undefined || current.replaces === null) return;
+  // After a seal rotation the key's announcement naming the new seal key is awaited likewise.
+  const sk = t.signingKeys;
+  const [seal] = yield* q(tx.select({ fingerprint: sk.fingerprint, replaces: sk.replaces }).from(sk).where(and(eq(sk.purpose, "service-seal"), isNull(sk.retiredAt))));
+  const sealRotated = seal !== undefined && seal.replaces !== null;
+  if ((current === undefined || current.replaces === null) && !sealRotated) return;
   const lt = t.ledgerTransactions;
   const [anchored] = yield* q(
     tx
       .select({ id: lt.transactionId })
       .from(lt)
-      .where(and(eq(lt.orgId, org.id), eq(lt.keyFingerprint, org.key), eq(lt.kind, "key_announcement"), eq(lt.state, "anchored")))
+      .where(
+        and(
+          eq(lt.orgId, org.id),
+          eq(lt.keyFingerprint, org.key),
+          eq(lt.kind, "key_announcement"),
+          eq(lt.state, "anchored"),
+          ...(sealRotated ? [eq(lt.sealFingerprint, seal.fingerprint)] : []),
+        ),
+      )
       .limit(1),
   );
   if (anchored !== undefined) return;

@@ -13,6 +13,7 @@ import { pendingMessage } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { createSigner } from "../../src/crypto/index.ts";
 import { audit } from "../../src/keys/audit.ts";
+import { KeyLifecycleRefused } from "../../src/keys/org-keys.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { createKeyAnnouncements, createPersonKeyAnnouncements } from "../../src/records/announcements.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
@@ -208,6 +209,21 @@ for (const engine of ENGINES) {
       await anchor(pending!.transactionId, 2);
       await rotation().rotate();
       expect((await state()).seals.length).toBe(3);
+    });
+
+    test("an organisation's key rotation is refused while its key's announcement with the new seal key is not anchored", async () => {
+      const { rotation, provision, anchor, fixture, orgId, queueRecord } = await setup(engine);
+      await anchor((await provision())[0]!.transactionId, 1);
+      const old = await queueRecord();
+      await rotation().rotate();
+      // Held by the message sealed with the old seal key.
+      expect(await provision()).toEqual([]);
+      await expect(fixture.orgs.rotateKey(orgId, "test")).rejects.toBeInstanceOf(KeyLifecycleRefused);
+      await anchor(old, 2);
+      const [announced] = await provision();
+      await expect(fixture.orgs.rotateKey(orgId, "test")).rejects.toBeInstanceOf(KeyLifecycleRefused);
+      await anchor(announced!.transactionId, 3);
+      expect((await fixture.orgs.rotateKey(orgId, "test")).orgId).toBe(orgId);
     });
 
     test("refused, nothing changed: a person's key not yet announced with the current seal key", async () => {
