@@ -232,11 +232,17 @@ export const PASSKEYS_OF_PERSON = statement<PasskeyRow, [personId: string]>({
   postgres: "SELECT credential_id, person_id, public_key, counter::float8 AS counter, transports FROM passkeys WHERE person_id = $1 ORDER BY created_at",
 });
 
-export const SIGNED_IN_PERSON = statement<{ id: string; name: string; org_id: string; suspended: number; key_fingerprint: Uint8Array | null; organisation: string }, [personId: string]>({
+/** `key_compromised`: 1 when the person's key was declared compromised (persons/person-keys.ts). */
+export const SIGNED_IN_PERSON = statement<
+  { id: string; name: string; org_id: string; suspended: number; key_fingerprint: Uint8Array | null; organisation: string; key_compromised: number },
+  [personId: string]
+>({
   name: "signed-in person",
-  sqlite: `SELECT p.id, p.name, p.org_id, p.suspended, p.key_fingerprint, o.name AS organisation
+  sqlite: `SELECT p.id, p.name, p.org_id, p.suspended, p.key_fingerprint, o.name AS organisation,
+              EXISTS (SELECT 1 FROM signing_keys k WHERE k.fingerprint = p.key_fingerprint AND k.compromised_at IS NOT NULL) AS key_compromised
        FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = ?`,
-  postgres: `SELECT p.id, p.name, p.org_id, p.suspended::int AS suspended, p.key_fingerprint, o.name AS organisation
+  postgres: `SELECT p.id, p.name, p.org_id, p.suspended::int AS suspended, p.key_fingerprint, o.name AS organisation,
+              EXISTS (SELECT 1 FROM signing_keys k WHERE k.fingerprint = p.key_fingerprint AND k.compromised_at IS NOT NULL)::int AS key_compromised
        FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = $1`,
 });
 
