@@ -1,7 +1,8 @@
 /**
  * A person's key over its life (docs/persons.md "Re-enrolment", docs/signing.md "Key lifecycle"),
  * in-process against the embedded local ledger with a software authenticator: re-enrolment
- * replaces the key (announced with `replaces` after the old key's records), and a key declared
+ * replaces the key (announced with `replaces` after the old key's records; the person's standing
+ * still follows what they signed with the old key), and a key declared
  * compromised revokes what it signed from `since` on (KEY_COMPROMISE) and signs nothing more.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -69,7 +70,7 @@ const announced = (key: string) => waitFor(`key ${key} announced`, () => announc
 const keyRow = (key: string) => t.app.db.select().from(signingKeys).where(eq(signingKeys.fingerprint, Buffer.from(key, "hex"))).get()!;
 async function verdictOf(docHash: string) {
   const res = await t.request("/v1/verifications", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ originalDocHash: docHash }) });
-  return (await res.json()) as { verdict: string; matches: { recordId: string; revocation?: { reason: string } | null }[] };
+  return (await res.json()) as { verdict: string; matches: { recordId: string; signerStanding: string }[] };
 }
 
 describe("re-enrolment", () => {
@@ -100,6 +101,10 @@ describe("re-enrolment", () => {
     expect(announcement.sequenceNumber!).toBeLessThan(row(newRecord.recordId).sequenceNumber!);
     expect((await verdictOf(hashOf("before re-enrolment"))).verdict).toBe("verified");
     expect((await verdictOf(hashOf("after re-enrolment"))).verdict).toBe("verified");
+    // Suspended: what they signed with either key reports it.
+    await persons.suspend(person.id, "admin:test");
+    expect((await verdictOf(hashOf("before re-enrolment"))).matches[0]!.signerStanding).toBe("suspended");
+    expect((await verdictOf(hashOf("after re-enrolment"))).matches[0]!.signerStanding).toBe("suspended");
   }, 90_000);
 });
 
