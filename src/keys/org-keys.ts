@@ -59,6 +59,39 @@ export interface KeyCompromise {
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
+/** One of an organisation's or a person's keys, as the administrator's screens show it. */
+export interface KeyInfo {
+  /** 64 lowercase hex. */
+  readonly fingerprint: string;
+  /** The key it replaced, or null. */
+  readonly replaces: string | null;
+  readonly createdAt: number;
+  /** When a newer key replaced it, or null: the current one. */
+  readonly retiredAt: number | null;
+  /** Declared compromised: for what it signed at or after `since`, at `at`; or null. */
+  readonly compromise: { readonly sinceMs: number; readonly at: number } | null;
+}
+
+/** The keys stored with `purpose` (`org:<id>`, `person:<id>`), newest first: a read operation. */
+export function* keysOf(db: StoreDb, t: Tables, purpose: string): Op<KeyInfo[]> {
+  const sk = t.signingKeys;
+  const rows = yield* q(
+    db
+      .select({ fingerprint: sk.fingerprint, replaces: sk.replaces, createdAt: sk.createdAt, retiredAt: sk.retiredAt, since: sk.compromisedSince, at: sk.compromisedAt })
+      .from(sk)
+      .where(eq(sk.purpose, purpose)),
+  );
+  return rows
+    .map((r) => ({
+      fingerprint: hex(r.fingerprint),
+      replaces: r.replaces === null ? null : hex(r.replaces),
+      createdAt: Number(r.createdAt),
+      retiredAt: r.retiredAt === null ? null : Number(r.retiredAt),
+      compromise: r.since === null || r.at === null ? null : { sinceMs: Number(r.since), at: Number(r.at) },
+    }))
+    .sort((a, b) => b.createdAt - a.createdAt || (a.retiredAt === null ? -1 : b.retiredAt === null ? 1 : b.retiredAt - a.retiredAt));
+}
+
 /** Inside a write: the organisation, or NOT_FOUND. */
 function* organisationIn(tx: StoreDb, t: Tables, orgId: string) {
   const [org] = yield* q(
@@ -125,6 +158,11 @@ export function createOrgKeys(deps: { store: Store; signer: Signer; clock: Clock
   const { store, signer, clock } = deps;
 
   return {
+    /** Organisation `orgId`'s system keys, newest first (the current one is the one not retired). */
+    keys(orgId: string): Promise<KeyInfo[]> {
+      return store.read((db, t) => keysOf(db, t, `org:${orgId}`));
+    },
+
     /** Gives organisation `orgId` a new system key (see the header). NOT_FOUND, or KeyLifecycleRefused. */
     async rotateKey(orgId: string, actor: string): Promise<KeyRotation> {
       const next = signer.generateKey(`org:${orgId}`);

@@ -20,6 +20,7 @@ import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { audit } from "../keys/audit.ts";
+import { keysOf, type KeyInfo } from "../keys/org-keys.ts";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
@@ -70,6 +71,11 @@ export interface PersonKeyCompromise {
 export function createPersonKeys(deps: { store: Store; clock: Clock }) {
   const { store, clock } = deps;
   return {
+    /** Person `personId`'s keys, newest first (the current one is the one not retired). */
+    keys(personId: string): Promise<KeyInfo[]> {
+      return store.read((db, t) => keysOf(db, t, `person:${personId}`));
+    },
+
     /**
      * Declares one of person `personId`'s keys (default: their current one) compromised for every
      * record it signed at or after `sinceMs` (see the header). VALIDATION_FAILED for a time in the

@@ -145,6 +145,7 @@ describe("a person's key declared compromised", () => {
     await expect(keys.declareKeyCompromised(person.id, { sinceMs: Date.now() + 3_600_000 }, "admin:test")).rejects.toThrow("is in the future");
     const { person: fresh } = await persons.add({ orgId, name: "Nora Nokey", email: "nora@example.test", identity: "passport N1 seen in person" }, "admin:test");
     await expect(keys.declareKeyCompromised(fresh.id, { sinceMs }, "admin:test")).rejects.toThrow("has not enrolled");
+    await expect(keys.declareKeyCompromised(fresh.id, { sinceMs, keyFingerprint: Buffer.from(keyFingerprint, "hex") }, "admin:test")).rejects.toThrow("is not one of person");
     expect(keyRow(keyFingerprint)).toMatchObject({ compromisedSince: sinceMs, compromisedAt: declared.at });
   }, 90_000);
 });
