@@ -226,8 +226,9 @@ export const USAGES: Readonly<Record<string, string>> = {
     options(JSON_OUT, DATA, HELP),
   "person link":
     "Usage: docverify person link PERSON [--json] [--data DIR]\n\n" +
-    "A new enrolment link for person PERSON, not yet enrolled, printed once (as person add prints it);\n" +
-    "their older unused links stop working.\n\n" +
+    "A new enrolment link for person PERSON, printed once (as person add prints it); their older unused\n" +
+    "links stop working. For an enrolled person it is a re-enrolment link: a new passkey and key replace\n" +
+    "theirs (refused while their key is not yet announced on the ledger).\n\n" +
     options(JSON_OUT, DATA, HELP),
   status:
     "Usage: docverify status [--json] [--data DIR]\n\n" +

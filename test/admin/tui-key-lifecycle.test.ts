@@ -1,5 +1,5 @@
 /**
- * The terminal UI's key lifecycle (docs/admin.md "Keys of organisations and persons"), driven in
+ * The terminal UI's key lifecycle (docs/admin.md "Screens"), driven in
  * tmux as test/admin/tui.test.ts drives the UI: the organisation's screen counts only usable API
  * keys as active and shows its system key, its predecessor and any compromise; the key is rotated
  * and declared compromised from a time asked for (a bad or future time refused by name and asked

@@ -1,5 +1,5 @@
 /**
- * The key lifecycle in the terminal UI (docs/admin.md "Keys of organisations and persons"): an
+ * The key lifecycle in the terminal UI (docs/admin.md "Screens"): an
  * organisation's system key and a person's key shown with their predecessor and any declared
  * compromise; an organisation's key rotated; a key declared compromised from a time asked for.
  * Every change goes through the capability (keys/org-keys.ts, persons/person-keys.ts), which
