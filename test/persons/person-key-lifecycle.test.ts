@@ -12,7 +12,8 @@ import { createPersonKeys } from "../../src/persons/person-keys.ts";
 import { createPersons, type Persons } from "../../src/persons/persons.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { ledgerTransactions, records, signingKeys } from "../../src/storage/schema.ts";
-import { listAudit } from "../../src/keys/audit.ts";
+import { audit, listAudit } from "../../src/keys/audit.ts";
+import { createSealRotation, SealRotationRefused } from "../../src/records/seal-rotation.ts";
 import { cleanup, testApp } from "../support/env.ts";
 import { SoftAuthenticator } from "../support/soft-authenticator.ts";
 import { waitFor } from "../support/wait.ts";
@@ -147,5 +148,41 @@ describe("a person's key declared compromised", () => {
     await expect(keys.declareKeyCompromised(fresh.id, { sinceMs }, "admin:test")).rejects.toThrow("has not enrolled");
     await expect(keys.declareKeyCompromised(fresh.id, { sinceMs, keyFingerprint: Buffer.from(keyFingerprint, "hex") }, "admin:test")).rejects.toThrow("is not one of person");
     expect(keyRow(keyFingerprint)).toMatchObject({ compromisedSince: sinceMs, compromisedAt: declared.at });
+  }, 90_000);
+});
+
+describe("a seal key rotation while the service runs", () => {
+  test("the person's next record is sealed with the new key and anchored after their key is announced again with it; both records verify", async () => {
+    const { link } = await persons.add({ orgId, name: "Sam Seal", email: "sam@example.test", identity: "passport S1 seen in person" }, "admin:test");
+    const { session, auth, keyFingerprint } = await enrolWith(link.enrolUrl);
+    const before = await sign(session, auth, hashOf("sam before"));
+    await anchored(before.recordId);
+    const rotation = createSealRotation({
+      store: t.app.store,
+      signer: t.app.signer,
+      clock: t.app.clock,
+      audit: (tx, tb, at, e) => audit(tx, tb, at, { actor: "test", action: "seal.key.rotate", subjectType: "seal_key", subjectId: "test", ...e }),
+    });
+    // Refused while an earlier test's announcement is still on its way: asked again until it is anchored.
+    const r = await waitFor(
+      "a seal key rotation the service accepts",
+      () =>
+        rotation.rotate().catch((e) => {
+          if (e instanceof SealRotationRefused) return undefined;
+          throw e;
+        }),
+      30_000,
+      200,
+    );
+    const after = await sign(session, auth, hashOf("sam after"));
+    expect(Buffer.from(row(after.recordId).sealFingerprint).toString("hex")).toBe(r.keyFingerprint);
+    expect(Buffer.from(row(before.recordId).sealFingerprint).toString("hex")).toBe(r.replaces);
+    await anchored(after.recordId);
+    const announcement = announcementsOf(keyFingerprint).find((a) => a.state === "anchored" && decodeLedgerMessage(a.message!).type === "person_key" && Buffer.from(a.sealFingerprint!).toString("hex") === r.keyFingerprint);
+    expect(announcement).toBeDefined();
+    expect(decodeLedgerMessage(announcement!.message!)).toMatchObject({ keyFingerprint, sealKeyFingerprint: r.keyFingerprint });
+    expect(announcement!.sequenceNumber!).toBeLessThan(row(after.recordId).sequenceNumber!);
+    expect((await verdictOf(hashOf("sam before"))).verdict).toBe("verified");
+    expect((await verdictOf(hashOf("sam after"))).verdict).toBe("verified");
   }, 90_000);
 });
