@@ -109,6 +109,31 @@ describe("re-enrolment", () => {
   }, 90_000);
 });
 
+describe("re-enrolment refused", () => {
+  test("while the person's key is not announced with the current seal key: 403 when the link is used, nothing changed, the link still good once it is", async () => {
+    const { person, link } = await persons.add({ orgId, name: "Una Unannounced", email: "una@example.test", identity: "passport U1 seen in person" }, "admin:test");
+    const first = await enrolWith(link.enrolUrl);
+    await announced(first.keyFingerprint);
+    const again = await persons.issueLink(person.id, "admin:test");
+    // The announcement no longer names the current seal key (as right after a seal key rotation).
+    const seal = (t.app.db.$client.query("SELECT seal_fingerprint AS s FROM ledger_transactions WHERE kind = 'key_announcement' AND key_fingerprint = ?").get(Buffer.from(first.keyFingerprint, "hex")) as { s: Uint8Array }).s;
+    const setSeal = (value: Uint8Array) =>
+      t.app.db.$client.query("UPDATE ledger_transactions SET seal_fingerprint = ? WHERE kind = 'key_announcement' AND key_fingerprint = ?").run(value, Buffer.from(first.keyFingerprint, "hex"));
+    setSeal(new Uint8Array(32));
+    const token = tokenOf(again.enrolUrl);
+    const auth = new SoftAuthenticator(ORIGIN);
+    const options = await (await call("POST", `/app/enrol/${token}/options`, { body: {} })).json();
+    const refused = await call("POST", `/app/enrol/${token}`, { body: auth.register(options as never) });
+    expect(refused.status).toBe(403);
+    expect((await errorOf(refused)).message).toContain("is not announced on the ledger yet");
+    expect((await persons.get(person.id)).keyFingerprint).toBe(first.keyFingerprint);
+    expect((await call("GET", "/app/records", { cookie: first.session })).status).toBe(200);
+    setSeal(seal);
+    const second = await enrolWith(again.enrolUrl);
+    expect(Buffer.from(keyRow(second.keyFingerprint).replaces!).toString("hex")).toBe(first.keyFingerprint);
+  }, 60_000);
+});
+
 describe("a person's key declared compromised", () => {
   test("records it signed from since on verify revoked (KEY_COMPROMISE), earlier ones verified; one key_compromise message names the person; the key signs nothing more", async () => {
     const { person, link } = await persons.add({ orgId, name: "Carl Compromised", email: "carl@example.test", identity: "passport C1 seen in person" }, "admin:test");
@@ -120,6 +145,8 @@ describe("a person's key declared compromised", () => {
     const sinceMs = Date.parse(late.authenticatedAt);
     expect(Date.parse(early.authenticatedAt)).toBeLessThan(sinceMs);
 
+    // A signature prepared before the declaration, answered after it.
+    const prepared = await (await call("POST", "/app/signatures/options", { cookie: session, body: { originalDocHash: hashOf("carl prepared") } })).json();
     const keys = createPersonKeys({ store: t.app.store, clock: t.app.clock });
     const declared = await keys.declareKeyCompromised(person.id, { sinceMs }, "admin:test");
     expect(declared).toMatchObject({ personId: person.id, orgId, keyFingerprint, sinceMs });
@@ -140,6 +167,10 @@ describe("a person's key declared compromised", () => {
     const refused = await call("POST", "/app/signatures/options", { cookie: session, body: { originalDocHash: hashOf("carl after") } });
     expect(refused.status).toBe(403);
     expect((await errorOf(refused)).message).toContain("declared compromised");
+    const answered = await call("POST", "/app/signatures", { cookie: session, body: auth.assert(prepared as never) });
+    expect(answered.status).toBe(403);
+    expect((await errorOf(answered)).message).toContain("declared compromised");
+    expect(t.app.db.select().from(records).all().filter((r) => r.docHash === hashOf("carl prepared"))).toEqual([]);
 
     // Refusals change nothing: declared twice, a time in the future, a person without a key.
     await expect(keys.declareKeyCompromised(person.id, { sinceMs }, "admin:test")).rejects.toThrow("already declared compromised");
