@@ -12,7 +12,8 @@
  *   so no message lands outside its key's window.
  * - A rotation while the organisation's current key replaced another and has not had its own
  *   announcement anchored yet (the previous rotation is still under way), or, after a seal key
- *   rotation, while its key's announcement naming the new seal key is not anchored, is refused
+ *   rotation, while its key's announcement naming the new seal key is not anchored, or while an
+ *   announcement of its current key is unfinished (a change of name or domain), is refused
  *   (KeyLifecycleRefused), nothing changed: the older messages it waits for would otherwise be
  *   overtaken by a third key's announcement.
  * - A compromise is one transaction too: `compromised_since` and `compromised_at` on the key, the
@@ -24,7 +25,7 @@
  * - The new key is generated before the transaction (it needs the master key; without it 503
  *   before anything is written).
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, OpsError, invalid } from "../lib/errors.ts";
@@ -112,8 +113,17 @@ function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId
   const sk = t.signingKeys;
   const [seal] = yield* q(tx.select({ fingerprint: sk.fingerprint, replaces: sk.replaces }).from(sk).where(and(eq(sk.purpose, "service-seal"), isNull(sk.retiredAt))));
   const sealRotated = seal !== undefined && seal.replaces !== null;
-  if ((current === undefined || current.replaces === null) && !sealRotated) return;
   const lt = t.ledgerTransactions;
+  // An announcement of the organisation still on its way (a change of name or domain, say) names
+  // the current key: landing after the new key's, it would end the new key's window.
+  const [unfinished] = yield* q(
+    tx
+      .select({ id: lt.transactionId })
+      .from(lt)
+      .where(and(eq(lt.orgId, org.id), eq(lt.kind, "key_announcement"), inArray(lt.state, ["pending", "accepted"]), eq(lt.keyFingerprint, org.key)))
+      .limit(1),
+  );
+  if (unfinished === undefined && (current === undefined || current.replaces === null) && !sealRotated) return;
   const [anchored] = yield* q(
     tx
       .select({ id: lt.transactionId })
@@ -129,11 +139,14 @@ function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId
       )
       .limit(1),
   );
-  if (anchored !== undefined) return;
+  if (anchored !== undefined && unfinished === undefined) return;
   throw new KeyLifecycleRefused(
-    `organisation ${org.id}'s previous key rotation is still under way: its key ${hex(org.key)} is not announced on the ledger yet ` +
-      "(the announcement waits for the older key's record messages to settle, then for consensus: usually seconds while serve runs). " +
-      "Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
+    unfinished !== undefined && anchored !== undefined
+      ? `organisation ${org.id}'s key ${hex(org.key)} has an announcement on its way to the ledger (a change of name or domain), which must land first. ` +
+        "Nothing was changed; try again once it is anchored (usually seconds while serve runs; docverify status shows the anchor queue)."
+      : `organisation ${org.id}'s previous key rotation is still under way: its key ${hex(org.key)} is not announced on the ledger yet ` +
+        "(the announcement waits for the older key's record messages to settle, then for consensus: usually seconds while serve runs). " +
+        "Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
   );
 }
 

@@ -25,6 +25,7 @@ import { DomainError } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import {
   CHALLENGE_BY_VALUE,
+  CURRENT_SEAL_KEY,
   DELETE_EXPIRED_CHALLENGES,
   DELETE_IDLE_SESSIONS,
   DELETE_SESSION,
@@ -236,9 +237,11 @@ export function createPersonApp(deps: PersonAppDeps) {
           }),
         );
         yield* q(tx.update(t.persons).set({ keyFingerprint: fingerprint, enrolledAt: now }).where(eq(t.persons.id, person.id)));
-        // A first key is announced at once; a replacing one by the anchor loop, once the old key's
-        // record messages have settled (docs/anchoring.md "Key announcements").
-        if (old === null) yield* pendingPersonKeyAnnouncement(tx, t, { ...reserved, orgId: organisation.id, topicId, message, keyFingerprint: key.fingerprint, sealFingerprint: seal.fingerprint, now });
+        // A first key is announced at once, unless a seal key rotation committed since the message
+        // was built (it would name the replaced seal key); a replacing one, or that one, by the anchor
+        // loop, once the old key's record messages have settled (docs/anchoring.md "Key announcements").
+        const sealNow = (yield* q(firstRow(CURRENT_SEAL_KEY)))?.value;
+        if (old === null && sealNow === Buffer.from(seal.fingerprint).toString("hex")) yield* pendingPersonKeyAnnouncement(tx, t, { ...reserved, orgId: organisation.id, topicId, message, keyFingerprint: key.fingerprint, sealFingerprint: seal.fingerprint, now });
         const after: Person = { ...current, keyFingerprint: fingerprint.toString("hex"), enrolledAt: now };
         yield* audit(tx, t, now, { actor: `person:${person.id}`, action: old === null ? "person.enrol" : "person.reenrol", subjectType: "person", subjectId: person.id, before: current, after });
         yield* openSession(person.id, now, sessionToken);

@@ -14,10 +14,11 @@
  *   key cannot be made); no seal key yet (made with the first record); while some organisation's
  *   or person's current key is not announced and anchored with the current seal key on its topic
  *   (the previous rotation, of the seal or of that key, still under way: a third announcement
- *   would overtake the messages it waits for).
+ *   would overtake the messages it waits for); while any key announcement is unfinished (it names
+ *   the current seal key, and landing after the new one it would end the new pair's window).
  * - The new key is generated before the transaction (it needs the master key).
  */
-import { and, eq, isNotNull, notExists } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, notExists } from "drizzle-orm";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { OpsError } from "../lib/errors.ts";
@@ -66,10 +67,23 @@ function* refuseWhileUnannounced(tx: StoreDb, t: Tables, seal: Buffer): Op<void>
             .limit(1),
         )
       : [undefined];
-  const waiting = org !== undefined ? `organisation ${org.id}'s key` : person !== undefined ? `person ${person.id}'s key` : null;
+  // An announcement still on its way names the current seal key: landing after the new one, it
+  // would end the new pair's window.
+  const [unfinished] =
+    org === undefined && person === undefined
+      ? yield* q(tx.select({ orgId: lt.orgId }).from(lt).where(and(eq(lt.kind, "key_announcement"), inArray(lt.state, ["pending", "accepted"]))).limit(1))
+      : [undefined];
+  const waiting =
+    org !== undefined
+      ? `organisation ${org.id}'s key is not announced with the current seal key ${hex(seal)} on its topic yet`
+      : person !== undefined
+        ? `person ${person.id}'s key is not announced with the current seal key ${hex(seal)} on its topic yet`
+        : unfinished !== undefined
+          ? `a key announcement on organisation ${unfinished.orgId}'s topic is not anchored yet`
+          : null;
   if (waiting === null) return;
   throw new SealRotationRefused(
-    `${waiting} is not announced with the current seal key ${hex(seal)} on its topic yet (a previous rotation, or a new organisation or person, ` +
+    `${waiting} (a previous rotation, a new organisation or person, or a change of name or domain ` +
       "is still under way: its announcement waits for older record messages to settle, then for consensus; usually seconds while serve runs). " +
       "Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
   );

@@ -226,6 +226,20 @@ for (const engine of ENGINES) {
       expect((await fixture.orgs.rotateKey(orgId, "test")).orgId).toBe(orgId);
     });
 
+    test("refused, nothing changed, while a key announcement is on its way (a change of domain); an organisation's key rotation likewise", async () => {
+      const { rotation, provision, anchor, state, fixture, orgId } = await setup(engine);
+      await anchor((await provision())[0]!.transactionId, 1);
+      await fixture.orgs.set(orgId, { domain: "example.org" }, "test");
+      const [renamed] = await provision();
+      const before = await state();
+      await expect(rotation().rotate()).rejects.toThrow(`a key announcement on organisation ${orgId}'s topic is not anchored yet`);
+      expect(await state()).toEqual(before);
+      await expect(fixture.orgs.rotateKey(orgId, "test")).rejects.toThrow("has an announcement on its way to the ledger");
+      await anchor(renamed!.transactionId, 2);
+      await rotation().rotate();
+      expect((await state()).seals.length).toBe(2);
+    });
+
     test("refused, nothing changed: a person's key not yet announced with the current seal key", async () => {
       const { rotation, provision, anchor, state } = await setup(engine, { withPerson: true });
       const [orgAnnouncement] = (await provision()).filter((x) => decodeLedgerMessage(x.message!).type === "key");
