@@ -172,11 +172,8 @@ export const ledgerTransactions = sqliteTable(
      */
     announcementGeneration: integer("announcement_generation").notNull().default(0),
     /**
-     * A `key_announcement`'s seal key (the `sealKeyFingerprint` its message names): a record
-     * message waits for an anchored announcement of its signer key with the seal key that sealed
-     * it (docs/anchoring.md "Key announcements"), so a seal key rotation holds new records until
-     * the new pair is announced. Null for every other row. Migration 0014 filled it in for the
-     * announcements written before it (one seal key then).
+     * A `key_announcement`'s seal key (its message's `sealKeyFingerprint`), null for other rows: a
+     * record message waits for its (signer, seal) pair's (docs/anchoring.md "Key announcements").
      */
     sealFingerprint: blob("seal_fingerprint", { mode: "buffer" }),
     /** The signed transaction as submitted; stored before the first submission. */
