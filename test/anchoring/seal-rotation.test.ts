@@ -2,7 +2,8 @@
  * The service seal key's rotation (src/records/seal-rotation.ts) and what the anchor journal does
  * about it (every organisation's and person's key announced again with the new seal key, each
  * once the signer's messages sealed with the old seal key have settled; messages sealed with the
- * new key wait for it), on both storage engines. No ledger: a database and a manual clock; the
+ * new key wait for it), and a person's key declared compromised in the journal (its one
+ * key_compromise message names the person), on both storage engines. No ledger: a database and a manual clock; the
  * journal's changes are made by hand as the loop would make them.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
@@ -14,9 +15,10 @@ import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { createSigner } from "../../src/crypto/index.ts";
 import { audit } from "../../src/keys/audit.ts";
 import { KeyLifecycleRefused } from "../../src/keys/org-keys.ts";
+import { createPersonKeys } from "../../src/persons/person-keys.ts";
+import { decodeLedgerMessage, encodeKeyCompromiseMessage } from "../../src/records/messages.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import { createKeyAnnouncements, createPersonKeyAnnouncements } from "../../src/records/announcements.ts";
-import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { createSealRotation, SealRotationRefused } from "../../src/records/seal-rotation.ts";
 import { q, type Store } from "../../src/storage/store.ts";
@@ -261,6 +263,20 @@ for (const engine of ENGINES) {
       expect(await store.read((db, t) => q(db.select().from(t.serviceMeta).where(eq(t.serviceMeta.key, SEAL_KEY_META))))).toEqual([]);
       const seals = await store.read((db, t) => q(db.select().from(t.signingKeys).where(eq(t.signingKeys.purpose, "service-seal"))));
       expect(seals.length).toBe(1);
+    });
+  });
+
+  describe(`a person's key declared compromised on ${engine.name}`, () => {
+    test("the journal wants its one key_compromise message, naming the person; queued once", async () => {
+      const { store, clock, journal, orgId, person } = await setup(engine, { withPerson: true });
+      clock.advance(1000);
+      const declared = await createPersonKeys({ store, clock }).declareKeyCompromised(person!.personId, { sinceMs: clock.now() - 500 }, "test");
+      const wanted = await journal.keysWantingCompromiseMessage();
+      expect(wanted).toEqual([{ orgId, personId: person!.personId, keyFingerprint: person!.fingerprint, sinceMs: declared.sinceMs }]);
+      const row = await journal.queueCompromise(wanted[0]!, encodeKeyCompromiseMessage(wanted[0]!));
+      expect(decodeLedgerMessage(row!.message!)).toMatchObject({ type: "key_compromise", orgId, personId: person!.personId, keyFingerprint: hex(person!.fingerprint) });
+      expect(await journal.keysWantingCompromiseMessage()).toEqual([]);
+      expect(await journal.queueCompromise(wanted[0]!, encodeKeyCompromiseMessage(wanted[0]!))).toBeNull();
     });
   });
 }
