@@ -1,2 +1,2 @@
 ALTER TABLE "ledger_transactions" ADD COLUMN "seal_fingerprint" "bytea";--> statement-breakpoint
-UPDATE "ledger_transactions" SET "seal_fingerprint" = (SELECT "fingerprint" FROM "signing_keys" WHERE "purpose" = 'service-seal') WHERE "kind" = 'key_announcement';
+UPDATE "ledger_transactions" SET "seal_fingerprint" = decode((SELECT "value" FROM "service_meta" WHERE "key" = 'seal_key_fingerprint'), 'hex') WHERE "kind" = 'key_announcement';
