@@ -14,6 +14,7 @@ import m10 from "./0010_caches_and_covering_indexes.sql" with { type: "text" };
 import m11 from "./0011_organisation_domain.sql" with { type: "text" };
 import m12 from "./0012_organisation_name_key.sql" with { type: "text" };
 import m13 from "./0013_key_lifecycle.sql" with { type: "text" };
+import m14 from "./0014_seal_announcements.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -32,4 +33,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0011_organisation_domain": m11,
   "0012_organisation_name_key": m12,
   "0013_key_lifecycle": m13,
+  "0014_seal_announcements": m14,
 };

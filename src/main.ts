@@ -28,6 +28,7 @@ Usage:
   docverify org rotate-key ORG     a new system key for the organisation, announced on its topic
   docverify org key-compromised ORG --since TIME [--key FINGERPRINT]
                                    its records signed since TIME verify as revoked (KEY_COMPROMISE)
+  docverify seal rotate-key        a new service seal key, announced on every organisation's topic
   docverify key mint --org ORG --env live|test [--revoke] [--expires DATE]
   docverify key list [--org ORG]
   docverify key revoke KEYID
@@ -136,6 +137,20 @@ export const USAGES: Readonly<Record<string, string>> = {
     "after that announcement, and the old key's records keep verifying (docs/signing.md \"Key lifecycle\").\n" +
     "Refused, changing nothing, while the previous rotation's announcement is not anchored yet.\n\n" +
     options(JSON_OUT, DATA, HELP),
+  seal:
+    "Usage: docverify seal rotate-key [OPTIONS]\n\n" +
+    "  docverify seal rotate-key [--json] [--data DIR]\n\n" +
+    "docverify seal rotate-key --help for its usage.\n",
+  "seal rotate-key":
+    "Usage: docverify seal rotate-key [--json] [--data DIR]\n\n" +
+    "Gives the service a new seal key, which seals every record from now on (running services take it\n" +
+    "up at their next record). The running service announces every organisation's key and every\n" +
+    "enrolled person's key again with the new seal key, each once that signer's record messages sealed\n" +
+    "with the old seal key have settled; records sealed with the new key are anchored after their\n" +
+    "signer's new announcement, and records sealed before keep verifying (docs/signing.md \"Key lifecycle\").\n" +
+    "Refused, changing nothing: while some organisation's or person's key is not announced with the\n" +
+    "current seal key yet (a previous rotation under way), without the master key, before the first record.\n\n" +
+    options(JSON_OUT, DATA, HELP),
   "org key-compromised":
     "Usage: docverify org key-compromised ORG --since TIME [--key FINGERPRINT] [--json] [--data DIR]\n\n" +
     "Declares one of organisation ORG's keys compromised: every record it signed at or after TIME\n" +
@@ -211,8 +226,9 @@ export const USAGES: Readonly<Record<string, string>> = {
     options(JSON_OUT, DATA, HELP),
   "person link":
     "Usage: docverify person link PERSON [--json] [--data DIR]\n\n" +
-    "A new enrolment link for person PERSON, not yet enrolled, printed once (as person add prints it);\n" +
-    "their older unused links stop working.\n\n" +
+    "A new enrolment link for person PERSON, printed once (as person add prints it); their older unused\n" +
+    "links stop working. For an enrolled person it is a re-enrolment link: a new passkey and key replace\n" +
+    "theirs (refused while their key is not yet announced on the ledger).\n\n" +
     options(JSON_OUT, DATA, HELP),
   status:
     "Usage: docverify status [--json] [--data DIR]\n\n" +
@@ -279,7 +295,7 @@ export const USAGES: Readonly<Record<string, string>> = {
 
 /**
  * The usage `--help`/`-h` asks for, or null when it is not asked for. Tokens after `--` are
- * arguments, never flags. `org`/`key`/`person`/`trust`/`master-key` with a known subcommand give that subcommand's usage.
+ * arguments, never flags. `org`/`key`/`seal`/`person`/`trust`/`master-key` with a known subcommand give that subcommand's usage.
  */
 export function helpRequested(command: string, rest: readonly string[]): string | null {
   const end = rest.indexOf("--");
@@ -323,6 +339,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import("./admin/cli.ts")).runOrg(rest, process.env, process.stdout);
       case "key":
         return await (await import("./admin/cli.ts")).runKey(rest, process.env, process.stdout);
+      case "seal":
+        return await (await import("./admin/cli.ts")).runSeal(rest, process.env, process.stdout);
       case "person":
         return await (await import("./admin/cli.ts")).runPerson(rest, process.env, process.stdout);
       case "status":

@@ -108,8 +108,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   // The command line: the core's capabilities and the ledger's files, never the HTTP stack.
   // receipts/identity.ts: `trust export` lists the organisations exactly as /.well-known does;
   // persons/persons.ts: the person commands and the terminal UI administer persons.
+  // persons/person-keys.ts: the terminal UI shows a person's keys and declares one compromised.
   // anchoring/submit-key.ts: `master-key rotate` reseals the ledger submit key, whose envelope's binding is that file's.
-  admin: ["app/core.ts", "lib", "config", "crypto", "storage", "keys", "records", "local-ledger", "persons/persons.ts", "receipts/identity.ts", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/node-reachability.ts", "anchoring/submit-key.ts"],
+  admin: ["app/core.ts", "lib", "config", "crypto", "storage", "keys", "records", "local-ledger", "persons/persons.ts", "persons/person-keys.ts", "receipts/identity.ts", "anchoring/queue.ts", "anchoring/paths.ts", "anchoring/links.ts", "anchoring/node-reachability.ts", "anchoring/submit-key.ts"],
   // The composition (docs/architecture.md): the services built over storage, each engine's drivers
   // chosen, the HTTP surface, serve. The only area that imports every other.
   app: ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "persons", "anchoring", "http", "admin/ports.ts", "version.ts"],

@@ -32,6 +32,8 @@ const SUBCOMMANDS: [string[], string][] = [
   [["key", "mint"], "Usage: docverify key mint --org ORG --env live|test"],
   [["key", "list"], "Usage: docverify key list"],
   [["key", "revoke"], "Usage: docverify key revoke KEYID"],
+  [["seal"], "Usage: docverify seal rotate-key [OPTIONS]"],
+  [["seal", "rotate-key"], "Usage: docverify seal rotate-key [--json] [--data DIR]"],
   [["person"], "Usage: docverify person add|list|suspend|link"],
   [["person", "add"], "Usage: docverify person add --org ORG --name NAME --email EMAIL --identity TEXT"],
   [["person", "list"], "Usage: docverify person list"],

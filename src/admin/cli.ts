@@ -13,6 +13,8 @@ import { keyPrefix } from "../keys/api-key.ts";
 import { isExpired, parseExpiry, type ApiKeyInfo } from "../keys/api-keys.ts";
 import { parseOrgDomain, type OrgChanges, type Organisation } from "../keys/organisations.ts";
 import type { KeyRotation } from "../keys/org-keys.ts";
+import { audit } from "../keys/audit.ts";
+import { createSealRotation } from "../records/seal-rotation.ts";
 import { createPersons, type EnrolmentLink, type Person, type Persons } from "../persons/persons.ts";
 import { parseFlags, UsageError, type FlagSpec } from "../lib/args.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -204,6 +206,27 @@ export async function runOrg(args: readonly string[], env: Readonly<Record<strin
         sub === undefined ? "org needs a subcommand: create, set, list, rotate-key or key-compromised" : `unknown org subcommand "${sub}": use create, set, list, rotate-key or key-compromised`,
       );
   }
+}
+
+/** `docverify seal rotate-key`: a new service seal key (records/seal-rotation.ts). */
+export async function runSeal(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== "rotate-key") {
+    throw new UsageError(sub === undefined || sub.startsWith("-") ? "seal needs a subcommand: rotate-key" : `unknown seal subcommand "${sub}": use rotate-key`);
+  }
+  const { values } = parse(rest, {});
+  const actor = osActor(env);
+  const r = await withAdminCore(env, values.data, (c) =>
+    createSealRotation({
+      store: c.store,
+      signer: c.signer,
+      clock: c.clock,
+      audit: (tx, t, at, e) => audit(tx, t, at, { actor, action: "seal.key.rotate", subjectType: "seal_key", subjectId: (e.after as { keyFingerprint: string }).keyFingerprint, ...e }),
+    }).rotate(),
+  );
+  const json = { keyFingerprint: r.keyFingerprint, replaces: r.replaces, at: time(r.at), organisations: r.organisations };
+  out.write(values.json ? JSON.stringify(json) + "\n" : `seal  key=${r.keyFingerprint}  replaces=${r.replaces}  at=${json.at}  topics=${r.organisations}\n`);
+  return 0;
 }
 
 export async function runKey(args: readonly string[], env: Readonly<Record<string, string | undefined>>, out: Out): Promise<number> {

@@ -170,6 +170,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     topicMemo,
     announcementFor: options.announcementFor,
     compromiseMessageFor: options.compromiseMessageFor ?? null,
+    personAnnouncementFor: options.personAnnouncementFor ?? null,
     submitKey: getSubmitKey,
     backoff,
     reschedule,

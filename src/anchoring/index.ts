@@ -10,7 +10,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Journal, JournalRules } from "./journal/ports.ts";
 import { createAnchoring, type AnchorMetrics, type Anchoring, type AnchorStorage, type AnnouncementFor } from "./anchorer.ts";
-import type { CompromiseMessageFor } from "./types.ts";
+import type { CompromiseMessageFor, PersonAnnouncementFor } from "./types.ts";
 import type { LoopStorageNow } from "./loop/ports.ts";
 import { openLedger } from "./setup.ts";
 
@@ -39,6 +39,8 @@ export async function startAnchoring(options: {
   readonly announcementFor: AnnouncementFor;
   /** Builds a key's key-compromise message (records/messages.ts). */
   readonly compromiseMessageFor?: CompromiseMessageFor;
+  /** Builds a person's key announcement (records/announcements.ts). */
+  readonly personAnnouncementFor?: PersonAnnouncementFor;
   /** Start the background loop (default true). */
   readonly start?: boolean;
   /** Monitoring sink for the loop (default: reports nothing). */
@@ -60,6 +62,7 @@ export async function startAnchoring(options: {
     masterKey: options.masterKey,
     announcementFor: options.announcementFor,
     ...(options.compromiseMessageFor !== undefined ? { compromiseMessageFor: options.compromiseMessageFor } : {}),
+    ...(options.personAnnouncementFor !== undefined ? { personAnnouncementFor: options.personAnnouncementFor } : {}),
     validSeconds: config.ledger.anchorValidSeconds,
     // Public nodes refuse a valid start in their future; ours may run a little ahead.
     validStartBackdateMs: config.ledger.network === "local" ? 0 : 5000,

@@ -86,12 +86,20 @@ export function insertPendingPersonKeyAnnouncement(tx: Writer, input: PersonKeyA
   tx.insert(ledgerTransactions).values(personKeyAnnouncementValues(input)).run();
 }
 
-type PersonKeyAnnouncement = NewTransaction & { readonly orgId: string; readonly topicId: string; readonly message: Uint8Array; readonly keyFingerprint: Uint8Array; readonly now: number };
+type PersonKeyAnnouncement = NewTransaction & {
+  readonly orgId: string;
+  readonly topicId: string;
+  readonly message: Uint8Array;
+  readonly keyFingerprint: Uint8Array;
+  /** The seal key the message names. */
+  readonly sealFingerprint: Uint8Array;
+  readonly now: number;
+};
 
 /** The pending row of a person's key announcement, for both forms above. */
 function personKeyAnnouncementValues(input: PersonKeyAnnouncement) {
   checkLength(input.message);
-  return pendingValues(input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint }, input.now);
+  return pendingValues(input, { kind: "key_announcement", orgId: input.orgId, recordId: null, topicId: input.topicId, message: input.message, keyFingerprint: input.keyFingerprint, sealFingerprint: input.sealFingerprint }, input.now);
 }
 
 /** What `docverify status` reports about the queue. Works on any process's view of the database. */

@@ -63,6 +63,11 @@ export interface KeyAnnouncement {
    * it is still the organisation's, once per key and generation.
    */
   readonly generation: number;
+  /**
+   * The seal key the message names (`sealKeyFingerprint`): a record message waits for an anchored
+   * announcement of its signer key with the seal key that sealed it.
+   */
+  readonly sealFingerprint: Uint8Array;
   readonly message: Uint8Array;
 }
 
@@ -75,6 +80,23 @@ export interface KeyAnnouncement {
  * again at its next pass.
  */
 export type AnnouncementFor = (orgId: string) => Maybe<KeyAnnouncement | null>;
+
+/** A person's key announcement (`person_key`, docs/receipts.md §1) as the loop queues it. */
+export interface PersonKeyAnnouncement {
+  readonly orgId: string;
+  /** The person's current key. */
+  readonly keyFingerprint: Uint8Array;
+  /** The seal key the message names. */
+  readonly sealFingerprint: Uint8Array;
+  readonly message: Uint8Array;
+}
+
+/**
+ * Builds the announcement of person `personId`'s current key with the current seal key, or null
+ * when it cannot be built yet (no such person or key, the key store sealed). Implemented by
+ * records/ (announcements.ts), wired by the composition root.
+ */
+export type PersonAnnouncementFor = (personId: string) => Maybe<PersonKeyAnnouncement | null>;
 
 /** A key declared compromised whose `key_compromise` message is not queued yet (docs/signing.md "Key lifecycle"). */
 export interface CompromisedKey {
@@ -123,6 +145,8 @@ export interface AnchoringOptions {
   readonly announcementFor: AnnouncementFor;
   /** The message declaring a key compromised; absent: no compromise message is queued (tests of other things). */
   readonly compromiseMessageFor?: CompromiseMessageFor;
+  /** Builds a person's key announcement (records/announcements.ts). Absent: persons' keys are announced only when they enrol. */
+  readonly personAnnouncementFor?: PersonAnnouncementFor;
   /** The master key, to open (or create) the sealed ledger submit key; null when the key store is sealed. */
   readonly masterKey: Uint8Array | null;
   /** Validity window of every transaction, seconds (DOCVERIFY_ANCHOR_VALID_SECONDS, 15–180). */

@@ -28,7 +28,7 @@ import type { Journal, JournalRules } from "../anchoring/journal/ports.ts";
 import { DomainError } from "../lib/errors.ts";
 import { createRecords, type Records } from "../records/service.ts";
 import type { RecordWriter } from "../records/write-queue.ts";
-import { createKeyAnnouncements } from "../records/announcements.ts";
+import { createKeyAnnouncements, createPersonKeyAnnouncements } from "../records/announcements.ts";
 import { encodeKeyCompromiseMessage } from "../records/messages.ts";
 import type { RecordLedger } from "../records/ledger.ts";
 import { recordsRoutes } from "../http/routes/v1-records.ts";
@@ -184,6 +184,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       masterKey: engine.masterKey,
       announcementFor: createKeyAnnouncements({ keys: core.drivers.records().keys, signer: core.signer, clock: core.clock }),
       compromiseMessageFor: (key) => encodeKeyCompromiseMessage(key),
+      personAnnouncementFor: createPersonKeyAnnouncements({ keys: core.drivers.records().keys, signer: core.signer, clock: core.clock }),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
     }),

@@ -9,8 +9,11 @@ import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/st
 export interface AuditEntry {
   readonly actor: string;
   readonly action: string;
-  /** `master_key`: the service's master key (docverify master-key rotate), subject id its key id. */
-  readonly subjectType: "organisation" | "api_key" | "person" | "master_key";
+  /**
+   * `master_key`: the service's master key (docverify master-key rotate), subject id its key id.
+   * `seal_key`: the service seal key (docverify seal rotate-key), subject id the new key's fingerprint.
+   */
+  readonly subjectType: "organisation" | "api_key" | "person" | "master_key" | "seal_key";
   readonly subjectId: string;
   readonly before: unknown;
   readonly after: unknown;

@@ -13,10 +13,12 @@
  * - A rotation while the organisation's current key has not had its own announcement anchored
  *   yet is refused (KeyLifecycleRefused), nothing changed, when that key replaced another (the
  *   previous rotation is still under way: the older messages it waits for would otherwise be
- *   overtaken by a third key's announcement) or when record messages signed with it are waiting
- *   (only the current key is ever announced: once replaced, those messages would wait for an
- *   announcement that never comes, and be abandoned). A key that signed nothing yet may be
- *   replaced before it is announced.
+ *   overtaken by a third key's announcement), after a seal key rotation while its key's
+ *   announcement naming the new seal key is not anchored, while an announcement of its current
+ *   key is unfinished (a change of name or domain), or when record messages signed with it are
+ *   waiting (only the current key is ever announced: once replaced, those messages would wait
+ *   for an announcement that never comes, and be abandoned). A first key that signed nothing yet
+ *   may be replaced before it is announced.
  * - A compromise is one transaction too: `compromised_since` and `compromised_at` on the key, the
  *   rotation above when the key is the organisation's current one, and the audit row. The anchor
  *   loop queues the one `key_compromise` message per key (the unique index
@@ -61,6 +63,39 @@ export interface KeyCompromise {
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
+/** One of an organisation's or a person's keys, as the administrator's screens show it. */
+export interface KeyInfo {
+  /** 64 lowercase hex. */
+  readonly fingerprint: string;
+  /** The key it replaced, or null. */
+  readonly replaces: string | null;
+  readonly createdAt: number;
+  /** When a newer key replaced it, or null: the current one. */
+  readonly retiredAt: number | null;
+  /** Declared compromised: for what it signed at or after `since`, at `at`; or null. */
+  readonly compromise: { readonly sinceMs: number; readonly at: number } | null;
+}
+
+/** The keys stored with `purpose` (`org:<id>`, `person:<id>`), newest first: a read operation. */
+export function* keysOf(db: StoreDb, t: Tables, purpose: string): Op<KeyInfo[]> {
+  const sk = t.signingKeys;
+  const rows = yield* q(
+    db
+      .select({ fingerprint: sk.fingerprint, replaces: sk.replaces, createdAt: sk.createdAt, retiredAt: sk.retiredAt, since: sk.compromisedSince, at: sk.compromisedAt })
+      .from(sk)
+      .where(eq(sk.purpose, purpose)),
+  );
+  return rows
+    .map((r) => ({
+      fingerprint: hex(r.fingerprint),
+      replaces: r.replaces === null ? null : hex(r.replaces),
+      createdAt: Number(r.createdAt),
+      retiredAt: r.retiredAt === null ? null : Number(r.retiredAt),
+      compromise: r.since === null || r.at === null ? null : { sinceMs: Number(r.since), at: Number(r.at) },
+    }))
+    .sort((a, b) => b.createdAt - a.createdAt || (a.retiredAt === null ? -1 : b.retiredAt === null ? 1 : b.retiredAt - a.retiredAt));
+}
+
 /** Inside a write: the organisation, or NOT_FOUND. */
 function* organisationIn(tx: StoreDb, t: Tables, orgId: string) {
   const [org] = yield* q(
@@ -77,35 +112,59 @@ function* organisationIn(tx: StoreDb, t: Tables, orgId: string) {
 function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId: string | null; key: Buffer }): Op<void> {
   if (org.topicId === null) return; // nothing is announced, nothing waits
   const [current] = yield* q(tx.select({ replaces: t.signingKeys.replaces }).from(t.signingKeys).where(eq(t.signingKeys.fingerprint, org.key)));
-  if (current === undefined) return;
+  // After a seal rotation the key's announcement naming the new seal key is awaited likewise.
+  const sk = t.signingKeys;
+  const [seal] = yield* q(tx.select({ fingerprint: sk.fingerprint, replaces: sk.replaces }).from(sk).where(and(eq(sk.purpose, "service-seal"), isNull(sk.retiredAt))));
+  const sealRotated = seal !== undefined && seal.replaces !== null;
   const lt = t.ledgerTransactions;
+  // An announcement of the organisation still on its way (a change of name or domain, say) names
+  // the current key: landing after the new key's, it would end the new key's window.
+  const [unfinished] = yield* q(
+    tx
+      .select({ id: lt.transactionId })
+      .from(lt)
+      .where(and(eq(lt.orgId, org.id), eq(lt.kind, "key_announcement"), inArray(lt.state, ["pending", "accepted"]), eq(lt.keyFingerprint, org.key)))
+      .limit(1),
+  );
+  const firstKey = unfinished === undefined && (current === undefined || current.replaces === null) && !sealRotated;
   const [anchored] = yield* q(
     tx
       .select({ id: lt.transactionId })
       .from(lt)
-      .where(and(eq(lt.orgId, org.id), eq(lt.keyFingerprint, org.key), eq(lt.kind, "key_announcement"), eq(lt.state, "anchored")))
+      .where(
+        and(
+          eq(lt.orgId, org.id),
+          eq(lt.keyFingerprint, org.key),
+          eq(lt.kind, "key_announcement"),
+          eq(lt.state, "anchored"),
+          ...(sealRotated ? [eq(lt.sealFingerprint, seal.fingerprint)] : []),
+        ),
+      )
       .limit(1),
   );
-  if (anchored !== undefined) return;
-  if (current.replaces !== null) {
+  if (anchored !== undefined && unfinished === undefined) return;
+  if (firstKey) {
+    // Record messages signed with it (rows from before messages named their key count as its own).
+    const [waiting] = yield* q(
+      tx
+        .select({ id: lt.transactionId })
+        .from(lt)
+        .where(and(eq(lt.orgId, org.id), eq(lt.kind, "record_message"), inArray(lt.state, ["pending", "accepted"]), or(eq(lt.keyFingerprint, org.key), isNull(lt.keyFingerprint))))
+        .limit(1),
+    );
+    if (waiting === undefined) return;
     throw new KeyLifecycleRefused(
-      `organisation ${org.id}'s previous key rotation is still under way: its key ${hex(org.key)} is not announced on the ledger yet ` +
-        "(the announcement waits for the older key's record messages to settle, then for consensus: usually seconds while serve runs). " +
-        "Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
+      `organisation ${org.id}'s key ${hex(org.key)} is not announced on the ledger yet, and record messages signed with it are waiting for that announcement ` +
+        "(serve queues it as soon as it runs: usually seconds). Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
     );
   }
-  // Record messages signed with it (rows from before messages named their key count as its own).
-  const [waiting] = yield* q(
-    tx
-      .select({ id: lt.transactionId })
-      .from(lt)
-      .where(and(eq(lt.orgId, org.id), eq(lt.kind, "record_message"), inArray(lt.state, ["pending", "accepted"]), or(eq(lt.keyFingerprint, org.key), isNull(lt.keyFingerprint))))
-      .limit(1),
-  );
-  if (waiting === undefined) return;
   throw new KeyLifecycleRefused(
-    `organisation ${org.id}'s key ${hex(org.key)} is not announced on the ledger yet, and record messages signed with it are waiting for that announcement ` +
-      "(serve queues it as soon as it runs: usually seconds). Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
+    unfinished !== undefined && anchored !== undefined
+      ? `organisation ${org.id}'s key ${hex(org.key)} has an announcement on its way to the ledger (a change of name or domain), which must land first. ` +
+        "Nothing was changed; try again once it is anchored (usually seconds while serve runs; docverify status shows the anchor queue)."
+      : `organisation ${org.id}'s previous key rotation is still under way: its key ${hex(org.key)} is not announced on the ledger yet ` +
+        "(the announcement waits for the older key's record messages to settle, then for consensus: usually seconds while serve runs). " +
+        "Nothing was changed; try again once it is anchored (docverify status shows the anchor queue).",
   );
 }
 
@@ -130,6 +189,11 @@ export function createOrgKeys(deps: { store: Store; signer: Signer; clock: Clock
   const { store, signer, clock } = deps;
 
   return {
+    /** Organisation `orgId`'s system keys, newest first (the current one is the one not retired). */
+    keys(orgId: string): Promise<KeyInfo[]> {
+      return store.read((db, t) => keysOf(db, t, `org:${orgId}`));
+    },
+
     /** Gives organisation `orgId` a new system key (see the header). NOT_FOUND, or KeyLifecycleRefused. */
     async rotateKey(orgId: string, actor: string): Promise<KeyRotation> {
       const next = signer.generateKey(`org:${orgId}`);

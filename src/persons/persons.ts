@@ -13,6 +13,7 @@ import { DomainError, invalid } from "../lib/errors.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { audit } from "../keys/audit.ts";
 import { validateOrgName } from "../keys/organisations.ts";
+import { refuseWhileAnnouncing } from "./person-keys.ts";
 
 export const ENROLMENT_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_EMAIL = 254;
@@ -172,14 +173,19 @@ export function createPersons(deps: { store: Store; clock: Clock; publicUrl: str
       });
     },
 
-    /** A new enrolment link for a person not yet enrolled and not suspended; unused older links stop working. */
+    /**
+     * A new enrolment link for a person who is not suspended; unused older links stop working.
+     * For an enrolled person it is a re-enrolment link: enrolling with it replaces their passkeys
+     * and key (docs/persons.md "Re-enrolment"); refused (FORBIDDEN) while their key is not yet
+     * announced (person-keys.ts `refuseWhileAnnouncing`).
+     */
     issueLink(personId: string, actor: string): Promise<EnrolmentLink> {
       const now = clock.now();
       const link = newLink(now);
       return store.write(function* (tx, t) {
         const person = yield* getIn(tx, t, personId);
-        if (person.enrolledAt !== null) throw new DomainError("FORBIDDEN", `Person ${personId} has already enrolled.`);
         if (person.suspended) throw new DomainError("FORBIDDEN", `Person ${personId} is suspended.`);
+        if (person.keyFingerprint !== null) yield* refuseWhileAnnouncing(tx, t, person, Buffer.from(person.keyFingerprint, "hex"));
         return yield* issue(tx, t, person, now, link, actor);
       });
     },
@@ -219,7 +225,8 @@ export function createEnrolments(deps: { store: Store; clock: Clock }) {
     const [p] = yield* q(db.select().from(t.persons).where(eq(t.persons.id, row.personId)));
     if (p === undefined) throw notFound(row.personId);
     const person = view(p);
-    if (person.enrolledAt !== null) throw new EnrolmentTokenError("used");
+    // A link made before the person enrolled is spent; one made after is a re-enrolment link.
+    if (person.enrolledAt !== null && row.createdAt <= person.enrolledAt) throw new EnrolmentTokenError("used");
     if (person.suspended) throw new EnrolmentTokenError("suspended");
     return { digest, person };
   }

@@ -25,6 +25,7 @@ import { DomainError } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import {
   CHALLENGE_BY_VALUE,
+  CURRENT_SEAL_KEY,
   DELETE_EXPIRED_CHALLENGES,
   DELETE_IDLE_SESSIONS,
   DELETE_SESSION,
@@ -44,6 +45,7 @@ import {
 import { changes, firstRow, q, rows, type Op, type Store } from "../storage/store.ts";
 import { insertSigningKey } from "../storage/signing-keys.ts";
 import { audit } from "../keys/audit.ts";
+import { refuseWhileAnnouncing } from "./person-keys.ts";
 import type { Enrolments, Person } from "./persons.ts";
 import { pendingPersonKeyAnnouncement } from "../anchoring/queue.ts";
 import type { RecordLedger } from "../records/ledger.ts";
@@ -71,6 +73,8 @@ export interface SignedInPerson {
   readonly orgId: string;
   readonly suspended: boolean;
   readonly keyFingerprint: Uint8Array | null;
+  /** Their key was declared compromised (person-keys.ts): it signs nothing more until they re-enrol. */
+  readonly keyCompromised: boolean;
 }
 
 /** What the pages show of the signed-in person. */
@@ -94,6 +98,9 @@ export interface PersonAppDeps {
 }
 
 const digest = (token: string): Buffer => createHash("sha256").update(token, "utf8").digest();
+
+const compromisedKey = () =>
+  new DomainError("FORBIDDEN", "Your key was declared compromised: it signs nothing more. Ask your administrator for a re-enrolment link, which gives you a new passkey and key.");
 
 const suspendedPerson = () => new DomainError("FORBIDDEN", "An administrator has suspended you: you cannot sign. What you signed before still verifies.");
 
@@ -150,7 +157,7 @@ export function createPersonApp(deps: PersonAppDeps) {
   function* signedInStep(personId: string): Op<SignedInPerson> {
     const row = yield* q(firstRow(SIGNED_IN_PERSON, personId));
     if (row === undefined) throw new Error(`person ${personId} does not exist`);
-    return { id: row.id, name: row.name, organisation: row.organisation, orgId: row.org_id, suspended: row.suspended !== 0, keyFingerprint: row.key_fingerprint === null ? null : new Uint8Array(row.key_fingerprint) };
+    return { id: row.id, name: row.name, organisation: row.organisation, orgId: row.org_id, suspended: row.suspended !== 0, keyFingerprint: row.key_fingerprint === null ? null : new Uint8Array(row.key_fingerprint), keyCompromised: row.key_compromised !== 0 };
   }
 
   const signedIn = (personId: string): Promise<SignedInPerson> => store.read(() => signedInStep(personId));
@@ -207,9 +214,17 @@ export function createPersonApp(deps: PersonAppDeps) {
       // row and the session; or none of it.
       await store.write(function* (tx, t) {
         if (!(yield* consume(value))) throw new AnswerRefused("This passkey answer has already been used: start again.");
-        yield* people.redeemStep(tx, t, token, now);
+        const current = yield* people.redeemStep(tx, t, token, now);
+        const old = current.keyFingerprint === null ? null : Buffer.from(current.keyFingerprint, "hex");
+        if (old !== null) yield* refuseWhileAnnouncing(tx, t, current, old);
         if ((yield* q(firstRow(PASSKEY_BY_ID, passkey.credentialId))) !== undefined) throw new AnswerRefused("This passkey is already registered.");
-        yield* insertSigningKey(tx, t, key, now);
+        yield* insertSigningKey(tx, t, key, now, old);
+        if (old !== null) {
+          // Re-enrolment: the new key replaces the old one; the old passkeys and sessions end.
+          yield* q(tx.update(t.signingKeys).set({ retiredAt: now }).where(eq(t.signingKeys.fingerprint, old)));
+          yield* q(tx.delete(t.passkeys).where(eq(t.passkeys.personId, person.id)));
+          yield* q(tx.delete(t.appSessions).where(eq(t.appSessions.personId, person.id)));
+        }
         yield* q(
           tx.insert(t.passkeys).values({
             credentialId: passkey.credentialId,
@@ -222,9 +237,13 @@ export function createPersonApp(deps: PersonAppDeps) {
           }),
         );
         yield* q(tx.update(t.persons).set({ keyFingerprint: fingerprint, enrolledAt: now }).where(eq(t.persons.id, person.id)));
-        yield* pendingPersonKeyAnnouncement(tx, t, { ...reserved, orgId: organisation.id, topicId, message, keyFingerprint: key.fingerprint, now });
-        const after: Person = { ...person, keyFingerprint: fingerprint.toString("hex"), enrolledAt: now };
-        yield* audit(tx, t, now, { actor: `person:${person.id}`, action: "person.enrol", subjectType: "person", subjectId: person.id, before: person, after });
+        // A first key is announced at once, unless a seal key rotation committed since the message
+        // was built (it would name the replaced seal key); a replacing one, or that one, by the anchor
+        // loop, once the old key's record messages have settled (docs/anchoring.md "Key announcements").
+        const sealNow = (yield* q(firstRow(CURRENT_SEAL_KEY)))?.value;
+        if (old === null && sealNow === Buffer.from(seal.fingerprint).toString("hex")) yield* pendingPersonKeyAnnouncement(tx, t, { ...reserved, orgId: organisation.id, topicId, message, keyFingerprint: key.fingerprint, sealFingerprint: seal.fingerprint, now });
+        const after: Person = { ...current, keyFingerprint: fingerprint.toString("hex"), enrolledAt: now };
+        yield* audit(tx, t, now, { actor: `person:${person.id}`, action: old === null ? "person.enrol" : "person.reenrol", subjectType: "person", subjectId: person.id, before: current, after });
         yield* openSession(person.id, now, sessionToken);
       });
       ledger.wake();
@@ -279,6 +298,7 @@ export function createPersonApp(deps: PersonAppDeps) {
       const { docHash, filename } = parseRecordRequest(body);
       if (person.suspended) throw suspendedPerson();
       if (person.keyFingerprint === null) throw new Error(`signed-in person ${person.id} has no key`);
+      if (person.keyCompromised) throw compromisedKey();
       await assertOrganisationCanSign(person.orgId);
       const recordId = Bun.randomUUIDv7();
       const signedAtMs = clock.now();
@@ -301,6 +321,7 @@ export function createPersonApp(deps: PersonAppDeps) {
       if (passkey.personId !== person.id) throw new DomainError("FORBIDDEN", "This passkey belongs to another person than the one signed in.");
       if (person.suspended) throw suspendedPerson();
       if (person.keyFingerprint === null) throw new Error(`signed-in person ${person.id} has no key`);
+      if (person.keyCompromised) throw compromisedKey();
       const counter = await webauthn.verifyAssertion(body, value, passkey);
       const fields = JSON.parse(challenge.payload!) as { recordId: string; docHash: string; signedAtMs: number; filename: string | null };
       // The challenge is the payload's digest: rebuilt here, so what is signed is what was authorised.

@@ -10,21 +10,26 @@
  *   seal key's fingerprint; `generation` is the organisation's announcement generation read in the
  *   same statement as the name and domain, so the queue can tell a message built before a change
  *   of either.
- * - The seal key is the one every record is sealed with: read from `service_meta`, or created as
- *   record creation creates it (seal-key.ts, race-safe across processes and nodes: one key even
- *   when two create it at once) when the master key is there. Without either it answers null,
- *   and the loop asks again at its next pass.
+ * - The seal key is the one every new record is sealed with: read from `service_meta` at every
+ *   call, after the organisation (a seal rotation raises every organisation's generation in the
+ *   transaction that names the new seal key, so a message built across a rotation carries the old
+ *   generation and is refused by the queue), or created as record creation creates it
+ *   (seal-key.ts, race-safe across processes and nodes: one key even when two create it at once)
+ *   when the master key is there. Without either it answers null, and the loop asks again at its
+ *   next pass.
+ * - A person's announcement (`createPersonKeyAnnouncements`) announces the person's current key
+ *   with its `replaces` and the current seal key, with the organisation's domain as it is now.
  * - Never called inside another transaction (creating the seal key opens its own).
  * - On the embedded SQLite it answers synchronously; on PostgreSQL with a promise (the
  *   `RecordKeyStore` port's drivers, ports.ts).
  */
 import { eq } from "drizzle-orm";
-import type { KeyAnnouncement } from "../anchoring/types.ts";
+import type { KeyAnnouncement, PersonKeyAnnouncement } from "../anchoring/types.ts";
 import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { runMaybe, settled, type Maybe } from "../lib/maybe.ts";
 import { q, type Body } from "../storage/store.ts";
-import { encodeKeyAnnouncementMessage } from "./messages.ts";
+import { encodeKeyAnnouncementMessage, encodePersonKeyAnnouncementMessage } from "./messages.ts";
 import type { RecordKeyStore, SyncRecordKeyStore } from "./ports.ts";
 import { sealKeyOf, SEAL_KEY_META } from "./seal-key.ts";
 
@@ -66,20 +71,10 @@ const namedSealFingerprint: Body<Uint8Array | null> = function* (db, t) {
 export function createKeyAnnouncements(deps: KeyAnnouncementsDeps & { readonly keys: SyncRecordKeyStore }): (orgId: string) => KeyAnnouncement | null;
 export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null>;
 export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: string) => Maybe<KeyAnnouncement | null> {
-  const { keys, signer, clock } = deps;
-
-  // The seal key never changes once named: read (or created) once.
-  let sealFingerprint: Uint8Array | null = null;
-  function* sealKeyFingerprint(): Generator<unknown, Uint8Array | null, unknown> {
-    if (sealFingerprint !== null) return sealFingerprint;
-    const named = yield* settled(keys.read(namedSealFingerprint));
-    if (named !== null) return (sealFingerprint = named);
-    if (!signer.canSign) return null;
-    return (sealFingerprint = (yield* settled(sealKeyOf(keys, signer, clock))).fingerprint);
-  }
+  const sealKeyFingerprint = currentSealFingerprint(deps);
 
   function* announcement(orgId: string): Generator<unknown, KeyAnnouncement | null, unknown> {
-    const org = yield* settled(keys.read(organisationKey(orgId)));
+    const org = yield* settled(deps.keys.read(organisationKey(orgId)));
     if (org === undefined) return null;
     if (org.algorithm === null) throw new Error(`organisation ${orgId}'s system key ${Buffer.from(org.key).toString("hex")} is not in signing_keys`);
     const seal = yield* sealKeyFingerprint();
@@ -88,6 +83,7 @@ export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: stri
     return {
       keyFingerprint,
       generation: Number(org.generation),
+      sealFingerprint: seal,
       message: encodeKeyAnnouncementMessage({
         orgId,
         name: org.name,
@@ -102,4 +98,61 @@ export function createKeyAnnouncements(deps: KeyAnnouncementsDeps): (orgId: stri
 
   // Written once for both engines: synchronous for as long as nothing it waits on is a promise.
   return (orgId) => runMaybe(announcement(orgId));
+}
+
+/**
+ * The current seal key's fingerprint, read at every call (a seal rotation changes it; announcements
+ * are built rarely): named in `service_meta`, or created when none is and the master key is there;
+ * null otherwise.
+ */
+function currentSealFingerprint(deps: KeyAnnouncementsDeps): () => Generator<unknown, Uint8Array | null, unknown> {
+  const { keys, signer, clock } = deps;
+  return function* () {
+    const named = yield* settled(keys.read(namedSealFingerprint));
+    if (named !== null) return named;
+    if (!signer.canSign) return null;
+    return (yield* settled(sealKeyOf(keys, signer, clock))).fingerprint;
+  };
+}
+
+/** What a person's announcement needs: a read operation. Undefined: no such person, or no key. */
+function personKey(personId: string): Body<{ orgId: string; domain: string | null; key: Buffer; algorithm: string; replaces: Buffer | null } | undefined> {
+  return function* (db, t) {
+    const [p] = yield* q(
+      db
+        .select({ orgId: t.persons.orgId, domain: t.organisations.domain, key: t.persons.keyFingerprint, algorithm: t.signingKeys.algorithm, replaces: t.signingKeys.replaces })
+        .from(t.persons)
+        .innerJoin(t.organisations, eq(t.organisations.id, t.persons.orgId))
+        .innerJoin(t.signingKeys, eq(t.signingKeys.fingerprint, t.persons.keyFingerprint))
+        .where(eq(t.persons.id, personId)),
+    );
+    return p === undefined || p.key === null ? undefined : { ...p, key: p.key };
+  };
+}
+
+/** A person's key announcement with the current seal key, or null when it cannot be built (see the module comment). */
+export function createPersonKeyAnnouncements(deps: KeyAnnouncementsDeps): (personId: string) => Maybe<PersonKeyAnnouncement | null> {
+  const sealKeyFingerprint = currentSealFingerprint(deps);
+  function* announcement(personId: string): Generator<unknown, PersonKeyAnnouncement | null, unknown> {
+    const person = yield* settled(deps.keys.read(personKey(personId)));
+    if (person === undefined) return null;
+    const seal = yield* sealKeyFingerprint();
+    if (seal === null) return null;
+    const keyFingerprint = new Uint8Array(person.key);
+    return {
+      orgId: person.orgId,
+      keyFingerprint,
+      sealFingerprint: seal,
+      message: encodePersonKeyAnnouncementMessage({
+        orgId: person.orgId,
+        personId,
+        domain: person.domain,
+        algorithm: person.algorithm,
+        keyFingerprint,
+        replaces: person.replaces === null ? null : new Uint8Array(person.replaces),
+        sealKeyFingerprint: seal,
+      }),
+    };
+  }
+  return (personId) => runMaybe(announcement(personId));
 }

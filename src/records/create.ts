@@ -19,7 +19,7 @@ import type { Clock } from "../lib/clock.ts";
 import { DomainError } from "../lib/errors.ts";
 import { pendingMessage } from "../anchoring/queue.ts";
 import { toRecordRow, type RecordRow } from "../storage/record-row.ts";
-import { ACTIVE_ORG_RECORD, INSERT_RECORD, ORG_FOR_CREATE, ORG_SIGNING_KEY, ORG_SUSPENDED } from "../storage/statements.ts";
+import { ACTIVE_ORG_RECORD, CURRENT_SEAL_KEY, INSERT_RECORD, ORG_FOR_CREATE, ORG_SIGNING_KEY, ORG_SUSPENDED } from "../storage/statements.ts";
 import { changes, firstRow, q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import type { RecordLedger } from "./ledger.ts";
 import { encodeCreationMessage } from "./messages.ts";
@@ -101,10 +101,10 @@ export function* orgForCreate(orgId: string): Op<{ topicId: string | null; syste
   return { topicId: org.topic_id, systemKeyFingerprint: org.system_key_fingerprint, suspended: org.suspended !== 0 };
 }
 
-/** Thrown inside a record's write when the organisation's key was rotated since it was signed: the record is signed again. */
-class KeyRotatedMeanwhile extends Error {
+/** Thrown inside a record's write when the organisation's key or the seal key was rotated since it was signed: the record is signed again. */
+export class KeyRotatedMeanwhile extends Error {
   constructor() {
-    super("the organisation's key was rotated while the record was signed, three times in a row");
+    super("the organisation's key or the seal key was rotated while the record was signed, three times in a row");
   }
 }
 
@@ -115,7 +115,7 @@ function* refuseIfKeyRotated(orgId: string, signer: Uint8Array): Op<void> {
 }
 
 /** A rotation between signing and writing is rare; two in a row rarer still, and a third is an error. */
-const SIGNING_ROUNDS = 3;
+export const SIGNING_ROUNDS = 3;
 
 /** Under the write lock: an administrator's suspension committed meanwhile wins. */
 export function* refuseIfSuspended(orgId: string): Op<void> {
@@ -132,6 +132,8 @@ export interface SealingDeps {
 /** The record signatures of one records service, with the keys it holds (the seal key, the signers' keys). */
 export function recordSealing(deps: SealingDeps) {
   const { store, signer, clock, ledger } = deps;
+  // The seal key as last read; a seal rotation (seal-rotation.ts) replaces it, which every
+  // record's write notices (`refuseIfSealRotated`): the key is then read again.
   let sealKey: StoredKey | null = null;
   // Key rows never change (a record names its keys by fingerprint forever), so caching is safe.
   const heldKeys = new Map<string, StoredKey>();
@@ -172,7 +174,19 @@ export function recordSealing(deps: SealingDeps) {
     return { signerKey, seal, signature, sealSignature, message };
   }
 
-  return { signAndSeal };
+  /**
+   * Under the write lock: the installation's seal key is still `seal` (CURRENT_SEAL_KEY);
+   * otherwise the held seal key is dropped and the write undone (KeyRotatedMeanwhile: the caller
+   * signs again), so that no record sealed with a replaced seal key is written after its rotation.
+   */
+  function* refuseIfSealRotated(seal: Uint8Array): Op<void> {
+    const current = (yield* q(firstRow(CURRENT_SEAL_KEY)))?.value;
+    if (current === Buffer.from(seal).toString("hex")) return;
+    sealKey = null;
+    throw new KeyRotatedMeanwhile();
+  }
+
+  return { signAndSeal, refuseIfSealRotated };
 }
 
 export type RecordSealing = ReturnType<typeof recordSealing>;
@@ -240,6 +254,7 @@ export function orgSignedCreation(deps: CreationDeps) {
     return await writes.write(function* (tx, t) {
       yield* refuseIfSuspended(orgId);
       yield* refuseIfKeyRotated(orgId, signerKey.fingerprint);
+      yield* sealing.refuseIfSealRotated(seal.fingerprint);
       const winner = yield* activeRecord(orgId, docHash);
       if (winner !== undefined) return { created: false, row: winner };
       const row = pendingRow({

@@ -7,7 +7,7 @@ import { DomainError } from "../lib/errors.ts";
 import { toRecordRow, type RecordRow } from "../storage/record-row.ts";
 import { ACTIVE_PERSON_RECORD } from "../storage/statements.ts";
 import { firstRow, q, type Op, type StoreDb, type Tables } from "../storage/store.ts";
-import { assertMayCreateRecords, insertNew, orgForCreate, pendingRow, refuseIfSuspended, TOPIC_RETRY_SECONDS, type CreationDeps } from "./create.ts";
+import { assertMayCreateRecords, insertNew, KeyRotatedMeanwhile, orgForCreate, pendingRow, refuseIfSuspended, SIGNING_ROUNDS, TOPIC_RETRY_SECONDS, type CreationDeps } from "./create.ts";
 import type { RecordView } from "./views.ts";
 
 /** The person's active record for the hash. */
@@ -42,19 +42,35 @@ export interface PersonSignedInput {
 export function personSignedCreation(deps: CreationDeps) {
   const { store, writes, clock, ledger, sealing, view } = deps;
   return async function createPersonSigned(input: PersonSignedInput): Promise<{ created: boolean; record: RecordView }> {
-    const { orgId, recordId, docHash, signedAtMs } = input;
+    const { orgId, docHash } = input;
     const personKey = Buffer.from(input.personKey);
     const org = await store.read(() => orgForCreate(orgId));
     assertMayCreateRecords(org);
     const active = () => activePersonRecord(orgId, docHash, personKey);
     if (org.topicId === null) throw new DomainError("SERVICE_UNAVAILABLE", "Your organisation's ledger topic is being created; retry shortly.", undefined, TOPIC_RETRY_SECONDS);
     const topicId = org.topicId;
+    for (let round = 1; ; round++) {
+      try {
+        const result = await signAndWrite(input, topicId, active);
+        if (result.created) ledger.wake();
+        return { created: result.created, record: view(result.row) };
+      } catch (e) {
+        // A seal rotation between sealing and writing: sealed again with the new seal key.
+        if (!(e instanceof KeyRotatedMeanwhile) || round === SIGNING_ROUNDS) throw e;
+      }
+    }
+  };
+
+  async function signAndWrite(input: PersonSignedInput, topicId: string, active: () => Op<RecordRow | undefined>) {
+    const { orgId, recordId, docHash, signedAtMs } = input;
+    const personKey = Buffer.from(input.personKey);
     const { seal, signature, sealSignature, message } = await sealing.signAndSeal(personKey, recordId, docHash, signedAtMs);
     const reserved = ledger.newTransactionId();
     const now = clock.now();
-    const result = await writes.write(function* (tx, t) {
+    return await writes.write(function* (tx, t) {
       if (input.claim !== undefined) yield* input.claim(tx, t);
       yield* refuseIfSuspended(orgId);
+      yield* sealing.refuseIfSealRotated(seal.fingerprint);
       const winner = yield* active();
       if (winner !== undefined) return { created: false, row: winner };
       const row = pendingRow({
@@ -76,7 +92,5 @@ export function personSignedCreation(deps: CreationDeps) {
       });
       return yield* insertNew(tx, t, row, reserved, message, active, personKey);
     });
-    if (result.created) ledger.wake();
-    return { created: result.created, record: view(result.row) };
-  };
+  }
 }

@@ -111,6 +111,8 @@ export const ledgerTransactions = pgTable(
     message: bytes("message"),
     keyFingerprint: bytes("key_fingerprint"),
     announcementGeneration: bigint("announcement_generation", { mode: "number" }).notNull().default(0),
+    /** As schema.ts: a `key_announcement`'s seal key. */
+    sealFingerprint: bytes("seal_fingerprint"),
     signedBytes: bytes("signed_bytes"),
     validStartMs: bigint("valid_start_ms", { mode: "number" }).notNull(),
     validSeconds: bigint("valid_seconds", { mode: "number" }).notNull(),

@@ -171,6 +171,11 @@ export const ledgerTransactions = sqliteTable(
      * announced again, once, for each generation (a changed domain or name). 0 for every other row.
      */
     announcementGeneration: integer("announcement_generation").notNull().default(0),
+    /**
+     * A `key_announcement`'s seal key (its message's `sealKeyFingerprint`), null for other rows: a
+     * record message waits for its (signer, seal) pair's (docs/anchoring.md "Key announcements").
+     */
+    sealFingerprint: blob("seal_fingerprint", { mode: "buffer" }),
     /** The signed transaction as submitted; stored before the first submission. */
     signedBytes: blob("signed_bytes", { mode: "buffer" }),
     validStartMs: integer("valid_start_ms").notNull(),

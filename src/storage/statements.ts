@@ -100,6 +100,18 @@ export const ORG_SIGNING_KEY = statement<{ system_key_fingerprint: Uint8Array },
 });
 
 /**
+ * The seal key `service_meta` names (records/seal-key.ts `SEAL_KEY_META`), read again in the write
+ * of every record: a record sealed with a key a seal rotation has replaced meanwhile is sealed
+ * again with the new one. On PostgreSQL under a share lock, so that the rotation's update of the
+ * row waits for the record's commit (or the record reads the new key).
+ */
+export const CURRENT_SEAL_KEY = statement<{ value: string }, []>({
+  name: "current seal key",
+  sqlite: "SELECT value FROM service_meta WHERE key = 'seal_key_fingerprint'",
+  postgres: "SELECT value FROM service_meta WHERE key = 'seal_key_fingerprint' FOR SHARE",
+});
+
+/**
  * Inserts a new record unless an active one for its organisation (or person) and hash exists by
  * now (records_one_active): it then changes no row, and nothing was written.
  */
@@ -220,11 +232,17 @@ export const PASSKEYS_OF_PERSON = statement<PasskeyRow, [personId: string]>({
   postgres: "SELECT credential_id, person_id, public_key, counter::float8 AS counter, transports FROM passkeys WHERE person_id = $1 ORDER BY created_at",
 });
 
-export const SIGNED_IN_PERSON = statement<{ id: string; name: string; org_id: string; suspended: number; key_fingerprint: Uint8Array | null; organisation: string }, [personId: string]>({
+/** `key_compromised`: 1 when the person's key was declared compromised (persons/person-keys.ts). */
+export const SIGNED_IN_PERSON = statement<
+  { id: string; name: string; org_id: string; suspended: number; key_fingerprint: Uint8Array | null; organisation: string; key_compromised: number },
+  [personId: string]
+>({
   name: "signed-in person",
-  sqlite: `SELECT p.id, p.name, p.org_id, p.suspended, p.key_fingerprint, o.name AS organisation
+  sqlite: `SELECT p.id, p.name, p.org_id, p.suspended, p.key_fingerprint, o.name AS organisation,
+              EXISTS (SELECT 1 FROM signing_keys k WHERE k.fingerprint = p.key_fingerprint AND k.compromised_at IS NOT NULL) AS key_compromised
        FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = ?`,
-  postgres: `SELECT p.id, p.name, p.org_id, p.suspended::int AS suspended, p.key_fingerprint, o.name AS organisation
+  postgres: `SELECT p.id, p.name, p.org_id, p.suspended::int AS suspended, p.key_fingerprint, o.name AS organisation,
+              EXISTS (SELECT 1 FROM signing_keys k WHERE k.fingerprint = p.key_fingerprint AND k.compromised_at IS NOT NULL)::int AS key_compromised
        FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = $1`,
 });
 

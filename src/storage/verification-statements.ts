@@ -163,11 +163,17 @@ export const ORG_STANDING = statement<{ name: string; suspended: number }, [orgI
   postgres: "SELECT name, suspended::int AS suspended FROM organisations WHERE id = $1",
 });
 
-/** A person-signed record's standing is its signer's (docs/verification.md "Disclosure tiers"), by the key it was signed with. */
+/**
+ * A person-signed record's standing is its signer's (docs/verification.md "Disclosure tiers"), by
+ * the key it was signed with: the person who holds it now, or whose key it was (purpose
+ * `person:<id>`) before they re-enrolled with another.
+ */
 export const PERSON_SUSPENDED = statement<{ suspended: number }, [keyFingerprint: Uint8Array]>({
   name: "person standing",
-  sqlite: "SELECT suspended FROM persons WHERE key_fingerprint = ?",
-  postgres: "SELECT suspended::int AS suspended FROM persons WHERE key_fingerprint = $1",
+  sqlite: `SELECT suspended FROM persons WHERE key_fingerprint = ?1
+    UNION ALL SELECT p.suspended FROM signing_keys k JOIN persons p ON k.purpose = 'person:' || p.id WHERE k.fingerprint = ?1 LIMIT 1`,
+  postgres: `SELECT suspended::int AS suspended FROM persons WHERE key_fingerprint = $1
+    UNION ALL SELECT p.suspended::int FROM signing_keys k JOIN persons p ON k.purpose = 'person:' || p.id WHERE k.fingerprint = $1 LIMIT 1`,
 });
 
 /**
@@ -191,7 +197,7 @@ export const KEY_BY_FINGERPRINT = statement<{ algorithm: string; public_key: Uin
 /**
  * In one read, what checking and shaping some records needs that is not in memory: signing keys
  * by fingerprint (`k`: `text` the algorithm, `bytes` the public key), organisations by id (`o`:
- * `text` the name), persons by key fingerprint (`p`); `ref` is the fingerprint in lower-case hex
+ * `text` the name), persons by any of their keys' fingerprints (`p`); `ref` is the fingerprint in lower-case hex
  * or the organisation's id. Each parameter is a JSON array: fingerprints in hex, ids as text.
  */
 export interface ContextRow {
@@ -208,14 +214,20 @@ export const VERIFY_CONTEXT = statement<ContextRow, [keysJson: string, orgsJson:
     UNION ALL
     SELECT 'o', id, name, NULL, suspended FROM organisations WHERE id IN (SELECT value FROM json_each(?2))
     UNION ALL
-    SELECT 'p', lower(hex(key_fingerprint)), NULL, NULL, suspended FROM persons WHERE key_fingerprint IN (SELECT unhex(value) FROM json_each(?3))`,
+    SELECT 'p', lower(hex(key_fingerprint)), NULL, NULL, suspended FROM persons WHERE key_fingerprint IN (SELECT unhex(value) FROM json_each(?3))
+    UNION
+    SELECT 'p', lower(hex(k.fingerprint)), NULL, NULL, p.suspended FROM signing_keys k JOIN persons p ON k.purpose = 'person:' || p.id
+     WHERE k.fingerprint IN (SELECT unhex(value) FROM json_each(?3))`,
   postgres: `SELECT 'k' AS kind, encode(fingerprint, 'hex') AS ref, algorithm AS text, public_key AS bytes, NULL::int AS suspended
       FROM signing_keys WHERE fingerprint = ANY(ARRAY(SELECT decode(jsonb_array_elements_text($1::text::jsonb), 'hex')))
     UNION ALL
     SELECT 'o', id, name, NULL::bytea, suspended::int FROM organisations WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($2::text::jsonb)))
     UNION ALL
     SELECT 'p', encode(key_fingerprint, 'hex'), NULL, NULL::bytea, suspended::int FROM persons
-     WHERE key_fingerprint = ANY(ARRAY(SELECT decode(jsonb_array_elements_text($3::text::jsonb), 'hex')))`,
+     WHERE key_fingerprint = ANY(ARRAY(SELECT decode(jsonb_array_elements_text($3::text::jsonb), 'hex')))
+    UNION
+    SELECT 'p', encode(k.fingerprint, 'hex'), NULL, NULL::bytea, p.suspended::int FROM signing_keys k JOIN persons p ON k.purpose = 'person:' || p.id
+     WHERE k.fingerprint = ANY(ARRAY(SELECT decode(jsonb_array_elements_text($3::text::jsonb), 'hex')))`,
 });
 
 // ---- the verification log ----------------------------------------------------------------------

@@ -100,6 +100,7 @@ async function setup(engine: StoreEngine, stores?: [Store, Store]) {
   const announcement = (key: Uint8Array = org.systemKey.fingerprint, generation = 0): KeyAnnouncement => ({
     keyFingerprint: key,
     generation,
+    sealFingerprint: fixture.seal.fingerprint,
     message: new TextEncoder().encode(`{"v":1,"type":"key","n":"${Bun.randomUUIDv7()}"}`),
   });
 
@@ -627,10 +628,10 @@ for (const engine of ENGINES) {
       });
 
       test("a message of 0 or more than 1024 bytes is refused before anything is written", async () => {
-        const { journal, orgId, org, setTopic, announcements } = await setup(engine);
+        const { journal, orgId, org, setTopic, announcements, fixture } = await setup(engine);
         await setTopic(TOPIC);
         for (const size of [0, 1025]) {
-          const queued = Promise.resolve().then(() => journal.queueAnnouncement(orgId, { keyFingerprint: org.systemKey.fingerprint, generation: 0, message: new Uint8Array(size) }));
+          const queued = Promise.resolve().then(() => journal.queueAnnouncement(orgId, { keyFingerprint: org.systemKey.fingerprint, generation: 0, sealFingerprint: fixture.seal.fingerprint, message: new Uint8Array(size) }));
           await expect(queued).rejects.toThrow("1 to 1024 bytes");
         }
         expect(await announcements()).toEqual([]);
@@ -753,7 +754,7 @@ for (const engine of ENGINES) {
       });
 
       test("gating of a person's record: its message waits for the announcement of the person's key, not the organisation's", async () => {
-        const { store, journal, orgId, row, setTopic, announcement, queueRecord, otherKey, ids, clock, dueIds } = await setup(engine);
+        const { store, journal, orgId, row, setTopic, announcement, queueRecord, otherKey, ids, clock, dueIds, fixture } = await setup(engine);
         await setTopic(TOPIC);
         const ann = (await journal.queueAnnouncement(orgId, announcement()))!.transactionId;
         await journal.grouped.toAnchoredMessage(await row(ann), { ...CONFIRMED, sequenceNumber: 1 });
@@ -764,7 +765,7 @@ for (const engine of ENGINES) {
         expect(await journal.nextDueAt()).toBe(clock.now() + WAITING_RECHECK_MS);
         const personal = ids();
         const now = clock.now();
-        await store.write((tx, t) => pendingPersonKeyAnnouncement(tx, t, { ...personal, orgId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1,"type":"person_key"}'), keyFingerprint: personKey, now }));
+        await store.write((tx, t) => pendingPersonKeyAnnouncement(tx, t, { ...personal, orgId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1,"type":"person_key"}'), keyFingerprint: personKey, sealFingerprint: fixture.seal.fingerprint, now }));
         expect(await dueIds()).toEqual([personal.transactionId]);
         await journal.grouped.toAnchoredMessage(await row(personal.transactionId), { ...CONFIRMED, sequenceNumber: 2 });
         expect(await dueIds()).toEqual([rec]);

@@ -15,6 +15,7 @@ import { manualClock } from "../../src/lib/clock.ts";
 import { KeyLifecycleRefused } from "../../src/keys/org-keys.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
+import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { journalDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
@@ -45,6 +46,8 @@ async function setup(engine: (typeof ENGINES)[number]) {
   const store = await engine.open();
   const clock = manualClock(Date.UTC(2026, 0, 1));
   const fixture = await createStoreRecordsFixture({ store, signer, clock });
+  // The fixture's seal key is the installation's: announcements name the key records are sealed with.
+  await store.write((tx, t) => q(tx.insert(t.serviceMeta).values({ key: SEAL_KEY_META, value: hex(fixture.seal.fingerprint) })));
   const ids = createTransactionIds({ clock, operator: "0.0.2", validSeconds: 30, backdateMs: 0, lastValidStartNs: 0n });
   if (store.engine === "postgres") await store.write((tx) => q(tx.execute(sql`UPDATE anchor_leader SET epoch = 1, node = 'test' WHERE id = 1`)));
   const journal: Journal = journalDrivers(store, { epoch: () => 1 }).journal(journalRules(clock, ids));

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { listAudit } from "../../src/keys/audit.ts";
 import { createEnrolments, createPersons, ENROLMENT_TTL_MS, EnrolmentTokenError, tokenDigest, type EnrolmentRefusal, type Enrolments, type Persons } from "../../src/persons/persons.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { persons as personsTable } from "../../src/storage/schema.ts";
+import { organisations as organisationsTable, persons as personsTable } from "../../src/storage/schema.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
 import { verificationDrivers } from "../support/drivers.ts";
 import { cleanup } from "../support/env.ts";
@@ -212,7 +212,7 @@ describe("enrolment links and redeemEnrolment", () => {
     expect((await listAudit(fx.store, 1000)).filter((a) => a.subjectId === person.id).map((a) => a.action)).toEqual(["person.link", "person.link", "person.add"]);
   });
 
-  test("a suspended person's link refuses as suspended; no new link for a suspended or enrolled person; unknown person NOT_FOUND", async () => {
+  test("a suspended person's link refuses as suspended; no new link for a suspended person; an enrolled person's older link is spent, a new one re-enrols; unknown person NOT_FOUND", async () => {
     const { person, link } = await persons.add({ ...valid(), name: "Ivan" }, "admin");
     await persons.suspend(person.id, "admin");
     expect(await refusal(() => enrolments.redeemEnrolment(tokenOf(link.enrolUrl), fx.clock.now()))).toBe("suspended");
@@ -221,9 +221,36 @@ describe("enrolment links and redeemEnrolment", () => {
 
     const { person: enrolled, link: spare } = await persons.add({ ...valid(), name: "Jo" }, "admin");
     fx.db.update(personsTable).set({ enrolledAt: fx.clock.now() }).where(eq(personsTable.id, enrolled.id)).run();
-    await expect(persons.issueLink(enrolled.id, "admin")).rejects.toThrow(new DomainError("FORBIDDEN", `Person ${enrolled.id} has already enrolled.`));
     expect(await refusal(() => enrolments.redeemEnrolment(tokenOf(spare.enrolUrl), fx.clock.now()))).toBe("used");
+    fx.clock.advance(1);
+    const reenrol = await persons.issueLink(enrolled.id, "admin");
+    expect((await enrolments.redeemEnrolment(tokenOf(reenrol.enrolUrl), fx.clock.now())).id).toBe(enrolled.id);
     await expect(persons.issueLink("nope", "admin")).rejects.toThrow(new DomainError("NOT_FOUND", "No person nope."));
+  });
+});
+
+describe("re-enrolment links", () => {
+  test("refused (FORBIDDEN), nothing issued, while the person's key is not yet announced on their organisation's topic; issued once it is", async () => {
+    const org = await fx.createOrg("Topical Ltd");
+    fx.db.update(organisationsTable).set({ topicId: "0.0.4242" }).where(eq(organisationsTable.id, org.id)).run();
+    const { person } = await persons.add({ ...valid(), orgId: org.id, name: "Rex Reenrol" }, "admin");
+    const key = fx.createPerson();
+    fx.db.$client.query("UPDATE signing_keys SET purpose = ? WHERE fingerprint = ?").run(`person:${person.id}`, key.fingerprint);
+    fx.db.update(personsTable).set({ keyFingerprint: Buffer.from(key.fingerprint), enrolledAt: fx.clock.now() }).where(eq(personsTable.id, person.id)).run();
+    const links = () => enrolmentRows().filter((r) => r.person_id === person.id).length;
+    const before = links();
+    await expect(persons.issueLink(person.id, "admin")).rejects.toThrow(/is not announced on the ledger yet/);
+    expect(links()).toBe(before);
+    const seal = fx.db.$client.query("SELECT fingerprint FROM signing_keys WHERE purpose = 'service-seal' AND retired_at IS NULL").get() as { fingerprint: Uint8Array };
+    fx.db.$client
+      .query(
+        `INSERT INTO ledger_transactions (transaction_id, kind, org_id, topic_id, message, key_fingerprint, seal_fingerprint, valid_start_ms, valid_seconds, state, next_attempt_at, created_at, updated_at)
+         VALUES ('0.0.2@1.1', 'key_announcement', ?, '0.0.4242', x'7b7d', ?, ?, 1, 30, 'anchored', 1, 1, 1)`,
+      )
+      .run(org.id, key.fingerprint, seal.fingerprint);
+    fx.clock.advance(1);
+    expect((await persons.issueLink(person.id, "admin")).personId).toBe(person.id);
+    expect(links()).toBe(before + 1);
   });
 });
 

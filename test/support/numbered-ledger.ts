@@ -43,6 +43,7 @@ export async function anchoredKeyAnnouncement(store: Store, deps: { readonly org
         topicId,
         message: Buffer.from(announcement.message),
         keyFingerprint: Buffer.from(announcement.keyFingerprint),
+        sealFingerprint: Buffer.from(announcement.sealFingerprint),
         validStartMs: 1_768_469_399_000,
         validSeconds: 120,
         state: "anchored",

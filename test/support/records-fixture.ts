@@ -273,6 +273,8 @@ export interface StoreRecordsFixture {
   readonly signer: Signer;
   readonly clock: ReturnType<typeof manualClock>;
   readonly orgs: Organisations;
+  /** The seal key every record is sealed with. */
+  readonly seal: GeneratedKey;
   createOrg(name: string, flags?: Partial<OrgFlags>): Promise<FixtureOrg>;
   createPerson(): Promise<PersonKey>;
   addOrgRecord(org: FixtureOrg, options: RecordOptions): Promise<string>;
@@ -303,6 +305,7 @@ export async function createStoreRecordsFixture(options: { store: Store; signer:
     signer,
     clock,
     orgs,
+    seal,
     async createOrg(name, flags = {}) {
       const { id } = await orgs.create({ name, ...flags }, "test");
       return store.read(function* (db, t) {

@@ -19,6 +19,7 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
 const ORG_KEY = bytes(32, 1);
 const PERSON_KEY = bytes(32, 2);
+const OLD_PERSON_KEY = bytes(32, 7);
 const SEAL_KEY = bytes(32, 3);
 const UNKNOWN_KEY = bytes(32, 9);
 const ORG = "org-acme";
@@ -93,8 +94,11 @@ for (const engine of engines) {
       reads = verificationDrivers(store).reads;
       await store.write(function* (tx, t) {
         for (const [fingerprint, algorithm] of [[ORG_KEY, "ml-dsa-65"], [PERSON_KEY, "ml-dsa-65"], [SEAL_KEY, "ml-dsa-65"]] as const) {
-          yield* q(tx.insert(t.signingKeys).values({ fingerprint, algorithm, publicKey: bytes(1952, fingerprint[0]!), purpose: "test", createdAt: 1 }));
+          // A person's key is stored with purpose person:<id>, as enrolment stores it.
+          yield* q(tx.insert(t.signingKeys).values({ fingerprint, algorithm, publicKey: bytes(1952, fingerprint[0]!), purpose: fingerprint === PERSON_KEY ? "person:person-alice" : "test", createdAt: 1 }));
         }
+        // Alice's key before she re-enrolled: her standing still applies to what it signed.
+        yield* q(tx.insert(t.signingKeys).values({ fingerprint: OLD_PERSON_KEY, algorithm: "ml-dsa-65", publicKey: bytes(1952, 9), purpose: "person:person-alice", createdAt: 1, retiredAt: 2 }));
         yield* q(tx.insert(t.organisations).values({ id: ORG, name: "Acme Certification Ltd", createdAt: 1, systemKeyFingerprint: ORG_KEY }));
         yield* q(tx.insert(t.organisations).values({ id: "org-suspended", name: "Suspended Ltd", suspended: true, createdAt: 1, systemKeyFingerprint: ORG_KEY }));
         yield* q(tx.insert(t.persons).values({ id: "person-alice", orgId: ORG, name: "Alice", email: "alice@example.org", identityEvidence: "passport", suspended: true, keyFingerprint: PERSON_KEY, createdAt: 1 }));
@@ -227,12 +231,12 @@ for (const engine of engines) {
     });
 
     test("context: the key rows, organisations and persons asked for that exist, by lower-case hex or id; the rest absent", async () => {
-      const found = await reads.context({ keys: [hex(ORG_KEY), hex(SEAL_KEY), hex(UNKNOWN_KEY)], orgs: [ORG, "org-suspended", "org-missing"], persons: [hex(PERSON_KEY), hex(ORG_KEY)] });
+      const found = await reads.context({ keys: [hex(ORG_KEY), hex(SEAL_KEY), hex(UNKNOWN_KEY)], orgs: [ORG, "org-suspended", "org-missing"], persons: [hex(PERSON_KEY), hex(OLD_PERSON_KEY), hex(ORG_KEY)] });
       expect([...found.keys.keys()].sort()).toEqual([hex(ORG_KEY), hex(SEAL_KEY)].sort());
       expect(found.keys.get(hex(ORG_KEY))!.algorithm).toBe("ml-dsa-65");
       expect(Buffer.from(found.keys.get(hex(SEAL_KEY))!.public_key).equals(bytes(1952, 3))).toBe(true);
       expect(found.orgs).toEqual(new Map([[ORG, { name: "Acme Certification Ltd", suspended: 0 }], ["org-suspended", { name: "Suspended Ltd", suspended: 1 }]]));
-      expect(found.persons).toEqual(new Map([[hex(PERSON_KEY), true]]));
+      expect(found.persons).toEqual(new Map([[hex(PERSON_KEY), true], [hex(OLD_PERSON_KEY), true]]));
       const none = await reads.context({ keys: [], orgs: [], persons: [] });
       expect([none.keys.size, none.orgs.size, none.persons.size]).toEqual([0, 0, 0]);
     });

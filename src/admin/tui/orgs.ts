@@ -5,9 +5,12 @@
  * which writes the audit row in the same transaction. A switch that takes something away (API
  * access or add-on off, validation off, suspension on) asks first, and so does every change of
  * domain or name (the key is announced on the ledger again); nothing changes when the person
- * cancels.
+ * cancels. The system key: shown with its predecessor and any compromise, rotated or declared
+ * compromised (key-screens.ts).
  */
+import { isExpired } from "../../keys/api-keys.ts";
 import { NameTakenError, parseOrgDomain, validateOrgName, type OrgFlags, type Organisation } from "../../keys/organisations.ts";
+import { declareOrgKeyCompromised, keyLines, rotateOrgKey } from "./key-screens.ts";
 import { BACK, cut, describeError, onOff, time, validateWith, type Ctx } from "./ui.ts";
 import { mintKey, keysScreen } from "./keys.ts";
 
@@ -125,7 +128,12 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
       return ui.flash("error", describeError(e));
     }
     const keys = await core.apiKeys.list({ orgId: id });
-    const active = keys.filter((k) => k.revokedAt === null).length;
+    const now = core.clock.now();
+    // An expired key is refused like a revoked one: not active.
+    const revoked = keys.filter((k) => k.revokedAt !== null).length;
+    const expired = keys.filter((k) => k.revokedAt === null && isExpired(k, now)).length;
+    const active = keys.length - revoked - expired;
+    const systemKeys = await core.organisations.keys(id);
     ui.screen(`Organisations › ${cut(org.name, 40)}`);
     ui.note(
       [
@@ -135,7 +143,8 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
         ...FLAGS.map((f) => `${f.short.padEnd(13)} ${onOff(org[f.key])}`),
         `domain        ${org.domain ?? "-"}`,
         `ledger topic  ${org.topicId ?? (org.addon ? "not yet created (the running service creates it)" : "-")}`,
-        `API keys      ${active} active, ${keys.length - active} revoked`,
+        `API keys      ${active} active, ${expired} expired, ${revoked} revoked`,
+        ...keyLines(systemKeys),
       ].join("\n"),
       org.name,
     );
@@ -147,11 +156,21 @@ export async function organisationScreen(ctx: Ctx, id: string): Promise<void> {
         label: org.domain === null ? "Domain: none → set one" : `Domain: ${org.domain} → change or clear`,
         hint: "announced on its ledger topic with its key",
       },
+      { value: "+rotate", label: "Rotate the system key", hint: "a new key signs its records from now on" },
+      { value: "+compromised", label: "Declare a system key compromised", hint: "what it signed since a time you give verifies as revoked" },
       { value: "+mint", label: "Mint an API key for this organisation" },
       { value: "+keys", label: `Keys of this organisation (${keys.length})` },
       { value: "+back", label: "← Back" },
     ]);
     if (choice === BACK || choice === "+back") return;
+    if (choice === "+rotate") {
+      await rotateOrgKey(ctx, org);
+      continue;
+    }
+    if (choice === "+compromised") {
+      await declareOrgKeyCompromised(ctx, org);
+      continue;
+    }
     if (choice === "+mint") {
       await mintKey(ctx, id);
       continue;

@@ -1,13 +1,16 @@
 /**
- * Persons (docs/admin.md "Persons"): list, add (the enrolment link shown once), suspend, and a new
- * link for a person not yet enrolled. Every change goes through the persons capability, which
+ * Persons (docs/admin.md "Persons"): list, add (the enrolment link shown once), suspend, a new
+ * link (for an enrolled person a re-enrolment link, which replaces their key), their key shown with
+ * its predecessor and any compromise, and a key declared compromised (key-screens.ts). Every change goes through the persons capability, which
  * writes the audit row in the same transaction. The link exists only in the screen that shows it,
  * as a minted API key does (keys.ts): never logged, never in a flash message, cleared once the
  * administrator says it is copied.
  */
 import { validateOrgName } from "../../keys/organisations.ts";
 import { createPersons, validateEmail, validateIdentityEvidence, type EnrolmentLink, type Person, type Persons } from "../../persons/persons.ts";
+import { createPersonKeys } from "../../persons/person-keys.ts";
 import { enrolmentBase, type EnrolmentBase } from "../enrolment-url.ts";
+import { declarePersonKeyCompromised, keyLines } from "./key-screens.ts";
 import { BACK, cut, describeError, time, validateWith, type Ctx } from "./ui.ts";
 
 /** `publicUrl`: the base of enrolment links, asked for when one is made (serve may have started or stopped since the UI did). */
@@ -82,6 +85,7 @@ async function personScreen(ctx: Ctx, id: string): Promise<void> {
     } catch (e) {
       return ui.flash("error", describeError(e));
     }
+    const keys = await createPersonKeys({ store: ctx.core.store, clock: ctx.core.clock }).keys(id);
     ui.screen(`Persons › ${cut(p.name, 40)}`);
     ui.note(
       [
@@ -93,15 +97,27 @@ async function personScreen(ctx: Ctx, id: string): Promise<void> {
         `created       ${time(p.createdAt)}`,
         `enrolled      ${time(p.enrolledAt)}`,
         `suspended     ${p.suspended ? "yes" : "no"}`,
+        ...keyLines(keys),
       ].join("\n"),
       p.name,
     );
     const choice = await ui.select("What now?", [
-      ...(p.enrolledAt === null && !p.suspended ? [{ value: "link", label: "New enrolment link", hint: "older unused links stop working" }] : []),
+      ...(p.suspended
+        ? []
+        : [
+            p.enrolledAt === null
+              ? { value: "link", label: "New enrolment link", hint: "older unused links stop working" }
+              : { value: "link", label: "Re-enrolment link", hint: "a new passkey and key replace theirs when they use it" },
+          ]),
+      ...(keys.some((k) => k.compromise === null) ? [{ value: "compromised", label: "Declare their key compromised", hint: "what it signed since a time you give verifies as revoked" }] : []),
       ...(!p.suspended ? [{ value: "suspend", label: "Suspend this person", hint: "cannot enrol or sign; their records verify as suspended" }] : []),
       { value: "+back", label: "← Back" },
     ]);
     if (choice === BACK || choice === "+back") return;
+    if (choice === "compromised") {
+      await declarePersonKeyCompromised(ctx, p, keys);
+      continue;
+    }
     if (choice === "link") {
       try {
         const base = enrolmentBase(ctx.core.config);

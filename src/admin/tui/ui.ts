@@ -14,7 +14,7 @@
 import * as p from "@clack/prompts";
 import { emitKeypressEvents } from "node:readline";
 import type { Core } from "../../app/core.ts";
-import { DomainError } from "../../lib/errors.ts";
+import { DomainError, OpsError } from "../../lib/errors.ts";
 
 /** What every screen works with. */
 export interface Ctx {
@@ -126,7 +126,8 @@ export function createUi(io: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStr
 
 /** A refusal from a service, as one line for the person (DomainError messages are safe to show). */
 export function describeError(e: unknown): string {
-  if (e instanceof DomainError) return e.message;
+  // An operation refused (a key rotation under way): its message says why and what to do.
+  if (e instanceof DomainError || e instanceof OpsError) return e.message;
   return `Failed: ${e instanceof Error ? e.message : String(e)}`;
 }
 

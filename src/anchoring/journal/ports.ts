@@ -59,9 +59,9 @@ import type { Maybe } from "../../lib/maybe.ts";
 import type { ledgerTransactions } from "../../storage/schema.ts";
 import type { QueueCounts } from "../back-pressure.ts";
 import type { NewTransaction } from "../transaction-ids.ts";
-import type { CompromisedKey, KeyAnnouncement } from "../types.ts";
+import type { CompromisedKey, KeyAnnouncement, PersonKeyAnnouncement } from "../types.ts";
 
-export type { CompromisedKey, KeyAnnouncement, NewTransaction, QueueCounts };
+export type { CompromisedKey, KeyAnnouncement, NewTransaction, PersonKeyAnnouncement, QueueCounts };
 
 export type LedgerTransactionRow = typeof ledgerTransactions.$inferSelect;
 export type TransactionKind = LedgerTransactionRow["kind"];
@@ -83,6 +83,8 @@ export interface PendingFields {
   readonly keyFingerprint?: Uint8Array | null;
   /** A key announcement's generation (`KeyAnnouncement.generation`); 0 otherwise. */
   readonly announcementGeneration?: number;
+  /** A key announcement's seal key (`KeyAnnouncement.sealFingerprint`); null otherwise. */
+  readonly sealFingerprint?: Uint8Array | null;
 }
 
 /** The values of a new `pending` row, as both engines insert them (blobs as Buffers). */
@@ -236,6 +238,20 @@ export interface Journal {
    * ever be live, whichever process or node queues it). The new row, or null.
    */
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Maybe<LedgerTransactionRow | null>;
+  /**
+   * Persons with a key, in an organisation with a topic, whose key has no live announcement naming
+   * the current seal key (re-enrolled persons; every person after a seal rotation). MUST only read.
+   * May answer from memory (nothing) while the change counter has not moved since it last found none.
+   */
+  personsWantingAnnouncement(): Maybe<string[]>;
+  /**
+   * Queues person `personId`'s key announcement on their organisation's topic, unless the
+   * organisation has no topic, the person's key or the current seal key is not the one announced,
+   * a live announcement of that key and seal key exists (at most one MUST ever be live), or a record
+   * message of the person's older key or older seal key is unsettled (it MUST land first). The new
+   * row, or null.
+   */
+  queuePersonAnnouncement(personId: string, announcement: PersonKeyAnnouncement): Maybe<LedgerTransactionRow | null>;
   /**
    * The organisations' keys declared compromised (`signing_keys.compromised_at`) whose organisation
    * has a topic and that have no live `key_compromise` row. MUST only read. May answer from memory

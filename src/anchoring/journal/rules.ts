@@ -20,6 +20,7 @@ export function pendingValues(id: NewTransaction, row: PendingFields, now: numbe
     message: row.message === null ? null : Buffer.from(row.message),
     keyFingerprint: row.keyFingerprint == null ? null : Buffer.from(row.keyFingerprint),
     announcementGeneration: row.announcementGeneration ?? 0,
+    sealFingerprint: row.sealFingerprint == null ? null : Buffer.from(row.sealFingerprint),
     signedBytes: null,
     validStartMs: id.validStartMs,
     validSeconds: id.validSeconds,

@@ -1,8 +1,9 @@
 /**
  * Provisioning, at each of the leader's passes (anchorer.ts's header says what it guarantees):
  * an organisation that holds the add-on and has no topic gets a `topic_create` row; one with a
- * topic whose current key has no live announcement gets its key announcement queued, and a key
- * declared compromised its key-compromise message.
+ * topic whose current key has no live announcement gets its key announcement queued, a person
+ * whose key has no announcement naming the current seal key theirs, and a key declared
+ * compromised its key-compromise message.
  */
 import type { LoopContext } from "./context.ts";
 import type { StateChanges } from "./state-changes.ts";
@@ -42,6 +43,16 @@ export function createProvisioning(ctx: LoopContext, changes: StateChanges) {
       if (a === null) continue;
       const row = await journal.queueAnnouncement(orgId, a);
       if (row !== null) event("queued", row, { topicId: row.topicId });
+    }
+    // A person's new key (re-enrolment) or a new seal key: the person's key announced again.
+    const personAnnouncementFor = ctx.personAnnouncementFor;
+    if (personAnnouncementFor !== null) {
+      for (const personId of await journal.personsWantingAnnouncement()) {
+        const a = await personAnnouncementFor(personId);
+        if (a === null) continue;
+        const row = await journal.queuePersonAnnouncement(personId, a);
+        if (row !== null) event("queued", row, { topicId: row.topicId });
+      }
     }
   };
 

@@ -6,8 +6,16 @@
  * with `ON CONFLICT DO NOTHING`: a failed statement would abort the PostgreSQL transaction.
  */
 import { and, count, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, TransactionState } from "../../anchoring/journal/ports.ts";
-import { CHANGE_COUNTER, OLDER_KEY_MESSAGES_UNSETTLED, WANTING_ANNOUNCEMENT, WANTING_COMPROMISE } from "../journal-sql.ts";
+import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, PersonKeyAnnouncement, TransactionState } from "../../anchoring/journal/ports.ts";
+import {
+  CHANGE_COUNTER,
+  IS_CURRENT_SEAL,
+  OLDER_KEY_MESSAGES_UNSETTLED,
+  PERSON_OLDER_MESSAGES_UNSETTLED,
+  WANTING_ANNOUNCEMENT,
+  WANTING_COMPROMISE,
+  WANTING_PERSON_ANNOUNCEMENT,
+} from "../journal-sql.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
 
 type Row = LedgerTransactionRow;
@@ -154,13 +162,57 @@ export function queueAnnouncement(rules: JournalRules, orgId: string, announceme
 /** The announcement's pending row, or null when the key has a live one at its generation already (`ledger_transactions_one_announcement`). */
 function* insertAnnouncement(tx: StoreDb, t: Tables, rules: JournalRules, orgId: string, topicId: string, announcement: KeyAnnouncement, at: number): Op<Row | null> {
   rules.checkLength(announcement.message);
+  // Built before a seal rotation: the next pass builds it with the new seal key.
+  if (!(yield* sealIsCurrent(tx, announcement.sealFingerprint))) return null;
   const values = rules.pendingRow(
     rules.newTransactionId(),
-    { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation },
+    { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation, sealFingerprint: announcement.sealFingerprint },
     at,
   );
   const inserted = yield* q(tx.insert(t.ledgerTransactions).values(values).onConflictDoNothing().returning({ id: t.ledgerTransactions.transactionId }));
   return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+}
+
+/** Inside a change: whether `seal` is the installation's current seal key (read under a share lock: a seal rotation updates the row). */
+function* sealIsCurrent(tx: StoreDb, seal: Uint8Array): Op<boolean> {
+  const rows = (yield* q(tx.execute(sql`SELECT 1 AS ok FROM signing_keys cs WHERE cs.fingerprint = ${Buffer.from(seal)} AND ${sql.raw(IS_CURRENT_SEAL)} FOR SHARE`))) as unknown as unknown[];
+  return rows.length > 0;
+}
+
+/** Persons whose current key has no live announcement naming the current seal key (`WANTING_PERSON_ANNOUNCEMENT`). */
+export function* personsWantingAnnouncement(db: StoreDb): Op<string[]> {
+  const rows = (yield* q(db.execute(sql.raw(WANTING_PERSON_ANNOUNCEMENT)))) as unknown as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+/** Queues person `personId`'s key announcement at `at`, as on SQLite (storage/sqlite/journal-changes.ts `queuePersonAnnouncementIn`). The new row, or null. */
+export function queuePersonAnnouncement(rules: JournalRules, personId: string, announcement: PersonKeyAnnouncement, at: number): Body<Row | null> {
+  return function* (tx, t) {
+    rules.checkLength(announcement.message);
+    const key = Buffer.from(announcement.keyFingerprint);
+    const [p] = (yield* q(
+      tx.execute(sql`SELECT p.org_id AS org_id, p.key_fingerprint AS key, o.topic_id AS topic_id FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = ${personId} FOR SHARE OF p`),
+    )) as unknown as { org_id: string; key: Uint8Array | null; topic_id: string | null }[];
+    if (p === undefined || p.topic_id === null || p.key === null || p.org_id !== announcement.orgId || !Buffer.from(p.key).equals(key)) return null;
+    if (!(yield* sealIsCurrent(tx, announcement.sealFingerprint))) return null;
+    const held = (yield* q(tx.execute(sql`SELECT 1 AS held FROM persons p WHERE p.id = ${personId} AND ${sql.raw(PERSON_OLDER_MESSAGES_UNSETTLED)}`))) as unknown as unknown[];
+    if (held.length > 0) return null;
+    const [prior] = (yield* q(
+      tx.execute(
+        sql`SELECT count(CASE WHEN state <> 'abandoned' AND seal_fingerprint = ${Buffer.from(announcement.sealFingerprint)} THEN 1 END)::int AS live, max(announcement_generation)::float8 AS last
+              FROM ledger_transactions WHERE org_id = ${p.org_id} AND key_fingerprint = ${key} AND kind = 'key_announcement'`,
+      ),
+    )) as unknown as { live: number; last: number | null }[];
+    if (prior !== undefined && prior.live > 0) return null;
+    const generation = prior?.last === null || prior?.last === undefined ? 0 : Number(prior.last) + 1;
+    const values = rules.pendingRow(
+      rules.newTransactionId(),
+      { kind: "key_announcement", orgId: p.org_id, recordId: null, topicId: p.topic_id, message: announcement.message, keyFingerprint: key, announcementGeneration: generation, sealFingerprint: announcement.sealFingerprint },
+      at,
+    );
+    const inserted = yield* q(tx.insert(t.ledgerTransactions).values(values).onConflictDoNothing().returning({ id: t.ledgerTransactions.transactionId }));
+    return inserted.length === 0 ? null : asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+  };
 }
 
 /**
@@ -201,8 +253,8 @@ export function* changeCounter(db: StoreDb): Op<number> {
 }
 
 export function* keysWantingCompromise(db: StoreDb): Op<CompromisedKey[]> {
-  const rows = (yield* q(db.execute(sql.raw(WANTING_COMPROMISE)))) as unknown as { org_id: string; fingerprint: Uint8Array; since: number | string }[];
-  return rows.map((r) => ({ orgId: r.org_id, personId: null, keyFingerprint: new Uint8Array(r.fingerprint), sinceMs: Number(r.since) }));
+  const rows = (yield* q(db.execute(sql.raw(WANTING_COMPROMISE)))) as unknown as { org_id: string; person_id: string | null; fingerprint: Uint8Array; since: number | string }[];
+  return rows.map((r) => ({ orgId: r.org_id, personId: r.person_id, keyFingerprint: new Uint8Array(r.fingerprint), sinceMs: Number(r.since) }));
 }
 
 /** Queues the key's `key_compromise` row at `at`, unless its organisation has no topic or a live one exists. The new row, or null. */

@@ -16,13 +16,40 @@
  * The changes beyond a message's own are operation bodies in journal-changes.ts.
  */
 import { and, asc, count, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
-import type { Busy, Changed, CompromisedKey, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
+import type {
+  Busy,
+  Changed,
+  CompromisedKey,
+  ConfirmedFields,
+  Journal,
+  JournalRules,
+  KeyAnnouncement,
+  LedgerTransactionRow,
+  PersonKeyAnnouncement,
+  QueueCounts,
+  TransactionState,
+} from "../../anchoring/journal/ports.ts";
 import { GROUP_WINDOW_MS } from "../group-commit.ts";
 import { ANNOUNCED } from "../journal-sql.ts";
 import { DEFAULT_STALE_MS, fencedWrite } from "../pg-cluster.ts";
 import type { PostgresStore } from "../pg-store.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
-import { abandon, anchoredTopic, asRow, changeCounter, keysWantingCompromise, move, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncement, queueTopicCreate, recordOf, queueCompromise } from "./journal-changes.ts";
+import {
+  abandon,
+  anchoredTopic,
+  asRow,
+  changeCounter,
+  keysWantingCompromise,
+  move,
+  organisationsWantingAnnouncement,
+  organisationsWantingTopic,
+  personsWantingAnnouncement,
+  queueAnnouncement,
+  queuePersonAnnouncement,
+  queueTopicCreate,
+  recordOf,
+  queueCompromise,
+} from "./journal-changes.ts";
 
 /** A change asked of a node that does not lead the anchor loop (now). */
 export class NotLeadingError extends Error {
@@ -44,6 +71,8 @@ class PgAnchorJournal implements Journal {
   private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
   /** The change counter when `keysWantingCompromiseMessage` last found none (null: not since the start). */
   private noCompromiseAt: number | null = null;
+  /** The change counter when `personsWantingAnnouncement` last found none (null: not since the start). */
+  private noPersonAnnouncementAt: number | null = null;
   /** Grouped changes waiting for their transaction (`enqueue`), in the order they were made. */
   private waiting: { work: Body<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   private groupTimer: ReturnType<typeof setTimeout> | null = null;
@@ -348,6 +377,18 @@ class PgAnchorJournal implements Journal {
 
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): Promise<Row | null> {
     return this.change(queueAnnouncement(this.rules, orgId, announcement, this.rules.clock.now()));
+  }
+
+  async personsWantingAnnouncement(): Promise<string[]> {
+    const gen = await this.store.read(changeCounter);
+    if (gen === this.noPersonAnnouncementAt) return [];
+    const persons = await this.store.read(personsWantingAnnouncement);
+    this.noPersonAnnouncementAt = persons.length === 0 ? gen : null;
+    return persons;
+  }
+
+  queuePersonAnnouncement(personId: string, announcement: PersonKeyAnnouncement): Promise<Row | null> {
+    return this.change(queuePersonAnnouncement(this.rules, personId, announcement, this.rules.clock.now()));
   }
 
   async keysWantingCompromiseMessage(): Promise<CompromisedKey[]> {

@@ -6,13 +6,21 @@
  * the one statement (SQLite) and is answered with null.
  */
 import { and, eq, sql } from "drizzle-orm";
-import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, NewTransaction, PendingFields, TransactionState } from "../../anchoring/journal/ports.ts";
+import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, NewTransaction, PendingFields, PersonKeyAnnouncement, TransactionState } from "../../anchoring/journal/ports.ts";
 import type { Db } from "../db.ts";
-import { CHANGE_COUNTER, OLDER_KEY_MESSAGES_UNSETTLED, WANTING_ANNOUNCEMENT, WANTING_COMPROMISE } from "../journal-sql.ts";
+import {
+  CHANGE_COUNTER,
+  IS_CURRENT_SEAL,
+  OLDER_KEY_MESSAGES_UNSETTLED,
+  PERSON_OLDER_MESSAGES_UNSETTLED,
+  WANTING_ANNOUNCEMENT,
+  WANTING_COMPROMISE,
+  WANTING_PERSON_ANNOUNCEMENT,
+} from "../journal-sql.ts";
 import { ledgerTransactions, organisations, records } from "../schema.ts";
 
 /** Anything that can insert and select: the Db or a transaction handle inside `db.transaction(...)`. */
-type Tx = Pick<Db, "insert" | "select">;
+type Tx = Pick<Db, "insert" | "select" | "get">;
 
 const IMMEDIATE = { behavior: "immediate" } as const;
 
@@ -194,18 +202,74 @@ export function queueAnnouncementIn(db: Db, rules: JournalRules, orgId: string, 
  */
 function insertAnnouncement(tx: Tx, rules: JournalRules, orgId: string, topicId: string, announcement: KeyAnnouncement, t: number): LedgerTransactionRow | null {
   rules.checkLength(announcement.message);
+  // Built before a seal rotation: the next pass builds it with the new seal key.
+  if (!sealIsCurrent(tx, announcement.sealFingerprint)) return null;
   try {
     return insertPending(
       tx,
       rules,
       rules.newTransactionId(),
-      { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation },
+      { kind: "key_announcement", orgId, recordId: null, topicId, message: announcement.message, keyFingerprint: announcement.keyFingerprint, announcementGeneration: announcement.generation, sealFingerprint: announcement.sealFingerprint },
       t,
     );
   } catch (e) {
     if (/UNIQUE/i.test((e as Error).message)) return null;
     throw e;
   }
+}
+
+/** Inside a transaction: whether `seal` is the installation's current seal key. */
+function sealIsCurrent(tx: Pick<Db, "get">, seal: Uint8Array): boolean {
+  return tx.get(sql`SELECT 1 AS ok FROM signing_keys cs WHERE cs.fingerprint = ${Buffer.from(seal)} AND ${sql.raw(IS_CURRENT_SEAL)}`) !== undefined;
+}
+
+/** Persons whose current key has no live announcement naming the current seal key (`WANTING_PERSON_ANNOUNCEMENT`). */
+export function personsWantingAnnouncement(db: Db): string[] {
+  return (db.$client.query(WANTING_PERSON_ANNOUNCEMENT).all() as { id: string }[]).map((r) => r.id);
+}
+
+/**
+ * Queues person `personId`'s key announcement, unless the person's organisation has no topic,
+ * the person's key or the current seal key is not the one announced (changed meanwhile), a live
+ * announcement of the pair exists, or a record message of the person's older key or older seal
+ * key is unsettled (`PERSON_OLDER_MESSAGES_UNSETTLED`: a later pass queues it). Its generation is
+ * one more than the key's last announcement's, so each seal key gets its own row under
+ * `ledger_transactions_one_announcement`. The new row, or null.
+ */
+export function queuePersonAnnouncementIn(db: Db, rules: JournalRules, personId: string, announcement: PersonKeyAnnouncement): LedgerTransactionRow | null {
+  rules.checkLength(announcement.message);
+  const t = rules.clock.now();
+  const key = Buffer.from(announcement.keyFingerprint);
+  // Raw reads through the client: drizzle's `get` of raw SQL answers arrays on this driver.
+  const client = db.$client;
+  return db.transaction((tx) => {
+    const p = client
+      .query("SELECT p.org_id AS org_id, p.key_fingerprint AS key, o.topic_id AS topic_id FROM persons p JOIN organisations o ON o.id = p.org_id WHERE p.id = ?")
+      .get(personId) as { org_id: string; key: Uint8Array | null; topic_id: string | null } | null;
+    if (p === null || p.topic_id === null || p.key === null || p.org_id !== announcement.orgId || !Buffer.from(p.key).equals(key)) return null;
+    if (!sealIsCurrent(tx, announcement.sealFingerprint)) return null;
+    if (tx.get(sql`SELECT 1 AS held FROM persons p WHERE p.id = ${personId} AND ${sql.raw(PERSON_OLDER_MESSAGES_UNSETTLED)}`) !== undefined) return null;
+    const prior = client
+      .query(
+        `SELECT count(CASE WHEN state <> 'abandoned' AND seal_fingerprint = ? THEN 1 END) AS live, max(announcement_generation) AS last
+           FROM ledger_transactions WHERE org_id = ? AND key_fingerprint = ? AND kind = 'key_announcement'`,
+      )
+      .get(Buffer.from(announcement.sealFingerprint), p.org_id, key) as { live: number; last: number | null } | null;
+    if (prior !== null && prior.live > 0) return null;
+    const generation = prior === null || prior.last === null ? 0 : Number(prior.last) + 1;
+    try {
+      return insertPending(
+        tx,
+        rules,
+        rules.newTransactionId(),
+        { kind: "key_announcement", orgId: p.org_id, recordId: null, topicId: p.topic_id, message: announcement.message, keyFingerprint: key, announcementGeneration: generation, sealFingerprint: announcement.sealFingerprint },
+        t,
+      );
+    } catch (e) {
+      if (/UNIQUE/i.test((e as Error).message)) return null;
+      throw e;
+    }
+  }, IMMEDIATE);
 }
 
 // ---- key compromises ---------------------------------------------------------------------
@@ -217,8 +281,8 @@ export function changeCounter(db: Db): number {
 
 /** The keys declared compromised without a live `key_compromise` row (the port's `keysWantingCompromiseMessage`). */
 export function keysWantingCompromise(db: Db): CompromisedKey[] {
-  const rows = db.$client.query(WANTING_COMPROMISE).all() as { org_id: string; fingerprint: Uint8Array; since: number }[];
-  return rows.map((r) => ({ orgId: r.org_id, personId: null, keyFingerprint: new Uint8Array(r.fingerprint), sinceMs: Number(r.since) }));
+  const rows = db.$client.query(WANTING_COMPROMISE).all() as { org_id: string; person_id: string | null; fingerprint: Uint8Array; since: number }[];
+  return rows.map((r) => ({ orgId: r.org_id, personId: r.person_id, keyFingerprint: new Uint8Array(r.fingerprint), sinceMs: Number(r.since) }));
 }
 
 /** Queues the key's `key_compromise` row on its organisation's topic, unless it has none or a live one exists (`ledger_transactions_one_compromise`). */

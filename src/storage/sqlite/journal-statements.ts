@@ -17,6 +17,7 @@ export interface RawLedgerRow {
   message: Uint8Array | null;
   key_fingerprint: Uint8Array | null;
   announcement_generation: number;
+  seal_fingerprint: Uint8Array | null;
   signed_bytes: Uint8Array | null;
   valid_start_ms: number;
   valid_seconds: number;
@@ -32,7 +33,7 @@ export interface RawLedgerRow {
 }
 
 const LEDGER_COLUMNS =
-  "transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, announcement_generation, signed_bytes, valid_start_ms, valid_seconds, state, " +
+  "transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, announcement_generation, seal_fingerprint, signed_bytes, valid_start_ms, valid_seconds, state, " +
   "sequence_number, consensus_at, running_hash, attempts, next_attempt_at, last_error, created_at, updated_at";
 
 const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -71,6 +72,7 @@ export function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
     message: buffer(r.message),
     keyFingerprint: buffer(r.key_fingerprint),
     announcementGeneration: r.announcement_generation,
+    sealFingerprint: buffer(r.seal_fingerprint),
     signedBytes: buffer(r.signed_bytes),
     validStartMs: r.valid_start_ms,
     validSeconds: r.valid_seconds,

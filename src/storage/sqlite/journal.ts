@@ -10,11 +10,35 @@
  * provisioning, key announcements) are in journal-changes.ts; the prepared statements in
  * journal-statements.ts.
  */
-import type { Busy, Changed, CompromisedKey, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
+import type {
+  Busy,
+  Changed,
+  CompromisedKey,
+  ConfirmedFields,
+  Journal,
+  JournalRules,
+  KeyAnnouncement,
+  LedgerTransactionRow,
+  PersonKeyAnnouncement,
+  QueueCounts,
+  TransactionState,
+} from "../../anchoring/journal/ports.ts";
 import type { Db } from "../db.ts";
 import { createGroupCommit, GROUP_WINDOW_MS, type GroupCommit } from "../group-commit.ts";
 import type { SqliteStore } from "../store.ts";
-import { abandonIn, anchoredTopicIn, changeCounter, keysWantingCompromise, organisationsWantingAnnouncement, organisationsWantingTopic, queueAnnouncementIn, queueCompromiseIn, queueTopicCreate } from "./journal-changes.ts";
+import {
+  abandonIn,
+  anchoredTopicIn,
+  changeCounter,
+  keysWantingCompromise,
+  organisationsWantingAnnouncement,
+  organisationsWantingTopic,
+  personsWantingAnnouncement,
+  queueAnnouncementIn,
+  queueCompromiseIn,
+  queuePersonAnnouncementIn,
+  queueTopicCreate,
+} from "./journal-changes.ts";
 import { journalStatements, toLedgerRow, type JournalStatements } from "./journal-statements.ts";
 
 /** The SQLite journal: the port, answering synchronously (`grouped` aside). */
@@ -34,6 +58,8 @@ export interface SqliteJournal extends Journal {
   queueTopicCreate(orgId: string): LedgerTransactionRow | null;
   organisationsWantingAnnouncement(): string[];
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null;
+  personsWantingAnnouncement(): string[];
+  queuePersonAnnouncement(personId: string, announcement: PersonKeyAnnouncement): LedgerTransactionRow | null;
   keysWantingCompromiseMessage(): CompromisedKey[];
   queueCompromise(key: CompromisedKey, message: Uint8Array): LedgerTransactionRow | null;
 }
@@ -59,6 +85,8 @@ class SqliteAnchorJournal implements SqliteJournal {
   private setAside: { id: string; orgId: string; seen: number; at: number }[] = [];
   /** The change counter when `keysWantingCompromiseMessage` last found none (null: not since the start). */
   private noCompromiseAt: number | null = null;
+  /** The change counter when `personsWantingAnnouncement` last found none (null: not since the start). */
+  private noPersonAnnouncementAt: number | null = null;
   private readonly s: JournalStatements;
 
   constructor(
@@ -295,6 +323,18 @@ class SqliteAnchorJournal implements SqliteJournal {
 
   queueAnnouncement(orgId: string, announcement: KeyAnnouncement): LedgerTransactionRow | null {
     return queueAnnouncementIn(this.db, this.rules, orgId, announcement);
+  }
+
+  personsWantingAnnouncement(): string[] {
+    const gen = changeCounter(this.db);
+    if (gen === this.noPersonAnnouncementAt) return [];
+    const persons = personsWantingAnnouncement(this.db);
+    this.noPersonAnnouncementAt = persons.length === 0 ? gen : null;
+    return persons;
+  }
+
+  queuePersonAnnouncement(personId: string, announcement: PersonKeyAnnouncement): LedgerTransactionRow | null {
+    return queuePersonAnnouncementIn(this.db, this.rules, personId, announcement);
   }
 
   keysWantingCompromiseMessage(): CompromisedKey[] {
