@@ -230,6 +230,12 @@ interface Filled {
  * An app over a data folder filled as above, each count times `scale` (1: enough to fill every
  * cache to its budget); `env` adds settings. Keys and organisations are never rate-limited.
  */
+/** A key announcement's bytes (docs/receipts.md §1): a receipt carries the one naming its record's seal key. */
+function announcementBytes(orgId: string, k: number, key: Uint8Array, seal: Uint8Array): Buffer {
+  const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+  return Buffer.from(JSON.stringify({ v: 1, type: "key", orgId, name: `Memory test organisation ${k}`, algorithm: "ML-DSA-65", keyFingerprint: hex(key), sealKeyFingerprint: hex(seal) }));
+}
+
 async function openFilled(env: Record<string, string> = {}, scale = 1): Promise<Filled> {
   const n = (count: number) => Math.max(1, Math.round(count * scale));
   const [ORGS_, ORG_RECORDS_, PERSONS_, LOG_ROWS_, API_KEYS_] = [n(ORGS), n(ORG_RECORDS), n(PERSONS), n(LOG_ROWS), n(API_KEYS)];
@@ -284,7 +290,7 @@ async function openFilled(env: Record<string, string> = {}, scale = 1): Promise<
       const fingerprint = newKey(`org:${id}`, ms);
       const topic = `0.0.${700_001 + k}`;
       insertOrg.run(id, `Memory test organisation ${k}`, ms, fingerprint, topic, `memory test organisation ${k}`);
-      insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String(k).padStart(9, "0")}`, id, topic, randomBytes(500), fingerprint, ms, consensusOf(ms, k), randomBytes(48), ms, ms, ms);
+      insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String(k).padStart(9, "0")}`, id, topic, announcementBytes(id, k, fingerprint, bench.sealFp), fingerprint, ms, consensusOf(ms, k), randomBytes(48), ms, ms, ms);
       orgs.push({ id, fingerprint, topic, seq: 1 });
     }
     for (let i = 0; i < ORG_RECORDS_; i++) {
@@ -465,6 +471,7 @@ describe("a running service's caches, read through /metrics", () => {
       "receipt_records",
       "receipt_transactions",
       "receipt_keys",
+      "receipt_compromises",
       "api_keys",
       "rate_limit_buckets",
       "consensus_texts",

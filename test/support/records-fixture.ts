@@ -331,13 +331,14 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
   const store = sqliteStore(db);
   const orgs = createOrganisations({ store, signer, clock });
 
+  // Key rows named column by column, so the fixture also writes into a database left by an earlier
+  // release (drizzle's insert names every column of today's schema).
+  const insertKey = (row: ReturnType<typeof sealKeyRow> | ReturnType<typeof personKeyRow>) =>
+    db.$client
+      .query("INSERT INTO signing_keys (fingerprint, algorithm, public_key, purpose, sealed_seed, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(row.fingerprint, row.algorithm, row.publicKey, row.purpose, row.sealedSeed, row.createdAt);
   const seal = signer.generateKey("service-seal");
-  // Named column by column, so the fixture also writes into a database left by an earlier release
-  // (drizzle's insert names every column of today's schema).
-  const sealRow = sealKeyRow(seal, clock.now());
-  db.$client
-    .query("INSERT INTO signing_keys (fingerprint, algorithm, public_key, purpose, sealed_seed, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .run(sealRow.fingerprint, sealRow.algorithm, sealRow.publicKey, sealRow.purpose, sealRow.sealedSeed, sealRow.createdAt);
+  insertKey(sealKeyRow(seal, clock.now()));
 
   let sequence = 0;
   const nextSequence = () => ++sequence;
@@ -381,7 +382,7 @@ export function createRecordsFixture(options: { db?: Db; signer?: Signer; clock?
 
     createPerson() {
       const person = newPerson();
-      db.insert(signingKeys).values(personKeyRow(person, clock.now())).run();
+      insertKey(personKeyRow(person, clock.now()));
       return person;
     },
 
