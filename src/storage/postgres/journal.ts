@@ -16,19 +16,7 @@
  * The changes beyond a message's own are operation bodies in journal-changes.ts.
  */
 import { and, asc, count, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
-import type {
-  Busy,
-  Changed,
-  CompromisedKey,
-  ConfirmedFields,
-  Journal,
-  JournalRules,
-  KeyAnnouncement,
-  LedgerTransactionRow,
-  PersonKeyAnnouncement,
-  QueueCounts,
-  TransactionState,
-} from "../../anchoring/journal/ports.ts";
+import type { Busy, Changed, CompromisedKey, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, PersonKeyAnnouncement, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
 import { GROUP_WINDOW_MS } from "../group-commit.ts";
 import { ANNOUNCED } from "../journal-sql.ts";
 import { DEFAULT_STALE_MS, fencedWrite } from "../pg-cluster.ts";
