@@ -6,7 +6,9 @@
  * once today's serve has opened and migrated that folder: verified with its mirror nodes named.
  * On that folder the organisation's key is then rotated (`docverify org rotate-key`, serve
  * running): the old record's receipt and verdict are unchanged, a new record is signed with the new
- * key and anchored after its announcement (which names the key it replaces), and both verify.
+ * key and anchored after its announcement (which names the key it replaces), and both verify; then
+ * the service's seal key (`docverify seal rotate-key`): the next record is sealed with the new one,
+ * under its organisation's announcement naming it, and verifies in every shell too.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -56,6 +58,8 @@ describe("a data folder the previous release left: its record's receipt, served 
     freshVerdict: unknown;
     windows: ReturnType<typeof expectKeyWindows>;
   };
+  /** After the seal key's rotation on the same folder: the rotation, a record sealed after it, its verdict. */
+  let sealRotated: { rotation: { keyFingerprint: string; replaces: string }; fresh: Held; verdict: unknown };
   const rows = <T>(dataDir: string, sql: string): T[] => {
     const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
     try {
@@ -97,11 +101,16 @@ describe("a data folder the previous release left: its record's receipt, served 
       freshVerdict: await verdictOf(fresh.document),
       windows: expectKeyWindows(await topicMessages(d.mirrors[0]!, topicId), (digest) => keys.get(digest) ?? digest, recordIds),
     };
+    // Then the service's seal key, as an operator does: the next record is sealed with the new one.
+    const s = cli(["seal", "rotate-key", "--json", "--data", d.dataDir]);
+    if (s.code !== 0) throw new Error(`seal rotate-key exited ${s.code}: ${s.stderr}`);
+    const resealed = await authenticate(d, "after-seal-rotation.pdf");
+    sealRotated = { rotation: JSON.parse(s.stdout) as { keyFingerprint: string; replaces: string }, fresh: resealed, verdict: await verdictOf(resealed.document) };
     await d.stopServe();
     const receiptPath = `${held.receiptPath}.upgraded.json`;
     writeFileSync(receiptPath, receiptText);
     upgraded = { receiptText, receiptPath, migrationsBefore, migrationsAfter };
-  }, 90_000);
+  }, 120_000);
 
   test("the folder had the previous release's migrations only, and today's serve applied the rest", () => {
     expect(journal.some((e) => e.tag >= FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE)).toBe(true);
@@ -119,10 +128,14 @@ describe("a data folder the previous release left: its record's receipt, served 
   });
 
   test(
-    "with two witnesses of the ledger named: verified_org in every shell, exit 0, the organisation's name a claim; so is the record signed after the rotation",
+    "with two witnesses of the ledger named: verified_org in every shell, exit 0, the organisation's name a claim; so are the records signed after the key's and the seal key's rotations",
     async () => {
       const mirrors = await d.witnesses();
-      const outcomes = [...(await verifyInEveryShell(upgraded.receiptPath, held.documentPath, { mirrors })), ...(await verifyInEveryShell(rotated.fresh.receiptPath, rotated.fresh.documentPath, { mirrors }))];
+      const outcomes = [
+        ...(await verifyInEveryShell(upgraded.receiptPath, held.documentPath, { mirrors })),
+        ...(await verifyInEveryShell(rotated.fresh.receiptPath, rotated.fresh.documentPath, { mirrors })),
+        ...(await verifyInEveryShell(sealRotated.fresh.receiptPath, sealRotated.fresh.documentPath, { mirrors })),
+      ];
       for (const o of outcomes) {
         expect([o.shell, o.verdict, o.code, o.failed]).toEqual([o.shell, "verified_org", o.shell === "page" ? null : 0, []]);
         expectLocalClaim(o, d.orgName);
@@ -130,6 +143,15 @@ describe("a data folder the previous release left: its record's receipt, served 
     },
     60_000,
   );
+
+  test("the seal key rotated on the upgraded folder: the next record sealed with the new key, under an announcement naming it, verified_org", () => {
+    const receipt = JSON.parse(sealRotated.fresh.receiptText) as { seal: { publicKey: string }; keyAnnouncement: { message: string } };
+    const announced = JSON.parse(Buffer.from(receipt.keyAnnouncement.message, "base64").toString("utf8")) as { keyFingerprint: string; sealKeyFingerprint: string };
+    expect(sealRotated.rotation.keyFingerprint).not.toBe(sealRotated.rotation.replaces);
+    expect(announced).toMatchObject({ keyFingerprint: rotated.newKey, sealKeyFingerprint: sealRotated.rotation.keyFingerprint });
+    expect(receipt.seal.publicKey).not.toBe((JSON.parse(rotated.fresh.receiptText) as { seal: { publicKey: string } }).seal.publicKey);
+    expect(sealRotated.verdict).toMatchObject({ verdict: "verified_org" });
+  });
 
   test("the key rotated on the upgraded folder: the old record's receipt and verdict unchanged; the new record signed with the new key, anchored after its announcement naming the old key", () => {
     expect(rotated.oldKey).not.toBe(rotated.newKey);

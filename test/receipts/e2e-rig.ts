@@ -262,7 +262,10 @@ export const FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE = "0011";
  * throws rather than drop anything.
  */
 /** Columns today's release fills in from others when it opens an earlier release's folder: `table.column`. */
-const DERIVED = new Set(["organisations.name_key"]); // from the name (storage/org-name-keys.ts)
+const DERIVED = new Set([
+  "organisations.name_key", // from the name (storage/org-name-keys.ts)
+  "ledger_transactions.seal_fingerprint", // an announcement's seal key, from service_meta's (migration 0014)
+]);
 
 export function asPreviousReleaseLeftIt(dataDir: string): void {
   const path = join(dataDir, DATABASE_FILE);

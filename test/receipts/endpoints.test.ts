@@ -568,8 +568,8 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       const db = openDatabase({ path: join(data, DATABASE_FILE) });
       const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
       const since = journal.entries.find((e) => e.tag.startsWith("0007"))!.when;
-      // Later migrations taken back out too (0013: the key lifecycle's columns and its one
-      // compromise message per key; 0012: the organisations' name keys; 0011: the domain
+      // Later migrations taken back out too (0014: the seal key an announcement names; 0013: the
+      // key lifecycle's columns and its one compromise message per key; 0012: the organisations' name keys; 0011: the domain
       // and the announcement generations; 0010: the change counter, its triggers and the covering
       // indexes; 0009: passkeys, challenges, sessions, and the old records_one_active; 0008:
       // persons and enrolment links; all empty here).
@@ -577,6 +577,7 @@ describe("receipts: a data folder from the release before migration 0007", () =>
         db.$client.run(`DROP TRIGGER ${name}`);
       }
       db.$client.run("DROP TABLE change_counter");
+      db.$client.run("ALTER TABLE ledger_transactions DROP COLUMN seal_fingerprint");
       db.$client.run("DROP INDEX ledger_transactions_one_compromise");
       for (const column of ["replaces", "retired_at", "compromised_since", "compromised_at"]) db.$client.run(`ALTER TABLE signing_keys DROP COLUMN ${column}`);
       db.$client.run("ALTER TABLE api_keys DROP COLUMN expires_at");

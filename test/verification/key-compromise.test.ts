@@ -59,13 +59,15 @@ for (const engine of engines) {
       verifier = createVerifier({ reads: counted, signer, clock, links });
     });
 
-    /** A record of `label`, signed now, anchored. */
+    /** A record of `label`, signed now, anchored (the record and its message). */
     async function record(label: string): Promise<string> {
       const created = await recs.create(org.id, { docHash: hash(label), filename: undefined });
       const n = ++seq;
-      await store.write((tx, t) =>
-        q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: n, consensusAt: `1768469403.${String(n).padStart(9, "0")}` }).where(eq(t.records.id, created.record.recordId))),
-      );
+      const consensusAt = `1768469403.${String(n).padStart(9, "0")}`;
+      await store.write(function* (tx, t) {
+        yield* q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: n, consensusAt }).where(eq(t.records.id, created.record.recordId)));
+        yield* q(tx.update(t.ledgerTransactions).set({ state: "anchored", sequenceNumber: n, consensusAt }).where(eq(t.ledgerTransactions.recordId, created.record.recordId)));
+      });
       return created.record.recordId;
     }
     const verify = async (label: string) => await verifier.verify({ docHash: hash(label), tier: "public" });

@@ -21,9 +21,7 @@ const SRC = join(import.meta.dir, "..", "..");
 /** `entry` (a path below src/) bundled for the browser: the text of one inline script. */
 export function browserScript(entry: string): string {
   // Bun.build cannot run inside a macro (the bundler waits on it): the same bundler, as a command.
-  const built = Bun.spawnSync([process.execPath, "build", join(SRC, entry), "--target=browser", "--format=iife", "--minify"], {
-    env: { ...process.env, NO_COLOR: "1" },
-  });
+  const built = Bun.spawnSync([process.execPath, "build", join(SRC, entry), "--target=browser", "--format=iife", "--minify"]);
   if (built.exitCode !== 0) throw new Error(`bundling ${entry} for the browser failed:\n${built.stderr.toString()}`);
   const script = built.stdout.toString().trim();
   // Inside <script>, these would end the element early or change how the rest is parsed.
