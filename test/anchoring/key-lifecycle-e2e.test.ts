@@ -93,6 +93,9 @@ describe("rotation under load", () => {
       const d = await deploy(ledgerEnv);
       const first = await createRecord(() => d.svc, d.key);
       const keys = [d.currentKey()];
+      // A key is replaced once it is announced (a rotation before that is refused: its messages
+      // would wait for an announcement that never comes).
+      await d.until("key_announcement", keys[0]!, "anchored");
       const stream = recordStream(() => d.svc, d.key, 2);
       for (let i = 0; i < 2; i++) {
         const before = stream.created.length;
