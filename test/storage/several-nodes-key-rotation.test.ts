@@ -57,6 +57,11 @@ test(
     const other = 1 - leader;
     const first = await createRecord(() => nodes[other]!, key);
     const oldKey = sql(`SELECT encode(system_key_fingerprint, 'hex') FROM organisations WHERE id = '${orgId}'`);
+    const announcedKey = (fingerprint: string) =>
+      sql(`SELECT state FROM ledger_transactions WHERE kind = 'key_announcement' AND encode(key_fingerprint, 'hex') = '${fingerprint}' AND state <> 'abandoned'`);
+    // A key is replaced once it is announced (before that a rotation is refused: its messages would
+    // wait for an announcement that never comes).
+    await waitFor("the first key's announcement anchored", () => (announcedKey(oldKey) === "anchored" ? true : undefined), 30_000, 50);
 
     const stream = recordStream(() => nodes[other]!, key, 2);
     await waitFor("records through the other node", () => (stream.created.length >= 5 ? true : undefined), 20_000, 10);
@@ -64,7 +69,7 @@ test(
     expect(r.code, r.stderr).toBe(0);
     const rotation = JSON.parse(r.stdout) as { keyFingerprint: string; replaces: string };
     expect(rotation.replaces).toBe(oldKey);
-    const announced = () => sql(`SELECT state FROM ledger_transactions WHERE kind = 'key_announcement' AND encode(key_fingerprint, 'hex') = '${rotation.keyFingerprint}' AND state <> 'abandoned'`);
+    const announced = () => announcedKey(rotation.keyFingerprint);
     await waitFor("the new key's announcement anchored", () => (announced() === "anchored" ? true : undefined), 30_000, 50);
     const after = stream.created.length;
     await waitFor("records signed with the new key", () => (stream.created.length >= after + 5 ? true : undefined), 20_000, 10);
