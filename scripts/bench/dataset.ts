@@ -313,8 +313,8 @@ export async function createBenchOrganisations(core: Core, count: number, announ
   const orgFps = orgKeys.map((k) => Buffer.from(k.fingerprint));
   const insertAnnouncement = sql.prepare(
     `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds,
-      state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
-     VALUES (?, 'key_announcement', ?, NULL, ?, ?, ?, NULL, ?, 180, 'anchored', 1, ?, ?, 1, ?, ?, ?)`,
+      state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at, seal_fingerprint)
+     VALUES (?, 'key_announcement', ?, NULL, ?, ?, ?, NULL, ?, 180, 'anchored', 1, ?, ?, 1, ?, ?, ?, ?)`,
   );
   orgs.forEach((o, org) => {
     const ms = announcedAtMs + org;
@@ -326,7 +326,7 @@ export async function createBenchOrganisations(core: Core, count: number, announ
       sealKeyFingerprint: seal.fingerprint,
     });
     insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000 + 999_999).padStart(9, "0")}`, o.id, `0.0.${900_001 + org}`, message,
-      orgFps[org]!, ms, consensusOf(ms, 0), crypto.getRandomValues(new Uint8Array(48)), ms, ms, ms + 4000);
+      orgFps[org]!, ms, consensusOf(ms, 0), crypto.getRandomValues(new Uint8Array(48)), ms, ms, ms + 4000, sealFp);
   });
   return { orgs, orgKeys, seal, orgFps, sealFp, logKey, logKeyId };
 }

@@ -260,8 +260,8 @@ async function openFilled(env: Record<string, string> = {}, scale = 1): Promise<
   );
   const insertAnnouncement = sql.prepare(
     `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds,
-      state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
-     VALUES (?, 'key_announcement', ?, NULL, ?, ?, ?, NULL, ?, 180, 'anchored', 1, ?, ?, 1, ?, ?, ?)`,
+      state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at, seal_fingerprint)
+     VALUES (?, 'key_announcement', ?, NULL, ?, ?, ?, NULL, ?, 180, 'anchored', 1, ?, ?, 1, ?, ?, ?, ?)`,
   );
   const insertRecord = sql.prepare(INSERT_RECORD_SQL);
   const insertMessage = sql.prepare(INSERT_RECORD_MESSAGE_SQL);
@@ -290,7 +290,7 @@ async function openFilled(env: Record<string, string> = {}, scale = 1): Promise<
       const fingerprint = newKey(`org:${id}`, ms);
       const topic = `0.0.${700_001 + k}`;
       insertOrg.run(id, `Memory test organisation ${k}`, ms, fingerprint, topic, `memory test organisation ${k}`);
-      insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String(k).padStart(9, "0")}`, id, topic, announcementBytes(id, k, fingerprint, bench.sealFp), fingerprint, ms, consensusOf(ms, k), randomBytes(48), ms, ms, ms);
+      insertAnnouncement.run(`0.0.2@${Math.floor(ms / 1000)}.${String(k).padStart(9, "0")}`, id, topic, announcementBytes(id, k, fingerprint, bench.sealFp), fingerprint, ms, consensusOf(ms, k), randomBytes(48), ms, ms, ms, bench.sealFp);
       orgs.push({ id, fingerprint, topic, seq: 1 });
     }
     for (let i = 0; i < ORG_RECORDS_; i++) {
@@ -337,6 +337,10 @@ describe("each cache of the services stays within its byte budget under many dis
   beforeAll(async () => {
     filled = await openFilled();
   }, 120_000);
+  // Closed with its describe: its anchor loop must not work beside the tests that follow.
+  afterAll(async () => {
+    await filled.app.close();
+  });
 
   test("verification: record memo, signature memo, record heads, keys, organisations' and persons' standing", () => {
     const { app, hashes } = filled;
