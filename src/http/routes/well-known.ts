@@ -45,6 +45,12 @@ const IdentitySchema = t.Object(
             announcedAt: t.Union([t.String({ pattern: "^\\d+\\.\\d{9}$" }), t.Null()], {
               description: "Consensus time (`seconds.nanoseconds`) of the key's announcement on the topic; null until then",
             }),
+            sequenceNumber: t.Union([t.Integer({ minimum: 1 }), t.Null()], { description: "That announcement's sequence number on the topic, where the key's window starts; null until then" }),
+            replacedAt: t.Optional(t.String({ pattern: "^\\d+\\.\\d{9}$", description: "Present once a key replacing it is announced on the topic: that announcement's consensus time, where the window ends" })),
+            replacedBySequenceNumber: t.Optional(t.Integer({ minimum: 1, description: "That announcement's sequence number" })),
+            compromisedSince: t.Optional(
+              t.String({ format: "date-time", description: "Present once the key is declared compromised: records it signed at or after this time verify as revoked, KEY_COMPROMISE (docs/signing.md \"Key lifecycle\")" }),
+            ),
           }),
           { description: "The organisation's key and every key announced for it: announced keys in announcement order, then the others; ties by fingerprint" },
         ),
