@@ -33,7 +33,7 @@ import type { Signer } from "../crypto/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, OpsError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
-import { insertSigningKey } from "../storage/signing-keys.ts";
+import { hasAnchoredAnnouncement, insertSigningKey } from "../storage/signing-keys.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { audit } from "./audit.ts";
 
@@ -127,22 +127,8 @@ function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId
       .limit(1),
   );
   const firstKey = unfinished === undefined && (current === undefined || current.replaces === null) && !sealRotated;
-  const [anchored] = yield* q(
-    tx
-      .select({ id: lt.transactionId })
-      .from(lt)
-      .where(
-        and(
-          eq(lt.orgId, org.id),
-          eq(lt.keyFingerprint, org.key),
-          eq(lt.kind, "key_announcement"),
-          eq(lt.state, "anchored"),
-          ...(sealRotated ? [eq(lt.sealFingerprint, seal.fingerprint)] : []),
-        ),
-      )
-      .limit(1),
-  );
-  if (anchored !== undefined && unfinished === undefined) return;
+  const anchored = yield* hasAnchoredAnnouncement(tx, t, { orgId: org.id, key: org.key, ...(sealRotated ? { seal: seal.fingerprint } : {}) });
+  if (anchored && unfinished === undefined) return;
   if (firstKey) {
     // Record messages signed with it (rows from before messages named their key count as its own).
     const [waiting] = yield* q(
@@ -159,7 +145,7 @@ function* refuseWhileRotating(tx: StoreDb, t: Tables, org: { id: string; topicId
     );
   }
   throw new KeyLifecycleRefused(
-    unfinished !== undefined && anchored !== undefined
+    unfinished !== undefined && anchored
       ? `organisation ${org.id}'s key ${hex(org.key)} has an announcement on its way to the ledger (a change of name or domain), which must land first. ` +
         "Nothing was changed; try again once it is anchored (usually seconds while serve runs; docverify status shows the anchor queue)."
       : `organisation ${org.id}'s previous key rotation is still under way: its key ${hex(org.key)} is not announced on the ledger yet ` +

@@ -18,6 +18,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../lib/clock.ts";
 import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
+import { hasAnchoredAnnouncement } from "../storage/signing-keys.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
 import { audit } from "../keys/audit.ts";
 import { keysOf, type KeyInfo } from "../keys/org-keys.ts";
@@ -34,23 +35,7 @@ export function* refuseWhileAnnouncing(tx: StoreDb, t: Tables, person: { id: str
   if (org === undefined || org.topicId === null) return;
   const sk = t.signingKeys;
   const [seal] = yield* q(tx.select({ fingerprint: sk.fingerprint }).from(sk).where(and(eq(sk.purpose, "service-seal"), isNull(sk.retiredAt))));
-  const lt = t.ledgerTransactions;
-  const [anchored] = yield* q(
-    tx
-      .select({ id: lt.transactionId })
-      .from(lt)
-      .where(
-        and(
-          eq(lt.orgId, person.orgId),
-          eq(lt.keyFingerprint, Buffer.from(key)),
-          eq(lt.kind, "key_announcement"),
-          eq(lt.state, "anchored"),
-          ...(seal === undefined ? [] : [eq(lt.sealFingerprint, seal.fingerprint)]),
-        ),
-      )
-      .limit(1),
-  );
-  if (anchored !== undefined) return;
+  if (yield* hasAnchoredAnnouncement(tx, t, { orgId: person.orgId, key, ...(seal === undefined ? {} : { seal: seal.fingerprint }) })) return;
   throw new DomainError(
     "FORBIDDEN",
     `Person ${person.id}'s key ${hex(key)} is not announced on the ledger yet (their previous enrolment or a seal key change is still under way, ` +

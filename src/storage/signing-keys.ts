@@ -1,5 +1,6 @@
 /** The one `signing_keys` row: a key's public half and its sealed seed, on either engine. */
 import { requireMasterKeyCheck } from "./master-key-rotation.ts";
+import { and, eq } from "drizzle-orm";
 import { q, type Op, type StoreDb, type Tables } from "./store.ts";
 
 /** What a signing key row holds (crypto's `GeneratedKey`, or a stored key read back). */
@@ -32,4 +33,29 @@ export function* insertSigningKey(tx: StoreDb, t: Tables, key: SigningKeyRow, cr
       replaces: replaces === null ? null : Buffer.from(replaces),
     }),
   );
+}
+
+/**
+ * Whether `key` has an anchored announcement on organisation `orgId`'s topic, naming the seal key
+ * `seal` when given (after a seal key rotation, an announcement naming the older seal key no
+ * longer counts): a step of an operation.
+ */
+export function* hasAnchoredAnnouncement(tx: StoreDb, t: Tables, of: { readonly orgId: string; readonly key: Uint8Array; readonly seal?: Uint8Array }): Op<boolean> {
+  const lt = t.ledgerTransactions;
+  const [row] = yield* q(
+    tx
+      .select({ id: lt.transactionId })
+      .from(lt)
+      .where(
+        and(
+          eq(lt.orgId, of.orgId),
+          eq(lt.keyFingerprint, Buffer.from(of.key)),
+          eq(lt.kind, "key_announcement"),
+          eq(lt.state, "anchored"),
+          ...(of.seal === undefined ? [] : [eq(lt.sealFingerprint, Buffer.from(of.seal))]),
+        ),
+      )
+      .limit(1),
+  );
+  return row !== undefined;
 }

@@ -74,3 +74,15 @@ export function utf8(bytes: Uint8Array): string | null {
     return null;
   }
 }
+
+/** The JSON object `bytes` hold as UTF-8, or null when they hold anything else (a ledger message is read this way). */
+export function jsonObject(bytes: Uint8Array): Record<string, unknown> | null {
+  const text = utf8(bytes);
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

@@ -17,7 +17,7 @@
  * messages these checks and the revocation scan need (`scanKeeps`); what a message is, is decided
  * from its bytes as every mirror node returned them.
  */
-import { bytesToHex, utf8 } from "./encoding.ts";
+import { bytesToHex, jsonObject, utf8 } from "./encoding.ts";
 import type { AddCheck } from "./local-checks.ts";
 import type { Agreement, LedgerContext } from "./ledger-checks.ts";
 import type { MirrorMessage, ScanResult } from "./mirror.ts";
@@ -38,19 +38,8 @@ export interface KeySubject {
 /** The consensus time before every message: a scan from it starts at the topic's first message. */
 export const TOPIC_START = "0.000000000";
 
-function json(bytes: Uint8Array): Record<string, unknown> | null {
-  const text = utf8(bytes);
-  if (text === null) return null;
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 export function keySubject(receipt: Receipt, signerFingerprint: Uint8Array, sealFingerprint: Uint8Array): KeySubject {
-  const a = json(receipt.keyAnnouncement.message);
+  const a = jsonObject(receipt.keyAnnouncement.message);
   const personal = receipt.signerType === "user";
   return {
     recordId: receipt.recordId,
@@ -78,7 +67,7 @@ const SINCE_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** What a scanned message is to this record, or null when it is nothing to it. */
 export function classify(s: KeySubject, m: MirrorMessage): Kept | null {
   if (m.chunk !== null && m.chunk.total !== 1) return null;
-  const v = json(m.message);
+  const v = jsonObject(m.message);
   if (v === null || v.v !== 1) return null;
   if (v.type === "revocation") return v.recordId === s.recordId ? { kind: "revocation" } : null;
   if (v.type === "key_compromise") {

@@ -4,7 +4,7 @@
  * its commitments, the key announcement, the topic's submit key and the revocations after the
  * record. Each adds its check and gives what the verdict needs; none asks anything itself.
  */
-import { bytesToBase64, bytesToHex, equalBytes, utf8 } from "./encoding.ts";
+import { bytesToBase64, bytesToHex, equalBytes, jsonObject, utf8 } from "./encoding.ts";
 import type { AddCheck } from "./local-checks.ts";
 import type { Answer, MirrorMessage, ScanResult, TopicInfo } from "./mirror.ts";
 import { sha256Text } from "./payloads.ts";
@@ -31,20 +31,9 @@ export const messageKey = (m: MirrorMessage) => `${m.consensusAt}|${bytesToHex(m
 export const topicKey = (t: TopicInfo) => (t.submitKey === null ? "null" : `${t.submitKey.type}:${t.submitKey.key}`);
 export const scanKey = (s: ScanResult) => s.kept.map((m) => `${m.sequenceNumber}:${m.consensusAt}:${bytesToHex(m.message)}`).join(",");
 
-function json(bytes: Uint8Array): Record<string, unknown> | null {
-  const text = utf8(bytes);
-  if (text === null) return null;
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Differences between the record message's commitments and the receipt, as `field: expected …` texts. */
 function commitmentProblems(receipt: Receipt, message: Uint8Array): string[] {
-  const m = json(message);
+  const m = jsonObject(message);
   if (m === null) return ["not a JSON object"];
   if (m.v !== 1 || m.type !== "record") return [`not a version-1 record message (v ${JSON.stringify(m.v)}, type ${JSON.stringify(m.type)})`];
   const expected: Record<string, string> = {
@@ -63,7 +52,7 @@ function commitmentProblems(receipt: Receipt, message: Uint8Array): string[] {
 export function isRevocationOf(recordId: string): (m: MirrorMessage) => boolean {
   return (m) => {
     if (m.chunk !== null && m.chunk.total !== 1) return false;
-    const v = json(m.message);
+    const v = jsonObject(m.message);
     return v !== null && v.v === 1 && v.type === "revocation" && v.recordId === recordId;
   };
 }
@@ -157,7 +146,7 @@ export function checkKeyAnnouncement(c: LedgerContext, announcement: Agreement<M
     const problems: string[] = [];
     if (!equalBytes(m.message, ka.message)) problems.push("its bytes are not the receipt's");
     if (m.consensusAt !== ka.consensusAt) problems.push("its consensus time is not the receipt's");
-    const a = json(m.message);
+    const a = jsonObject(m.message);
     const signerFp = bytesToHex(signerFingerprint);
     const sealFp = bytesToHex(sealFingerprint);
     // An organisation's key is announced as `key` with its name; a person's as `person_key`, by
@@ -234,7 +223,7 @@ export function checkRevocationScan(c: LedgerContext, scan: Agreement<ScanResult
     if (first === undefined) {
       add("revocationScan", "pass", `no revocation of this record on ${anchor.topicId} after its message${claimed !== null ? " (the receipt names one; the ledger does not have it)" : ""}`, { scannedByMirror: scanned, receiptRevocation: claimed });
     } else {
-      const r = json(first.message)!;
+      const r = jsonObject(first.message)!;
       revocation = { reason: typeof r.reason === "string" ? r.reason : "", revokedAt: typeof r.revokedAt === "string" ? r.revokedAt : "", sequenceNumber: first.sequenceNumber, consensusAt: first.consensusAt };
       add("revocationScan", "fail", `revoked: ${revocation.reason} at ${revocation.revokedAt} (message #${first.sequenceNumber}, consensus ${first.consensusAt})`, {
         revocations: kept.map((m) => ({ sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) })),
