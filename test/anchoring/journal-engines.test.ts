@@ -9,7 +9,7 @@
  * plans here, the PostgreSQL fence and races in pg-journal.test.ts.
  * No ledger: a database and a manual clock.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { and, count, eq, lte, sql } from "drizzle-orm";
 import { journalRules, revocationRequeueDelay, topicRequeueDelay, WAITING_RECHECK_MS } from "../../src/anchoring/journal/rules.ts";
 import type { Journal, LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
@@ -24,27 +24,11 @@ import { sqliteJournal } from "../../src/storage/sqlite/journal.ts";
 import { ANNOUNCED_SQL, DUE_SQL, NEXT_DUE_SQL } from "../../src/storage/sqlite/journal-statements.ts";
 import { q, sqliteStore, type SqliteStore, type Store } from "../../src/storage/store.ts";
 import { countingTransactions } from "../support/counting-transactions.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { createStoreRecordsFixture, docHashOf, TOPIC_ID as TOPIC, type FixtureOrg } from "../support/records-fixture.ts";
-import { storeEngines, type StoreEngine } from "../support/store-engines.ts";
+import { useStoreEngines, type StoreEngine } from "../support/store-engines.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
 /** Each test's databases are closed and dropped after it: a PostgreSQL server allows so many connections. */
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-  await pg?.destroy();
-});
-afterAll(async () => {
-  await pg?.destroy();
-  cleanup();
-});
-
-const ENGINES = storeEngines(() => pg, opened);
+const { engines: ENGINES } = useStoreEngines({ eachTest: true });
 const [SQLITE] = ENGINES;
 const signer = createSigner({ masterKey: new Uint8Array(32).fill(7), workers: 0 });
 const CONFIRMED = { sequenceNumber: 7, consensusAt: "1767225600.000000123", runningHash: new Uint8Array(48).fill(9) };

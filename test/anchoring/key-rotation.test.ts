@@ -4,7 +4,7 @@
  * once every record message of an older key has settled), on both storage engines. No ledger: a
  * database and a manual clock; the journal's changes are made by hand as the loop would make them.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import { journalRules } from "../../src/anchoring/journal/rules.ts";
 import type { Journal, LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
@@ -16,28 +16,13 @@ import { KeyLifecycleRefused } from "../../src/keys/org-keys.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
-import { q, type Store } from "../../src/storage/store.ts";
+import { q } from "../../src/storage/store.ts";
 import { journalDrivers } from "../support/drivers.ts";
-import { cleanup } from "../support/env.ts";
-import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 import { createStoreRecordsFixture, docHashOf, TOPIC_ID as TOPIC } from "../support/records-fixture.ts";
-import { storeEngines } from "../support/store-engines.ts";
+import { useStoreEngines } from "../support/store-engines.ts";
 
-let pg: Postgres;
-beforeAll(async () => {
-  pg = await sharedPostgres();
-}, 120_000);
-const opened: Store[] = [];
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-  await pg?.destroy();
-});
-afterAll(async () => {
-  await pg?.destroy();
-  cleanup();
-});
-
-const ENGINES = storeEngines(() => pg, opened);
+/** Each test's databases are closed and dropped after it: a PostgreSQL server allows so many connections. */
+const { engines: ENGINES } = useStoreEngines({ eachTest: true });
 const signer = createSigner({ masterKey: new Uint8Array(32).fill(7), workers: 0 });
 const CONFIRMED = { sequenceNumber: 1, consensusAt: "1767225600.000000123", runningHash: new Uint8Array(48).fill(9) };
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");

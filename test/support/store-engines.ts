@@ -2,7 +2,7 @@
  * The engines of the storage contract suites (test/storage/engines.test.ts and the others named
  * `engines.test.ts`): the same tests against the embedded SQLite and a real PostgreSQL server.
  */
-import { afterAll, beforeAll } from "bun:test";
+import { afterAll, afterEach, beforeAll } from "bun:test";
 import { join } from "node:path";
 import { openDatabase } from "../../src/storage/db.ts";
 import { migrate } from "../../src/storage/migrate.ts";
@@ -68,14 +68,22 @@ export function storeEngines(pg: () => Postgres, opened: Store[]): [StoreEngine,
 /**
  * The engines for a test file, with its hooks: the run's shared PostgreSQL server started before
  * the file's tests, every store the file opened closed after them. `opened` takes the stores a
- * test opens itself; `pg()` is the server (for a database of the file's own).
+ * test opens itself; `pg()` is the server (for a database of the file's own). With `eachTest`,
+ * the stores are closed and the file's databases dropped after every test instead (a file that
+ * opens a database per test: a PostgreSQL server allows so many connections).
  */
-export function useStoreEngines(): { readonly engines: [StoreEngine, StoreEngine]; readonly opened: Store[]; pg(): Postgres } {
+export function useStoreEngines(options: { readonly eachTest?: boolean } = {}): { readonly engines: [StoreEngine, StoreEngine]; readonly opened: Store[]; pg(): Postgres } {
   let pg: Postgres | undefined;
   const opened: Store[] = [];
   beforeAll(async () => {
     pg = await sharedPostgres();
   }, 120_000);
+  if (options.eachTest === true) {
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+      await pg?.destroy();
+    });
+  }
   afterAll(async () => {
     for (const s of opened) await s.close();
     await pg?.destroy();
