@@ -96,6 +96,22 @@ export function* keysOf(db: StoreDb, t: Tables, purpose: string): Op<KeyInfo[]> 
     .sort((a, b) => b.createdAt - a.createdAt || (a.retiredAt === null ? -1 : b.retiredAt === null ? 1 : b.retiredAt - a.retiredAt));
 }
 
+/** Inside a write: the audit row of `key` declared compromised (an organisation's or a person's). */
+export function* auditCompromise(
+  tx: StoreDb,
+  t: Tables,
+  c: { readonly key: Uint8Array; readonly sinceMs: number; readonly at: number; readonly actor: string; readonly subjectType: "organisation" | "person"; readonly subjectId: string },
+): Op<void> {
+  yield* audit(tx, t, c.at, {
+    actor: c.actor,
+    action: `${c.subjectType}.key.compromised`,
+    subjectType: c.subjectType,
+    subjectId: c.subjectId,
+    before: { keyFingerprint: hex(c.key), compromisedSince: null },
+    after: { keyFingerprint: hex(c.key), compromisedSince: rfc3339Ms(c.sinceMs), compromisedAt: rfc3339Ms(c.at) },
+  });
+}
+
 /** Inside a write: the organisation, or NOT_FOUND. */
 function* organisationIn(tx: StoreDb, t: Tables, orgId: string) {
   const [org] = yield* q(
@@ -223,14 +239,7 @@ export function createOrgKeys(deps: { store: Store; signer: Signer; clock: Clock
         if (isCurrent) yield* refuseWhileRotating(tx, t, org);
         yield* q(tx.update(t.signingKeys).set({ compromisedSince: input.sinceMs, compromisedAt: at }).where(eq(t.signingKeys.fingerprint, key)));
         const rotation = isCurrent ? yield* rotateIn(tx, t, org, next!, at, actor, "organisation.key.rotate") : null;
-        yield* audit(tx, t, at, {
-          actor,
-          action: "organisation.key.compromised",
-          subjectType: "organisation",
-          subjectId: orgId,
-          before: { keyFingerprint: hex(key), compromisedSince: null },
-          after: { keyFingerprint: hex(key), compromisedSince: rfc3339Ms(input.sinceMs), compromisedAt: rfc3339Ms(at) },
-        });
+        yield* auditCompromise(tx, t, { key, sinceMs: input.sinceMs, at, actor, subjectType: "organisation", subjectId: orgId });
         return { orgId, keyFingerprint: hex(key), sinceMs: input.sinceMs, at, rotation };
       });
     },

@@ -20,8 +20,7 @@ import { DomainError, invalid } from "../lib/errors.ts";
 import { rfc3339Ms } from "../lib/formats.ts";
 import { hasAnchoredAnnouncement } from "../storage/signing-keys.ts";
 import { q, type Op, type Store, type StoreDb, type Tables } from "../storage/store.ts";
-import { audit } from "../keys/audit.ts";
-import { keysOf, type KeyInfo } from "../keys/org-keys.ts";
+import { auditCompromise, keysOf, type KeyInfo } from "../keys/org-keys.ts";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
@@ -80,14 +79,7 @@ export function createPersonKeys(deps: { store: Store; clock: Clock }) {
         if (row === undefined || row.purpose !== `person:${personId}`) throw new DomainError("FORBIDDEN", `Key ${hex(key)} is not one of person ${personId}'s keys. Nothing was changed.`);
         if (row.compromisedAt !== null) throw new DomainError("FORBIDDEN", `Key ${hex(key)} was already declared compromised at ${rfc3339Ms(row.compromisedAt)}. Nothing was changed.`);
         yield* q(tx.update(sk).set({ compromisedSince: input.sinceMs, compromisedAt: at }).where(eq(sk.fingerprint, key)));
-        yield* audit(tx, t, at, {
-          actor,
-          action: "person.key.compromised",
-          subjectType: "person",
-          subjectId: personId,
-          before: { keyFingerprint: hex(key), compromisedSince: null },
-          after: { keyFingerprint: hex(key), compromisedSince: rfc3339Ms(input.sinceMs), compromisedAt: rfc3339Ms(at) },
-        });
+        yield* auditCompromise(tx, t, { key, sinceMs: input.sinceMs, at, actor, subjectType: "person", subjectId: personId });
         return { personId, orgId: person.orgId, keyFingerprint: hex(key), sinceMs: input.sinceMs, at };
       });
     },
