@@ -15,6 +15,7 @@ import m11 from "./0011_organisation_domain.sql" with { type: "text" };
 import m12 from "./0012_organisation_name_key.sql" with { type: "text" };
 import m13 from "./0013_key_lifecycle.sql" with { type: "text" };
 import m14 from "./0014_seal_announcements.sql" with { type: "text" };
+import m15 from "./0015_batches.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -34,4 +35,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0012_organisation_name_key": m12,
   "0013_key_lifecycle": m13,
   "0014_seal_announcements": m14,
+  "0015_batches": m15,
 };

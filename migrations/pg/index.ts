@@ -10,6 +10,7 @@ import m6 from "./0006_organisation_domain.sql" with { type: "text" };
 import m7 from "./0007_organisation_name_key.sql" with { type: "text" };
 import m8 from "./0008_key_lifecycle.sql" with { type: "text" };
 import m9 from "./0009_seal_announcements.sql" with { type: "text" };
+import m10 from "./0010_batches.sql" with { type: "text" };
 
 export { journal };
 /** SQL text of each migration, by journal tag. */
@@ -24,4 +25,5 @@ export const sqlByTag: Readonly<Record<string, string>> = {
   "0007_organisation_name_key": m7,
   "0008_key_lifecycle": m8,
   "0009_seal_announcements": m9,
+  "0010_batches": m10,
 };

@@ -44,12 +44,17 @@ export function* pendingPersonKeyAnnouncement(tx: StoreDb, t: Tables, input: Per
   yield* q(tx.insert(t.ledgerTransactions).values(personKeyAnnouncementValues(input)));
 }
 
-/** `insertPendingMessage` as a step of a store operation, on either engine (storage/store.ts). */
+/**
+ * A record's or revocation's message as a step of a store operation, on either engine
+ * (storage/store.ts): a leaf, anchored in its organisation's next batch (docs/anchoring.md
+ * "Batches"). `insertPendingMessage` writes a message sent on its own, as every one was before
+ * batches.
+ */
 export function* pendingMessage(_tx: StoreDb, _t: Tables, input: Parameters<typeof insertPendingMessage>[1]): Op<void> {
   checkMessage(input);
-  const v = pendingValues(input, input, input.now);
+  const v = pendingValues(input, { ...input, batchLeaf: 1 }, input.now);
   yield* q(
-    changes(INSERT_PENDING_MESSAGE, v.transactionId, v.kind, v.orgId, v.recordId, v.topicId, v.message, v.keyFingerprint, v.signedBytes, v.validStartMs, v.validSeconds, v.state, v.attempts, v.nextAttemptAt, v.createdAt, v.updatedAt),
+    changes(INSERT_PENDING_MESSAGE, v.transactionId, v.kind, v.orgId, v.recordId, v.topicId, v.message, v.keyFingerprint, v.signedBytes, v.validStartMs, v.validSeconds, v.state, v.attempts, v.nextAttemptAt, v.createdAt, v.updatedAt, v.batchLeaf),
   );
 }
 

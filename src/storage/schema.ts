@@ -151,7 +151,7 @@ export const ledgerTransactions = sqliteTable(
   "ledger_transactions",
   {
     transactionId: text("transaction_id").primaryKey(),
-    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement", "key_compromise"] }).notNull(),
+    kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement", "key_compromise", "batch_message"] }).notNull(),
     orgId: text("org_id")
       .notNull()
       .references(() => organisations.id),
@@ -189,9 +189,32 @@ export const ledgerTransactions = sqliteTable(
     lastError: text("last_error"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /**
+     * Batched anchoring (docs/anchoring.md "Batches"): 1 for a leaf, a record or revocation
+     * message anchored as a leaf of a batch and never submitted itself; 0 for every other row,
+     * and for every row written before batches (each sent as its own message).
+     */
+    batchLeaf: integer("batch_leaf").notNull().default(0),
+    /** A leaf's batch: the `batch_message` row's transaction id; null while the leaf waits for one. */
+    batchTransactionId: text("batch_transaction_id"),
+    /** A leaf's index in its batch (RFC 9162 leaf order). */
+    leafIndex: integer("leaf_index"),
+    /** A leaf's inclusion proof in its batch: the path's node hashes, 32 bytes each, leaf to root. */
+    inclusionPath: blob("inclusion_path", { mode: "buffer" }),
+    /** A `batch_message`'s batch sequence (its message's `batch`): unique per organisation. */
+    batchSequence: integer("batch_sequence"),
+    /** A `batch_message`'s number of leaves (its message's `size`). */
+    batchSize: integer("batch_size"),
   },
   (t) => [
-    index("ledger_transactions_work").on(t.state, t.nextAttemptAt),
+    // The loop's queue of rows it submits: every row but a batch's leaves.
+    index("ledger_transactions_work").on(t.state, t.nextAttemptAt).where(sql`batch_leaf = 0`),
+    // Leaves waiting for a batch, by organisation, oldest first.
+    index("ledger_transactions_unbatched").on(t.orgId, t.createdAt).where(sql`batch_leaf = 1 AND batch_transaction_id IS NULL AND state = 'pending'`),
+    // A batch's leaves.
+    index("ledger_transactions_leaves").on(t.batchTransactionId, t.recordId).where(sql`batch_transaction_id IS NOT NULL`),
+    // One batch per organisation and batch sequence.
+    uniqueIndex("ledger_transactions_one_batch").on(t.orgId, t.batchSequence).where(sql`kind = 'batch_message'`),
     index("ledger_transactions_record").on(t.recordId),
     // The anchor loop resumes its transaction-id sequence from the newest valid start at startup.
     index("ledger_transactions_valid_start").on(t.validStartMs),

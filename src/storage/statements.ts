@@ -166,12 +166,13 @@ export const INSERT_PENDING_MESSAGE = statement<
     nextAttemptAt: number,
     createdAt: number,
     updatedAt: number,
+    batchLeaf: number,
   ]
 >({
   name: "new pending ledger message",
   sql: `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms,
-       valid_seconds, state, attempts, next_attempt_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       valid_seconds, state, attempts, next_attempt_at, created_at, updated_at, batch_leaf)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 });
 
 // ---- the person application (persons/service.ts) ------------------------------------------------

@@ -45,6 +45,17 @@
  *   first `await`); each change is its own IMMEDIATE transaction, or a savepoint of the
  *   store's group commit (`grouped`).
  *
+ * - Batches (docs/anchoring.md "Batches"): a record or revocation message queued by the records
+ *   capability is a leaf (`batch_leaf` 1): never submitted itself, never returned by `due`,
+ *   `unfinishedMessage`, `topicsAwaitingConfirmation` or `nextDueAt`, never touched by
+ *   `retryAllNow` or an announcement's wake-up. A waiting leaf (no batch yet) is counted by
+ *   `unfinished` and returned by `unsentPastCutoff` (its own validity window: one that could not
+ *   be batched in time is abandoned as an unbatched message would be); a batched one follows its
+ *   batch. `formBatch` puts a leaf in a batch only while it waits: a leaf is in at most one batch,
+ *   ever. A batch's state changes carry its leaves and their records in the same transaction
+ *   (`grouped.toAccepted`, `grouped.toAnchoredMessage`, `abandon`). `batch_message` rows are not
+ *   counted by `unfinished` (the leaves are what waits).
+ *
  * What a caller may assume after a crash:
  * - Every committed state change holds, with its record's; an uncommitted one never happened.
  * - A `pending` row with signed bytes and `attempts ≥ 1` may have reached a node: send the same
@@ -85,10 +96,25 @@ export interface PendingFields {
   readonly announcementGeneration?: number;
   /** A key announcement's seal key (`KeyAnnouncement.sealFingerprint`); null otherwise. */
   readonly sealFingerprint?: Uint8Array | null;
+  /** 1: a leaf of a batch (a record or revocation message anchored in a batch message); default 0. A row queued again keeps its predecessor's. */
+  readonly batchLeaf?: number;
+  /** A batch message's batch sequence and number of leaves; null otherwise. */
+  readonly batchSequence?: number | null;
+  readonly batchSize?: number | null;
 }
 
 /** The values of a new `pending` row, as both engines insert them (blobs as Buffers). */
 export type PendingRow = Omit<LedgerTransactionRow, "sequenceNumber" | "consensusAt" | "runningHash" | "lastError">;
+
+/** A batch to form (`Journal.formBatch`): its message and its leaves in leaf order, each with its inclusion path. */
+export interface NewBatch {
+  readonly orgId: string;
+  readonly topicId: string;
+  readonly sequence: number;
+  /** The batch message's bytes (1 to 1,024). */
+  readonly message: Uint8Array;
+  readonly leaves: readonly { readonly transactionId: string; readonly path: Uint8Array }[];
+}
 
 /** The unfinished rows a caller is working on: `due` leaves them out. */
 export interface Busy {
@@ -186,11 +212,16 @@ export interface Journal {
      * other bytes (one transaction id, one set of bytes). Concurrent calls MUST never lose a count.
      */
     beginAttempt(row: Pick<LedgerTransactionRow, "transactionId">, bytes: Uint8Array): Promise<number | null>;
-    /** pending → accepted, due again in `pollMs`, `last_error` cleared; a pending record MUST become accepted with it. */
+    /**
+     * pending → accepted, due again in `pollMs`, `last_error` cleared; a pending record MUST become
+     * accepted with it. A batch's pending leaves MUST become accepted, and their pending records.
+     */
     toAccepted(row: LedgerTransactionRow, pollMs: number): Promise<Changed>;
     /**
      * pending or accepted → anchored with the confirmed fields; the record MUST follow. An
-     * anchored key announcement MUST make its organisation's pending record messages due now.
+     * anchored key announcement MUST make its organisation's pending record messages due now. A
+     * batch's leaves MUST become anchored with the same fields, and the records of its record
+     * message leaves with them.
      */
     toAnchoredMessage(row: LedgerTransactionRow, confirmed: ConfirmedFields): Promise<Changed>;
   };
@@ -215,9 +246,36 @@ export interface Journal {
    * pending or accepted → abandoned with `reason`, in one transaction with what MUST follow: a
    * record message's record is abandoned; a revocation or key announcement is queued again, due
    * after `JournalRules.requeueDelay` of its abandoned predecessors that reached a node
-   * (`requeued`: the new row's id). Null if the row had moved on.
+   * (`requeued`: the new row's id). An abandoned batch MUST abandon each of its unfinished leaves
+   * the same way, in the same transaction (a revocation leaf is queued again as a waiting leaf;
+   * `requeued` then names none). Null if the row had moved on.
    */
   abandon(row: LedgerTransactionRow, reason: string): Maybe<{ readonly at: number; readonly requeued: string | null } | null>;
+  /**
+   * MUST `flush` first, then count the waiting leaves (no batch yet, `pending`) by organisation,
+   * with the oldest one's `created_at`, through the index of waiting leaves. MUST only read.
+   */
+  waitingLeaves(): Maybe<{ readonly orgId: string; readonly leaves: number; readonly oldestAt: number }[]>;
+  /**
+   * Up to `limit` of `orgId`'s waiting leaves that may go, oldest first (`created_at`, then
+   * transaction id): a leaf's key MUST be announced and anchored with the seal key that sealed its
+   * record (the rule `due` applies to a record message); a revocation leaf may always go. MUST
+   * only read.
+   */
+  batchableLeaves(orgId: string, limit: number): Maybe<LedgerTransactionRow[]>;
+  /** The batch sequence of `orgId`'s next batch: one more than its highest (1 for its first). MUST only read. */
+  nextBatchSequence(orgId: string): Maybe<number>;
+  /**
+   * Forms a batch, in one transaction (fenced on PostgreSQL): MUST insert a `batch_message` row
+   * (pending, due now, a new transaction id from `JournalRules.newTransactionId`, `batch.message`
+   * on the organisation's topic, `batch_sequence`, `batch_size` = the number of leaves), and give
+   * each leaf `i` of `batch.leaves` its batch, `leaf_index` i and `inclusion_path`; MUST move each
+   * record message leaf's record (by primary key, while it carries the leaf's transaction id) to
+   * the batch's transaction id, and each revocation leaf's record's `revocation_transaction_id`
+   * likewise. When a leaf is no longer a waiting leaf of `batch.orgId`, or the sequence is taken
+   * (the unique index `ledger_transactions_one_batch`), MUST change nothing and answer null.
+   */
+  formBatch(batch: NewBatch): Maybe<LedgerTransactionRow | null>;
   /** Organisations with the add-on, no topic and no live (not abandoned) topic creation. MUST only read. */
   organisationsWantingTopic(): Maybe<string[]>;
   /**

@@ -30,11 +30,18 @@ export interface RawLedgerRow {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  batch_leaf: number;
+  batch_transaction_id: string | null;
+  leaf_index: number | null;
+  inclusion_path: Uint8Array | null;
+  batch_sequence: number | null;
+  batch_size: number | null;
 }
 
 const LEDGER_COLUMNS =
   "transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, announcement_generation, seal_fingerprint, signed_bytes, valid_start_ms, valid_seconds, state, " +
-  "sequence_number, consensus_at, running_hash, attempts, next_attempt_at, last_error, created_at, updated_at";
+  "sequence_number, consensus_at, running_hash, attempts, next_attempt_at, last_error, created_at, updated_at, " +
+  "batch_leaf, batch_transaction_id, leaf_index, inclusion_path, batch_sequence, batch_size";
 
 const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
@@ -85,6 +92,12 @@ export function toLedgerRow(r: RawLedgerRow): LedgerTransactionRow {
     lastError: r.last_error,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    batchLeaf: r.batch_leaf,
+    batchTransactionId: r.batch_transaction_id,
+    leafIndex: r.leaf_index,
+    inclusionPath: buffer(r.inclusion_path),
+    batchSequence: r.batch_sequence,
+    batchSize: r.batch_size,
   };
 }
 
