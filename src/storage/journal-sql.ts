@@ -121,3 +121,23 @@ export const CHANGE_COUNTER = "SELECT value FROM change_counter WHERE id = 1";
 
 /** Raises the change counter through the signing key's own trigger: a compromise message anchored changes what verification answers (its revocation time). */
 export const TOUCH_COMPROMISED_KEY = "UPDATE signing_keys SET compromised_at = compromised_at WHERE fingerprint = ";
+
+/**
+ * Batches (docs/anchoring.md "Batches"): the waiting leaves (no batch yet, pending) by
+ * organisation, with the oldest's creation, through the partial index
+ * `ledger_transactions_unbatched`, whose WHERE terms are repeated word for word.
+ */
+export const WAITING_LEAVES = `SELECT org_id, count(*) AS leaves, min(created_at) AS oldest_at FROM ledger_transactions
+  WHERE batch_leaf = 1 AND batch_transaction_id IS NULL AND state = 'pending'
+  GROUP BY org_id`;
+
+/**
+ * Up to N (the last parameter) of one organisation's (the first) waiting leaves that may go
+ * (`ANNOUNCED`: a record message's key announced and anchored with its record's seal key; a
+ * revocation always), oldest first. Positional parameters: organisation, limit.
+ */
+export const BATCHABLE_LEAVES_WHERE = `batch_leaf = 1 AND batch_transaction_id IS NULL AND state = 'pending' AND org_id = ? AND ${ANNOUNCED}
+  ORDER BY created_at, transaction_id LIMIT ?`;
+
+/** The organisation's (the parameter) next batch sequence: one more than its highest. */
+export const NEXT_BATCH_SEQUENCE = `SELECT coalesce(max(batch_sequence), 0) + 1 AS next FROM ledger_transactions WHERE org_id = ? AND kind = 'batch_message'`;
