@@ -69,13 +69,13 @@ async function setup(engine: StoreEngine, stores?: [Store, Store]) {
   /** Another key with a row in signing_keys (the organisation's key may be changed to it). */
   const otherKey = async () => (await fixture.createPerson()).fingerprint;
 
-  /** A pending record and its creation message, under the record's transaction id, as the records service writes them. */
+  /** A pending record and its creation message, under the record's transaction id, sent on its own (as every message was before batches; batches have their own suite). */
   async function queueRecord(message = new TextEncoder().encode('{"v":1}'), keyFingerprint?: Uint8Array): Promise<{ recordId: string; transactionId: string }> {
     const recordId = await fixture.addOrgRecord(org, { docHash: docHashOf(Bun.randomUUIDv7()), anchorState: "pending" });
     const { transactionId, signedAtMs } = await record(recordId);
     const now = clock.now();
     await store.write((tx, t) =>
-      pendingMessage(tx, t, { kind: "record_message", transactionId, validStartMs: Number(signedAtMs), validSeconds: 30, orgId, recordId, topicId: TOPIC, message, now, ...(keyFingerprint ? { keyFingerprint } : {}) }),
+      pendingMessage(tx, t, { kind: "record_message", transactionId, validStartMs: Number(signedAtMs), validSeconds: 30, orgId, recordId, topicId: TOPIC, message, now, batchLeaf: 0, ...(keyFingerprint ? { keyFingerprint } : {}) }),
     );
     return { recordId, transactionId };
   }
@@ -102,7 +102,7 @@ async function setup(engine: StoreEngine, stores?: [Store, Store]) {
     const now = clock.now();
     await store.write(function* (tx, t) {
       yield* q(tx.update(t.records).set({ revokedAt: now, revocationReason: "SUPERSEDED", revocationTransactionId: reserved.transactionId }).where(eq(t.records.id, recordId)));
-      yield* pendingMessage(tx, t, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now });
+      yield* pendingMessage(tx, t, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now, batchLeaf: 0 });
     });
     return reserved.transactionId;
   }
