@@ -85,7 +85,9 @@ export function renderReport(report: Report): string {
   lines.push(`Document: ${report.originalDocHash}`);
   if (report.revocation !== null) {
     const r = report.revocation;
-    lines.push(`Revoked: ${r.reason} on ${humanTime(r.revokedAt)} (ledger message #${r.sequenceNumber}, consensus ${humanTime(r.consensusAt)})`);
+    // A batch listing the record without the receipt's proof of its leaf: revoked, reason unknown (see revocationScan).
+    const what = r.reason === null ? "reason not on the ledger, by" : `${r.reason} on ${humanTime(r.revokedAt)}`;
+    lines.push(`Revoked: ${what} (ledger message #${r.sequenceNumber}, consensus ${humanTime(r.consensusAt)})`);
   }
   if (report.offline) lines.push("Mirror nodes: none (offline)");
   else {
