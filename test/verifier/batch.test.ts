@@ -10,7 +10,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { parseReceipt, renderReport, verifyReceipt, type Report, type VerifyOptions } from "../../src/verifier/index.ts";
 import { cleanup } from "../support/env.ts";
-import { buildBatchedReceipt, buildReceipt, DOC_HASH, fakeMirror, inclusionOf, ORG_ID, type BatchedBuilt, type Built } from "./fixtures.ts";
+import { announcementBytes, buildBatchedReceipt, buildReceipt, consensusOf, DOC_HASH, fakeMirror, inclusionOf, ORG_ID, type BatchedBuilt, type Built } from "./fixtures.ts";
 
 afterAll(cleanup);
 
@@ -112,6 +112,29 @@ describe("a batched receipt changed: signature_invalid, the inclusion check fail
     const r = await verify(built);
     expect(r.verdict).toBe("signature_invalid");
     expect(failed(r)).toEqual(["ledgerMessage"]);
+  });
+});
+
+describe("the key's window, by the batch message's place on the topic", () => {
+  /** The batched receipt with `message` on the topic at #2, before the batch message (then #3). */
+  function withBefore(message: Uint8Array): BatchedBuilt {
+    const built = buildBatchedReceipt();
+    const messages = built.ledger.messages;
+    messages.splice(1, 0, { sequenceNumber: 0, consensusAt: "", message, runningHash: new Uint8Array(48).fill(5) });
+    messages.forEach((m, i) => Object.assign(m, { sequenceNumber: i + 1, consensusAt: consensusOf(i + 1) }));
+    Object.assign(built.receipt.anchor, { sequenceNumber: 3, consensusAt: consensusOf(3) });
+    return built;
+  }
+
+  test("another key of the organisation announced between the announcement and the batch message: signature_invalid, keyWindow failing", async () => {
+    const r = await verify(withBefore(announcementBytes("Acme Ltd", { keyFingerprint: "5a".repeat(32) })));
+    expect({ verdict: r.verdict, failed: failed(r) }).toEqual({ verdict: "signature_invalid", failed: ["keyWindow"] });
+    expect(check(r, "keyWindow").detail).toContain("between the key's announcement #1 and the record's message #3");
+  });
+
+  test("the same key announced again there (a change of name): verified_org", async () => {
+    const r = await verify(withBefore(announcementBytes("Acme Holdings Ltd")));
+    expect({ verdict: r.verdict, failed: failed(r) }).toEqual({ verdict: "verified_org", failed: [] });
   });
 });
 
