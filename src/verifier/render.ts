@@ -86,8 +86,8 @@ export function renderReport(report: Report): string {
   if (report.revocation !== null) {
     const r = report.revocation;
     // A batch listing the record without the receipt's proof of its leaf: revoked, reason unknown (see revocationScan).
-    const what = r.reason === null ? "reason not on the ledger, by" : `${r.reason} on ${humanTime(r.revokedAt)}`;
-    lines.push(`Revoked: ${what} (ledger message #${r.sequenceNumber}, consensus ${humanTime(r.consensusAt)})`);
+    if (r.reason === null) lines.push(`Revoked: by ledger message #${r.sequenceNumber} (consensus ${humanTime(r.consensusAt)}), a batch listing this record; the reason is not on the ledger`);
+    else lines.push(`Revoked: ${r.reason} on ${humanTime(r.revokedAt)} (ledger message #${r.sequenceNumber}, consensus ${humanTime(r.consensusAt)})`);
   }
   if (report.offline) lines.push("Mirror nodes: none (offline)");
   else {

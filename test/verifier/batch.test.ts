@@ -147,7 +147,7 @@ describe("revoked in a batch", () => {
     const [s, n] = at.split(".") as [string, string];
     expect(r.revocation).toEqual({ reason: null, revokedAt: new Date(Number(s) * 1000 + Math.floor(Number(n) / 1e6)).toISOString(), sequenceNumber: 5, consensusAt: at });
     expect(check(r, "revocationScan").detail).toBe(`revoked in batch 2, message #5, consensus ${at}; reason not on the ledger: the receipt names no revocation of the record`);
-    expect(renderReport(r)).toContain("Revoked: reason not on the ledger, by (ledger message #5, consensus ");
+    expect(renderReport(r)).toMatch(/Revoked: by ledger message #5 \(consensus [^)]+\), a batch listing this record; the reason is not on the ledger\n/);
   });
 
   test("with the receipt's revocation proving its leaf in that batch: revoked, its reason and time", async () => {
