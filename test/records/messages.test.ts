@@ -293,7 +293,7 @@ describe("batch message", () => {
   const ROOT = Uint8Array.from({ length: 32 }, (_, i) => i * 7);
   const ROOT_HEX = Buffer.from(ROOT).toString("hex");
   const id = (n: number) => `0190f5a3-7c1e-7d2a-9b4c-${String(n).padStart(12, "0")}`;
-  const fields = { orgId: ORG_ID, batch: 12, size: 3, root: ROOT, revoked: [] as string[] };
+  const fields = { orgId: ORG_ID, batch: 12, size: 3, root: ROOT as Uint8Array, revoked: [] as string[] };
   const text = (f: Partial<typeof fields>) => new TextDecoder().decode(encodeBatchMessage({ ...fields, ...f }));
 
   test("is compact JSON with the fields in a fixed order, root in lowercase hex, revoked in leaf order", () => {
