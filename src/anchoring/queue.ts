@@ -75,8 +75,8 @@ export function* pendingMessage(
     if (!revocation && (input.keyFingerprint === undefined || input.sealFingerprint === undefined)) throw new TypeError("a record message's leaf names its key and seal key");
     const max = revocation ? Math.min(batches.policy.max, batches.policy.maxRevocations) : batches.policy.max;
     const joined = revocation
-      ? yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, input.orgId, max, max))
-      : yield* q(firstRow(JOIN_OPEN_BATCH, input.orgId, input.keyFingerprint!, input.sealFingerprint!, max, max));
+      ? yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, input.orgId, max, input.now))
+      : yield* q(firstRow(JOIN_OPEN_BATCH, input.orgId, input.keyFingerprint!, input.sealFingerprint!, max, input.now));
     if (joined !== undefined) batchId = joined.transaction_id;
     else {
       const id = batches.newBatchId();
