@@ -230,8 +230,10 @@ export interface Anchoring {
   runOnce(): Promise<number>;
   /** Readiness of the ledger: cached, never waits longer than ~1 s. */
   readiness(): Promise<true | string>;
-  /** Unfinished rows as of the last pass. */
-  backlog(): { readonly pending: number; readonly accepted: number };
+  /** Unfinished rows (a batch counted as its leaves) as of the last pass, and the oldest not yet accepted. */
+  backlog(): { readonly pending: number; readonly accepted: number; readonly oldestPendingAt: number | null };
+  /** The open batches as of the loop's last look (docs/anchoring.md "Batches"): how many, and the leaves in them. */
+  openBatches(): { readonly batches: number; readonly leaves: number };
   /** Messages this loop anchored in its back-pressure window (several nodes: the leader reports it). */
   anchoredRecently(): number;
   /**
