@@ -13,7 +13,7 @@ import type { BatchPolicy, JournalRules } from "./journal/ports.ts";
 import type { Journal, Maybe, TransactionKind } from "./queue.ts";
 import type { NewTransaction, TransactionIdOptions } from "./transaction-ids.ts";
 
-export type { BackPressureCause, NewTransaction, TransactionKind };
+export type { BackPressureCause, BatchPolicy, NewTransaction, TransactionKind };
 
 export interface AnchorQueue {
   /** A fresh, unique transaction id for the operator account, valid starting now (clock); validStartMs and validSeconds are what the row must store. Synchronous. Never the same id twice (transaction-ids.ts). */
