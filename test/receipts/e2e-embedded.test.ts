@@ -17,7 +17,7 @@ import { Database } from "bun:sqlite";
 import { DATABASE_FILE } from "../../src/storage/data-folder.ts";
 import { cli } from "../ops/support.ts";
 import { ROOT, cleanup } from "../support/env.ts";
-import { expectKeyWindows, publicKeyDigest, topicMessages } from "../anchoring/key-lifecycle-rig.ts";
+import { expectKeyWindows, leavesInDataFolder, publicKeyDigest, topicMessages, withLeaves } from "../anchoring/key-lifecycle-rig.ts";
 import {
   asPreviousReleaseLeftIt,
   authenticate,
@@ -99,7 +99,7 @@ describe("a data folder the previous release left: its record's receipt, served 
       oldVerdict: await verdictOf(held.document),
       fresh,
       freshVerdict: await verdictOf(fresh.document),
-      windows: expectKeyWindows(await topicMessages(d.mirrors[0]!, topicId), (digest) => keys.get(digest) ?? digest, recordIds),
+      windows: expectKeyWindows(withLeaves(await topicMessages(d.mirrors[0]!, topicId), leavesInDataFolder(d.dataDir)), (digest) => keys.get(digest) ?? digest, recordIds),
     };
     // Then the service's seal key, as an operator does: the next record is sealed with the new one.
     const s = cli(["seal", "rotate-key", "--json", "--data", d.dataDir]);
