@@ -278,9 +278,17 @@ describe("GET /metrics against docverify serve", () => {
       expect(sampleValue(f, "docverify_verifications_total", { verdict: "verified_org", tier: "organisation" })).toBe(1);
       expect(sampleValue(f, "docverify_records", { state: "anchored" })).toBe(1);
       expect(sampleValue(f, "docverify_records", { state: "pending" })).toBe(0);
-      expect(sampleValue(f, "docverify_anchor_latency_seconds_count", { kind: "record_message" })).toBe(1);
+      // The record's message went in a batch: one batch message, of one leaf, and none left open.
+      expect(sampleValue(f, "docverify_anchor_latency_seconds_count", { kind: "batch_message" })).toBe(1);
+      expect(sampleValue(f, "docverify_anchor_latency_seconds_count", { kind: "record_message" })).toBeUndefined();
       expect(sampleValue(f, "docverify_anchor_latency_seconds_count", { kind: "topic_create" })).toBe(1);
-      expect(sampleValue(f, "docverify_anchor_latency_seconds_sum", { kind: "record_message" })).toBeGreaterThan(0);
+      expect(sampleValue(f, "docverify_anchor_latency_seconds_sum", { kind: "batch_message" })).toBeGreaterThan(0);
+      expect(sampleValue(f, "docverify_anchor_batches_total", {})).toBe(1);
+      expect(sampleValue(f, "docverify_anchor_batch_leaves_count", {})).toBe(1);
+      expect(sampleValue(f, "docverify_anchor_batch_leaves_sum", {})).toBe(1);
+      expect(sampleValue(f, "docverify_anchor_open_batches", {})).toBe(0);
+      expect(sampleValue(f, "docverify_anchor_open_batch_leaves", {})).toBe(0);
+      expect(sampleValue(f, "docverify_anchor_oldest_waiting_seconds", {})).toBe(0);
       expect(sampleValue(f, "docverify_ledger_errors_total", { kind: "unknown" })).toBe(0);
       for (const leak of LEAKS) expect(text).not.toMatch(leak);
       expect(text).not.toContain(created.recordId);

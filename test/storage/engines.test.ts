@@ -27,7 +27,7 @@ import { DomainError } from "../../src/lib/errors.ts";
 import { embeddedPgMigrations, migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { q, type Store } from "../../src/storage/store.ts";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { expectMigrationsInStep } from "../support/drizzle-kit.ts";
 import { cleanup } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
@@ -276,14 +276,17 @@ for (const engine of ENGINES) {
       const recs = createRecords({ store, signer, clock, ledger, publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
       const hash = (c: string) => `sha256:${c.repeat(64)}`;
       const first = await recs.create(org.id, { docHash: hash("a"), filename: undefined });
-      expect(first).toMatchObject({ created: true, record: { originalDocHash: hash("a"), anchorState: "pending", anchor: { topicId: "0.0.1234", transactionId: "0.0.2@1768469400.000000001" } } });
+      // The record's leaf is the first id, the batch it opens (and names) the second.
+      expect(first).toMatchObject({ created: true, record: { originalDocHash: hash("a"), anchorState: "pending", anchor: { topicId: "0.0.1234", transactionId: "0.0.2@1768469400.000000002" } } });
       const again = await recs.create(org.id, { docHash: hash("a"), filename: "ignored.pdf" });
       expect(again).toEqual({ created: false, record: first.record });
-      // Eight at once for a new hash: exactly one record, one message.
+      // Eight at once for a new hash: exactly one record, one message (a leaf of the open batch).
       const racing = await Promise.all(Array.from({ length: 8 }, () => recs.create(org.id, { docHash: hash("b"), filename: undefined })));
       expect(racing.filter((r) => r.created)).toHaveLength(1);
       expect(new Set(racing.map((r) => r.record.recordId)).size).toBe(1);
-      const journal = await store.read((db, t) => q(db.select({ kind: t.ledgerTransactions.kind, recordId: t.ledgerTransactions.recordId, state: t.ledgerTransactions.state }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.orgId, org.id))));
+      const journal = await store.read((db, t) =>
+        q(db.select({ kind: t.ledgerTransactions.kind, recordId: t.ledgerTransactions.recordId, state: t.ledgerTransactions.state }).from(t.ledgerTransactions).where(and(eq(t.ledgerTransactions.orgId, org.id), eq(t.ledgerTransactions.batchLeaf, 1)))),
+      );
       expect(journal.map((j) => [j.kind, j.recordId, j.state]).sort()).toEqual(
         [
           ["record_message", first.record.recordId, "pending"],
