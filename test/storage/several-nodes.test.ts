@@ -26,6 +26,7 @@ import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "
 import { startPostgres, type Postgres } from "../support/postgres.ts";
 import { startSeparateLedger } from "../support/separate-ledger.ts";
 import { waitFor } from "../support/wait.ts";
+import { topicMessages, withLeaves, type TopicMessage } from "../anchoring/key-lifecycle-rig.ts";
 
 let pg: Postgres;
 let ledgerEnv: Record<string, string>;
@@ -131,24 +132,35 @@ async function announcementAnchored(c: Cluster): Promise<void> {
 }
 
 /** Every message on the organisation's topic, from the shared local ledger's mirror. */
-async function topicMessages(c: Cluster): Promise<string[]> {
+async function topicOf(c: Cluster): Promise<TopicMessage[]> {
   const topicId = pg.psql(`SELECT topic_id FROM organisations WHERE id = '${c.orgId}'`, new URL(c.url).pathname.slice(1)).trim();
-  const out: string[] = [];
-  let next: string | null = `/api/v1/topics/${topicId}/messages?limit=100`;
-  while (next !== null) {
-    const res: Response = await fetch(new URL(next, ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL));
-    const page = (await res.json()) as { messages: { message: string }[]; links: { next: string | null } };
-    out.push(...page.messages.map((m) => m.message));
-    next = page.links.next;
-  }
-  return out;
+  return topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, topicId);
 }
 
-/** No message bytes on the topic twice: no record (or revocation) has two ledger messages. */
+/** The leaves of every anchored batch of the organisation, from the shared database, by the batch message's sequence number. */
+function leavesInDatabase(c: Cluster): (sequenceNumber: number) => Uint8Array[] {
+  const out = pg.psql(
+    `SELECT b.sequence_number || '|' || encode(l.message, 'hex') FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
+      WHERE b.state = 'anchored' AND l.batch_leaf = 1 AND b.org_id = '${c.orgId}' ORDER BY b.sequence_number, l.leaf_index`,
+    new URL(c.url).pathname.slice(1),
+  );
+  const bySequence = new Map<number, Uint8Array[]>();
+  for (const line of out.split("\n").filter((l) => l.trim() !== "")) {
+    const [seq, hex] = line.trim().split("|") as [string, string];
+    bySequence.set(Number(seq), [...(bySequence.get(Number(seq)) ?? []), new Uint8Array(Buffer.from(hex, "hex"))]);
+  }
+  return (seq) => bySequence.get(seq) ?? [];
+}
+
+/**
+ * No message bytes on the topic twice, each batch's root over its leaves and no leaf in two
+ * batches: no record (or revocation) anchored twice. The messages, each batch counted as its
+ * leaves (the key announcement and one per record or revocation).
+ */
 async function expectNoDuplicateMessages(c: Cluster): Promise<number> {
-  const messages = await topicMessages(c);
-  expect(new Set(messages).size).toBe(messages.length);
-  return messages.length;
+  const messages = await topicOf(c);
+  expect(new Set(messages.map((x) => JSON.stringify(x.m))).size).toBe(messages.length);
+  return withLeaves(messages, leavesInDatabase(c)).length;
 }
 
 describe("three nodes on one database", () => {
@@ -239,7 +251,7 @@ describe("failover", () => {
       for (const h of acknowledged) {
         await waitFor(`record ${h} verified_org`, async () => ((await verdictOn(survivor, h)) === "verified_org" ? true : undefined), 60_000, 100);
       }
-      // One announcement and one message per record: no bytes twice on the topic.
+      // One announcement and one leaf per record (batches counted as their leaves): nothing anchored twice.
       expect(await expectNoDuplicateMessages(c)).toBe(acknowledged.length + 1);
     },
     180_000,
