@@ -136,6 +136,20 @@ export function leavesInDataFolder(dataDir: string): (sequenceNumber: number) =>
   }
 }
 
+/** The same from a PostgreSQL database, through `psql` (unaligned, tuples only), for organisation `orgId`. */
+export function leavesInPostgres(psql: (sql: string) => string, orgId: string): (sequenceNumber: number) => Uint8Array[] {
+  const out = psql(
+    `SELECT b.sequence_number || '|' || encode(l.message, 'hex') FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
+      WHERE b.state = 'anchored' AND l.batch_leaf = 1 AND b.org_id = '${orgId}' ORDER BY b.sequence_number, l.leaf_index`,
+  );
+  const bySequence = new Map<number, Uint8Array[]>();
+  for (const line of out.split("\n").filter((l) => l.trim() !== "")) {
+    const [seq, hex] = line.trim().split("|") as [string, string];
+    bySequence.set(Number(seq), [...(bySequence.get(Number(seq)) ?? []), new Uint8Array(Buffer.from(hex, "hex"))]);
+  }
+  return (seq) => bySequence.get(seq) ?? [];
+}
+
 /** `sha256:` + hex SHA-256 of a raw public key, as a record message names its signer (docs/records.md §3). */
 export const publicKeyDigest = (publicKey: Uint8Array) => `sha256:${createHash("sha256").update(publicKey).digest("hex")}`;
 

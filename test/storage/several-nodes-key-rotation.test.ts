@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, createRecord, expectKeyWindows, HIGH_LIMITS, publicKeyDigest, recordStream, topicMessages } from "../anchoring/key-lifecycle-rig.ts";
+import { call, createRecord, expectKeyWindows, HIGH_LIMITS, leavesInPostgres, publicKeyDigest, recordStream, topicMessages, withLeaves } from "../anchoring/key-lifecycle-rig.ts";
 import { cli, cliAsync } from "../ops/support.ts";
 import { cleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
@@ -85,7 +85,8 @@ test(
         .map(([fp, pk]) => [publicKeyDigest(Buffer.from(pk, "hex")), fp]),
     );
     const topicId = sql(`SELECT topic_id FROM organisations WHERE id = '${orgId}'`);
-    const windows = expectKeyWindows(await topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, topicId), (d) => keys.get(d) ?? d, created.map((c) => c.recordId));
+    const messages = withLeaves(await topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, topicId), leavesInPostgres(sql, orgId));
+    const windows = expectKeyWindows(messages, (d) => keys.get(d) ?? d, created.map((c) => c.recordId));
     expect(windows.announcements.map((a) => [a.keyFingerprint, a.replaces])).toEqual([
       [oldKey, undefined],
       [rotation.keyFingerprint, oldKey],

@@ -26,7 +26,7 @@ import { cleanup, onCleanup, startService, tempDir, type ServiceProcess } from "
 import { startPostgres, type Postgres } from "../support/postgres.ts";
 import { startSeparateLedger } from "../support/separate-ledger.ts";
 import { waitFor } from "../support/wait.ts";
-import { topicMessages, withLeaves, type TopicMessage } from "../anchoring/key-lifecycle-rig.ts";
+import { leavesInPostgres, topicMessages, withLeaves, type TopicMessage } from "../anchoring/key-lifecycle-rig.ts";
 
 let pg: Postgres;
 let ledgerEnv: Record<string, string>;
@@ -137,21 +137,6 @@ async function topicOf(c: Cluster): Promise<TopicMessage[]> {
   return topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, topicId);
 }
 
-/** The leaves of every anchored batch of the organisation, from the shared database, by the batch message's sequence number. */
-function leavesInDatabase(c: Cluster): (sequenceNumber: number) => Uint8Array[] {
-  const out = pg.psql(
-    `SELECT b.sequence_number || '|' || encode(l.message, 'hex') FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
-      WHERE b.state = 'anchored' AND l.batch_leaf = 1 AND b.org_id = '${c.orgId}' ORDER BY b.sequence_number, l.leaf_index`,
-    new URL(c.url).pathname.slice(1),
-  );
-  const bySequence = new Map<number, Uint8Array[]>();
-  for (const line of out.split("\n").filter((l) => l.trim() !== "")) {
-    const [seq, hex] = line.trim().split("|") as [string, string];
-    bySequence.set(Number(seq), [...(bySequence.get(Number(seq)) ?? []), new Uint8Array(Buffer.from(hex, "hex"))]);
-  }
-  return (seq) => bySequence.get(seq) ?? [];
-}
-
 /**
  * No message bytes on the topic twice, each batch's root over its leaves and no leaf in two
  * batches: no record (or revocation) anchored twice. The messages, each batch counted as its
@@ -160,7 +145,7 @@ function leavesInDatabase(c: Cluster): (sequenceNumber: number) => Uint8Array[] 
 async function expectNoDuplicateMessages(c: Cluster): Promise<number> {
   const messages = await topicOf(c);
   expect(new Set(messages.map((x) => JSON.stringify(x.m))).size).toBe(messages.length);
-  return withLeaves(messages, leavesInDatabase(c)).length;
+  return withLeaves(messages, leavesInPostgres((sql) => pg.psql(sql, new URL(c.url).pathname.slice(1)), c.orgId)).length;
 }
 
 describe("three nodes on one database", () => {
