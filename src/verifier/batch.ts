@@ -127,7 +127,10 @@ export function batchRevocation(receipt: Receipt, m: MirrorMessage): BatchRevoca
   const batch = batchMessageOf(m.message)?.batch ?? null;
   const unknown = (why: string): BatchRevocation => ({ batch, proven: null, how: `reason not on the ledger: ${why}` });
   const r = receipt.revocation;
-  if (r === null || r.reason === "KEY_COMPROMISE") return unknown("the receipt names no revocation of the record");
+  // A receipt's KEY_COMPROMISE may be its key's compromise (anchored on its own message, not this
+  // batch: "anchored elsewhere" below) or the record's own revocation with that reason, which its
+  // proven leaf says: the reason is read from the leaf, never from the receipt's field.
+  if (r === null) return unknown("the receipt names no revocation of the record");
   if (r.anchor.sequenceNumber !== m.sequenceNumber || !equalBytes(r.anchor.message, m.message)) return unknown(`the receipt's revocation is anchored elsewhere (message #${r.anchor.sequenceNumber ?? "not yet known"})`);
   if (r.anchor.inclusion === null) return unknown("the receipt's revocation has no inclusion proof");
   const proof = proveInclusion(m.message, r.anchor.inclusion, announcedOrgId(receipt));

@@ -2,12 +2,18 @@
  * The receipt routes (docs/receipts.md §2): GET /v1/records/{recordId}/receipt and the public
  * GET /verify/{recordId}/receipt, in-process against an app anchoring on its embedded ledger and
  * over HTTP against `docverify serve`: every field of §2.1 in order, payloads recomputed with
- * src/crypto, message bytes compared with the mirror node's, and every refusal.
+ * src/crypto, a batched record's inclusion proof recomputed here (RFC 9162 §2.1.3.2) into its
+ * batch message's root, message bytes compared with the mirror node's, and every refusal. A
+ * record anchored alone (rows a release before batches wrote) keeps `inclusion: null`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { App } from "../../src/app/sqlite.ts";
 import { encodeRecordPayload, encodeSealPayload, isAlgorithm, keyFingerprint, verifyWithNoble } from "../../src/crypto/index.ts";
-import { decodeLedgerMessage, sha256Text } from "../../src/records/messages.ts";
+import { decodeLedgerMessage, encodeRevocationMessage, sha256Text } from "../../src/records/messages.ts";
+import { createHash } from "node:crypto";
+import { insertPendingMessage } from "../../src/anchoring/queue.ts";
+import type { LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
+import { testJournal } from "../support/batches.ts";
 import { Database } from "bun:sqlite";
 import { receiptsDrivers } from "../support/drivers.ts";
 import { createReceipts } from "../../src/receipts/receipt.ts";
@@ -26,7 +32,8 @@ import { DATABASE_FILE, openCore } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { openDatabase } from "../../src/storage/db.ts";
-import { sqliteStore } from "../../src/storage/store.ts";
+import { q, sqliteStore } from "../../src/storage/store.ts";
+import { eq } from "drizzle-orm";
 
 afterAll(cleanup);
 
@@ -38,18 +45,62 @@ const TOP_LEVEL = ["v", "recordId", "originalDocHash", "authenticatedAt", "kind"
 const KEY_FIELDS = ["algorithm", "publicKey", "payload", "signature"];
 const ANCHOR_FIELDS = ["network", "topicId", "sequenceNumber", "consensusAt", "transactionId", "message", "runningHash", "inclusion"];
 const ANNOUNCEMENT_FIELDS = ["topicId", "sequenceNumber", "consensusAt", "message"];
+const INCLUSION_FIELDS = ["algorithm", "leafMessage", "leafIndex", "treeSize", "path"];
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const CONSENSUS = /^\d+\.\d{9}$/;
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const bytes = (b64: string) => new Uint8Array(Buffer.from(b64, "base64"));
 const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
+const sha256 = (...parts: Uint8Array[]) => new Uint8Array(createHash("sha256").update(Buffer.concat(parts)).digest());
+
+/** RFC 9162 §2.1.3.2: the root an inclusion proof leads to from its leaf message, or null when the path does not fit. */
+function rootOf(leafMessage: Uint8Array, leafIndex: number, treeSize: number, path: Uint8Array[]): Uint8Array | null {
+  if (leafIndex >= treeSize) return null;
+  let fn = leafIndex;
+  let sn = treeSize - 1;
+  let r = sha256(Uint8Array.of(0), leafMessage);
+  for (const p of path) {
+    if (sn === 0) return null;
+    if (fn % 2 === 1 || fn === sn) {
+      r = sha256(Uint8Array.of(1), p, r);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn >>= 1;
+        sn >>= 1;
+      }
+    } else r = sha256(Uint8Array.of(1), r, p);
+    fn >>= 1;
+    sn >>= 1;
+  }
+  return sn === 0 ? r : null;
+}
+
+/**
+ * A batched anchor (docs/receipts.md §1 "Batches", §2.1 `inclusion`): `message` is organisation
+ * `orgId`'s batch message, of the proof's tree size, listing `revoked`; the proof's leaf message,
+ * its index and path recompute the batch's root. Answers the leaf message, which the caller checks.
+ */
+function expectProven(anchor: Json, orgId: string, revoked: string[] = []): Uint8Array {
+  expect(Object.keys(anchor.inclusion)).toEqual(INCLUSION_FIELDS);
+  const { algorithm, leafMessage, leafIndex, treeSize, path } = anchor.inclusion as { algorithm: string; leafMessage: string; leafIndex: number; treeSize: number; path: string[] };
+  expect(algorithm).toBe("RFC9162-SHA256");
+  expect(leafMessage).toMatch(BASE64);
+  expect(Number.isInteger(leafIndex) && leafIndex >= 0 && Number.isInteger(treeSize) && leafIndex < treeSize).toBe(true);
+  for (const h of path) expect(bytes(h).length).toBe(32);
+  const batch = decodeLedgerMessage(bytes(anchor.message)) as Json;
+  expect(Object.keys(batch)).toEqual(["v", "type", "orgId", "batch", "size", "root", "revoked"]);
+  expect(batch).toMatchObject({ v: 1, type: "batch", orgId, size: treeSize, revoked });
+  expect(Number.isInteger(batch.batch) && batch.batch >= 1).toBe(true);
+  const root = rootOf(bytes(leafMessage), leafIndex, treeSize, path.map(bytes));
+  expect(root === null ? null : Buffer.from(root).toString("hex")).toBe(batch.root);
+  return bytes(leafMessage);
+}
 
 /**
  * Every field of docs/receipts.md §2.1, in order and of its type, and the payloads and
  * commitments recomputed from the receipt's own fields as docs/signing.md §3 and docs/records.md
  * §3 describe them.
  */
-function expectWellFormed(r: Json, want: { recordId: string; docHash: string; topicId: string }): void {
+function expectWellFormed(r: Json, want: { recordId: string; docHash: string; topicId: string; orgId: string; batched: boolean }): void {
   expect(Object.keys(r)).toEqual(TOP_LEVEL);
   expect(r.v).toBe(1);
   expect(r.recordId).toBe(want.recordId);
@@ -63,7 +114,7 @@ function expectWellFormed(r: Json, want: { recordId: string; docHash: string; to
     for (const f of ["publicKey", "payload", "signature"]) expect(k[f]).toMatch(BASE64);
   }
   expect(Object.keys(r.anchor)).toEqual(ANCHOR_FIELDS);
-  expect(r.anchor).toMatchObject({ network: "local", topicId: want.topicId, inclusion: null });
+  expect(r.anchor).toMatchObject({ network: "local", topicId: want.topicId });
   expect(Number.isInteger(r.anchor.sequenceNumber) && r.anchor.sequenceNumber >= 1).toBe(true);
   expect(r.anchor.consensusAt).toMatch(CONSENSUS);
   expect(r.anchor.transactionId).toMatch(/^0\.0\.\d+@\d+\.\d{9}$/);
@@ -94,8 +145,13 @@ function expectWellFormed(r: Json, want: { recordId: string; docHash: string; to
   // Checked with noble, the implementation the server does not sign with.
   expect(verifyWithNoble(algorithm, signerKey, recordPayload, signature)).toBe(true);
   expect(verifyWithNoble("ML-DSA-65", sealKey, sealPayload, bytes(r.seal.signature))).toBe(true);
-  // docs/records.md §3: the message commits to this record, its key and both signatures.
-  expect(decodeLedgerMessage(bytes(r.anchor.message))).toEqual({
+  // docs/receipts.md §1: a batched record's anchor is its batch's message, with the proof of its
+  // leaf; one anchored alone (before batches) is its own message, with none.
+  if (want.batched) expect(r.anchor.inclusion).not.toBeNull();
+  else expect(r.anchor.inclusion).toBeNull();
+  const recordMessage = want.batched ? expectProven(r.anchor, want.orgId) : bytes(r.anchor.message);
+  // docs/records.md §3: the record's message (the leaf, when batched) commits to this record, its key and both signatures.
+  expect(decodeLedgerMessage(recordMessage)).toEqual({
     v: 1,
     type: "record",
     recordId: r.recordId,
@@ -178,7 +234,7 @@ describe("receipts in-process", () => {
     for (const res of [await credentialed(anchoredId), await publicReceipt(anchoredId)]) {
       expectDownload(res, anchoredId);
       const r = (await res.json()) as Json;
-      expectWellFormed(r, { recordId: anchoredId, docHash: anchoredHash, topicId });
+      expectWellFormed(r, { recordId: anchoredId, docHash: anchoredHash, topicId, orgId, batched: true });
       expect(r.revocation).toBeNull();
       expect(r.keyAnnouncement).toEqual({
         topicId: announcement.topicId,
@@ -189,7 +245,7 @@ describe("receipts in-process", () => {
     }
   });
 
-  test("the record message, its consensus time and running hash are the mirror node's, byte for byte", async () => {
+  test("the anchored message (the record's batch message), its consensus time and running hash are the mirror node's, byte for byte", async () => {
     const r = (await (await credentialed(anchoredId)).json()) as Json;
     const mirror = await mirrorMessage(app.anchoring.links.topicMessageUrl(r.anchor.topicId, r.anchor.sequenceNumber));
     expect(same(bytes(r.anchor.message), mirror.message)).toBe(true);
@@ -288,10 +344,16 @@ describe("receipts in-process", () => {
   test("404 NOT_FOUND alike for an unknown, malformed, abandoned and (credentialed) other organisation's id", async () => {
     const abandonedHash = docHashOf("receipts: abandoned");
     const abandoned = (await (await createRecord(abandonedHash)).json()) as Json;
-    // As the anchor loop leaves a record whose validity window closed without consensus: the record
-    // and its message both abandoned (so the loop never anchors it after all).
-    app.db.$client.query("UPDATE ledger_transactions SET state = 'abandoned' WHERE transaction_id = (SELECT transaction_id FROM records WHERE id = ?)").run(abandoned.recordId);
-    app.db.$client.query("UPDATE records SET anchor_state = 'abandoned' WHERE id = ?").run(abandoned.recordId);
+    // As the anchor loop leaves a record whose batch's validity window closed without consensus:
+    // the batch abandoned through the journal, its leaf and the record with it (so the loop never
+    // anchors it after all).
+    // The transaction id its 201 named: its batch's.
+    const batchId = abandoned.anchor.transactionId as string;
+    expect(app.db.$client.query("SELECT kind FROM ledger_transactions WHERE transaction_id = (SELECT transaction_id FROM records WHERE id = ?)").get(abandoned.recordId)).toEqual({ kind: "batch_message" });
+    const store = sqliteStore(app.db);
+    const [row] = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, batchId))));
+    expect(await (await testJournal(store)).abandon(row as unknown as LedgerTransactionRow, "validity window closed")).not.toBeNull();
+    expect(app.db.$client.query("SELECT anchor_state FROM records WHERE id = ?").get(abandoned.recordId)).toEqual({ anchor_state: "abandoned" });
     const cases: [string, () => Promise<Response>][] = [
       ["unknown (credentialed)", () => credentialed("0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d")],
       ["unknown (public)", () => publicReceipt("0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d")],
@@ -333,7 +395,7 @@ describe("receipts in-process", () => {
     expectDownload(await request(`/verify/${anchoredId}/receipt`, { headers: { authorization: "Bearer nonsense", origin: "https://elsewhere.example" } }), anchoredId);
   });
 
-  test("a revoked record's receipt carries the reason, the time and the revocation's anchor: nulls before consensus, the mirror's after", async () => {
+  test("a revoked record's receipt carries the reason, the time and the revocation's anchor: its batch's id with its own message and nulls before consensus, the mirror's batch message and its leaf's proof after", async () => {
     const hash = docHashOf("receipts: revoked");
     const created = (await (await createRecord(hash)).json()) as Json;
     await anchored(created.recordId);
@@ -342,11 +404,17 @@ describe("receipts in-process", () => {
     // Synchronously after the revocation committed, read the journal and build the receipt with
     // nothing in between (the anchor loop runs on this thread): the revocation is not final yet.
     const receipts = createReceipts({ ...receiptsDrivers(sqliteStore(app.db)), clock: app.clock, network: "local", mirrorNodes: () => [] });
+    // The record carries its revocation's batch; the revocation's own message is the batch's leaf.
     const row = app.db.$client
-      .query("SELECT r.revoked_at, t.transaction_id, t.state, t.message FROM records r JOIN ledger_transactions t ON t.transaction_id = r.revocation_transaction_id WHERE r.id = ?")
-      .get(created.recordId) as { revoked_at: number; transaction_id: string; state: string; message: Uint8Array };
+      .query(
+        `SELECT r.revoked_at, b.transaction_id, b.kind, b.state, l.message FROM records r
+           JOIN ledger_transactions b ON b.transaction_id = r.revocation_transaction_id
+           JOIN ledger_transactions l ON l.batch_transaction_id = b.transaction_id AND l.record_id = r.id AND l.kind = 'revocation_message'
+          WHERE r.id = ?`,
+      )
+      .get(created.recordId) as { revoked_at: number; transaction_id: string; kind: string; state: string; message: Uint8Array };
     const early = receipts.receipt(created.recordId) as Json;
-    expect(row.state).not.toBe("anchored");
+    expect(row).toMatchObject({ kind: "batch_message", state: "open" });
     expect(Object.keys(early.revocation)).toEqual(["reason", "revokedAt", "anchor"]);
     expect(early.revocation).toEqual({
       reason: "SUPERSEDED",
@@ -369,13 +437,16 @@ describe("receipts in-process", () => {
       return r.revocation.anchor.sequenceNumber !== null ? r : undefined;
     });
     expect(Object.keys(final.revocation.anchor)).toEqual(ANCHOR_FIELDS);
+    expect(final.revocation.anchor.transactionId).toBe(row.transaction_id);
     expect(final.revocation.anchor.sequenceNumber).toBeGreaterThan(final.anchor.sequenceNumber);
+    // Its batch's message, listing the record; the proof leads from the revocation's own message to its root.
+    expect(same(expectProven(final.revocation.anchor, orgId, [created.recordId]), row.message)).toBe(true);
     const mirror = await mirrorMessage(app.anchoring.links.topicMessageUrl(topicId, final.revocation.anchor.sequenceNumber));
     expect(same(bytes(final.revocation.anchor.message), mirror.message)).toBe(true);
     expect(final.revocation.anchor.consensusAt).toBe(mirror.consensusAt);
     expect(same(bytes(final.revocation.anchor.runningHash), mirror.runningHash)).toBe(true);
     // The rest of the receipt did not change with the revocation.
-    expectWellFormed(final, { recordId: created.recordId, docHash: hash, topicId });
+    expectWellFormed(final, { recordId: created.recordId, docHash: hash, topicId, orgId, batched: true });
   }, 30_000);
 
   test("public keys kept between receipts: a key row changed in place (any connection) is in the very next receipt", async () => {
@@ -429,17 +500,29 @@ describe("receipts in-process", () => {
     const receipts = createReceipts({ ...receiptsDrivers(sqliteStore(app.db)), clock: app.clock, network: "local", mirrorNodes: () => [] });
     const text = () => JSON.parse((receipts.receiptText(anchoredId) as { text: string }).text) as Json;
     expect([text().revocation, text().revocation]).toEqual([null, null]);
-    const other = new Database((app.db.$client.query("PRAGMA database_list").get() as { file: string }).file);
+    const other = openDatabase({ path: (app.db.$client.query("PRAGMA database_list").get() as { file: string }).file });
+    // The revocation's message written by the other connection as a release before batches wrote
+    // it (its own pending message): what matters is that the next receipt sees the row as it is
+    // now. Nothing below awaits until it is taken back out, so the anchor loop (on this thread)
+    // never sees it.
+    const revokedAtMs = Date.UTC(2026, 0, 2);
+    const id = app.anchoring.queue.newTransactionId();
+    const message = encodeRevocationMessage({ recordId: anchoredId, reason: "SUPERSEDED", revokedAtMs });
     try {
-      const { transaction_id: tx } = other.query("SELECT transaction_id FROM records WHERE id = ?").get(anchoredId) as { transaction_id: string };
-      // Any message row serves the read: what matters is that the next receipt sees the row as it is now.
-      other.query("UPDATE records SET revoked_at = ?, revocation_reason = 'SUPERSEDED', revocation_transaction_id = ? WHERE id = ?").run(Date.UTC(2026, 0, 2), tx, anchoredId);
-      expect(text().revocation).toMatchObject({ reason: "SUPERSEDED", revokedAt: "2026-01-02T00:00:00.000Z", anchor: { transactionId: tx } });
+      insertPendingMessage(other, { ...id, kind: "revocation_message", orgId, recordId: anchoredId, topicId, message, now: Date.now() });
+      other.$client.query("UPDATE records SET revoked_at = ?, revocation_reason = 'SUPERSEDED', revocation_transaction_id = ? WHERE id = ?").run(revokedAtMs, id.transactionId, anchoredId);
+      expect(text().revocation).toEqual({
+        reason: "SUPERSEDED",
+        revokedAt: "2026-01-02T00:00:00.000Z",
+        anchor: { network: "local", topicId, sequenceNumber: null, consensusAt: null, transactionId: id.transactionId, message: Buffer.from(message).toString("base64"), runningHash: null, inclusion: null },
+      });
       expect((receipts.receipt(anchoredId) as Json).revocation.reason).toBe("SUPERSEDED");
-      other.query("UPDATE records SET revoked_at = NULL, revocation_reason = NULL, revocation_transaction_id = NULL WHERE id = ?").run(anchoredId);
+      other.$client.query("UPDATE records SET revoked_at = NULL, revocation_reason = NULL, revocation_transaction_id = NULL WHERE id = ?").run(anchoredId);
       expect(text().revocation).toBeNull();
     } finally {
-      other.close();
+      other.$client.query("UPDATE records SET revoked_at = NULL, revocation_reason = NULL, revocation_transaction_id = NULL WHERE id = ?").run(anchoredId);
+      other.$client.query("DELETE FROM ledger_transactions WHERE transaction_id = ?").run(id.transactionId);
+      other.$client.close();
     }
   });
 
@@ -507,7 +590,7 @@ describe("receipts over HTTP against docverify serve", () => {
     expectDownload(res, recordId);
     const text = await res.text();
     const r = JSON.parse(text) as Json;
-    expectWellFormed(r, { recordId, docHash: hash, topicId });
+    expectWellFormed(r, { recordId, docHash: hash, topicId, orgId: s.org.id, batched: true });
     // The page's download is the same receipt but for the time it was issued.
     const viaPage = (await (await fetch(`${s.svc.url}/verify/${recordId}/receipt`)).json()) as Json;
     expect({ ...viaPage, issuedAt: null }).toEqual({ ...r, issuedAt: null });
@@ -551,9 +634,10 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       // Consensus in 100 ms: nothing here is looked at before it (the 409s are the tests above).
       const env = { DOCVERIFY_DATA_DIR: data, ...HIGH, DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "100" };
       // The folder as that release left it: an organisation with its topic and an anchored record,
-      // written by a serve, then migration 0007 taken back out, so that the schema is exactly the
-      // previous release's (checked below) and no announcement exists.
-      const first = await startService({ env });
+      // written by a serve as that release wrote it (its own message: no batches), then migration
+      // 0007 taken back out, so that the schema is exactly the previous release's (checked below)
+      // and no announcement exists.
+      const first = await startService({ env: { ...env, DOCVERIFY_BATCH_WINDOW_MS: "0" } });
       const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: data }), log: memoryLogger() });
       const org = await admin.organisations.create({ name: "Upgraded Ltd", apiAccess: true, addon: true, validated: true }, "test");
       const key = (await admin.apiKeys.mint({ orgId: org.id, environment: "live" }, "test")).key;
@@ -568,7 +652,7 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       const db = openDatabase({ path: join(data, DATABASE_FILE) });
       const journal = JSON.parse(readFileSync(join(ROOT, "migrations", "meta", "_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
       const since = journal.entries.find((e) => e.tag.startsWith("0007"))!.when;
-      // Later migrations taken back out too (0014: the seal key an announcement names; 0013: the
+      // Later migrations taken back out too (0015: batches; 0014: the seal key an announcement names; 0013: the
       // key lifecycle's columns and its one compromise message per key; 0012: the organisations' name keys; 0011: the domain
       // and the announcement generations; 0010: the change counter, its triggers and the covering
       // indexes; 0009: passkeys, challenges, sessions, and the old records_one_active; 0008:
@@ -577,6 +661,13 @@ describe("receipts: a data folder from the release before migration 0007", () =>
         db.$client.run(`DROP TRIGGER ${name}`);
       }
       db.$client.run("DROP TABLE change_counter");
+      expect(db.$client.query("SELECT DISTINCT kind, batch_leaf FROM ledger_transactions WHERE kind <> 'key_announcement' ORDER BY kind").all()).toEqual([
+        { kind: "record_message", batch_leaf: 0 },
+        { kind: "topic_create", batch_leaf: 0 },
+      ]);
+      for (const index of ["ledger_transactions_open", "ledger_transactions_leaves", "ledger_transactions_one_batch", "ledger_transactions_work"]) db.$client.run(`DROP INDEX ${index}`);
+      for (const column of ["batch_leaf", "batch_transaction_id", "leaf_index", "inclusion_path", "batch_sequence", "batch_size"]) db.$client.run(`ALTER TABLE ledger_transactions DROP COLUMN ${column}`);
+      db.$client.run("CREATE INDEX `ledger_transactions_work` ON `ledger_transactions` (`state`,`next_attempt_at`)");
       db.$client.run("ALTER TABLE ledger_transactions DROP COLUMN seal_fingerprint");
       db.$client.run("DROP INDEX ledger_transactions_one_compromise");
       for (const column of ["replaces", "retired_at", "compromised_since", "compromised_at"]) db.$client.run(`ALTER TABLE signing_keys DROP COLUMN ${column}`);
@@ -620,7 +711,8 @@ describe("receipts: a data folder from the release before migration 0007", () =>
       expectDownload(res, recordId);
       const r = (await res.json()) as Json;
       const topicId = (upgraded.db.$client.query("SELECT topic_id FROM organisations WHERE id = ?").get(org.id) as { topic_id: string }).topic_id;
-      expectWellFormed(r, { recordId, docHash: hash, topicId });
+      // Its message sent alone, as that release sent it: no inclusion proof.
+      expectWellFormed(r, { recordId, docHash: hash, topicId, orgId: org.id, batched: false });
       expect(r.keyAnnouncement.message).toBe(Buffer.from(announcement.message).toString("base64"));
       for (const base of r.mirrorNodes as string[]) {
         const mirror = await mirrorMessage(`${base}/api/v1/topics/${topicId}/messages/${r.anchor.sequenceNumber}`);

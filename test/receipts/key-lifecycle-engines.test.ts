@@ -6,8 +6,10 @@
  * signer key covering the record shows in `revocation` (reason KEY_COMPROMISE, its own anchor) once
  * its message is anchored on the record's topic, and not before, nor for a record signed before
  * `since`; the record's own earlier revocation wins. The ledger rows are written as the anchor
- * loop leaves them (the lifecycle messages' bytes by hand, as docs/receipts.md §1 fixes them), and
- * each receipt is checked by the receipt verifier against two mirror nodes serving those rows.
+ * loop leaves them (each record's batch closed and anchored through the engine's own journal,
+ * test/support/batches.ts; the lifecycle messages' bytes by hand, as docs/receipts.md §1 fixes
+ * them), and each receipt is checked by the receipt verifier against two mirror nodes serving the
+ * topic's messages (the batch messages, not their leaves).
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
@@ -21,6 +23,7 @@ import { createWriteQueue } from "../../src/records/write-queue.ts";
 import { q, type Store } from "../../src/storage/store.ts";
 import { parseReceipt, verifyReceipt } from "../../src/verifier/index.ts";
 import { receiptsDrivers, recordsDrivers } from "../support/drivers.ts";
+import { anchorBatch, batchOf } from "../support/batches.ts";
 import { anchoredKeyAnnouncement, consensusAt, numberedLedger, runningHash } from "../support/numbered-ledger.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
 import { fakeMirror } from "../verifier/fixtures.ts";
@@ -67,11 +70,8 @@ async function seed(store: Store) {
   /** A record created now and anchored as message `n`. */
   const record = async (c: string, n: number): Promise<string> => {
     const id = (await recs.create(org.id, { docHash: hash(c), filename: undefined })).record.recordId;
-    const [row] = await store.read((db, t) => q(db.select({ tx: t.records.transactionId }).from(t.records).where(eq(t.records.id, id))));
-    await store.write((tx, t) => q(tx.update(t.records).set({ anchorState: "anchored", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusAt(n) }).where(eq(t.records.id, id))));
-    await store.write((tx, t) =>
-      q(tx.update(t.ledgerTransactions).set({ state: "anchored", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusAt(n), runningHash: runningHash(n) }).where(eq(t.ledgerTransactions.transactionId, row!.tx))),
-    );
+    // Its batch (the record alone in it) closed and anchored as message `n`, as the loop does.
+    await anchorBatch(store, await batchOf(store, id), n);
     return id;
   };
   /** The organisation's key announced again at `n`, with `seal` as the seal key (a seal rotation) or the same pair (a rename). */
@@ -85,7 +85,10 @@ async function seed(store: Store) {
 
 /** Every anchored message of the topic, as two mirror nodes serve it; the receipt verified against them. */
 async function verified(store: Store, receipt: Receipt) {
-  const rows = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(and(eq(t.ledgerTransactions.topicId, TOPIC), eq(t.ledgerTransactions.state, "anchored")))));
+  // The messages the ledger carries: a batch's leaves are not among them (each is in its receipt).
+  const rows = await store.read((db, t) =>
+    q(db.select().from(t.ledgerTransactions).where(and(eq(t.ledgerTransactions.topicId, TOPIC), eq(t.ledgerTransactions.state, "anchored"), eq(t.ledgerTransactions.batchLeaf, 0)))),
+  );
   const ledger = {
     topicId: TOPIC,
     submitKey: { _type: "ED25519", key: "ab".repeat(32) },

@@ -309,17 +309,28 @@ describe("the page in Chromium, against two witnesses of a real ledger", () => {
   );
 
   test(
-    "a receipt fetched before its record was revoked: Revoked, with the revocation as found on the ledger",
+    "a receipt fetched before its record was revoked (in a later batch): Revoked, with the revocation as found on the ledger, its batch message listing the record, the reason not on the ledger; one fetched after proves its leaf: the reason and time",
     async () => {
       const withdrawn = await authenticate(d, "withdrawn.pdf");
+      expect(JSON.parse(withdrawn.receiptText).revocation).toBeNull();
       await d.revoke(withdrawn.recordId, "KEY_COMPROMISE");
-      const after = JSON.parse(await d.receipt(withdrawn.recordId)) as { revocation: { revokedAt: string; anchor: { sequenceNumber: number; consensusAt: string } } };
+      const afterText = await d.receipt(withdrawn.recordId);
+      const after = JSON.parse(afterText) as { revocation: { revokedAt: string; anchor: { sequenceNumber: number; consensusAt: string; message: string; inclusion: { leafMessage: string } | null } } };
+      // On the ledger: a batch message listing the record in `revoked`; the leaf with the reason is in the later receipt only.
+      expect(JSON.parse(Buffer.from(after.revocation.anchor.message, "base64").toString("utf8"))).toMatchObject({ type: "batch", revoked: [withdrawn.recordId] });
+      expect(JSON.parse(Buffer.from(after.revocation.anchor.inclusion!.leafMessage, "base64").toString("utf8"))).toMatchObject({ type: "revocation", recordId: withdrawn.recordId, reason: "KEY_COMPROMISE" });
+      const found = `ledger message ${after.revocation.anchor.sequenceNumber}, consensus at ${humanTime(after.revocation.anchor.consensusAt)}`;
+
       const run = await pageVerify(pageOnDisk(), { receiptPath: withdrawn.receiptPath, documentPath: withdrawn.documentPath, mirrors: witnesses });
       expect([run.verdict, run.headline]).toEqual(["revoked", "Revoked (local development ledger: proves nothing publicly)"]);
-      expect(run.revocation).toBe(
-        `Revoked on ${humanTime(after.revocation.revokedAt)}, reason KEY_COMPROMISE: ledger message ${after.revocation.anchor.sequenceNumber}, consensus at ${humanTime(after.revocation.anchor.consensusAt)}.`,
-      );
+      expect(run.revocation).toBe(`Revoked by ${found}; the reason is not on the ledger.`);
       expect(run.checks.filter((c) => c.status === "fail").map((c) => c.name)).toEqual(["revocationScan"]);
+      expect(run.checks.find((c) => c.name === "revocationScan")!.detail).toContain("reason not on the ledger: the receipt names no revocation of the record");
+
+      const proven = await pageVerify(pageOnDisk(), { receiptPath: writeReceipt(afterText, `docverify-receipt-${withdrawn.recordId}.json`), documentPath: withdrawn.documentPath, mirrors: witnesses });
+      expect([proven.verdict, proven.headline]).toEqual(["revoked", "Revoked (local development ledger: proves nothing publicly)"]);
+      expect(proven.revocation).toBe(`Revoked on ${humanTime(after.revocation.revokedAt)}, reason KEY_COMPROMISE: ${found}.`);
+      expect(proven.checks.filter((c) => c.status === "fail").map((c) => c.name)).toEqual(["revocationScan"]);
     },
     60_000,
   );

@@ -161,6 +161,15 @@ describe("revoked in a batch", () => {
     expect(renderReport(r)).toContain("Revoked: SUPERSEDED on 16 January 2026");
   });
 
+  test("revoked on its own with reason KEY_COMPROMISE, the receipt's revocation proving its leaf in that batch: revoked, that reason and time (a compromise of the key is another message)", async () => {
+    const built = buildBatchedReceipt({ revokedInBatch: true, revocationReason: "KEY_COMPROMISE" });
+    built.receipt.revocation = built.revocation;
+    const r = await verify(built);
+    expect({ verdict: r.verdict, failed: failed(r) }).toEqual({ verdict: "revoked", failed: ["revocationScan"] });
+    expect(r.revocation).toMatchObject({ reason: "KEY_COMPROMISE", revokedAt: "2026-01-16T09:30:00.123Z", sequenceNumber: 3 });
+    expect(check(r, "revocationScan").detail).toContain("the receipt's revocation, leaf 1 of that batch, proven by its inclusion proof");
+  });
+
   test("with the receipt's revocation proof changed, or naming another message: revoked all the same, the reason not on the ledger", async () => {
     const built0 = buildBatchedReceipt({ revokedInBatch: true });
     const changes: [(rev: Record<string, any>) => void, string][] = [

@@ -143,6 +143,8 @@ export interface BatchOptions {
   leafIndex?: number;
   /** A later batch (after `fillers` messages) whose leaves include the record's revocation, listed in its `revoked`. */
   revokedInBatch?: boolean;
+  /** The reason of the record's revocation in that later batch (default SUPERSEDED). */
+  revocationReason?: string;
   /** The record's own revocation as the last leaf of its own batch (created and revoked within one window). */
   revokedInOwnBatch?: boolean;
   fillers?: number;
@@ -191,12 +193,13 @@ export function buildBatchedReceipt(options: BatchOptions = {}): BatchedBuilt {
   let later: Uint8Array[] | null = null;
   if (options.revokedInBatch) {
     // Created after the receipt was issued: a record of another, then the record's revocation.
-    later = [encodeCreationMessage({ recordId: other(99), docHash: OTHER_HASH, signedAtMs: Date.parse(AUTHENTICATED_AT) + 1000, signerPublicKey: orgKeys.publicKey, signature, sealSignature }), revocationBytes()];
+    const reason = options.revocationReason ?? "SUPERSEDED";
+    later = [encodeCreationMessage({ recordId: other(99), docHash: OTHER_HASH, signedAtMs: Date.parse(AUTHENTICATED_AT) + 1000, signerPublicKey: orgKeys.publicKey, signature, sealSignature }), revocationBytes(RECORD_ID, reason)];
     const message = encodeBatchMessage({ orgId, batch: 2, size: later.length, root: merkleTree(later).root, revoked: [RECORD_ID] });
     const n = messages.length + 1;
     messages.push({ sequenceNumber: n, consensusAt: consensusOf(n), message, runningHash: runningHashOf(n) });
     revocation = {
-      reason: "SUPERSEDED",
+      reason,
       revokedAt: "2026-01-16T09:30:00.123Z",
       anchor: { network: "testnet", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusOf(n), transactionId: "0.0.1234@1768469500.000000000", message: b64(message), runningHash: b64(runningHashOf(n)), inclusion: inclusionOf(later, 1) },
     };
