@@ -204,7 +204,8 @@ export function createReceiptBuilder(deps: ReceiptBuilderDeps): ReceiptBuilder {
         transactionId: tx.transaction_id,
         message: b64(message),
         runningHash: done?.runningHash ?? null,
-        inclusion: final ? inclusionOf(reads, tx, row.id, "revocation_message") : null,
+        // Its proof from the moment its batch is closed (the batch's message known).
+        inclusion: tx.message !== null ? inclusionOf(reads, tx, row.id, "revocation_message") : null,
       },
     };
   }
