@@ -137,17 +137,22 @@ export function formBatch(rules: JournalRules, batch: NewBatch, at: number): Bod
 
 // ---- what a batch's state changes carry -------------------------------------------------------
 
-/** The records of batch `batchId`'s record message leaves still carrying it: by primary key (the leaves' record ids). */
-function batchRecords(t: Tables, batchId: string): SQL {
-  const lt = t.ledgerTransactions;
-  return sql`${t.records.id} IN (SELECT ${lt.recordId} FROM ${lt} WHERE ${lt.batchTransactionId} = ${batchId} AND ${lt.kind} = 'record_message') AND ${t.records.transactionId} = ${batchId}`;
+/**
+ * Sets `set` on the records of batch `batchId`'s record message leaves that still carry it (and
+ * meet `also`): each by primary key from its leaf, the leaves read through `ledger_transactions_leaves`.
+ */
+function* setBatchRecords(tx: StoreDb, batchId: string, set: SQL, also: SQL = sql``): Op<void> {
+  yield* q(
+    tx.execute(sql`UPDATE records r SET ${set} FROM ledger_transactions l
+      WHERE l.batch_transaction_id = ${batchId} AND l.kind = 'record_message' AND r.id = l.record_id AND r.transaction_id = ${batchId}${also}`),
+  );
 }
 
 /** Inside the change that made batch `batchId` accepted: its pending leaves, and their pending records, accepted. */
 export function* acceptLeaves(tx: StoreDb, t: Tables, batchId: string, at: number): Op<void> {
   const lt = t.ledgerTransactions;
   yield* q(tx.update(lt).set({ state: "accepted", updatedAt: at }).where(and(eq(lt.batchTransactionId, batchId), eq(lt.state, "pending"))));
-  yield* q(tx.update(t.records).set({ anchorState: "accepted" }).where(and(batchRecords(t, batchId), eq(t.records.anchorState, "pending"))));
+  yield* setBatchRecords(tx, batchId, sql`anchor_state = 'accepted'`, sql` AND r.anchor_state = 'pending'`);
 }
 
 /** Inside the change that anchored batch `batchId`: its unfinished leaves anchored with its fields, their records with its sequence number and consensus time. */
@@ -159,7 +164,7 @@ export function* anchorLeaves(tx: StoreDb, t: Tables, batchId: string, confirmed
       .set({ state: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, runningHash: Buffer.from(confirmed.runningHash), lastError: null, updatedAt: at })
       .where(and(eq(lt.batchTransactionId, batchId), inArray(lt.state, ["pending", "accepted"]))),
   );
-  yield* q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt }).where(batchRecords(t, batchId)));
+  yield* setBatchRecords(tx, batchId, sql`anchor_state = 'anchored', sequence_number = ${confirmed.sequenceNumber}, consensus_at = ${confirmed.consensusAt}`);
 }
 
 /**
@@ -178,9 +183,7 @@ export function abandonLeaves(rules: JournalRules, batchId: string, reason: stri
         .where(and(eq(lt.batchTransactionId, batchId), inArray(lt.state, ["pending", "accepted"])))
         .returning(),
     )).map(asRow);
-    if (leaves.some((l) => l.kind === "record_message")) {
-      yield* q(tx.update(t.records).set({ anchorState: "abandoned" }).where(batchRecords(t, batchId)));
-    }
+    if (leaves.some((l) => l.kind === "record_message")) yield* setBatchRecords(tx, batchId, sql`anchor_state = 'abandoned'`);
     for (const leaf of leaves) {
       if (leaf.kind === "revocation_message") yield* requeueRevocation(tx, t, rules, leaf, batchId, at);
     }
