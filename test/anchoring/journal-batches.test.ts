@@ -140,11 +140,13 @@ for (const engine of ENGINES) {
         await h.creationLeaf(other);
         expect(await h.form([batched.transactionId])).not.toBeNull();
         await h.setRow(done.transactionId, { state: "abandoned" });
-        const waiting = await h.journal.waitingLeaves();
-        expect([...waiting].sort((x, y) => (x.orgId === h.org.id ? -1 : y.orgId === h.org.id ? 1 : 0))).toEqual([
-          { orgId: h.org.id, leaves: 2, oldestAt: t0 },
-          { orgId: other.id, leaves: 2, oldestAt: t0 + 150 },
-        ]);
+        const byOrg = <T extends { readonly orgId: string }>(list: readonly T[]) => [...list].sort((x, y) => x.orgId.localeCompare(y.orgId));
+        expect(byOrg(await h.journal.waitingLeaves())).toEqual(
+          byOrg([
+            { orgId: h.org.id, leaves: 2, oldestAt: t0 },
+            { orgId: other.id, leaves: 2, oldestAt: t0 + 150 },
+          ]),
+        );
       });
 
       test("batchableLeaves: oldest first (creation, then transaction id), up to the limit; a record leaf waits for its key's announcement anchored with its record's seal key; a revocation leaf never waits", async () => {
