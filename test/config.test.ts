@@ -34,6 +34,8 @@ describe("settings", () => {
       localConsensusMs: 3000,
       localPorts: {},
       anchorValidSeconds: 180,
+      batchWindowMs: 250,
+      batchMax: 1024,
     });
     expect(c.rateLimit).toEqual({ anonymous: 60, key: 600, org: 1200 });
     expect(c.trustedProxies).toEqual([]);
@@ -104,7 +106,7 @@ describe("settings", () => {
     expect(c.databaseUrl).toBe("postgres://docverify@db.internal/docverify");
     expect(c.nodeName).toBe("dv-1");
     expect(c.ledgerStepDownSeconds).toBe(90);
-    expect(SETTINGS.length).toBe(28);
+    expect(SETTINGS.length).toBe(30);
   });
 
   test("DOCVERIFY_MIRROR_NODES: unset is null (the network's default); bad lists are refused with the setting's name", () => {

@@ -51,14 +51,15 @@
 import { BackPressure, backPressureError } from "./back-pressure.ts";
 import type { SubmitKeyPair } from "./ledger.ts";
 import type { LoopStorageNow } from "./loop/ports.ts";
-import type { Journal, JournalRules } from "./journal/ports.ts";
-import { journalRules } from "./journal/rules.ts";
+import type { BatchPolicy, Journal, JournalRules } from "./journal/ports.ts";
+import { DEFAULT_BATCH_POLICY, journalRules } from "./journal/rules.ts";
 import type { LedgerTransactionRow } from "./queue.ts";
 import { backoffDelay, ErrorLog, jittered, LedgerHealth } from "./retry.ts";
 import { loadOrCreateSubmitKey } from "./submit-key.ts";
 import { TopicWatches } from "./topic-watches.ts";
 import { CLOCK_STEP_TOLERANCE_MS, createTransactionIds } from "./transaction-ids.ts";
 import type { AnchorMetrics, Anchoring, AnchoringOptions, AnchorStorage } from "./types.ts";
+import { createBatcher } from "./loop/batcher.ts";
 import { createBatchConfirmation } from "./loop/confirm-batches.ts";
 import type { LoopContext } from "./loop/context.ts";
 import { createProvisioning } from "./loop/provisioning.ts";
@@ -76,6 +77,12 @@ const NO_METRICS: AnchorMetrics = { anchored() {}, ledgerError() {} };
  */
 export const COUNTS_EVERY_MS = 100;
 
+/**
+ * The leader reads the open batches at least this often (a batch opened on another node wakes
+ * nothing here), and otherwise when the earliest one's window ends or when none was open.
+ */
+const BATCH_LOOK_EVERY_MS = 1_000;
+
 /** A node that does not lead and found the ledger unreachable asks it again this often. */
 const INACTIVE_PROBE_MS = 2_000;
 
@@ -90,7 +97,7 @@ function quietMetrics(sink: AnchorMetrics): Required<AnchorMetrics> {
         /* ignored */
       }
     };
-  return { anchored: quietly(sink.anchored), ledgerError: quietly(sink.ledgerError), backPressure: quietly(sink.backPressure) };
+  return { anchored: quietly(sink.anchored), ledgerError: quietly(sink.ledgerError), backPressure: quietly(sink.backPressure), batchAnchored: quietly(sink.batchAnchored) };
 }
 
 /**
@@ -100,7 +107,7 @@ function quietMetrics(sink: AnchorMetrics): Required<AnchorMetrics> {
  */
 export function sqliteAnchorStorage(journal: (rules: JournalRules) => Journal, loop: LoopStorageNow): AnchorStorage {
   return {
-    journal: (clock, newTransactionId) => journal(journalRules(clock, newTransactionId)),
+    journal: (clock, newTransactionId, batches) => journal(journalRules(clock, newTransactionId, batches)),
     transactionIds: (o) => createTransactionIds({ ...o, journal: loop.transactionIds }),
     submitKey: (masterKey, generate) => loadOrCreateSubmitKey(loop.submitKey, masterKey, generate),
   };
@@ -132,7 +139,12 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   // reschedules not yet written, `pressure` the counts of the last pass and the recent anchors,
   // `health` the ledger's, `ticker` the timer, `inFlight` the steps under way, `watches` the
   // topics read for confirmation in batches.
-  const journal = storage.journal(clock, newTransactionId);
+  const batchPolicy: BatchPolicy = {
+    windowMs: options.batchWindowMs ?? DEFAULT_BATCH_POLICY.windowMs,
+    max: options.batchMax ?? DEFAULT_BATCH_POLICY.max,
+    maxRevocations: DEFAULT_BATCH_POLICY.maxRevocations,
+  };
+  const journal = storage.journal(clock, newTransactionId, batchPolicy);
   const pressure = new BackPressure({ backlogLimit: options.backlogLimit, maxQueueAgeMs: options.maxQueueAgeMs, windowMs: options.backlogWindowMs, floor: options.backlogFloor });
   const errors = new ErrorLog(log);
   const ticker = new Ticker(() => tick());
@@ -170,6 +182,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     topicMemo,
     announcementFor: options.announcementFor,
     compromiseMessageFor: options.compromiseMessageFor ?? null,
+    batchMessageFor: options.batchMessageFor,
     personAnnouncementFor: options.personAnnouncementFor ?? null,
     submitKey: getSubmitKey,
     backoff,
@@ -179,6 +192,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   const { step, sweepUnsent } = createStateMachine(ctx, changes);
   const { provision, announce } = createProvisioning(ctx, changes);
   const batches = createBatchConfirmation(ctx, changes);
+  const batcher = createBatcher(ctx, changes, batchPolicy);
 
   // ---- the loop --------------------------------------------------------------------------
   const startRow = (row: LedgerTransactionRow): Promise<void> => {
@@ -205,6 +219,8 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   let lastPassWall = Number.NEGATIVE_INFINITY;
   // When the leader last looked for rows that can no longer be submitted (performance.now()).
   let sweptAt = Number.NEGATIVE_INFINITY;
+  // When the leader last looked at the waiting leaves (performance.now()).
+  let batchedAt = Number.NEGATIVE_INFINITY;
   // When a node that does not lead last asked the ledger whether it answers again.
   let probedAt = Number.NEGATIVE_INFINITY;
   // Whether another node led at this node's last pass: the rows' due times are then that node's
@@ -258,6 +274,12 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     }
     await provision();
     await announce();
+    // Batches whose window has passed are closed before the queue is read: they go in this pass.
+    const closeAt = batcher.nextAt();
+    if (fresh || closeAt === null || closeAt <= wall || t - batchedAt >= BATCH_LOOK_EVERY_MS) {
+      batchedAt = t;
+      await batcher.close();
+    }
     if (fresh || t - countedAt >= COUNTS_EVERY_MS) {
       pressure.observe(await journal.unfinished());
       countedAt = t;
@@ -270,8 +292,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     if (!active()) return Math.min(idlePollMs, COUNTS_EVERY_MS * 2);
     await journal.flush();
     const rowAt = inFlight.size >= concurrency ? null : await journal.nextDueAt();
-    const readAt = watches.nextAt();
-    const at = rowAt === null ? readAt : readAt === null ? rowAt : Math.min(rowAt, readAt);
+    const at = [rowAt, watches.nextAt(), batcher.nextAt()].reduce<number | null>((a, b) => (a === null ? b : b === null ? a : Math.min(a, b)), null);
     if (at === null) return idlePollMs;
     return Math.max(10, Math.min(idlePollMs, at - now()));
   };

@@ -71,9 +71,12 @@ export class BackPressure {
   private readonly maxQueueAgeMs: number;
   private readonly windowMs: number;
   private readonly floor: number;
-  /** When recent messages reached consensus, oldest first; entries before `head` are spent. */
+  /** When recent messages reached consensus, oldest first, and how many leaves (or records) each carried; entries before `head` are spent. */
   private readonly anchoredAt: number[] = [];
+  private readonly anchoredN: number[] = [];
   private head = 0;
+  /** The sum of `anchoredN` from `head` on. */
+  private live = 0;
   private counts: QueueCounts = { pending: 0, accepted: 0, oldestPendingAt: null };
 
   constructor(options: BackPressureOptions = {}) {
@@ -93,9 +96,11 @@ export class BackPressure {
     return { pending: this.counts.pending, accepted: this.counts.accepted };
   }
 
-  /** A message reached consensus at `now`. */
-  noteAnchored(now: number): void {
+  /** A message reached consensus at `now`, carrying `n` records or revocations (a batch's leaves; 1 otherwise). */
+  noteAnchored(now: number, n = 1): void {
     this.anchoredAt.push(now);
+    this.anchoredN.push(n);
+    this.live += n;
   }
 
   /** Why creation must be refused at `now`, or null. */
@@ -107,18 +112,19 @@ export class BackPressure {
     return null;
   }
 
-  /** Messages this loop anchored in the last window before `now` (what a leader reports to the other nodes). */
+  /** Records and revocations this loop anchored in the last window before `now` (what a leader reports to the other nodes). */
   anchoredRecently(now: number): number {
     return this.anchoredSince(now - this.windowMs);
   }
 
-  /** Messages anchored at or after `since`; forgets the older ones. */
+  /** Records and revocations anchored at or after `since`; forgets the older ones. */
   private anchoredSince(since: number): number {
-    while (this.head < this.anchoredAt.length && this.anchoredAt[this.head]! < since) this.head++;
+    while (this.head < this.anchoredAt.length && this.anchoredAt[this.head]! < since) this.live -= this.anchoredN[this.head++]!;
     if (this.head > 4096 && this.head * 2 > this.anchoredAt.length) {
       this.anchoredAt.splice(0, this.head);
+      this.anchoredN.splice(0, this.head);
       this.head = 0;
     }
-    return this.anchoredAt.length - this.head;
+    return this.live;
   }
 }

@@ -10,7 +10,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Journal, JournalRules } from "./journal/ports.ts";
 import { createAnchoring, type AnchorMetrics, type Anchoring, type AnchorStorage, type AnnouncementFor } from "./anchorer.ts";
-import type { CompromiseMessageFor, PersonAnnouncementFor } from "./types.ts";
+import type { BatchMessageFor, CompromiseMessageFor, PersonAnnouncementFor } from "./types.ts";
 import type { LoopStorageNow } from "./loop/ports.ts";
 import { openLedger } from "./setup.ts";
 
@@ -37,6 +37,8 @@ export async function startAnchoring(options: {
   readonly masterKey: Uint8Array | null;
   /** Builds an organisation's key announcement (records/announcements.ts). */
   readonly announcementFor: AnnouncementFor;
+  /** Builds a batch's message (records/messages.ts). */
+  readonly batchMessageFor: BatchMessageFor;
   /** Builds a key's key-compromise message (records/messages.ts). */
   readonly compromiseMessageFor?: CompromiseMessageFor;
   /** Builds a person's key announcement (records/announcements.ts). */
@@ -61,6 +63,9 @@ export async function startAnchoring(options: {
     links: setup.links,
     masterKey: options.masterKey,
     announcementFor: options.announcementFor,
+    batchMessageFor: options.batchMessageFor,
+    batchWindowMs: config.ledger.batchWindowMs,
+    batchMax: config.ledger.batchMax,
     ...(options.compromiseMessageFor !== undefined ? { compromiseMessageFor: options.compromiseMessageFor } : {}),
     ...(options.personAnnouncementFor !== undefined ? { personAnnouncementFor: options.personAnnouncementFor } : {}),
     validSeconds: config.ledger.anchorValidSeconds,

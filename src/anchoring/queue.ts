@@ -11,8 +11,9 @@
 import { asc, count, desc, inArray, isNotNull } from "drizzle-orm";
 import type { Db } from "../storage/db.ts";
 import { ledgerTransactions } from "../storage/schema.ts";
-import { INSERT_PENDING_MESSAGE } from "../storage/statements.ts";
-import { changes, q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
+import { INSERT_OPEN_BATCH, INSERT_PENDING_MESSAGE, JOIN_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH, RECORD_TO_BATCH, REVOCATION_TO_BATCH } from "../storage/statements.ts";
+import { changes, firstRow, q, type Body, type Op, type StoreDb, type Tables } from "../storage/store.ts";
+import type { BatchPolicy } from "./journal/ports.ts";
 import { checkLength, pendingValues } from "./journal/rules.ts";
 import type { NewTransaction } from "./transaction-ids.ts";
 
@@ -46,16 +47,52 @@ export function* pendingPersonKeyAnnouncement(tx: StoreDb, t: Tables, input: Per
 
 /**
  * A record's or revocation's message as a step of a store operation, on either engine
- * (storage/store.ts): a leaf, anchored in its organisation's next batch (docs/anchoring.md
- * "Batches"). `insertPendingMessage` writes a message sent on its own, as every one was before
- * batches.
+ * (storage/store.ts), in the transaction that writes the record or its revocation: a leaf of its
+ * organisation's open batch for the record's signer key and seal key (for a revocation: its open
+ * batch of revocations), made when none has room (docs/anchoring.md "Batches"). The record (or
+ * its revocation) then carries the batch's transaction id, which the step returns. With
+ * `batchLeaf: 0`, a message sent on its own, as every one was before batches (tests of the
+ * journal's rows of an earlier release); its own id is returned.
  */
-export function* pendingMessage(_tx: StoreDb, _t: Tables, input: Parameters<typeof insertPendingMessage>[1]): Op<void> {
+export function* pendingMessage(
+  _tx: StoreDb,
+  _t: Tables,
+  input: Parameters<typeof insertPendingMessage>[1] & {
+    /** A record message: the seal key that sealed its record (its batch's). */
+    readonly sealFingerprint?: Uint8Array;
+    /** How batches are joined, and where a new batch's transaction id comes from. */
+    readonly batches?: { readonly policy: BatchPolicy; newBatchId(): NewTransaction };
+    readonly batchLeaf?: 0 | 1;
+  },
+): Op<string> {
   checkMessage(input);
-  const v = pendingValues(input, { ...input, batchLeaf: 1 }, input.now);
+  const leaf = (input.batchLeaf ?? 1) === 1;
+  let batchId: string | null = null;
+  if (leaf) {
+    const batches = input.batches;
+    if (batches === undefined) throw new TypeError("a batch leaf needs the batch policy");
+    const revocation = input.kind === "revocation_message";
+    if (!revocation && (input.keyFingerprint === undefined || input.sealFingerprint === undefined)) throw new TypeError("a record message's leaf names its key and seal key");
+    const max = revocation ? Math.min(batches.policy.max, batches.policy.maxRevocations) : batches.policy.max;
+    const joined = revocation
+      ? yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, input.orgId, max, max))
+      : yield* q(firstRow(JOIN_OPEN_BATCH, input.orgId, input.keyFingerprint!, input.sealFingerprint!, max, max));
+    if (joined !== undefined) batchId = joined.transaction_id;
+    else {
+      const id = batches.newBatchId();
+      const key = revocation ? null : input.keyFingerprint!;
+      const seal = revocation ? null : input.sealFingerprint!;
+      yield* q(changes(INSERT_OPEN_BATCH, id.transactionId, input.orgId, input.topicId, key, seal, id.validStartMs, id.validSeconds, input.now + batches.policy.windowMs, input.now, input.now));
+      batchId = id.transactionId;
+    }
+  }
+  const v = pendingValues(input, { ...input, batchLeaf: leaf ? 1 : 0 }, input.now);
   yield* q(
-    changes(INSERT_PENDING_MESSAGE, v.transactionId, v.kind, v.orgId, v.recordId, v.topicId, v.message, v.keyFingerprint, v.signedBytes, v.validStartMs, v.validSeconds, v.state, v.attempts, v.nextAttemptAt, v.createdAt, v.updatedAt, v.batchLeaf),
+    changes(INSERT_PENDING_MESSAGE, v.transactionId, v.kind, v.orgId, v.recordId, v.topicId, v.message, v.keyFingerprint, v.signedBytes, v.validStartMs, v.validSeconds, v.state, v.attempts, v.nextAttemptAt, v.createdAt, v.updatedAt, v.batchLeaf, batchId),
   );
+  if (batchId === null) return v.transactionId;
+  yield* q(changes(input.kind === "record_message" ? RECORD_TO_BATCH : REVOCATION_TO_BATCH, batchId, input.recordId, v.transactionId));
+  return batchId;
 }
 
 /**

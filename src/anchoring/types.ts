@@ -9,7 +9,7 @@ import type { Logger } from "../lib/log.ts";
 import type { BackPressureCause } from "./back-pressure.ts";
 import type { Ledger, SubmitKeyPair } from "./ledger.ts";
 import type { LoopStorageNow } from "./loop/ports.ts";
-import type { JournalRules } from "./journal/ports.ts";
+import type { BatchPolicy, JournalRules } from "./journal/ports.ts";
 import type { Journal, Maybe, TransactionKind } from "./queue.ts";
 import type { NewTransaction, TransactionIdOptions } from "./transaction-ids.ts";
 
@@ -47,6 +47,8 @@ export interface AnchorMetrics {
   ledgerError(kind: LedgerErrorKind): void;
   /** Record creation was refused with 503 by back-pressure, for `cause` (back-pressure.ts). Optional: absent, not reported. */
   backPressure?(cause: BackPressureCause): void;
+  /** A batch's message reached consensus, carrying `leaves` records and revocations. Optional: absent, not reported. */
+  batchAnchored?(leaves: number): void;
 }
 
 
@@ -108,6 +110,18 @@ export interface CompromisedKey {
   readonly sinceMs: number;
 }
 
+/** What a batch's message says (docs/anchoring.md "Batches"): its organisation, its batch sequence, its number of leaves, the Merkle root over them, and the record ids its revocation leaves revoke. */
+export interface BatchFields {
+  readonly orgId: string;
+  readonly batch: number;
+  readonly size: number;
+  readonly root: Uint8Array;
+  readonly revoked: readonly string[];
+}
+
+/** A batch's message (1 to 1,024 bytes), built by records/ (the message format is theirs), wired by the composition. */
+export type BatchMessageFor = (fields: BatchFields) => Uint8Array;
+
 /** The `key_compromise` message of a key, built by records/ (the message format is theirs), wired by the composition. */
 export type CompromiseMessageFor = (key: CompromisedKey) => Uint8Array;
 
@@ -117,8 +131,8 @@ export type CompromiseMessageFor = (key: CompromisedKey) => Uint8Array;
  * fences every change with the leader's epoch.
  */
 export interface AnchorStorage {
-  /** The journal the loop reads and writes through; `newTransactionId` names the rows it queues itself. */
-  journal(clock: Clock, newTransactionId: () => NewTransaction): Journal;
+  /** The journal the loop reads and writes through; `newTransactionId` names the rows it queues itself; `batches` is how a revocation queued again joins a batch. */
+  journal(clock: Clock, newTransactionId: () => NewTransaction, batches: BatchPolicy): Journal;
   /** This node's transaction ids (never one another node hands out). */
   transactionIds(options: Pick<TransactionIdOptions, "clock" | "operator" | "validSeconds" | "backdateMs">): () => NewTransaction;
   /** The ledger submit key, opened; created on first use. Null while the key store is sealed. */
@@ -143,6 +157,12 @@ export interface AnchoringOptions {
   readonly links: LedgerLinks;
   /** The announcement of an organisation's key, queued before its first record message (see AnnouncementFor). */
   readonly announcementFor: AnnouncementFor;
+  /** A batch's message (records/messages.ts). */
+  readonly batchMessageFor: BatchMessageFor;
+  /** How long an organisation's oldest waiting leaf waits for others before its batch is formed, ms (DOCVERIFY_BATCH_WINDOW_MS). Default 250. */
+  readonly batchWindowMs?: number;
+  /** At most this many leaves in one batch (DOCVERIFY_BATCH_MAX). Default 1,024. */
+  readonly batchMax?: number;
   /** The message declaring a key compromised; absent: no compromise message is queued (tests of other things). */
   readonly compromiseMessageFor?: CompromiseMessageFor;
   /** Builds a person's key announcement (records/announcements.ts). Absent: persons' keys are announced only when they enrol. */

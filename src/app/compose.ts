@@ -29,7 +29,8 @@ import { DomainError } from "../lib/errors.ts";
 import { createRecords, type Records } from "../records/service.ts";
 import type { RecordWriter } from "../records/write-queue.ts";
 import { createKeyAnnouncements, createPersonKeyAnnouncements } from "../records/announcements.ts";
-import { encodeKeyCompromiseMessage } from "../records/messages.ts";
+import { encodeBatchMessage, encodeKeyCompromiseMessage } from "../records/messages.ts";
+import { MAX_REVOCATIONS_PER_BATCH } from "../anchoring/journal/rules.ts";
 import type { RecordLedger } from "../records/ledger.ts";
 import { recordsRoutes } from "../http/routes/v1-records.ts";
 import { verifyPages } from "../http/pages/verify.ts";
@@ -184,6 +185,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
       masterKey: engine.masterKey,
       announcementFor: createKeyAnnouncements({ keys: core.drivers.records().keys, signer: core.signer, clock: core.clock }),
       compromiseMessageFor: (key) => encodeKeyCompromiseMessage(key),
+      batchMessageFor: (fields) => encodeBatchMessage(fields),
       personAnnouncementFor: createPersonKeyAnnouncements({ keys: core.drivers.records().keys, signer: core.signer, clock: core.clock }),
       metrics: metrics.anchoring,
       ...(options.anchorPacing === false ? { pacing: false } : {}),
@@ -210,6 +212,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     // A row committed before the loop exists is found by the loop's first pass.
     wake: () => anchoring?.queue.wake(),
     assertCapacity: () => started().assertCapacity(),
+    batches: { windowMs: core.config.ledger.batchWindowMs, max: core.config.ledger.batchMax, maxRevocations: MAX_REVOCATIONS_PER_BATCH },
     transactionUrl: links.transactionUrl,
     topicMessageUrl: links.topicMessageUrl,
   };

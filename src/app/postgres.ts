@@ -188,7 +188,7 @@ export async function postgresAnchorStorage(
   const lastValidStartNs = maxValidStartNs((await loop.transactionIds.newestIds()).map((id) => ({ id })));
   const { journal } = drivers.journal();
   return {
-    journal: (clock, newTransactionId) => journal(journalRules(clock, newTransactionId)),
+    journal: (clock, newTransactionId, batches) => journal(journalRules(clock, newTransactionId, batches)),
     transactionIds: (o) => createTransactionIds({ ...o, lastValidStartNs, lane: options.lane }),
     submitKey: (masterKey: Uint8Array | null, generate: () => SubmitKeyPair) => loadOrCreateSubmitKey(loop.submitKey, masterKey, generate),
     active: () => options.epoch() !== null,

@@ -36,6 +36,10 @@ export interface Config {
     /** The embedded local ledger's ports, where set; unset ones are remembered in `DATA_DIR/ledger/ports.json`, else free ones. */
     readonly localPorts: { readonly grpc?: number; readonly mirror?: number; readonly secondMirror?: number };
     readonly anchorValidSeconds: number;
+    /** Batches (docs/anchoring.md "Batches"): how long an organisation's oldest leaf waits for others, ms (0 to 5,000). */
+    readonly batchWindowMs: number;
+    /** At most this many leaves in one batch (1 to 1,024). */
+    readonly batchMax: number;
   };
   readonly rateLimit: {
     readonly anonymous: number;
@@ -109,6 +113,8 @@ export const SETTINGS = [
   "DOCVERIFY_LOCAL_LEDGER_MIRROR_PORT",
   "DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT",
   "DOCVERIFY_ANCHOR_VALID_SECONDS",
+  "DOCVERIFY_BATCH_WINDOW_MS",
+  "DOCVERIFY_BATCH_MAX",
   "DOCVERIFY_RATE_LIMIT_ANONYMOUS",
   "DOCVERIFY_RATE_LIMIT_KEY",
   "DOCVERIFY_RATE_LIMIT_ORG",
@@ -230,6 +236,8 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     localPorts[key] = port;
   }
   const anchorValidSeconds = integer(get("DOCVERIFY_ANCHOR_VALID_SECONDS"), "DOCVERIFY_ANCHOR_VALID_SECONDS", 180, 15, 180);
+  const batchWindowMs = integer(get("DOCVERIFY_BATCH_WINDOW_MS"), "DOCVERIFY_BATCH_WINDOW_MS", 250, 0, 5_000);
+  const batchMax = integer(get("DOCVERIFY_BATCH_MAX"), "DOCVERIFY_BATCH_MAX", 1024, 1, 1024);
 
   const rateLimit = {
     anonymous: integer(get("DOCVERIFY_RATE_LIMIT_ANONYMOUS"), "DOCVERIFY_RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000_000),
@@ -282,7 +290,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     dataDir,
     masterKeyFile,
     masterKeyFileIsDefault,
-    ledger: { network, operatorId, operatorKeyFile, localLedgerUrl, localConsensusMs, localPorts, anchorValidSeconds },
+    ledger: { network, operatorId, operatorKeyFile, localLedgerUrl, localConsensusMs, localPorts, anchorValidSeconds, batchWindowMs, batchMax },
     rateLimit,
     trustedProxies,
     tls,

@@ -65,7 +65,8 @@ export function* insertNew(
   reserved: ReturnType<RecordLedger["newTransactionId"]>,
   message: Uint8Array,
   winner: () => Op<RecordRow | undefined>,
-  waitFor?: Uint8Array,
+  signerKey: Uint8Array,
+  ledger: Pick<RecordLedger, "batches" | "newTransactionId">,
 ): Op<{ created: boolean; row: RecordRow }> {
   const inserted = yield* q(
     changes(INSERT_RECORD, row.id, row.orgId!, row.signerType, row.kind, row.signerHint, row.docHash, row.filename, row.signedAtMs, row.signerFingerprint, row.signature,
@@ -76,7 +77,8 @@ export function* insertNew(
     if (other !== undefined) return { created: false, row: other };
     throw new Error(`record ${row.id} was not inserted and no active record stands in its way (its id is taken)`);
   }
-  yield* pendingMessage(tx, t, {
+  // Its message joins the organisation's open batch, whose transaction the record carries from now on.
+  const transactionId = yield* pendingMessage(tx, t, {
     kind: "record_message",
     ...reserved,
     orgId: row.orgId!,
@@ -84,9 +86,11 @@ export function* insertNew(
     topicId: row.topicId,
     message,
     now: row.createdAt,
-    ...(waitFor === undefined ? {} : { keyFingerprint: waitFor }),
+    keyFingerprint: signerKey,
+    sealFingerprint: row.sealFingerprint,
+    batches: { policy: ledger.batches, newBatchId: () => ledger.newTransactionId() },
   });
-  return { created: true, row };
+  return { created: true, row: { ...row, transactionId } };
 }
 
 /** The organisation's active record for the hash. */
@@ -275,7 +279,7 @@ export function orgSignedCreation(deps: CreationDeps) {
         createdAt: now,
       });
       // Another writer of the same database may have got there first (records_one_active): its record wins.
-      return yield* insertNew(tx, t, row, reserved, message, () => activeRecord(orgId, docHash), signerKey.fingerprint);
+      return yield* insertNew(tx, t, row, reserved, message, () => activeRecord(orgId, docHash), signerKey.fingerprint, ledger);
     });
   }
 }

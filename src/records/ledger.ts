@@ -5,6 +5,7 @@
  * write a `pending` row in `ledger_transactions` in the same transaction as the record, and the
  * loop picks it up.
  */
+import type { BatchPolicy } from "../anchoring/journal/ports.ts";
 
 /** A transaction id chosen before anything is submitted, so anchoring survives a crash (docs/anchoring.md "Crashes"). */
 export interface ReservedTransaction {
@@ -38,6 +39,11 @@ export interface RecordLedger {
    * MUST be cheap and synchronous.
    */
   assertCapacity(): void;
+  /**
+   * How a record's or revocation's message joins its organisation's open batch (docs/anchoring.md
+   * "Batches"): the batch window and the most leaves (DOCVERIFY_BATCH_WINDOW_MS, DOCVERIFY_BATCH_MAX).
+   */
+  readonly batches: BatchPolicy;
   /** Public explorer page of a transaction (`hashscanUrl`). Pure. */
   transactionUrl(transactionId: string): string;
   /** Mirror-node REST URL of one topic message (`mirrorNodeUrl`). Pure. */

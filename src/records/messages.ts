@@ -91,15 +91,32 @@ export interface KeyCompromiseFields {
   readonly sinceMs: number;
 }
 
+export interface BatchMessageFields {
+  readonly orgId: string;
+  /** The organisation's batch sequence: an integer ≥ 1, unique per organisation, in increasing order. */
+  readonly batch: number;
+  /** The tree's number of leaves, 1 to MAX_BATCH_SIZE. */
+  readonly size: number;
+  /** The RFC 9162 Merkle tree head of the leaves in leaf order (anchoring/merkle.ts), 32 bytes. */
+  readonly root: Uint8Array;
+  /** The record ids of the batch's revocation leaves, in leaf order (empty when none). */
+  readonly revoked: readonly string[];
+}
+
 /** The parsed form of any message, for readers (tests, tools, the verify page's docs). */
 export type LedgerMessage =
   | { v: 1; type: "record"; recordId: string; originalDocHash: string; signedAt: string; signerPublicKeySha256: string; signatureSha256: string; sealSignatureSha256: string }
   | { v: 1; type: "revocation"; recordId: string; reason: string; revokedAt: string }
   | { v: 1; type: "key"; orgId: string; name: string; domain?: string; algorithm: string; keyFingerprint: string; replaces?: string; sealKeyFingerprint: string }
   | { v: 1; type: "person_key"; orgId: string; personId: string; domain?: string; algorithm: string; keyFingerprint: string; replaces?: string; sealKeyFingerprint: string }
-  | { v: 1; type: "key_compromise"; orgId: string; personId?: string; keyFingerprint: string; since: string };
+  | { v: 1; type: "key_compromise"; orgId: string; personId?: string; keyFingerprint: string; since: string }
+  | { v: 1; type: "batch"; orgId: string; batch: number; size: number; root: string; revoked: string[] };
 
-const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key", "person_key", "key_compromise"]);
+const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(["record", "revocation", "key", "person_key", "key_compromise", "batch"]);
+
+/** Most leaves one batch holds (DOCVERIFY_BATCH_MAX's ceiling): a batch message's `size` is 1 to this. */
+export const MAX_BATCH_SIZE = 1024;
+const UUID_LENGTH = 36;
 
 const REASON_RE = /^[A-Z_]{1,64}$/;
 /** A domain as keys/organisations.ts stores it (lowercase LDH labels, at least two): checked here only for its shape and size. */
@@ -249,6 +266,43 @@ export function encodeKeyCompromiseMessage(f: KeyCompromiseFields): Uint8Array {
     keyFingerprint: Buffer.from(f.keyFingerprint).toString("hex"),
     since: messageTime(f.sinceMs),
   });
+}
+
+/**
+ * The message carrying a batch's Merkle root (docs/receipts.md §1, "Batches") on the organisation's
+ * topic: the organisation, its batch sequence, the tree's size and root, and the record ids of the
+ * batch's revocation leaves, so that a verifier scanning the topic finds a revocation without the
+ * leaves. The leaves themselves (record and revocation messages, unchanged) never go on the ledger.
+ * Refuses (RangeError) a message over one chunk: the batcher takes no more revocation leaves than
+ * `maxBatchRevocations` allows.
+ */
+export function encodeBatchMessage(f: BatchMessageFields): Uint8Array {
+  if (!UUID_RE.test(f.orgId)) throw new TypeError("orgId must be a lowercase canonical UUID");
+  if (!Number.isSafeInteger(f.batch) || f.batch < 1) throw new TypeError("batch must be an integer ≥ 1");
+  if (!Number.isSafeInteger(f.size) || f.size < 1 || f.size > MAX_BATCH_SIZE) throw new TypeError(`size must be an integer from 1 to ${MAX_BATCH_SIZE}`);
+  if (!(f.root instanceof Uint8Array) || f.root.length !== 32) throw new TypeError("root must be 32 bytes");
+  if (!Array.isArray(f.revoked)) throw new TypeError("revoked must be an array of record ids");
+  for (const id of f.revoked) if (typeof id !== "string" || !UUID_RE.test(id)) throw new TypeError("revoked must hold lowercase canonical UUIDs");
+  // Each revocation is a leaf of the tree.
+  if (f.revoked.length > f.size) throw new TypeError("revoked cannot list more records than the batch has leaves");
+  return encode({ v: MESSAGE_VERSION, type: "batch", orgId: f.orgId, batch: f.batch, size: f.size, root: Buffer.from(f.root).toString("hex"), revoked: [...f.revoked] });
+}
+
+/**
+ * How many revocation ids a batch message of batch sequence `batch` and `size` leaves holds within
+ * one chunk (with the widest size when not given: a batcher choosing its leaves knows the sequence
+ * before the size). Each id is 38 bytes with its quotes, and a comma between two.
+ */
+export function maxBatchRevocations(batch: number, size: number = MAX_BATCH_SIZE): number {
+  if (!Number.isSafeInteger(batch) || batch < 1) throw new TypeError("batch must be an integer ≥ 1");
+  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_BATCH_SIZE) throw new TypeError(`size must be an integer from 1 to ${MAX_BATCH_SIZE}`);
+  const empty = `{"v":1,"type":"batch","orgId":"${"0".repeat(36)}","batch":${batch},"size":${size},"root":"${"0".repeat(64)}","revoked":[]}`.length;
+  return Math.min(size, Math.floor((MAX_MESSAGE_BYTES - empty + 1) / (UUID_LENGTH + 3)));
+}
+
+/** Whether `encodeBatchMessage(f)` fits one chunk (its fields otherwise as it checks them). */
+export function fitsBatchMessage(f: Pick<BatchMessageFields, "batch" | "size" | "revoked">): boolean {
+  return f.revoked.length <= maxBatchRevocations(f.batch, f.size);
 }
 
 function utf8Length(text: string): number {

@@ -90,7 +90,7 @@ export function personSignedCreation(deps: CreationDeps) {
         transactionId: reserved.transactionId,
         createdAt: now,
       });
-      return yield* insertNew(tx, t, row, reserved, message, active, personKey);
+      return yield* insertNew(tx, t, row, reserved, message, active, personKey, ledger);
     });
   }
 }

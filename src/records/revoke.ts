@@ -68,7 +68,17 @@ export function recordRevocation(deps: RevocationDeps) {
         check(yield* byId());
         throw new Error(`record ${recordId} changed during its revocation`);
       }
-      yield* pendingMessage(tx, t, { kind: "revocation_message", ...reserved, orgId: row.orgId!, recordId, topicId: row.topicId, message, now });
+      // Its message joins the organisation's open batch of revocations, whose transaction the revocation carries from now on.
+      yield* pendingMessage(tx, t, {
+        kind: "revocation_message",
+        ...reserved,
+        orgId: row.orgId!,
+        recordId,
+        topicId: row.topicId,
+        message,
+        now,
+        batches: { policy: ledger.batches, newBatchId: () => ledger.newTransactionId() },
+      });
     });
     ledger.wake();
     return { recordId };

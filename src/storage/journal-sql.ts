@@ -77,8 +77,9 @@ export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
     AND NOT ${OLDER_KEY_MESSAGES_UNSETTLED}`;
 
 /**
- * A record message may go once its key is announced and anchored together with the seal key that
- * sealed its record (docs/anchoring.md "Key announcements"): after a seal rotation, a record
+ * A record message, or a batch of record messages (whose row names their key and seal key; a
+ * batch of revocations names none and never waits), may go once its key is announced and anchored
+ * together with the seal key that sealed its record (docs/anchoring.md "Key announcements"): after a seal rotation, a record
  * sealed with the new seal key waits for its key's announcement naming that seal key. A row that
  * does not name its key (written before messages did) waits for the organisation's current key. Evaluated per candidate row of `due` (`ANNOUNCED_SQL`, which names the outer
  * table `ledger_transactions`): one primary-key read of the organisation and one probe of
@@ -86,12 +87,16 @@ export const WANTING_ANNOUNCEMENT = `SELECT o.id AS id FROM organisations o
  * repeated word for word so that SQLite may use it; `a.state = 'anchored'` then filters the one
  * live row. Exported for test/anchoring/journal-engines.test.ts, which checks the plan on SQLite.
  */
-export const ANNOUNCED = `(ledger_transactions.kind <> 'record_message'
-  OR (ledger_transactions.key_fingerprint IS NULL AND EXISTS (
+export const ANNOUNCED = `((ledger_transactions.kind <> 'record_message' AND ledger_transactions.kind <> 'batch_message')
+  OR (ledger_transactions.kind = 'batch_message' AND (ledger_transactions.key_fingerprint IS NULL OR EXISTS (
+    SELECT 1 FROM ledger_transactions a
+    WHERE a.org_id = ledger_transactions.org_id AND a.key_fingerprint = ledger_transactions.key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
+      AND a.state = 'anchored' AND a.seal_fingerprint = ledger_transactions.seal_fingerprint)))
+  OR (ledger_transactions.kind = 'record_message' AND ledger_transactions.key_fingerprint IS NULL AND EXISTS (
     SELECT 1 FROM organisations o JOIN ledger_transactions a
       ON a.org_id = o.id AND a.key_fingerprint = o.system_key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
     WHERE o.id = ledger_transactions.org_id AND a.state = 'anchored'))
-  OR (ledger_transactions.key_fingerprint IS NOT NULL AND EXISTS (
+  OR (ledger_transactions.kind = 'record_message' AND ledger_transactions.key_fingerprint IS NOT NULL AND EXISTS (
     SELECT 1 FROM ledger_transactions a JOIN records s ON s.id = ledger_transactions.record_id
     WHERE a.org_id = ledger_transactions.org_id AND a.key_fingerprint = ledger_transactions.key_fingerprint AND a.kind = 'key_announcement' AND a.state <> 'abandoned'
       AND a.state = 'anchored' AND a.seal_fingerprint = s.seal_fingerprint)))`;
@@ -121,23 +126,6 @@ export const CHANGE_COUNTER = "SELECT value FROM change_counter WHERE id = 1";
 
 /** Raises the change counter through the signing key's own trigger: a compromise message anchored changes what verification answers (its revocation time). */
 export const TOUCH_COMPROMISED_KEY = "UPDATE signing_keys SET compromised_at = compromised_at WHERE fingerprint = ";
-
-/**
- * Batches (docs/anchoring.md "Batches"): the waiting leaves (no batch yet, pending) by
- * organisation, with the oldest's creation, through the partial index
- * `ledger_transactions_unbatched`, whose WHERE terms are repeated word for word.
- */
-export const WAITING_LEAVES = `SELECT org_id, count(*) AS leaves, min(created_at) AS oldest_at FROM ledger_transactions
-  WHERE batch_leaf = 1 AND batch_transaction_id IS NULL AND state = 'pending'
-  GROUP BY org_id`;
-
-/**
- * Up to N (the last parameter) of one organisation's (the first) waiting leaves that may go
- * (`ANNOUNCED`: a record message's key announced and anchored with its record's seal key; a
- * revocation always), oldest first. Positional parameters: organisation, limit.
- */
-export const BATCHABLE_LEAVES_WHERE = `batch_leaf = 1 AND batch_transaction_id IS NULL AND state = 'pending' AND org_id = ? AND ${ANNOUNCED}
-  ORDER BY created_at, transaction_id LIMIT ?`;
 
 /** The organisation's (the parameter) next batch sequence: one more than its highest. */
 export const NEXT_BATCH_SEQUENCE = `SELECT coalesce(max(batch_sequence), 0) + 1 AS next FROM ledger_transactions WHERE org_id = ? AND kind = 'batch_message'`;

@@ -180,7 +180,7 @@ export const ledgerTransactions = sqliteTable(
     signedBytes: blob("signed_bytes", { mode: "buffer" }),
     validStartMs: integer("valid_start_ms").notNull(),
     validSeconds: integer("valid_seconds").notNull(),
-    state: text("state", { enum: ["pending", "accepted", "anchored", "abandoned"] }).notNull(),
+    state: text("state", { enum: ["open", "pending", "accepted", "anchored", "abandoned"] }).notNull(),
     sequenceNumber: integer("sequence_number"),
     consensusAt: text("consensus_at"),
     runningHash: blob("running_hash", { mode: "buffer" }),
@@ -209,8 +209,8 @@ export const ledgerTransactions = sqliteTable(
   (t) => [
     // The loop's queue of rows it submits: every row but a batch's leaves.
     index("ledger_transactions_work").on(t.state, t.nextAttemptAt).where(sql`batch_leaf = 0`),
-    // Leaves waiting for a batch, by organisation, oldest first.
-    index("ledger_transactions_unbatched").on(t.orgId, t.createdAt).where(sql`batch_leaf = 1 AND batch_transaction_id IS NULL AND state = 'pending'`),
+    // The open batches a record or revocation joins, by organisation, key and seal key.
+    index("ledger_transactions_open").on(t.orgId, t.keyFingerprint, t.sealFingerprint).where(sql`state = 'open'`),
     // A batch's leaves.
     index("ledger_transactions_leaves").on(t.batchTransactionId, t.recordId).where(sql`batch_transaction_id IS NOT NULL`),
     // One batch per organisation and batch sequence.

@@ -167,12 +167,76 @@ export const INSERT_PENDING_MESSAGE = statement<
     createdAt: number,
     updatedAt: number,
     batchLeaf: number,
+    batchTransactionId: string | null,
   ]
 >({
   name: "new pending ledger message",
   sql: `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms,
-       valid_seconds, state, attempts, next_attempt_at, created_at, updated_at, batch_leaf)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       valid_seconds, state, attempts, next_attempt_at, created_at, updated_at, batch_leaf, batch_transaction_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+});
+
+// ---- batches (anchoring/queue.ts `pendingMessage`, docs/anchoring.md "Batches") ---------------------
+
+/**
+ * A record message joins its organisation's open batch for its signer key and seal key, while
+ * that batch has room: the batch's leaf count, raised under its row's lock (of two joins at once,
+ * one waits, then finds the batch still open, or closed and not its own). The batch's id, or none.
+ * Parameters: organisation, signer key, seal key, the most leaves, the most leaves again.
+ */
+export const JOIN_OPEN_BATCH = statement<{ transaction_id: string }, [orgId: string, keyFingerprint: Uint8Array, sealFingerprint: Uint8Array, max: number, max2: number]>({
+  name: "join an open batch",
+  sql: `UPDATE ledger_transactions SET batch_size = batch_size + 1
+     WHERE transaction_id = (SELECT transaction_id FROM ledger_transactions
+                             WHERE state = 'open' AND org_id = ? AND key_fingerprint = ? AND seal_fingerprint = ? AND batch_size < ?
+                             ORDER BY created_at LIMIT 1)
+       AND state = 'open' AND batch_size < ?
+     RETURNING transaction_id`,
+});
+
+/** The same for a revocation: its organisation's open batch of revocations (no key, no seal key). Parameters: organisation, the most leaves twice. */
+export const JOIN_OPEN_REVOCATION_BATCH = statement<{ transaction_id: string }, [orgId: string, max: number, max2: number]>({
+  name: "join an open batch of revocations",
+  sql: `UPDATE ledger_transactions SET batch_size = batch_size + 1
+     WHERE transaction_id = (SELECT transaction_id FROM ledger_transactions
+                             WHERE state = 'open' AND org_id = ? AND key_fingerprint IS NULL AND seal_fingerprint IS NULL AND batch_size < ?
+                             ORDER BY created_at LIMIT 1)
+       AND state = 'open' AND batch_size < ?
+     RETURNING transaction_id`,
+});
+
+/** A new open batch with its first leaf counted: its window ends at `next_attempt_at`. */
+export const INSERT_OPEN_BATCH = statement<
+  never,
+  [
+    transactionId: string,
+    orgId: string,
+    topicId: string,
+    keyFingerprint: Uint8Array | null,
+    sealFingerprint: Uint8Array | null,
+    validStartMs: number,
+    validSeconds: number,
+    closesAt: number,
+    createdAt: number,
+    updatedAt: number,
+  ]
+>({
+  name: "new open batch",
+  sql: `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, seal_fingerprint, signed_bytes,
+       valid_start_ms, valid_seconds, state, attempts, next_attempt_at, created_at, updated_at, batch_leaf, batch_size, announcement_generation)
+     VALUES (?, 'batch_message', ?, NULL, ?, NULL, ?, ?, NULL, ?, ?, 'open', 0, ?, ?, ?, 0, 1, 0)`,
+});
+
+/** The record now carries its batch's transaction (it carried its leaf's). Parameters: batch, record, leaf. */
+export const RECORD_TO_BATCH = statement<never, [batchId: string, recordId: string, leafId: string]>({
+  name: "record to its batch",
+  sql: "UPDATE records SET transaction_id = ? WHERE id = ? AND transaction_id = ?",
+});
+
+/** The same for a revocation's transaction. */
+export const REVOCATION_TO_BATCH = statement<never, [batchId: string, recordId: string, leafId: string]>({
+  name: "revocation to its batch",
+  sql: "UPDATE records SET revocation_transaction_id = ? WHERE id = ? AND revocation_transaction_id = ?",
 });
 
 // ---- the person application (persons/service.ts) ------------------------------------------------

@@ -15,8 +15,10 @@
  * replacement before the record's message is seen), or, on a topic older than announcements
  * where the announcement follows the record, at the topic's first message. The scan keeps only the
  * messages these checks and the revocation scan need (`scanKeeps`); what a message is, is decided
- * from its bytes as every mirror node returned them.
+ * from its bytes as every mirror node returned them. A batch message listing the record among its
+ * revocations is kept as a revocation (batch.ts).
  */
+import { batchRevokes } from "./batch.ts";
 import { bytesToHex, jsonObject, utf8 } from "./encoding.ts";
 import type { AddCheck } from "./local-checks.ts";
 import type { Agreement, LedgerContext } from "./ledger-checks.ts";
@@ -70,6 +72,8 @@ export function classify(s: KeySubject, m: MirrorMessage): Kept | null {
   const v = jsonObject(m.message);
   if (v === null || v.v !== 1) return null;
   if (v.type === "revocation") return v.recordId === s.recordId ? { kind: "revocation" } : null;
+  // A batch whose revocation leaves include the record's (batch.ts): kept for the revocation scan.
+  if (v.type === "batch") return batchRevokes(m.message, s.recordId) ? { kind: "revocation" } : null;
   if (v.type === "key_compromise") {
     if (v.keyFingerprint !== s.signerFingerprint) return null;
     const since = typeof v.since === "string" && SINCE_RE.test(v.since) && Number.isFinite(Date.parse(v.since)) ? v.since : null;

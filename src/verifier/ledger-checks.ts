@@ -4,7 +4,9 @@
  * its commitments, the key announcement, the topic's submit key and the revocations after the
  * record. Each adds its check and gives what the verdict needs; none asks anything itself.
  */
+import { batchRevocation, batchRevokes, committingMessage } from "./batch.ts";
 import { bytesToBase64, bytesToHex, equalBytes, jsonObject, utf8 } from "./encoding.ts";
+import { consensusToIso } from "./key-checks.ts";
 import type { AddCheck } from "./local-checks.ts";
 import type { Answer, MirrorMessage, ScanResult, TopicInfo } from "./mirror.ts";
 import { sha256Text } from "./payloads.ts";
@@ -49,11 +51,12 @@ function commitmentProblems(receipt: Receipt, message: Uint8Array): string[] {
     .map(([k]) => k);
 }
 
+/** A revocation of the record: its own revocation message, or a batch message listing it among its revocations (batch.ts). */
 export function isRevocationOf(recordId: string): (m: MirrorMessage) => boolean {
   return (m) => {
     if (m.chunk !== null && m.chunk.total !== 1) return false;
     const v = jsonObject(m.message);
-    return v !== null && v.v === 1 && v.type === "revocation" && v.recordId === recordId;
+    return v !== null && v.v === 1 && ((v.type === "revocation" && v.recordId === recordId) || batchRevokes(m.message, recordId));
   };
 }
 
@@ -107,16 +110,21 @@ export function checkLedgerMessage(c: LedgerContext, record: Agreement<MirrorMes
   return { mismatch: ledgerMismatch, message: ledgerRecord };
 }
 
-/** messageCommitments: over the ledger's bytes, the authority. */
+/**
+ * messageCommitments: over the ledger's bytes, the authority; for a batched record over its leaf
+ * message, which the inclusion check proves in the batch the ledger holds.
+ */
 export function checkCommitments(c: LedgerContext, ledgerRecord: MirrorMessage | null): boolean {
   const { add, receipt } = c;
   let commitmentsOk = false;
   if (ledgerRecord === null) add("messageCommitments", "skipped", "no ledger message that every mirror node agrees on");
   else {
-    const problems = commitmentProblems(receipt, ledgerRecord.message);
+    const message = committingMessage(receipt, ledgerRecord.message);
+    const what = receipt.anchor.inclusion === null ? "the message" : "the leaf message (inclusion.leafMessage)";
+    const problems = commitmentProblems(receipt, message);
     commitmentsOk = problems.length === 0;
-    add("messageCommitments", commitmentsOk ? "pass" : "fail", commitmentsOk ? "the message commits to this record's id, hash, signed time, key and both signatures" : `the ledger message does not commit to this record: ${problems.join(", ")}`, {
-      message: utf8(ledgerRecord.message) ?? bytesToBase64(ledgerRecord.message),
+    add("messageCommitments", commitmentsOk ? "pass" : "fail", commitmentsOk ? `${what} commits to this record's id, hash, signed time, key and both signatures` : `${receipt.anchor.inclusion === null ? "the ledger message" : what} does not commit to this record: ${problems.join(", ")}`, {
+      message: utf8(message) ?? bytesToBase64(message),
     });
   }
   return commitmentsOk;
@@ -215,21 +223,29 @@ export function checkRevocationScan(c: LedgerContext, scan: Agreement<ScanResult
     add("revocationScan", "fail", "mirror nodes disagree on the messages of the topic that bear on this record (revocations, its key's announcements and compromises)", { keptByMirror: counts });
   } else {
     // The scan also keeps what the key checks need (key-checks.ts), and starts at the key's
-    // announcement: only revocations of this record after its message count.
+    // announcement: only revocations of this record after its message count, and a batch listing
+    // it at its message (created and revoked in one batch).
     const isOurs = isRevocationOf(receipt.recordId);
-    const kept = (scan.state === "found" ? scan.value.kept : []).filter((m) => m.sequenceNumber > anchor.sequenceNumber && isOurs(m));
+    const kept = (scan.state === "found" ? scan.value.kept : []).filter((m) => (m.sequenceNumber > anchor.sequenceNumber || (m.sequenceNumber === anchor.sequenceNumber && batchRevokes(m.message, receipt.recordId))) && isOurs(m));
     const scanned = Object.fromEntries(answers.map((a) => [a.url, a.scan.kind === "found" ? a.scan.value.scanned : 0]));
     const first = kept[0];
+    const evidence = () => ({
+      revocations: kept.map((m) => ({ sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) })),
+      scannedByMirror: scanned,
+      receiptRevocation: claimed,
+    });
     if (first === undefined) {
       add("revocationScan", "pass", `no revocation of this record on ${anchor.topicId} after its message${claimed !== null ? " (the receipt names one; the ledger does not have it)" : ""}`, { scannedByMirror: scanned, receiptRevocation: claimed });
+    } else if (batchRevokes(first.message, receipt.recordId)) {
+      // Revoked whether or not the receipt can say why: the batch message on the topic is the appliance's word.
+      const b = batchRevocation(receipt, first);
+      revocation = { reason: b.proven?.reason ?? null, revokedAt: b.proven?.revokedAt ?? consensusToIso(first.consensusAt), sequenceNumber: first.sequenceNumber, consensusAt: first.consensusAt };
+      const where = `batch ${b.batch ?? "(malformed)"}, message #${first.sequenceNumber}, consensus ${first.consensusAt}`;
+      add("revocationScan", "fail", b.proven === null ? `revoked in ${where}; ${b.how}` : `revoked: ${b.proven.reason} at ${b.proven.revokedAt} (${where}; ${b.how})`, evidence());
     } else {
       const r = jsonObject(first.message)!;
       revocation = { reason: typeof r.reason === "string" ? r.reason : "", revokedAt: typeof r.revokedAt === "string" ? r.revokedAt : "", sequenceNumber: first.sequenceNumber, consensusAt: first.consensusAt };
-      add("revocationScan", "fail", `revoked: ${revocation.reason} at ${revocation.revokedAt} (message #${first.sequenceNumber}, consensus ${first.consensusAt})`, {
-        revocations: kept.map((m) => ({ sequenceNumber: m.sequenceNumber, consensusAt: m.consensusAt, message: utf8(m.message) })),
-        scannedByMirror: scanned,
-        receiptRevocation: claimed,
-      });
+      add("revocationScan", "fail", `revoked: ${revocation.reason} at ${revocation.revokedAt} (message #${first.sequenceNumber}, consensus ${first.consensusAt})`, evidence());
     }
   }
   return revocation;

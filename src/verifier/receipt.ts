@@ -29,8 +29,23 @@ export interface SignedPart {
   readonly signature: Uint8Array;
 }
 
-/** An inclusion proof (a later release's batches): kept as given; today's verifier cannot check one. */
-export type Inclusion = Readonly<Record<string, unknown>>;
+/**
+ * A batched record's inclusion proof (docs/receipts.md §2.1): its leaf message (the record's, or
+ * the revocation's, ledger message as it would have been sent alone), where the leaf is in the
+ * batch's tree, and the RFC 9162 path of hashes from it to the root the batch message carries.
+ */
+export interface Inclusion {
+  readonly algorithm: "RFC9162-SHA256";
+  readonly leafMessage: Uint8Array;
+  /** 0-based. */
+  readonly leafIndex: number;
+  readonly treeSize: number;
+  /** Leaf to root, 32 bytes each. */
+  readonly path: readonly Uint8Array[];
+}
+
+/** The longest path a tree of 2^53 leaves could need: anything longer is no proof. */
+const MAX_PATH = 64;
 
 export interface Anchor {
   readonly network: "mainnet" | "testnet" | "previewnet" | "local";
@@ -175,9 +190,9 @@ export class Fields {
     return v;
   }
 
-  integer(key: string): number {
+  integer(key: string, min = 1): number {
     const v = this.raw(key);
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) throw new this.Err(this.name(key), "expected an integer ≥ 1");
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) throw new this.Err(this.name(key), `expected an integer ≥ ${min}`);
     return v;
   }
 
@@ -217,7 +232,21 @@ function inclusion(parent: Fields, key: string): Inclusion | null {
   const v = parent.raw(key);
   if (v === null) return null;
   if (typeof v !== "object" || Array.isArray(v)) throw new ReceiptFormatError(parent.name(key), "expected null or an object");
-  return v as Inclusion;
+  const f = Fields.of(v, parent.name(key));
+  const proof: Inclusion = {
+    algorithm: f.oneOf("algorithm", ["RFC9162-SHA256"] as const),
+    leafMessage: f.bytes("leafMessage"),
+    leafIndex: f.integer("leafIndex", 0),
+    treeSize: f.integer("treeSize"),
+    path: f.array("path", (h, at) => {
+      const b = typeof h === "string" ? base64ToBytes(h) : null;
+      if (b === null || b.length !== 32) throw new ReceiptFormatError(at, "expected 32 bytes in standard base64 with padding");
+      return b;
+    }),
+  };
+  if (proof.path.length > MAX_PATH) throw new ReceiptFormatError(f.name("path"), `expected at most ${MAX_PATH} hashes`);
+  f.done();
+  return proof;
 }
 
 const consensus = (f: Fields, key: string) => f.string(key, CONSENSUS_RE, "a consensus time, seconds.nanoseconds with nine digits");

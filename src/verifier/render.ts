@@ -85,7 +85,9 @@ export function renderReport(report: Report): string {
   lines.push(`Document: ${report.originalDocHash}`);
   if (report.revocation !== null) {
     const r = report.revocation;
-    lines.push(`Revoked: ${r.reason} on ${humanTime(r.revokedAt)} (ledger message #${r.sequenceNumber}, consensus ${humanTime(r.consensusAt)})`);
+    // A batch listing the record without the receipt's proof of its leaf: revoked, reason unknown (see revocationScan).
+    if (r.reason === null) lines.push(`Revoked: by ledger message #${r.sequenceNumber} (consensus ${humanTime(r.consensusAt)}), a batch listing this record; the reason is not on the ledger`);
+    else lines.push(`Revoked: ${r.reason} on ${humanTime(r.revokedAt)} (ledger message #${r.sequenceNumber}, consensus ${humanTime(r.consensusAt)})`);
   }
   if (report.offline) lines.push("Mirror nodes: none (offline)");
   else {

@@ -9,9 +9,11 @@
  * a claim until a trust root confirms it (identity.ts).
  *
  * The local checks are local-checks.ts's (signatures verified with @noble/post-quantum over
- * payloads recomputed from the receipt's fields), the ledger's ledger-checks.ts's; this file asks
- * the mirror nodes, runs the checks in the report's order and gives the verdict (`verdictOf`).
+ * payloads recomputed from the receipt's fields), the ledger's ledger-checks.ts's, a batched
+ * record's inclusion proof batch.ts's; this file asks the mirror nodes, runs the checks in the
+ * report's order and gives the verdict (`verdictOf`).
  */
+import { announcedOrgId, proveInclusion } from "./batch.ts";
 import { bytesToHex } from "./encoding.ts";
 import { confirmIdentity, type Identity } from "./identity.ts";
 import { checkKeyCompromise, checkKeyWindow, keySubject, restatedClaim, scanKeeps, scanStart } from "./key-checks.ts";
@@ -80,8 +82,11 @@ export interface Report {
    * The revocation found on the ledger (never the receipt's own claim): the record's own, or a
    * compromise of its key covering its signed time (reason `KEY_COMPROMISE`, revokedAt the
    * compromise message's consensus time); the earlier of the two by consensus when both are there.
+   * A batch message listing the record among its revocations revokes it too: `reason` null and
+   * `revokedAt` the batch message's consensus time unless the receipt's `revocation` proves its
+   * revocation leaf in that batch (batch.ts).
    */
-  readonly revocation: { readonly reason: string; readonly revokedAt: string; readonly sequenceNumber: number; readonly consensusAt: string } | null;
+  readonly revocation: { readonly reason: string | null; readonly revokedAt: string; readonly sequenceNumber: number; readonly consensusAt: string } | null;
   readonly checks: Check[];
 }
 
@@ -122,6 +127,7 @@ export const DEFAULT_MAX_SCAN_PAGES = 10_000;
 /** What the checks found that the verdict turns on (docs/receipts.md §4.2). */
 interface Findings {
   readonly mirrorsOk: boolean;
+  /** The anchor stands alone, or its inclusion proof puts the record's leaf in the batch message's tree (batch.ts). */
   readonly inclusionOk: boolean;
   /** Mirror nodes disagree on the record's message, the announcement, the topic or the revocations. */
   readonly disagree: boolean;
@@ -140,13 +146,13 @@ interface Findings {
 
 /** The verdict once the ledger was consulted: the rules of docs/receipts.md §4.2, the first that applies wins. */
 export function verdictOf(f: Findings): Verdict {
-  return !f.mirrorsOk || !f.inclusionOk
+  return !f.mirrorsOk
     ? "unverifiable"
     : f.disagree
       ? "inconsistent_mirrors"
       : f.recordAbsent
         ? "no_record"
-        : f.ledgerMismatch || !f.commitmentsOk || !f.announcementOk || !f.submitKeyOk || !f.windowOk || f.identityMismatch
+        : f.ledgerMismatch || !f.commitmentsOk || !f.inclusionOk || !f.announcementOk || !f.submitKeyOk || !f.windowOk || f.identityMismatch
           ? "signature_invalid"
           : f.revoked
             ? "revoked"
@@ -170,14 +176,18 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyOptions): P
 
   // ---- The ledger.
   const ledgerChecks: CheckName[] = ["mirrors", "ledgerMessage", "messageCommitments", "keyAnnouncement", "topicSubmitKey", "keyWindow", "revocationScan", "keyCompromise", "identity"];
-  const inclusionOk = receipt.anchor.inclusion === null;
+  // A batched record's proof, checked against the receipt's batch message (ledgerMessage holds it
+  // to the ledger's) for the organisation of the receipt's announcement (keyAnnouncement holds
+  // that to the ledger's): local arithmetic, so it is reported offline too.
+  const inclusion = proveInclusion(receipt.anchor.message, receipt.anchor.inclusion, announcedOrgId(receipt));
+  const inclusionOk = inclusion.ok;
   const network = receipt.anchor.network;
   const isPublic = isPublicNetwork(network);
   // The user's and the trust file's mirror nodes, then the built-in ones: never the receipt's own.
   const planned = planMirrors(network, options.mirrors, options.trust ?? null, options.builtinMirrors !== false);
   type Rest = Pick<Report, "identity" | "person" | "mirrors" | "mirrorSources" | "witnesses" | "revocation">;
   const finish = (verdict: Verdict, rest: Rest): Report => {
-    add("inclusion", inclusionOk ? "pass" : "fail", inclusionOk ? "none: the record is its own ledger message" : "an inclusion proof this verifier cannot check", inclusionOk ? undefined : { inclusion: receipt.anchor.inclusion });
+    add("inclusion", inclusion.ok ? "pass" : "fail", inclusion.detail, inclusion.evidence);
     // The order of docs/receipts.md §4.3.
     return {
       verdict,

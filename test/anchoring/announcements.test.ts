@@ -19,7 +19,7 @@ import { startLocalLedger } from "../../src/local-ledger/index.ts";
 import { memoryLogger } from "../../src/lib/log.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import { sqliteStore } from "../../src/storage/store.ts";
-import { decodeLedgerMessage, encodeKeyAnnouncementMessage } from "../../src/records/messages.ts";
+import { decodeLedgerMessage, encodeBatchMessage, encodeKeyAnnouncementMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { ledgerTransactions, organisations, serviceMeta } from "../../src/storage/schema.ts";
 import { createSigner } from "../../src/crypto/index.ts";
@@ -198,6 +198,7 @@ describe("the loop when the announcement cannot be built", () => {
     const loop = createAnchoring({
       journal: journalDrivers(rig.core.store).journal,
       loop: anchoringDrivers(rig.core.store).loop,
+      batchMessageFor: encodeBatchMessage,
       clock: rig.clock,
       log: rig.log,
       ledger: rig.ledger,
@@ -367,6 +368,7 @@ describe("a topic that predates announcements", () => {
       links: localLinks(rig.local.mirrorUrl),
       masterKey: rig.masterKey,
       announcementFor: createKeyAnnouncements({ keys: recordsDrivers(otherCore.store).keys, signer: otherCore.signer, clock: rig.clock }),
+      batchMessageFor: encodeBatchMessage,
       validSeconds: VALID_SECONDS,
     });
     onCleanup(() => other.stop());

@@ -24,7 +24,6 @@ import { sqliteJournal } from "../../src/storage/sqlite/journal.ts";
 import { ANNOUNCED_SQL, DUE_SQL, NEXT_DUE_SQL } from "../../src/storage/sqlite/journal-statements.ts";
 import { q, sqliteStore, type SqliteStore, type Store } from "../../src/storage/store.ts";
 import { countingTransactions } from "../support/counting-transactions.ts";
-import { ordinaryMessage } from "../support/ordinary-message.ts";
 import { createStoreRecordsFixture, docHashOf, TOPIC_ID as TOPIC, type FixtureOrg } from "../support/records-fixture.ts";
 import { useStoreEngines, type StoreEngine } from "../support/store-engines.ts";
 
@@ -70,13 +69,13 @@ async function setup(engine: StoreEngine, stores?: [Store, Store]) {
   /** Another key with a row in signing_keys (the organisation's key may be changed to it). */
   const otherKey = async () => (await fixture.createPerson()).fingerprint;
 
-  /** A pending record and its creation message, under the record's transaction id: an ordinary message (sent on its own; leaves are journal-batches.test.ts's). */
+  /** A pending record and its creation message, under the record's transaction id, sent on its own (as every message was before batches; batches have their own suite). */
   async function queueRecord(message = new TextEncoder().encode('{"v":1}'), keyFingerprint?: Uint8Array): Promise<{ recordId: string; transactionId: string }> {
     const recordId = await fixture.addOrgRecord(org, { docHash: docHashOf(Bun.randomUUIDv7()), anchorState: "pending" });
     const { transactionId, signedAtMs } = await record(recordId);
     const now = clock.now();
     await store.write((tx, t) =>
-      ordinaryMessage(tx, t, { kind: "record_message", transactionId, validStartMs: Number(signedAtMs), validSeconds: 30, orgId, recordId, topicId: TOPIC, message, now, ...(keyFingerprint ? { keyFingerprint } : {}) }),
+      pendingMessage(tx, t, { kind: "record_message", transactionId, validStartMs: Number(signedAtMs), validSeconds: 30, orgId, recordId, topicId: TOPIC, message, now, batchLeaf: 0, ...(keyFingerprint ? { keyFingerprint } : {}) }),
     );
     return { recordId, transactionId };
   }
@@ -97,13 +96,13 @@ async function setup(engine: StoreEngine, stores?: [Store, Store]) {
     return queued.transactionId;
   }
 
-  /** A revocation of `recordId` and its pending message (an ordinary one), written together as the records service does. */
+  /** A revocation of `recordId` and its pending message, written together as the records service does. */
   async function queueRevocation(recordId: string, message = new TextEncoder().encode('{"v":1,"revoke":true}')): Promise<string> {
     const reserved = ids();
     const now = clock.now();
     await store.write(function* (tx, t) {
       yield* q(tx.update(t.records).set({ revokedAt: now, revocationReason: "SUPERSEDED", revocationTransactionId: reserved.transactionId }).where(eq(t.records.id, recordId)));
-      yield* ordinaryMessage(tx, t, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now });
+      yield* pendingMessage(tx, t, { kind: "revocation_message", ...reserved, orgId, recordId, topicId: TOPIC, message, now, batchLeaf: 0 });
     });
     return reserved.transactionId;
   }

@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import { journalRules } from "../../src/anchoring/journal/rules.ts";
 import type { Journal, LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
+import { pendingMessage } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { createSigner } from "../../src/crypto/index.ts";
 import { manualClock } from "../../src/lib/clock.ts";
@@ -18,7 +19,6 @@ import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { q } from "../../src/storage/store.ts";
 import { journalDrivers } from "../support/drivers.ts";
 import { createStoreRecordsFixture, docHashOf, TOPIC_ID as TOPIC } from "../support/records-fixture.ts";
-import { ordinaryMessage } from "../support/ordinary-message.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
 
 /** Each test's databases are closed and dropped after it: a PostgreSQL server allows so many connections. */
@@ -58,12 +58,12 @@ async function setup(engine: (typeof ENGINES)[number]) {
     return queued;
   }
 
-  /** A pending organisation record message signed with `key` (hex), an ordinary message (sent on its own, as before batches). */
+  /** A pending organisation record message signed with `key` (hex), as the records service writes it. */
   async function queueRecord(key: string): Promise<string> {
     const recordId = await fixture.addOrgRecord(org, { docHash: docHashOf(Bun.randomUUIDv7()), anchorState: "pending" });
     const reserved = ids();
     await store.write((tx, t) =>
-      ordinaryMessage(tx, t, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: Buffer.from(key, "hex") }),
+      pendingMessage(tx, t, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: Buffer.from(key, "hex") }),
     );
     return reserved.transactionId;
   }

@@ -5,6 +5,7 @@
  * thread is logged and fails readiness without taking anything else down, and its entry point
  * does not load the SDK.
  */
+import { encodeBatchMessage } from "../../src/records/messages.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -164,7 +165,7 @@ describe("the embedded ledger's thread", () => {
     const log = memoryLogger();
     const core = openCore({ config, log });
     onCleanup(() => core.close());
-    const anchoring = await startAnchoring({ config, journal: journalDrivers(core.store).journal, loop: anchoringDrivers(core.store).loop, clock: core.clock, log, masterKey: null, announcementFor: () => null, start: false, ledgerWorkerEntry: CRASHING_WORKER });
+    const anchoring = await startAnchoring({ config, journal: journalDrivers(core.store).journal, loop: anchoringDrivers(core.store).loop, clock: core.clock, log, masterKey: null, announcementFor: () => null, batchMessageFor: encodeBatchMessage, start: false, ledgerWorkerEntry: CRASHING_WORKER });
     onCleanup(() => anchoring.close());
     expect(await anchoring.readiness()).toBe(true);
     const mirrorUrl = anchoring.describe.ledgerMirrorUrl!;

@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { postgresAnchorStorage } from "../../src/app/postgres.ts";
 import { journalRules } from "../../src/anchoring/journal/rules.ts";
 import { NotLeadingError, postgresJournal } from "../../src/storage/postgres/journal.ts";
-import type { LedgerTransactionRow } from "../../src/anchoring/queue.ts";
+import { pendingMessage, type LedgerTransactionRow } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createOrganisations } from "../../src/keys/organisations.ts";
@@ -20,7 +20,6 @@ import { migratePostgres } from "../../src/storage/pg-migrate.ts";
 import { postgresStore, type PostgresStore } from "../../src/storage/pg-store.ts";
 import { q } from "../../src/storage/store.ts";
 import { cleanup } from "../support/env.ts";
-import { ordinaryMessage } from "../support/ordinary-message.ts";
 import { sharedPostgres, type Postgres } from "../support/postgres.ts";
 
 let pg: Postgres;
@@ -55,7 +54,7 @@ async function setup() {
   const queue = async (kind: "record_message" | "revocation_message", recordId = crypto.randomUUID()) => {
     const id = ids();
     await store.write(function* (tx, t) {
-      yield* ordinaryMessage(tx, t, { ...id, kind, orgId: org.id, recordId, topicId: "0.0.1001", message: new TextEncoder().encode(`message ${recordId}`), now: clock.now() });
+      yield* pendingMessage(tx, t, { ...id, kind, orgId: org.id, recordId, topicId: "0.0.1001", message: new TextEncoder().encode(`message ${recordId}`), now: clock.now(), batchLeaf: 0 });
     });
     return id.transactionId;
   };

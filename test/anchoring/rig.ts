@@ -20,6 +20,7 @@ import { and, eq } from "drizzle-orm";
 import { onCleanup, tempDir, testConfig } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
+import { encodeBatchMessage } from "../../src/records/messages.ts";
 
 export const VALID_SECONDS = 30;
 
@@ -106,6 +107,7 @@ export async function makeRig(
       links: localLinks(local.mirrorUrl),
       masterKey,
       announcementFor: announcements,
+      batchMessageFor: encodeBatchMessage,
       validSeconds: VALID_SECONDS,
       receiptPollMs: 200,
       backoffBaseMs: 200,

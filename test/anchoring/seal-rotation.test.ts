@@ -10,6 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import { journalRules } from "../../src/anchoring/journal/rules.ts";
 import type { Journal, LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
+import { pendingMessage } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { createSigner } from "../../src/crypto/index.ts";
 import { audit } from "../../src/keys/audit.ts";
@@ -23,7 +24,6 @@ import { createSealRotation, SealRotationRefused } from "../../src/records/seal-
 import { q } from "../../src/storage/store.ts";
 import { journalDrivers } from "../support/drivers.ts";
 import { createStoreRecordsFixture, docHashOf, TOPIC_ID as TOPIC, type PersonKey } from "../support/records-fixture.ts";
-import { ordinaryMessage } from "../support/ordinary-message.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
 
 /** Each test's databases are closed and dropped after it: a PostgreSQL server allows so many connections. */
@@ -95,7 +95,7 @@ async function setup(engine: (typeof ENGINES)[number], options: { withPerson?: b
     const reserved = ids();
     const key = options.person ? options.person.fingerprint : org.systemKey.fingerprint;
     await store.write((tx, t) =>
-      ordinaryMessage(tx, t, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: key }),
+      pendingMessage(tx, t, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: key }),
     );
     return reserved.transactionId;
   }

@@ -4,6 +4,7 @@
  * `Authorization: Bearer <orgId>`) and a fake ledger that records what it is asked. The access
  * rules themselves are tested by test/access/; these tests are about records.
  */
+import { DEFAULT_BATCH_POLICY } from "../../src/anchoring/journal/rules.ts";
 import { eq } from "drizzle-orm";
 import { openCore } from "../../src/app/core.ts";
 import type { AdminCore } from "../../src/app/core.ts";
@@ -43,6 +44,7 @@ export function fakeLedger(): RecordLedger & { wakes: number; issued: string[] }
       this.wakes++;
     },
     assertCapacity() {},
+    batches: DEFAULT_BATCH_POLICY,
     transactionUrl: (id) => `http://ledger.test/transaction/${encodeURIComponent(id)}`,
     topicMessageUrl: (topic, seq) => `http://ledger.test/api/v1/topics/${topic}/messages/${seq}`,
   };

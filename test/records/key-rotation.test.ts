@@ -5,6 +5,7 @@
  * a rotation replaced before its write committed is signed again with the new key, so no message
  * of an old key is written after the rotation.
  */
+import { DEFAULT_BATCH_POLICY } from "../../src/anchoring/journal/rules.ts";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
@@ -43,6 +44,7 @@ for (const engine of engines) {
         newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
         wake() {},
         assertCapacity() {},
+        batches: DEFAULT_BATCH_POLICY,
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
       };

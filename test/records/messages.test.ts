@@ -7,13 +7,17 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  MAX_BATCH_SIZE,
   MAX_MESSAGE_BYTES,
   decodeLedgerMessage,
+  encodeBatchMessage,
   encodeCreationMessage,
   encodeKeyAnnouncementMessage,
   encodeKeyCompromiseMessage,
   encodePersonKeyAnnouncementMessage,
   encodeRevocationMessage,
+  fitsBatchMessage,
+  maxBatchRevocations,
   sha256Text,
 } from "../../src/records/messages.ts";
 import { rfc3339Ms } from "../../src/lib/formats.ts";
@@ -281,6 +285,67 @@ describe("key compromise", () => {
     expect(() => text({ keyFingerprint: new Uint8Array(31) })).toThrow("keyFingerprint must be 32 bytes");
     expect(() => text({ sinceMs: -1 })).toThrow(RangeError);
     expect(() => text({ sinceMs: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe("batch message", () => {
+  const ORG_ID = "0190f5a3-7c1e-7d2a-9b4c-3e5f6a7b8c9d";
+  const ROOT = Uint8Array.from({ length: 32 }, (_, i) => i * 7);
+  const ROOT_HEX = Buffer.from(ROOT).toString("hex");
+  const id = (n: number) => `0190f5a3-7c1e-7d2a-9b4c-${String(n).padStart(12, "0")}`;
+  const fields = { orgId: ORG_ID, batch: 12, size: 3, root: ROOT as Uint8Array, revoked: [] as string[] };
+  const text = (f: Partial<typeof fields>) => new TextDecoder().decode(encodeBatchMessage({ ...fields, ...f }));
+
+  test("is compact JSON with the fields in a fixed order, root in lowercase hex, revoked in leaf order", () => {
+    expect(text({})).toBe(`{"v":1,"type":"batch","orgId":"${ORG_ID}","batch":12,"size":3,"root":"${ROOT_HEX}","revoked":[]}`);
+    expect(text({ revoked: [id(2), id(1)] })).toBe(`{"v":1,"type":"batch","orgId":"${ORG_ID}","batch":12,"size":3,"root":"${ROOT_HEX}","revoked":["${id(2)}","${id(1)}"]}`);
+    expect(decodeLedgerMessage(encodeBatchMessage({ ...fields, revoked: [id(1)] }))).toEqual({ v: 1, type: "batch", orgId: ORG_ID, batch: 12, size: 3, root: ROOT_HEX, revoked: [id(1)] });
+    expect(encodeBatchMessage(fields).every((b) => b >= 0x20 && b < 0x7f)).toBe(true);
+  });
+
+  test("refuses inputs outside their one spelling (TypeError)", () => {
+    const bad: Partial<typeof fields>[] = [
+      { orgId: ORG_ID.toUpperCase() },
+      { orgId: "acme" },
+      { batch: 0 },
+      { batch: 1.5 },
+      { batch: 2 ** 53 },
+      { batch: Number.NaN },
+      { size: 0 },
+      { size: MAX_BATCH_SIZE + 1 },
+      { size: 2.5 },
+      { root: new Uint8Array(31) },
+      { root: new Uint8Array(33) },
+      { root: ROOT_HEX as unknown as Uint8Array },
+      { revoked: [id(1).toUpperCase()] },
+      { revoked: ["x"] },
+      { revoked: "x" as unknown as string[] },
+      { size: 1, revoked: [id(1), id(2)] },
+    ];
+    for (const f of bad) expect(() => encodeBatchMessage({ ...fields, ...f })).toThrow(TypeError);
+    expect(MAX_BATCH_SIZE).toBe(1024);
+  });
+
+  test("as many revocation ids as maxBatchRevocations says fit one chunk, and one more is refused", () => {
+    for (const batch of [1, 9, 10, 99_999, Number.MAX_SAFE_INTEGER]) {
+      for (const size of [1, 21, 22, 999, MAX_BATCH_SIZE]) {
+        const n = maxBatchRevocations(batch, size);
+        const ids = Array.from({ length: n + 1 }, (_, i) => id(i));
+        expect(n).toBe(Math.min(size, 21));
+        const fits = encodeBatchMessage({ ...fields, batch, size, revoked: ids.slice(0, n) });
+        expect(fits.length).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+        expect(fitsBatchMessage({ batch, size, revoked: ids.slice(0, n) })).toBe(true);
+        expect(fitsBatchMessage({ batch, size, revoked: ids })).toBe(false);
+        // One more: over the chunk (RangeError, as every encoder here) or more ids than leaves (TypeError).
+        expect(() => encodeBatchMessage({ ...fields, batch, size, revoked: ids })).toThrow(n === size ? TypeError : RangeError);
+      }
+    }
+    // Without a size: the widest, so the batcher may choose leaves before it knows how many.
+    expect(maxBatchRevocations(1)).toBe(maxBatchRevocations(1, MAX_BATCH_SIZE));
+    // The largest legal message: the longest sequence, the widest size, every id that fits.
+    const largest = encodeBatchMessage({ ...fields, batch: Number.MAX_SAFE_INTEGER, size: MAX_BATCH_SIZE, revoked: Array.from({ length: 21 }, (_, i) => id(i)) });
+    expect(largest.length).toBe(1011);
+    expect(() => maxBatchRevocations(0)).toThrow(TypeError);
   });
 });
 

@@ -5,6 +5,7 @@
  * behave the same on both: the same results, the same errors, all-or-nothing writes, and the audit
  * row in the same transaction as its change.
  */
+import { DEFAULT_BATCH_POLICY } from "../../src/anchoring/journal/rules.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSigner } from "../../src/crypto/index.ts";
 import { createApiKeys } from "../../src/keys/api-keys.ts";
@@ -266,6 +267,7 @@ for (const engine of ENGINES) {
         newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
         wake() {},
         assertCapacity() {},
+        batches: DEFAULT_BATCH_POLICY,
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
       };

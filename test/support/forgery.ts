@@ -360,6 +360,8 @@ export interface ForgerTopicOnLedger {
    * forger's topic; resolves with the receipt, as the ledger's mirror shows both messages.
    */
   forge(claim: Claim, mirrorNodes?: readonly string[]): Promise<Forgery>;
+  /** Writes any message on the topic; resolves with it as the ledger's mirror shows it (a batch message, say). */
+  submit(message: Uint8Array): Promise<TopicMessage>;
   close(): void;
 }
 
@@ -422,6 +424,11 @@ export async function openForgerTopic(mirrorUrl: string): Promise<ForgerTopicOnL
       const anchored = await submit(record.message);
       topic.messages.push(announced, anchored);
       return { receipt: receiptOf(record, "local", topicId, anchored, announced, mirrorNodes), document: record.document, recordId: record.recordId, keys, claim, topic };
+    },
+    async submit(message) {
+      const shown = await submit(message);
+      topic.messages.push(shown);
+      return shown;
     },
     close,
   };

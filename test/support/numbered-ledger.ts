@@ -3,6 +3,7 @@
  * 1 (the same ids on each engine, so the same rows give the same bytes), nothing sent; and the
  * organisation's key announcement anchored on it.
  */
+import { DEFAULT_BATCH_POLICY } from "../../src/anchoring/journal/rules.ts";
 import type { Signer } from "../../src/crypto/index.ts";
 import type { Clock } from "../../src/lib/clock.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
@@ -16,6 +17,7 @@ export function numberedLedger(): RecordLedger {
     newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
     wake() {},
     assertCapacity() {},
+    batches: DEFAULT_BATCH_POLICY,
     transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
     topicMessageUrl: (topic, n) => `https://mirror.example/${topic}/${n}`,
   };

@@ -7,6 +7,7 @@
  * the same matches in the same consensus order; and the log's pages and cursors work alike, across
  * two nodes of one database.
  */
+import { DEFAULT_BATCH_POLICY } from "../../src/anchoring/journal/rules.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
@@ -65,6 +66,7 @@ for (const engine of ENGINES) {
         newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
         wake() {},
         assertCapacity() {},
+        batches: DEFAULT_BATCH_POLICY,
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: links.topicMessageUrl,
       };

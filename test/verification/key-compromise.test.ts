@@ -6,6 +6,7 @@
  * its own keeps its own revocation; records signed with the key that replaced it verify. The
  * compromised keys are read once per value of the change counter, never once per verification.
  */
+import { DEFAULT_BATCH_POLICY } from "../../src/anchoring/journal/rules.ts";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import { journalRules } from "../../src/anchoring/journal/rules.ts";
@@ -50,6 +51,7 @@ for (const engine of engines) {
         newTransactionId: () => ({ transactionId: `0.0.2@1768469400.${String(++issued).padStart(9, "0")}`, validStartMs: 1_768_469_400_000, validSeconds: 120 }),
         wake() {},
         assertCapacity() {},
+        batches: DEFAULT_BATCH_POLICY,
         transactionUrl: (id) => `https://hashscan.example/tx/${id}`,
         topicMessageUrl: links.topicMessageUrl,
       };

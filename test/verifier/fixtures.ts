@@ -7,7 +7,8 @@
 import { ml_dsa65 } from "@noble/post-quantum/ml-dsa.js";
 import { createHash } from "node:crypto";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
-import { encodeCreationMessage, encodeRevocationMessage } from "../../src/records/messages.ts";
+import { merkleTree } from "../../src/anchoring/merkle.ts";
+import { encodeBatchMessage, encodeCreationMessage, encodeRevocationMessage } from "../../src/records/messages.ts";
 import { onCleanup } from "../support/env.ts";
 import { nextLoopback } from "../support/loopback.ts";
 
@@ -134,6 +135,74 @@ export function buildReceipt(options: BuildOptions = {}): Built {
     issuedAt: "2026-11-24T12:00:00.000Z",
   };
   return { receipt, ledger: { topicId: TOPIC, submitKey: { _type: "ED25519", key: "ab".repeat(32) }, messages } };
+}
+
+export interface BatchOptions {
+  /** Leaves of the record's batch (default 5), the record's at `leafIndex` (default 1); the others revocations of other records. */
+  size?: number;
+  leafIndex?: number;
+  /** A later batch (after `fillers` messages) whose leaves include the record's revocation, listed in its `revoked`. */
+  revokedInBatch?: boolean;
+  /** The record's own revocation as the last leaf of its own batch (created and revoked within one window). */
+  revokedInOwnBatch?: boolean;
+  fillers?: number;
+  /** The batch messages' orgId (default the announcement's). */
+  orgId?: string;
+}
+
+export interface BatchedBuilt extends Built {
+  /** The record's batch message (#2) and its leaves. */
+  batchMessage: Uint8Array;
+  leaves: Uint8Array[];
+  /** The revoking batch's leaves (`revokedInBatch`): another record's creation, then the record's revocation. */
+  revokingLeaves: Uint8Array[] | null;
+  /** The receipt's `revocation` as the appliance would issue it for the revoking batch (null without one). */
+  revocation: Record<string, any> | null;
+}
+
+/** An inclusion proof as a receipt carries it. */
+export function inclusionOf(leaves: readonly Uint8Array[], leafIndex: number): Record<string, any> {
+  const tree = merkleTree(leaves);
+  return { algorithm: "RFC9162-SHA256", leafMessage: b64(leaves[leafIndex]!), leafIndex, treeSize: leaves.length, path: tree.paths[leafIndex]!.map(b64) };
+}
+
+/**
+ * A receipt for DOCUMENT anchored in a batch (docs/receipts.md §1, "Batches"): the announcement (#1),
+ * the batch message (#2) whose tree holds the record's creation message among revocations of other
+ * records, fillers, and maybe a later batch revoking the record. `anchor.message` is the batch
+ * message, `anchor.inclusion` the record's leaf and path.
+ */
+export function buildBatchedReceipt(options: BatchOptions = {}): BatchedBuilt {
+  const built = buildReceipt({ fillers: options.fillers });
+  const size = options.size ?? 5;
+  const leafIndex = options.leafIndex ?? 1;
+  const other = (i: number) => `0190f5a3-7c1e-7d2a-9b4c-${String(900 + i).padStart(12, "0")}`;
+  const leaves = Array.from({ length: size }, (_, i) => (i === leafIndex ? creation : revocationBytes(other(i))));
+  const revoked = Array.from({ length: size }, (_, i) => i).filter((i) => i !== leafIndex).map(other);
+  if (options.revokedInOwnBatch) {
+    leaves.push(revocationBytes());
+    revoked.push(RECORD_ID);
+  }
+  const orgId = options.orgId ?? ORG_ID;
+  const batchMessage = encodeBatchMessage({ orgId, batch: 1, size: leaves.length, root: merkleTree(leaves).root, revoked });
+  const messages = built.ledger.messages;
+  messages[1] = { ...messages[1]!, message: batchMessage };
+  let revocation: Record<string, any> | null = null;
+  let later: Uint8Array[] | null = null;
+  if (options.revokedInBatch) {
+    // Created after the receipt was issued: a record of another, then the record's revocation.
+    later = [encodeCreationMessage({ recordId: other(99), docHash: OTHER_HASH, signedAtMs: Date.parse(AUTHENTICATED_AT) + 1000, signerPublicKey: orgKeys.publicKey, signature, sealSignature }), revocationBytes()];
+    const message = encodeBatchMessage({ orgId, batch: 2, size: later.length, root: merkleTree(later).root, revoked: [RECORD_ID] });
+    const n = messages.length + 1;
+    messages.push({ sequenceNumber: n, consensusAt: consensusOf(n), message, runningHash: runningHashOf(n) });
+    revocation = {
+      reason: "SUPERSEDED",
+      revokedAt: "2026-01-16T09:30:00.123Z",
+      anchor: { network: "testnet", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusOf(n), transactionId: "0.0.1234@1768469500.000000000", message: b64(message), runningHash: b64(runningHashOf(n)), inclusion: inclusionOf(later, 1) },
+    };
+  }
+  Object.assign(built.receipt.anchor, { message: b64(batchMessage), inclusion: inclusionOf(leaves, leafIndex) });
+  return { ...built, batchMessage, leaves, revokingLeaves: later, revocation };
 }
 
 export const cloneLedger = (l: Ledger): Ledger => ({ topicId: l.topicId, submitKey: l.submitKey === undefined || l.submitKey === null ? l.submitKey : { ...l.submitKey }, messages: l.messages.map((m) => ({ ...m, message: m.message.slice(), runningHash: m.runningHash.slice() })) });

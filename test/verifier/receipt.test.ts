@@ -9,13 +9,16 @@ import { buildReceipt, consensusOf, revocationBytes } from "./fixtures.ts";
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
 
-/** A receipt with a revocation, so its fields are walked too. */
+/** An inclusion proof of the revocation's leaf, well formed (the parser checks its shape; verify.ts its arithmetic). */
+const INCLUSION = { algorithm: "RFC9162-SHA256", leafMessage: b64(revocationBytes()), leafIndex: 1, treeSize: 3, path: [b64(new Uint8Array(32).fill(7)), b64(new Uint8Array(32).fill(9))] };
+
+/** A receipt with a revocation anchored in a batch, so its fields and its inclusion proof's are walked too. */
 function fullReceipt(): Record<string, any> {
   const r = buildReceipt().receipt;
   r.revocation = {
     reason: "SUPERSEDED",
     revokedAt: "2026-01-16T09:30:00.123Z",
-    anchor: { network: "testnet", topicId: "0.0.5012345", sequenceNumber: 3, consensusAt: consensusOf(3), transactionId: "0.0.1234@1768469500.5", message: b64(revocationBytes()), runningHash: b64(new Uint8Array(48)), inclusion: null },
+    anchor: { network: "testnet", topicId: "0.0.5012345", sequenceNumber: 3, consensusAt: consensusOf(3), transactionId: "0.0.1234@1768469500.5", message: b64(revocationBytes()), runningHash: b64(new Uint8Array(48)), inclusion: structuredClone(INCLUSION) },
   };
   r.mirrorNodes = ["https://testnet.mirrornode.hedera.com", "http://127.0.0.1:5551/"];
   return r;
@@ -79,10 +82,19 @@ describe("a good receipt", () => {
   test("the nullable fields take null", () => {
     const r = fullReceipt();
     Object.assign(r.revocation.anchor, { sequenceNumber: null, consensusAt: null, runningHash: null });
-    r.anchor.inclusion = { algorithm: "RFC9162-SHA256", leafIndex: 0, treeSize: 1, path: [] };
+    r.revocation.anchor.inclusion = null;
+    r.anchor.inclusion = { algorithm: "RFC9162-SHA256", leafMessage: r.anchor.message, leafIndex: 0, treeSize: 1, path: [] };
     const parsed = parseReceipt(JSON.stringify(r));
     expect(parsed.revocation!.anchor.runningHash).toBeNull();
-    expect(parsed.anchor.inclusion).toEqual({ algorithm: "RFC9162-SHA256", leafIndex: 0, treeSize: 1, path: [] });
+    expect(parsed.revocation!.anchor.inclusion).toBeNull();
+    expect(parsed.anchor.inclusion).toEqual({ algorithm: "RFC9162-SHA256", leafMessage: new Uint8Array(Buffer.from(r.anchor.message, "base64")), leafIndex: 0, treeSize: 1, path: [] });
+    expect(parseReceipt(JSON.stringify(fullReceipt())).revocation!.anchor.inclusion).toEqual({
+      algorithm: "RFC9162-SHA256",
+      leafMessage: revocationBytes(),
+      leafIndex: 1,
+      treeSize: 3,
+      path: [new Uint8Array(32).fill(7), new Uint8Array(32).fill(9)],
+    });
     const none = buildReceipt().receipt;
     expect(parseReceipt(JSON.stringify(none)).revocation).toBeNull();
   });
@@ -106,12 +118,13 @@ describe("refused, naming the field", () => {
     for (const path of paths) {
       for (const wrong of wrongTypes(getAt(fullReceipt(), path))) {
         if (wrong === null && NULLABLE.has(path)) continue;
-        if (path.endsWith("inclusion") && wrong !== null && typeof wrong === "object" && !Array.isArray(wrong)) continue;
+        // A leaf index starts at 0.
+        if (path.endsWith("inclusion.leafIndex") && wrong === 0) continue;
         const r = fullReceipt();
         setAt(r, path, wrong);
         const e = formatError(JSON.stringify(r));
         // A wrong `v` is reported as an unsupported version; an array element by its index.
-        const expected = path === "mirrorNodes" && Array.isArray(wrong) ? "mirrorNodes[0]" : path;
+        const expected = (path === "mirrorNodes" || path.endsWith("inclusion.path")) && Array.isArray(wrong) ? `${path}[0]` : path;
         expect({ path, wrong, field: e.field }).toEqual({ path, wrong, field: expected });
         expect(e.message).toStartWith(`${expected}: `);
         cases++;
@@ -193,6 +206,29 @@ describe("refused, naming the field", () => {
     }
   });
 
+  test("an inclusion proof: its algorithm, 32-byte hashes, an index from 0, at most 64 hashes, nothing else", () => {
+    const cases: [string, (i: Record<string, any>) => void][] = [
+      ["revocation.anchor.inclusion.algorithm", (i) => (i.algorithm = "RFC6962-SHA256")],
+      ["revocation.anchor.inclusion.path[1]", (i) => (i.path[1] = b64(new Uint8Array(31)))],
+      ["revocation.anchor.inclusion.path[0]", (i) => (i.path[0] = b64(new Uint8Array(33)))],
+      ["revocation.anchor.inclusion.path[0]", (i) => (i.path[0] = Buffer.from(new Uint8Array(32)).toString("hex"))],
+      ["revocation.anchor.inclusion.leafIndex", (i) => (i.leafIndex = -1)],
+      ["revocation.anchor.inclusion.treeSize", (i) => (i.treeSize = 0)],
+      ["revocation.anchor.inclusion.leafMessage", (i) => (i.leafMessage = "")],
+      ["revocation.anchor.inclusion.path", (i) => (i.path = Array.from({ length: 65 }, () => b64(new Uint8Array(32))))],
+      ["revocation.anchor.inclusion.root", (i) => (i.root = b64(new Uint8Array(32)))],
+    ];
+    for (const [field, change] of cases) {
+      const r = fullReceipt();
+      change(r.revocation.anchor.inclusion);
+      expect({ field: formatError(JSON.stringify(r)).field }).toEqual({ field });
+    }
+    // 64 hashes is the most a proof can need, and parses; a leaf index past the tree is the inclusion check's to refuse.
+    const r = fullReceipt();
+    Object.assign(r.revocation.anchor.inclusion, { path: Array.from({ length: 64 }, () => b64(new Uint8Array(32))), leafIndex: 9 });
+    expect(parseReceipt(JSON.stringify(r)).revocation!.anchor.inclusion!.path).toHaveLength(64);
+  });
+
   test("extra nesting and extra fields", () => {
     const nested = fullReceipt();
     nested.signer = { signer: nested.signer };
@@ -202,7 +238,7 @@ describe("refused, naming the field", () => {
     const inArray = fullReceipt();
     inArray.anchor = [inArray.anchor];
     expect(formatError(JSON.stringify(inArray))).toMatchObject({ field: "anchor", message: "anchor: expected an object" });
-    for (const path of ["", "signer", "anchor", "keyAnnouncement", "revocation", "revocation.anchor"]) {
+    for (const path of ["", "signer", "anchor", "keyAnnouncement", "revocation", "revocation.anchor", "revocation.anchor.inclusion"]) {
       const r = fullReceipt();
       (path === "" ? r : (getAt(r, path) as Record<string, unknown>)).filename = "secret.pdf";
       const e = formatError(JSON.stringify(r));

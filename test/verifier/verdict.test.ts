@@ -33,11 +33,11 @@ test("each rule in its order: unverifiable, inconsistent_mirrors, no_record, sig
   expect(verdictOf({ ...worst, mirrorsOk: true, disagree: false })).toBe("no_record");
   expect(verdictOf({ ...worst, mirrorsOk: true, disagree: false, recordAbsent: false })).toBe("signature_invalid");
   expect(verdictOf({ ...worst, mirrorsOk: true, disagree: false, recordAbsent: false, ledgerMismatch: false })).toBe("revoked");
-  expect(verdictOf({ ...ALL_GOOD, inclusionOk: false })).toBe("unverifiable");
+  expect(verdictOf({ ...worst, inclusionOk: false })).toBe("unverifiable");
 });
 
-test("signature_invalid for any binding that fails on the ledger, a key used outside its window and the identity's mismatch included", () => {
-  for (const broken of [{ commitmentsOk: false }, { announcementOk: false }, { submitKeyOk: false }, { windowOk: false }, { identityMismatch: true }, { ledgerMismatch: true }]) {
+test("signature_invalid for any binding that fails on the ledger, a batched record's inclusion proof, a key used outside its window and the identity's mismatch included", () => {
+  for (const broken of [{ commitmentsOk: false }, { inclusionOk: false }, { announcementOk: false }, { submitKeyOk: false }, { windowOk: false }, { identityMismatch: true }, { ledgerMismatch: true }]) {
     expect(verdictOf({ ...ALL_GOOD, ...broken, revoked: true })).toBe("signature_invalid");
   }
 });

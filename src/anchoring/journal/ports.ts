@@ -45,16 +45,19 @@
  *   first `await`); each change is its own IMMEDIATE transaction, or a savepoint of the
  *   store's group commit (`grouped`).
  *
- * - Batches (docs/anchoring.md "Batches"): a record or revocation message queued by the records
- *   capability is a leaf (`batch_leaf` 1): never submitted itself, never returned by `due`,
- *   `unfinishedMessage`, `topicsAwaitingConfirmation` or `nextDueAt`, never touched by
- *   `retryAllNow` or an announcement's wake-up. A waiting leaf (no batch yet) is counted by
- *   `unfinished` and returned by `unsentPastCutoff` (its own validity window: one that could not
- *   be batched in time is abandoned as an unbatched message would be); a batched one follows its
- *   batch. `formBatch` puts a leaf in a batch only while it waits: a leaf is in at most one batch,
- *   ever. A batch's state changes carry its leaves and their records in the same transaction
- *   (`grouped.toAccepted`, `grouped.toAnchoredMessage`, `abandon`). `batch_message` rows are not
- *   counted by `unfinished` (the leaves are what waits).
+ * - Batches (docs/anchoring.md "Batches"): a record or revocation message the records
+ *   capability queues is a leaf (`batch_leaf` 1) of an open batch, joined in the record's own
+ *   transaction (`pendingMessage`, anchoring/queue.ts): a `batch_message` row in state `open`,
+ *   one per organisation, signer key and seal key (revocations: neither), whose transaction id the
+ *   record carries from then on. A leaf is never submitted itself: never returned by `due`,
+ *   `unfinishedMessage`, `topicsAwaitingConfirmation`, `unsentPastCutoff` or `nextDueAt`, never
+ *   touched by `retryAllNow` or an announcement's wake-up; it follows its batch. An open batch is
+ *   never `due`: `closeBatch` makes it `pending` with its message once its window has passed
+ *   (its `next_attempt_at`, which `nextDueAt` counts) or it is full; `unsentPastCutoff` returns one
+ *   whose validity window closes first. A batch's message goes once its key is announced and
+ *   anchored with its seal key (`ANNOUNCED`). A batch's state changes carry its leaves and their
+ *   records in the same transaction (`grouped.toAccepted`, `grouped.toAnchoredMessage`,
+ *   `abandon`). `unfinished` counts an open or pending batch as its number of leaves, pending.
  *
  * What a caller may assume after a crash:
  * - Every committed state change holds, with its record's; an uncommitted one never happened.
@@ -106,14 +109,30 @@ export interface PendingFields {
 /** The values of a new `pending` row, as both engines insert them (blobs as Buffers). */
 export type PendingRow = Omit<LedgerTransactionRow, "sequenceNumber" | "consensusAt" | "runningHash" | "lastError">;
 
-/** A batch to form (`Journal.formBatch`): its message and its leaves in leaf order, each with its inclusion path. */
-export interface NewBatch {
-  readonly orgId: string;
-  readonly topicId: string;
-  readonly sequence: number;
-  /** The batch message's bytes (1 to 1,024). */
+/** A batch's leaf as `closeBatch` hands it to its builder. */
+export interface BatchLeaf {
+  readonly kind: "record_message" | "revocation_message";
+  readonly recordId: string;
   readonly message: Uint8Array;
-  readonly leaves: readonly { readonly transactionId: string; readonly path: Uint8Array }[];
+}
+
+/**
+ * Builds a closing batch's message and every leaf's inclusion path (the loop's, anchoring/loop/
+ * batcher.ts): pure and synchronous, called inside the journal's transaction.
+ */
+export type BatchBuilder = (batch: { readonly orgId: string; readonly sequence: number; readonly leaves: readonly BatchLeaf[] }) => {
+  readonly message: Uint8Array;
+  readonly paths: readonly Uint8Array[];
+};
+
+/** How records and revocations join batches (DOCVERIFY_BATCH_WINDOW_MS, DOCVERIFY_BATCH_MAX). */
+export interface BatchPolicy {
+  /** How long an open batch takes leaves, from its first. */
+  readonly windowMs: number;
+  /** At most this many leaves in one batch. */
+  readonly max: number;
+  /** At most this many in a batch of revocations, whose message lists them (journal/rules.ts `MAX_REVOCATIONS_PER_BATCH`). */
+  readonly maxRevocations: number;
 }
 
 /** The unfinished rows a caller is working on: `due` leaves them out. */
@@ -140,6 +159,8 @@ export interface JournalRules {
   topicRequeueDelay(n: number): number;
   /** How much later `due` looks again at a record message waiting for its key's announcement. */
   readonly waitingRecheckMs: number;
+  /** How a revocation queued again joins an open batch. */
+  readonly batches: BatchPolicy;
 }
 
 /**
@@ -246,36 +267,27 @@ export interface Journal {
    * pending or accepted → abandoned with `reason`, in one transaction with what MUST follow: a
    * record message's record is abandoned; a revocation or key announcement is queued again, due
    * after `JournalRules.requeueDelay` of its abandoned predecessors that reached a node
-   * (`requeued`: the new row's id). An abandoned batch MUST abandon each of its unfinished leaves
-   * the same way, in the same transaction (a revocation leaf is queued again as a waiting leaf;
-   * `requeued` then names none). Null if the row had moved on.
+   * (`requeued`: the new row's id). An abandoned batch (open, pending or accepted) MUST abandon
+   * each of its unfinished leaves the same way, in the same transaction: a creation leaf's record
+   * abandoned, a revocation leaf queued again as a leaf of an open batch (`requeued` names none).
+   * Null if the row had moved on.
    */
   abandon(row: LedgerTransactionRow, reason: string): Maybe<{ readonly at: number; readonly requeued: string | null } | null>;
   /**
-   * MUST `flush` first, then count the waiting leaves (no batch yet, `pending`) by organisation,
-   * with the oldest one's `created_at`, through the index of waiting leaves. MUST only read.
+   * MUST `flush` first, then return every open batch (state `open`): its row, with `batch_size`
+   * the number of leaves joined so far and `next_attempt_at` the end of its window. MUST only read.
    */
-  waitingLeaves(): Maybe<{ readonly orgId: string; readonly leaves: number; readonly oldestAt: number }[]>;
+  openBatches(): Maybe<LedgerTransactionRow[]>;
   /**
-   * Up to `limit` of `orgId`'s waiting leaves that may go, oldest first (`created_at`, then
-   * transaction id): a leaf's key MUST be announced and anchored with the seal key that sealed its
-   * record (the rule `due` applies to a record message); a revocation leaf may always go. MUST
-   * only read.
+   * Closes the open batch `row`, in one transaction (fenced on PostgreSQL), unless it is no longer
+   * open (null, nothing changed): MUST read its leaves in the order they joined (`created_at`, then
+   * transaction id), call `build` once with them and the organisation's next batch sequence (one
+   * more than its highest), and store what it returns: the batch becomes `pending`, due now, with
+   * the message, `batch_sequence` and `batch_size` (the number of leaves); leaf `i` gets
+   * `leaf_index` i and `inclusion_path` `paths[i]`. A batch without a leaf is abandoned instead. A
+   * `build` that throws undoes everything.
    */
-  batchableLeaves(orgId: string, limit: number): Maybe<LedgerTransactionRow[]>;
-  /** The batch sequence of `orgId`'s next batch: one more than its highest (1 for its first). MUST only read. */
-  nextBatchSequence(orgId: string): Maybe<number>;
-  /**
-   * Forms a batch, in one transaction (fenced on PostgreSQL): MUST insert a `batch_message` row
-   * (pending, due now, a new transaction id from `JournalRules.newTransactionId`, `batch.message`
-   * on the organisation's topic, `batch_sequence`, `batch_size` = the number of leaves), and give
-   * each leaf `i` of `batch.leaves` its batch, `leaf_index` i and `inclusion_path`; MUST move each
-   * record message leaf's record (by primary key, while it carries the leaf's transaction id) to
-   * the batch's transaction id, and each revocation leaf's record's `revocation_transaction_id`
-   * likewise. When a leaf is no longer a waiting leaf of `batch.orgId`, or the sequence is taken
-   * (the unique index `ledger_transactions_one_batch`), MUST change nothing and answer null.
-   */
-  formBatch(batch: NewBatch): Maybe<LedgerTransactionRow | null>;
+  closeBatch(row: LedgerTransactionRow, build: BatchBuilder): Maybe<LedgerTransactionRow | null>;
   /** Organisations with the add-on, no topic and no live (not abandoned) topic creation. MUST only read. */
   organisationsWantingTopic(): Maybe<string[]>;
   /**

@@ -7,7 +7,7 @@
 import type { Clock } from "../../lib/clock.ts";
 import { backoffDelay } from "../retry.ts";
 import type { NewTransaction } from "../transaction-ids.ts";
-import type { JournalRules, PendingFields, PendingRow } from "./ports.ts";
+import type { BatchPolicy, JournalRules, PendingFields, PendingRow } from "./ports.ts";
 
 /** The `pending` row of a new transaction, as the loop expects it. Due at `nextAttemptAt` (default `now`). */
 export function pendingValues(id: NewTransaction, row: PendingFields, now: number, nextAttemptAt: number = now): PendingRow {
@@ -37,6 +37,14 @@ export function pendingValues(id: NewTransaction, row: PendingFields, now: numbe
     updatedAt: now,
   };
 }
+
+/**
+ * At most this many revocations in one batch, so that its message (which lists their record ids,
+ * so that a verifier scanning the topic finds them: docs/receipts.md) stays within one 1,024-byte
+ * chunk: the message without them is at most 225 bytes (a batch sequence and size of 15 digits
+ * each), and each listed id adds 39 (its quotes, and a comma). 16 × 39 + 225 = 849.
+ */
+export const MAX_REVOCATIONS_PER_BATCH = 16;
 
 /** What `insertPendingMessage` refuses before anything is written. */
 export function checkLength(message: Uint8Array): void {
@@ -69,8 +77,12 @@ export function topicRequeueDelay(n: number): number {
 export const WAITING_RECHECK_MS = 10_000;
 
 /** The rules a journal driver is given: these, with the loop's clock and transaction ids. */
-export function journalRules(clock: Clock, newTransactionId: () => NewTransaction): JournalRules {
+/** DOCVERIFY_BATCH_WINDOW_MS and DOCVERIFY_BATCH_MAX by default (config/index.ts gives the same). */
+export const DEFAULT_BATCH_POLICY: BatchPolicy = { windowMs: 250, max: 1024, maxRevocations: MAX_REVOCATIONS_PER_BATCH };
+
+export function journalRules(clock: Clock, newTransactionId: () => NewTransaction, batches: BatchPolicy = DEFAULT_BATCH_POLICY): JournalRules {
   return {
+    batches,
     clock,
     newTransactionId,
     pendingRow: pendingValues,

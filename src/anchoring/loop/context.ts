@@ -10,7 +10,7 @@ import type { Ledger, SubmitKeyPair } from "../ledger.ts";
 import type { Journal, LedgerTransactionRow } from "../queue.ts";
 import type { ErrorLog, LedgerHealth } from "../retry.ts";
 import type { TopicWatches } from "../topic-watches.ts";
-import type { AnchorMetrics, AnnouncementFor, CompromiseMessageFor, PersonAnnouncementFor } from "../types.ts";
+import type { AnchorMetrics, AnnouncementFor, BatchMessageFor, CompromiseMessageFor, PersonAnnouncementFor } from "../types.ts";
 import type { Ticker } from "./ticker.ts";
 
 /** Margin the nodes require: a transaction with less than 10 s of its window left is refused. */
@@ -45,6 +45,7 @@ export interface LoopContext {
   readonly topicMemo: string;
   readonly announcementFor: AnnouncementFor;
   readonly compromiseMessageFor: CompromiseMessageFor | null;
+  readonly batchMessageFor: BatchMessageFor;
   readonly personAnnouncementFor: PersonAnnouncementFor | null;
   /** The ledger submit key, opened at first use and kept; null while the key store is sealed. */
   submitKey(): Promise<SubmitKeyPair | null>;

@@ -32,9 +32,12 @@ export function createStateChanges(ctx: LoopContext) {
   const toAnchoredMessage = async (row: LedgerTransactionRow, confirmed: ConfirmedMessage) => {
     const at = await journal.grouped.toAnchoredMessage(row, confirmed);
     if (at === null) return;
-    pressure.noteAnchored(at);
-    event("anchored", row, { topicId: row.topicId, sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt });
+    // A batch counts its leaves: back-pressure compares what waits with what was anchored.
+    const leaves = row.kind === "batch_message" ? (row.batchSize ?? 1) : 1;
+    pressure.noteAnchored(at, leaves);
+    event("anchored", row, { topicId: row.topicId, sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, ...(row.kind === "batch_message" ? { batch: row.batchSequence, leaves } : {}) });
     metrics.anchored(row.kind, at - row.createdAt);
+    if (row.kind === "batch_message") metrics.batchAnchored(leaves);
   };
   const toAnchoredTopic = async (row: LedgerTransactionRow, topicId: string, consensusAt: string | null) => {
     // Built before the journal's transaction (it may create the seal key in one of its own).

@@ -50,6 +50,16 @@ const Key = (description: string) =>
     },
     { title: "ReceiptKey", description },
   );
+const Inclusion = t.Object(
+  {
+    algorithm: t.Literal("RFC9162-SHA256"),
+    leafMessage: Base64("The leaf's exact bytes: the record (or revocation) message as it would have been sent alone"),
+    leafIndex: t.Integer({ minimum: 0, description: "The leaf's 0-based index in the batch's tree" }),
+    treeSize: t.Integer({ minimum: 1, description: "The tree's number of leaves: the batch message's `size`" }),
+    path: t.Array(Base64("A node hash, 32 bytes"), { description: "The RFC 9162 inclusion path, leaf to root" }),
+  },
+  { title: "ReceiptInclusion", description: "An RFC 9162 (SHA-256) inclusion proof of `leafMessage` in the tree whose root the batch message carries" },
+);
 const anchorOf = (nullable: boolean) => {
   const n = <T extends ReturnType<typeof t.String> | ReturnType<typeof t.Integer>>(s: T) => (nullable ? t.Union([s, t.Null()]) : s);
   return t.Object({
@@ -60,7 +70,9 @@ const anchorOf = (nullable: boolean) => {
     transactionId: t.String({ description: "`0.0.A@seconds.nanoseconds`" }),
     message: Base64("The exact ledger message bytes"),
     runningHash: n(Base64("The topic's running hash after this message (48 bytes)")),
-    inclusion: t.Null({ description: "Always null in version 1: every record is its own ledger message" }),
+    inclusion: t.Union([t.Null(), Inclusion], {
+      description: "Null for a record anchored as its own ledger message; for one anchored in a batch (`message` the batch message), its inclusion proof (docs/receipts.md §2.1)",
+    }),
   }, nullable
     ? { title: "ReceiptRevocationAnchor", "x-description": "The revocation's ledger message; sequence number, consensus time and running hash are null until consensus" }
     : { title: "ReceiptAnchor", "x-description": "The record's ledger message" });

@@ -5,7 +5,7 @@
  * index's refusal (`ledger_transactions_one_topic`, `ledger_transactions_one_announcement`) undoes
  * the one statement (SQLite) and is answered with null.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, NewTransaction, PendingFields, PersonKeyAnnouncement, TransactionState } from "../../anchoring/journal/ports.ts";
 import type { Db } from "../db.ts";
 import {
@@ -18,6 +18,7 @@ import {
   WANTING_PERSON_ANNOUNCEMENT,
 } from "../journal-sql.ts";
 import { ledgerTransactions, organisations, records } from "../schema.ts";
+import { INSERT_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH } from "../statements.ts";
 
 /** Anything that can insert and select: the Db or a transaction handle inside `db.transaction(...)`. */
 type Tx = Pick<Db, "insert" | "select" | "get">;
@@ -77,51 +78,84 @@ export function abandonIn(db: Db, rules: JournalRules, row: LedgerTransactionRow
   const t = rules.clock.now();
   let requeued: string | null = null;
   const changed = db.transaction((tx) => {
-    if (!inState(tx, row.transactionId, ["pending", "accepted"])) return false;
-    tx.update(ledgerTransactions)
-      .set({ state: "abandoned", lastError: reason, updatedAt: t })
-      .where(eq(ledgerTransactions.transactionId, row.transactionId))
-      .run();
-    if (row.kind === "record_message") {
-      tx.update(records).set({ anchorState: "abandoned" }).where(recordOf(row)).run();
-    } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
-      // The revocation was acknowledged: it must reach the ledger. Same bytes, new transaction.
-      // Abandoned rows that never reached a node (every submission `unsent`: the ledger was
-      // down) do not count: the next goes at once, so the revocation follows the ledger's return.
-      const earlier = tx
-        .select({ n: sql<number>`count(*)` })
-        .from(ledgerTransactions)
-        .where(and(eq(ledgerTransactions.recordId, row.recordId), eq(ledgerTransactions.kind, "revocation_message"), eq(ledgerTransactions.state, "abandoned"), REACHED_A_NODE))
-        .get()!.n;
-      const next = insertPending(tx, rules, rules.newTransactionId(), row, t, t + rules.requeueDelay(earlier));
-      tx.update(records)
-        .set({ revocationTransactionId: next.transactionId })
-        .where(and(eq(records.id, row.recordId), eq(records.revocationTransactionId, row.transactionId)))
-        .run();
-      requeued = next.transactionId;
-    } else if ((row.kind === "key_announcement" || row.kind === "key_compromise") && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
-      // The same for a key announcement (records of the organisation wait for it) and a key
-      // compromise (declared, it must reach the ledger). Same bytes, key and generation, new
-      // transaction; the unique index allows it, this row being abandoned now.
-      const earlier = tx
-        .select({ n: sql<number>`count(*)` })
-        .from(ledgerTransactions)
-        .where(
-          and(
-            eq(ledgerTransactions.orgId, row.orgId),
-            eq(ledgerTransactions.keyFingerprint, Buffer.from(row.keyFingerprint)),
-            eq(ledgerTransactions.announcementGeneration, row.announcementGeneration),
-            eq(ledgerTransactions.kind, row.kind),
-            eq(ledgerTransactions.state, "abandoned"),
-            REACHED_A_NODE,
-          ),
-        )
-        .get()!.n;
-      requeued = insertPending(tx, rules, rules.newTransactionId(), row, t, t + rules.requeueDelay(earlier)).transactionId;
+    if (!inState(tx, row.transactionId, ["open", "pending", "accepted"])) return false;
+    requeued = abandonRowIn(db, tx, rules, row, reason, row.transactionId, t);
+    if (row.kind === "batch_message") {
+      // Each of its leaves as if it had been its own message: its record abandoned, a revocation
+      // queued again (a leaf of an open batch). Their records carry the batch's id.
+      const leaves = tx.select().from(ledgerTransactions).where(and(eq(ledgerTransactions.batchTransactionId, row.transactionId), inArray(ledgerTransactions.state, ["pending", "accepted"]))).all();
+      for (const leaf of leaves) abandonRowIn(db, tx, rules, leaf, `its batch was abandoned: ${reason}`, row.transactionId, t);
     }
     return true;
   }, IMMEDIATE);
   return changed ? { at: t, requeued } : null;
+}
+
+/**
+ * Inside the abandon's transaction: `row` abandoned, and what follows (the header of abandonIn).
+ * `carried` is the transaction id its record carries: the row's own, or its batch's for a leaf.
+ * The re-queued row's id, or null.
+ */
+function abandonRowIn(db: Db, tx: Tx & Pick<Db, "update">, rules: JournalRules, row: LedgerTransactionRow, reason: string, carried: string, t: number): string | null {
+  tx.update(ledgerTransactions)
+    .set({ state: "abandoned", lastError: reason, updatedAt: t })
+    .where(eq(ledgerTransactions.transactionId, row.transactionId))
+    .run();
+  if (row.kind === "record_message") {
+    tx.update(records).set({ anchorState: "abandoned" }).where(recordOf({ recordId: row.recordId, transactionId: carried })).run();
+  } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
+    // The revocation was acknowledged: it must reach the ledger. Same bytes, new transaction (a
+    // leaf stays a leaf). Abandoned rows that never reached a node (every submission `unsent`: the
+    // ledger was down) do not count: the next goes at once, so the revocation follows the
+    // ledger's return.
+    const earlier = tx
+      .select({ n: sql<number>`count(*)` })
+      .from(ledgerTransactions)
+      .where(and(eq(ledgerTransactions.recordId, row.recordId), eq(ledgerTransactions.kind, "revocation_message"), eq(ledgerTransactions.state, "abandoned"), REACHED_A_NODE))
+      .get()!.n;
+    const next = insertPending(tx, rules, rules.newTransactionId(), row, t, t + rules.requeueDelay(earlier));
+    // A leaf joins an open batch of revocations (pendingMessage's rule), which the record carries.
+    const carries = row.batchLeaf === 1 ? joinRevocationBatch(db, rules, row.orgId, row.topicId, t) : next.transactionId;
+    if (row.batchLeaf === 1) tx.update(ledgerTransactions).set({ batchTransactionId: carries }).where(eq(ledgerTransactions.transactionId, next.transactionId)).run();
+    tx.update(records)
+      .set({ revocationTransactionId: carries })
+      .where(and(eq(records.id, row.recordId), eq(records.revocationTransactionId, carried)))
+      .run();
+    return row.batchLeaf === 1 ? null : next.transactionId;
+  } else if ((row.kind === "key_announcement" || row.kind === "key_compromise") && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
+    // The same for a key announcement (records of the organisation wait for it) and a key
+    // compromise (declared, it must reach the ledger). Same bytes, key and generation, new
+    // transaction; the unique index allows it, this row being abandoned now.
+    const earlier = tx
+      .select({ n: sql<number>`count(*)` })
+      .from(ledgerTransactions)
+      .where(
+        and(
+          eq(ledgerTransactions.orgId, row.orgId),
+          eq(ledgerTransactions.keyFingerprint, Buffer.from(row.keyFingerprint)),
+          eq(ledgerTransactions.announcementGeneration, row.announcementGeneration),
+          eq(ledgerTransactions.kind, row.kind),
+          eq(ledgerTransactions.state, "abandoned"),
+          REACHED_A_NODE,
+        ),
+      )
+      .get()!.n;
+    return insertPending(tx, rules, rules.newTransactionId(), row, t, t + rules.requeueDelay(earlier)).transactionId;
+  }
+  return null;
+}
+
+/**
+ * Inside a transaction: the organisation's open batch of revocations with room, joined (its leaf
+ * count raised), or a new one; its transaction id. The same statements as `pendingMessage`'s.
+ */
+function joinRevocationBatch(db: Db, rules: JournalRules, orgId: string, topicId: string, t: number): string {
+  const max = Math.min(rules.batches.max, rules.batches.maxRevocations);
+  const joined = db.$client.prepare<{ transaction_id: string }, [string, number, number]>(JOIN_OPEN_REVOCATION_BATCH.sqlite).get(orgId, max, max);
+  if (joined !== null) return joined.transaction_id;
+  const id = rules.newTransactionId();
+  db.$client.prepare(INSERT_OPEN_BATCH.sqlite).run(id.transactionId, orgId, topicId, null, null, id.validStartMs, id.validSeconds, t + rules.batches.windowMs, t, t);
+  return id.transactionId;
 }
 
 // ---- topic provisioning --------------------------------------------------------------

@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { LedgerTransactionRow, TransactionKind, TransactionState } from "../../anchoring/journal/ports.ts";
-import { ANNOUNCED, TOUCH_COMPROMISED_KEY } from "../journal-sql.ts";
+import { ANNOUNCED, NEXT_BATCH_SEQUENCE, TOUCH_COMPROMISED_KEY } from "../journal-sql.ts";
 import { preparedOnFirstUse } from "./first-use.ts";
 
 /** `ledger_transactions` as bun:sqlite returns it (snake_case, blobs as Uint8Array). */
@@ -51,11 +51,11 @@ const buffer = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buf
  * then checked against `ANNOUNCED_SQL` and read whole by primary key. Exported for the plan test.
  */
 export const DUE_SQL = `SELECT transaction_id, next_attempt_at FROM ledger_transactions
-  WHERE state = ? AND next_attempt_at <= ?
+  WHERE state = ? AND next_attempt_at <= ? AND batch_leaf = 0
   ORDER BY next_attempt_at LIMIT ?`;
 
 /** `nextDueAt`'s statement, run once per unfinished state: the first entry of the work index. Exported for the plan test. */
-export const NEXT_DUE_SQL = `SELECT next_attempt_at AS at FROM ledger_transactions WHERE state = ? ORDER BY next_attempt_at LIMIT 1`;
+export const NEXT_DUE_SQL = `SELECT next_attempt_at AS at FROM ledger_transactions WHERE state = ? AND batch_leaf = 0 ORDER BY next_attempt_at LIMIT 1`;
 
 /** Whether the row with this transaction id may go (`ANNOUNCED`: ok 1 or 0), and its organisation; one row, by primary key. Exported for the plan test. */
 export const ANNOUNCED_SQL = `SELECT CASE WHEN ${ANNOUNCED} THEN 1 ELSE 0 END AS ok, org_id FROM ledger_transactions WHERE transaction_id = ?`;
@@ -65,7 +65,15 @@ export const ANNOUNCED_SQL = `SELECT CASE WHEN ${ANNOUNCED} THEN 1 ELSE 0 END AS
  * rest a filter over them (the backlog, not the history). Parameters: now plus the margin, the limit.
  */
 export const UNSENT_PAST_CUTOFF_SQL = `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions
-  WHERE state = 'pending' AND attempts = 0 AND valid_start_ms + valid_seconds * 1000 + 1 < ?
+  WHERE state = 'pending' AND batch_leaf = 0 AND attempts = 0 AND valid_start_ms + valid_seconds * 1000 + 1 < ?
+  ORDER BY next_attempt_at LIMIT ?`;
+
+/** The open batches (through the work index: their due time is the end of their window). */
+export const OPEN_BATCHES_SQL = `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE state = 'open' AND batch_leaf = 0 ORDER BY next_attempt_at`;
+
+/** An open batch whose validity window closes before the parameter: it can never be submitted. Parameters: cutoff, limit. */
+export const OPEN_PAST_CUTOFF_SQL = `SELECT ${LEDGER_COLUMNS} FROM ledger_transactions
+  WHERE state = 'open' AND batch_leaf = 0 AND valid_start_ms + valid_seconds * 1000 + 1 < ?
   ORDER BY next_attempt_at LIMIT ?`;
 
 /** The row as drizzle would have mapped it (blobs as Buffers, columns camelCase). */
@@ -114,7 +122,7 @@ export function journalStatements(client: Database) {
       "UPDATE ledger_transactions SET next_attempt_at = ?, updated_at = ?, last_error = coalesce(?, last_error) WHERE transaction_id = ? AND state = ?",
     ),
     takeBack: () => client.prepare<never, [number, string, number]>("UPDATE ledger_transactions SET attempts = attempts - 1, updated_at = ? WHERE transaction_id = ? AND state = 'pending' AND attempts = ?"),
-    retryNow: () => client.prepare<never, [number, number]>("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND next_attempt_at > ?"),
+    retryNow: () => client.prepare<never, [number, number]>("UPDATE ledger_transactions SET next_attempt_at = ? WHERE state IN ('pending','accepted') AND batch_leaf = 0 AND next_attempt_at > ?"),
     // Per state, in the order of the index `ledger_transactions_work (state, next_attempt_at)`:
     // the first row that passes ANNOUNCED ends the scan. Over both states at once (IN), SQLite
     // read every unfinished row to find the minimum, evaluating ANNOUNCED on each: under a
@@ -146,17 +154,43 @@ export function journalStatements(client: Database) {
     recordAnchoredByTransaction: () => client.prepare<never, [number, string, string]>(
       "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE transaction_id = ?",
     ),
-    // An announcement anchored: its organisation's record messages set aside by `due` go now
+    // An announcement anchored: its organisation's record messages and batches set aside by `due` go now
     // (those waiting for another key are set aside again at their next look).
     wakeWaiting: () => client.prepare<never, [number, string, number]>(
-      "UPDATE ledger_transactions SET next_attempt_at = ? WHERE state = 'pending' AND kind = 'record_message' AND org_id = ? AND next_attempt_at > ?",
+      "UPDATE ledger_transactions SET next_attempt_at = ? WHERE state = 'pending' AND batch_leaf = 0 AND kind IN ('record_message','batch_message') AND org_id = ? AND next_attempt_at > ?",
     ),
     touchCompromisedKey: () => client.prepare<never, [Uint8Array]>(`${TOUCH_COMPROMISED_KEY}?`),
-    unfinishedByState: () => client.prepare<{ state: string; n: number }, []>("SELECT state, count(*) AS n FROM ledger_transactions WHERE state IN ('pending','accepted') GROUP BY state"),
-    oldestPending: () => client.prepare<{ at: number | null }, []>("SELECT min(created_at) AS at FROM ledger_transactions WHERE state = 'pending'"),
+    // The rows the loop submits by state, a batch counting its leaves (an open one as pending).
+    unfinishedByState: () => client.prepare<{ state: string; n: number }, []>(
+      "SELECT state, sum(CASE WHEN kind = 'batch_message' THEN batch_size ELSE 1 END) AS n FROM ledger_transactions WHERE state IN ('open','pending','accepted') AND batch_leaf = 0 GROUP BY state",
+    ),
+    oldestPending: () => client.prepare<{ at: number | null }, []>("SELECT min(created_at) AS at FROM ledger_transactions WHERE state IN ('open','pending') AND batch_leaf = 0"),
+    openBatches: () => client.prepare<RawLedgerRow, []>(OPEN_BATCHES_SQL),
+    openPastCutoff: () => client.prepare<RawLedgerRow, [number, number]>(OPEN_PAST_CUTOFF_SQL),
+    nextBatchSequence: () => client.prepare<{ next: number }, [string]>(NEXT_BATCH_SEQUENCE),
+    // Closing a batch: its leaves in the order they joined, then each one's place in the tree.
+    leavesOf: () => client.prepare<{ transaction_id: string; kind: TransactionKind; record_id: string | null; message: Uint8Array | null }, [string]>(
+      "SELECT transaction_id, kind, record_id, message FROM ledger_transactions WHERE batch_transaction_id = ? ORDER BY created_at, transaction_id",
+    ),
+    placeLeaf: () => client.prepare<never, [number, Uint8Array, number, string]>("UPDATE ledger_transactions SET leaf_index = ?, inclusion_path = ?, updated_at = ? WHERE transaction_id = ?"),
+    closeBatch: () => client.prepare<never, [Uint8Array, number, number, number, number, string]>(
+      "UPDATE ledger_transactions SET state = 'pending', message = ?, batch_sequence = ?, batch_size = ?, next_attempt_at = ?, updated_at = ? WHERE transaction_id = ? AND state = 'open'",
+    ),
+    // A batch's state changes, carried to its leaves and their records (by primary key).
+    leavesAccepted: () => client.prepare<never, [number, string]>("UPDATE ledger_transactions SET state = 'accepted', updated_at = ? WHERE batch_transaction_id = ? AND state = 'pending'"),
+    leafRecordsAccepted: () => client.prepare<never, [string, string]>(
+      "UPDATE records SET anchor_state = 'accepted' WHERE id IN (SELECT record_id FROM ledger_transactions WHERE batch_transaction_id = ? AND kind = 'record_message') AND transaction_id = ? AND anchor_state = 'pending'",
+    ),
+    leavesAnchored: () => client.prepare<never, [number, string, Uint8Array, number, string]>(
+      "UPDATE ledger_transactions SET state = 'anchored', sequence_number = ?, consensus_at = ?, running_hash = ?, last_error = NULL, updated_at = ? WHERE batch_transaction_id = ? AND state IN ('pending','accepted')",
+    ),
+    leafRecordsAnchored: () => client.prepare<never, [number, string, string, string]>(
+      "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE id IN (SELECT record_id FROM ledger_transactions WHERE batch_transaction_id = ? AND kind = 'record_message') AND transaction_id = ?",
+    ),
+    unfinishedLeavesOf: () => client.prepare<RawLedgerRow, [string]>(`SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE batch_transaction_id = ? AND state IN ('pending','accepted') ORDER BY leaf_index`),
     topicsAwaitingConfirmation: () => client.prepare<{ topicId: string; validStartMs: number }, []>(
       `SELECT topic_id AS topicId, min(valid_start_ms) AS validStartMs FROM ledger_transactions
-       WHERE state IN ('pending','accepted') AND kind <> 'topic_create' AND topic_id IS NOT NULL AND (state = 'accepted' OR attempts > 0)
+       WHERE state IN ('pending','accepted') AND batch_leaf = 0 AND kind <> 'topic_create' AND topic_id IS NOT NULL AND (state = 'accepted' OR attempts > 0)
        GROUP BY topic_id`,
     ),
     unsentPastCutoff: () => client.prepare<RawLedgerRow, [number, number]>(UNSENT_PAST_CUTOFF_SQL),

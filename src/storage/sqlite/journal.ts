@@ -11,6 +11,7 @@
  * journal-statements.ts.
  */
 import type {
+  BatchBuilder,
   Busy,
   Changed,
   CompromisedKey,
@@ -39,6 +40,7 @@ import {
   queuePersonAnnouncementIn,
   queueTopicCreate,
 } from "./journal-changes.ts";
+import { closeBatchIn } from "./journal-batches.ts";
 import { journalStatements, toLedgerRow, type JournalStatements } from "./journal-statements.ts";
 
 /** The SQLite journal: the port, answering synchronously (`grouped` aside). */
@@ -49,6 +51,8 @@ export interface SqliteJournal extends Journal {
   topicsAwaitingConfirmation(): { readonly topicId: string; readonly validStartMs: number }[];
   nextDueAt(): number | null;
   unsentPastCutoff(marginMs: number, limit: number): LedgerTransactionRow[];
+  openBatches(): LedgerTransactionRow[];
+  closeBatch(row: LedgerTransactionRow, build: BatchBuilder): LedgerTransactionRow | null;
   flush(): void;
   retryAllNow(): void;
   takeBack(row: Pick<LedgerTransactionRow, "transactionId">, attempts: number): number;
@@ -105,9 +109,10 @@ class SqliteAnchorJournal implements SqliteJournal {
   /** Unfinished rows by state and the oldest `pending` one's creation. */
   unfinished(): QueueCounts {
     this.flush();
+    // An open batch's leaves wait as pending ones do.
     const c = this.s.unfinishedByState.all();
-    const oldest = this.s.oldestPending.get()!;
-    return { pending: c.find((r) => r.state === "pending")?.n ?? 0, accepted: c.find((r) => r.state === "accepted")?.n ?? 0, oldestPendingAt: oldest.at };
+    const n = (state: string) => c.find((r) => r.state === state)?.n ?? 0;
+    return { pending: n("pending") + n("open"), accepted: n("accepted"), oldestPendingAt: this.s.oldestPending.get()!.at };
   }
 
   /**
@@ -147,7 +152,7 @@ class SqliteAnchorJournal implements SqliteJournal {
    */
   unfinishedMessage(transactionId: string): LedgerTransactionRow | null {
     const r = this.s.row.get(transactionId);
-    if (r === null || (r.state !== "pending" && r.state !== "accepted") || r.kind === "topic_create" || r.topic_id === null || r.message === null) return null;
+    if (r === null || (r.state !== "pending" && r.state !== "accepted") || r.kind === "topic_create" || r.batch_leaf === 1 || r.topic_id === null || r.message === null) return null;
     return toLedgerRow(r);
   }
 
@@ -171,7 +176,21 @@ class SqliteAnchorJournal implements SqliteJournal {
 
   unsentPastCutoff(marginMs: number, limit: number): LedgerTransactionRow[] {
     this.flush();
-    return this.s.unsentPastCutoff.all(this.rules.clock.now() + marginMs, limit).map(toLedgerRow);
+    const cutoff = this.rules.clock.now() + marginMs;
+    const rows = this.s.unsentPastCutoff.all(cutoff, limit).map(toLedgerRow);
+    if (rows.length < limit) for (const r of this.s.openPastCutoff.all(cutoff, limit - rows.length)) rows.push(toLedgerRow(r));
+    return rows;
+  }
+
+  // ---- batches (closing one: journal-batches.ts) -------------------------------------------
+
+  openBatches(): LedgerTransactionRow[] {
+    this.flush();
+    return this.s.openBatches.all().map(toLedgerRow);
+  }
+
+  closeBatch(row: LedgerTransactionRow, build: BatchBuilder): LedgerTransactionRow | null {
+    return closeBatchIn(this.db, this.s, this.rules, row, build);
   }
 
   // ---- reschedules (batched hints) -----------------------------------------------------
@@ -243,6 +262,10 @@ class SqliteAnchorJournal implements SqliteJournal {
     const s = this.s;
     if (s.stateOf.get(row.transactionId)?.state !== "pending") return null;
     s.accept.run(t + pollMs, t, row.transactionId);
+    if (row.kind === "batch_message") {
+      s.leafRecordsAccepted.run(row.transactionId, row.transactionId);
+      s.leavesAccepted.run(t, row.transactionId);
+    }
     if (row.kind === "record_message") {
       if (row.recordId !== null) s.recordAcceptedById.run(row.recordId, row.transactionId);
       else s.recordAcceptedByTransaction.run(row.transactionId);
@@ -259,6 +282,10 @@ class SqliteAnchorJournal implements SqliteJournal {
     if (row.kind === "key_announcement") {
       s.wakeWaiting.run(t, row.orgId, t);
       this.setAside = this.setAside.filter((a) => a.orgId !== row.orgId);
+    }
+    if (row.kind === "batch_message") {
+      s.leafRecordsAnchored.run(confirmed.sequenceNumber, confirmed.consensusAt, row.transactionId, row.transactionId);
+      s.leavesAnchored.run(confirmed.sequenceNumber, confirmed.consensusAt, confirmed.runningHash, t, row.transactionId);
     }
     if (row.kind === "record_message") {
       if (row.recordId !== null) s.recordAnchoredById.run(confirmed.sequenceNumber, confirmed.consensusAt, row.recordId, row.transactionId);

@@ -204,7 +204,9 @@ function showReport(report: Report, receipt: Receipt): void {
   if (report.revocation !== null) {
     // What the revocation message on the ledger says: its text is made safe to show.
     const r = report.revocation;
-    revocation.replaceChildren("Revoked on ", time(safeText(r.revokedAt)), ", reason ", element("code", safeText(r.reason)), `: ledger message ${r.sequenceNumber}, consensus at `, time(r.consensusAt), ".");
+    // A batch that lists the record, the receipt unable to prove its leaf: revoked, the reason not on the ledger.
+    if (r.reason === null) revocation.replaceChildren("Revoked by ", `ledger message ${r.sequenceNumber}, consensus at `, time(r.consensusAt), "; the reason is not on the ledger.");
+    else revocation.replaceChildren("Revoked on ", time(safeText(r.revokedAt)), ", reason ", element("code", safeText(r.reason)), `: ledger message ${r.sequenceNumber}, consensus at `, time(r.consensusAt), ".");
   }
   // Roles said outright: on a narrow screen the table is laid out as stacked rows (style.css), and
   // a table whose cells are no longer laid out as cells can lose its table semantics.

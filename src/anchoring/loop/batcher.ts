@@ -1,0 +1,56 @@
+/**
+ * Batches, at each of the leader's passes (docs/anchoring.md "Batches"). Records and revocations
+ * join their organisation's open batch in their own transaction (queue.ts `pendingMessage`); here
+ * an open batch is closed once its window has passed or it is full: a Merkle tree over its leaves
+ * (RFC 9162, anchoring/merkle.ts) whose root its one ledger message carries. The journal stores
+ * the message, the batch's sequence and each leaf's place and inclusion proof in one transaction,
+ * before anything is submitted (`Journal.closeBatch`); the batch's message then goes as any
+ * message does (state-machine.ts).
+ */
+import type { BatchBuilder, BatchPolicy } from "../journal/ports.ts";
+import { concatPath, merkleTree } from "../merkle.ts";
+import type { LoopContext } from "./context.ts";
+import type { StateChanges } from "./state-changes.ts";
+
+export function createBatcher(ctx: LoopContext, changes: StateChanges, policy: BatchPolicy) {
+  const { journal, now } = ctx;
+  /** When the next open batch's window ends (the loop's clock), as of the last look; null: none open. */
+  let nextAt: number | null = null;
+
+  const build: BatchBuilder = ({ orgId, sequence, leaves }) => {
+    const tree = merkleTree(leaves.map((l) => l.message));
+    const message = ctx.batchMessageFor({
+      orgId,
+      batch: sequence,
+      size: leaves.length,
+      root: tree.root,
+      revoked: leaves.filter((l) => l.kind === "revocation_message").map((l) => l.recordId),
+    });
+    return { message, paths: tree.paths.map(concatPath) };
+  };
+
+  /** Closes every open batch whose window has passed or that is full; returns how many. */
+  const close = async (): Promise<number> => {
+    const t = now();
+    let closed = 0;
+    let soonest: number | null = null;
+    for (const open of await journal.openBatches()) {
+      if (open.nextAttemptAt > t && (open.batchSize ?? 0) < policy.max) {
+        soonest = soonest === null ? open.nextAttemptAt : Math.min(soonest, open.nextAttemptAt);
+        continue;
+      }
+      const row = await journal.closeBatch(open, build);
+      if (row === null) continue; // closed or abandoned meanwhile
+      closed++;
+      changes.event("closed", row, { topicId: row.topicId, batch: row.batchSequence, leaves: row.batchSize });
+    }
+    nextAt = soonest;
+    return closed;
+  };
+
+  return {
+    close,
+    /** When the loop should look again for a batch to close (the loop's clock), or null. */
+    nextAt: () => nextAt,
+  };
+}
