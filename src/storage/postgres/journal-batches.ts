@@ -1,33 +1,68 @@
 /**
  * The PostgreSQL anchor journal's batches (storage/postgres/journal.ts; the port's header,
- * "Batches"; docs/anchoring.md "Batches"): the queue's counts (leaves counted, batches not), the
- * reads of the waiting leaves, a batch formed, and what a batch's state changes carry to its
- * leaves and their records. Operation bodies, run by the journal: the changes in its fenced
- * transaction, the reads unfenced.
+ * "Batches"; docs/anchoring.md "Batches"): the queue's counts (a batch counts its leaves), the open
+ * batches, a batch closed, and what a batch's state changes carry to its leaves and their records.
+ * Operation bodies, run by the journal: the changes in its fenced transaction, the reads unfenced.
+ *
+ * Records and revocations join an open batch in their own write (anchoring/queue.ts
+ * `pendingMessage`): an UPDATE of the batch's `batch_size` while it is `open`, which holds the
+ * batch row's lock until that write commits. `closeBatch` takes the same lock first, so a join in
+ * flight commits before the close reads the leaves, and a join after it finds the batch closed.
  *
  * A leaf's record is found as every record message's is (the port's header): by primary key,
  * here the record ids of the batch's leaves (the index `ledger_transactions_leaves`), and only
- * while it carries the batch's transaction id, which `formBatch` moved it to. Never a scan of
- * the records table (it has no index by transaction id).
+ * while it carries the batch's transaction id. Never a scan of the records table.
  */
-import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { ConfirmedFields, JournalRules, LedgerTransactionRow, NewBatch, QueueCounts } from "../../anchoring/journal/ports.ts";
-import { BATCHABLE_LEAVES_WHERE, NEXT_BATCH_SEQUENCE, WAITING_LEAVES } from "../journal-sql.ts";
+import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { BatchBuilder, BatchLeaf, ConfirmedFields, JournalRules, LedgerTransactionRow, QueueCounts } from "../../anchoring/journal/ports.ts";
+import { NEXT_BATCH_SEQUENCE } from "../journal-sql.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
-import { asRow, requeueRevocation } from "./journal-changes.ts";
+import { abandon, asRow, requeueRevocation } from "./journal-changes.ts";
 
 type Row = LedgerTransactionRow;
 
+// ---- reads -------------------------------------------------------------------------------
+
 /**
- * A batch that cannot be formed as asked (a leaf no longer waits, or is another organisation's):
- * thrown inside `formBatch`'s transaction so that it rolls back whatever it wrote, and answered
- * as null by the journal. Never leaves the journal.
+ * The rows the loop sends by state (through `ledger_transactions_work`), a batch counting its
+ * leaves and an open one counted as pending; leaves are counted through their batch, not alone.
  */
-export class BatchRefused extends Error {
-  override readonly name = "BatchRefused";
-  constructor() {
-    super("a leaf of the batch no longer waits for a batch");
-  }
+const UNFINISHED_BY_STATE = `SELECT state, sum(CASE WHEN kind = 'batch_message' THEN coalesce(batch_size, 0) ELSE 1 END)::float8 AS n
+  FROM ledger_transactions WHERE state IN ('open', 'pending', 'accepted') AND batch_leaf = 0 GROUP BY state`;
+
+/** The oldest open or pending row's creation. */
+const OLDEST_PENDING = `SELECT min(created_at)::float8 AS at FROM ledger_transactions WHERE state IN ('open', 'pending') AND batch_leaf = 0`;
+
+/** `Journal.unfinished`'s counts (the leader's figure aside). */
+export function* unfinishedCounts(db: StoreDb): Op<Omit<QueueCounts, "anchoredByLeader">> {
+  const byState = (yield* q(db.execute(sql.raw(UNFINISHED_BY_STATE)))) as unknown as { state: string; n: number | string }[];
+  const [oldest] = (yield* q(db.execute(sql.raw(OLDEST_PENDING)))) as unknown as { at: number | string | null }[];
+  const n = (state: string) => Number(byState.find((r) => r.state === state)?.n ?? 0);
+  return { pending: n("pending") + n("open"), accepted: n("accepted"), oldestPendingAt: oldest?.at == null ? null : Number(oldest.at) };
+}
+
+/** Every open batch, soonest window end first. */
+export function* openBatches(db: StoreDb, t: Tables): Op<Row[]> {
+  const lt = t.ledgerTransactions;
+  const rows = yield* q(db.select().from(lt).where(and(eq(lt.state, "open"), eq(lt.batchLeaf, 0))).orderBy(asc(lt.nextAttemptAt)));
+  return rows.map(asRow);
+}
+
+/** Open batches whose validity window closes before `before`, soonest due first (they can never be submitted). */
+export function openPastCutoff(before: number, limit: number): Body<Row[]> {
+  return function* (db, t) {
+    if (limit <= 0) return [];
+    const lt = t.ledgerTransactions;
+    const rows = yield* q(
+      db
+        .select()
+        .from(lt)
+        .where(and(eq(lt.state, "open"), eq(lt.batchLeaf, 0), sql`${lt.validStartMs} + ${lt.validSeconds} * 1000 + 1 < ${before}`))
+        .orderBy(asc(lt.nextAttemptAt))
+        .limit(limit),
+    );
+    return rows.map(asRow);
+  };
 }
 
 /** A shared text (journal-sql.ts, written with `?`) with its parameters bound in order. */
@@ -37,109 +72,81 @@ function bound(text: string, ...params: unknown[]): SQL {
   return sql.join(parts.map((part, i) => (i === 0 ? sql.raw(part) : sql`${params[i - 1]}${sql.raw(part)}`)));
 }
 
-// ---- reads -------------------------------------------------------------------------------
+// ---- a batch closed ------------------------------------------------------------------------
 
 /**
- * The unfinished rows by state, with the oldest pending one's creation: the rows the loop sends
- * but batches (through `ledger_transactions_work`), the waiting leaves (`…_unbatched`), and the
- * leaves of the unfinished batches (`…_leaves`): a batch's leaves are what waits, not the batch.
+ * Inside a change, at `at`: the open batch `row` closed (the port's `closeBatch`). Its row is
+ * locked first, while it is `open` (an UPDATE that waits for a join in flight, which holds the
+ * lock from its `batch_size` UPDATE until it commits); then its leaves are read in the order they
+ * joined, built, and stored. Null if it is no longer open; "empty" if no leaf joined it (the
+ * caller abandons it in the same transaction). A `build` that throws rolls everything back.
  */
-const UNFINISHED = `SELECT state, count(*)::float8 AS n, min(created_at)::float8 AS oldest FROM (
-    SELECT state, created_at FROM ledger_transactions WHERE batch_leaf = 0 AND state IN ('pending', 'accepted') AND kind <> 'batch_message'
-    UNION ALL
-    SELECT state, created_at FROM ledger_transactions WHERE batch_leaf = 1 AND batch_transaction_id IS NULL AND state = 'pending'
-    UNION ALL
-    SELECT l.state, l.created_at FROM ledger_transactions b JOIN ledger_transactions l ON l.batch_transaction_id = b.transaction_id
-      WHERE b.batch_leaf = 0 AND b.kind = 'batch_message' AND b.state IN ('pending', 'accepted') AND l.state IN ('pending', 'accepted')
-  ) u GROUP BY state`;
-
-/** `Journal.unfinished`'s counts (`UNFINISHED`), the leader's figure aside. */
-export function* unfinishedCounts(db: StoreDb): Op<Omit<QueueCounts, "anchoredByLeader">> {
-  const byState = (yield* q(db.execute(sql.raw(UNFINISHED)))) as unknown as { state: string; n: number; oldest: number | null }[];
-  const pending = byState.find((r) => r.state === "pending");
-  return {
-    pending: Number(pending?.n ?? 0),
-    accepted: Number(byState.find((r) => r.state === "accepted")?.n ?? 0),
-    oldestPendingAt: pending?.oldest == null ? null : Number(pending.oldest),
-  };
-}
-
-/** The waiting leaves by organisation, with the oldest's creation (`WAITING_LEAVES`, through `ledger_transactions_unbatched`). */
-export function* waitingLeaves(db: StoreDb): Op<{ readonly orgId: string; readonly leaves: number; readonly oldestAt: number }[]> {
-  const rows = (yield* q(db.execute(sql.raw(WAITING_LEAVES)))) as unknown as { org_id: string; leaves: number | string; oldest_at: number | string }[];
-  return rows.map((r) => ({ orgId: r.org_id, leaves: Number(r.leaves), oldestAt: Number(r.oldest_at) }));
-}
-
-/**
- * Up to `limit` of `orgId`'s waiting leaves that may go, oldest first (`BATCHABLE_LEAVES_WHERE`,
- * whose text ends with its ORDER BY and LIMIT: it follows the WHERE of drizzle's select, which
- * maps the columns as every other read of the journal does).
- */
-export function batchableLeaves(orgId: string, limit: number): Body<Row[]> {
-  return function* (db, t) {
-    if (limit <= 0) return [];
-    const rows = yield* q(db.select().from(t.ledgerTransactions).where(bound(BATCHABLE_LEAVES_WHERE, orgId, limit)));
-    return rows.map(asRow);
-  };
-}
-
-/** `orgId`'s next batch sequence (`NEXT_BATCH_SEQUENCE`, through `ledger_transactions_one_batch`). */
-export function nextBatchSequence(orgId: string): Body<number> {
-  return function* (db) {
-    const [row] = (yield* q(db.execute(bound(NEXT_BATCH_SEQUENCE, orgId)))) as unknown as { next: number | string }[];
-    return Number(row?.next ?? 1);
-  };
-}
-
-// ---- a batch formed ------------------------------------------------------------------------
-
-/**
- * Inside a change: the batch row (refused by `ledger_transactions_one_batch` with ON CONFLICT DO
- * NOTHING: null, nothing written), then every leaf given its batch, index and path in one
- * statement, each only while it is a waiting leaf of the organisation (PostgreSQL re-checks the
- * condition on the newest row version). Fewer leaves than asked: BatchRefused, which rolls the
- * transaction back. Then the leaves' records, moved to the batch's transaction id.
- */
-export function formBatch(rules: JournalRules, batch: NewBatch, at: number): Body<Row | null> {
-  rules.checkLength(batch.message);
-  if (batch.leaves.length === 0) throw new TypeError("a batch has at least one leaf");
+export function closeBatch(rules: JournalRules, row: Row, build: BatchBuilder, at: number): Body<Row | "empty" | null> {
   return function* (tx, t) {
     const lt = t.ledgerTransactions;
-    const values = rules.pendingRow(
-      rules.newTransactionId(),
-      { kind: "batch_message", orgId: batch.orgId, recordId: null, topicId: batch.topicId, message: batch.message, batchSequence: batch.sequence, batchSize: batch.leaves.length },
-      at,
+    const locked = yield* q(
+      tx
+        .update(lt)
+        .set({ updatedAt: at })
+        .where(and(eq(lt.transactionId, row.transactionId), eq(lt.state, "open")))
+        .returning({ orgId: lt.orgId }),
     );
-    const inserted = yield* q(tx.insert(lt).values(values).onConflictDoNothing().returning({ id: lt.transactionId }));
-    if (inserted.length === 0) return null;
-    const id = values.transactionId;
+    if (locked.length === 0) return null;
+    // A new statement, a new snapshot (READ COMMITTED): every join committed before the lock is seen.
+    const leaves = yield* q(
+      tx
+        .select({ transactionId: lt.transactionId, kind: lt.kind, recordId: lt.recordId, message: lt.message })
+        .from(lt)
+        .where(eq(lt.batchTransactionId, row.transactionId))
+        .orderBy(asc(lt.createdAt), asc(lt.transactionId)),
+    );
+    if (leaves.length === 0) return "empty";
+    const given: BatchLeaf[] = leaves.map((l) => {
+      if ((l.kind !== "record_message" && l.kind !== "revocation_message") || l.recordId === null || l.message === null) throw new Error(`batch ${row.transactionId} holds a malformed leaf ${l.transactionId}`);
+      return { kind: l.kind, recordId: l.recordId, message: new Uint8Array(l.message) };
+    });
+    const orgId = locked[0]!.orgId;
+    const [next] = (yield* q(tx.execute(bound(NEXT_BATCH_SEQUENCE, orgId)))) as unknown as { next: number | string }[];
+    const sequence = Number(next?.next ?? 1);
+    const built = build({ orgId, sequence, leaves: given });
+    if (built.paths.length !== leaves.length) throw new Error("a batch's builder must give every leaf its path");
+    rules.checkLength(built.message);
+    const [closed] = yield* q(
+      tx
+        .update(lt)
+        .set({ state: "pending", message: Buffer.from(built.message), batchSequence: sequence, batchSize: leaves.length, nextAttemptAt: at, updatedAt: at })
+        .where(and(eq(lt.transactionId, row.transactionId), eq(lt.state, "open")))
+        .returning(),
+    );
     // One statement for up to DOCVERIFY_BATCH_MAX leaves, under one text whatever their number.
-    const leaves = JSON.stringify(batch.leaves.map((l, i) => ({ id: l.transactionId, i, path: Buffer.from(l.path).toString("hex") })));
-    const given = (yield* q(
-      tx.execute(sql`UPDATE ledger_transactions l SET batch_transaction_id = ${id}, leaf_index = v.i, inclusion_path = decode(v.path, 'hex'), updated_at = ${at}
-        FROM jsonb_to_recordset(CAST(${leaves} AS text)::jsonb) AS v(id text, i int, path text)
-        WHERE l.transaction_id = v.id AND l.batch_leaf = 1 AND l.batch_transaction_id IS NULL AND l.state = 'pending' AND l.org_id = ${batch.orgId}
-        RETURNING l.transaction_id`),
-    )) as unknown as unknown[];
-    if (given.length !== batch.leaves.length) throw new BatchRefused();
-    // The records, by primary key, while they carry their leaf's transaction.
+    const places = JSON.stringify(leaves.map((l, i) => ({ id: l.transactionId, i, path: Buffer.from(built.paths[i]!).toString("hex") })));
     yield* q(
-      tx.execute(sql`UPDATE records r SET transaction_id = ${id} FROM ledger_transactions l
-        WHERE l.batch_transaction_id = ${id} AND l.kind = 'record_message' AND r.id = l.record_id AND r.transaction_id = l.transaction_id`),
+      tx.execute(sql`UPDATE ledger_transactions l SET leaf_index = v.i, inclusion_path = decode(v.path, 'hex'), updated_at = ${at}
+        FROM jsonb_to_recordset(CAST(${places} AS text)::jsonb) AS v(id text, i int, path text)
+        WHERE l.transaction_id = v.id AND l.batch_transaction_id = ${row.transactionId}`),
     );
-    yield* q(
-      tx.execute(sql`UPDATE records r SET revocation_transaction_id = ${id} FROM ledger_transactions l
-        WHERE l.batch_transaction_id = ${id} AND l.kind = 'revocation_message' AND r.id = l.record_id AND r.revocation_transaction_id = l.transaction_id`),
-    );
-    return asRow({ ...values, sequenceNumber: null, consensusAt: null, runningHash: null, lastError: null });
+    return asRow(closed);
+  };
+}
+
+/**
+ * `closeBatch` and what follows, in one change: a batch without a leaf (its record's write undone
+ * after the batch was made: nothing to anchor) abandoned.
+ */
+export function closeOrAbandon(rules: JournalRules, row: Row, build: BatchBuilder, at: number): Body<Row | null> {
+  return function* (tx, t) {
+    const closed = yield* closeBatch(rules, row, build, at)(tx, t);
+    if (closed !== "empty") return closed;
+    yield* abandon(rules, row, "no record or revocation joined the batch", at)(tx, t);
+    return null;
   };
 }
 
 // ---- what a batch's state changes carry -------------------------------------------------------
 
 /**
- * Sets `set` on the records of batch `batchId`'s record message leaves that still carry it (and
- * meet `also`): each by primary key from its leaf, the leaves read through `ledger_transactions_leaves`.
+ * Sets `set` on the records of batch `batchId`'s record message leaves that carry it (and meet
+ * `also`): each by primary key from its leaf, the leaves read through `ledger_transactions_leaves`.
  */
 function* setBatchRecords(tx: StoreDb, batchId: string, set: SQL, also: SQL = sql``): Op<void> {
   yield* q(
@@ -168,10 +175,10 @@ export function* anchorLeaves(tx: StoreDb, t: Tables, batchId: string, confirmed
 }
 
 /**
- * Inside the change that abandoned batch `batchId`: each unfinished leaf abandoned with `reason`,
- * as an ordinary message row would be (journal-changes.ts `abandon`): a record message's record
- * abandoned; a revocation queued again, a waiting leaf with the same bytes, the record's
- * revocation moved to it.
+ * Inside the change that abandoned batch `batchId` (already abandoned: a revocation queued again
+ * never joins it): each unfinished leaf abandoned with `reason`, as if it had been its own
+ * message: a record message's record abandoned; a revocation queued again as a leaf of an open
+ * batch of revocations (`requeueRevocation`).
  */
 export function abandonLeaves(rules: JournalRules, batchId: string, reason: string, at: number): Body<void> {
   return function* (tx, t) {
@@ -179,10 +186,12 @@ export function abandonLeaves(rules: JournalRules, batchId: string, reason: stri
     const leaves = (yield* q(
       tx
         .update(lt)
-        .set({ state: "abandoned", lastError: reason, updatedAt: at })
+        .set({ state: "abandoned", lastError: `its batch was abandoned: ${reason}`, updatedAt: at })
         .where(and(eq(lt.batchTransactionId, batchId), inArray(lt.state, ["pending", "accepted"])))
         .returning(),
     )).map(asRow);
+    // In the order they joined: a revocation queued again keeps its place among the others.
+    leaves.sort((a, b) => a.createdAt - b.createdAt || (a.transactionId < b.transactionId ? -1 : a.transactionId > b.transactionId ? 1 : 0));
     if (leaves.some((l) => l.kind === "record_message")) yield* setBatchRecords(tx, batchId, sql`anchor_state = 'abandoned'`);
     for (const leaf of leaves) {
       if (leaf.kind === "revocation_message") yield* requeueRevocation(tx, t, rules, leaf, batchId, at);

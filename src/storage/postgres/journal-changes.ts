@@ -16,7 +16,8 @@ import {
   WANTING_COMPROMISE,
   WANTING_PERSON_ANNOUNCEMENT,
 } from "../journal-sql.ts";
-import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
+import { INSERT_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH } from "../statements.ts";
+import { changes, firstRow, q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
 
 type Row = LedgerTransactionRow;
 
@@ -47,16 +48,15 @@ export function anchoredTopic(rules: JournalRules, row: Row, topicId: string, co
 }
 
 /**
- * pending or accepted → abandoned with `reason`, at `at`: a record message's record is abandoned,
- * a revocation or key announcement queued again (the port's header). A batch's leaves follow it
- * (journal-batches.ts `abandonLeaves`, which the journal runs in the same transaction).
+ * open, pending or accepted → abandoned with `reason`, at `at`: a record message's record is
+ * abandoned, a revocation or key announcement queued again (the port's header). A batch's leaves
+ * follow it (journal-batches.ts `abandonLeaves`, which the journal runs next in the same
+ * transaction). The loop never abandons a leaf alone: it follows its batch.
  */
 export function abandon(rules: JournalRules, row: Row, reason: string, at: number): Body<{ readonly at: number; readonly requeued: string | null } | null> {
   return function* (tx, t) {
     const lt = t.ledgerTransactions;
-    // A leaf in a batch follows its batch (`abandonLeaves`): abandoned alone, it has moved on.
-    const unbatched = sql`(${lt.batchLeaf} = 0 OR ${lt.batchTransactionId} IS NULL)`;
-    if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], { state: "abandoned", lastError: reason, updatedAt: at }, unbatched))) return null;
+    if (!(yield* move(tx, t, row.transactionId, ["open", "pending", "accepted"], { state: "abandoned", lastError: reason, updatedAt: at }))) return null;
     let requeued: string | null = null;
     const reached = sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`;
     if (row.kind === "record_message") {
@@ -90,11 +90,12 @@ export function abandon(rules: JournalRules, row: Row, reason: string, at: numbe
 
 /**
  * Inside a change: the abandoned revocation `row` (an acknowledged revocation, which must reach
- * the ledger) queued again with the same bytes under a new transaction id, a waiting leaf if it
- * was a leaf (`pendingRow` keeps `batch_leaf`), after the delay of its predecessors abandoned
- * after reaching a node; its record's revocation moved to it while the record carries `carrier`
- * (the row's own transaction id, or its batch's). The new row's id, or null for a row missing
- * what a message needs.
+ * the ledger) queued again with the same bytes under a new transaction id, after the delay of its
+ * predecessors abandoned after reaching a node. A leaf stays a leaf (`pendingRow` keeps
+ * `batch_leaf`) and joins an open batch of revocations (`joinRevocationBatch`); the record's
+ * revocation moves to what it is now carried by (the new row, or the batch it joined) while the
+ * record carries `carrier` (the row's own transaction id, or its batch's). The new row's id for a
+ * message sent on its own; null for a leaf, or a row missing what a message needs.
  */
 export function* requeueRevocation(tx: StoreDb, t: Tables, rules: JournalRules, row: Row, carrier: string, at: number): Op<string | null> {
   if (row.recordId === null || row.message === null || row.topicId === null) return null;
@@ -106,9 +107,24 @@ export function* requeueRevocation(tx: StoreDb, t: Tables, rules: JournalRules, 
       .where(and(eq(lt.recordId, row.recordId), eq(lt.kind, "revocation_message"), eq(lt.state, "abandoned"), sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`)),
   );
   const next = rules.pendingRow(rules.newTransactionId(), row, at, at + rules.requeueDelay(earlier?.n ?? 0));
-  yield* q(tx.insert(lt).values(next));
-  yield* q(tx.update(t.records).set({ revocationTransactionId: next.transactionId }).where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, carrier))));
-  return next.transactionId;
+  const leaf = next.batchLeaf === 1;
+  const carries = leaf ? yield* joinRevocationBatch(rules, row.orgId, row.topicId, at) : next.transactionId;
+  yield* q(tx.insert(lt).values(leaf ? { ...next, batchTransactionId: carries } : next));
+  yield* q(tx.update(t.records).set({ revocationTransactionId: carries }).where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, carrier))));
+  return leaf ? null : next.transactionId;
+}
+
+/**
+ * Inside a change: the organisation's open batch of revocations with room, joined (its leaf count
+ * raised under its row's lock), or a new one; its transaction id. The statements of `pendingMessage`.
+ */
+function* joinRevocationBatch(rules: JournalRules, orgId: string, topicId: string, at: number): Op<string> {
+  const max = Math.min(rules.batches.max, rules.batches.maxRevocations);
+  const joined = yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, orgId, max, max));
+  if (joined !== undefined) return joined.transaction_id;
+  const id = rules.newTransactionId();
+  yield* q(changes(INSERT_OPEN_BATCH, id.transactionId, orgId, topicId, null, null, id.validStartMs, id.validSeconds, at + rules.batches.windowMs, at, at));
+  return id.transactionId;
 }
 
 // ---- topic provisioning and key announcements --------------------------------------------

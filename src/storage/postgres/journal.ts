@@ -19,13 +19,26 @@
  * in journal-batches.ts.
  */
 import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
-import type { Busy, Changed, CompromisedKey, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, NewBatch, PersonKeyAnnouncement, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
+import type {
+  BatchBuilder,
+  Busy,
+  Changed,
+  CompromisedKey,
+  ConfirmedFields,
+  Journal,
+  JournalRules,
+  KeyAnnouncement,
+  LedgerTransactionRow,
+  PersonKeyAnnouncement,
+  QueueCounts,
+  TransactionState,
+} from "../../anchoring/journal/ports.ts";
 import { GROUP_WINDOW_MS } from "../group-commit.ts";
 import { ANNOUNCED } from "../journal-sql.ts";
 import { DEFAULT_STALE_MS, fencedWrite } from "../pg-cluster.ts";
 import type { PostgresStore } from "../pg-store.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
-import { abandonLeaves, acceptLeaves, anchorLeaves, BatchRefused, batchableLeaves, formBatch, nextBatchSequence, unfinishedCounts, waitingLeaves } from "./journal-batches.ts";
+import { abandonLeaves, acceptLeaves, anchorLeaves, closeOrAbandon, openBatches, openPastCutoff, unfinishedCounts } from "./journal-batches.ts";
 import {
   abandon,
   anchoredTopic,
@@ -158,18 +171,12 @@ class PgAnchorJournal implements Journal {
         db
           .select()
           .from(lt)
-          .where(
-            and(
-              // Ordinary rows, and leaves still waiting for a batch (a batched one follows its batch).
-              or(and(eq(lt.batchLeaf, 0), eq(lt.state, "pending")), and(eq(lt.batchLeaf, 1), isNull(lt.batchTransactionId), eq(lt.state, "pending"))),
-              eq(lt.attempts, 0),
-              sql`${lt.validStartMs} + ${lt.validSeconds} * 1000 + 1 < ${before}`,
-            ),
-          )
+          .where(and(eq(lt.state, "pending"), eq(lt.batchLeaf, 0), eq(lt.attempts, 0), sql`${lt.validStartMs} + ${lt.validSeconds} * 1000 + 1 < ${before}`))
           .orderBy(asc(lt.nextAttemptAt))
           .limit(limit),
       );
-      return rows.map(asRow);
+      // Then the open batches whose validity window closes first: they can never be submitted either.
+      return [...rows.map(asRow), ...(yield* openPastCutoff(before, limit - rows.length)(db, t))];
     });
   }
 
@@ -192,7 +199,8 @@ class PgAnchorJournal implements Journal {
     await this.flush();
     return this.store.read(function* (db, t) {
       const lt = t.ledgerTransactions;
-      const [r] = yield* q(db.select({ at: min(lt.nextAttemptAt) }).from(lt).where(and(eq(lt.batchLeaf, 0), inArray(lt.state, ["pending", "accepted"]))));
+      // An open batch counts at the end of its window, when the loop closes it.
+      const [r] = yield* q(db.select({ at: min(lt.nextAttemptAt) }).from(lt).where(and(eq(lt.batchLeaf, 0), inArray(lt.state, ["open", "pending", "accepted"]))));
       return r?.at == null ? null : Number(r.at);
     });
   }
@@ -307,12 +315,12 @@ class PgAnchorJournal implements Journal {
         const anchored = { state: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, runningHash: Buffer.from(confirmed.runningHash), lastError: null, updatedAt: at } as const;
         if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], anchored))) return null;
         if (row.kind === "key_announcement") {
-          // Its organisation's record messages set aside by `due` go now.
+          // Its organisation's record messages and batches set aside by `due` go now.
           yield* q(
             tx
               .update(lt)
               .set({ nextAttemptAt: at })
-              .where(and(eq(lt.batchLeaf, 0), eq(lt.state, "pending"), eq(lt.kind, "record_message"), eq(lt.orgId, row.orgId), sql`${lt.nextAttemptAt} > ${at}`)),
+              .where(and(eq(lt.batchLeaf, 0), eq(lt.state, "pending"), inArray(lt.kind, ["record_message", "batch_message"]), eq(lt.orgId, row.orgId), sql`${lt.nextAttemptAt} > ${at}`)),
           );
         }
         if (row.kind === "key_compromise" && row.keyFingerprint !== null) {
@@ -364,23 +372,14 @@ class PgAnchorJournal implements Journal {
 
   // ---- batches (journal-batches.ts) ----------------------------------------------------------
 
-  async waitingLeaves(): Promise<{ readonly orgId: string; readonly leaves: number; readonly oldestAt: number }[]> {
+  async openBatches(): Promise<Row[]> {
     await this.flush();
-    return this.store.read(waitingLeaves);
+    return this.store.read(openBatches);
   }
 
-  batchableLeaves(orgId: string, limit: number): Promise<Row[]> {
-    return this.store.read(batchableLeaves(orgId, limit));
-  }
-
-  nextBatchSequence(orgId: string): Promise<number> {
-    return this.store.read(nextBatchSequence(orgId));
-  }
-
-  async formBatch(batch: NewBatch): Promise<Row | null> {
-    const body = formBatch(this.rules, batch, this.rules.clock.now());
-    // A leaf no longer waiting rolled the transaction back (BatchRefused): nothing changed.
-    return this.change(body).catch((e: unknown) => (e instanceof BatchRefused ? null : Promise.reject(e)));
+  /** One fenced transaction: the batch closed, or abandoned without a leaf; null if no longer open. A `build` that throws rolls it back and rejects. */
+  closeBatch(row: Row, build: BatchBuilder): Promise<Row | null> {
+    return this.change(closeOrAbandon(this.rules, row, build, this.rules.clock.now()));
   }
 
   organisationsWantingTopic(): Promise<string[]> {
