@@ -109,6 +109,7 @@ export async function runStatus(args: readonly string[], env: Readonly<Record<st
       `              ${ledger.reachable ? "reachable" : "NOT reachable"}: ${ledger.detail}`,
       `records       ${Object.entries(full.records).map(([s, n]) => `${s}=${n}`).join(" ")}`,
       `anchor queue  pending=${q.pending} accepted=${q.accepted} anchored=${q.anchored} abandoned=${q.abandoned} organisations-awaiting-topic=${q.organisationsAwaitingTopic}`,
+      `batches       open=${q.batches.open} waiting=${q.batches.waiting} waiting-leaves=${q.batches.waitingLeaves} oldest-waiting=${q.batches.oldestWaitingSeconds === null ? "-" : `${q.batches.oldestWaitingSeconds} s`} anchored=${q.batches.anchored} anchored-leaves=${q.batches.anchoredLeaves}${q.batches.anchored > 0 ? ` (${(q.batches.anchoredLeaves / q.batches.anchored).toFixed(1)} a batch)` : ""}`,
       `oldest        ${q.oldestUnfinished ? `${q.oldestUnfinished.kind} ${q.oldestUnfinished.transactionId} ${q.oldestUnfinished.state}, ${q.oldestUnfinished.ageSeconds} s old` : "-"}`,
       `last error    ${q.lastError ? `${q.lastError.at} ${q.lastError.transactionId} (${q.lastError.state}): ${q.lastError.error}` : "-"}`,
     ];

@@ -350,6 +350,9 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
     backlog() {
       return pressure.backlog();
     },
+    openBatches() {
+      return batcher.open();
+    },
     anchoredRecently() {
       return pressure.anchoredRecently(now());
     },

@@ -29,7 +29,7 @@ export const BACK_PRESSURE_CAUSES: readonly BackPressureCause[] = ["queue_full",
 export interface QueueCounts {
   readonly pending: number;
   readonly accepted: number;
-  /** created_at of the oldest `pending` row (null: none). */
+  /** created_at of the oldest `pending` row, or open batch (its first leaf's time; null: none). */
   readonly oldestPendingAt: number | null;
   /**
    * Several nodes: what the anchor loop's leader anchored in its last window, as it reported with
@@ -92,8 +92,8 @@ export class BackPressure {
   }
 
   /** Unfinished rows as of the last `observe`. */
-  backlog(): { readonly pending: number; readonly accepted: number } {
-    return { pending: this.counts.pending, accepted: this.counts.accepted };
+  backlog(): { readonly pending: number; readonly accepted: number; readonly oldestPendingAt: number | null } {
+    return { pending: this.counts.pending, accepted: this.counts.accepted, oldestPendingAt: this.counts.oldestPendingAt };
   }
 
   /** A message reached consensus at `now`, carrying `n` records or revocations (a batch's leaves; 1 otherwise). */

@@ -8,7 +8,7 @@
  * A `pending` message row is written by the caller in the transaction that writes its record (or
  * revocation, or enrolled person), here; the loop is woken after commit.
  */
-import { asc, count, desc, inArray, isNotNull } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNotNull, min, sql } from "drizzle-orm";
 import type { Db } from "../storage/db.ts";
 import { ledgerTransactions } from "../storage/schema.ts";
 import { INSERT_OPEN_BATCH, INSERT_PENDING_MESSAGE, JOIN_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH, RECORD_TO_BATCH, REVOCATION_TO_BATCH } from "../storage/statements.ts";
@@ -75,8 +75,8 @@ export function* pendingMessage(
     if (!revocation && (input.keyFingerprint === undefined || input.sealFingerprint === undefined)) throw new TypeError("a record message's leaf names its key and seal key");
     const max = revocation ? Math.min(batches.policy.max, batches.policy.maxRevocations) : batches.policy.max;
     const joined = revocation
-      ? yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, input.orgId, max, max))
-      : yield* q(firstRow(JOIN_OPEN_BATCH, input.orgId, input.keyFingerprint!, input.sealFingerprint!, max, max));
+      ? yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, input.orgId, max, input.now))
+      : yield* q(firstRow(JOIN_OPEN_BATCH, input.orgId, input.keyFingerprint!, input.sealFingerprint!, max, input.now));
     if (joined !== undefined) batchId = joined.transaction_id;
     else {
       const id = batches.newBatchId();
@@ -149,12 +149,20 @@ function personKeyAnnouncementValues(input: PersonKeyAnnouncement) {
 export function queueSummary(nowMs: number): Body<QueueSummary> {
   return function* (db, t) {
     const lt = t.ledgerTransactions;
-    const byState = yield* q(db.select({ state: lt.state, n: count() }).from(lt).groupBy(lt.state));
+    // Ledger messages (a batch is one; its leaves are counted with it, below).
+    const byState = yield* q(db.select({ state: lt.state, n: count() }).from(lt).where(eq(lt.batchLeaf, 0)).groupBy(lt.state));
+    const batchRows = yield* q(
+      db
+        .select({ state: lt.state, n: count(), leaves: sql<number>`coalesce(sum(${lt.batchSize}), 0)`.mapWith(Number), oldest: min(lt.createdAt) })
+        .from(lt)
+        .where(eq(lt.kind, "batch_message"))
+        .groupBy(lt.state),
+    );
     const [oldest] = yield* q(
       db
         .select({ id: lt.transactionId, kind: lt.kind, state: lt.state, createdAt: lt.createdAt })
         .from(lt)
-        .where(inArray(lt.state, ["pending", "accepted"]))
+        .where(and(inArray(lt.state, ["open", "pending", "accepted"]), eq(lt.batchLeaf, 0)))
         .orderBy(asc(lt.createdAt))
         .limit(1),
     );
@@ -167,7 +175,19 @@ export function queueSummary(nowMs: number): Body<QueueSummary> {
         .limit(1),
     );
     const n = (s: string) => byState.find((r) => r.state === s)?.n ?? 0;
+    const b = (s: string) => batchRows.find((r) => r.state === s);
+    const waiting = ["open", "pending", "accepted"].map(b).filter((r) => r !== undefined);
+    const oldestWaiting = waiting.reduce<number | null>((at, r) => (r.oldest === null ? at : at === null ? Number(r.oldest) : Math.min(at, Number(r.oldest))), null);
+    const anchored = b("anchored");
     return {
+      batches: {
+        open: b("open")?.n ?? 0,
+        waiting: waiting.reduce((sum, r) => sum + r.n, 0),
+        waitingLeaves: waiting.reduce((sum, r) => sum + r.leaves, 0),
+        oldestWaitingSeconds: oldestWaiting === null ? null : Math.max(0, Math.round((nowMs - oldestWaiting) / 1000)),
+        anchored: anchored?.n ?? 0,
+        anchoredLeaves: anchored?.leaves ?? 0,
+      },
       pending: n("pending"),
       accepted: n("accepted"),
       anchored: n("anchored"),
@@ -179,6 +199,19 @@ export function queueSummary(nowMs: number): Body<QueueSummary> {
 }
 
 export interface QueueSummary {
+  /**
+   * Batches (docs/anchoring.md "Batches"): still open; waiting (open, or closed and not yet
+   * anchored) with their leaves and the age of the oldest; anchored with their leaves.
+   */
+  readonly batches: {
+    readonly open: number;
+    readonly waiting: number;
+    readonly waitingLeaves: number;
+    readonly oldestWaitingSeconds: number | null;
+    readonly anchored: number;
+    readonly anchoredLeaves: number;
+  };
+  /** Ledger messages (a batch is one) by state. */
   readonly pending: number;
   readonly accepted: number;
   readonly anchored: number;

@@ -13,7 +13,7 @@ import type { BatchPolicy, JournalRules } from "./journal/ports.ts";
 import type { Journal, Maybe, TransactionKind } from "./queue.ts";
 import type { NewTransaction, TransactionIdOptions } from "./transaction-ids.ts";
 
-export type { BackPressureCause, NewTransaction, TransactionKind };
+export type { BackPressureCause, BatchPolicy, NewTransaction, TransactionKind };
 
 export interface AnchorQueue {
   /** A fresh, unique transaction id for the operator account, valid starting now (clock); validStartMs and validSeconds are what the row must store. Synchronous. Never the same id twice (transaction-ids.ts). */
@@ -230,8 +230,10 @@ export interface Anchoring {
   runOnce(): Promise<number>;
   /** Readiness of the ledger: cached, never waits longer than ~1 s. */
   readiness(): Promise<true | string>;
-  /** Unfinished rows as of the last pass. */
-  backlog(): { readonly pending: number; readonly accepted: number };
+  /** Unfinished rows (a batch counted as its leaves) as of the last pass, and the oldest not yet accepted. */
+  backlog(): { readonly pending: number; readonly accepted: number; readonly oldestPendingAt: number | null };
+  /** The open batches as of the loop's last look (docs/anchoring.md "Batches"): how many, and the leaves in them. */
+  openBatches(): { readonly batches: number; readonly leaves: number };
   /** Messages this loop anchored in its back-pressure window (several nodes: the leader reports it). */
   anchoredRecently(): number;
   /**

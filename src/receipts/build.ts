@@ -22,7 +22,7 @@ import { rfc3339Ms } from "../lib/formats.ts";
 import type { RawRecordRow } from "../storage/record-row.ts";
 import { retryAfterFor } from "../verification/verdict.ts";
 import type { ReceiptReads, ReceiptRecordRow, ReceiptTransactionRow as TransactionRow } from "./ports.ts";
-import type { Receipt, ReceiptKey, ReceiptText } from "./receipt.ts";
+import type { Receipt, ReceiptInclusion, ReceiptKey, ReceiptText } from "./receipt.ts";
 
 export const RECEIPT_VERSION = 1;
 
@@ -137,6 +137,20 @@ export function createReceiptBuilder(deps: ReceiptBuilderDeps): ReceiptBuilder {
     return { topicId: tx.topic_id, sequenceNumber: tx.sequence_number, consensusAt: consensus(tx), message: b64(tx.message), runningHash: b64(tx.running_hash) };
   }
 
+  /**
+   * The inclusion proof of record `recordId`'s `kind` message in `tx`, when `tx` is a batch
+   * (docs/anchoring.md "Batches"); null for a message anchored on its own.
+   */
+  function inclusionOf(reads: ReceiptReads, tx: TransactionRow, recordId: string, kind: "record_message" | "revocation_message"): ReceiptInclusion | null {
+    if (tx.kind !== "batch_message") return null;
+    const leaf = reads.leaf(tx.transaction_id, recordId, kind);
+    const placed = leaf?.inclusion_path ?? null;
+    if (leaf === null || leaf.leaf_index === null || placed === null || tx.batch_size === null || placed.length % 32 !== 0) throw corrupt(`batch ${tx.transaction_id} holds no placed leaf of ${recordId}`);
+    const path: string[] = [];
+    for (let at = 0; at < placed.length; at += 32) path.push(b64(placed.subarray(at, at + 32)));
+    return { algorithm: "RFC9162-SHA256", leafMessage: b64(leaf.message), leafIndex: leaf.leaf_index, treeSize: tx.batch_size, path };
+  }
+
   /** 409 while `waiting` (the unfinished transaction, or null when none is queued yet) awaits consensus. */
   function notFinal(what: string, waiting: TransactionRow | null): DomainError {
     const now = clock.now();
@@ -174,7 +188,9 @@ export function createReceiptBuilder(deps: ReceiptBuilderDeps): ReceiptBuilder {
     if (row.revoked_at === null) return null;
     const id = row.revocation_transaction_id;
     const tx = id === null ? null : reads.transaction(id);
-    if (tx === null || tx.message === null) throw corrupt(`the revocation of ${row.id} has no ledger transaction`);
+    // Until its batch is closed, the batch has no message yet: the revocation's own (its leaf's) stands in.
+    const message = tx === null ? null : tx.kind === "batch_message" && tx.message === null ? (reads.leaf(tx.transaction_id, row.id, "revocation_message")?.message ?? null) : tx.message;
+    if (tx === null || message === null) throw corrupt(`the revocation of ${row.id} has no ledger transaction`);
     const final = tx.state === "anchored";
     const done = final ? anchoredMessage(tx) : null;
     return {
@@ -186,9 +202,9 @@ export function createReceiptBuilder(deps: ReceiptBuilderDeps): ReceiptBuilder {
         sequenceNumber: done?.sequenceNumber ?? null,
         consensusAt: done?.consensusAt ?? null,
         transactionId: tx.transaction_id,
-        message: b64(tx.message),
+        message: b64(message),
         runningHash: done?.runningHash ?? null,
-        inclusion: null,
+        inclusion: final ? inclusionOf(reads, tx, row.id, "revocation_message") : null,
       },
     };
   }
@@ -282,7 +298,7 @@ export function createReceiptBuilder(deps: ReceiptBuilderDeps): ReceiptBuilder {
         transactionId: creation.transaction_id,
         message: created.message,
         runningHash: created.runningHash,
-        inclusion: null,
+        inclusion: inclusionOf(reads, creation, row.id, "record_message"),
       },
       keyAnnouncement: { topicId: announced.topicId, sequenceNumber: announced.sequenceNumber, consensusAt: announced.consensusAt, message: announced.message },
     };

@@ -21,6 +21,17 @@ export interface ReceiptTransactionRow {
   readonly consensus_at: string | null;
   readonly running_hash: Uint8Array | null;
   readonly created_at: number;
+  /** `batch_message` for a batch (docs/anchoring.md "Batches"): the record's message is then a leaf of it. */
+  readonly kind: string;
+  /** A batch's number of leaves; null otherwise. */
+  readonly batch_size: number | null;
+}
+
+/** A record's or revocation's message as a leaf of its batch: its bytes, and once the batch is closed its index and inclusion path (32-byte hashes concatenated). */
+export interface ReceiptLeafRow {
+  readonly message: Uint8Array;
+  readonly leaf_index: number | null;
+  readonly inclusion_path: Uint8Array | null;
 }
 
 /** A key's compromise as a receipt reads it: the message's transaction and the declared `since`. */
@@ -56,6 +67,11 @@ export interface ReceiptReads {
    * `since` (ms), or null when the key is not declared compromised or has no such message.
    */
   compromise(keyFingerprint: Uint8Array): ReceiptCompromiseRow | null;
+  /**
+   * Record `recordId`'s leaf of kind `kind` (`record_message`, its creation; `revocation_message`)
+   * in the batch `batchTransactionId`, or null.
+   */
+  leaf(batchTransactionId: string, recordId: string, kind: "record_message" | "revocation_message"): ReceiptLeafRow | null;
   /** The signing key `fingerprint`, or null when it is not in signing_keys. */
   key(fingerprint: Uint8Array): ReceiptKeyRow | null;
 }

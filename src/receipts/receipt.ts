@@ -56,8 +56,17 @@ export interface ReceiptAnchor {
   readonly transactionId: string;
   readonly message: string;
   readonly runningHash: string;
-  /** Always null in version 1: every record is its own ledger message. */
-  readonly inclusion: null;
+  /** Null for a message anchored on its own; for a leaf of a batch (`message` the batch's), its inclusion proof. */
+  readonly inclusion: ReceiptInclusion | null;
+}
+
+/** docs/receipts.md §2.1: an RFC 9162 inclusion proof of `leafMessage` in the batch whose root `message` carries; byte strings in base64. */
+export interface ReceiptInclusion {
+  readonly algorithm: "RFC9162-SHA256";
+  readonly leafMessage: string;
+  readonly leafIndex: number;
+  readonly treeSize: number;
+  readonly path: readonly string[];
 }
 
 /** A revocation's anchor: sequence number, consensus time and running hash null until consensus. */

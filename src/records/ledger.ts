@@ -5,7 +5,7 @@
  * write a `pending` row in `ledger_transactions` in the same transaction as the record, and the
  * loop picks it up.
  */
-import type { BatchPolicy } from "../anchoring/journal/ports.ts";
+import type { BatchPolicy } from "../anchoring/types.ts";
 
 /** A transaction id chosen before anything is submitted, so anchoring survives a crash (docs/anchoring.md "Crashes"). */
 export interface ReservedTransaction {

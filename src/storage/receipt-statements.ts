@@ -4,13 +4,13 @@
  * return the same columns with the same JavaScript types: on PostgreSQL a bigint read as a number
  * is cast `::float8`.
  */
-import type { ReceiptKeyRow, ReceiptRecordRow, ReceiptTransactionRow } from "../receipts/ports.ts";
+import type { ReceiptKeyRow, ReceiptLeafRow, ReceiptRecordRow, ReceiptTransactionRow } from "../receipts/ports.ts";
 import { PG_RECORD_COLUMNS, RECORD_COLUMNS } from "./record-row.ts";
 import { statement } from "./store.ts";
 
 // ---- receipts (receipts/ports.ts: the rows; storage/{sqlite,postgres}/receipt-reads.ts run these) ----
 
-const TX_COLUMNS = ["transaction_id", "topic_id", "message", "state", "sequence_number", "consensus_at", "running_hash", "created_at"] as const;
+const TX_COLUMNS = ["transaction_id", "topic_id", "message", "state", "sequence_number", "consensus_at", "running_hash", "created_at", "kind", "batch_size"] as const;
 const TX_BIGINTS = new Set<string>(["sequence_number", "created_at"]);
 /** A transaction's columns, from alias `a`, optionally renamed `${prefix}${column}`, cast for PostgreSQL. */
 const txColumns = (engine: "sqlite" | "postgres", a: string, prefix = ""): string =>
@@ -31,6 +31,12 @@ export const RECEIPT_TRANSACTION = statement<ReceiptTransactionRow, [transaction
   name: "receipt: ledger transaction",
   sqlite: `SELECT ${txColumns("sqlite", "t")} FROM ledger_transactions t WHERE t.transaction_id = ?`,
   postgres: `SELECT ${txColumns("postgres", "t")} FROM ledger_transactions t WHERE t.transaction_id = $1`,
+});
+
+/** A record's leaf in its batch (through the index `ledger_transactions_leaves`). */
+export const RECEIPT_LEAF = statement<ReceiptLeafRow, [batchTransactionId: string, recordId: string, kind: string]>({
+  name: "receipt: a record's leaf in its batch",
+  sql: "SELECT message, leaf_index, inclusion_path FROM ledger_transactions WHERE batch_transaction_id = ? AND record_id = ? AND kind = ?",
 });
 
 /**
@@ -123,7 +129,8 @@ type Prefixed<P extends string, T> = { readonly [K in keyof T & string as `${P}$
 /**
  * Everything one receipt is built from, in one row: the record with the change counter; its
  * creation message (`c_`), its key's announcement (`a_`), its revocation message (`v_`) and its
- * signer key's compromise message (`k_`), each all null when there is none; the signer's and the seal key (`sk_`, `lk_`). One statement reads
+ * signer key's compromise message (`k_`), each all null when there is none; the record's leaves
+ * in the creation's and the revocation's batches (`cl_`, `vl_`), null when not batched; the signer's and the seal key (`sk_`, `lk_`). One statement reads
  * one snapshot on PostgreSQL, so the receipt is as consistent as one read transaction makes it,
  * in one round trip.
  */
@@ -132,6 +139,8 @@ export type ReceiptSnapshotRow = ReceiptRecordRow &
   Prefixed<"a_", ReceiptTransactionRow> &
   Prefixed<"v_", ReceiptTransactionRow> &
   Prefixed<"k_", ReceiptTransactionRow> & { readonly sk_compromised_since: number | null } &
+  Prefixed<"cl_", ReceiptLeafRow> &
+  Prefixed<"vl_", ReceiptLeafRow> &
   Prefixed<"sk_", ReceiptKeyRow> &
   Prefixed<"lk_", ReceiptKeyRow>;
 
@@ -142,7 +151,9 @@ const snapshot = (engine: "sqlite" | "postgres", p: (n: number) => string): stri
        ${txColumns(engine, "v", "v_")},
        ${txColumns(engine, "k", "k_")},
        sk.algorithm AS sk_algorithm, sk.public_key AS sk_public_key, sk.compromised_since${engine === "postgres" ? "::float8" : ""} AS sk_compromised_since,
-       lk.algorithm AS lk_algorithm, lk.public_key AS lk_public_key
+       lk.algorithm AS lk_algorithm, lk.public_key AS lk_public_key,
+       cl.message AS cl_message, cl.leaf_index AS cl_leaf_index, cl.inclusion_path AS cl_inclusion_path,
+       vl.message AS vl_message, vl.leaf_index AS vl_leaf_index, vl.inclusion_path AS vl_inclusion_path
   FROM records r
   LEFT JOIN ledger_transactions c ON c.transaction_id = r.transaction_id
   LEFT JOIN ledger_transactions a ON a.transaction_id = (${announcementOf(engine, "r.org_id", "r.signer_fingerprint", engine === "sqlite" ? "lower(hex(r.seal_fingerprint))" : "encode(r.seal_fingerprint, 'hex')", "c.sequence_number")})
@@ -150,6 +161,8 @@ const snapshot = (engine: "sqlite" | "postgres", p: (n: number) => string): stri
   LEFT JOIN ledger_transactions k ON k.key_fingerprint = r.signer_fingerprint AND ${liveCompromise("k")}
   LEFT JOIN signing_keys sk ON sk.fingerprint = r.signer_fingerprint
   LEFT JOIN signing_keys lk ON lk.fingerprint = r.seal_fingerprint
+  LEFT JOIN ledger_transactions cl ON cl.batch_transaction_id = r.transaction_id AND cl.record_id = r.id AND cl.kind = 'record_message'
+  LEFT JOIN ledger_transactions vl ON vl.batch_transaction_id = r.revocation_transaction_id AND vl.record_id = r.id AND vl.kind = 'revocation_message'
  WHERE r.id = ${p(1)}`;
 
 /** A record select list (`name` or `name::float8 AS name`) with every column taken from alias `a`. */

@@ -105,9 +105,7 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     keyId: text("key_id").primaryKey(),
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organisations.id),
+    orgId: text("org_id").notNull().references(() => organisations.id),
     environment: text("environment", { enum: ["live", "test"] }).notNull(),
     scopes: text("scopes").notNull(),
     secretDigest: blob("secret_digest", { mode: "buffer" }).notNull(),
@@ -144,37 +142,34 @@ export const auditLog = sqliteTable("audit_log", {
  *
  * `state`: `pending` (stored, not yet accepted by the ledger) → `accepted` (precheck passed) →
  * `anchored` (consensus; final), or `abandoned` (cannot reach consensus within its validity
- * window). Times are ms since the epoch; `consensus_at` is the ledger's `seconds.nanoseconds`
- * text with nanoseconds zero-padded to 9 digits, so it sorts as text.
+ * window); a batch is `open` first. Times are ms since the epoch; `consensus_at` is the ledger's
+ * `seconds.nanoseconds` text with nanoseconds zero-padded to 9 digits, so it sorts as text.
+ *
+ * Batches (docs/anchoring.md "Batches", migration 0015): `batch_leaf` is 1 for a leaf (a record or
+ * revocation message, never submitted itself; 0 for every other row and every row written before
+ * batches), `batch_transaction_id` its batch, `leaf_index` and `inclusion_path` (the path's node
+ * hashes, 32 bytes each, leaf to root) its place once the batch is closed; a `batch_message` has
+ * its `batch_sequence` (unique per organisation) and `batch_size` (its leaves).
  */
 export const ledgerTransactions = sqliteTable(
   "ledger_transactions",
   {
     transactionId: text("transaction_id").primaryKey(),
     kind: text("kind", { enum: ["topic_create", "record_message", "revocation_message", "key_announcement", "key_compromise", "batch_message"] }).notNull(),
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organisations.id),
+    orgId: text("org_id").notNull().references(() => organisations.id),
     recordId: text("record_id"),
     /** Null for a topic creation until its receipt names the new topic. */
     topicId: text("topic_id"),
     /** The message submitted (record, revocation and key-announcement messages). */
     message: blob("message", { mode: "buffer" }),
-    /**
-     * A `key_announcement`'s announced key (an organisation's or a person's fingerprint,
-     * docs/signing.md §2); for a person-signed record's `record_message`, the person's key whose
-     * announcement it waits for; null otherwise. One live announcement per organisation and key.
-     */
+    /** A `key_announcement`'s key; a `record_message`'s or `batch_message`'s signer key, whose announcement it waits for (docs/signing.md §2). */
     keyFingerprint: blob("key_fingerprint", { mode: "buffer" }),
     /**
      * A `key_announcement`'s organisation's `announcement_generation` when it was built: a key is
      * announced again, once, for each generation (a changed domain or name). 0 for every other row.
      */
     announcementGeneration: integer("announcement_generation").notNull().default(0),
-    /**
-     * A `key_announcement`'s seal key (its message's `sealKeyFingerprint`), null for other rows: a
-     * record message waits for its (signer, seal) pair's (docs/anchoring.md "Key announcements").
-     */
+    /** A `key_announcement`'s seal key (`sealKeyFingerprint`); a `batch_message`'s records' seal key, whose pair's announcement it waits for. */
     sealFingerprint: blob("seal_fingerprint", { mode: "buffer" }),
     /** The signed transaction as submitted; stored before the first submission. */
     signedBytes: blob("signed_bytes", { mode: "buffer" }),
@@ -189,21 +184,11 @@ export const ledgerTransactions = sqliteTable(
     lastError: text("last_error"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
-    /**
-     * Batched anchoring (docs/anchoring.md "Batches"): 1 for a leaf, a record or revocation
-     * message anchored as a leaf of a batch and never submitted itself; 0 for every other row,
-     * and for every row written before batches (each sent as its own message).
-     */
     batchLeaf: integer("batch_leaf").notNull().default(0),
-    /** A leaf's batch: the `batch_message` row's transaction id; null while the leaf waits for one. */
     batchTransactionId: text("batch_transaction_id"),
-    /** A leaf's index in its batch (RFC 9162 leaf order). */
     leafIndex: integer("leaf_index"),
-    /** A leaf's inclusion proof in its batch: the path's node hashes, 32 bytes each, leaf to root. */
     inclusionPath: blob("inclusion_path", { mode: "buffer" }),
-    /** A `batch_message`'s batch sequence (its message's `batch`): unique per organisation. */
     batchSequence: integer("batch_sequence"),
-    /** A `batch_message`'s number of leaves (its message's `size`). */
     batchSize: integer("batch_size"),
   },
   (t) => [
@@ -220,12 +205,8 @@ export const ledgerTransactions = sqliteTable(
     index("ledger_transactions_valid_start").on(t.validStartMs),
     // One topic per organisation: a second topic creation can never be queued while one is live.
     uniqueIndex("ledger_transactions_one_topic").on(t.orgId).where(sql`kind = 'topic_create' AND state <> 'abandoned'`),
-    // One key announcement per organisation, key and announcement generation while it could still
-    // land (docs/anchoring.md "Key announcements"): exactly once, whichever process or restart
-    // queues it.
-    uniqueIndex("ledger_transactions_one_announcement")
-      .on(t.orgId, t.keyFingerprint, t.announcementGeneration)
-      .where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
+    // One key announcement per organisation, key and generation while it could land: exactly once (docs/anchoring.md).
+    uniqueIndex("ledger_transactions_one_announcement").on(t.orgId, t.keyFingerprint, t.announcementGeneration).where(sql`kind = 'key_announcement' AND state <> 'abandoned'`),
     // One key-compromise message per key while it could still land: exactly once.
     uniqueIndex("ledger_transactions_one_compromise").on(t.keyFingerprint).where(sql`kind = 'key_compromise' AND state <> 'abandoned'`),
   ],
@@ -238,8 +219,8 @@ export const ledgerTransactions = sqliteTable(
  * rebuilt from `id`, `doc_hash`, `signed_at_ms` and `signer_fingerprint` on every verification
  * (docs/signing.md §3).
  *
- * The anchor columns mirror the record's creation message in `ledger_transactions`
- * (`transaction_id`), written in the same transaction as that row's state. At most one active
+ * The anchor columns mirror the ledger message (`transaction_id`: its batch's, or its own message
+ * before batches) in `ledger_transactions`, written in the same transaction as that row's state. At most one active
  * record (neither abandoned nor revoked) per organisation and hash: the unique index is what
  * makes two concurrent first calls create exactly one record. Once revoked, the hash can be
  * authenticated again as a new record (idempotency holds only while the organisation holds an
@@ -334,9 +315,7 @@ export const verifications = sqliteTable(
   "verifications",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organisations.id),
+    orgId: text("org_id").notNull().references(() => organisations.id),
     environment: text("environment", { enum: ["live", "test"] }).notNull(),
     keyId: text("key_id").notNull(),
     verdict: text("verdict").notNull(),
@@ -367,9 +346,7 @@ export const persons = sqliteTable(
   "persons",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id")
-      .notNull()
-      .references(() => organisations.id),
+    orgId: text("org_id").notNull().references(() => organisations.id),
     name: text("name").notNull(),
     email: text("email").notNull(),
     identityEvidence: text("identity_evidence").notNull(),
@@ -392,9 +369,7 @@ export const enrolments = sqliteTable(
   "enrolments",
   {
     tokenDigest: blob("token_digest", { mode: "buffer" }).primaryKey(),
-    personId: text("person_id")
-      .notNull()
-      .references(() => persons.id),
+    personId: text("person_id").notNull().references(() => persons.id),
     expiresAt: integer("expires_at").notNull(),
     usedAt: integer("used_at"),
     createdAt: integer("created_at").notNull(),
@@ -413,9 +388,7 @@ export const passkeys = sqliteTable(
   "passkeys",
   {
     credentialId: text("credential_id").primaryKey(),
-    personId: text("person_id")
-      .notNull()
-      .references(() => persons.id),
+    personId: text("person_id").notNull().references(() => persons.id),
     publicKey: blob("public_key", { mode: "buffer" }).notNull(),
     counter: integer("counter").notNull(),
     transports: text("transports"),
@@ -459,9 +432,7 @@ export const appSessions = sqliteTable(
   "app_sessions",
   {
     tokenDigest: blob("token_digest", { mode: "buffer" }).primaryKey(),
-    personId: text("person_id")
-      .notNull()
-      .references(() => persons.id),
+    personId: text("person_id").notNull().references(() => persons.id),
     createdAt: integer("created_at").notNull(),
     lastSeenAt: integer("last_seen_at").notNull(),
   },

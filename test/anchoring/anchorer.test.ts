@@ -435,7 +435,7 @@ describe("anchor loop", () => {
     const msgs = await messagesOn(rig, topicId);
     expect(msgs.map((m) => Buffer.from(String(m.message), "base64").toString())).toEqual([new TextDecoder().decode(later.message)]);
     for (const r of [maybe, refused]) expect((await rig.mirror(`/api/v1/transactions/${mirrorId(r.transactionId)}`)).status).toBe(404);
-    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
+    expect(rig.anchoring.backlog()).toMatchObject({ pending: 0, accepted: 0 });
   }, 60_000);
 
   test("a record that can no longer be submitted is abandoned when its window closes, whatever its backoff", async () => {
@@ -570,11 +570,11 @@ describe("anchor loop", () => {
     for (let i = 0; i < 3; i++) rig.insertRecord(orgId, topicId);
     await rig.anchoring.runOnce();
     await rig.anchoring.runOnce();
-    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 3 });
+    expect(rig.anchoring.backlog()).toMatchObject({ pending: 0, accepted: 3 });
     expect(() => rig.anchoring.assertCapacity()).toThrow(expect.objectContaining({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 5 }));
     rig.local.faults.resumeConsensus();
     await rig.drive(3);
-    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 0 });
+    expect(rig.anchoring.backlog()).toMatchObject({ pending: 0, accepted: 0 });
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
   }, 30_000);
 
@@ -604,7 +604,7 @@ describe("anchor loop", () => {
     for (let i = 0; i < 5; i++) rig.insertRecord(orgId, topicId);
     await rig.anchoring.runOnce();
     await rig.anchoring.runOnce();
-    expect(rig.anchoring.backlog()).toEqual({ pending: 0, accepted: 5 });
+    expect(rig.anchoring.backlog()).toMatchObject({ pending: 0, accepted: 5 });
     expect(() => rig.anchoring.assertCapacity()).not.toThrow();
     rig.local.faults.resumeConsensus();
     await rig.drive(3);

@@ -65,7 +65,7 @@ describe("causes", () => {
     expect(p.check(T)).toBe("behind");
     p.observe({ pending: 4000, accepted: 1000, oldestPendingAt: T });
     expect(p.check(T)).toBe("queue_full");
-    expect(p.backlog()).toEqual({ pending: 4000, accepted: 1000 });
+    expect(p.backlog()).toEqual({ pending: 4000, accepted: 1000, oldestPendingAt: T });
   });
 });
 

@@ -774,7 +774,8 @@ for (const engine of ENGINES) {
 
     test("queueSummary: counts by state, the oldest unfinished row, the last error", async () => {
       const { store, journal, row, queueRecord, clock } = await setup(engine);
-      expect(await store.read(queueSummary(clock.now()))).toEqual({ pending: 0, accepted: 0, anchored: 0, abandoned: 0, oldestUnfinished: null, lastError: null });
+      const noBatches = { open: 0, waiting: 0, waitingLeaves: 0, oldestWaitingSeconds: null, anchored: 0, anchoredLeaves: 0 };
+      expect(await store.read(queueSummary(clock.now()))).toEqual({ batches: noBatches, pending: 0, accepted: 0, anchored: 0, abandoned: 0, oldestUnfinished: null, lastError: null });
       const a = (await queueRecord()).transactionId;
       clock.advance(2000);
       const b = (await queueRecord()).transactionId;
@@ -783,6 +784,7 @@ for (const engine of ENGINES) {
       await journal.abandon(await row(c), "refused at precheck: BUSY_FOREVER");
       clock.advance(3000);
       expect(await store.read(queueSummary(clock.now()))).toEqual({
+        batches: noBatches,
         pending: 1,
         accepted: 1,
         anchored: 0,

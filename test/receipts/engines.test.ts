@@ -6,7 +6,7 @@
  * transaction), and the receipts compared: the same rows must give the same bytes on both engines.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createSigner, encodeRecordPayload, encodeSealPayload, type Signer } from "../../src/crypto/index.ts";
 import { receiptResponse, receiptRoutes } from "../../src/http/routes/receipts.ts";
 import { createHttp } from "../../src/http/server.ts";
@@ -26,6 +26,7 @@ import { useStoreEngines, type StoreEngine } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 import { createWriteQueue } from "../../src/records/write-queue.ts";
 import { anchoredKeyAnnouncement, consensusAt, numberedLedger, runningHash } from "../support/numbered-ledger.ts";
+import { anchorBatch, batchOf } from "../support/batches.ts";
 
 const { engines } = useStoreEngines();
 
@@ -55,13 +56,9 @@ function anchorTransaction(store: Store, transactionId: string, sequenceNumber: 
   );
 }
 
-/** As the anchor loop leaves a record and its creation message once anchored. */
+/** As the anchor loop leaves a record once the batch its message is a leaf of is closed and anchored. */
 async function anchorRecord(store: Store, recordId: string, sequenceNumber: number): Promise<void> {
-  const [row] = await store.read((db, t) => q(db.select({ tx: t.records.transactionId }).from(t.records).where(eq(t.records.id, recordId))));
-  await store.write((tx, t) =>
-    q(tx.update(t.records).set({ anchorState: "anchored", topicId: TOPIC, sequenceNumber, consensusAt: consensusAt(sequenceNumber) }).where(eq(t.records.id, recordId))),
-  );
-  await anchorTransaction(store, row!.tx, sequenceNumber);
+  await anchorBatch(store, await batchOf(store, recordId), sequenceNumber);
 }
 
 interface Scenario {
@@ -126,14 +123,18 @@ for (const engine of ENGINES) {
       s = await scenario(store, clock, signer);
     });
 
-    test("an anchored record's receipt: the stored signatures, payloads rebuilt, both anchors; the same again from what is kept", async () => {
+    test("an anchored record's receipt: the stored signatures, payloads rebuilt, both anchors (the batch's message, the record's leaf and its proof); the same again from what is kept", async () => {
       const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes });
       const first = await receipts.receipt(s.anchored);
       const [row] = await store.read((db, t) => q(db.select().from(t.records).where(eq(t.records.id, s.anchored))));
       const [creation] = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, row!.transactionId))));
       const [announcement] = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.kind, "key_announcement"))));
       const [signerKey] = await store.read((db, t) => q(db.select().from(t.signingKeys).where(eq(t.signingKeys.fingerprint, row!.signerFingerprint))));
+      const [leaf] = await store.read((db, t) => q(db.select().from(t.ledgerTransactions).where(and(eq(t.ledgerTransactions.batchTransactionId, row!.transactionId), eq(t.ledgerTransactions.recordId, s.anchored)))));
       const recordPayload = encodeRecordPayload({ recordId: row!.id, docHash: row!.docHash, signedAtMs: row!.signedAtMs, signerKeyFingerprint: row!.signerFingerprint });
+      // A batch of one (the record alone in its window): the leaf is the root, its path empty.
+      expect(decodeLedgerMessage(creation!.message!)).toMatchObject({ type: "batch", orgId: s.orgId, batch: 1, size: 1, revoked: [] });
+      expect(decodeLedgerMessage(leaf!.message!)).toMatchObject({ type: "record", recordId: s.anchored });
       expect(first).toMatchObject({
         v: 1,
         recordId: s.anchored,
@@ -151,7 +152,7 @@ for (const engine of ENGINES) {
           transactionId: row!.transactionId,
           message: b64(creation!.message!),
           runningHash: b64(runningHash(2)),
-          inclusion: null,
+          inclusion: { algorithm: "RFC9162-SHA256", leafMessage: b64(leaf!.message!), leafIndex: 0, treeSize: 1, path: [] },
         },
         keyAnnouncement: { topicId: TOPIC, sequenceNumber: 1, consensusAt: consensusAt(1), message: b64(announcement!.message!) },
         revocation: null,
@@ -176,9 +177,11 @@ for (const engine of ENGINES) {
       expect(await outcome(() => receipts.receipt(s.anchored, { orgId: s.otherOrgId }))).toEqual(notFound);
     });
 
-    test("a revoked record's receipt: the revocation's anchor null until its consensus, then its own", async () => {
+    test("a revoked record's receipt: the revocation's anchor null until its consensus (its own message standing for its batch's, still open), then its batch's with its proof", async () => {
       const receipts = createReceipts({ ...receiptsDrivers(store), clock, network: "testnet", mirrorNodes });
-      const [message] = await store.read((db, t) => q(db.select({ m: t.ledgerTransactions.message }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, s.revocationTransactionId))));
+      const [message] = await store.read((db, t) =>
+        q(db.select({ m: t.ledgerTransactions.message }).from(t.ledgerTransactions).where(and(eq(t.ledgerTransactions.batchTransactionId, s.revocationTransactionId), eq(t.ledgerTransactions.kind, "revocation_message")))),
+      );
       const early = await receipts.receipt(s.revoked);
       expect(early.revocation).toEqual({
         reason: "SUPERSEDED",
@@ -188,9 +191,17 @@ for (const engine of ENGINES) {
       expect(decodeLedgerMessage(message!.m!)).toMatchObject({ type: "revocation", recordId: s.revoked, reason: "SUPERSEDED" });
       const fresh = await engine.open();
       await copyRows(store, fresh);
-      await anchorTransaction(fresh, s.revocationTransactionId, 5);
+      await anchorBatch(fresh, s.revocationTransactionId, 5);
       const final = await createReceipts({ ...receiptsDrivers(fresh), clock, network: "testnet", mirrorNodes }).receipt(s.revoked);
-      expect(final.revocation!.anchor).toMatchObject({ sequenceNumber: 5, consensusAt: consensusAt(5), runningHash: b64(runningHash(5)) });
+      const [batch] = await fresh.read((db, t) => q(db.select({ m: t.ledgerTransactions.message }).from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, s.revocationTransactionId))));
+      expect(decodeLedgerMessage(batch!.m!)).toMatchObject({ type: "batch", size: 1, revoked: [s.revoked] });
+      expect(final.revocation!.anchor).toMatchObject({
+        sequenceNumber: 5,
+        consensusAt: consensusAt(5),
+        runningHash: b64(runningHash(5)),
+        message: b64(batch!.m!),
+        inclusion: { algorithm: "RFC9162-SHA256", leafMessage: b64(message!.m!), leafIndex: 0, treeSize: 1, path: [] },
+      });
       expect({ ...final, revocation: null }).toEqual({ ...early, revocation: null });
     });
 

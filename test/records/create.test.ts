@@ -42,7 +42,7 @@ interface ErrorBody {
 }
 
 describe("POST /v1/records", () => {
-  test("first call: 201 with the Record, record and pending ledger message written together", async () => {
+  test("first call: 201 with the Record; the record and its message, a leaf of the organisation's open batch whose transaction it names, written together", async () => {
     const h = await engineHarness();
     const org = await h.org();
     const res = await h.create(org, { originalDocHash: HASH(1), filename: "Résumé.pdf" });
@@ -56,10 +56,12 @@ describe("POST /v1/records", () => {
     expect(Date.parse(body.authenticatedAt)).toBe(T0);
     expect(body.anchorState).toBe("pending");
     expect(body.verifyUrl).toBe(`${h.config.publicUrl}/verify/${body.recordId}`);
+    // The first id is the leaf's, the second the batch's it opened: the record names the batch's.
+    expect(h.ledger.issued).toHaveLength(2);
     expect(body.anchor).toEqual({
       topicId: "0.0.1001",
-      transactionId: h.ledger.issued[0]!,
-      hashscanUrl: `http://ledger.test/transaction/${encodeURIComponent(h.ledger.issued[0]!)}`,
+      transactionId: h.ledger.issued[1]!,
+      hashscanUrl: `http://ledger.test/transaction/${encodeURIComponent(h.ledger.issued[1]!)}`,
     });
     expect(body.retryAfterSeconds).toBe(5);
 
@@ -76,18 +78,35 @@ describe("POST /v1/records", () => {
       transaction_id: body.anchor.transactionId,
       revoked_at: null,
     });
-    const tx = await h.row("SELECT * FROM ledger_transactions WHERE transaction_id = ?", body.anchor.transactionId) as Record<string, unknown>;
-    expect(tx).toMatchObject({
+    const leaf = await h.row("SELECT * FROM ledger_transactions WHERE transaction_id = ?", h.ledger.issued[0]!) as Record<string, unknown>;
+    expect(leaf).toMatchObject({
       kind: "record_message",
       org_id: org,
       record_id: body.recordId,
       topic_id: "0.0.1001",
       signed_bytes: null,
-      valid_start_ms: 1768469400000,
-      valid_seconds: 180,
       state: "pending",
       attempts: 0,
-      next_attempt_at: T0,
+      batch_leaf: 1,
+      batch_transaction_id: body.anchor.transactionId,
+      leaf_index: null,
+    });
+    const batch = await h.row("SELECT * FROM ledger_transactions WHERE transaction_id = ?", body.anchor.transactionId) as Record<string, unknown>;
+    expect(batch).toMatchObject({
+      kind: "batch_message",
+      org_id: org,
+      record_id: null,
+      topic_id: "0.0.1001",
+      message: null,
+      signed_bytes: null,
+      valid_start_ms: 1768469400000,
+      valid_seconds: 180,
+      state: "open",
+      attempts: 0,
+      batch_leaf: 0,
+      batch_size: 1,
+      // Its window: DOCVERIFY_BATCH_WINDOW_MS from its first leaf.
+      next_attempt_at: T0 + 250,
     });
     expect(h.ledger.wakes).toBe(1);
     expect(h.access.calls).toEqual([{ operation: "records.create", bodyUsed: false }]);
@@ -147,7 +166,8 @@ describe("POST /v1/records", () => {
     const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as RecordBody).recordId)));
     expect(ids.size).toBe(1);
     expect(await h.count("records")).toBe(1);
-    expect(await h.count("ledger_transactions")).toBe(1);
+    // Its leaf and the batch it opened.
+    expect(await h.count("ledger_transactions")).toBe(2);
   });
 
   test("concurrent calls for different hashes all succeed and share commits", async () => {
@@ -156,7 +176,11 @@ describe("POST /v1/records", () => {
     const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => h.create(org, { originalDocHash: HASH(`many-${i}`) })));
     expect(responses.map((r) => r.status)).toEqual(Array(30).fill(201));
     expect(await h.count("records")).toBe(30);
-    expect(await h.count("ledger_transactions")).toBe(30);
+    // Thirty leaves, all in one open batch, which every record names.
+    expect(await h.count("ledger_transactions")).toBe(31);
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as RecordBody[];
+    expect(new Set(bodies.map((b) => b.anchor.transactionId)).size).toBe(1);
+    expect(await h.row("SELECT batch_size, state FROM ledger_transactions WHERE kind = 'batch_message'")).toEqual({ batch_size: 30, state: "open" });
   });
 
   test("a record whose anchor was abandoned no longer counts: the next call creates a new one", async () => {
@@ -168,7 +192,6 @@ describe("POST /v1/records", () => {
     expect(res.status).toBe(201);
     const second = (await res.json()) as RecordBody;
     expect(second.recordId).not.toBe(first.recordId);
-    expect(second.anchor.transactionId).not.toBe(first.anchor.transactionId);
     // And the new one is the active record from then on.
     const again = await h.create(org, { originalDocHash: HASH(6) });
     expect(again.status).toBe(200);
@@ -198,7 +221,8 @@ describe("POST /v1/records", () => {
     const { recordId, anchor } = (await res.json()) as RecordBody;
     const other = await otherConnection(h.config);
     expect(await sqlRow(other, "SELECT id FROM records WHERE id = ?", recordId)).toEqual({ id: recordId });
-    expect(await sqlRow(other, "SELECT state FROM ledger_transactions WHERE transaction_id = ?", anchor.transactionId)).toEqual({ state: "pending" });
+    expect(await sqlRow(other, "SELECT state, batch_size FROM ledger_transactions WHERE transaction_id = ?", anchor.transactionId)).toEqual({ state: "open", batch_size: 1 });
+    expect(await sqlRow(other, "SELECT state FROM ledger_transactions WHERE batch_transaction_id = ? AND record_id = ?", anchor.transactionId, recordId)).toEqual({ state: "pending" });
   });
 
   sqliteOnly("the database file is written with synchronous = FULL", "a SQLite pragma", async () => {

@@ -60,7 +60,7 @@ async function expectError(res: Response, status: number, code: string): Promise
 }
 
 describe("POST /v1/records/{recordId}/revoke", () => {
-  test("success: 200 {recordId}; decision stored and its ledger message queued in the same commit", async () => {
+  test("success: 200 {recordId}; decision stored and its message queued in the same commit, a leaf of the organisation's open batch of revocations, which the revocation names", async () => {
     const h = await engineHarness();
     const org = await h.org();
     const recordId = await anchoredRecord(h, org);
@@ -70,9 +70,12 @@ describe("POST /v1/records/{recordId}/revoke", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ recordId });
     const row = (await h.row("SELECT revoked_at, revocation_reason, revocation_transaction_id, anchor_state FROM records WHERE id = ?", recordId)) as Record<string, unknown>;
+    // The leaf's id, then the id of the batch of revocations it opened: the record names the batch's.
     expect(row).toEqual({ revoked_at: T0 + 90_000, revocation_reason: "KEY_COMPROMISE", revocation_transaction_id: h.ledger.issued.at(-1)!, anchor_state: "anchored" });
-    const tx = (await h.row("SELECT * FROM ledger_transactions WHERE transaction_id = ?", row.revocation_transaction_id as string)) as Record<string, unknown>;
-    expect(tx).toMatchObject({ kind: "revocation_message", org_id: org, record_id: recordId, topic_id: "0.0.1001", state: "pending", attempts: 0, signed_bytes: null });
+    const batch = (await h.row("SELECT * FROM ledger_transactions WHERE transaction_id = ?", row.revocation_transaction_id as string)) as Record<string, unknown>;
+    expect(batch).toMatchObject({ kind: "batch_message", org_id: org, record_id: null, topic_id: "0.0.1001", state: "open", batch_size: 1, key_fingerprint: null, seal_fingerprint: null, message: null });
+    const tx = (await h.row("SELECT * FROM ledger_transactions WHERE transaction_id = ?", h.ledger.issued.at(-2)!)) as Record<string, unknown>;
+    expect(tx).toMatchObject({ kind: "revocation_message", org_id: org, record_id: recordId, topic_id: "0.0.1001", state: "pending", attempts: 0, signed_bytes: null, batch_leaf: 1, batch_transaction_id: row.revocation_transaction_id });
     const message = tx.message as Uint8Array;
     expect(message.length).toBeLessThanOrEqual(1024);
     expect(decodeLedgerMessage(message)).toEqual({ v: 1, type: "revocation", recordId, reason: "KEY_COMPROMISE", revokedAt: "2026-01-15T09:31:30.123Z" });

@@ -16,6 +16,8 @@ export function createBatcher(ctx: LoopContext, changes: StateChanges, policy: B
   const { journal, now } = ctx;
   /** When the next open batch's window ends (the loop's clock), as of the last look; null: none open. */
   let nextAt: number | null = null;
+  /** The open batches and their leaves, as of the last look. */
+  let open = { batches: 0, leaves: 0 };
 
   const build: BatchBuilder = ({ orgId, sequence, leaves }) => {
     const tree = merkleTree(leaves.map((l) => l.message));
@@ -34,17 +36,20 @@ export function createBatcher(ctx: LoopContext, changes: StateChanges, policy: B
     const t = now();
     let closed = 0;
     let soonest: number | null = null;
-    for (const open of await journal.openBatches()) {
-      if (open.nextAttemptAt > t && (open.batchSize ?? 0) < policy.max) {
-        soonest = soonest === null ? open.nextAttemptAt : Math.min(soonest, open.nextAttemptAt);
+    let left = { batches: 0, leaves: 0 };
+    for (const batch of await journal.openBatches()) {
+      if (batch.nextAttemptAt > t && (batch.batchSize ?? 0) < policy.max) {
+        soonest = soonest === null ? batch.nextAttemptAt : Math.min(soonest, batch.nextAttemptAt);
+        left = { batches: left.batches + 1, leaves: left.leaves + (batch.batchSize ?? 0) };
         continue;
       }
-      const row = await journal.closeBatch(open, build);
+      const row = await journal.closeBatch(batch, build);
       if (row === null) continue; // closed or abandoned meanwhile
       closed++;
       changes.event("closed", row, { topicId: row.topicId, batch: row.batchSequence, leaves: row.batchSize });
     }
     nextAt = soonest;
+    open = left;
     return closed;
   };
 
@@ -52,5 +57,7 @@ export function createBatcher(ctx: LoopContext, changes: StateChanges, policy: B
     close,
     /** When the loop should look again for a batch to close (the loop's clock), or null. */
     nextAt: () => nextAt,
+    /** The batches left open at the last look, and their leaves. */
+    open: () => open,
   };
 }

@@ -28,6 +28,8 @@ import type { RequestContexts } from "../request-context.ts";
 
 /** Anchor latency buckets, seconds: the local ledger anchors in about a second, public networks in 3–10 s. */
 const ANCHOR_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 600] as const;
+/** Leaves per batch: powers of two up to DOCVERIFY_BATCH_MAX's ceiling. */
+const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] as const;
 
 export interface ServiceMetricsDeps {
   readonly version: string;
@@ -37,8 +39,12 @@ export interface ServiceMetricsDeps {
    * in the background at most once a second on PostgreSQL. A state not counted yet has no series.
    */
   readonly records: () => RecordCounts;
-  /** Unfinished ledger transactions, as of the anchor loop's last pass. */
-  readonly backlog: () => { readonly pending: number; readonly accepted: number };
+  /** Unfinished ledger transactions (a batch counted as its leaves), as of the anchor loop's last pass, and when the oldest not yet accepted was queued. */
+  readonly backlog: () => { readonly pending: number; readonly accepted: number; readonly oldestPendingAt?: number | null };
+  /** The open batches and the leaves in them, as of the anchor loop's last look (docs/anchoring.md "Batches"). */
+  readonly openBatches?: () => { readonly batches: number; readonly leaves: number };
+  /** The clock the ages are measured on (default: the system's). */
+  readonly now?: () => number;
   /** Verification's signature checks that no memo answered, so far, by where they ran (the signer's `verifiedBy`). */
   readonly signatureVerifications?: () => { readonly thread: number; readonly workers: number };
   /** What each cache holds now, and its budget (docverify_cache_*). Names are fixed by the code. */
@@ -100,6 +106,14 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
     "Record creations refused with 503 by the anchor queue's back-pressure, by cause: queue_full (the backlog bound), behind (more unfinished than anchored in the last window), too_old (the oldest unaccepted message waits too long).",
     ["cause"],
   );
+  const batches = registry.counter(`${p}anchor_batches_total`, "Batches whose one ledger message reached consensus (docs/anchoring.md, Batches).");
+  const batchLeaves = registry.histogram(`${p}anchor_batch_leaves`, "Records and revocations per batch anchored.", [], BATCH_SIZE_BUCKETS);
+  const openBatches = registry.gauge(`${p}anchor_open_batches`, "Batches still taking records and revocations, as of the anchor loop's last look.");
+  const openLeaves = registry.gauge(`${p}anchor_open_batch_leaves`, "Records and revocations in the open batches, as of the anchor loop's last look.");
+  const oldestWaiting = registry.gauge(
+    `${p}anchor_oldest_waiting_seconds`,
+    "Age of the oldest record, revocation or message not yet accepted by the ledger (an open batch's first leaf, a batch waiting to be submitted), as of the anchor loop's last pass; 0 when none waits.",
+  );
   const signatureChecks = registry.counter(
     `${p}signature_verifications_total`,
     "Signature verifications made for POST /v1/verifications that no memo answered, by where they ran: thread (the API's own) or workers (the signing workers, while verification is busy).",
@@ -128,12 +142,20 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
   const backlogPending = backlog.labels("pending");
   const backlogAccepted = backlog.labels("accepted");
   const anchorLatencyByKind = new Map<string, HistogramChild>();
+  const batchLeavesChild = batchLeaves.labels();
 
   registry.onCollect(() => {
     for (const [state, n] of Object.entries(deps.records())) recordsByState.labels(state).set(n);
     const b = deps.backlog();
     backlogPending.set(b.pending);
     backlogAccepted.set(b.accepted);
+    const oldest = b.oldestPendingAt ?? null;
+    oldestWaiting.set(oldest === null ? 0 : Math.max(0, ((deps.now ?? Date.now)() - oldest) / 1000));
+    if (deps.openBatches !== undefined) {
+      const o = deps.openBatches();
+      openBatches.set(o.batches);
+      openLeaves.set(o.leaves);
+    }
     if (deps.signatureVerifications !== undefined) {
       const now = deps.signatureVerifications();
       checkedHere.inc(now.thread - checksSeen.thread);
@@ -194,6 +216,10 @@ export function createServiceMetrics(deps: ServiceMetricsDeps): ServiceMetrics {
       },
       backPressure(cause) {
         backPressure.labels(cause).inc();
+      },
+      batchAnchored(leaves) {
+        batches.inc();
+        batchLeavesChild.observe(leaves);
       },
     },
     verdict(verdict, tier) {

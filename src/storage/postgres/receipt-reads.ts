@@ -5,7 +5,7 @@
  * PostgreSQL raises it once per changing statement, whichever node writes, so what a receipt
  * keeps follows another node's change at once. Keeps nothing itself.
  */
-import type { ReceiptKeyRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow as TransactionRow } from "../../receipts/ports.ts";
+import type { ReceiptKeyRow, ReceiptLeafRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow as TransactionRow } from "../../receipts/ports.ts";
 import type { PostgresStore } from "../pg-store.ts";
 import { RECEIPT_SNAPSHOT, type ReceiptSnapshotRow } from "../receipt-statements.ts";
 import { firstRow, q } from "../store.ts";
@@ -25,7 +25,14 @@ function transactionOf(row: ReceiptSnapshotRow, p: "c_" | "a_" | "v_" | "k_"): T
     consensus_at: row[`${p}consensus_at`],
     running_hash: row[`${p}running_hash`],
     created_at: row[`${p}created_at`]!,
+    kind: row[`${p}kind`]!,
+    batch_size: row[`${p}batch_size`],
   };
+}
+
+function leafOf(row: ReceiptSnapshotRow, p: "cl_" | "vl_"): ReceiptLeafRow | null {
+  const message = row[`${p}message`];
+  return message === null ? null : { message, leaf_index: row[`${p}leaf_index`], inclusion_path: row[`${p}inclusion_path`] };
 }
 
 function keyOf(row: ReceiptSnapshotRow, p: "sk_" | "lk_"): ReceiptKeyRow | null {
@@ -63,6 +70,12 @@ export function snapshotReads(recordId: string, row: ReceiptSnapshotRow | undefi
       if (row === undefined || !sameBytes(fingerprint, row.signer_fingerprint)) throw mismatch("another key's compromise");
       const transaction = transactionOf(row, "k_");
       return transaction === null || row.sk_compromised_since === null ? null : { since: row.sk_compromised_since, transaction };
+    },
+    leaf: (batchId, id, kind) => {
+      if (row === undefined || id !== recordId) throw mismatch(`another record's leaf`);
+      if (kind === "record_message" && batchId === row.transaction_id) return leafOf(row, "cl_");
+      if (kind === "revocation_message" && batchId === row.revocation_transaction_id) return leafOf(row, "vl_");
+      throw mismatch(`a leaf in batch ${batchId}`);
     },
     key: (fingerprint) => {
       if (row !== undefined && sameBytes(fingerprint, row.signer_fingerprint)) return keyOf(row, "sk_");

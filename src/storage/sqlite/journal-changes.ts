@@ -151,7 +151,7 @@ function abandonRowIn(db: Db, tx: Tx & Pick<Db, "update">, rules: JournalRules, 
  */
 function joinRevocationBatch(db: Db, rules: JournalRules, orgId: string, topicId: string, t: number): string {
   const max = Math.min(rules.batches.max, rules.batches.maxRevocations);
-  const joined = db.$client.prepare<{ transaction_id: string }, [string, number, number]>(JOIN_OPEN_REVOCATION_BATCH.sqlite).get(orgId, max, max);
+  const joined = db.$client.prepare<{ transaction_id: string }, [string, number, number]>(JOIN_OPEN_REVOCATION_BATCH.sqlite).get(orgId, max, t);
   if (joined !== null) return joined.transaction_id;
   const id = rules.newTransactionId();
   db.$client.prepare(INSERT_OPEN_BATCH.sqlite).run(id.transactionId, orgId, topicId, null, null, id.validStartMs, id.validSeconds, t + rules.batches.windowMs, t, t);

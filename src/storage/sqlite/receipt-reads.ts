@@ -11,10 +11,10 @@
  * connection of any process, as a hash's record heads are for verification. Read only from.
  */
 import { approxBytes, Lru, namedCache, stringBytes } from "../../lib/lru.ts";
-import type { ReceiptCompromiseRow, ReceiptKeyRow, ReceiptRecordRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow } from "../../receipts/ports.ts";
+import type { ReceiptCompromiseRow, ReceiptKeyRow, ReceiptLeafRow, ReceiptRecordRow, ReceiptReads, ReceiptSource, ReceiptTransactionRow } from "../../receipts/ports.ts";
 import { readKept, type KeptRead } from "../data-version.ts";
 import { onFirstUse } from "./first-use.ts";
-import { RECEIPT_ANNOUNCEMENT, RECEIPT_COMPROMISE, RECEIPT_KEY, RECEIPT_RECORD, RECEIPT_TRANSACTION } from "../receipt-statements.ts";
+import { RECEIPT_ANNOUNCEMENT, RECEIPT_COMPROMISE, RECEIPT_KEY, RECEIPT_LEAF, RECEIPT_RECORD, RECEIPT_TRANSACTION } from "../receipt-statements.ts";
 import type { SqliteStore } from "../store.ts";
 
 /** Records' and transactions' rows kept, at most (each). */
@@ -31,12 +31,20 @@ export function sqliteReceiptReads(store: SqliteStore): ReceiptSource {
   const transactionById = onFirstUse(() => client.prepare<ReceiptTransactionRow, [string]>(RECEIPT_TRANSACTION.sqlite));
   const announcementOf = onFirstUse(() => client.prepare<ReceiptTransactionRow, [string, Uint8Array, string, number | null]>(RECEIPT_ANNOUNCEMENT.sqlite));
   const compromiseOf = onFirstUse(() => client.prepare<ReceiptTransactionRow & { since: number }, [Uint8Array]>(RECEIPT_COMPROMISE.sqlite));
+  const leafOf = onFirstUse(() => client.prepare<ReceiptLeafRow, [string, string, string]>(RECEIPT_LEAF.sqlite));
   const bytesOf = (id: string, kept: KeptRead<unknown>) => stringBytes(id) + approxBytes(kept);
   const keptRecords = new Lru<string, KeptRead<ReceiptRecordRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_RECORDS_BYTES, bytesOf });
   const keptTransactions = new Lru<string, KeptRead<ReceiptTransactionRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_TRANSACTIONS_BYTES, bytesOf });
   // A key's compromise, read on every receipt of a record it signed: kept like the rows above.
   const keptCompromises = new Lru<string, KeptRead<ReceiptCompromiseRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_TRANSACTIONS_BYTES, bytesOf });
-  const caches = [namedCache("receipt_records", keptRecords), namedCache("receipt_transactions", keptTransactions), namedCache("receipt_compromises", keptCompromises)];
+  // A leaf, once placed in its closed batch, never changes: kept like the rows above.
+  const keptLeaves = new Lru<string, KeptRead<ReceiptLeafRow | null>>({ maxEntries: RECEIPT_ROWS_ENTRIES, maxBytes: RECEIPT_TRANSACTIONS_BYTES, bytesOf });
+  const caches = [
+    namedCache("receipt_records", keptRecords),
+    namedCache("receipt_transactions", keptTransactions),
+    namedCache("receipt_compromises", keptCompromises),
+    namedCache("receipt_leaves", keptLeaves),
+  ];
   // One set of reads serves every receipt: each runs when asked.
   const reads: ReceiptReads = {
     record: (id) => readKept(keptRecords, store.version.others(), id, () => recordById().get(id)),
@@ -49,6 +57,7 @@ export function sqliteReceiptReads(store: SqliteStore): ReceiptSource {
         const { since, ...transaction } = row;
         return { since, transaction };
       }),
+    leaf: (batchId, recordId, kind) => readKept(keptLeaves, store.version.others(), `${kind} ${recordId} ${batchId}`, () => leafOf().get(batchId, recordId, kind)),
     key: (fingerprint) => keyByFingerprint().get(fingerprint),
   };
   return { readsFor: () => reads, caches: () => caches };
