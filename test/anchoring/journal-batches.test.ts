@@ -209,6 +209,18 @@ for (const engine of ENGINES) {
         expect((await h.row(joined[POLICY.max]!)).batchSize).toBe(1);
       });
 
+      test("a batch whose window has ended takes no more, closed or not: the next record (or revocation) opens another", async () => {
+        const h = await setup(engine);
+        const a = await h.creationLeaf();
+        const r = await h.revocationLeaf();
+        h.clock.advance(POLICY.windowMs);
+        const b = await h.creationLeaf();
+        const r2 = await h.revocationLeaf();
+        expect(b.batchId).not.toBe(a.batchId);
+        expect(r2.batchId).not.toBe(r.batchId);
+        for (const id of [a.batchId, r.batchId]) expect(await h.row(id)).toMatchObject({ state: "open", batchSize: 1 });
+      });
+
       test("a revocation joins its organisation's batch of revocations (no key, no seal key), at most `maxRevocations` in one; the record's revocation carries the batch's id; records never join it", async () => {
         const h = await setup(engine);
         const record = await h.creationLeaf();

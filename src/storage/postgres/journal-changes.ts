@@ -120,7 +120,7 @@ export function* requeueRevocation(tx: StoreDb, t: Tables, rules: JournalRules, 
  */
 function* joinRevocationBatch(rules: JournalRules, orgId: string, topicId: string, at: number): Op<string> {
   const max = Math.min(rules.batches.max, rules.batches.maxRevocations);
-  const joined = yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, orgId, max, max));
+  const joined = yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, orgId, max, at));
   if (joined !== undefined) return joined.transaction_id;
   const id = rules.newTransactionId();
   yield* q(changes(INSERT_OPEN_BATCH, id.transactionId, orgId, topicId, null, null, id.validStartMs, id.validSeconds, at + rules.batches.windowMs, at, at));
