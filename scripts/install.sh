@@ -230,6 +230,11 @@ if [ ! -f "$env_file" ]; then
 #DOCVERIFY_LOCAL_LEDGER_SECOND_MIRROR_PORT=
 #DOCVERIFY_ANCHOR_VALID_SECONDS=180
 
+# Batches: the records and revocations of this many milliseconds become one ledger message (0: each
+# its own message), at most this many in one (docs/anchoring.md, Batches).
+#DOCVERIFY_BATCH_WINDOW_MS=250
+#DOCVERIFY_BATCH_MAX=1024
+
 # Requests a minute: per client IP (and per key of an unvalidated organisation), per key and
 # per organisation of a validated organisation.
 #DOCVERIFY_RATE_LIMIT_ANONYMOUS=60

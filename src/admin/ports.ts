@@ -23,6 +23,10 @@ export interface LedgerTxRow {
   readonly consensus_at: string | null;
   readonly attempts: number;
   readonly last_error: string | null;
+  /** `batch_message` for a batch (docs/anchoring.md "Batches"), with its sequence (once closed) and its records so far. */
+  readonly kind: string;
+  readonly batch_sequence: number | null;
+  readonly batch_size: number | null;
 }
 
 /** An audit_log row as stored: `before` and `after` JSON text, or null. */

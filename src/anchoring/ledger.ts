@@ -131,8 +131,12 @@ export interface ConfirmedMessage {
 export type ConfirmOutcome =
   | { readonly kind: "confirmed"; readonly value: ConfirmedMessage }
   | { readonly kind: "not_found" }
-  /** The mirror holds a different message there: never treat the record as anchored. */
-  | { readonly kind: "mismatch"; readonly reason: string }
+  /**
+   * The mirror holds a different message there: never treat the record as anchored. `otherBytes`:
+   * our transaction, on our topic, reached consensus carrying other bytes than ours (a batch
+   * closed again from a restored backup, after the first was sent: docs/anchoring.md "Batches").
+   */
+  | { readonly kind: "mismatch"; readonly reason: string; readonly otherBytes?: true }
   | { readonly kind: "unreachable"; readonly error: string };
 
 /** A message as the mirror node lists a topic's messages (`/api/v1/topics/{id}/messages`). */

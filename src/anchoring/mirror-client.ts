@@ -149,7 +149,7 @@ export function createMirrorClient(options: { readonly mirrorUrl: string; readon
         }
       }
       const bytes = typeof m.message === "string" ? Buffer.from(m.message, "base64") : null;
-      if (bytes === null || !Buffer.from(expected.message).equals(bytes)) return mismatch("the message bytes differ");
+      if (bytes === null || !Buffer.from(expected.message).equals(bytes)) return { kind: "mismatch", reason: "the message bytes differ", otherBytes: true };
       if (typeof m.consensus_timestamp !== "string" || !/^\d+\.\d{9}$/.test(m.consensus_timestamp)) return mismatch("no consensus timestamp");
       const runningHash = typeof m.running_hash === "string" ? new Uint8Array(Buffer.from(m.running_hash, "base64")) : new Uint8Array(0);
       return { kind: "confirmed", value: { sequenceNumber: m.sequence_number, consensusAt: m.consensus_timestamp, runningHash } };

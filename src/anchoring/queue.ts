@@ -50,9 +50,9 @@ export function* pendingPersonKeyAnnouncement(tx: StoreDb, t: Tables, input: Per
  * (storage/store.ts), in the transaction that writes the record or its revocation: a leaf of its
  * organisation's open batch for the record's signer key and seal key (for a revocation: its open
  * batch of revocations), made when none has room (docs/anchoring.md "Batches"). The record (or
- * its revocation) then carries the batch's transaction id, which the step returns. With
- * `batchLeaf: 0`, a message sent on its own, as every one was before batches (tests of the
- * journal's rows of an earlier release); its own id is returned.
+ * its revocation) then carries the batch's transaction id, which the step returns. With a batch
+ * window of 0, or `batchLeaf: 0`, a message sent on its own, as every one was before batches; its
+ * own id is returned.
  */
 export function* pendingMessage(
   _tx: StoreDb,
@@ -66,7 +66,8 @@ export function* pendingMessage(
   },
 ): Op<string> {
   checkMessage(input);
-  const leaf = (input.batchLeaf ?? 1) === 1;
+  // A batch window of 0 (DOCVERIFY_BATCH_WINDOW_MS=0): no batches, each message its own, as before batches.
+  const leaf = (input.batchLeaf ?? (input.batches?.policy.windowMs === 0 ? 0 : 1)) === 1;
   let batchId: string | null = null;
   if (leaf) {
     const batches = input.batches;

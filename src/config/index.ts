@@ -36,7 +36,7 @@ export interface Config {
     /** The embedded local ledger's ports, where set; unset ones are remembered in `DATA_DIR/ledger/ports.json`, else free ones. */
     readonly localPorts: { readonly grpc?: number; readonly mirror?: number; readonly secondMirror?: number };
     readonly anchorValidSeconds: number;
-    /** Batches (docs/anchoring.md "Batches"): how long an organisation's oldest leaf waits for others, ms (0 to 5,000). */
+    /** Batches (docs/anchoring.md "Batches"): how long a batch takes records, from its first, ms (1 to 5,000); 0: no batches, each record its own message. */
     readonly batchWindowMs: number;
     /** At most this many leaves in one batch (1 to 1,024). */
     readonly batchMax: number;

@@ -28,8 +28,9 @@ export const ADMIN_RECORDS_BY_HASH = statement<AdminRecordRow, [docHash: string]
 
 export const ADMIN_LEDGER_TRANSACTION = statement<LedgerTxRow, [transactionId: string]>({
   name: "admin: ledger transaction",
-  sqlite: "SELECT transaction_id, state, sequence_number, consensus_at, attempts, last_error FROM ledger_transactions WHERE transaction_id = ?",
-  postgres: "SELECT transaction_id, state, sequence_number::float8 AS sequence_number, consensus_at, attempts::float8 AS attempts, last_error FROM ledger_transactions WHERE transaction_id = $1",
+  sqlite: "SELECT transaction_id, state, sequence_number, consensus_at, attempts, last_error, kind, batch_sequence, batch_size FROM ledger_transactions WHERE transaction_id = ?",
+  postgres:
+    "SELECT transaction_id, state, sequence_number::float8 AS sequence_number, consensus_at, attempts::float8 AS attempts, last_error, kind, batch_sequence, batch_size FROM ledger_transactions WHERE transaction_id = $1",
 });
 
 /** Audit rows below an id, newest first (keyset paging). */

@@ -265,7 +265,7 @@ describe("an administrator's sitting, against a running serve", () => {
     expect(s).toMatch(/sequence      \d+/);
     expect(s).toMatch(/consensus     \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(\d+\.\d{9}\)/);
     expect(s).toMatch(/revocation    REVOKED \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, reason SUPERSEDED/);
-    expect(s).toMatch(/message     0\.0\.\d+@\d+\.\d+: (pending|accepted|anchored)/);
+    expect(s).toMatch(/message     0\.0\.\d+@\d+\.\d+: (open|pending|accepted|anchored)/);
 
     t.keys("Escape");
     await t.heading("Main menu");

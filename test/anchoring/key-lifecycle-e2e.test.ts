@@ -21,7 +21,7 @@ import { cli, cliAsync } from "../ops/support.ts";
 import { cleanup, startService, tempDir, type ServiceProcess } from "../support/env.ts";
 import { startSeparateLedger } from "../support/separate-ledger.ts";
 import { waitFor } from "../support/wait.ts";
-import { call, consensusMs, createRecord, expectKeyWindows, HIGH_LIMITS, publicKeyDigest, recordStream, topicMessages, type Created } from "./key-lifecycle-rig.ts";
+import { call, consensusMs, createRecord, expectKeyWindows, HIGH_LIMITS, leavesInDataFolder, publicKeyDigest, recordStream, topicMessages, withLeaves, type Created } from "./key-lifecycle-rig.ts";
 
 afterAll(cleanup);
 
@@ -63,8 +63,8 @@ async function deploy(ledgerEnv: Record<string, string>) {
     /** Waits until no record awaits the ledger. */
     allAnchored: () =>
       waitFor("every record anchored", () => (rows<{ n: number }>("SELECT count(*) AS n FROM records WHERE anchor_state <> 'anchored'")[0]!.n === 0 ? true : undefined), 30_000, 100),
-    /** Every message on the organisation's topic. */
-    topic: async () => topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, rows<{ t: string }>("SELECT topic_id AS t FROM organisations WHERE id = ?", orgId)[0]!.t),
+    /** Every message on the organisation's topic, each batch's leaves in its place. */
+    topic: async () => withLeaves(await topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, rows<{ t: string }>("SELECT topic_id AS t FROM organisations WHERE id = ?", orgId)[0]!.t), leavesInDataFolder(data)),
     /** A record message's signer digest → the key's fingerprint. */
     keyOf: () => {
       const keys = new Map(rows<{ fp: string; pk: Uint8Array }>("SELECT lower(hex(fingerprint)) AS fp, public_key AS pk FROM signing_keys").map((k) => [publicKeyDigest(k.pk), k.fp]));

@@ -9,6 +9,10 @@ import { expect } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import type { ServiceProcess } from "../support/env.ts";
 import { createRecordOnceTopicExists } from "../support/topic.ts";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { merkleTree } from "../../src/anchoring/merkle.ts";
+import { DATABASE_FILE } from "../../src/storage/data-folder.ts";
 
 export const HIGH_LIMITS = { DOCVERIFY_RATE_LIMIT_ANONYMOUS: "1000000", DOCVERIFY_RATE_LIMIT_KEY: "1000000", DOCVERIFY_RATE_LIMIT_ORG: "1000000" };
 export const sha = () => `sha256:${createHash("sha256").update(randomBytes(32)).digest("hex")}`;
@@ -82,6 +86,54 @@ export async function topicMessages(mirrorUrl: string, topicId: string): Promise
     next = page.links.next;
   }
   return out;
+}
+
+/**
+ * The topic's messages with each batch message replaced by its leaves, in leaf order, at the
+ * batch's place (a leaf is anchored where its batch is: docs/anchoring.md "Batches"). `leavesOf`
+ * gives a batch's leaves (from the appliance's database: the topic carries only the root); each
+ * batch's root and size are recomputed from them, and no leaf may be in two batches.
+ */
+export function withLeaves(messages: readonly TopicMessage[], leavesOf: (sequenceNumber: number) => readonly Uint8Array[]): TopicMessage[] {
+  const out: TopicMessage[] = [];
+  const seen = new Set<string>();
+  for (const x of messages) {
+    if (x.m.type !== "batch") {
+      out.push(x);
+      continue;
+    }
+    const leaves = leavesOf(x.sequenceNumber);
+    expect({ batch: x.sequenceNumber, size: leaves.length, root: Buffer.from(merkleTree([...leaves]).root).toString("hex") }).toEqual({
+      batch: x.sequenceNumber,
+      size: Number(x.m.size),
+      root: x.m.root!,
+    });
+    for (const leaf of leaves) {
+      const text = Buffer.from(leaf).toString("utf8");
+      expect({ leaf: text, twice: seen.has(text) }).toEqual({ leaf: text, twice: false });
+      seen.add(text);
+      out.push({ sequenceNumber: x.sequenceNumber, consensusAt: x.consensusAt, m: JSON.parse(text) as Record<string, string> });
+    }
+  }
+  return out;
+}
+
+/** The leaves of every anchored batch in an embedded data folder's database, by the batch message's sequence number. */
+export function leavesInDataFolder(dataDir: string): (sequenceNumber: number) => Uint8Array[] {
+  const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
+  try {
+    const rows = db
+      .query(
+        `SELECT b.sequence_number AS seq, l.message AS message FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
+          WHERE b.state = 'anchored' AND l.batch_leaf = 1 ORDER BY b.sequence_number, l.leaf_index`,
+      )
+      .all() as { seq: number; message: Uint8Array }[];
+    const bySequence = new Map<number, Uint8Array[]>();
+    for (const r of rows) bySequence.set(r.seq, [...(bySequence.get(r.seq) ?? []), new Uint8Array(r.message)]);
+    return (seq) => bySequence.get(seq) ?? [];
+  } finally {
+    db.close();
+  }
 }
 
 /** `sha256:` + hex SHA-256 of a raw public key, as a record message names its signer (docs/records.md §3). */

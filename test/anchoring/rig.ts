@@ -6,7 +6,9 @@
 import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { createAnchoring, sqliteAnchorStorage, type AnchorMetrics, type Anchoring } from "../../src/anchoring/anchorer.ts";
-import { insertPendingMessage } from "../../src/anchoring/queue.ts";
+import { insertPendingMessage, pendingMessage } from "../../src/anchoring/queue.ts";
+import type { BatchPolicy } from "../../src/anchoring/journal/ports.ts";
+import { DEFAULT_BATCH_POLICY } from "../../src/anchoring/journal/rules.ts";
 import { anchoringDrivers, journalDrivers, recordsDrivers } from "../support/drivers.ts";
 import { createHederaLedger } from "../../src/anchoring/hedera-ledger.ts";
 import type { HederaLedgerOptions } from "../../src/anchoring/hedera-options.ts";
@@ -20,7 +22,8 @@ import { and, eq } from "drizzle-orm";
 import { onCleanup, tempDir, testConfig } from "../support/env.ts";
 import { createRecordsFixture } from "../support/records-fixture.ts";
 import { createKeyAnnouncements } from "../../src/records/announcements.ts";
-import { encodeBatchMessage } from "../../src/records/messages.ts";
+import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
+import { encodeBatchMessage, encodeCreationMessage, encodeRevocationMessage } from "../../src/records/messages.ts";
 
 export const VALID_SECONDS = 30;
 
@@ -56,6 +59,13 @@ export interface Rig {
   orgWithTopic(): Promise<{ orgId: string; topicId: string; announcement: typeof ledgerTransactions.$inferSelect }>;
   /** A record and its pending creation message, written together as the records service does. */
   insertRecord(orgId: string, topicId: string, message?: Uint8Array): { recordId: string; transactionId: string; message: Uint8Array };
+  /**
+   * A record and its creation message, the message a leaf of the organisation's open batch, written
+   * together as the records service does (`pendingMessage`); the record carries the batch's id.
+   */
+  insertBatchedRecord(orgId: string, topicId: string, policy?: BatchPolicy): { recordId: string; batchId: string; leafId: string; message: Uint8Array };
+  /** A revocation of `recordId` and its message, a leaf of the organisation's open batch of revocations, as the records service writes them. */
+  revokeBatched(orgId: string, topicId: string, recordId: string, policy?: BatchPolicy): { batchId: string; message: Uint8Array };
   /** Advances time by `ms`, runs consensus, then one loop pass; `times` times. */
   drive(times?: number, ms?: number): Promise<void>;
   row(transactionId: string): typeof ledgerTransactions.$inferSelect;
@@ -75,6 +85,8 @@ export async function makeRig(
     backlogFloor?: number;
     /** See AnchoringOptions.confirmFallbackMs (default: the loop's, 15 s). */
     confirmFallbackMs?: number;
+    /** See AnchoringOptions.batchMax (default: the loop's, 1,024). */
+    batchMax?: number;
     metrics?: AnchorMetrics;
     /** What the loop sees of the ledger (default: the SDK adapter itself), e.g. to watch its submissions. */
     wrapLedger?: (ledger: Ledger) => Ledger;
@@ -88,6 +100,8 @@ export async function makeRig(
   const core = openCore({ config: testConfig({ DOCVERIFY_DATA_DIR: dir, DOCVERIFY_ANCHOR_VALID_SECONDS: String(VALID_SECONDS) }), log, clock });
   onCleanup(() => core.close());
   const fixture = createRecordsFixture({ db: core.db, signer: core.signer });
+  // The fixture's seal key is the service's: announcements name the key that sealed its records.
+  core.db.$client.query("INSERT OR REPLACE INTO service_meta (key, value) VALUES (?, ?)").run(SEAL_KEY_META, Buffer.from(fixture.seal.fingerprint).toString("hex"));
   const local = await startLocalLedger({ dataDir: join(dir, "ledger"), consensusMs: options.consensusMs ?? 1000, clock });
   onCleanup(() => local.close());
   const adapter = hederaLedgerOver(local, {
@@ -119,6 +133,7 @@ export async function makeRig(
       ...(options.backlogFloor !== undefined ? { backlogFloor: options.backlogFloor } : {}),
       ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
       ...(options.confirmFallbackMs !== undefined ? { confirmFallbackMs: options.confirmFallbackMs } : {}),
+      ...(options.batchMax !== undefined ? { batchMax: options.batchMax } : {}),
     });
     onCleanup(() => a.stop());
     return a;
@@ -162,6 +177,41 @@ export async function makeRig(
       });
       rig.anchoring.queue.wake();
       return { recordId, transactionId: reserved.transactionId, message };
+    },
+    insertBatchedRecord(orgId, topicId, policy = DEFAULT_BATCH_POLICY) {
+      const reserved = rig.anchoring.queue.newTransactionId();
+      const now = clock.now();
+      const docHash = `sha256:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`;
+      const recordId = fixture.addOrgRecord(fixture.orgOf(orgId), { docHash, anchorState: "pending", topicId, transactionId: reserved.transactionId, signedAtMs: now, createdAt: now });
+      const row = core.db.select().from(records).where(eq(records.id, recordId)).get()!;
+      const message = encodeCreationMessage({ recordId, docHash, signedAtMs: now, signerPublicKey: fixture.orgOf(orgId).systemKey.publicKey, signature: row.signature, sealSignature: row.sealSignature });
+      const batchId = core.store.writeSync((tx, t) =>
+        pendingMessage(tx, t, {
+          kind: "record_message",
+          ...reserved,
+          orgId,
+          recordId,
+          topicId,
+          message,
+          now,
+          keyFingerprint: row.signerFingerprint,
+          sealFingerprint: row.sealFingerprint,
+          batches: { policy, newBatchId: () => rig.anchoring.queue.newTransactionId() },
+        }),
+      );
+      rig.anchoring.queue.wake();
+      return { recordId, batchId, leafId: reserved.transactionId, message };
+    },
+    revokeBatched(orgId, topicId, recordId, policy = DEFAULT_BATCH_POLICY) {
+      const reserved = rig.anchoring.queue.newTransactionId();
+      const now = clock.now();
+      const message = encodeRevocationMessage({ recordId, reason: "SUPERSEDED", revokedAtMs: now });
+      core.db.update(records).set({ revokedAt: now, revocationReason: "SUPERSEDED", revocationTransactionId: reserved.transactionId }).where(eq(records.id, recordId)).run();
+      const batchId = core.store.writeSync((tx, t) =>
+        pendingMessage(tx, t, { kind: "revocation_message", ...reserved, orgId, recordId, topicId, message, now, batches: { policy, newBatchId: () => rig.anchoring.queue.newTransactionId() } }),
+      );
+      rig.anchoring.queue.wake();
+      return { batchId, message };
     },
     async drive(times = 1, ms = 1100) {
       for (let i = 0; i < times; i++) {

@@ -2,8 +2,9 @@
  * Receipts end to end on serve's embedded ledger (two mirror ports, one host): verified and revoked
  * in `docverify verify-receipt`, `node docverify-verify.mjs` and the page, with serve stopped (the
  * ledger brought back alone on serve's data folder, at the same addresses). See e2e-rig.ts. And a
- * receipt of a data folder the previous release left, before trust roots, served
- * once today's serve has opened and migrated that folder: verified with its mirror nodes named.
+ * receipt of a data folder the previous release left, before trust roots and batches (its record
+ * anchored as its own message), served once today's serve has opened and migrated that folder:
+ * verified with its mirror nodes named; the records made after it are anchored in batches.
  * On that folder the organisation's key is then rotated (`docverify org rotate-key`, serve
  * running): the old record's receipt and verdict are unchanged, a new record is signed with the new
  * key and anchored after its announcement (which names the key it replaces), and both verify; then
@@ -17,7 +18,7 @@ import { Database } from "bun:sqlite";
 import { DATABASE_FILE } from "../../src/storage/data-folder.ts";
 import { cli } from "../ops/support.ts";
 import { ROOT, cleanup } from "../support/env.ts";
-import { expectKeyWindows, publicKeyDigest, topicMessages } from "../anchoring/key-lifecycle-rig.ts";
+import { expectKeyWindows, leavesInDataFolder, publicKeyDigest, topicMessages, withLeaves } from "../anchoring/key-lifecycle-rig.ts";
 import {
   asPreviousReleaseLeftIt,
   authenticate,
@@ -70,14 +71,20 @@ describe("a data folder the previous release left: its record's receipt, served 
   };
 
   beforeAll(async () => {
-    d = await deploy("embedded");
+    // Records as releases before batches anchored them, each its own message (the setting that
+    // still does it): the previous release's folder holds nothing a batch wrote.
+    d = await deploy("embedded", { env: { DOCVERIFY_BATCH_WINDOW_MS: "0" } });
     held = await authenticate(d);
     let migrationsBefore = 0;
-    // serve stopped, the folder is made the previous release's; serve starts on it again and migrates it.
-    await d.restartServe(() => {
-      asPreviousReleaseLeftIt(d.dataDir);
-      migrationsBefore = applied(d.dataDir);
-    });
+    // serve stopped, the folder is made the previous release's; serve starts on it again, with
+    // today's defaults (batches), and migrates it.
+    await d.restartServe(
+      () => {
+        asPreviousReleaseLeftIt(d.dataDir);
+        migrationsBefore = applied(d.dataDir);
+      },
+      { DOCVERIFY_BATCH_WINDOW_MS: undefined },
+    );
     const receiptText = await d.receipt(held.recordId);
     const migrationsAfter = applied(d.dataDir);
 
@@ -99,7 +106,7 @@ describe("a data folder the previous release left: its record's receipt, served 
       oldVerdict: await verdictOf(held.document),
       fresh,
       freshVerdict: await verdictOf(fresh.document),
-      windows: expectKeyWindows(await topicMessages(d.mirrors[0]!, topicId), (digest) => keys.get(digest) ?? digest, recordIds),
+      windows: expectKeyWindows(withLeaves(await topicMessages(d.mirrors[0]!, topicId), leavesInDataFolder(d.dataDir)), (digest) => keys.get(digest) ?? digest, recordIds),
     };
     // Then the service's seal key, as an operator does: the next record is sealed with the new one.
     const s = cli(["seal", "rotate-key", "--json", "--data", d.dataDir]);
@@ -116,6 +123,18 @@ describe("a data folder the previous release left: its record's receipt, served 
     expect(journal.some((e) => e.tag >= FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE)).toBe(true);
     expect(upgraded.migrationsBefore).toBe(journal.filter((e) => e.tag < FIRST_MIGRATION_AFTER_PREVIOUS_RELEASE).length);
     expect(upgraded.migrationsAfter).toBe(journal.length);
+  });
+
+  test("the record the previous release anchored as its own message keeps its receipt without an inclusion proof; records made after the upgrade are anchored in batches, with one", () => {
+    const anchorOf = (text: string) => (JSON.parse(text) as { anchor: { message: string; inclusion: { leafMessage: string; treeSize: number } | null } }).anchor;
+    const before = anchorOf(held.receiptText);
+    expect(before.inclusion).toBeNull();
+    expect(JSON.parse(Buffer.from(before.message, "base64").toString("utf8"))).toMatchObject({ type: "record", recordId: held.recordId });
+    for (const fresh of [rotated.fresh, sealRotated.fresh]) {
+      const after = anchorOf(fresh.receiptText);
+      expect(JSON.parse(Buffer.from(after.message, "base64").toString("utf8"))).toMatchObject({ type: "batch" });
+      expect(JSON.parse(Buffer.from(after.inclusion!.leafMessage, "base64").toString("utf8"))).toMatchObject({ type: "record", recordId: fresh.recordId });
+    }
   });
 
   test("the receipt is the one the folder gave before (but for its issuing time), its key announcement as that release wrote it, suggesting the ledger's two ports", () => {

@@ -111,7 +111,7 @@ export interface Deployment {
    * Stops serve, runs `between` (serve stopped: the data folder is free), and starts serve again on
    * the same folder with the same settings; the embedded ledger comes back at the same addresses.
    */
-  restartServe(between?: () => void | Promise<void>): Promise<void>;
+  restartServe(between?: () => void | Promise<void>, env?: Readonly<Record<string, string | undefined>>): Promise<void>;
   /**
    * Stops serve, leaving the ledger up: the separate process stays; the embedded ledger (which
    * stops with serve) is started again alone on serve's data folder, at the same addresses.
@@ -125,10 +125,10 @@ export interface Deployment {
  * live key are made by the administrator's core on serve's data folder, as `docverify org create`
  * and `key mint` would.
  */
-export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?: string[] } = {}): Promise<Deployment> {
+export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?: string[]; env?: Readonly<Record<string, string>> } = {}): Promise<Deployment> {
   const orgName = options.orgName ?? "Acme <b>&amp;</b> \"Söhne\" 🧾";
   const cmd = options.cmd ?? FROM_SOURCE;
-  let env: Record<string, string> = { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: CONSENSUS_MS, ...HIGH_LIMITS };
+  let env: Record<string, string> = { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: CONSENSUS_MS, ...HIGH_LIMITS, ...options.env };
   let separate: LedgerProcess | null = null;
   if (kind === "separate") {
     separate = await startLedgerProcess(tempDir("docverify-ledger-"), ["--second-mirror-port", "0"], cmd);
@@ -136,7 +136,7 @@ export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?
     env = { ...env, DOCVERIFY_LOCAL_LEDGER_URL: separate.mirrorUrl, DOCVERIFY_MIRROR_NODES: separate.mirrorUrls.join(",") };
   }
   const dataDir = tempDir();
-  const serveOptions = { cmd, cwd: tempDir("docverify-cwd-"), env: { DOCVERIFY_DATA_DIR: dataDir, ...env } };
+  let serveOptions = { cmd, cwd: tempDir("docverify-cwd-"), env: { DOCVERIFY_DATA_DIR: dataDir, ...env } };
   let svc = await startService(serveOptions);
   const admin = openCore({ config: parseConfig({ DOCVERIFY_DATA_DIR: dataDir }), log: memoryLogger() });
   const org = await admin.organisations.create({ name: orgName, apiAccess: true, addon: true, validated: true }, "test");
@@ -189,10 +189,19 @@ export async function deploy(kind: LedgerKind, options: { orgName?: string; cmd?
     if (code !== 0) throw new Error(`serve exited with ${code}: ${svc.stderr()}`);
   }
 
-  async function restartServe(between?: () => void | Promise<void>): Promise<void> {
+  /** Stops serve, runs `between`, starts it again; `env` changes its settings from then on (undefined: unset). */
+  async function restartServe(between?: () => void | Promise<void>, changed?: Readonly<Record<string, string | undefined>>): Promise<void> {
     if (stopped) throw new Error("restartServe after stopServe");
     await stopSvc();
     await between?.();
+    if (changed !== undefined) {
+      const next: Record<string, string> = { ...serveOptions.env };
+      for (const [name, value] of Object.entries(changed)) {
+        if (value === undefined) delete next[name];
+        else next[name] = value;
+      }
+      serveOptions = { ...serveOptions, env: next as typeof serveOptions.env };
+    }
     svc = await startService(serveOptions);
   }
 

@@ -5,6 +5,7 @@
  * its chooser (storage/*-drivers.ts) gives for the store. Rows are made with the services, as the
  * anchor loop leaves them once anchored.
  */
+import { anchorBatch, batchOf } from "../support/batches.ts";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createSigner } from "../../src/crypto/index.ts";
@@ -34,14 +35,11 @@ async function seed(store: Store) {
   await store.write((tx, t) => q(tx.update(t.organisations).set({ topicId: TOPIC }).where(eq(t.organisations.id, org.id))));
   await anchoredKeyAnnouncement(store, { orgId: org.id, topicId: TOPIC, signer, clock });
   const recs = createRecords({ store, signer, clock, ledger: numberedLedger(), publicUrl: "https://verify.example.org", writes: createWriteQueue(recordsDrivers(store).writes) });
-  /** As the anchor loop leaves a record and its creation message once anchored; the message's id. */
+  /** As the anchor loop leaves a record once its batch is closed and anchored; the batch message's id. */
   const anchor = async (recordId: string, n: number): Promise<string> => {
-    const [row] = await store.read((db, t) => q(db.select({ tx: t.records.transactionId }).from(t.records).where(eq(t.records.id, recordId))));
-    await store.write((tx, t) => q(tx.update(t.records).set({ anchorState: "anchored", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusAt(n) }).where(eq(t.records.id, recordId))));
-    await store.write((tx, t) =>
-      q(tx.update(t.ledgerTransactions).set({ state: "anchored", topicId: TOPIC, sequenceNumber: n, consensusAt: consensusAt(n), runningHash: Buffer.alloc(48, n) }).where(eq(t.ledgerTransactions.transactionId, row!.tx))),
-    );
-    return row!.tx;
+    const batch = await batchOf(store, recordId);
+    await anchorBatch(store, batch, n);
+    return batch;
   };
   const older = (await recs.create(org.id, { docHash: hash("d"), filename: undefined })).record.recordId;
   await anchor(older, 3);
@@ -94,7 +92,9 @@ for (const engine of engines) {
       await s.recs.revoke(s.org.id, s.newer, "SUPERSEDED");
       const row = (await source.readsFor(s.newer)).record(s.newer)!;
       expect(row.revoked_at).not.toBeNull();
-      expect((await source.readsFor(s.newer)).transaction(row.revocation_transaction_id!)).toMatchObject({ state: "pending", sequence_number: null });
+      // Its batch of revocations, still open; the revocation's own message is its leaf.
+      expect((await source.readsFor(s.newer)).transaction(row.revocation_transaction_id!)).toMatchObject({ kind: "batch_message", state: "open", sequence_number: null, message: null });
+      expect((await source.readsFor(s.newer)).leaf(row.revocation_transaction_id!, s.newer, "revocation_message")).toMatchObject({ leaf_index: null, inclusion_path: null });
     });
   });
 
@@ -170,7 +170,17 @@ for (const engine of engines) {
 
     test("a ledger queue row, numbers as numbers; null for an unknown one", async () => {
       const reads = adminDrivers(store).reads;
-      expect(await reads.ledgerTransaction(s.creationTx)).toEqual({ transaction_id: s.creationTx, state: "anchored", sequence_number: 2, consensus_at: consensusAt(2), attempts: 0, last_error: null });
+      expect(await reads.ledgerTransaction(s.creationTx)).toEqual({
+        transaction_id: s.creationTx,
+        state: "anchored",
+        sequence_number: 2,
+        consensus_at: consensusAt(2),
+        attempts: 0,
+        last_error: null,
+        kind: "batch_message",
+        batch_sequence: 2,
+        batch_size: 1,
+      });
       expect(await reads.ledgerTransaction("0.0.2@1.000000000")).toBeNull();
     });
 

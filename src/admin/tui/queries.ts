@@ -17,6 +17,8 @@ export interface LedgerTx {
   readonly consensusAt: string | null;
   readonly attempts: number;
   readonly lastError: string | null;
+  /** A batch's (docs/anchoring.md "Batches"): its sequence once closed, and its records and revocations so far; null for a message of its own. */
+  readonly batch: { readonly sequence: number | null; readonly size: number } | null;
 }
 
 /**
@@ -47,7 +49,15 @@ export function parseRecordQuery(input: string): RecordQuery | string {
 
 function ledgerTx(row: LedgerTxRow | null): LedgerTx | null {
   if (row === null) return null;
-  return { transactionId: row.transaction_id, state: row.state, sequenceNumber: row.sequence_number, consensusAt: row.consensus_at, attempts: row.attempts, lastError: row.last_error };
+  return {
+    transactionId: row.transaction_id,
+    state: row.state,
+    sequenceNumber: row.sequence_number,
+    consensusAt: row.consensus_at,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    batch: row.kind === "batch_message" ? { sequence: row.batch_sequence, size: row.batch_size ?? 0 } : null,
+  };
 }
 
 /** Records matching the query, newest first (a hash can have several: other organisations, or re-authenticated after a revocation). */

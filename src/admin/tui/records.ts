@@ -9,7 +9,8 @@ const SHOWN = 5;
 
 function ledgerLine(tx: LedgerTx | null): string {
   if (tx === null) return "-";
-  const parts = [tx.state];
+  // A batch: its message carries this record with the others of its window.
+  const parts = tx.batch === null ? [tx.state] : [`${tx.state === "open" ? "open batch, taking records" : tx.state}`, `batch ${tx.batch.sequence ?? "(not closed yet)"} of ${tx.batch.size} record(s) and revocation(s)`];
   if (tx.sequenceNumber !== null) parts.push(`sequence ${tx.sequenceNumber}`);
   if (tx.consensusAt !== null) parts.push(`consensus ${consensusTime(tx.consensusAt)}`);
   if (tx.state !== "anchored") parts.push(`${tx.attempts} attempt(s)`);

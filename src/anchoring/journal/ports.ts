@@ -288,6 +288,17 @@ export interface Journal {
    * `build` that throws undoes everything.
    */
   closeBatch(row: LedgerTransactionRow, build: BatchBuilder): Maybe<LedgerTransactionRow | null>;
+  /**
+   * A pending or accepted batch whose transaction reached consensus carrying other bytes than its
+   * message (closed again from a restored backup after the first close was sent): in one
+   * transaction (fenced on PostgreSQL) MUST abandon it with `reason`, and put each of its
+   * unfinished leaves, as a new leaf with the same bytes, in an open batch as `pendingMessage`
+   * would (a record's: of the batch's signer key and seal key; a revocation's: of revocations),
+   * moving its record (its `transaction_id`, pending again, or its `revocation_transaction_id`)
+   * there: acknowledged records are not lost. The batches the leaves went to; null if the row had
+   * moved on.
+   */
+  rebatch(row: LedgerTransactionRow, reason: string): Maybe<{ readonly at: number; readonly batches: readonly string[] } | null>;
   /** Organisations with the add-on, no topic and no live (not abandoned) topic creation. MUST only read. */
   organisationsWantingTopic(): Maybe<string[]>;
   /**

@@ -53,6 +53,13 @@ export function createStateChanges(ctx: LoopContext) {
     event("abandoned", row, { reason });
     if (done.requeued !== null) event("requeued", { ...row, transactionId: done.requeued }, { replaces: row.transactionId });
   };
+  /** A batch whose transaction carried other bytes: abandoned, its leaves in new open batches, their records following (Journal.rebatch). */
+  const rebatch = async (row: LedgerTransactionRow, reason: string) => {
+    const done = await journal.rebatch(row, reason);
+    if (done === null) return;
+    errors.warn(`rebatched:${row.transactionId}`, "a batch's transaction reached consensus with other bytes; its records go in a new batch", { transactionId: row.transactionId, reason });
+    event("rebatched", row, { reason, batches: done.batches });
+  };
   /** The provider's announcement, or null (logged) when it cannot be built now: the next pass asks again. */
   const announcementFor = async (orgId: string): Promise<KeyAnnouncement | null> => {
     try {
@@ -70,5 +77,5 @@ export function createStateChanges(ctx: LoopContext) {
     ctx.reschedule(row, ctx.backoff(health.failures + 1), error);
   };
 
-  return { event, toAccepted, toAnchoredMessage, toAnchoredTopic, abandon, announcementFor, mirrorUnreachable };
+  return { event, toAccepted, toAnchoredMessage, toAnchoredTopic, abandon, rebatch, announcementFor, mirrorUnreachable };
 }

@@ -22,7 +22,7 @@ const SWEEP_LIMIT = 500;
 export function createStateMachine(ctx: LoopContext, changes: StateChanges) {
   const { ledger, journal, metrics, errors, health, inFlight, now, backoff, reschedule, topicMemo } = ctx;
   const { receiptPollMs, backoffMaxMs, settleGraceMs } = ctx.timing;
-  const { event, toAccepted, toAnchoredMessage, toAnchoredTopic, abandon, mirrorUnreachable } = changes;
+  const { event, toAccepted, toAnchoredMessage, toAnchoredTopic, abandon, rebatch, mirrorUnreachable } = changes;
 
   const prepare = async (row: LedgerTransactionRow): Promise<Uint8Array | null> => {
     if (row.kind !== "topic_create" && (row.topicId === null || row.message === null)) {
@@ -58,6 +58,8 @@ export function createStateMachine(ctx: LoopContext, changes: StateChanges) {
         // Mirror nodes trail consensus by a few seconds.
         return reschedule(current, receiptPollMs, "reached consensus; waiting for the mirror node");
       case "mismatch":
+        // Our batch's transaction carried another batch's bytes: its leaves go in a new batch.
+        if (c.otherBytes === true && row.kind === "batch_message") return rebatch(current, `its transaction reached consensus carrying other bytes: ${c.reason}`);
         errors.warn(`mismatch:${row.transactionId}`, "mirror node does not confirm an anchored message; the record stays accepted", {
           transactionId: row.transactionId,
           reason: c.reason,

@@ -18,7 +18,7 @@ import {
   WANTING_PERSON_ANNOUNCEMENT,
 } from "../journal-sql.ts";
 import { ledgerTransactions, organisations, records } from "../schema.ts";
-import { INSERT_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH } from "../statements.ts";
+import { INSERT_OPEN_BATCH, JOIN_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH } from "../statements.ts";
 
 /** Anything that can insert and select: the Db or a transaction handle inside `db.transaction(...)`. */
 type Tx = Pick<Db, "insert" | "select" | "get">;
@@ -115,7 +115,7 @@ function abandonRowIn(db: Db, tx: Tx & Pick<Db, "update">, rules: JournalRules, 
       .get()!.n;
     const next = insertPending(tx, rules, rules.newTransactionId(), row, t, t + rules.requeueDelay(earlier));
     // A leaf joins an open batch of revocations (pendingMessage's rule), which the record carries.
-    const carries = row.batchLeaf === 1 ? joinRevocationBatch(db, rules, row.orgId, row.topicId, t) : next.transactionId;
+    const carries = row.batchLeaf === 1 ? joinBatchIn(db, rules, row.orgId, row.topicId, null, null, t) : next.transactionId;
     if (row.batchLeaf === 1) tx.update(ledgerTransactions).set({ batchTransactionId: carries }).where(eq(ledgerTransactions.transactionId, next.transactionId)).run();
     tx.update(records)
       .set({ revocationTransactionId: carries })
@@ -146,16 +146,47 @@ function abandonRowIn(db: Db, tx: Tx & Pick<Db, "update">, rules: JournalRules, 
 }
 
 /**
- * Inside a transaction: the organisation's open batch of revocations with room, joined (its leaf
- * count raised), or a new one; its transaction id. The same statements as `pendingMessage`'s.
+ * Inside a transaction: the organisation's open batch with room for a leaf of `key` and `seal` (a
+ * record's; both null: of revocations), joined (its leaf count raised), or a new one; its
+ * transaction id. The same statements as `pendingMessage`'s.
  */
-function joinRevocationBatch(db: Db, rules: JournalRules, orgId: string, topicId: string, t: number): string {
-  const max = Math.min(rules.batches.max, rules.batches.maxRevocations);
-  const joined = db.$client.prepare<{ transaction_id: string }, [string, number, number]>(JOIN_OPEN_REVOCATION_BATCH.sqlite).get(orgId, max, t);
+function joinBatchIn(db: Db, rules: JournalRules, orgId: string, topicId: string, key: Uint8Array | null, seal: Uint8Array | null, t: number): string {
+  const revocations = key === null || seal === null;
+  const max = revocations ? Math.min(rules.batches.max, rules.batches.maxRevocations) : rules.batches.max;
+  const joined = revocations
+    ? db.$client.prepare<{ transaction_id: string }, [string, number, number]>(JOIN_OPEN_REVOCATION_BATCH.sqlite).get(orgId, max, t)
+    : db.$client.prepare<{ transaction_id: string }, [string, Uint8Array, Uint8Array, number, number]>(JOIN_OPEN_BATCH.sqlite).get(orgId, key, seal, max, t);
   if (joined !== null) return joined.transaction_id;
   const id = rules.newTransactionId();
-  db.$client.prepare(INSERT_OPEN_BATCH.sqlite).run(id.transactionId, orgId, topicId, null, null, id.validStartMs, id.validSeconds, t + rules.batches.windowMs, t, t);
+  db.$client.prepare(INSERT_OPEN_BATCH.sqlite).run(id.transactionId, orgId, topicId, revocations ? null : key, revocations ? null : seal, id.validStartMs, id.validSeconds, t + rules.batches.windowMs, t, t);
   return id.transactionId;
+}
+
+/**
+ * A batch whose transaction carried other bytes (the port's `rebatch`): abandoned, each unfinished
+ * leaf put again, as a new leaf with the same bytes, in an open batch, its record following.
+ */
+export function rebatchIn(db: Db, rules: JournalRules, row: LedgerTransactionRow, reason: string): { readonly at: number; readonly batches: readonly string[] } | null {
+  const t = rules.clock.now();
+  const batches = new Set<string>();
+  const changed = db.transaction((tx) => {
+    if (row.kind !== "batch_message" || !inState(tx, row.transactionId, ["pending", "accepted"])) return false;
+    tx.update(ledgerTransactions).set({ state: "abandoned", lastError: reason, updatedAt: t }).where(eq(ledgerTransactions.transactionId, row.transactionId)).run();
+    const leaves = tx.select().from(ledgerTransactions).where(and(eq(ledgerTransactions.batchTransactionId, row.transactionId), inArray(ledgerTransactions.state, ["pending", "accepted"]))).all();
+    for (const leaf of leaves) {
+      if (leaf.recordId === null || leaf.topicId === null) continue;
+      tx.update(ledgerTransactions).set({ state: "abandoned", lastError: `its batch was put again: ${reason}`, updatedAt: t }).where(eq(ledgerTransactions.transactionId, leaf.transactionId)).run();
+      const creation = leaf.kind === "record_message";
+      const batch = joinBatchIn(db, rules, leaf.orgId, leaf.topicId, creation ? row.keyFingerprint : null, creation ? row.sealFingerprint : null, t);
+      const next = insertPending(tx, rules, rules.newTransactionId(), leaf, t);
+      tx.update(ledgerTransactions).set({ batchTransactionId: batch }).where(eq(ledgerTransactions.transactionId, next.transactionId)).run();
+      if (creation) tx.update(records).set({ transactionId: batch, anchorState: "pending" }).where(and(eq(records.id, leaf.recordId), eq(records.transactionId, row.transactionId))).run();
+      else tx.update(records).set({ revocationTransactionId: batch }).where(and(eq(records.id, leaf.recordId), eq(records.revocationTransactionId, row.transactionId))).run();
+      batches.add(batch);
+    }
+    return true;
+  }, IMMEDIATE);
+  return changed ? { at: t, batches: [...batches] } : null;
 }
 
 // ---- topic provisioning --------------------------------------------------------------

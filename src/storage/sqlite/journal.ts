@@ -29,6 +29,7 @@ import { createGroupCommit, GROUP_WINDOW_MS, type GroupCommit } from "../group-c
 import type { SqliteStore } from "../store.ts";
 import {
   abandonIn,
+  rebatchIn,
   anchoredTopicIn,
   changeCounter,
   keysWantingCompromise,
@@ -58,6 +59,7 @@ export interface SqliteJournal extends Journal {
   takeBack(row: Pick<LedgerTransactionRow, "transactionId">, attempts: number): number;
   toAnchoredTopic(row: LedgerTransactionRow, topicId: string, consensusAt: string | null, announcement?: KeyAnnouncement | null): { readonly at: number; readonly announced: LedgerTransactionRow | null } | null;
   abandon(row: LedgerTransactionRow, reason: string): { readonly at: number; readonly requeued: string | null } | null;
+  rebatch(row: LedgerTransactionRow, reason: string): { readonly at: number; readonly batches: readonly string[] } | null;
   organisationsWantingTopic(): string[];
   queueTopicCreate(orgId: string): LedgerTransactionRow | null;
   organisationsWantingAnnouncement(): string[];
@@ -337,6 +339,10 @@ class SqliteAnchorJournal implements SqliteJournal {
 
   abandon(row: LedgerTransactionRow, reason: string) {
     return abandonIn(this.db, this.rules, row, reason);
+  }
+
+  rebatch(row: LedgerTransactionRow, reason: string) {
+    return rebatchIn(this.db, this.rules, row, reason);
   }
 
   organisationsWantingTopic(): string[] {
