@@ -2,13 +2,14 @@
  * The anchor journal's batches (the `Journal` port's "Batches", src/anchoring/journal/ports.ts;
  * docs/anchoring.md "Batches") on both storage engines: a record or revocation joining an open
  * batch in its own write (anchoring/queue.ts `pendingMessage`), the open batches read, a batch
- * closed (and refused, changing nothing), the queue's rules for open batches and leaves, and what a
- * batch's acceptance, anchoring and abandonment carry to its leaves and their records. Each test
- * runs on the embedded SQLite and on a real PostgreSQL server (where the journal's changes are
- * fenced by the leader's epoch: this node leads at epoch 1); what only PostgreSQL has, several
- * connections at once and its fence, is at the end. Records are written as the records capability
- * writes them: the record carries its leaf's transaction id until its message joins a batch, in
- * the next write here (in one with it, in the service). No ledger: a database and a manual clock.
+ * closed (and refused, changing nothing), the queue's rules for open batches and leaves, what a
+ * batch's acceptance, anchoring and abandonment carry to its leaves and their records, and a batch
+ * put again (`rebatch`). Each test runs on the embedded SQLite and on a real PostgreSQL server
+ * (where the journal's changes are fenced by the leader's epoch: this node leads at epoch 1); what
+ * only PostgreSQL has, several connections at once and its fence, is at the end. Records are
+ * written as the records capability writes them: the record carries its leaf's transaction id
+ * until its message joins a batch, in the next write here (in one with it, in the service). No
+ * ledger: a database and a manual clock.
  */
 import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
@@ -560,6 +561,47 @@ for (const engine of ENGINES) {
         expect(carried.sort()).toEqual([open[0]!.transactionId, open[1]!.transactionId].sort());
       });
 
+      for (const from of ["pending", "accepted"] as const) {
+        test(`rebatch from ${from} (its transaction carried other bytes): abandoned; each leaf put again, a new leaf with the same bytes, in an open batch of its key and seal key (a revocation's: of revocations); its record follows, a creation pending again`, async () => {
+          const h = await setup(engine);
+          const a = await h.creationLeaf();
+          const b = await h.creationLeaf();
+          const r = await h.revocationLeaf();
+          await h.close(a.batchId);
+          await h.close(r.batchId);
+          if (from === "accepted") for (const id of [a.batchId, r.batchId]) await h.journal.grouped.toAccepted(await h.row(id), 0);
+          h.clock.advance(1000);
+          const done = (await h.journal.rebatch(await h.row(a.batchId), "the bytes differ"))!;
+          expect(done.at).toBe(h.clock.now());
+          expect(done.batches).toHaveLength(1);
+          const into = done.batches[0]!;
+          expect(await h.row(a.batchId)).toMatchObject({ state: "abandoned", lastError: "the bytes differ" });
+          const open = await h.row(into);
+          expect(open).toMatchObject({ kind: "batch_message", state: "open", batchSize: 2, orgId: h.org.id, nextAttemptAt: h.clock.now() + POLICY.windowMs });
+          expect(same(open.keyFingerprint, h.org.systemKey.fingerprint) && same(open.sealFingerprint, h.fixture.seal.fingerprint)).toBe(true);
+          const again = await h.leavesOf(into);
+          expect(again.map((l) => l.recordId)).toEqual([a.recordId, b.recordId]);
+          for (const l of [a, b]) {
+            const old = await h.row(l.leafId);
+            expect(old).toMatchObject({ state: "abandoned", lastError: "its batch was put again: the bytes differ" });
+            const next = again.find((x) => x.recordId === l.recordId)!;
+            expect(next).toMatchObject({ kind: "record_message", state: "pending", batchLeaf: 1, leafIndex: null, inclusionPath: null, attempts: 0, createdAt: h.clock.now() });
+            expect(next.transactionId).not.toBe(l.leafId);
+            expect(same(next.message, old.message)).toBe(true);
+            expect(await h.record(l.recordId)).toMatchObject({ transactionId: into, anchorState: "pending" });
+          }
+          // Once more, or an open batch: null, nothing changed.
+          expect(await h.journal.rebatch(await h.row(a.batchId), "again")).toBeNull();
+          expect(await h.journal.rebatch(open, "open")).toBeNull();
+          // A batch of revocations: its leaves go to an open batch of revocations.
+          const revocations = (await h.journal.rebatch(await h.row(r.batchId), "the bytes differ"))!;
+          expect(revocations.batches).toHaveLength(1);
+          expect(await h.row(revocations.batches[0]!)).toMatchObject({ state: "open", keyFingerprint: null, sealFingerprint: null, batchSize: 1 });
+          expect((await h.record(r.recordId)).revocationTransactionId).toBe(revocations.batches[0]!);
+          expect((await h.leavesOf(revocations.batches[0]!)).map((l) => [l.kind, l.recordId])).toEqual([["revocation_message", r.recordId]]);
+        });
+      }
+
       test("a batch abandoned carries its own leaves and records only: another open batch of the organisation, its leaves and records untouched", async () => {
         const h = await setup(engine);
         const a = await h.creationLeaf();
@@ -654,19 +696,23 @@ describe("the anchor journal's batches on PostgreSQL only", () => {
     expect((await h.leavesOf(a.batchId)).map((l) => l.transactionId)).toEqual([a.leafId]);
   });
 
-  test("PostgreSQL only (the leader's epoch): closeBatch by a node that does not lead, or no longer leads, is refused and changes nothing", async () => {
+  test("PostgreSQL only (the leader's epoch): closeBatch and rebatch by a node that does not lead, or no longer leads, are refused and change nothing", async () => {
     const h = await setup(POSTGRES);
+    const r = await h.revocationLeaf();
+    const closed = (await h.close(r.batchId))!;
     const a = await h.creationLeaf();
     const open = await h.row(a.batchId);
     const before = await snapshot(h);
     h.setEpoch(null);
     await expect(h.journal.closeBatch(open, h.build) as Promise<unknown>).rejects.toBeInstanceOf(NotLeadingError);
+    await expect(h.journal.rebatch(closed, "the bytes differ") as Promise<unknown>).rejects.toBeInstanceOf(NotLeadingError);
     h.setEpoch(1);
     await h.store.write(function* (tx) {
       yield* q(tx.execute(sql`UPDATE anchor_leader SET epoch = 2, node = 'other' WHERE id = 1`));
     });
     await expect(h.journal.closeBatch(open, h.build) as Promise<unknown>).rejects.toBeInstanceOf(DeposedError);
-    expect(h.built).toEqual([]);
+    await expect(h.journal.rebatch(closed, "the bytes differ") as Promise<unknown>).rejects.toBeInstanceOf(DeposedError);
+    expect(h.built).toHaveLength(1);
     expect(await snapshot(h)).toEqual(before);
     expect((await h.journal.openBatches()).map((b) => b.transactionId)).toEqual([a.batchId]);
   });

@@ -17,7 +17,7 @@ import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { BatchBuilder, BatchLeaf, ConfirmedFields, JournalRules, LedgerTransactionRow, QueueCounts } from "../../anchoring/journal/ports.ts";
 import { NEXT_BATCH_SEQUENCE } from "../journal-sql.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
-import { abandon, asRow, requeueRevocation } from "./journal-changes.ts";
+import { abandon, asRow, joinBatch, move, requeueRevocation } from "./journal-changes.ts";
 
 type Row = LedgerTransactionRow;
 
@@ -196,5 +196,41 @@ export function abandonLeaves(rules: JournalRules, batchId: string, reason: stri
     for (const leaf of leaves) {
       if (leaf.kind === "revocation_message") yield* requeueRevocation(tx, t, rules, leaf, batchId, at);
     }
+  };
+}
+
+// ---- a batch put again -------------------------------------------------------------------------
+
+/**
+ * Inside a change, at `at`: the pending or accepted batch `row`, whose transaction carried other
+ * bytes, abandoned with `reason` (the port's `rebatch`); each unfinished leaf abandoned and put
+ * again, a new leaf with the same bytes, in an open batch (`joinBatch`: a record's of the batch's
+ * key and seal key, a revocation's of revocations), its record following (a creation pending
+ * again). The batches the leaves went to; null if the row had moved on.
+ */
+export function rebatch(rules: JournalRules, row: Row, reason: string, at: number): Body<{ readonly at: number; readonly batches: readonly string[] } | null> {
+  return function* (tx, t) {
+    const lt = t.ledgerTransactions;
+    if (row.kind !== "batch_message" || !(yield* move(tx, t, row.transactionId, ["pending", "accepted"], { state: "abandoned", lastError: reason, updatedAt: at }))) return null;
+    const leaves = (yield* q(
+      tx
+        .select()
+        .from(lt)
+        .where(and(eq(lt.batchTransactionId, row.transactionId), inArray(lt.state, ["pending", "accepted"])))
+        .orderBy(asc(lt.createdAt), asc(lt.transactionId)),
+    )).map(asRow);
+    const batches = new Set<string>();
+    for (const leaf of leaves) {
+      if (leaf.recordId === null || leaf.topicId === null) continue;
+      yield* q(tx.update(lt).set({ state: "abandoned", lastError: `its batch was put again: ${reason}`, updatedAt: at }).where(eq(lt.transactionId, leaf.transactionId)));
+      const creation = leaf.kind === "record_message";
+      const batch = yield* joinBatch(rules, leaf.orgId, leaf.topicId, creation ? row.keyFingerprint : null, creation ? row.sealFingerprint : null, at);
+      yield* q(tx.insert(lt).values({ ...rules.pendingRow(rules.newTransactionId(), leaf, at), batchTransactionId: batch }));
+      const r = t.records;
+      if (creation) yield* q(tx.update(r).set({ transactionId: batch, anchorState: "pending" }).where(and(eq(r.id, leaf.recordId), eq(r.transactionId, row.transactionId))));
+      else yield* q(tx.update(r).set({ revocationTransactionId: batch }).where(and(eq(r.id, leaf.recordId), eq(r.revocationTransactionId, row.transactionId))));
+      batches.add(batch);
+    }
+    return { at, batches: [...batches] };
   };
 }

@@ -16,7 +16,7 @@ import {
   WANTING_COMPROMISE,
   WANTING_PERSON_ANNOUNCEMENT,
 } from "../journal-sql.ts";
-import { INSERT_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH } from "../statements.ts";
+import { INSERT_OPEN_BATCH, JOIN_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH } from "../statements.ts";
 import { changes, firstRow, q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
 
 type Row = LedgerTransactionRow;
@@ -92,7 +92,7 @@ export function abandon(rules: JournalRules, row: Row, reason: string, at: numbe
  * Inside a change: the abandoned revocation `row` (an acknowledged revocation, which must reach
  * the ledger) queued again with the same bytes under a new transaction id, after the delay of its
  * predecessors abandoned after reaching a node. A leaf stays a leaf (`pendingRow` keeps
- * `batch_leaf`) and joins an open batch of revocations (`joinRevocationBatch`); the record's
+ * `batch_leaf`) and joins an open batch of revocations (`joinBatch`); the record's
  * revocation moves to what it is now carried by (the new row, or the batch it joined) while the
  * record carries `carrier` (the row's own transaction id, or its batch's). The new row's id for a
  * message sent on its own; null for a leaf, or a row missing what a message needs.
@@ -108,22 +108,24 @@ export function* requeueRevocation(tx: StoreDb, t: Tables, rules: JournalRules, 
   );
   const next = rules.pendingRow(rules.newTransactionId(), row, at, at + rules.requeueDelay(earlier?.n ?? 0));
   const leaf = next.batchLeaf === 1;
-  const carries = leaf ? yield* joinRevocationBatch(rules, row.orgId, row.topicId, at) : next.transactionId;
+  const carries = leaf ? yield* joinBatch(rules, row.orgId, row.topicId, null, null, at) : next.transactionId;
   yield* q(tx.insert(lt).values(leaf ? { ...next, batchTransactionId: carries } : next));
   yield* q(tx.update(t.records).set({ revocationTransactionId: carries }).where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, carrier))));
   return leaf ? null : next.transactionId;
 }
 
 /**
- * Inside a change: the organisation's open batch of revocations with room, joined (its leaf count
- * raised under its row's lock), or a new one; its transaction id. The statements of `pendingMessage`.
+ * Inside a change: the organisation's open batch with room for a leaf of `key` and `seal` (a
+ * record's; both null: of revocations), joined (its leaf count raised under its row's lock), or a
+ * new one; its transaction id. The statements of `pendingMessage`.
  */
-function* joinRevocationBatch(rules: JournalRules, orgId: string, topicId: string, at: number): Op<string> {
-  const max = Math.min(rules.batches.max, rules.batches.maxRevocations);
-  const joined = yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, orgId, max, at));
+export function* joinBatch(rules: JournalRules, orgId: string, topicId: string, key: Uint8Array | null, seal: Uint8Array | null, at: number): Op<string> {
+  const revocations = key === null || seal === null;
+  const max = revocations ? Math.min(rules.batches.max, rules.batches.maxRevocations) : rules.batches.max;
+  const joined = revocations ? yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, orgId, max, at)) : yield* q(firstRow(JOIN_OPEN_BATCH, orgId, key, seal, max, at));
   if (joined !== undefined) return joined.transaction_id;
   const id = rules.newTransactionId();
-  yield* q(changes(INSERT_OPEN_BATCH, id.transactionId, orgId, topicId, null, null, id.validStartMs, id.validSeconds, at + rules.batches.windowMs, at, at));
+  yield* q(changes(INSERT_OPEN_BATCH, id.transactionId, orgId, topicId, revocations ? null : key, revocations ? null : seal, id.validStartMs, id.validSeconds, at + rules.batches.windowMs, at, at));
   return id.transactionId;
 }
 

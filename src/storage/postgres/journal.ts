@@ -38,7 +38,7 @@ import { ANNOUNCED } from "../journal-sql.ts";
 import { DEFAULT_STALE_MS, fencedWrite } from "../pg-cluster.ts";
 import type { PostgresStore } from "../pg-store.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
-import { abandonLeaves, acceptLeaves, anchorLeaves, closeOrAbandon, openBatches, openPastCutoff, unfinishedCounts } from "./journal-batches.ts";
+import { abandonLeaves, acceptLeaves, anchorLeaves, closeOrAbandon, openBatches, openPastCutoff, rebatch, unfinishedCounts } from "./journal-batches.ts";
 import {
   abandon,
   anchoredTopic,
@@ -380,6 +380,10 @@ class PgAnchorJournal implements Journal {
   /** One fenced transaction: the batch closed, or abandoned without a leaf; null if no longer open. A `build` that throws rolls it back and rejects. */
   closeBatch(row: Row, build: BatchBuilder): Promise<Row | null> {
     return this.change(closeOrAbandon(this.rules, row, build, this.rules.clock.now()));
+  }
+
+  rebatch(row: Row, reason: string): Promise<{ readonly at: number; readonly batches: readonly string[] } | null> {
+    return this.change(rebatch(this.rules, row, reason, this.rules.clock.now()));
   }
 
   organisationsWantingTopic(): Promise<string[]> {
