@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import { journalRules } from "../../src/anchoring/journal/rules.ts";
+import { DEFAULT_BATCH_POLICY, journalRules } from "../../src/anchoring/journal/rules.ts";
 import type { Journal, LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
 import { pendingMessage } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
@@ -17,6 +17,7 @@ import { createKeyAnnouncements } from "../../src/records/announcements.ts";
 import { decodeLedgerMessage } from "../../src/records/messages.ts";
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { q } from "../../src/storage/store.ts";
+import { closeBatchNow } from "../support/batches.ts";
 import { journalDrivers } from "../support/drivers.ts";
 import { createStoreRecordsFixture, docHashOf, TOPIC_ID as TOPIC } from "../support/records-fixture.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
@@ -58,14 +59,31 @@ async function setup(engine: (typeof ENGINES)[number]) {
     return queued;
   }
 
-  /** A pending organisation record message signed with `key` (hex), as the records service writes it. */
+  /**
+   * A pending organisation record signed with `key` (hex), its message joining its organisation's
+   * open batch for that key, as the records service writes them; then the batch closed, as the loop
+   * closes it once its window has passed (one record a batch: each settles on its own here). The
+   * batch's transaction id: what the record carries, and what goes to the ledger.
+   */
   async function queueRecord(key: string): Promise<string> {
-    const recordId = await fixture.addOrgRecord(org, { docHash: docHashOf(Bun.randomUUIDv7()), anchorState: "pending" });
     const reserved = ids();
-    await store.write((tx, t) =>
-      pendingMessage(tx, t, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: Buffer.from(key, "hex") }),
+    const recordId = await fixture.addOrgRecord(org, { docHash: docHashOf(Bun.randomUUIDv7()), anchorState: "pending", transactionId: reserved.transactionId });
+    const batchId = await store.write((tx, t) =>
+      pendingMessage(tx, t, {
+        kind: "record_message",
+        ...reserved,
+        orgId,
+        recordId,
+        topicId: TOPIC,
+        message: new TextEncoder().encode(`{"v":1,"id":"${recordId}"}`),
+        now: clock.now(),
+        keyFingerprint: Buffer.from(key, "hex"),
+        sealFingerprint: fixture.seal.fingerprint,
+        batches: { policy: DEFAULT_BATCH_POLICY, newBatchId: ids },
+      }),
     );
-    return reserved.transactionId;
+    await closeBatchNow(store, journal, batchId);
+    return batchId;
   }
 
   const anchor = async (r: LedgerTransactionRow, sequenceNumber: number) => journal.grouped.toAnchoredMessage(await row(r.transactionId), { ...CONFIRMED, sequenceNumber });

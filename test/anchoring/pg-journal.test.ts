@@ -54,7 +54,7 @@ async function setup() {
   const queue = async (kind: "record_message" | "revocation_message", recordId = crypto.randomUUID()) => {
     const id = ids();
     await store.write(function* (tx, t) {
-      yield* pendingMessage(tx, t, { ...id, kind, orgId: org.id, recordId, topicId: "0.0.1001", message: new TextEncoder().encode(`message ${recordId}`), now: clock.now() });
+      yield* pendingMessage(tx, t, { ...id, kind, orgId: org.id, recordId, topicId: "0.0.1001", message: new TextEncoder().encode(`message ${recordId}`), now: clock.now(), batchLeaf: 0 });
     });
     return id.transactionId;
   };

@@ -8,7 +8,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import { journalRules } from "../../src/anchoring/journal/rules.ts";
+import { DEFAULT_BATCH_POLICY, journalRules } from "../../src/anchoring/journal/rules.ts";
 import type { Journal, LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
 import { pendingMessage } from "../../src/anchoring/queue.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
@@ -22,6 +22,7 @@ import { createKeyAnnouncements, createPersonKeyAnnouncements } from "../../src/
 import { SEAL_KEY_META } from "../../src/records/seal-key.ts";
 import { createSealRotation, SealRotationRefused } from "../../src/records/seal-rotation.ts";
 import { q } from "../../src/storage/store.ts";
+import { closeBatchNow } from "../support/batches.ts";
 import { journalDrivers } from "../support/drivers.ts";
 import { createStoreRecordsFixture, docHashOf, TOPIC_ID as TOPIC, type PersonKey } from "../support/records-fixture.ts";
 import { useStoreEngines } from "../support/store-engines.ts";
@@ -87,17 +88,38 @@ async function setup(engine: (typeof ENGINES)[number], options: { withPerson?: b
     return queued;
   }
 
-  /** A pending record message signed with the organisation's key (or the person's), its record sealed with `seal` (default: the fixture's). */
+  /**
+   * A pending record signed with the organisation's key (or the person's) and sealed with `seal`
+   * (default: the fixture's), its message joining the open batch of that key and seal key, as the
+   * records service writes them; then the batch closed, as the loop closes it once its window has
+   * passed (one record a batch: each settles on its own here). The batch's transaction id: what the
+   * record carries, and what goes to the ledger.
+   */
   async function queueRecord(options: { seal?: Uint8Array; person?: PersonKey } = {}): Promise<string> {
     const docHash = docHashOf(Bun.randomUUIDv7());
-    const recordId = options.person ? await fixture.addPersonRecord(options.person, { docHash, anchorState: "pending", orgId }) : await fixture.addOrgRecord(org, { docHash, anchorState: "pending" });
-    if (options.seal !== undefined) await store.write((tx, t) => q(tx.update(t.records).set({ sealFingerprint: Buffer.from(options.seal!) }).where(eq(t.records.id, recordId))));
     const reserved = ids();
+    const recordId = options.person
+      ? await fixture.addPersonRecord(options.person, { docHash, anchorState: "pending", orgId, transactionId: reserved.transactionId })
+      : await fixture.addOrgRecord(org, { docHash, anchorState: "pending", transactionId: reserved.transactionId });
+    const seal = options.seal ?? fixture.seal.fingerprint;
+    if (options.seal !== undefined) await store.write((tx, t) => q(tx.update(t.records).set({ sealFingerprint: Buffer.from(seal) }).where(eq(t.records.id, recordId))));
     const key = options.person ? options.person.fingerprint : org.systemKey.fingerprint;
-    await store.write((tx, t) =>
-      pendingMessage(tx, t, { kind: "record_message", ...reserved, orgId, recordId, topicId: TOPIC, message: new TextEncoder().encode('{"v":1}'), now: clock.now(), keyFingerprint: key }),
+    const batchId = await store.write((tx, t) =>
+      pendingMessage(tx, t, {
+        kind: "record_message",
+        ...reserved,
+        orgId,
+        recordId,
+        topicId: TOPIC,
+        message: new TextEncoder().encode(`{"v":1,"id":"${recordId}"}`),
+        now: clock.now(),
+        keyFingerprint: key,
+        sealFingerprint: seal,
+        batches: { policy: DEFAULT_BATCH_POLICY, newBatchId: ids },
+      }),
     );
-    return reserved.transactionId;
+    await closeBatchNow(store, journal, batchId);
+    return batchId;
   }
 
   const anchor = async (id: string, sequenceNumber: number) => journal.grouped.toAnchoredMessage(await row(id), { ...CONFIRMED, sequenceNumber });

@@ -48,6 +48,13 @@ async function batchRow(store: Store, batchId: string): Promise<LedgerTransactio
   return row as unknown as LedgerTransactionRow;
 }
 
+/** Batch `batchId` closed through `journal`, as the loop closes it once its window has passed; its row, now pending. */
+export async function closeBatchNow(store: Store, journal: Journal, batchId: string): Promise<LedgerTransactionRow> {
+  const closed = await journal.closeBatch(await batchRow(store, batchId), testBatchBuilder);
+  if (closed === null) throw new Error(`batch ${batchId} is not open`);
+  return closed;
+}
+
 /**
  * Batch `batchId` closed (if still open) and anchored at `sequenceNumber` on its topic, with the
  * numbered ledger's consensus time and running hash: its leaves and their records follow.

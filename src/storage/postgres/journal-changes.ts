@@ -5,7 +5,7 @@
  * is an UPDATE guarded by the row's expected state (`move`), or an insert a unique index refuses
  * with `ON CONFLICT DO NOTHING`: a failed statement would abort the PostgreSQL transaction.
  */
-import { and, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { CompromisedKey, JournalRules, KeyAnnouncement, LedgerTransactionRow, PersonKeyAnnouncement, TransactionState } from "../../anchoring/journal/ports.ts";
 import {
   CHANGE_COUNTER,
@@ -16,7 +16,8 @@ import {
   WANTING_COMPROMISE,
   WANTING_PERSON_ANNOUNCEMENT,
 } from "../journal-sql.ts";
-import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
+import { INSERT_OPEN_BATCH, JOIN_OPEN_BATCH, JOIN_OPEN_REVOCATION_BATCH } from "../statements.ts";
+import { changes, firstRow, q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
 
 type Row = LedgerTransactionRow;
 
@@ -47,34 +48,21 @@ export function anchoredTopic(rules: JournalRules, row: Row, topicId: string, co
 }
 
 /**
- * pending or accepted → abandoned with `reason`, at `at`: a record message's record is abandoned,
- * a revocation or key announcement queued again (the port's header).
+ * open, pending or accepted → abandoned with `reason`, at `at`: a record message's record is
+ * abandoned, a revocation or key announcement queued again (the port's header). A batch's leaves
+ * follow it (journal-batches.ts `abandonLeaves`, which the journal runs next in the same
+ * transaction). The loop never abandons a leaf alone: it follows its batch.
  */
 export function abandon(rules: JournalRules, row: Row, reason: string, at: number): Body<{ readonly at: number; readonly requeued: string | null } | null> {
   return function* (tx, t) {
     const lt = t.ledgerTransactions;
-    if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], { state: "abandoned", lastError: reason, updatedAt: at }))) return null;
+    if (!(yield* move(tx, t, row.transactionId, ["open", "pending", "accepted"], { state: "abandoned", lastError: reason, updatedAt: at }))) return null;
     let requeued: string | null = null;
     const reached = sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`;
     if (row.kind === "record_message") {
       yield* q(tx.update(t.records).set({ anchorState: "abandoned" }).where(recordOf(t, row)));
-    } else if (row.kind === "revocation_message" && row.recordId !== null && row.message !== null && row.topicId !== null) {
-      // An acknowledged revocation must reach the ledger: same bytes, new transaction.
-      const [earlier] = yield* q(
-        tx
-          .select({ n: count() })
-          .from(lt)
-          .where(and(eq(lt.recordId, row.recordId), eq(lt.kind, "revocation_message"), eq(lt.state, "abandoned"), reached)),
-      );
-      const next = rules.pendingRow(rules.newTransactionId(), row, at, at + rules.requeueDelay(earlier?.n ?? 0));
-      yield* q(tx.insert(lt).values(next));
-      yield* q(
-        tx
-          .update(t.records)
-          .set({ revocationTransactionId: next.transactionId })
-          .where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, row.transactionId))),
-      );
-      requeued = next.transactionId;
+    } else if (row.kind === "revocation_message") {
+      requeued = yield* requeueRevocation(tx, t, rules, row, row.transactionId, at);
     } else if ((row.kind === "key_announcement" || row.kind === "key_compromise") && row.message !== null && row.topicId !== null && row.keyFingerprint !== null) {
       // A key announcement (records wait for it) or a key compromise (declared): never lost.
       const [earlier] = yield* q(
@@ -98,6 +86,47 @@ export function abandon(rules: JournalRules, row: Row, reason: string, at: numbe
     }
     return { at, requeued };
   };
+}
+
+/**
+ * Inside a change: the abandoned revocation `row` (an acknowledged revocation, which must reach
+ * the ledger) queued again with the same bytes under a new transaction id, after the delay of its
+ * predecessors abandoned after reaching a node. A leaf stays a leaf (`pendingRow` keeps
+ * `batch_leaf`) and joins an open batch of revocations (`joinBatch`); the record's
+ * revocation moves to what it is now carried by (the new row, or the batch it joined) while the
+ * record carries `carrier` (the row's own transaction id, or its batch's). The new row's id for a
+ * message sent on its own; null for a leaf, or a row missing what a message needs.
+ */
+export function* requeueRevocation(tx: StoreDb, t: Tables, rules: JournalRules, row: Row, carrier: string, at: number): Op<string | null> {
+  if (row.recordId === null || row.message === null || row.topicId === null) return null;
+  const lt = t.ledgerTransactions;
+  const [earlier] = yield* q(
+    tx
+      .select({ n: count() })
+      .from(lt)
+      .where(and(eq(lt.recordId, row.recordId), eq(lt.kind, "revocation_message"), eq(lt.state, "abandoned"), sql`NOT (${lt.attempts} = 0 AND ${lt.signedBytes} IS NOT NULL)`)),
+  );
+  const next = rules.pendingRow(rules.newTransactionId(), row, at, at + rules.requeueDelay(earlier?.n ?? 0));
+  const leaf = next.batchLeaf === 1;
+  const carries = leaf ? yield* joinBatch(rules, row.orgId, row.topicId, null, null, at) : next.transactionId;
+  yield* q(tx.insert(lt).values(leaf ? { ...next, batchTransactionId: carries } : next));
+  yield* q(tx.update(t.records).set({ revocationTransactionId: carries }).where(and(eq(t.records.id, row.recordId), eq(t.records.revocationTransactionId, carrier))));
+  return leaf ? null : next.transactionId;
+}
+
+/**
+ * Inside a change: the organisation's open batch with room for a leaf of `key` and `seal` (a
+ * record's; both null: of revocations), joined (its leaf count raised under its row's lock), or a
+ * new one; its transaction id. The statements of `pendingMessage`.
+ */
+export function* joinBatch(rules: JournalRules, orgId: string, topicId: string, key: Uint8Array | null, seal: Uint8Array | null, at: number): Op<string> {
+  const revocations = key === null || seal === null;
+  const max = revocations ? Math.min(rules.batches.max, rules.batches.maxRevocations) : rules.batches.max;
+  const joined = revocations ? yield* q(firstRow(JOIN_OPEN_REVOCATION_BATCH, orgId, max, at)) : yield* q(firstRow(JOIN_OPEN_BATCH, orgId, key, seal, max, at));
+  if (joined !== undefined) return joined.transaction_id;
+  const id = rules.newTransactionId();
+  yield* q(changes(INSERT_OPEN_BATCH, id.transactionId, orgId, topicId, revocations ? null : key, revocations ? null : seal, id.validStartMs, id.validSeconds, at + rules.batches.windowMs, at, at));
+  return id.transactionId;
 }
 
 // ---- topic provisioning and key announcements --------------------------------------------
@@ -216,9 +245,9 @@ export function queuePersonAnnouncement(rules: JournalRules, personId: string, a
 }
 
 /**
- * Inside a change: sets `values` on the row only if it is still in one of `states` (PostgreSQL
- * re-checks the condition on the newest row version); whether it was. Makes every change
- * idempotent, as `inState` does on SQLite (storage/sqlite/journal-changes.ts).
+ * Inside a change: sets `values` on the row only if it is still in one of `states` and meets
+ * `also`, if given (PostgreSQL re-checks the condition on the newest row version); whether it
+ * was. Makes every change idempotent, as `inState` does on SQLite (storage/sqlite/journal-changes.ts).
  */
 export function* move(
   tx: StoreDb,
@@ -226,13 +255,14 @@ export function* move(
   transactionId: string,
   states: readonly TransactionState[],
   values: Partial<Tables["ledgerTransactions"]["$inferInsert"]>,
+  also?: SQL,
 ): Op<boolean> {
   const lt = t.ledgerTransactions;
   const moved = yield* q(
     tx
       .update(lt)
       .set(values)
-      .where(and(eq(lt.transactionId, transactionId), inArray(lt.state, [...states])))
+      .where(and(eq(lt.transactionId, transactionId), inArray(lt.state, [...states]), also))
       .returning({ id: lt.transactionId }),
   );
   return moved.length === 1;

@@ -13,15 +13,32 @@
  * - **Unique indexes refuse with `ON CONFLICT DO NOTHING`**, never a caught error: a failed
  *   statement aborts a PostgreSQL transaction, where SQLite undoes only the statement.
  * - Reschedules and set-aside rows are hints, as on SQLite; a node that does not lead drops them.
- * The changes beyond a message's own are operation bodies in journal-changes.ts.
+ * - **Batches' leaves are left to the batch**: every read of the rows the loop sends says
+ *   `batch_leaf = 0`, the condition of the partial index `ledger_transactions_work`.
+ * The changes beyond a message's own are operation bodies in journal-changes.ts, those of batches
+ * in journal-batches.ts.
  */
-import { and, asc, count, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
-import type { Busy, Changed, CompromisedKey, ConfirmedFields, Journal, JournalRules, KeyAnnouncement, LedgerTransactionRow, PersonKeyAnnouncement, QueueCounts, TransactionState } from "../../anchoring/journal/ports.ts";
+import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, min, ne, or, sql } from "drizzle-orm";
+import type {
+  BatchBuilder,
+  Busy,
+  Changed,
+  CompromisedKey,
+  ConfirmedFields,
+  Journal,
+  JournalRules,
+  KeyAnnouncement,
+  LedgerTransactionRow,
+  PersonKeyAnnouncement,
+  QueueCounts,
+  TransactionState,
+} from "../../anchoring/journal/ports.ts";
 import { GROUP_WINDOW_MS } from "../group-commit.ts";
 import { ANNOUNCED } from "../journal-sql.ts";
 import { DEFAULT_STALE_MS, fencedWrite } from "../pg-cluster.ts";
 import type { PostgresStore } from "../pg-store.ts";
 import { q, type Body, type Op, type StoreDb, type Tables } from "../store.ts";
+import { abandonLeaves, acceptLeaves, anchorLeaves, closeOrAbandon, openBatches, openPastCutoff, rebatch, unfinishedCounts } from "./journal-batches.ts";
 import {
   abandon,
   anchoredTopic,
@@ -89,20 +106,13 @@ class PgAnchorJournal implements Journal {
 
   async unfinished(): Promise<QueueCounts> {
     await this.flush();
-    return this.store.read(function* (db, t) {
-      const lt = t.ledgerTransactions;
-      const byState = yield* q(db.select({ state: lt.state, n: count() }).from(lt).where(inArray(lt.state, ["pending", "accepted"])).groupBy(lt.state));
-      const [oldest] = yield* q(db.select({ at: min(lt.createdAt) }).from(lt).where(eq(lt.state, "pending")));
+    return this.store.read(function* (db) {
+      const counts = yield* unfinishedCounts(db);
       // The leader's figure, while its heartbeat is fresh (storage/pg-cluster.ts writes it).
       const [leader] = (yield* q(
         db.execute(sql`SELECT anchored_recently AS n FROM anchor_leader WHERE id = 1 AND seen_at > clock_timestamp() - interval '5 seconds'`),
       )) as unknown as { n: number }[];
-      return {
-        pending: byState.find((r) => r.state === "pending")?.n ?? 0,
-        accepted: byState.find((r) => r.state === "accepted")?.n ?? 0,
-        oldestPendingAt: oldest?.at == null ? null : Number(oldest.at),
-        anchoredByLeader: Number(leader?.n ?? 0),
-      };
+      return { ...counts, anchoredByLeader: Number(leader?.n ?? 0) };
     });
   }
 
@@ -118,7 +128,7 @@ class PgAnchorJournal implements Journal {
           db
             .select({ ...getTableColumns(lt), ok: sql<number>`CASE WHEN ${sql.raw(ANNOUNCED)} THEN 1 ELSE 0 END`.mapWith(Number) })
             .from(lt)
-            .where(and(eq(lt.state, state), sql`${lt.nextAttemptAt} <= ${now}`))
+            .where(and(eq(lt.batchLeaf, 0), eq(lt.state, state), sql`${lt.nextAttemptAt} <= ${now}`))
             .orderBy(asc(lt.nextAttemptAt))
             .limit(n),
         );
@@ -147,7 +157,7 @@ class PgAnchorJournal implements Journal {
   unfinishedMessage(transactionId: string): Promise<Row | null> {
     return this.store.read(function* (db, t) {
       const [r] = yield* q(db.select().from(t.ledgerTransactions).where(eq(t.ledgerTransactions.transactionId, transactionId)));
-      if (r === undefined || (r.state !== "pending" && r.state !== "accepted") || r.kind === "topic_create" || r.topicId === null || r.message === null) return null;
+      if (r === undefined || r.batchLeaf !== 0 || (r.state !== "pending" && r.state !== "accepted") || r.kind === "topic_create" || r.topicId === null || r.message === null) return null;
       return asRow(r);
     });
   }
@@ -161,11 +171,12 @@ class PgAnchorJournal implements Journal {
         db
           .select()
           .from(lt)
-          .where(and(eq(lt.state, "pending"), eq(lt.attempts, 0), sql`${lt.validStartMs} + ${lt.validSeconds} * 1000 + 1 < ${before}`))
+          .where(and(eq(lt.state, "pending"), eq(lt.batchLeaf, 0), eq(lt.attempts, 0), sql`${lt.validStartMs} + ${lt.validSeconds} * 1000 + 1 < ${before}`))
           .orderBy(asc(lt.nextAttemptAt))
           .limit(limit),
       );
-      return rows.map(asRow);
+      // Then the open batches whose validity window closes first: they can never be submitted either.
+      return [...rows.map(asRow), ...(yield* openPastCutoff(before, limit - rows.length)(db, t))];
     });
   }
 
@@ -177,7 +188,7 @@ class PgAnchorJournal implements Journal {
         db
           .select({ topicId: lt.topicId, validStartMs: min(lt.validStartMs) })
           .from(lt)
-          .where(and(inArray(lt.state, ["pending", "accepted"]), ne(lt.kind, "topic_create"), isNotNull(lt.topicId), sql`(${lt.state} = 'accepted' OR ${lt.attempts} > 0)`))
+          .where(and(eq(lt.batchLeaf, 0), inArray(lt.state, ["pending", "accepted"]), ne(lt.kind, "topic_create"), isNotNull(lt.topicId), sql`(${lt.state} = 'accepted' OR ${lt.attempts} > 0)`))
           .groupBy(lt.topicId),
       );
       return rows.map((r) => ({ topicId: r.topicId!, validStartMs: Number(r.validStartMs) }));
@@ -188,7 +199,8 @@ class PgAnchorJournal implements Journal {
     await this.flush();
     return this.store.read(function* (db, t) {
       const lt = t.ledgerTransactions;
-      const [r] = yield* q(db.select({ at: min(lt.nextAttemptAt) }).from(lt).where(inArray(lt.state, ["pending", "accepted"])));
+      // An open batch counts at the end of its window, when the loop closes it.
+      const [r] = yield* q(db.select({ at: min(lt.nextAttemptAt) }).from(lt).where(and(eq(lt.batchLeaf, 0), inArray(lt.state, ["open", "pending", "accepted"]))));
       return r?.at == null ? null : Number(r.at);
     });
   }
@@ -229,7 +241,7 @@ class PgAnchorJournal implements Journal {
     const now = this.rules.clock.now();
     await this.change(function* (tx, t) {
       const lt = t.ledgerTransactions;
-      yield* q(tx.update(lt).set({ nextAttemptAt: now }).where(and(inArray(lt.state, ["pending", "accepted"]), sql`${lt.nextAttemptAt} > ${now}`)));
+      yield* q(tx.update(lt).set({ nextAttemptAt: now }).where(and(eq(lt.batchLeaf, 0), inArray(lt.state, ["pending", "accepted"]), sql`${lt.nextAttemptAt} > ${now}`)));
     });
   }
 
@@ -292,6 +304,7 @@ class PgAnchorJournal implements Journal {
         if (row.kind === "record_message") {
           yield* q(tx.update(t.records).set({ anchorState: "accepted" }).where(and(recordOf(t, row), eq(t.records.anchorState, "pending"))));
         }
+        if (row.kind === "batch_message") yield* acceptLeaves(tx, t, row.transactionId, at);
         return at;
       });
     },
@@ -302,12 +315,12 @@ class PgAnchorJournal implements Journal {
         const anchored = { state: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt, runningHash: Buffer.from(confirmed.runningHash), lastError: null, updatedAt: at } as const;
         if (!(yield* move(tx, t, row.transactionId, ["pending", "accepted"], anchored))) return null;
         if (row.kind === "key_announcement") {
-          // Its organisation's record messages set aside by `due` go now.
+          // Its organisation's record messages and batches set aside by `due` go now.
           yield* q(
             tx
               .update(lt)
               .set({ nextAttemptAt: at })
-              .where(and(eq(lt.state, "pending"), eq(lt.kind, "record_message"), eq(lt.orgId, row.orgId), sql`${lt.nextAttemptAt} > ${at}`)),
+              .where(and(eq(lt.batchLeaf, 0), eq(lt.state, "pending"), inArray(lt.kind, ["record_message", "batch_message"]), eq(lt.orgId, row.orgId), sql`${lt.nextAttemptAt} > ${at}`)),
           );
         }
         if (row.kind === "key_compromise" && row.keyFingerprint !== null) {
@@ -317,6 +330,7 @@ class PgAnchorJournal implements Journal {
         if (row.kind === "record_message") {
           yield* q(tx.update(t.records).set({ anchorState: "anchored", sequenceNumber: confirmed.sequenceNumber, consensusAt: confirmed.consensusAt }).where(recordOf(t, row)));
         }
+        if (row.kind === "batch_message") yield* anchorLeaves(tx, t, row.transactionId, confirmed, at);
         return at;
       }).then((changed) => {
         if (changed !== null && row.kind === "key_announcement") this.setAside = this.setAside.filter((a) => a.orgId !== row.orgId);
@@ -348,7 +362,28 @@ class PgAnchorJournal implements Journal {
   }
 
   abandon(row: Row, reason: string): Promise<{ readonly at: number; readonly requeued: string | null } | null> {
-    return this.change(abandon(this.rules, row, reason, this.rules.clock.now()));
+    const [rules, at] = [this.rules, this.rules.clock.now()];
+    return this.change(function* (tx, t) {
+      const done = yield* abandon(rules, row, reason, at)(tx, t);
+      if (done !== null && row.kind === "batch_message") yield* abandonLeaves(rules, row.transactionId, reason, at)(tx, t);
+      return done;
+    });
+  }
+
+  // ---- batches (journal-batches.ts) ----------------------------------------------------------
+
+  async openBatches(): Promise<Row[]> {
+    await this.flush();
+    return this.store.read(openBatches);
+  }
+
+  /** One fenced transaction: the batch closed, or abandoned without a leaf; null if no longer open. A `build` that throws rolls it back and rejects. */
+  closeBatch(row: Row, build: BatchBuilder): Promise<Row | null> {
+    return this.change(closeOrAbandon(this.rules, row, build, this.rules.clock.now()));
+  }
+
+  rebatch(row: Row, reason: string): Promise<{ readonly at: number; readonly batches: readonly string[] } | null> {
+    return this.change(rebatch(this.rules, row, reason, this.rules.clock.now()));
   }
 
   organisationsWantingTopic(): Promise<string[]> {

@@ -168,12 +168,15 @@ class SqliteAnchorJournal implements SqliteJournal {
     return this.s.topicsAwaitingConfirmation.all();
   }
 
-  /** When the next unfinished row is due (null: none). A record message waiting for its announcement counts at the time `due` will look at it again. */
+  /**
+   * When the next unfinished row is due (null: none). A record message waiting for its
+   * announcement counts at the time `due` will look at it again; an open batch at the end of its
+   * window, when the loop closes it.
+   */
   nextDueAt(): number | null {
     this.flush();
-    const pending = this.s.nextDue.get("pending")?.at ?? null;
-    const accepted = this.s.nextDue.get("accepted")?.at ?? null;
-    return pending === null ? accepted : accepted === null ? pending : Math.min(pending, accepted);
+    const times = (["open", "pending", "accepted"] as const).map((state) => this.s.nextDue.get(state)?.at ?? null).filter((at) => at !== null);
+    return times.length === 0 ? null : Math.min(...times);
   }
 
   unsentPastCutoff(marginMs: number, limit: number): LedgerTransactionRow[] {
