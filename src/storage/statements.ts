@@ -181,29 +181,33 @@ export const INSERT_PENDING_MESSAGE = statement<
 /**
  * A record message joins its organisation's open batch for its signer key and seal key, while
  * that batch has room and its window has not ended: the batch's leaf count, raised under its
- * row's lock (of two joins at once, one waits, then finds the batch still open, or closed and not
- * its own). The batch's id, or none. Parameters (numbered): ?1 organisation, ?2 signer key, ?3
- * seal key, ?4 the most leaves, ?5 now.
+ * row's lock (a close waits for the join to commit, and a join after the close finds the batch no
+ * longer open). The batch's id, or none. On PostgreSQL a batch another write is joining (its row
+ * locked) is passed over (SKIP LOCKED): concurrent writes of one organisation then open batches
+ * of their own rather than wait for each other's commit. Parameters (numbered): ?1 organisation,
+ * ?2 signer key, ?3 seal key, ?4 the most leaves, ?5 now.
  */
+const joinOpenBatch = (engine: "sqlite" | "postgres", match: string, max: number, now: number): string => {
+  const p = (n: number) => (engine === "sqlite" ? `?${n}` : `$${n}`);
+  return `UPDATE ledger_transactions SET batch_size = batch_size + 1
+     WHERE transaction_id = (SELECT transaction_id FROM ledger_transactions
+                             WHERE state = 'open' AND org_id = ${p(1)} AND ${match} AND batch_size < ${p(max)} AND next_attempt_at > ${p(now)}
+                             ORDER BY created_at LIMIT 1${engine === "postgres" ? " FOR UPDATE SKIP LOCKED" : ""})
+       AND state = 'open' AND batch_size < ${p(max)}
+     RETURNING transaction_id`;
+};
+
 export const JOIN_OPEN_BATCH = statement<{ transaction_id: string }, [orgId: string, keyFingerprint: Uint8Array, sealFingerprint: Uint8Array, max: number, now: number]>({
   name: "join an open batch",
-  sql: `UPDATE ledger_transactions SET batch_size = batch_size + 1
-     WHERE transaction_id = (SELECT transaction_id FROM ledger_transactions
-                             WHERE state = 'open' AND org_id = ?1 AND key_fingerprint = ?2 AND seal_fingerprint = ?3 AND batch_size < ?4 AND next_attempt_at > ?5
-                             ORDER BY created_at LIMIT 1)
-       AND state = 'open' AND batch_size < ?4
-     RETURNING transaction_id`,
+  sqlite: joinOpenBatch("sqlite", "key_fingerprint = ?2 AND seal_fingerprint = ?3", 4, 5),
+  postgres: joinOpenBatch("postgres", "key_fingerprint = $2 AND seal_fingerprint = $3", 4, 5),
 });
 
 /** The same for a revocation: its organisation's open batch of revocations (no key, no seal key). Parameters: ?1 organisation, ?2 the most leaves, ?3 now. */
 export const JOIN_OPEN_REVOCATION_BATCH = statement<{ transaction_id: string }, [orgId: string, max: number, now: number]>({
   name: "join an open batch of revocations",
-  sql: `UPDATE ledger_transactions SET batch_size = batch_size + 1
-     WHERE transaction_id = (SELECT transaction_id FROM ledger_transactions
-                             WHERE state = 'open' AND org_id = ?1 AND key_fingerprint IS NULL AND seal_fingerprint IS NULL AND batch_size < ?2 AND next_attempt_at > ?3
-                             ORDER BY created_at LIMIT 1)
-       AND state = 'open' AND batch_size < ?2
-     RETURNING transaction_id`,
+  sqlite: joinOpenBatch("sqlite", "key_fingerprint IS NULL AND seal_fingerprint IS NULL", 2, 3),
+  postgres: joinOpenBatch("postgres", "key_fingerprint IS NULL AND seal_fingerprint IS NULL", 2, 3),
 });
 
 /** A new open batch with its first leaf counted: its window ends at `next_attempt_at`. */
