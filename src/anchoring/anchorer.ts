@@ -219,7 +219,7 @@ export function createAnchoring(options: AnchoringOptions): Anchoring {
   let lastPassWall = Number.NEGATIVE_INFINITY;
   // When the leader last looked for rows that can no longer be submitted (performance.now()).
   let sweptAt = Number.NEGATIVE_INFINITY;
-  // When the leader last looked at the waiting leaves (performance.now()).
+  // When the leader last looked at the open batches (performance.now()).
   let batchedAt = Number.NEGATIVE_INFINITY;
   // When a node that does not lead last asked the ledger whether it answers again.
   let probedAt = Number.NEGATIVE_INFINITY;

@@ -159,7 +159,7 @@ export interface AnchoringOptions {
   readonly announcementFor: AnnouncementFor;
   /** A batch's message (records/messages.ts). */
   readonly batchMessageFor: BatchMessageFor;
-  /** How long an organisation's oldest waiting leaf waits for others before its batch is formed, ms (DOCVERIFY_BATCH_WINDOW_MS). Default 250. */
+  /** How long a batch takes records and revocations, from its first, ms (DOCVERIFY_BATCH_WINDOW_MS; 0: none, each its own message). Default 250. */
   readonly batchWindowMs?: number;
   /** At most this many leaves in one batch (DOCVERIFY_BATCH_MAX). Default 1,024. */
   readonly batchMax?: number;

@@ -187,7 +187,6 @@ export function journalStatements(client: Database) {
     leafRecordsAnchored: () => client.prepare<never, [number, string, string, string]>(
       "UPDATE records SET anchor_state = 'anchored', sequence_number = ?, consensus_at = ? WHERE id IN (SELECT record_id FROM ledger_transactions WHERE batch_transaction_id = ? AND kind = 'record_message') AND transaction_id = ?",
     ),
-    unfinishedLeavesOf: () => client.prepare<RawLedgerRow, [string]>(`SELECT ${LEDGER_COLUMNS} FROM ledger_transactions WHERE batch_transaction_id = ? AND state IN ('pending','accepted') ORDER BY leaf_index`),
     topicsAwaitingConfirmation: () => client.prepare<{ topicId: string; validStartMs: number }, []>(
       `SELECT topic_id AS topicId, min(valid_start_ms) AS validStartMs FROM ledger_transactions
        WHERE state IN ('pending','accepted') AND batch_leaf = 0 AND kind <> 'topic_create' AND topic_id IS NOT NULL AND (state = 'accepted' OR attempts > 0)
