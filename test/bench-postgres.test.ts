@@ -36,6 +36,7 @@ describe("bench: the --postgres plan", () => {
     recordsKey: "dv_live_records",
     recordCount: POSTGRES_DATASET.records,
     logRowsOfOrg0: 6_000,
+    leavesPerBatch: 256,
   };
 
   test("public verification, the organisation tier and record creation, each on SQLite then PostgreSQL", () => {
