@@ -1,6 +1,6 @@
 /**
- * "Exactly once", with batches (docs/anchoring.md "Batches"; decisions §15: each leaf in exactly
- * one anchored batch, never two): the organisation's topic read back through the mirror REST,
+ * "Exactly once", with batches (docs/anchoring.md "Batches": each leaf in exactly one anchored
+ * batch, never two): the organisation's topic read back through the mirror REST,
  * every page, and compared with the data folder's `ledger_transactions` and `records`.
  *
  * - Every batch message on the topic is an anchored `batch_message` row of the data folder, byte
