@@ -191,6 +191,20 @@ export async function runLoad(options: { poster: Poster; sample: () => Sample; c
   };
 }
 
+/**
+ * Waits until a record is anchored (the service's first): its key announcement, which every batch
+ * of its records waits for, is then on the ledger, so the load that follows does not start by
+ * piling up behind the announcement's consensus (a backlog the measured window would then drain,
+ * counting the warm-up's records as its own).
+ */
+export async function firstAnchored(sample: () => Sample, timeoutS: number): Promise<void> {
+  const started = performance.now();
+  while (sample().anchored === 0) {
+    if (performance.now() - started > timeoutS * 1000) throw new Error(`the organisation's first record was not anchored within ${timeoutS} s`);
+    await Bun.sleep(100);
+  }
+}
+
 /** Seconds until the backlog is empty, or null when it is not within `timeoutS`. */
 export async function drain(sample: () => Sample, timeoutS: number): Promise<number | null> {
   const started = performance.now();

@@ -10,7 +10,8 @@
  *    admin command line on a fresh data folder; then `docverify serve` starts from src/main.ts
  *    on it, with DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS=3000 and rate limits out of the way. The
  *    harness waits for the running service to create the organisation's topic (POST
- *    /v1/records answers 503 until then).
+ *    /v1/records answers 503 until then), and for that first record to be anchored (the key
+ *    announcement every batch waits for is then on the ledger).
  * 2. Load: CONNECTIONS client loops each POST /v1/records with a new document hash, back to
  *    back. A 503 is the service's back-pressure: that loop waits its Retry-After, as a client
  *    should. WARMUP_S of load fill the pipeline (consensus takes 3 s), then the measured
@@ -36,7 +37,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { benchOrganisation, drain, firstRecord, KEEPS_PACE_SHARE, keepsPace, MAIN, poster, runLoad, sampler, tail, type Json, type LoadResult } from "./anchor-load.ts";
+import { benchOrganisation, drain, firstAnchored, firstRecord, KEEPS_PACE_SHARE, keepsPace, MAIN, poster, runLoad, sampler, tail, type Json, type LoadResult } from "./anchor-load.ts";
 import { checkExactlyOnce, describeCheck, type ExactlyOnceCheck } from "./exactly-once.ts";
 import { spawnLogged, stopProcess } from "./processes.ts";
 import { describeTimeToVerified, measureTimeToVerified, type TimeToVerified } from "./time-to-verified.ts";
@@ -124,6 +125,7 @@ export async function runAnchoringBench(options: { seconds?: number; quick?: boo
     // ---- load and sampling -----------------------------------------------------------------
     db = new Database(join(dataDir, "docverify.db"), { readonly: true });
     const sample = sampler(db);
+    await firstAnchored(sample, 60);
     const load = await runLoad({ poster: records, sample, connections: CONNECTIONS, warmupS: WARMUP_S, seconds, say });
     if (load.errors > 0) broken.push(`${load.errors} POST /v1/records failed other than with 503; first: ${load.firstError}`);
 

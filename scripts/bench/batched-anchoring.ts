@@ -15,7 +15,8 @@
  * the service takes records as fast as it signs and stores them) on a fresh data folder, pointed at
  * that ledger with DOCVERIFY_LOCAL_LEDGER_URL. Twice, each time with a fresh data folder and a
  * fresh ledger: batched (the default window, 250 ms), then unbatched (window 0). Each run:
- * CONNECTIONS client loops POST /v1/records back to back, WARMUP_S, then the measured window;
+ * once the organisation's first record is anchored (its key announcement with it), CONNECTIONS
+ * client loops POST /v1/records back to back, WARMUP_S, then the measured window;
  * records created and anchored (their messages or leaves `anchored`) per second in the window,
  * and the backlog sampled every second (anchor-load.ts). After the batched run the backlog drains
  * and the topic is read back through the mirror (exactly-once.ts): every message the loop sent on
@@ -34,7 +35,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { benchOrganisation, drain, firstRecord, KEEPS_PACE_SHARE, keepsPace, MAIN, poster, runLoad, sampler, tail, type LoadResult } from "./anchor-load.ts";
+import { benchOrganisation, drain, firstAnchored, firstRecord, KEEPS_PACE_SHARE, keepsPace, MAIN, poster, runLoad, sampler, tail, type LoadResult } from "./anchor-load.ts";
 import { checkExactlyOnce, describeCheck, type ExactlyOnceCheck } from "./exactly-once.ts";
 import { spawnLogged, startAppServer, stopProcess, type Server } from "./processes.ts";
 
@@ -85,7 +86,7 @@ export interface BatchedAnchoringReport {
   /** Every message on the batched run's topic per 10,000 records created in it. */
   readonly messagesPer10k: { readonly messages: number; readonly records: number; readonly per10k: number; readonly meanLeavesPerBatch: number | null; readonly target: number; readonly verdict: "PASS" | "MISS" };
   /** Batched records anchored a second / unbatched. */
-  readonly speedup: { readonly ratio: number; readonly target: number; readonly verdict: "PASS" | "MISS" };
+  readonly speedup: { readonly ratio: number; readonly target: number; readonly verdict: "PASS" | "MISS"; readonly ratioToLedgerCap: number };
   readonly broken: string[];
 }
 
@@ -146,6 +147,7 @@ async function run(work: string, batchWindowMs: number, seconds: number, say: (l
     say(`  ${label} (DOCVERIFY_BATCH_WINDOW_MS=${batchWindowMs}), topic ${first.topicId}:`);
     db = new Database(join(dataDir, "docverify.db"), { readonly: true });
     const sample = sampler(db);
+    await firstAnchored(sample, 60);
     const load = await runLoad({ poster: records, sample, connections: CONNECTIONS, warmupS: WARMUP_S, seconds, say });
     if (load.errors > 0) broken.push(`${label}: ${load.errors} POST /v1/records failed other than with 503; first: ${load.firstError}`);
     if (load.refused503 > 0) broken.push(`${label}: ${load.refused503} answers 503 from a service not paced to the ledger`);
@@ -218,7 +220,9 @@ export async function runBatchedAnchoringBench(options: { seconds: number; workD
         target: TARGETS.messagesPer10k,
         verdict: per10k <= TARGETS.messagesPer10k ? "PASS" : "MISS",
       },
-      speedup: { ratio, target: TARGETS.speedup, verdict: ratio >= TARGETS.speedup ? "PASS" : "MISS" },
+      // Beside it, against the most one message per record could anchor on this ledger: the
+      // unbatched run may anchor less than that (its loop shares the thread with creation).
+      speedup: { ratio, target: TARGETS.speedup, verdict: ratio >= TARGETS.speedup ? "PASS" : "MISS", ratioToLedgerCap: batched.anchoredPerSecond / (1000 / CONSENSUS_INTERVAL_MS) },
       broken,
     };
   } finally {
@@ -247,7 +251,7 @@ export function printBatchedAnchoring(r: BatchedAnchoringReport, say: (line: str
   );
   say(
     `  batched vs unbatched records anchored a second, ledger at ${r.ledgerMessagesPerSecond} messages a second: ${f(r.batched.anchoredPerSecond)} vs ${f(r.unbatched.anchoredPerSecond)} = ` +
-      `${r.speedup.ratio.toFixed(1)} ×; target ≥ ${r.speedup.target} ×  ${r.speedup.verdict}`,
+      `${r.speedup.ratio.toFixed(1)} × (${r.speedup.ratioToLedgerCap.toFixed(1)} × the ${r.ledgerMessagesPerSecond} a second one message per record could reach at best); target ≥ ${r.speedup.target} ×  ${r.speedup.verdict}`,
   );
   if (r.batched.check !== null) say(`  batched run ${describeCheck(r.batched.check)}`);
 }
