@@ -47,7 +47,7 @@ Usage:
   docverify master-key rotate      a new master key, every private key re-encrypted under it;
                                    refused while serve runs
   docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]
-                         [--consensus-ms N] [--operator-key-file FILE]
+                         [--consensus-ms N] [--consensus-interval-ms N] [--operator-key-file FILE]
                                    the local ledger alone, until SIGTERM/SIGINT
   docverify verify-receipt RECEIPT (--file DOC | --hash sha256:HEX) [--mirror URL]... [--offline]
                                    checks a receipt on the ledger's mirror nodes, without
@@ -272,7 +272,8 @@ export const USAGES: Readonly<Record<string, string>> = {
     options(JSON_OUT, DATA, HELP),
   "local-ledger":
     "Usage: docverify local-ledger [--host H] [--mirror-port P] [--second-mirror-port P] [--grpc-port P]\n" +
-    "                              [--consensus-ms N] [--operator-key-file FILE] [--json] [--data DIR]\n\n" +
+    "                              [--consensus-ms N] [--consensus-interval-ms N] [--operator-key-file FILE]\n" +
+    "                              [--json] [--data DIR]\n\n" +
     "The local ledger alone, in DATA_DIR/ledger/, until SIGTERM or SIGINT; prints its gRPC and mirror\n" +
     "addresses (two mirror addresses, over the same ledger, with --second-mirror-port or when the folder\n" +
     "remembers a second one, as the embedded ledger of serve does: receipts name two mirror nodes).\n" +
@@ -285,6 +286,7 @@ export const USAGES: Readonly<Record<string, string>> = {
       ["--second-mirror-port P", "a second mirror REST port, 0 for a free one (default: remembered, else none)"],
       ["--grpc-port P", "gRPC port (default: remembered, else a free one)"],
       ["--consensus-ms N", "delay from acceptance to consensus, 0 to 60000"],
+      ["--consensus-interval-ms N", "least time between two transactions' consensus, 0 (default: none) to 60000"],
       ["--operator-key-file FILE", "0.0.2's key (hex DER PKCS#8 ED25519) for a new ledger"],
       JSON_OUT,
       DATA,

@@ -1,10 +1,10 @@
 /**
  * The anchoring bench's verdict on its target "anchoring keeps pace with creation"
- * (scripts/bench/anchoring.ts, `keepsPace`): enough anchored, backlog flat, and nothing refused
+ * (scripts/bench/anchor-load.ts, `keepsPace`): enough anchored, backlog flat, and nothing refused
  * inside the measured window.
  */
 import { expect, test } from "bun:test";
-import { KEEPS_PACE_SHARE, keepsPace } from "../scripts/bench/anchoring.ts";
+import { KEEPS_PACE_SHARE, keepsPace } from "../scripts/bench/anchor-load.ts";
 
 test("keeps pace: at least the share anchored, the backlog flat and no 503 in the window; each missing one is a MISS", () => {
   expect(KEEPS_PACE_SHARE).toBe(0.95);

@@ -36,6 +36,7 @@ describe("bench: the --postgres plan", () => {
     recordsKey: "dv_live_records",
     recordCount: POSTGRES_DATASET.records,
     logRowsOfOrg0: 6_000,
+    leavesPerBatch: 256,
   };
 
   test("public verification, the organisation tier and record creation, each on SQLite then PostgreSQL", () => {
@@ -59,8 +60,8 @@ describe("bench: the --postgres plan", () => {
 
   test("one dataset for both engines, a tenth of the default run's, cached under a name of its own", () => {
     expect(POSTGRES_DATASET).toEqual({ records: 100_000, logRows: 20_000 });
-    expect(datasetCacheName(MILLION, "abc")).toBe("records-1m-g2-schema-abc");
-    expect(datasetCacheName(POSTGRES_DATASET, "abc")).toBe("records-100000r-20000l-g2-schema-abc");
+    expect(datasetCacheName(MILLION, "abc")).toBe("records-1m-g3-schema-abc");
+    expect(datasetCacheName(POSTGRES_DATASET, "abc")).toBe("records-100000r-20000l-g3-schema-abc");
   });
 
   test("failover: three nodes, the leader killed well inside the load", () => {

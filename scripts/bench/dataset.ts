@@ -15,8 +15,15 @@
  *   Those bulk rows would fail verification, and no scenario asks about them: every benchmarked
  *   hash is a real, correctly signed record, so every request recomputes (or memo-answers) a
  *   pair of valid ML-DSA-65 signatures, exactly the production path.
- * - One `record_message` row in `ledger_transactions` per record, anchored, as the anchor loop
- *   leaves it.
+ * - The records anchored in batches, as the anchor loop leaves them today (docs/anchoring.md
+ *   "Batches"): each organisation's records, in their order, LEAVES_PER_BATCH (256) to a batch;
+ *   per record a leaf (`record_message`, `batch_leaf` 1) with its index and inclusion path, per
+ *   batch an anchored `batch_message` row carrying the Merkle root (the product's own tree and
+ *   message encoder); each record names its batch's transaction, sequence number and consensus
+ *   time, so its receipt is a batched one (`anchor.inclusion`). 256 leaves: a busy appliance's
+ *   batch (the anchoring benchmark's hold about 200), a path of 8 hashes. The records' signed
+ *   times stay spread over the year, as before: a batch's span no window would allow, which
+ *   nothing measured reads.
  * - 100,000 verification-log rows, 30,000 of them for organisation 0's live environment, where
  *   the log-paging scenario reads a page 10,000 rows deep.
  *
@@ -30,14 +37,15 @@ import { join } from "node:path";
 import { openCore, type Core } from "../../src/app/core.ts";
 import { parseConfig } from "../../src/config/index.ts";
 import { encodeRecordPayload, encodeSealPayload, keyFingerprint } from "../../src/crypto/index.ts";
+import { concatPath, merkleTree } from "../../src/anchoring/merkle.ts";
 import { createLogger } from "../../src/lib/log.ts";
-import { encodeCreationMessage, encodeKeyAnnouncementMessage, sha256Text } from "../../src/records/messages.ts";
+import { encodeBatchMessage, encodeCreationMessage, encodeKeyAnnouncementMessage, sha256Text } from "../../src/records/messages.ts";
 import type { Organisation } from "../../src/keys/organisations.ts";
 import { ensureSealKey, loadSealedKey, type StoredKey } from "../../src/records/seal-key.ts";
 import { createIdGenerator } from "../../src/verification/log/ids.ts";
 
-/** Bump when what the generator writes changes. */
-const GENERATOR_VERSION = 2;
+/** Bump when what the generator writes changes. 3: records anchored in batches. */
+const GENERATOR_VERSION = 3;
 
 export const RECORD_COUNT = 1_000_000;
 /** One record in this many is signed and sealed for real. */
@@ -45,6 +53,8 @@ const REAL_EVERY = 100;
 const ORG_COUNT = 20;
 const LOG_ROWS = 100_000;
 const BATCH = 20_000;
+/** Leaves of each organisation's batches (the last of each organisation's may hold fewer). */
+export const LEAVES_PER_BATCH = 256;
 
 /**
  * How many records and verification-log rows a dataset holds. The default bench's is
@@ -62,8 +72,8 @@ export function datasetCacheName(size: DatasetSize, schema: string): string {
   return `records-${size.records}r-${size.logRows}l-g${GENERATOR_VERSION}-schema-${schema}`;
 }
 const YEAR_MS = 365 * 86_400_000;
-/** Bytes of randomness per record: UUIDv7 bits (10), bulk document hash (32), running hash (48). */
-const RANDOM_PER_ROW = 90;
+/** Bytes of randomness per record: UUIDv7 bits (10), bulk document hash (32). */
+const RANDOM_PER_ROW = 42;
 
 export interface Dataset {
   /** The cached folder: `docverify.db` and `master.key`, to be copied, never served in place. */
@@ -78,6 +88,8 @@ export interface Dataset {
   readonly recordsKey: string;
   readonly recordCount: number;
   readonly logRowsOfOrg0: number;
+  /** Leaves per batch of the records' batches. */
+  readonly leavesPerBatch: number;
 }
 
 interface Manifest {
@@ -87,6 +99,7 @@ interface Manifest {
   readonly recordsKey: string;
   readonly recordCount: number;
   readonly logRowsOfOrg0: number;
+  readonly leavesPerBatch: number;
 }
 
 /** An anchored organisation-signed record, as the anchor loop leaves it. */
@@ -97,6 +110,15 @@ export const INSERT_RECORD_SQL = `INSERT INTO records (id, org_id, signer_type, 
 export const INSERT_RECORD_MESSAGE_SQL = `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, signed_bytes, valid_start_ms, valid_seconds,
     state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at)
   VALUES (?, 'record_message', ?, ?, ?, ?, NULL, ?, 180, 'anchored', ?, ?, ?, 1, ?, ?, ?)`;
+/** A record's anchored leaf (`record_message`, `batch_leaf` 1) in its anchored batch, with its place and inclusion path. */
+export const INSERT_LEAF_SQL = `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, signed_bytes, valid_start_ms, valid_seconds,
+    state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at, batch_leaf, batch_transaction_id, leaf_index, inclusion_path)
+  VALUES (?, 'record_message', ?, ?, ?, ?, ?, NULL, ?, 180, 'anchored', ?, ?, ?, 0, ?, ?, ?, 1, ?, ?, ?)`;
+/** An anchored `batch_message` row: its message carries the Merkle root over its leaves. */
+export const INSERT_BATCH_SQL = `INSERT INTO ledger_transactions (transaction_id, kind, org_id, record_id, topic_id, message, key_fingerprint, seal_fingerprint, signed_bytes,
+    valid_start_ms, valid_seconds, state, sequence_number, consensus_at, running_hash, attempts, next_attempt_at, created_at, updated_at, batch_leaf,
+    batch_sequence, batch_size, announcement_generation)
+  VALUES (?, 'batch_message', ?, NULL, ?, ?, ?, ?, NULL, ?, 180, 'anchored', ?, ?, ?, 1, ?, ?, ?, 0, ?, ?, 0)`;
 /** A verification-log row. */
 export const INSERT_LOG_SQL =
   "INSERT INTO verifications (id, org_id, environment, key_id, verdict, doc_hash, reference, verified_at_ms, retry_after_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)";
@@ -191,14 +213,55 @@ async function build(dataDir: string, say: (line: string) => void, size: Dataset
     sql.run("PRAGMA cache_size = -1000000");
 
     const insertRecord = sql.prepare(INSERT_RECORD_SQL);
-    const insertLedger = sql.prepare(INSERT_RECORD_MESSAGE_SQL);
+    const insertLeaf = sql.prepare(INSERT_LEAF_SQL);
+    const insertBatch = sql.prepare(INSERT_BATCH_SQL);
     const pool = Array.from({ length: 64 }, () => crypto.getRandomValues(new Uint8Array(3309)));
     const poolDigests = pool.map(sha256Text);
     const orgKeyDigests = orgKeys.map((k) => sha256Text(k.publicKey));
-    const sequence = new Array<number>(ORG_COUNT).fill(1);
     const realHashes: string[] = [];
     const realIds: string[] = [];
     const spacing = Math.floor(YEAR_MS / size.records);
+
+    // Record i is organisation (i % ORG_COUNT)'s k-th (k = i / ORG_COUNT); each organisation's
+    // records fill its batches in turn, LEAVES_PER_BATCH each. A batch is known before its leaves
+    // are written (its records name it): its window closes 250 ms after its last record's time.
+    const lastK = (org: number) => Math.floor((size.records - 1 - org) / ORG_COUNT);
+    const batchOf = (org: number, k: number) => {
+      const index = Math.floor(k / LEAVES_PER_BATCH);
+      const kLast = Math.min((index + 1) * LEAVES_PER_BATCH - 1, lastK(org));
+      const closedMs = startMs + (org + ORG_COUNT * kLast) * spacing + 250;
+      return {
+        index,
+        size: kLast - index * LEAVES_PER_BATCH + 1,
+        closedMs,
+        // Nanoseconds no record's transaction id (i % 1000) or announcement's (999,999) uses.
+        transactionId: `0.0.2@${Math.floor(closedMs / 1000)}.${String((closedMs % 1000) * 1_000_000 + 500_000 + org).padStart(9, "0")}`,
+        // The topic holds the key announcement at 1, then the batches.
+        sequenceNumber: index + 2,
+        consensusAt: consensusOf(closedMs, 500_000 + org),
+        runningHash: crypto.getRandomValues(new Uint8Array(48)),
+      };
+    };
+    const current = Array.from({ length: ORG_COUNT }, (_, org) => batchOf(org, 0));
+    const leaves: { id: string; transactionId: string; message: Uint8Array; ms: number }[][] = Array.from({ length: ORG_COUNT }, () => []);
+    /** A full batch: its message over the Merkle root, its row, and each leaf's row with its place and path (the loop's close). */
+    const writeBatchOf = (org: number) => {
+      const b = current[org]!;
+      const placed = leaves[org]!;
+      const tree = merkleTree(placed.map((l) => l.message));
+      const message = encodeBatchMessage({ orgId: orgs[org]!.id, batch: b.index + 1, size: b.size, root: tree.root, revoked: [] });
+      const topicId = `0.0.${900_001 + org}`;
+      const anchoredMs = b.closedMs + 4000;
+      insertBatch.run(b.transactionId, orgs[org]!.id, topicId, message, orgFps[org]!, sealFp, b.closedMs, b.sequenceNumber, b.consensusAt, b.runningHash,
+        b.closedMs, placed[0]!.ms, anchoredMs, b.index + 1, b.size);
+      placed.forEach((l, i) => {
+        insertLeaf.run(l.transactionId, orgs[org]!.id, l.id, topicId, l.message, orgFps[org]!, l.ms, b.sequenceNumber, b.consensusAt, b.runningHash,
+          l.ms, l.ms, anchoredMs, b.transactionId, i, concatPath(tree.paths[i]!));
+      });
+      leaves[org] = [];
+      const k = (b.index + 1) * LEAVES_PER_BATCH;
+      if (k <= lastK(org)) current[org] = batchOf(org, k);
+    };
 
     const writeBatch = sql.transaction((from: number, to: number) => {
       const rnd = new Uint8Array((to - from) * RANDOM_PER_ROW);
@@ -208,8 +271,7 @@ async function build(dataDir: string, say: (line: string) => void, size: Dataset
         const ms = startMs + i * spacing;
         const id = uuidV7(ms, rnd.subarray(o, o + 10));
         const org = i % ORG_COUNT;
-        const seq = ++sequence[org]!;
-        const consensusAt = consensusOf(ms, i);
+        const batch = current[org]!;
         const transactionId = `0.0.2@${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000 + (i % 1000)).padStart(9, "0")}`;
         let docHash: string;
         let signature: Uint8Array;
@@ -235,14 +297,16 @@ async function build(dataDir: string, say: (line: string) => void, size: Dataset
           );
         }
         insertRecord.run(id, orgs[org]!.id, docHash, i % 3 === 0 ? `document-${i}.pdf` : null, ms, orgFps[org]!, signature, sealFp, sealSignature,
-          `0.0.${900_001 + org}`, transactionId, seq, consensusAt, ms);
-        insertLedger.run(transactionId, orgs[org]!.id, id, `0.0.${900_001 + org}`, message, ms, seq, consensusAt, rnd.subarray(o + 42, o + 90), ms, ms, ms + 4000);
+          `0.0.${900_001 + org}`, batch.transactionId, batch.sequenceNumber, batch.consensusAt, ms);
+        leaves[org]!.push({ id, transactionId, message, ms });
+        if (leaves[org]!.length === batch.size) writeBatchOf(org);
       }
     });
     for (let from = 0; from < size.records; from += BATCH) {
       writeBatch(from, Math.min(size.records, from + BATCH));
       if ((from + BATCH) % 200_000 === 0) say(`  ${(from + BATCH).toLocaleString("en-US")} records`);
     }
+    if (leaves.some((l) => l.length > 0)) throw new Error("a batch was left without its message");
 
     // The verification log, through the log's own id generator (strictly increasing UUIDv7).
     let now = Date.now() - 86_400_000;
@@ -266,7 +330,7 @@ async function build(dataDir: string, say: (line: string) => void, size: Dataset
     const logRowsOfOrg0 = sql.prepare<{ n: number }, [string]>("SELECT count(*) AS n FROM verifications WHERE org_id = ? AND environment = 'live'").get(orgs[0]!.id)!.n;
     // Sanity: the fingerprints the records name are the keys' own.
     for (const k of orgKeys) if (hex(keyFingerprint({ algorithm: k.algorithm, publicKey: k.publicKey })) !== hex(k.fingerprint)) throw new Error("fingerprint");
-    return { realHashes, realIds, logKey, recordsKey, recordCount: size.records, logRowsOfOrg0 };
+    return { realHashes, realIds, logKey, recordsKey, recordCount: size.records, logRowsOfOrg0, leavesPerBatch: LEAVES_PER_BATCH };
   } finally {
     void core.close();
   }

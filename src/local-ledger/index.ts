@@ -57,6 +57,14 @@ export interface LocalLedgerOptions {
   readonly secondMirrorPort?: number;
   /** Delay from acceptance to consensus. Default 3000. */
   readonly consensusMs?: number;
+  /**
+   * The least time between the consensus of two transactions on the node: a throughput cost per
+   * transaction, as a network's throttles give one node (a transaction accepted while others wait
+   * reaches consensus this long after the one before it, when that is later than `consensusMs`
+   * after its acceptance). Default 0: no such cost, every transaction `consensusMs` after its
+   * acceptance.
+   */
+  readonly consensusIntervalMs?: number;
   /** How long receipts (and records) stay queryable after consensus, as on Hedera. Default 180000. */
   readonly receiptTtlMs?: number;
   /**

@@ -6,7 +6,8 @@
  * Guarantees (what a client may rely on, as on a Hedera network):
  * - A transaction answered OK at precheck is stored before the answer is sent, and reaches
  *   consensus `consensusMs` after acceptance (unless a fault hook says otherwise), also across a
- *   restart of the ledger.
+ *   restart of the ledger; with `consensusIntervalMs`, no sooner than that after the transaction
+ *   accepted before it.
  * - Consensus timestamps are strictly increasing across the whole ledger; per topic, sequence
  *   numbers increase by one in consensus order and each message carries the topic's running hash
  *   (version 3, see running-hash.ts).
@@ -63,6 +64,8 @@ export interface NodeOptions {
   readonly store: LedgerStore;
   readonly clock: Clock;
   readonly consensusMs: number;
+  /** The least time between two transactions' consensus (index.ts `consensusIntervalMs`); 0: none. */
+  readonly consensusIntervalMs: number;
   readonly receiptTtlMs: number;
   /** Where tests inject faults; default none (a ledger that runs for real). */
   readonly faults?: Faults;

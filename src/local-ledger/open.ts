@@ -28,7 +28,7 @@ import type { LedgerNode } from "./node.ts";
 import { FEE_COLLECTION_ACCOUNT, GENESIS_ACCOUNT, NODE_ACCOUNT } from "./rules.ts";
 import { FIRST_ENTITY_NUM, openLedgerStore, type LedgerStore } from "./store.ts";
 
-const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "secondMirrorPort", "consensusMs", "receiptTtlMs", "operatorKey", "clock", "log"];
+const OPTION_NAMES = ["dataDir", "host", "grpcPort", "mirrorPort", "secondMirrorPort", "consensusMs", "consensusIntervalMs", "receiptTtlMs", "operatorKey", "clock", "log"];
 const GENESIS_BALANCE = 5_000_000_000_000_000; // 50,000,000 hbar in tinybars
 /** How often the scheduler looks for due work besides its precise wake-ups (manual clocks, resumes). */
 const POLL_MS = 250;
@@ -49,6 +49,7 @@ function checkOptions(options: LocalLedgerOptions): void {
     if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 86_400_000)) throw new TypeError(`startLocalLedger: ${name} must be 0 to 86400000 ms, got ${v}`);
   };
   ms("consensusMs", options.consensusMs);
+  ms("consensusIntervalMs", options.consensusIntervalMs);
   ms("receiptTtlMs", options.receiptTtlMs);
   if (options.host !== undefined && (typeof options.host !== "string" || options.host === "")) throw new TypeError("startLocalLedger: host must be a non-empty string");
   if (options.operatorKey !== undefined && typeof options.operatorKey !== "string") throw new TypeError("startLocalLedger: operatorKey must be a hex DER string");
@@ -170,6 +171,7 @@ async function openLedger(options: LocalLedgerOptions, injector: FaultInjector |
         store,
         clock,
         consensusMs,
+        consensusIntervalMs: options.consensusIntervalMs ?? 0,
         receiptTtlMs: options.receiptTtlMs ?? 180_000,
         ...(injector ? { faults: injector.faults } : {}),
         verifyEd25519: createEd25519Verifier(),

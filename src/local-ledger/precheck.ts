@@ -33,11 +33,18 @@ function precheck(code: number, cost = 0): proto.ITransactionResponse {
   return { nodeTransactionPrecheckCode: code, cost: int64(cost) };
 }
 
-type PrecheckOptions = Pick<NodeOptions, "store" | "clock" | "consensusMs" | "verifyEd25519" | "onAccepted"> & { readonly faults: Faults };
+type PrecheckOptions = Pick<NodeOptions, "store" | "clock" | "consensusMs" | "consensusIntervalMs" | "verifyEd25519" | "onAccepted"> & { readonly faults: Faults };
 
 /** The node's answer to any transaction RPC; stores the transaction when the answer is OK. */
 export function createPrecheck(options: PrecheckOptions): (request: Received<proto.Transaction>) => Promise<proto.ITransactionResponse> {
   const { store, clock, faults } = options;
+  const interval = options.consensusIntervalMs;
+  /**
+   * The latest due time given so far (transactions left pending by the last run included): with a
+   * consensus interval, the next transaction is due no sooner than `interval` after it. Read once,
+   * and only with an interval.
+   */
+  let lastDueMs = interval > 0 ? (store.lastDueMs() ?? Number.NEGATIVE_INFINITY) : Number.NEGATIVE_INFINITY;
 
   return async function submit(request: Received<proto.Transaction>): Promise<proto.ITransactionResponse> {
     if (request.bytes.length > MAX_TRANSACTION_BYTES) return precheck(R.TRANSACTION_OVERSIZE);
@@ -101,7 +108,9 @@ export function createPrecheck(options: PrecheckOptions): (request: Received<pro
 
     const { dropped, forcedStatus } = faults.atAcceptance();
     const acceptedMs = clock.now();
-    const dueMs = acceptedMs + options.consensusMs;
+    // With a consensus interval, each transaction takes its turn after the one accepted before it:
+    // the node brings at most one to consensus per interval.
+    const dueMs = Math.max(acceptedMs + options.consensusMs, lastDueMs + interval);
     const inserted = store.insertTransaction({
       payer: payerNum,
       validStart,
@@ -121,6 +130,7 @@ export function createPrecheck(options: PrecheckOptions): (request: Received<pro
     // The duplicate check above and this insert run without a pause in between; the store
     // refusing the row anyway still means a duplicate.
     if (!inserted) return precheck(R.DUPLICATE_TRANSACTION);
+    if (interval > 0) lastDueMs = dueMs;
     options.onAccepted(dueMs);
     return precheck(R.OK);
   };

@@ -47,6 +47,8 @@ export interface RememberedLedgerOptions {
    */
   readonly secondMirror?: boolean;
   readonly consensusMs: number;
+  /** The least time between two transactions' consensus (index.ts `consensusIntervalMs`); default 0, none. `docverify local-ledger --consensus-interval-ms` only. */
+  readonly consensusIntervalMs?: number;
   /** The genesis operator's key when the ledger is created (`startLedger`'s `operatorKey`); default the development key. */
   readonly operatorKey?: string;
   readonly clock?: Clock;
@@ -84,6 +86,7 @@ export async function startRememberedLedger(options: RememberedLedgerOptions): P
       mirrorPort: m,
       ...(second !== undefined ? { secondMirrorPort: second } : {}),
       consensusMs: options.consensusMs,
+      ...(options.consensusIntervalMs !== undefined ? { consensusIntervalMs: options.consensusIntervalMs } : {}),
       log: options.log,
       ...(options.operatorKey !== undefined ? { operatorKey: options.operatorKey } : {}),
       ...(options.clock ? { clock: options.clock } : {}),

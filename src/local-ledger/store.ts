@@ -48,6 +48,8 @@ export interface LedgerStore {
   insertTransaction(tx: NewTransaction): boolean;
   duePending(nowMs: number, limit: number): TxRow[];
   nextDueMs(): number | null;
+  /** The latest due time of a pending transaction, or null when none is pending. */
+  lastDueMs(): number | null;
   finalizeTransaction(seq: number, outcome: TxOutcome): void;
   insertMessage(row: MessageRow): void;
   lastConsensus(): Timestamp | null;
@@ -107,6 +109,7 @@ export function openLedgerStore(path: string): LedgerStore {
     ),
     duePending: db.query<RawTx, [number, number]>("SELECT * FROM transactions WHERE state = 'pending' AND due_ms <= ? ORDER BY seq LIMIT ?"),
     nextDue: db.query<{ due: number | null }, []>("SELECT min(due_ms) AS due FROM transactions WHERE state = 'pending'"),
+    lastDue: db.query<{ due: number | null }, []>("SELECT max(due_ms) AS due FROM transactions WHERE state = 'pending'"),
     finalize: db.query(
       `UPDATE transactions SET state = 'final', consensus_seconds = ?, consensus_nanos = ?, result = ?, entity_num = ?,
          charged_fee = ?, topic_sequence_number = ?, topic_running_hash = ? WHERE seq = ?`,
@@ -186,6 +189,7 @@ export function openLedgerStore(path: string): LedgerStore {
     },
     duePending: (nowMs, limit) => q.duePending.all(nowMs, limit).map(txFromRow),
     nextDueMs: () => q.nextDue.get()?.due ?? null,
+    lastDueMs: () => q.lastDue.get()?.due ?? null,
     finalizeTransaction: (seq, o) =>
       void q.finalize.run(
         o.consensus.seconds,

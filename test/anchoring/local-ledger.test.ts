@@ -383,6 +383,33 @@ describe("consensus timing", () => {
     expect((await mirror(ledger, txPath)).status).toBe(200);
   }, SLOW);
 
+  test("consensusIntervalMs: a burst reaches consensus one transaction per interval; a transaction after a pause, consensusMs after its acceptance", async () => {
+    const clock = manualClock(Date.now());
+    const ledger = await ledgerAt(tempDir(), { consensusMs: 1000, consensusIntervalMs: 100, clock });
+    const client = clientFor(ledger);
+    const t0 = clock.now();
+    const paths: string[] = [];
+    for (let i = 0; i < 3; i++) paths.push(`/api/v1/transactions/${mirrorId((await new TopicCreateTransaction().execute(client)).transactionId)}`);
+    const final = async () => (await Promise.all(paths.map((p) => mirror(ledger, p)))).filter((r) => r.status === 200).length;
+    const at = async (ms: number) => {
+      clock.set(t0 + ms);
+      await ledger.runConsensus();
+      return await final();
+    };
+    // Due at t0 + 1000, + 1100, + 1200: one per 100 ms after the first's consensusMs.
+    expect(await at(999)).toBe(0);
+    expect(await at(1000)).toBe(1);
+    expect(await at(1099)).toBe(1);
+    expect(await at(1100)).toBe(2);
+    expect(await at(1199)).toBe(2);
+    expect(await at(1200)).toBe(3);
+    // Accepted well after the last one's turn: consensusMs after its own acceptance, not later.
+    clock.set(t0 + 5000);
+    paths.push(`/api/v1/transactions/${mirrorId((await new TopicCreateTransaction().execute(client)).transactionId)}`);
+    expect(await at(5999)).toBe(3);
+    expect(await at(6000)).toBe(4);
+  }, SLOW);
+
   test("with the system clock, consensusMs is respected", async () => {
     const ledger = await ledgerAt(tempDir(), { consensusMs: 300 });
     const client = clientFor(ledger);
@@ -468,6 +495,7 @@ describe("data folder and options", () => {
     const dataDir = tempDir();
     await expect(startLocalLedger({ dataDir, grpcPort: 70000 })).rejects.toThrow(TypeError);
     await expect(startLocalLedger({ dataDir, consensusMs: -1 })).rejects.toThrow(TypeError);
+    await expect(startLocalLedger({ dataDir, consensusIntervalMs: -1 })).rejects.toThrow(TypeError);
     await expect(startLocalLedger({ dataDir, consensusMS: 5 } as unknown as LocalLedgerOptions)).rejects.toThrow(/unknown option consensusMS/);
   }, SLOW);
 });
