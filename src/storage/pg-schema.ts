@@ -7,7 +7,8 @@
  *
  * Types, one rule each:
  * - SQLite `integer` (times in ms since the epoch, counters, sequence numbers) is `bigint` read
- *   as a JavaScript number: a time in ms does not fit PostgreSQL's 32-bit `integer`.
+ *   as a JavaScript number: a time in ms does not fit PostgreSQL's 32-bit `integer`. The batch
+ *   columns (a leaf's flag and index, a batch's sequence and size) are small: `integer`.
  * - SQLite `integer` in boolean mode is `boolean`.
  * - SQLite `blob` is `bytea`, read as a Buffer, as bun:sqlite reads a blob.
  * - The audit log's autoincrementing id is a `bigserial`.

@@ -91,10 +91,12 @@ export async function topicMessages(mirrorUrl: string, topicId: string): Promise
 /**
  * The topic's messages with each batch message replaced by its leaves, in leaf order, at the
  * batch's place (a leaf is anchored where its batch is: docs/anchoring.md "Batches"). `leavesOf`
- * gives a batch's leaves (from the appliance's database: the topic carries only the root); each
+ * gives a batch's leaves by its organisation and batch sequence (from the appliance's database: the
+ * topic carries only the root; found by what the message says, so also before the appliance has
+ * recorded the batch anchored); each
  * batch's root and size are recomputed from them, and no leaf may be in two batches.
  */
-export function withLeaves(messages: readonly TopicMessage[], leavesOf: (sequenceNumber: number) => readonly Uint8Array[]): TopicMessage[] {
+export function withLeaves(messages: readonly TopicMessage[], leavesOf: (orgId: string, batch: number) => readonly Uint8Array[]): TopicMessage[] {
   const out: TopicMessage[] = [];
   const seen = new Set<string>();
   for (const x of messages) {
@@ -102,7 +104,7 @@ export function withLeaves(messages: readonly TopicMessage[], leavesOf: (sequenc
       out.push(x);
       continue;
     }
-    const leaves = leavesOf(x.sequenceNumber);
+    const leaves = leavesOf(x.m.orgId!, Number(x.m.batch));
     expect({ batch: x.sequenceNumber, size: leaves.length, root: Buffer.from(merkleTree([...leaves]).root).toString("hex") }).toEqual({
       batch: x.sequenceNumber,
       size: Number(x.m.size),
@@ -118,36 +120,42 @@ export function withLeaves(messages: readonly TopicMessage[], leavesOf: (sequenc
   return out;
 }
 
-/** The leaves of every anchored batch in an embedded data folder's database, by the batch message's sequence number. */
-export function leavesInDataFolder(dataDir: string): (sequenceNumber: number) => Uint8Array[] {
+/** The leaves of every closed batch in an embedded data folder's database, by organisation and batch sequence. */
+export function leavesInDataFolder(dataDir: string): (orgId: string, batch: number) => Uint8Array[] {
   const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
   try {
     const rows = db
       .query(
-        `SELECT b.sequence_number AS seq, l.message AS message FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
-          WHERE b.state = 'anchored' AND l.batch_leaf = 1 ORDER BY b.sequence_number, l.leaf_index`,
+        `SELECT b.org_id AS org, b.batch_sequence AS seq, l.message AS message FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
+          WHERE b.batch_sequence IS NOT NULL AND l.batch_leaf = 1 ORDER BY b.batch_sequence, l.leaf_index`,
       )
-      .all() as { seq: number; message: Uint8Array }[];
-    const bySequence = new Map<number, Uint8Array[]>();
-    for (const r of rows) bySequence.set(r.seq, [...(bySequence.get(r.seq) ?? []), new Uint8Array(r.message)]);
-    return (seq) => bySequence.get(seq) ?? [];
+      .all() as { org: string; seq: number; message: Uint8Array }[];
+    return byBatch(rows.map((r) => [r.org, r.seq, new Uint8Array(r.message)]));
   } finally {
     db.close();
   }
 }
 
-/** The same from a PostgreSQL database, through `psql` (unaligned, tuples only), for organisation `orgId`. */
-export function leavesInPostgres(psql: (sql: string) => string, orgId: string): (sequenceNumber: number) => Uint8Array[] {
+/** The same from a PostgreSQL database, through `psql` (unaligned, tuples only). */
+export function leavesInPostgres(psql: (sql: string) => string): (orgId: string, batch: number) => Uint8Array[] {
   const out = psql(
-    `SELECT b.sequence_number || '|' || encode(l.message, 'hex') FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
-      WHERE b.state = 'anchored' AND l.batch_leaf = 1 AND b.org_id = '${orgId}' ORDER BY b.sequence_number, l.leaf_index`,
+    `SELECT b.org_id || '|' || b.batch_sequence || '|' || encode(l.message, 'hex') FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
+      WHERE b.batch_sequence IS NOT NULL AND l.batch_leaf = 1 ORDER BY b.batch_sequence, l.leaf_index`,
   );
-  const bySequence = new Map<number, Uint8Array[]>();
-  for (const line of out.split("\n").filter((l) => l.trim() !== "")) {
-    const [seq, hex] = line.trim().split("|") as [string, string];
-    bySequence.set(Number(seq), [...(bySequence.get(Number(seq)) ?? []), new Uint8Array(Buffer.from(hex, "hex"))]);
-  }
-  return (seq) => bySequence.get(seq) ?? [];
+  const rows = out
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((line): [string, number, Uint8Array] => {
+      const [org, seq, hex] = line.trim().split("|") as [string, string, string];
+      return [org, Number(seq), new Uint8Array(Buffer.from(hex, "hex"))];
+    });
+  return byBatch(rows);
+}
+
+function byBatch(rows: readonly (readonly [string, number, Uint8Array])[]): (orgId: string, batch: number) => Uint8Array[] {
+  const leaves = new Map<string, Uint8Array[]>();
+  for (const [org, seq, message] of rows) leaves.set(`${org} ${seq}`, [...(leaves.get(`${org} ${seq}`) ?? []), message]);
+  return (orgId, batch) => leaves.get(`${orgId} ${batch}`) ?? [];
 }
 
 /** `sha256:` + hex SHA-256 of a raw public key, as a record message names its signer (docs/records.md §3). */

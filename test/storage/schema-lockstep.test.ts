@@ -51,7 +51,8 @@ function sqliteType(c: { getSQLType(): string; columnType: string; config?: { mo
 }
 function pgType(c: { getSQLType(): string }): string {
   const t = c.getSQLType();
-  if (t === "bigint" || t === "bigserial") return "integer";
+  // bigint for times in ms and most counts; integer for the small ones (a batch's leaves, a leaf's index).
+  if (t === "bigint" || t === "bigserial" || t === "integer") return "integer";
   if (t === "boolean") return "boolean";
   if (t === "bytea") return "bytes";
   if (t === "text") return "text";

@@ -151,7 +151,7 @@ async function expectExactlyOnce(survivor: ServiceProcess): Promise<void> {
   const sent = raw.filter((x) => x.m.type === "batch");
   expect(new Set(sent.map((x) => x.m.batch)).size).toBe(sent.length);
   expect(sent).toHaveLength(batches().length);
-  const expanded = withLeaves(raw, leavesInPostgres(sql, orgId));
+  const expanded = withLeaves(raw, leavesInPostgres(sql));
   expect(expanded.filter((x) => x.m.type === "record").map((x) => x.m.recordId).sort()).toEqual(ids);
   for (const c of acknowledged) expect(((await call(survivor, "/v1/verifications", null, { originalDocHash: c.hash })).body as { verdict: string }).verdict).toBe("verified_org");
 }

@@ -85,7 +85,7 @@ test(
         .map(([fp, pk]) => [publicKeyDigest(Buffer.from(pk, "hex")), fp]),
     );
     const topicId = sql(`SELECT topic_id FROM organisations WHERE id = '${orgId}'`);
-    const messages = withLeaves(await topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, topicId), leavesInPostgres(sql, orgId));
+    const messages = withLeaves(await topicMessages(ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, topicId), leavesInPostgres(sql));
     const windows = expectKeyWindows(messages, (d) => keys.get(d) ?? d, created.map((c) => c.recordId));
     expect(windows.announcements.map((a) => [a.keyFingerprint, a.replaces])).toEqual([
       [oldKey, undefined],

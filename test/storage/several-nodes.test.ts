@@ -145,7 +145,7 @@ async function topicOf(c: Cluster): Promise<TopicMessage[]> {
 async function expectNoDuplicateMessages(c: Cluster): Promise<number> {
   const messages = await topicOf(c);
   expect(new Set(messages.map((x) => JSON.stringify(x.m))).size).toBe(messages.length);
-  return withLeaves(messages, leavesInPostgres((sql) => pg.psql(sql, new URL(c.url).pathname.slice(1)), c.orgId)).length;
+  return withLeaves(messages, leavesInPostgres((sql) => pg.psql(sql, new URL(c.url).pathname.slice(1)))).length;
 }
 
 describe("three nodes on one database", () => {
