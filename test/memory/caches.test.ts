@@ -30,7 +30,9 @@ import { createIdGenerator } from "../../src/verification/log/ids.ts";
 import { createVerificationLog } from "../../src/verification/log/service.ts";
 import { createListQueries, LIST_QUERIES_BYTES } from "../../src/verification/query.ts";
 import { createVerifier } from "../../src/verification/verify.ts";
-import { consensusOf, createBenchOrganisations, INSERT_LOG_SQL, INSERT_RECORD_MESSAGE_SQL, INSERT_RECORD_SQL } from "../../scripts/bench/dataset.ts";
+import { consensusOf, createBenchOrganisations, INSERT_BATCH_SQL, INSERT_LEAF_SQL, INSERT_LOG_SQL, INSERT_RECORD_MESSAGE_SQL, INSERT_RECORD_SQL } from "../../scripts/bench/dataset.ts";
+import { merkleTree } from "../../src/anchoring/merkle.ts";
+import { encodeBatchMessage } from "../../src/records/messages.ts";
 import { parseExposition, sampleValue } from "../support/prometheus.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { waitFor } from "../support/wait.ts";
@@ -265,6 +267,8 @@ async function openFilled(env: Record<string, string> = {}, scale = 1): Promise<
   );
   const insertRecord = sql.prepare(INSERT_RECORD_SQL);
   const insertMessage = sql.prepare(INSERT_RECORD_MESSAGE_SQL);
+  const insertBatch = sql.prepare(INSERT_BATCH_SQL);
+  const insertLeaf = sql.prepare(INSERT_LEAF_SQL);
   const insertPerson = sql.prepare(
     "INSERT INTO persons (id, org_id, name, email, identity_evidence, suspended, key_fingerprint, created_at, enrolled_at) VALUES (?, ?, ?, ?, 'document seen', 0, ?, ?, ?)",
   );
@@ -302,7 +306,16 @@ async function openFilled(env: Record<string, string> = {}, scale = 1): Promise<
       const seq = ++org.seq;
       const consensus = consensusOf(ms, i);
       insertRecord.run(id, org.id, docHash, null, ms, org.fingerprint, pool[i & 63]!, bench.sealFp, pool[(i >> 6) & 63]!, org.topic, tx, seq, consensus, ms);
-      insertMessage.run(tx, org.id, id, org.topic, Buffer.from(JSON.stringify({ v: 1, type: "record", recordId: id, originalDocHash: docHash })), ms, seq, consensus, randomBytes(48), ms, ms, ms);
+      const message = Buffer.from(JSON.stringify({ v: 1, type: "record", recordId: id, originalDocHash: docHash }));
+      if (i % 2 === 0) {
+        // Half the records as every record is anchored today, a leaf of a batch (here of one): its receipt reads the leaf.
+        const runningHash = randomBytes(48);
+        const batchMessage = encodeBatchMessage({ orgId: org.id, batch: seq, size: 1, root: merkleTree([message]).root, revoked: [] });
+        insertBatch.run(tx, org.id, org.topic, batchMessage, org.fingerprint, bench.sealFp, ms, seq, consensus, runningHash, ms, ms, ms, seq, 1);
+        insertLeaf.run(`${tx}-leaf`, org.id, id, org.topic, message, org.fingerprint, ms, seq, consensus, runningHash, ms, ms, ms, tx, 0, new Uint8Array(0));
+      } else {
+        insertMessage.run(tx, org.id, id, org.topic, message, ms, seq, consensus, randomBytes(48), ms, ms, ms);
+      }
       orgRecordIds.push(id);
       hashes.push(docHash);
     }
@@ -476,6 +489,7 @@ describe("a running service's caches, read through /metrics", () => {
       "receipt_transactions",
       "receipt_keys",
       "receipt_compromises",
+      "receipt_leaves",
       "api_keys",
       "rate_limit_buckets",
       "consensus_texts",
