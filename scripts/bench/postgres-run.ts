@@ -449,10 +449,25 @@ async function runFailover(o: FailoverContext): Promise<FailoverReport> {
     const secondsAfterLoad = (performance.now() - loadEnded) / 1000;
     if (pending.size > 0) o.broken.push(`failover: ${pending.size} of ${acknowledged.length} acknowledged records not verified_org ${FAILOVER.verifiedWithinS} s after the load`);
 
-    // The organisation's topic, read back from the ledger's mirror: each acknowledged record once.
+    // The organisation's topic, read back from the ledger's mirror: each acknowledged record once,
+    // a batch message standing for its leaves (read from the database: only the root is on the
+    // ledger; a batch is found by its organisation and batch sequence).
     const messages = await topicMessages(o.ledgerEnv.DOCVERIFY_LOCAL_LEDGER_URL!, topicId);
-    const recordHashes = messages.flatMap((m) => {
-      const decoded = JSON.parse(Buffer.from(m, "base64").toString("utf8")) as { type?: string; originalDocHash?: string };
+    const leaves = new Map<string, string[]>();
+    for (const line of o.pg
+      .psql(
+        `SELECT b.batch_sequence || '|' || encode(l.message, 'hex') FROM ledger_transactions l JOIN ledger_transactions b ON b.transaction_id = l.batch_transaction_id
+          WHERE b.org_id = '${org.id}' AND b.batch_sequence IS NOT NULL AND l.batch_leaf = 1 ORDER BY b.batch_sequence, l.leaf_index`,
+        "failover",
+      )
+      .split("\n")
+      .filter((l) => l.trim() !== "")) {
+      const [seq, leaf] = line.trim().split("|") as [string, string];
+      leaves.set(seq, [...(leaves.get(seq) ?? []), Buffer.from(leaf, "hex").toString("base64")]);
+    }
+    const recordHashes = messages.flatMap(function hashesOf(m: string): string[] {
+      const decoded = JSON.parse(Buffer.from(m, "base64").toString("utf8")) as { type?: string; originalDocHash?: string; batch?: number };
+      if (decoded.type === "batch") return (leaves.get(String(decoded.batch)) ?? []).flatMap(hashesOf);
       return decoded.type === "record" && typeof decoded.originalDocHash === "string" ? [decoded.originalDocHash] : [];
     });
     const duplicates = messages.length - new Set(messages).size + (recordHashes.length - new Set(recordHashes).size);
