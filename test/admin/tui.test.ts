@@ -310,6 +310,8 @@ describe("an administrator's sitting, against a running serve", () => {
     expect(s).toContain("ledger        local (embedded)");
     expect(s).toContain("reachable: the local ledger answers");
     expect(s).toMatch(/records +pending=\d+ accepted=\d+ anchored=\d+ abandoned=0/);
+    // The record and its revocation, each anchored in a batch (docs/anchoring.md "Batches").
+    expect(s).toMatch(/batches +open=\d+ waiting=\d+ waiting-leaves=\d+ oldest-waiting=(-|\d+ s) anchored=([2-9]|\d\d+) anchored-leaves=([2-9]|\d\d+) \(\d+\.\d a batch\)/);
     t.keys("Escape");
     await t.heading("Main menu");
   });
