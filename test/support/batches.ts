@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import type { BatchBuilder, Journal, LedgerTransactionRow } from "../../src/anchoring/journal/ports.ts";
 import { journalRules } from "../../src/anchoring/journal/rules.ts";
-import { concatPath, merkleTree } from "../../src/anchoring/merkle.ts";
+import { batchBuilder } from "../../src/anchoring/loop/batcher.ts";
 import { createTransactionIds } from "../../src/anchoring/transaction-ids.ts";
 import { manualClock, type Clock } from "../../src/lib/clock.ts";
 import { encodeBatchMessage } from "../../src/records/messages.ts";
@@ -14,18 +14,8 @@ import { q, type Store } from "../../src/storage/store.ts";
 import { journalDrivers } from "./drivers.ts";
 import { consensusAt, runningHash } from "./numbered-ledger.ts";
 
-/** The loop's builder (anchoring/loop/batcher.ts), over the same Merkle tree and message. */
-export const testBatchBuilder: BatchBuilder = ({ orgId, sequence, leaves }) => {
-  const tree = merkleTree(leaves.map((l) => l.message));
-  const message = encodeBatchMessage({
-    orgId,
-    batch: sequence,
-    size: leaves.length,
-    root: tree.root,
-    revoked: leaves.filter((l) => l.kind === "revocation_message").map((l) => l.recordId),
-  });
-  return { message, paths: tree.paths.map(concatPath) };
-};
+/** The loop's own builder (anchoring/loop/batcher.ts), with the product's batch message. */
+export const testBatchBuilder: BatchBuilder = batchBuilder(encodeBatchMessage);
 
 /** The epoch a test journal leads at on PostgreSQL. */
 const TEST_EPOCH = 424_242;

@@ -8,20 +8,16 @@
  * message does (state-machine.ts).
  */
 import type { BatchBuilder, BatchPolicy } from "../journal/ports.ts";
+import type { BatchMessageFor } from "../types.ts";
 import { concatPath, merkleTree } from "../merkle.ts";
 import type { LoopContext } from "./context.ts";
 import type { StateChanges } from "./state-changes.ts";
 
-export function createBatcher(ctx: LoopContext, changes: StateChanges, policy: BatchPolicy) {
-  const { journal, now } = ctx;
-  /** When the next open batch's window ends (the loop's clock), as of the last look; null: none open. */
-  let nextAt: number | null = null;
-  /** The open batches and their leaves, as of the last look. */
-  let open = { batches: 0, leaves: 0 };
-
-  const build: BatchBuilder = ({ orgId, sequence, leaves }) => {
+/** A closing batch's message and every leaf's inclusion path: the Merkle tree over its leaves, its root in the message `batchMessageFor` writes. */
+export function batchBuilder(batchMessageFor: BatchMessageFor): BatchBuilder {
+  return ({ orgId, sequence, leaves }) => {
     const tree = merkleTree(leaves.map((l) => l.message));
-    const message = ctx.batchMessageFor({
+    const message = batchMessageFor({
       orgId,
       batch: sequence,
       size: leaves.length,
@@ -30,6 +26,16 @@ export function createBatcher(ctx: LoopContext, changes: StateChanges, policy: B
     });
     return { message, paths: tree.paths.map(concatPath) };
   };
+}
+
+export function createBatcher(ctx: LoopContext, changes: StateChanges, policy: BatchPolicy) {
+  const { journal, now } = ctx;
+  /** When the next open batch's window ends (the loop's clock), as of the last look; null: none open. */
+  let nextAt: number | null = null;
+  /** The open batches and their leaves, as of the last look. */
+  let open = { batches: 0, leaves: 0 };
+
+  const build = batchBuilder(ctx.batchMessageFor);
 
   /** Closes every open batch whose window has passed or that is full; returns how many. */
   const close = async (): Promise<number> => {
