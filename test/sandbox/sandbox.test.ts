@@ -10,7 +10,6 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { BUN, ROOT, cleanup, onCleanup, tempDir } from "../support/env.ts";
 import { builtBinary } from "../support/build.ts";
-import { createRecordOnceTopicExists } from "../support/topic.ts";
 import { waitFor } from "../support/wait.ts";
 
 afterAll(cleanup);
@@ -200,4 +199,16 @@ describe("docverify sandbox", () => {
     expect(level.stderr).toContain("DOCVERIFY_LOG_LEVEL");
     expect(level.tmp).toEqual([]);
   }, 60_000);
+
+  test("the compiled executable's sandbox: announced, serving, and gone after SIGTERM", async () => {
+    const sandbox = spawnSandbox(["--json"], { cmd: [builtBinary()] });
+    const a = await announced(sandbox);
+    expect(a.apiKey).toStartWith("dv_live_");
+    expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
+    const created = await fetch(`${a.url}/v1/records`, { method: "POST", headers: bearer(a.apiKey), body: JSON.stringify({ originalDocHash: freshHash() }) });
+    expect(created.status).toBe(201);
+    sandbox.proc.kill("SIGTERM");
+    expect(await sandbox.proc.exited).toBe(0);
+    expect(readdirSync(sandbox.tmp)).toEqual([]);
+  }, 120_000);
 });
