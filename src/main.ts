@@ -54,9 +54,7 @@ Usage:
                                    checks a receipt on the ledger's mirror nodes, without
                                    docverify's data (docs/receipts.md; no --data)
   docverify sandbox [--port N] [--host H] [--keep]
-                                   a throwaway appliance for trying writes: its own temporary
-                                   folder and local ledger, an organisation and a live key, printed
-                                   once; deleted when it stops (no --data)
+                                   a throwaway appliance and a live key, for trying writes (no --data)
 
   Every command takes --json (one JSON document on stdout), --data DIR, and --help for its usage.
   docverify --version              version and commit
