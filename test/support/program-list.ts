@@ -37,7 +37,8 @@ export const PROGRAMS = [
   { name: "pdfinfo", pkg: "poppler-utils", usedBy: "test/pdf/stamp.test.ts" },
   { name: "pdftotext", pkg: "poppler-utils", usedBy: "test/pdf/stamp.test.ts" },
   { name: "openssl", pkg: "openssl", usedBy: "test/support/test-ca.ts (the tests' own CA), test/ops/tls.test.ts" },
-  { name: "python3", pkg: "python3-minimal", paths: ["/usr/bin/python3"], usedBy: "test/ops/notify.test.ts: the sd_notify listener, an implementation not ours; test/examples/examples.test.ts: examples/python" },
+  // python3, not python3-minimal: examples/python needs the standard library's json and http.client (libpython3-stdlib).
+  { name: "python3", pkg: "python3", paths: ["/usr/bin/python3"], usedBy: "test/ops/notify.test.ts: the sd_notify listener, an implementation not ours; test/examples/examples.test.ts: examples/python" },
   { name: "go", pkg: "golang-go", paths: ["/usr/bin/go"], usedBy: "test/examples/examples.test.ts: examples/go, run with go run (Debian 12's Go 1.19)" },
   { name: "systemd-analyze", pkg: "systemd", usedBy: "test/systemd.test.ts, test/ops/install.test.ts: the unit verified and its exposure scored" },
   { name: "tmux", pkg: "tmux", usedBy: "test/support/terminal.ts: the terminal UI driven as a person would" },
