@@ -157,6 +157,16 @@ describe("docverify sandbox", () => {
     expect(status.stdout.toString()).toContain("Sandbox organisation");
   }, 90_000);
 
+  test("stopped while it starts: exit 0, nothing announced, nothing left behind", async () => {
+    const sandbox = spawnSandbox(["--json"]);
+    // Its folder exists once its signal handlers are in (they go in before the folder is made).
+    await waitFor("the sandbox's folder", () => (readdirSync(sandbox.tmp).length > 0 ? true : sandbox.proc.exitCode !== null ? false : undefined), 15_000, 5);
+    sandbox.proc.kill("SIGINT");
+    expect(await sandbox.proc.exited).toBe(0);
+    expect(sandbox.stdout()).toBe("");
+    expect(readdirSync(sandbox.tmp)).toEqual([]);
+  }, 60_000);
+
   test("a port that is taken: a clear error, exit 1, and no folder left behind", async () => {
     const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("someone else") });
     onCleanup(() => taken.stop(true));
