@@ -13,6 +13,7 @@ import { DomainError, OpsError } from "./lib/errors.ts";
 import { SchemaTooNewError } from "./storage/schema-too-new.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import { VERIFY_RECEIPT_USAGE } from "./verifier/usage.ts";
+import { SANDBOX_USAGE } from "./app/sandbox-usage.ts";
 // Each subcommand's module is imported when that command runs: the administration commands then
 // never load Elysia or the ledger SDK, and start in tens of milliseconds instead of hundreds.
 
@@ -52,6 +53,8 @@ Usage:
   docverify verify-receipt RECEIPT (--file DOC | --hash sha256:HEX) [--mirror URL]... [--offline]
                                    checks a receipt on the ledger's mirror nodes, without
                                    docverify's data (docs/receipts.md; no --data)
+  docverify sandbox [--port N] [--host H] [--keep]
+                                   a throwaway appliance and a live key, for trying writes (no --data)
 
   Every command takes --json (one JSON document on stdout), --data DIR, and --help for its usage.
   docverify --version              version and commit
@@ -293,6 +296,7 @@ export const USAGES: Readonly<Record<string, string>> = {
       HELP,
     ),
   "verify-receipt": VERIFY_RECEIPT_USAGE,
+  sandbox: SANDBOX_USAGE,
 };
 
 /**
@@ -357,6 +361,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import("./admin/master-key.ts")).runMasterKey(rest, process.env, process.stdout);
       case "local-ledger":
         return await (await import("./admin/local-ledger.ts")).runLocalLedger(rest, process.env, process.stdout, untilSignal());
+      case "sandbox":
+        return await (await import("./app/sandbox.ts")).runSandbox(rest, process.env, { out: process.stdout, err: process.stderr }, untilSignal());
       case "verify-receipt": {
         // The verifier alone (src/verifier/): none of the appliance's data, storage or ledger code.
         const verifier = await import("./verifier/cli.ts");

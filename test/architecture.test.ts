@@ -51,15 +51,15 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/", "anchoring/queue.ts"], why: "queries over the schema (anchoring/pg-journal.ts no longer: it reads through the loop's port)" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
-  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "anchoring/setup.ts", "verifier/cli.ts", "http/pages/bundle.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document; the pages' sources, read at build time (a macro: never in the executable)" },
-  { spec: "node:path", places: ["storage/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "app/core.ts", "anchoring/setup.ts", "anchoring/paths.ts", "http/pages/bundle.ts"], why: "paths of those files" },
+  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "app/sandbox.ts", "anchoring/setup.ts", "verifier/cli.ts", "http/pages/bundle.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document; the pages' sources, read at build time (a macro: never in the executable)" },
+  { spec: "node:path", places: ["storage/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "app/core.ts", "app/sandbox.ts", "anchoring/setup.ts", "anchoring/paths.ts", "http/pages/bundle.ts"], why: "paths of those files" },
   { spec: "node:net", places: ["anchoring/node-reachability.ts", "verifier/cli.ts", "verifier/http-get.ts"], why: "TCP reachability of a consensus node (also for docverify status); the verifier's isIP, to tell an address from a host name (--connect-to, pinning a mirror node to the address counted)" },
   { spec: "node:dns", places: ["verifier/cli.ts"], why: "the verifier's command-line shells: a mirror node's addresses, to count witnesses by host; the _docverify.DOMAIN TXT record that confirms an organisation's identity" },
   { spec: "node:async_hooks", places: ["anchoring/hedera-ledger.ts"], why: "the SDK hands its own error on, not the gRPC call's: the channel learns which submission a call belongs to (whether its connection was ever made) from the async context the submission runs in" },
   { spec: "node:http2", places: ["local-ledger/grpc.ts", "anchoring/grpc-unary.ts"], why: "the local ledger's unary gRPC server (grpc-js's server cost its thread 2.7 MB idle); the SDK's unary calls to a node (over grpc-js's client a submission cost 375–454 µs of CPU, over these 215–234)" },
   { spec: "node:http", places: ["verifier/http-get.ts"], why: "the verifier's GET of mirror nodes in Node.js, without undici's 60 ms load" },
   { spec: "node:https", places: ["verifier/http-get.ts"], why: "as above, for https mirror nodes" },
-  { spec: "node:os", places: ["config/index.ts"], why: "the host name, the default node name (docs/operations.md, Several nodes)" },
+  { spec: "node:os", places: ["config/index.ts", "app/sandbox.ts"], why: "the host name, the default node name (docs/operations.md, Several nodes); the sandbox's temporary folder" },
   { spec: "node:util", places: ["lib/args.ts"], why: "parseArgs" },
   { spec: "node:readline", places: ["admin/tui/ui.ts"], why: "the terminal UI's keys" },
   { spec: "bun:ffi", places: ["lib/sd-notify.ts"], why: "sd_notify over a datagram socket" },
@@ -115,7 +115,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   // chosen, the HTTP surface, serve. The only area that imports every other.
   app: ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "persons", "anchoring", "http", "admin/ports.ts", "version.ts"],
   // main.ts (the command line's dispatch) and version.ts: the composition, the commands, the verifier's command line.
-  "(root)": ["lib", "config", "crypto", "storage", "app/serve.ts", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
+  // app/sandbox.ts: `docverify sandbox` is a composition (serve with its own folder, organisation and
+  // key), so it lives in app/; app/sandbox-usage.ts is its usage, which loads nothing.
+  "(root)": ["lib", "config", "crypto", "storage", "app/serve.ts", "app/sandbox.ts", "app/sandbox-usage.ts", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
 };
 
 async function sources(): Promise<Map<string, string>> {
