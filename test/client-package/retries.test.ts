@@ -155,7 +155,23 @@ test("waitForVerdict honours retryAfterSeconds, stops on a verdict that can neve
   expect(error).toBeInstanceOf(DocverifyTimeoutError);
   expect(error).toMatchObject({ lastVerdict: "no_record", timeoutMs: 1_500, originalDocHash: HASH });
   expect(error.message).toContain("[verified]");
-  expect(never.seen.length).toBe(3);
+  // Polls at 0 and 1 s; the deadline falls in the next wait.
+  expect(never.seen.length).toBe(2);
+});
+
+test("waitForVerdict's deadline also ends a retry wait inside it; the caller's abort is the caller's error", async () => {
+  const busy = fakeService(() => envelope(503, "SERVICE_UNAVAILABLE", { "retry-after": "30" }));
+  const client = createClient({ url: busy.url });
+  const t0 = performance.now();
+  const error = (await client.waitForVerdict(HASH, { timeoutMs: 300 }).catch((e: unknown) => e)) as DocverifyTimeoutError;
+  expect(error).toBeInstanceOf(DocverifyTimeoutError);
+  expect(error.lastVerdict).toBeUndefined();
+  expect(performance.now() - t0).toBeLessThan(5_000);
+
+  const controller = new AbortController();
+  const aborted = client.waitForVerdict(HASH, { signal: controller.signal }).catch((e: unknown) => e);
+  controller.abort(new Error("no longer needed"));
+  expect(((await aborted) as Error).message).toBe("no longer needed");
 });
 
 test("back-off: full jitter under an exponential ceiling, capped", () => {
