@@ -5,7 +5,7 @@
  * compiled, and run under Node.js against a live `docverify serve`.
  */
 import { afterAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, cleanup, tempDir } from "../support/env.ts";
 import { startServiceWithOrg } from "../support/service-with-org.ts";
@@ -78,6 +78,24 @@ test(
     expect(wrong.code).not.toBe(0);
     expect(wrong.out).toContain(`'"maybe"'`);
     expect(wrong.out).toContain(`'"because"'`);
+
+    // The README's quick start, as written, type-checks in a Node.js project: @types/node (copied
+    // from the checkout: offline) and no DOM lib, as the README says suffices.
+    for (const dep of ["@types/node", "undici-types"]) cpSync(join(ROOT, "node_modules", dep), join(consumer, "node_modules", dep), { recursive: true });
+    const readme = readFileSync(join(PACKAGE, "README.md"), "utf8");
+    const quickStart = /## Quick start\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(quickStart).toContain("createClient");
+    writeFileSync(join(consumer, "quick-start.ts"), quickStart!);
+    writeFileSync(
+      join(consumer, "tsconfig.readme.json"),
+      JSON.stringify({
+        compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022"], types: ["node"], strict: true, skipLibCheck: false, noEmit: true },
+        files: ["quick-start.ts"],
+      }),
+    );
+    const quick = run(["node", TSC5, "-p", "tsconfig.readme.json"], consumer, env);
+    expect(quick.out + quick.err).toBe("");
+    expect(quick.code).toBe(0);
 
     const { svc, key } = await service;
     const hash = "sha256:" + "b7".repeat(32);
