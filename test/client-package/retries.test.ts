@@ -76,12 +76,15 @@ test("a 400 is not retried; its details are kept; retry: false stops even a 503"
   expect(busy.seen.length).toBe(1);
 });
 
-test("a code from a newer service is kept as it came; an answer without the envelope is typed by its status", async () => {
-  const fake = fakeService((n) => (n === 1 ? envelope(409, "RECORD_FROZEN") : new Response("<html>bad gateway</html>", { status: 502 })));
+test("a code from a newer service is kept as it came; an answer without the envelope is typed by its status; a success that is not JSON says so", async () => {
+  const fake = fakeService((n) =>
+    n === 1 ? envelope(409, "RECORD_FROZEN") : n === 2 ? new Response("<html>bad gateway</html>", { status: 502 }) : new Response("<html>captive portal</html>", { status: 200 }),
+  );
   const client = createClient({ url: fake.url, apiKey: KEY, retry: fast });
   expect(await client.revokeRecord(RECORD.recordId, "SUPERSEDED").catch((e: DocverifyError) => [e.status, e.code])).toEqual([409, "RECORD_FROZEN"]);
   expect(await client.identity().catch((e: DocverifyError) => [e.status, e.code])).toEqual([502, "HTTP_502"]);
-  expect(fake.seen.length).toBe(2);
+  expect(await client.identity().catch((e: Error) => e.message)).toBe('GET /.well-known/docverify.json: 200 with a body that is not JSON ("<html>captive portal</html>")');
+  expect(fake.seen.length).toBe(3);
 });
 
 test("the public receipt is fetched without the key; text is the body exactly as served", async () => {

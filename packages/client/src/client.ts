@@ -67,8 +67,13 @@ const FINAL: readonly Verdict[] = ["revoked", "signature_invalid"];
 /** When a still-pending verification gives no retryAfterSeconds, poll this often. */
 const DEFAULT_POLL_MS = 1000;
 
+/** A success's body. One that is not JSON came from something other than the service (a proxy's page). */
 function parse<T>(answer: Answer): T {
-  return JSON.parse(answer.text) as T;
+  try {
+    return JSON.parse(answer.text) as T;
+  } catch {
+    throw new Error(`${answer.method} ${answer.path}: ${answer.status} with a body that is not JSON (${JSON.stringify(answer.text.slice(0, 80))})`);
+  }
 }
 
 const enc = encodeURIComponent;
