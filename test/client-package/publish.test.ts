@@ -5,7 +5,7 @@
  * compiled, and run under Node.js against a live `docverify serve`.
  */
 import { afterAll, expect, test } from "bun:test";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, cleanup, tempDir } from "../support/env.ts";
 import { startServiceWithOrg } from "../support/service-with-org.ts";
@@ -15,10 +15,15 @@ afterAll(cleanup);
 const PACKAGE = join(ROOT, "packages", "client");
 const TSC5 = join(ROOT, "node_modules", "typescript5", "bin", "tsc");
 
-function run(cmd: string[], cwd: string, env: Record<string, string>): { code: number | null; out: string; err: string } {
+/**
+ * Runs a command to its end without blocking: the service starting meanwhile is watched by this
+ * process's event loop (its log lines, its start deadline), which a synchronous spawn would stall.
+ */
+async function run(cmd: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
   // ROOT/node_modules/.bin on PATH: `npm pack` runs the package's build, which needs bun.
-  const p = Bun.spawnSync(cmd, { cwd, env: { PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: env.HOME!, ...env } });
-  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+  const p = Bun.spawn(cmd, { cwd, env: { PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: env.HOME!, ...env }, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, out, err };
 }
 
 function program(url: string, key: string, hash: string): string {
@@ -48,7 +53,7 @@ test(
     const work = tempDir("docverify-client-pack-");
     const env = { HOME: work, npm_config_cache: join(work, "npm-cache"), npm_config_update_notifier: "false" };
 
-    const pack = run(["npm", "pack", "--json", "--pack-destination", work], PACKAGE, env);
+    const pack = await run(["npm", "pack", "--json", "--pack-destination", work], PACKAGE, env);
     expect(pack.err).not.toContain("ERR!");
     expect(pack.code).toBe(0);
     const [packed] = JSON.parse(pack.out.slice(pack.out.indexOf("["))) as { filename: string; files: { path: string }[] }[];
@@ -59,9 +64,9 @@ test(
     expect(manifest.dependencies).toBeUndefined();
 
     const consumer = join(work, "consumer");
-    Bun.spawnSync(["mkdir", consumer]);
+    mkdirSync(consumer);
     writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-    const install = run(["npm", "install", "--offline", "--no-audit", "--no-fund", join(work, packed!.filename)], consumer, env);
+    const install = await run(["npm", "install", "--offline", "--no-audit", "--no-fund", join(work, packed!.filename)], consumer, env);
     expect(install.err).not.toContain("ERR!");
     expect(install.code).toBe(0);
     writeFileSync(
@@ -74,7 +79,7 @@ test(
 
     // The types refuse a wrong program: a verdict that does not exist, a reason outside the set.
     writeFileSync(join(consumer, "main.ts"), `import { createClient, type Verdict } from "@docverify/client";\nconst v: Verdict = "maybe";\nawait createClient({ url: "http://x" }).revokeRecord("r", "because");\nexport { v };\n`);
-    const wrong = run(["node", TSC5, "-p", "."], consumer, env);
+    const wrong = await run(["node", TSC5, "-p", "."], consumer, env);
     expect(wrong.code).not.toBe(0);
     expect(wrong.out).toContain(`'"maybe"'`);
     expect(wrong.out).toContain(`'"because"'`);
@@ -93,18 +98,18 @@ test(
         files: ["quick-start.ts"],
       }),
     );
-    const quick = run(["node", TSC5, "-p", "tsconfig.readme.json"], consumer, env);
+    const quick = await run(["node", TSC5, "-p", "tsconfig.readme.json"], consumer, env);
     expect(quick.out + quick.err).toBe("");
     expect(quick.code).toBe(0);
 
     const { svc, key } = await service;
     const hash = "sha256:" + "b7".repeat(32);
     writeFileSync(join(consumer, "main.ts"), program(svc.url, key, hash));
-    const checked = run(["node", TSC5, "-p", "."], consumer, env);
+    const checked = await run(["node", TSC5, "-p", "."], consumer, env);
     expect(checked.out + checked.err).toBe("");
     expect(checked.code).toBe(0);
 
-    const ran = run(["node", join("out", "main.js")], consumer, env);
+    const ran = await run(["node", join("out", "main.js")], consumer, env);
     expect(ran.err).toBe("");
     expect(ran.code).toBe(0);
     const outcome = JSON.parse(ran.out) as Record<string, unknown>;
