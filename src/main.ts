@@ -13,6 +13,7 @@ import { DomainError, OpsError } from "./lib/errors.ts";
 import { SchemaTooNewError } from "./storage/schema-too-new.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import { VERIFY_RECEIPT_USAGE } from "./verifier/usage.ts";
+import { BULK_USAGES } from "./bulk/usage.ts";
 // Each subcommand's module is imported when that command runs: the administration commands then
 // never load Elysia or the ledger SDK, and start in tens of milliseconds instead of hundreds.
 
@@ -52,6 +53,11 @@ Usage:
   docverify verify-receipt RECEIPT (--file DOC | --hash sha256:HEX) [--mirror URL]... [--offline]
                                    checks a receipt on the ledger's mirror nodes, without
                                    docverify's data (docs/receipts.md; no --data)
+  docverify authenticate PATH... [--url URL] [--key-file FILE] [--manifest FILE] [--wait] [--receipts DIR]
+  docverify check PATH... [--url URL] [--key-file FILE] [--anonymous]
+  docverify revoke --manifest FILE --reason REASON [--url URL] [--key-file FILE]
+                                   files hashed here, their records made, verified or revoked over
+                                   a service's API, with a manifest (docs/bulk.md; no --data)
 
   Every command takes --json (one JSON document on stdout), --data DIR, and --help for its usage.
   docverify --version              version and commit
@@ -293,6 +299,7 @@ export const USAGES: Readonly<Record<string, string>> = {
       HELP,
     ),
   "verify-receipt": VERIFY_RECEIPT_USAGE,
+  ...BULK_USAGES,
 };
 
 /**
@@ -362,6 +369,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         const verifier = await import("./verifier/cli.ts");
         return await verifier.runVerifyReceipt(rest, verifier.nodeIo());
       }
+      case "authenticate":
+      case "check":
+      case "revoke": // a client of a service (src/bulk/): the client package, none of the appliance
+        return await (await import("./bulk/cli.ts")).runWithProcess(argv);
       default:
         process.stderr.write(`docverify: unknown command "${command}"\n\n${USAGE}`);
         return 2;

@@ -51,7 +51,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/", "anchoring/queue.ts"], why: "queries over the schema (anchoring/pg-journal.ts no longer: it reads through the loop's port)" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
-  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "anchoring/setup.ts", "verifier/cli.ts", "http/pages/bundle.ts", "bulk/"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document; the pages' sources, read at build time (a macro: never in the executable); the files the bulk commands hash, the folders they walk" },
+  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "anchoring/setup.ts", "verifier/cli.ts", "http/pages/bundle.ts", "bulk/"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document; the pages' sources, read at build time (a macro: never in the executable); the files the bulk commands hash, the folders they walk, their manifest, key file and receipts" },
   { spec: "node:path", places: ["storage/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "app/core.ts", "anchoring/setup.ts", "anchoring/paths.ts", "http/pages/bundle.ts", "bulk/"], why: "paths of those files" },
   { spec: "node:net", places: ["anchoring/node-reachability.ts", "verifier/cli.ts", "verifier/http-get.ts"], why: "TCP reachability of a consensus node (also for docverify status); the verifier's isIP, to tell an address from a host name (--connect-to, pinning a mirror node to the address counted)" },
   { spec: "node:dns", places: ["verifier/cli.ts"], why: "the verifier's command-line shells: a mirror node's addresses, to count witnesses by host; the _docverify.DOMAIN TXT record that confirms an organisation's identity" },
@@ -60,7 +60,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:http", places: ["verifier/http-get.ts"], why: "the verifier's GET of mirror nodes in Node.js, without undici's 60 ms load" },
   { spec: "node:https", places: ["verifier/http-get.ts"], why: "as above, for https mirror nodes" },
   { spec: "node:os", places: ["config/index.ts"], why: "the host name, the default node name (docs/operations.md, Several nodes)" },
-  { spec: "node:util", places: ["lib/args.ts"], why: "parseArgs" },
+  { spec: "node:util", places: ["lib/args.ts", "bulk/args.ts"], why: "parseArgs (the bulk commands' own: they cannot import lib/, the bundle for Node.js carries none of the appliance)" },
   { spec: "node:readline", places: ["admin/tui/ui.ts"], why: "the terminal UI's keys" },
   { spec: "bun:ffi", places: ["lib/sd-notify.ts"], why: "sd_notify over a datagram socket" },
   { spec: "@clack/prompts", places: ["admin/"], why: "the terminal UI" },
@@ -118,7 +118,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   // The bulk commands (authenticate, check, revoke; also dist/docverify-client.mjs for Node.js 20):
   // the client package only, nothing of the appliance.
   bulk: ["../packages/client/src/index.ts"],
-  "(root)": ["lib", "config", "crypto", "storage", "app/serve.ts", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
+  // bulk/usage.ts: the bulk commands' usages, for --help without loading the client; bulk/cli.ts: their dispatch.
+  "(root)": ["lib", "config", "crypto", "storage", "app/serve.ts", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts", "bulk/usage.ts", "bulk/cli.ts"],
 };
 
 async function sources(): Promise<Map<string, string>> {
