@@ -8,9 +8,10 @@
  *    each runtime at least 0.9 × sha256sum's rate.
  * 2. Authentication: `bun src/main.ts authenticate` on FILES small files (each its own hash) at
  *    its default concurrency against a local service, files per second from spawn to exit,
- *    against the record-creation rate of the same service alone in the same run: the anchoring
- *    bench's client loops (scripts/bench/anchor-load.ts runLoad: POST /v1/records with fresh
- *    hashes through fetch), as many loops as the command's concurrency. The service is the app
+ *    against the record-creation rate of the same service alone just before and just after it
+ *    (their mean): the anchoring bench's client loops (scripts/bench/anchor-load.ts runLoad: POST
+ *    /v1/records with fresh hashes through fetch), as many loops as the command's concurrency,
+ *    every one a 201 (a refusal or an error breaks the measurement). The service is the app
  *    `serve` builds with record creation not paced to the ledger (scripts/bench/app-server.ts
  *    --unpaced) and rate limits out of reach: both sides measure the creation path, not the
  *    anchoring rate or the limits. Its organisation (validated, API access) and live key are made
@@ -57,7 +58,7 @@ export interface AuthenticateReport {
   readonly concurrency: number;
   readonly seconds: number;
   readonly filesPerSecond: number;
-  /** The server alone: records created per second by the client loops. */
+  /** The server alone: records created per second by the client loops, the mean of a window before the command and one after. */
   readonly createPerSecond: number;
   readonly createWindowS: number;
 }
@@ -186,12 +187,17 @@ export async function measureAuthenticate(options: { workDir: string; quick: boo
   try {
     const p = poster(server.url, key);
     await firstRecord(p); // the organisation's topic exists: neither side waits for it
-    const seconds = options.quick ? 3 : 10;
-    const alone = await runLoad({ poster: p, sample: () => ({ at: performance.now(), backlog: 0, anchored: 0, abandoned: 0 }), connections: CONCURRENCY, warmupS: 1, seconds, say: () => {} });
-    if (alone.errors > 0) throw new Error(`the server alone: ${alone.errors} POST /v1/records failed; first: ${alone.firstError}`);
-    if (alone.refused503 > 0) throw new Error(`the server alone refused ${alone.refused503} records with 503: paced, not measured`);
-    const createPerSecond = alone.createdInWindow / alone.windowS;
-    options.say(`the server alone: ${rate(alone.createdInWindow)} records in ${alone.windowS.toFixed(1)} s from ${CONCURRENCY} client loops`);
+    // The server alone before and after the command, their mean its yardstick: the machine's
+    // speed drifts over a minute, and the database grows by the command's records in between.
+    const alone = async (when: string) => {
+      const seconds = options.quick ? 5 : 10;
+      const load = await runLoad({ poster: p, sample: () => ({ at: performance.now(), backlog: 0, anchored: 0, abandoned: 0 }), connections: CONCURRENCY, warmupS: 1, seconds, say: () => {} });
+      if (load.errors > 0) throw new Error(`the server alone: ${load.errors} POST /v1/records failed; first: ${load.firstError}`);
+      if (load.refused503 > 0) throw new Error(`the server alone refused ${load.refused503} records with 503: paced, not measured`);
+      options.say(`the server alone, ${when}: ${rate(load.createdInWindow)} records in ${load.windowS.toFixed(1)} s from ${CONCURRENCY} client loops = ${rate(load.createdInWindow / load.windowS)}/s`);
+      return { perSecond: load.createdInWindow / load.windowS, windowS: load.windowS };
+    };
+    const before = await alone("before");
 
     const cmd = [process.execPath, MAIN, "authenticate", docs, "--url", server.url, "--concurrency", String(CONCURRENCY), "--manifest", join(dir, "manifest.jsonl"), "--no-progress"];
     const started = performance.now();
@@ -199,8 +205,10 @@ export async function measureAuthenticate(options: { workDir: string; quick: boo
     const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     const elapsed = (performance.now() - started) / 1000;
     if (code !== 0) throw new Error(`docverify authenticate exited ${code}: ${(err + out).slice(-2000)}`);
-    options.say(`authenticate: ${rate(FILES)} files in ${elapsed.toFixed(1)} s (spawn to exit); its last line: ${out.trim().split("\n").at(-1)?.slice(0, 200)}`);
-    return { files: FILES, concurrency: CONCURRENCY, seconds: elapsed, filesPerSecond: FILES / elapsed, createPerSecond, createWindowS: alone.windowS };
+    options.say(`authenticate: ${rate(FILES)} files in ${elapsed.toFixed(1)} s (spawn to exit) = ${rate(FILES / elapsed)}/s; it said: ${out.trim().split("\n")[0]?.slice(0, 200)}`);
+    const after = await alone("after");
+    const createPerSecond = (before.perSecond + after.perSecond) / 2;
+    return { files: FILES, concurrency: CONCURRENCY, seconds: elapsed, filesPerSecond: FILES / elapsed, createPerSecond, createWindowS: before.windowS + after.windowS };
   } finally {
     const code = await server.stop();
     if (code !== 0) options.say(`the bulk bench's server exited with ${code} on SIGTERM`);
