@@ -191,10 +191,13 @@ export async function measureAuthenticate(options: { workDir: string; quick: boo
     // speed drifts over a minute, and the database grows by the command's records in between.
     const alone = async (when: string) => {
       const seconds = options.quick ? 5 : 10;
+      const cpu = process.cpuUsage();
       const load = await runLoad({ poster: p, sample: () => ({ at: performance.now(), backlog: 0, anchored: 0, abandoned: 0 }), connections: CONCURRENCY, warmupS: 1, seconds, say: () => {} });
       if (load.errors > 0) throw new Error(`the server alone: ${load.errors} POST /v1/records failed; first: ${load.firstError}`);
       if (load.refused503 > 0) throw new Error(`the server alone refused ${load.refused503} records with 503: paced, not measured`);
-      options.say(`the server alone, ${when}: ${rate(load.createdInWindow)} records in ${load.windowS.toFixed(1)} s from ${CONCURRENCY} client loops = ${rate(load.createdInWindow / load.windowS)}/s`);
+      const used = process.cpuUsage(cpu);
+      const clientMs = (used.user + used.system) / 1000 / load.acknowledged.length;
+      options.say(`the server alone, ${when}: ${rate(load.createdInWindow)} records in ${load.windowS.toFixed(1)} s from ${CONCURRENCY} client loops = ${rate(load.createdInWindow / load.windowS)}/s (the loops' CPU ${clientMs.toFixed(2)} ms a record)`);
       return { perSecond: load.createdInWindow / load.windowS, windowS: load.windowS };
     };
     const before = await alone("before");
@@ -204,8 +207,10 @@ export async function measureAuthenticate(options: { workDir: string; quick: boo
     const proc = Bun.spawn(cmd, { cwd: dir, env: { ...baseEnv(), DOCVERIFY_API_KEY: key }, stdout: "pipe", stderr: "pipe" });
     const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     const elapsed = (performance.now() - started) / 1000;
+    const usage = proc.resourceUsage();
+    const commandMs = usage === undefined ? NaN : Number(usage.cpuTime.user + usage.cpuTime.system) / 1000 / FILES;
     if (code !== 0) throw new Error(`docverify authenticate exited ${code}: ${(err + out).slice(-2000)}`);
-    options.say(`authenticate: ${rate(FILES)} files in ${elapsed.toFixed(1)} s (spawn to exit) = ${rate(FILES / elapsed)}/s; it said: ${out.trim().split("\n")[0]?.slice(0, 200)}`);
+    options.say(`authenticate: ${rate(FILES)} files in ${elapsed.toFixed(1)} s (spawn to exit) = ${rate(FILES / elapsed)}/s (its CPU ${commandMs.toFixed(2)} ms a file); it said: ${out.trim().split("\n")[0]?.slice(0, 200)}`);
     const after = await alone("after");
     const createPerSecond = (before.perSecond + after.perSecond) / 2;
     return { files: FILES, concurrency: CONCURRENCY, seconds: elapsed, filesPerSecond: FILES / elapsed, createPerSecond, createWindowS: before.windowS + after.windowS };
