@@ -1,8 +1,8 @@
 /**
  * A file's SHA-256, the way the interface names a document: `sha256:` + 64 lowercase hex. Runs on
- * Node.js 20 and Bun (node:* only), in constant memory whatever the file's size: two reused
- * 1 MiB buffers, the next read in flight while the current one is hashed (the read is a copy out
- * of the page cache on the thread pool; the hash runs on this thread, so the two overlap).
+ * Node.js 20 and Bun (node:* only), in constant memory whatever the file's size: two buffers of
+ * 1 MiB at most, reused, the next read in flight while the current one is hashed (the read is a
+ * copy out of the page cache on the thread pool; the hash runs on this thread: the two overlap).
  *
  * Measured on a 512 MiB file, page cache warm, 2 shared cores (Xeon with SHA-NI), median of 5:
  *   sha256sum (coreutils 9.1, no SHA-NI)          ~190–230 MiB/s
@@ -13,9 +13,9 @@
  *   readSync loop                                   ~900–960 MiB/s   (blocks the event loop)
  * 2 and 4 MiB buffers measured no faster than 1 MiB; the machine's neighbours make ±25 % noise.
  * A small file gets buffers of its size (plus one byte, to see the end in one read; 16 KiB at
- * least), not 1 MiB:
- * on 3,000 files of a line each, 8 at a time, Bun spent 45–99 µs of CPU a file so against
- * 144–177 µs with two fresh 1 MiB buffers each (Node.js 20: 93–106 against 140–181).
+ * least), not 1 MiB: on 3,000 files of a line each, 8 at a time, Bun spent 45–99 µs of CPU a
+ * file so against 144–177 µs with two fresh 1 MiB buffers each (Node.js 20: 93–106 against
+ * 140–181).
  * `npm run bench` (scripts/bench/bulk.ts) measures the ratio to sha256sum again on each run.
  */
 import { createHash } from "node:crypto";
