@@ -20,6 +20,8 @@ export interface ClientIo {
   readonly signal?: AbortSignal;
   /** Injectable for tests; the global fetch otherwise. */
   readonly fetch?: typeof fetch;
+  /** Resolves once everything written has left the process (before it exits). */
+  flush?(): Promise<void>;
 }
 
 export interface Session {
