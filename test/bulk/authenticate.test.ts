@@ -7,13 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createClient } from "../../packages/client/src/index.ts";
 import { parseReceipt } from "../../src/verifier/receipt.ts";
 import { verifyReceipt } from "../../src/verifier/verify.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
 import { waitFor } from "../support/wait.ts";
-import { jsonOutput, makeFiles, readManifestLines, recordCount, runBulk, spawnBulk } from "./run.ts";
+import { firstRecord, jsonOutput, makeFiles, readManifestLines, recordCount, runBulk, spawnBulk } from "./run.ts";
 
 afterAll(cleanup);
 
@@ -21,12 +20,6 @@ const FILES = 2000;
 const LEDGER = { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "200" };
 let tight: ServiceWithOrg;
 let roomy: ServiceWithOrg;
-
-/** The organisation's ledger topic is made at its first record: made here, so the runs below time only themselves. */
-async function firstRecord(s: ServiceWithOrg): Promise<void> {
-  const client = createClient({ url: s.svc.url, apiKey: s.key, retry: { attempts: 30 } });
-  await client.createRecord({ originalDocHash: `sha256:${"0".repeat(63)}1` });
-}
 
 beforeAll(async () => {
   [tight, roomy] = await Promise.all([
@@ -76,7 +69,7 @@ describe("docverify authenticate, 2,000 files", () => {
     writeFileSync(join(cwd, "docs", "doc-0007.txt"), "a new version\n");
     const changed = jsonOutput((await runBulk(["authenticate", "docs", "--key-file", "key", "--json"], cwd, env)).stdout);
     expect(changed.summary).toMatchObject({ created: 1, skipped: FILES - 1, failed: 0 });
-    expect(changed.files.find((f) => f.state === "created")).toMatchObject({ path: "docs/doc-0007.txt" });
+    expect(changed.files.filter((f) => f.skipped !== true)).toEqual([expect.objectContaining({ path: "docs/doc-0007.txt", state: "created" })]);
     expect(recordCount(tight.admin, tight.org.id).records).toBe(before + FILES + 1);
   }, 90_000);
 
@@ -101,8 +94,9 @@ describe("docverify authenticate, 2,000 files", () => {
     const { summary } = jsonOutput(resumed.stdout);
     expect(summary).toMatchObject({ files: FILES, failed: 0, notFinal: 0, receipts: FILES });
     expect(summary.skipped).toBe(killed.filter((l) => l.state === "created").length);
-    // Made by the killed run but never written down: the service answered 200 with the same record.
-    expect(summary.existing).toBe(held - (summary.skipped as number));
+    // Made by the killed run but never written down (at least those the service had finished when
+    // it was counted): the service answered 200 with the same record.
+    expect(summary.existing as number).toBeGreaterThanOrEqual(held - (summary.skipped as number));
     expect((summary.created as number) + (summary.existing as number) + (summary.skipped as number)).toBe(FILES);
     expect(recordCount(roomy.admin, roomy.org.id)).toEqual({ records: before + FILES, hashes: before + FILES, revoked: 0 });
 

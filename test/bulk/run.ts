@@ -6,7 +6,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createClient } from "../../packages/client/src/index.ts";
 import type { Core } from "../../src/app/core.ts";
+import type { ServiceWithOrg } from "../support/service-with-org.ts";
 import { BUN, ROOT } from "../support/env.ts";
 
 export const MAIN = join(ROOT, "src", "main.ts");
@@ -73,4 +75,10 @@ export function readManifestLines(path: string): ManifestEntry[] {
 /** The organisation's records as the service holds them: the database, through the administrator's core. */
 export function recordCount(admin: Core, orgId: string): { records: number; hashes: number; revoked: number } {
   return admin.db.$client.query("SELECT count(*) AS records, count(DISTINCT doc_hash) AS hashes, count(revoked_at) AS revoked FROM records WHERE org_id = ?").get(orgId) as { records: number; hashes: number; revoked: number };
+}
+
+/** The organisation's ledger topic is made at its first record: made before a test, so what it times is its own run. */
+export async function firstRecord(s: ServiceWithOrg): Promise<void> {
+  const client = createClient({ url: s.svc.url, apiKey: s.key, retry: { attempts: 30 } });
+  await client.createRecord({ originalDocHash: `sha256:${"0".repeat(63)}1` });
 }
