@@ -9,9 +9,10 @@ import { copyFileSync, existsSync, readFileSync, symlinkSync, writeFileSync } fr
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { createClient } from "../../packages/client/src/index.ts";
-import { cleanup, tempDir } from "../support/env.ts";
+import { BUN, cleanup, tempDir } from "../support/env.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
-import { firstRecord, jsonOutput, makeFiles, readManifestLines, recordCount, runBulk } from "./run.ts";
+import { paneEnv, Terminal } from "../support/terminal.ts";
+import { firstRecord, jsonOutput, MAIN, makeFiles, readManifestLines, recordCount, runBulk } from "./run.ts";
 
 afterAll(cleanup);
 
@@ -40,6 +41,31 @@ async function mint(options: { environment?: "live" | "test"; revoke?: boolean; 
   if (options.withoutWrite === true) await s.admin.organisations.set(s.org.id, { addon: true }, "test");
   return minted.key;
 }
+
+describe("the progress line", () => {
+  test("in a terminal: one line redrawn in place with the counters while it runs, then the summary below it", async () => {
+    const cwd = folder(20);
+    const t = new Terminal(
+      [BUN, MAIN, "authenticate", join(cwd, "docs"), "--key-file", join(cwd, "key"), "--manifest", join(cwd, "m.jsonl"), "--wait"],
+      paneEnv({ DOCVERIFY_URL: s.svc.url }),
+    );
+    // --wait: the records take a moment to be final, and the line shows the run waiting for them.
+    const running = await t.waitForScreen(/hashed 20\/20 · created 20 · already 0 · verified \d+ · failed 0 · waiting for the ledger: \d+\/20 · (time left unknown|\d+ s left)$/m, 20_000, false);
+    expect(running).not.toContain("manifest:");
+    const { code } = await t.exited(30_000);
+    expect(code).toBe(0);
+    const screen = t.history();
+    expect(screen).toMatch(/^hashed 20\/20 · created 20 · already 0 · verified 20 · failed 0 · waiting for the ledger: 20\/20 · done\n20 files: 20 authenticated \(20 new, 0 already held by the service, 0 already in the manifest\), 0 failed, in [\d.]+ s\non the ledger: 20 anchored, 20 verified\nmanifest: .*m\.jsonl\n/m);
+    // Redrawn in place: one line of it in the whole scrollback.
+    expect(screen.match(/hashed /g)?.length).toBe(1);
+  }, 40_000);
+
+  test("not on a terminal: no progress line at all", async () => {
+    const cwd = folder(3);
+    const r = await runBulk(["authenticate", "docs", "--key-file", "key"], cwd, env);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  }, 20_000);
+});
 
 describe("docverify check", () => {
   test("verdicts of authenticated, revoked and unknown files, anonymously and with a key; exit 0 only when every file is verified", async () => {
