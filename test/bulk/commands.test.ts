@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, readFileSync, symlinkSync, writeFileSync } fr
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { createClient } from "../../packages/client/src/index.ts";
-import { BUN, cleanup, tempDir } from "../support/env.ts";
+import { BUN, cleanup, ROOT, tempDir } from "../support/env.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
 import { paneEnv, Terminal } from "../support/terminal.ts";
 import { firstRecord, jsonOutput, MAIN, makeFiles, readManifestLines, recordCount, runBulk } from "./run.ts";
@@ -65,6 +65,32 @@ describe("the progress line", () => {
     const r = await runBulk(["authenticate", "docs", "--key-file", "key"], cwd, env);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
   }, 20_000);
+});
+
+describe("on Node.js 20", () => {
+  test("the commands bundled for Node.js authenticate, check and revoke as under Bun", async () => {
+    const cwd = folder(4);
+    const entry = join(cwd, "entry.ts");
+    writeFileSync(entry, `import { nodeClientIo, runClientCommand } from ${JSON.stringify(join(ROOT, "src/bulk/cli.ts"))};\nprocess.exitCode = await runClientCommand(process.argv.slice(2), nodeClientIo());\n`);
+    const built = await Bun.build({ entrypoints: [entry], target: "node", format: "esm", outdir: cwd, naming: "client.mjs" });
+    expect(built.success).toBe(true);
+    expect(readFileSync(join(cwd, "client.mjs"), "utf8")).not.toMatch(/\bBun\.|["']bun:/);
+    const node = async (args: string[]) => {
+      const p = Bun.spawn(["node", "client.mjs", ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      return { code, stdout, stderr };
+    };
+    expect((await node(["--help"])).stdout).toStartWith("Usage: docverify authenticate|check|revoke");
+    const made = await node(["authenticate", "docs", "--key-file", "key", "--wait", "--json"]);
+    expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(jsonOutput(made.stdout).summary).toMatchObject({ files: 4, created: 4, verified: 4 });
+    const checked = await node(["check", "docs", "--json"]);
+    expect(checked.code).toBe(0);
+    expect(jsonOutput(checked.stdout).summary).toMatchObject({ files: 4, verified: 4, verdicts: { verified_org: 4 } });
+    const revoked = await node(["revoke", "--manifest", "docverify-manifest.jsonl", "--reason", "OTHER", "--key-file", "key"]);
+    expect(revoked).toMatchObject({ code: 0, stderr: "" });
+    expect(revoked.stdout).toStartWith("4 records: 4 revoked now (OTHER)");
+  }, 40_000);
 });
 
 describe("docverify check", () => {
