@@ -26,8 +26,16 @@ const OVERVIEW =
   "  revoke --manifest FILE --reason REASON   revoke every record of a manifest\n\n" +
   "COMMAND --help for its usage (docs/bulk.md).\n";
 
-/** Runs one bulk command; `argv[0]` is the command. Returns the exit code (docs/bulk.md). */
+/** Runs one bulk command; `argv[0]` is the command. Returns the exit code (docs/bulk.md) once all its output is written. */
 export async function runClientCommand(argv: readonly string[], io: ClientIo): Promise<number> {
+  try {
+    return await dispatch(argv, io);
+  } finally {
+    await io.flush?.();
+  }
+}
+
+async function dispatch(argv: readonly string[], io: ClientIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io[name === undefined ? "stderr" : "stdout"](OVERVIEW);
@@ -46,17 +54,21 @@ export async function runClientCommand(argv: readonly string[], io: ClientIo): P
   try {
     return await command.run(rest, io);
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(`docverify ${name}: ${e.message}\nRun docverify ${name} --help for its usage.\n`);
-      return EXIT.usage;
-    }
-    if (e instanceof CannotStart) {
-      io.stderr(`docverify ${name}: ${e.message}\n`);
-      return EXIT.cannotStart;
-    }
-    io.stderr(`docverify ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
-    return EXIT.someFailed;
+    return failed(name, e, io);
   }
+}
+
+function failed(name: string, e: unknown, io: ClientIo): number {
+  if (e instanceof UsageError) {
+    io.stderr(`docverify ${name}: ${e.message}\nRun docverify ${name} --help for its usage.\n`);
+    return EXIT.usage;
+  }
+  if (e instanceof CannotStart) {
+    io.stderr(`docverify ${name}: ${e.message}\n`);
+    return EXIT.cannotStart;
+  }
+  io.stderr(`docverify ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
+  return EXIT.someFailed;
 }
 
 /** `runClientCommand` with the real io (src/main.ts). */
@@ -73,9 +85,15 @@ export function nodeClientIo(): ClientIo {
   const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  // Bun writes to a pipe asynchronously, and the caller exits right after: each write's callback
+  // tells when it has left, and the writes of one stream leave in order.
+  let out = Promise.resolve();
+  let err = Promise.resolve();
+  const write = (stream: NodeJS.WriteStream, text: string) => new Promise<void>((resolve) => void stream.write(text, () => resolve()));
   return {
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: (text) => void (out = write(process.stdout, text)),
+    stderr: (text) => void (err = write(process.stderr, text)),
+    flush: async () => void (await Promise.all([out, err])),
     stderrIsTTY: process.stderr.isTTY === true,
     env: process.env,
     signal: controller.signal,

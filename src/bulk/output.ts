@@ -38,7 +38,9 @@ export class Reporter {
       return;
     }
     this.shown++;
-    this.progress.above(`docverify ${this.command}: ${what}: ${code}${message === undefined || message === "" ? "" : ` (${message})`}\n`);
+    // A file system's sentence already ends with its code: "no such file or folder (ENOENT)".
+    const why = message === undefined || message === "" ? code : message.endsWith(`(${code})`) ? message : `${code} (${message})`;
+    this.progress.above(`docverify ${this.command}: ${what}: ${why}\n`);
   }
 
   /** A message on stderr, above the progress line. */

@@ -2,7 +2,9 @@
  * Work on many files at once, paced by what the service says. Every request of the pool first
  * waits on one shared `Pace`: a 429 pauses the whole pool until its Retry-After (instead of every
  * worker running into its own 429), and while the rate-limit bucket is empty (X-RateLimit-Remaining
- * 0) requests are spaced at the bucket's refill rate, so the pool settles at the limit.
+ * 0) requests are spaced at the bucket's refill rate, so the pool settles at the limit. A 503 with
+ * Retry-After (the service pacing record creation to its ledger, or starting up) pauses the pool
+ * the same way.
  */
 
 /** Resolves after `ms`, or at once when `signal` is aborted. */
@@ -33,6 +35,8 @@ export class Pace {
   private intervalMs = 0;
   /** 429 answers seen (the client's retries included). */
   rateLimited = 0;
+  /** 503 answers seen (the client's retries included). */
+  unavailable = 0;
 
   constructor(
     private readonly concurrency: number,
@@ -44,6 +48,10 @@ export class Pace {
     if (info.status === 429) {
       this.rateLimited++;
       this.pauseFor((info.retryAfterSeconds ?? 1) * 1000);
+    }
+    if (info.status === 503) {
+      this.unavailable++;
+      if (info.retryAfterSeconds !== undefined) this.pauseFor(info.retryAfterSeconds * 1000);
     }
     const remaining = info.rateLimitRemaining;
     const limit = info.rateLimitLimit;

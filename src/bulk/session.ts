@@ -20,6 +20,8 @@ export interface ClientIo {
   readonly signal?: AbortSignal;
   /** Injectable for tests; the global fetch otherwise. */
   readonly fetch?: typeof fetch;
+  /** Resolves once everything written has left the process (before it exits). */
+  flush?(): Promise<void>;
 }
 
 export interface Session {
@@ -67,8 +69,10 @@ async function ask(url: string, path: string, init: RequestInit, io: ClientIo): 
     try {
       res = await fetchFn(url + path, { ...init, headers: { "user-agent": USER_AGENT, accept: "application/json", ...(init.headers as Record<string, string>) } });
     } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw new CannotStart(`cannot reach the docverify service at ${url}: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
+      // Node puts the system error in `cause`; Bun gives the error its code itself.
+      const cause = (e as { cause?: { code?: unknown; message?: string } }).cause;
+      const code = cause?.code ?? (e as { code?: unknown }).code;
+      throw new CannotStart(`cannot reach the docverify service at ${url}: ${typeof code === "string" ? code : (cause?.message ?? (e as Error).message)}`);
     }
     let body: { error?: { code?: string; message?: string } } = {};
     try {
