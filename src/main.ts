@@ -14,6 +14,7 @@ import { SchemaTooNewError } from "./storage/schema-too-new.ts";
 import { VERSION, COMMIT } from "./version.ts";
 import { VERIFY_RECEIPT_USAGE } from "./verifier/usage.ts";
 import { SANDBOX_USAGE } from "./app/sandbox-usage.ts";
+import { BULK_USAGES } from "./bulk/usage.ts";
 // Each subcommand's module is imported when that command runs: the administration commands then
 // never load Elysia or the ledger SDK, and start in tens of milliseconds instead of hundreds.
 
@@ -55,6 +56,11 @@ Usage:
                                    docverify's data (docs/receipts.md; no --data)
   docverify sandbox [--port N] [--host H] [--keep]
                                    a throwaway appliance and a live key, for trying writes (no --data)
+  docverify authenticate PATH... [--url URL] [--key-file FILE] [--manifest FILE] [--wait] [--receipts DIR]
+  docverify check PATH... [--url URL] [--key-file FILE] [--anonymous]
+  docverify revoke --manifest FILE --reason REASON [--url URL] [--key-file FILE]
+                                   files hashed here, their records made, verified or revoked over
+                                   a service's API, with a manifest (docs/bulk.md; no --data)
 
   Every command takes --json (one JSON document on stdout), --data DIR, and --help for its usage.
   docverify --version              version and commit
@@ -297,6 +303,7 @@ export const USAGES: Readonly<Record<string, string>> = {
     ),
   "verify-receipt": VERIFY_RECEIPT_USAGE,
   sandbox: SANDBOX_USAGE,
+  ...BULK_USAGES,
 };
 
 /**
@@ -368,6 +375,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         const verifier = await import("./verifier/cli.ts");
         return await verifier.runVerifyReceipt(rest, verifier.nodeIo());
       }
+      case "authenticate":
+      case "check":
+      case "revoke": // a client of a service (src/bulk/): the client package, none of the appliance
+        return await (await import("./bulk/cli.ts")).runWithProcess(argv);
       default:
         process.stderr.write(`docverify: unknown command "${command}"\n\n${USAGE}`);
         return 2;

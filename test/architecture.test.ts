@@ -44,15 +44,15 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "reflect-metadata", places: ["persons/webauthn.ts"], why: "the polyfill @simplewebauthn/server's certificate code needs loaded first (the compiled binary)" },
   { spec: "@simplewebauthn/browser", places: ["sign-pages/"], why: "the browser half of those ceremonies, bundled into the enrolment and signing pages" },
   { spec: "@cantoo/pdf-lib", places: ["pdf/stamp.ts"], why: "the signed PDF's incremental update, one adapter (runs in the browser)" },
-  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "persons/persons.ts", "persons/service.ts", "verification/log/cursor.ts", "records/messages.ts", "anchoring/submit-key.ts", "anchoring/merkle.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app/compose.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest; a batch's Merkle tree, SHA-256 only); signing only in crypto/ (next test)" },
+  { spec: "node:crypto", places: ["crypto/", "keys/api-key.ts", "persons/persons.ts", "persons/service.ts", "verification/log/cursor.ts", "records/messages.ts", "anchoring/submit-key.ts", "anchoring/merkle.ts", "storage/", "http/pages/html.ts", "local-ledger/", "app/compose.ts", "bulk/hash.ts"], why: "hashes, HMAC, random bytes, constant-time comparison (enrolment tokens: random bytes and their digest; a batch's Merkle tree, SHA-256 only; the bulk commands' file digests, streamed); signing only in crypto/ (next test)" },
   // Storage.
   { spec: "bun:sqlite", places: ["storage/", "local-ledger/store.ts"], why: "the embedded database; the local ledger keeps its own" },
   { spec: "bun", places: ["storage/pg-store.ts", "storage/pg-cluster.ts"], why: "Bun.SQL, the PostgreSQL client (docs/storage.md, Two engines): opened in pg-store.ts; pg-cluster.ts names the type of the connection it reserves" },
   { spec: "drizzle-orm", places: ["storage/", "keys/", "records/", "persons/", "anchoring/queue.ts"], why: "queries over the schema (anchoring/pg-journal.ts no longer: it reads through the loop's port)" },
   { spec: "drizzle-orm/", places: ["storage/"], why: "the schema builder, the migrator, the driver" },
   // Operating-system access, where the operator's files and processes are handled.
-  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "app/sandbox.ts", "anchoring/setup.ts", "verifier/cli.ts", "http/pages/bundle.ts"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document; the pages' sources, read at build time (a macro: never in the executable)" },
-  { spec: "node:path", places: ["storage/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "app/core.ts", "app/sandbox.ts", "anchoring/setup.ts", "anchoring/paths.ts", "http/pages/bundle.ts"], why: "paths of those files" },
+  { spec: "node:fs", places: ["storage/", "lib/", "admin/", "local-ledger/", "crypto/master-key.ts", "app/serve.ts", "app/sandbox.ts", "anchoring/setup.ts", "verifier/cli.ts", "http/pages/bundle.ts", "bulk/"], why: "files: the data folder, the master key, TLS files, the ledger's folder; the verifier's receipt and document; the pages' sources, read at build time (a macro: never in the executable); the files the bulk commands hash, the folders they walk, their manifest, key file and receipts" },
+  { spec: "node:path", places: ["storage/", "admin/", "local-ledger/", "config/", "crypto/master-key.ts", "app/core.ts", "app/sandbox.ts", "anchoring/setup.ts", "anchoring/paths.ts", "http/pages/bundle.ts", "bulk/"], why: "paths of those files" },
   { spec: "node:net", places: ["anchoring/node-reachability.ts", "verifier/cli.ts", "verifier/http-get.ts"], why: "TCP reachability of a consensus node (also for docverify status); the verifier's isIP, to tell an address from a host name (--connect-to, pinning a mirror node to the address counted)" },
   { spec: "node:dns", places: ["verifier/cli.ts"], why: "the verifier's command-line shells: a mirror node's addresses, to count witnesses by host; the _docverify.DOMAIN TXT record that confirms an organisation's identity" },
   { spec: "node:async_hooks", places: ["anchoring/hedera-ledger.ts"], why: "the SDK hands its own error on, not the gRPC call's: the channel learns which submission a call belongs to (whether its connection was ever made) from the async context the submission runs in" },
@@ -60,7 +60,7 @@ const BARE: readonly { spec: string; places: Places; why: string }[] = [
   { spec: "node:http", places: ["verifier/http-get.ts"], why: "the verifier's GET of mirror nodes in Node.js, without undici's 60 ms load" },
   { spec: "node:https", places: ["verifier/http-get.ts"], why: "as above, for https mirror nodes" },
   { spec: "node:os", places: ["config/index.ts", "app/sandbox.ts"], why: "the host name, the default node name (docs/operations.md, Several nodes); the sandbox's temporary folder" },
-  { spec: "node:util", places: ["lib/args.ts"], why: "parseArgs" },
+  { spec: "node:util", places: ["lib/args.ts", "bulk/args.ts"], why: "parseArgs (the bulk commands' own: they cannot import lib/, the bundle for Node.js carries none of the appliance)" },
   { spec: "node:readline", places: ["admin/tui/ui.ts"], why: "the terminal UI's keys" },
   { spec: "bun:ffi", places: ["lib/sd-notify.ts"], why: "sd_notify over a datagram socket" },
   { spec: "@clack/prompts", places: ["admin/"], why: "the terminal UI" },
@@ -115,9 +115,13 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   // chosen, the HTTP surface, serve. The only area that imports every other.
   app: ["lib", "config", "crypto", "storage", "keys", "records", "verification", "receipts", "persons", "anchoring", "http", "admin/ports.ts", "version.ts"],
   // main.ts (the command line's dispatch) and version.ts: the composition, the commands, the verifier's command line.
+  // The bulk commands (authenticate, check, revoke; also dist/docverify-client.mjs for Node.js 20):
+  // the client package only, nothing of the appliance.
+  bulk: ["../packages/client/src/index.ts"],
   // app/sandbox.ts: `docverify sandbox` is a composition (serve with its own folder, organisation and
   // key), so it lives in app/; app/sandbox-usage.ts is its usage, which loads nothing.
-  "(root)": ["lib", "config", "crypto", "storage", "app/serve.ts", "app/sandbox.ts", "app/sandbox-usage.ts", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts"],
+  // bulk/usage.ts: the bulk commands' usages, for --help without loading the client; bulk/cli.ts: their dispatch.
+  "(root)": ["lib", "config", "crypto", "storage", "app/serve.ts", "app/sandbox.ts", "app/sandbox-usage.ts", "admin", "(outside)", "verifier/usage.ts", "verifier/cli.ts", "bulk/usage.ts", "bulk/cli.ts"],
 };
 
 async function sources(): Promise<Map<string, string>> {

@@ -131,6 +131,13 @@ export const SETTINGS = [
   "DOCVERIFY_LEDGER_STEP_DOWN_SECONDS",
 ] as const;
 
+/**
+ * Client-side settings, read by the bulk commands (`docverify authenticate|check|revoke`,
+ * docs/bulk.md), never by the appliance: allowed in the environment of every command (an operator
+ * who runs both keeps one shell), and ignored here.
+ */
+export const CLIENT_SETTINGS = ["DOCVERIFY_URL", "DOCVERIFY_API_KEY"] as const;
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 export interface ParseOptions {
@@ -143,7 +150,7 @@ export interface ParseOptions {
 export function parseConfig(env: Env, options: ParseOptions = {}): Config {
   const cwd = options.cwd ?? process.cwd();
   for (const name of Object.keys(env)) {
-    if (name.startsWith("DOCVERIFY_") && !(SETTINGS as readonly string[]).includes(name)) {
+    if (name.startsWith("DOCVERIFY_") && !(SETTINGS as readonly string[]).includes(name) && !(CLIENT_SETTINGS as readonly string[]).includes(name)) {
       throw new ConfigError(name, `unknown setting; known settings are ${SETTINGS.join(", ")}`);
     }
   }

@@ -55,7 +55,7 @@ export const PROGRAMS = [
   { name: "sh", pkg: "dash", usedBy: "test/support/engine.ts" },
   { name: "find", pkg: "findutils", usedBy: "test/ops/install.test.ts" },
   { name: "getent", pkg: "libc-bin", usedBy: "src/admin/actor.ts (the audit's OS user), scripts/install.sh" },
-  { name: "sha256sum", pkg: "coreutils", usedBy: "test/readme-quickstart.test.ts, test/examples/examples.test.ts (examples/curl runs it)" },
+  { name: "sha256sum", pkg: "coreutils", usedBy: "test/readme-quickstart.test.ts, test/examples/examples.test.ts (examples/curl runs it), test/bulk/hash.test.ts, scripts/bench/bulk.ts" },
 ] as const satisfies readonly Program[];
 
 export type ProgramName = (typeof PROGRAMS)[number]["name"];
