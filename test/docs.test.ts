@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { SETTINGS } from "../src/config/index.ts";
-import { APP_NOTE } from "../src/http/docs.ts";
+import { APP_NOTE } from "../src/http/docs-document.ts";
 import { CHROMIUM_ARGS, requireProgram } from "./support/programs.ts";
 import { ROOT, cleanup, startService, testApp } from "./support/env.ts";
 
