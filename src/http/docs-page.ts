@@ -3,7 +3,9 @@
  * stylesheet and a start script of our own so that it meets WCAG 2.1 AA (axe-core finds nothing,
  * operations closed or open: test/openapi/docs-a11y.test.ts). Swagger UI's own colours for the
  * method badges, links, version badges and buttons fall short of 4.5:1 contrast; its server
- * `select` has no name; long examples scroll where the keyboard cannot.
+ * `select` has no name; its headings skip a level; its operations are a `<main>` that leaves the
+ * description and server choice outside any landmark; long examples scroll where the keyboard
+ * cannot.
  */
 import { escapeHtml } from "./pages/html.ts";
 
@@ -21,14 +23,28 @@ export const OPENAPI_PATH = "/v1/openapi.json";
 export const INIT_SCRIPT = `window.addEventListener("load", () => {
   window.ui = SwaggerUIBundle({ dom_id: "#swagger-ui", url: ${JSON.stringify(OPENAPI_PATH)}, validatorUrl: "none", supportedSubmitMethods: [] });
   const root = document.getElementById("swagger-ui");
-  const name = () => {
+  const mend = () => {
+    // The server select sits in an empty label: it gets a name; any other unnamed select too.
     for (const select of root.querySelectorAll("select:not([aria-label])")) {
-      if (select.labels.length > 0 || select.hasAttribute("aria-labelledby")) continue;
-      select.setAttribute("aria-label", select.id === "servers" ? "Server" : "Media type");
+      const labelled = [...select.labels].some((l) => l.textContent.replace(select.textContent, "").trim() !== "");
+      if (select.id === "servers" || !labelled) select.setAttribute("aria-label", select.id === "servers" ? "Server" : "Media type");
     }
+    // Swagger UI's operations are the page's <main>; its description and server choice, above them, are regions of their own.
+    for (const [selector, label] of [[".information-container", "About this API"], [".scheme-container", "Server"]]) {
+      const region = root.querySelector(selector + ":not([role])");
+      if (region !== null) region.setAttribute("role", "region"), region.setAttribute("aria-label", label);
+    }
+    // Each operation's responses table is a region: named after its operation, so that no two share a name.
+    for (const table of root.querySelectorAll("[role=region].responses-table:not([aria-label])")) {
+      const op = table.closest(".opblock");
+      const what = op === null ? "" : [".opblock-summary-method", ".opblock-summary-path"].map((s) => op.querySelector(s)?.textContent ?? "").join(" ").trim();
+      table.setAttribute("aria-label", "Responses of " + (what || table.id));
+    }
+    // Swagger UI's title is an h1 and its sections start at h3: each heading below the title one level up, so none is skipped.
+    for (const h of root.querySelectorAll("h3:not([aria-level]), h4:not([aria-level]), h5:not([aria-level]), h6:not([aria-level])")) h.setAttribute("aria-level", String(Number(h.tagName[1]) - 1));
   };
-  new MutationObserver(name).observe(root, { childList: true, subtree: true });
-  name();
+  new MutationObserver(mend).observe(root, { childList: true, subtree: true });
+  mend();
 });
 `;
 
@@ -38,8 +54,7 @@ export const INIT_SCRIPT = `window.addEventListener("load", () => {
  */
 export const DOCS_CSS = `body { margin: 0; }
 .dv-header { padding: 12px 20px; border-bottom: 1px solid #d8dde7; font-family: sans-serif; }
-.dv-header h1 { margin: 0; font-size: 1.25rem; color: #3b4151; }
-.dv-header p { margin: 4px 0 0; color: #3b4151; }
+.dv-header p { margin: 0; color: #3b4151; }
 .dv-header a, .swagger-ui .info a, .swagger-ui .info .url, .swagger-ui a.nostyle, .swagger-ui .info__license__url .link { color: #1a62b8; }
 .swagger-ui .info .title small { background: #5c6370; }
 .swagger-ui .info .title small.version-stamp { background: #3b6e00; }
@@ -49,11 +64,15 @@ export const DOCS_CSS = `body { margin: 0; }
 .swagger-ui .opblock.opblock-post .opblock-summary-method { background: #137a4a; }
 .swagger-ui .opblock.opblock-delete .opblock-summary-method { background: #c4161c; }
 .swagger-ui .opblock.opblock-head .opblock-summary-method { background: #9012fe; }
-.swagger-ui .json-schema-2020-12-expand-deep-button { color: #595959; }
+.swagger-ui .json-schema-2020-12-expand-deep-button, .swagger-ui .parameter__in { color: #595959; }
+.swagger-ui .renderedMarkdown code { color: #5d0ca8; }
+.swagger-ui .json-schema-2020-12__constraint--string { background-color: #8a5a00; }
+.swagger-ui .json-schema-2020-12__attribute--muted { color: #595959; }
+.swagger-ui .json-schema-2020-12__attribute--warning { color: #c4161c; }
 .swagger-ui .highlight-code > .microlight { max-height: none; overflow: visible; white-space: pre-wrap; overflow-wrap: anywhere; }
 `;
 
-/** The page: a header naming it, Swagger UI in the main landmark, nothing inline. */
+/** The page: a header (banner) naming it, then Swagger UI (its title the h1, its operations the main landmark), nothing inline. */
 export function docsPage(version: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
@@ -67,10 +86,9 @@ export function docsPage(version: string): string {
 </head>
 <body>
 <header class="dv-header">
-<h1>docverify API documentation</h1>
-<p>The OpenAPI 3.1 document: <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a></p>
+<p>docverify API documentation. The OpenAPI 3.1 document: <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a></p>
 </header>
-<main id="swagger-ui"></main>
+<div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/init.js"></script>
 </body>
