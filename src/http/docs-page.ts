@@ -1,5 +1,5 @@
 /**
- * The page at `/docs`: Swagger UI (served from the binary, docs.ts), inside landmarks, with a
+ * The page at `/docs`: Swagger UI (served from the binary, docs.ts) below a header, with a
  * stylesheet and a start script of our own so that it meets WCAG 2.1 AA (axe-core finds nothing,
  * operations closed or open: test/openapi/docs-a11y.test.ts). Swagger UI's own colours for the
  * method badges, links, version badges and buttons fall short of 4.5:1 contrast; its server
@@ -17,22 +17,26 @@ export const OPENAPI_PATH = "/v1/openapi.json";
  * every request carrying `Origin` (docs/access.md "Order of refusals"), so the UI could not call
  * the API; the page shows the equivalent curl command instead (the document's description).
  *
- * Swagger UI renders after load and again as operations open: each time, a control it leaves
- * without a name (the server `select`) gets one, before anyone can reach it.
+ * Swagger UI renders after load and again as operations open: each time, what it leaves without a
+ * name or a landmark gets one, and its headings their level, before anyone can reach them (the
+ * observer runs before the browser next paints).
  */
 export const INIT_SCRIPT = `window.addEventListener("load", () => {
   window.ui = SwaggerUIBundle({ dom_id: "#swagger-ui", url: ${JSON.stringify(OPENAPI_PATH)}, validatorUrl: "none", supportedSubmitMethods: [] });
   const root = document.getElementById("swagger-ui");
   const mend = () => {
-    // The server select sits in an empty label: it gets a name; any other unnamed select too.
+    // The server select sits in a label without text; a parameter's select (its values) has none.
     for (const select of root.querySelectorAll("select:not([aria-label])")) {
-      const labelled = [...select.labels].some((l) => l.textContent.replace(select.textContent, "").trim() !== "");
-      if (select.id === "servers" || !labelled) select.setAttribute("aria-label", select.id === "servers" ? "Server" : "Media type");
+      const param = select.closest("tr[data-param-name]");
+      const name = select.id === "servers" ? "Server" : param !== null ? "Parameter " + param.getAttribute("data-param-name") : null;
+      if (name !== null) select.setAttribute("aria-label", name);
     }
     // Swagger UI's operations are the page's <main>; its description and server choice, above them, are regions of their own.
     for (const [selector, label] of [[".information-container", "About this API"], [".scheme-container", "Server"]]) {
       const region = root.querySelector(selector + ":not([role])");
-      if (region !== null) region.setAttribute("role", "region"), region.setAttribute("aria-label", label);
+      if (region === null) continue;
+      region.setAttribute("role", "region");
+      region.setAttribute("aria-label", label);
     }
     // Each operation's responses table is a region: named after its operation, so that no two share a name.
     for (const table of root.querySelectorAll("[role=region].responses-table:not([aria-label])")) {
@@ -55,7 +59,7 @@ export const INIT_SCRIPT = `window.addEventListener("load", () => {
 export const DOCS_CSS = `body { margin: 0; }
 .dv-header { padding: 12px 20px; border-bottom: 1px solid #d8dde7; font-family: sans-serif; }
 .dv-header p { margin: 0; color: #3b4151; }
-.dv-header a, .swagger-ui .info a, .swagger-ui .info .url, .swagger-ui a.nostyle, .swagger-ui .info__license__url .link { color: #1a62b8; }
+.dv-header a, .swagger-ui .info a, .swagger-ui .info .url, .swagger-ui .info__license__url .link { color: #1a62b8; }
 .swagger-ui .info .title small { background: #5c6370; }
 .swagger-ui .info .title small.version-stamp { background: #3b6e00; }
 .swagger-ui .btn.authorize { color: #137a4a; border-color: #137a4a; }

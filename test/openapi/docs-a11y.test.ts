@@ -47,7 +47,7 @@ describe("/docs", () => {
       await expectClean(page, `closed, structure (${scheme})`, STRUCTURE);
       expect(await page.getAttribute("#servers", "aria-label")).toBe("Server");
 
-      // One operation of each method opened: a POST with a request body, a GET with query parameters, a HEAD, a DELETE.
+      // One operation of each method opened: a POST with a request body, a GET with query parameters (one a list of values), a HEAD, a DELETE.
       for (const op of ["#operations-Verifications-verifyDocument", "#operations-Verifications-listVerifications", "#operations-Receipts-headPublicReceipt", ".opblock-delete"]) {
         await page.click(`${op} .opblock-summary`);
         await page.waitForSelector(`${op} .opblock-body`, { timeout: 15_000 });

@@ -6,7 +6,7 @@
  * like the GET without a body, over real HTTP.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { cleanup, startService } from "../support/env.ts";
+import { cleanup, startService, testApp } from "../support/env.ts";
 
 afterAll(cleanup);
 
@@ -25,6 +25,16 @@ const exampleUrls = (text: string) => [...text.matchAll(/curl -sI? (?:-X \w+ )?'
 const operations = (doc: Json) => Object.entries(doc.paths as Json).flatMap(([path, ops]) => Object.entries(ops as Json).map(([method, op]) => ({ path, method, op: op as Json })));
 
 describe("the document names this service", () => {
+  test("each app its own: two in one process, each with its own public URL", async () => {
+    const a = await testApp({ env: { DOCVERIFY_PUBLIC_URL: "https://a.example.org" } });
+    const b = await testApp({ env: { DOCVERIFY_PUBLIC_URL: "https://b.example.org/verify" } });
+    for (const [{ request }, url] of [[a, "https://a.example.org"], [b, "https://b.example.org/verify"]] as const) {
+      const text = await (await request("/v1/openapi.json")).text();
+      expect(JSON.parse(text).servers[0].url).toBe(url);
+      expect(exampleUrls(text).filter((u) => !u.startsWith(`${url}/`))).toEqual([]);
+    }
+  });
+
   test(
     "with DOCVERIFY_PUBLIC_URL and DOCVERIFY_CONTACT: servers, every example and the contact are theirs; the listening address appears nowhere",
     async () => {
