@@ -258,7 +258,8 @@ export function refineDocument(generated: Json, site: DocumentSite): Json {
         ? { name: `The operator of the docverify service at ${base}`, url: base }
         : { name: "The operator of this docverify service", ...site.contact },
   };
-  doc.servers = [{ url: base, description: "This docverify service (DOCVERIFY_PUBLIC_URL, or the address it listens on when that is unset)" }];
+  // DOCVERIFY_PUBLIC_URL, or the address serve listens on when that is unset.
+  doc.servers = [{ url: base, description: "This docverify service" }];
   doc.tags = TAGS.map((t) => ({ ...t }));
   const components = isObject(doc.components) ? doc.components : {};
   doc.components = {
