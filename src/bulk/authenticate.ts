@@ -15,7 +15,7 @@ import { ManifestIndex, ManifestWriter, readManifest, type ManifestLine } from "
 import { plural, Reporter } from "./output.ts";
 import { runPool } from "./pool.ts";
 import { rateText } from "./progress.ts";
-import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, preflightCreate, type ClientIo, type Session } from "./session.ts";
+import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, patiently, preflightCreate, type ClientIo, type Session } from "./session.ts";
 import { pending, result, waitForLedger, type Counts, type Tracked } from "./wait.ts";
 import { walk } from "./walk.ts";
 
@@ -181,24 +181,13 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
   return fatal !== null || c.failed > 0 || c.notFinal > 0 || done + c.failed < c.files ? EXIT.someFailed : EXIT.ok;
 }
 
-/** Rounds of the client's retries a busy service (429, 503) gets before a file counts as failed. */
-const BUSY_ROUNDS = 4;
-
-/**
- * Creates the record; a file name the service refuses is left out rather than failing the file,
- * and a service still busy after the client's retries is waited for (the pool's pace) and asked again.
- */
+/** Creates the record; a file name the service refuses is left out rather than failing the file. */
 async function create(session: Session, hash: string, filename: string | undefined, signal: AbortSignal) {
-  for (let round = 1; ; round++) {
-    try {
-      return await session.client.createRecord(filename === undefined ? { originalDocHash: hash } : { originalDocHash: hash, filename });
-    } catch (e) {
-      if (!(e instanceof DocverifyError)) throw e;
-      if (filename !== undefined && e.code === "VALIDATION_FAILED" && e.details?.filename !== undefined) filename = undefined;
-      else if ((e.code !== "RATE_LIMITED" && e.code !== "SERVICE_UNAVAILABLE") || round >= BUSY_ROUNDS) throw e;
-      await session.pace.ready(signal);
-      if (signal.aborted) throw e;
-    }
+  try {
+    return await patiently(session, signal, () => session.client.createRecord(filename === undefined ? { originalDocHash: hash } : { originalDocHash: hash, filename }));
+  } catch (e) {
+    if (filename === undefined || !(e instanceof DocverifyError && e.code === "VALIDATION_FAILED" && e.details?.filename !== undefined)) throw e;
+    return await patiently(session, signal, () => session.client.createRecord({ originalDocHash: hash }));
   }
 }
 

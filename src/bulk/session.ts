@@ -134,6 +134,26 @@ export async function preflightVerify(url: string, key: string | undefined, io: 
   throw refusal(answer, key, url, "verify");
 }
 
+/** Rounds of the client's retries a busy service (429, 503) gets before the call counts as failed. */
+const BUSY_ROUNDS = 4;
+
+/**
+ * `call`, asked again while the service is still busy (429 or 503) after the client's own
+ * retries: each round waits on the run's pace first, which that answer has just paused.
+ */
+export async function patiently<T>(session: Session, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  for (let round = 1; ; round++) {
+    try {
+      return await call();
+    } catch (e) {
+      const busy = e instanceof DocverifyError && (e.code === "RATE_LIMITED" || e.code === "SERVICE_UNAVAILABLE");
+      if (!busy || round >= BUSY_ROUNDS) throw e;
+      await session.pace.ready(signal);
+      if (signal.aborted) throw e;
+    }
+  }
+}
+
 /** An error's code for the manifest and the output: the service's, the file system's, or NETWORK. */
 export function errorCode(e: unknown): string {
   if (e instanceof DocverifyError) return e.code;
