@@ -12,7 +12,8 @@ import { createClient } from "../../packages/client/src/index.ts";
 import { BUN, cleanup, ROOT, tempDir } from "../support/env.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
 import { paneEnv, Terminal } from "../support/terminal.ts";
-import { firstRecord, jsonOutput, MAIN, makeFiles, readManifestLines, recordCount, runBulk } from "./run.ts";
+import { waitFor } from "../support/wait.ts";
+import { firstRecord, jsonOutput, MAIN, makeFiles, readManifestLines, recordCount, runBulk, spawnBulk } from "./run.ts";
 
 afterAll(cleanup);
 
@@ -42,7 +43,7 @@ async function mint(options: { environment?: "live" | "test"; revoke?: boolean; 
   return minted.key;
 }
 
-describe("the progress line", () => {
+describe("the progress line, and an interrupted run", () => {
   test("in a terminal: one line redrawn in place with the counters while it runs, then the summary below it", async () => {
     const cwd = folder(20);
     const t = new Terminal(
@@ -58,6 +59,22 @@ describe("the progress line", () => {
     expect(screen).toMatch(/^hashed 20\/20 · created 20 · already 0 · verified 20 · failed 0 · waiting for the ledger: 20\/20 · done\n20 files: 20 authenticated \(20 new, 0 already held by the service, 0 already in the manifest\), 0 failed, in [\d.]+ s\non the ledger: 20 anchored, 20 verified\nmanifest: .*m\.jsonl\n/m);
     // Redrawn in place: one line of it in the whole scrollback.
     expect(screen.match(/hashed /g)?.length).toBe(1);
+  }, 40_000);
+
+  test("SIGINT stops the run cleanly: no new request, the manifest closed, the summary, exit 130; the same command then finishes it", async () => {
+    const cwd = folder(10);
+    const manifest = join(cwd, "docverify-manifest.jsonl");
+    // --wait: the run is still waiting for the ledger when the signal comes.
+    const child = spawnBulk(["authenticate", "docs", "--key-file", "key", "--wait"], cwd, env);
+    await waitFor("the records to be made", () => (readManifestLines(manifest).length >= 10 ? true : undefined), 20_000, 10);
+    child.kill("SIGINT");
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect({ code, stderr }).toEqual({ code: 130, stderr: "docverify authenticate: interrupted; the manifest is complete up to here: run the same command again to resume\n" });
+    expect(stdout).toStartWith("10 files: 10 authenticated (10 new, 0 already held by the service, 0 already in the manifest), 0 failed");
+    const again = await runBulk(["authenticate", "docs", "--key-file", "key", "--wait"], cwd, env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("10 files: 10 authenticated (0 new, 0 already held by the service, 10 already in the manifest), 0 failed");
+    expect(again.stdout).toContain("on the ledger: 10 anchored, 10 verified\n");
   }, 40_000);
 
   test("not on a terminal: no progress line at all", async () => {
