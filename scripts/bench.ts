@@ -4,8 +4,9 @@
  * the verification log, record creation), plus the compiled binary's cold start and idle
  * memory against their targets, its memory after a load and a minute idle (scripts/bench/
  * memory-after-load.ts), anchoring while records are created (scripts/bench/anchoring.ts) and what
- * batches change under a ledger with a cost per message (scripts/bench/batched-anchoring.ts), and
- * at scale: 10,000,000 records and log rows. See docs/benchmarks.md ("What it measures").
+ * batches change under a ledger with a cost per message (scripts/bench/batched-anchoring.ts), the
+ * bulk path (scripts/bench/bulk.ts: hashing against sha256sum, authenticate against the server
+ * alone), and at scale: 10,000,000 records and log rows. See docs/benchmarks.md ("What it measures").
  *
  * A benchmark reports: a missed target is printed as MISS and the exit code stays 0. The exit
  * code is 1 only when the measurement itself broke (a server did not start, wrk failed, or
@@ -31,6 +32,7 @@ import { ensureWrk, runWrk, wrkProblem, wrkVersion, type WrkResult } from "./ben
 import { anchoringSeconds, printAnchoring, runAnchoringBench } from "./bench/anchoring.ts";
 import { batchedSeconds, printBatchedAnchoring, runBatchedAnchoringBench, type BatchedAnchoringReport } from "./bench/batched-anchoring.ts";
 import { runVerifierBench, VERIFIER_TARGET_MS } from "./bench/receipt-verifier.ts";
+import { runBulkBench, type BulkReport } from "./bench/bulk.ts";
 import { runPersonSigningBench, type PersonSigningResult } from "./bench/person-signing.ts";
 import { IDLE_REQUESTS, IDLE_WAIT_MS, measureIdle } from "./bench/idle-memory.ts";
 import { describeMemoryAfterLoad, LOAD_S, measureMemoryAfterLoad, type MemoryAfterLoad } from "./bench/memory-after-load.ts";
@@ -392,6 +394,7 @@ async function main(argv: string[]): Promise<number> {
     let verifier: Awaited<ReturnType<typeof runVerifierBench>> | null = null;
     let anchoring: Awaited<ReturnType<typeof runAnchoringBench>> | null = null;
     let batchedAnchoring: BatchedAnchoringReport | null = null;
+    let bulk: BulkReport | null = null;
     if (!scaleOnly) {
       // The first start reads the binary from disk; the measured ones find it in the page cache,
       // as a service restarted by its supervisor does.
@@ -431,6 +434,10 @@ async function main(argv: string[]): Promise<number> {
         broken.push(`batched anchoring: ${e instanceof Error ? e.message : String(e)}`);
         console.log(`batched anchoring: BROKEN: ${e instanceof Error ? e.message : String(e)}`);
       }
+
+      // The bulk path: hashing against sha256sum, authenticate against the server alone (scripts/bench/bulk.ts).
+      bulk = await runBulkBench({ quick: mode.name === "quick", workDir: work });
+      broken.push(...bulk.broken);
     }
 
     if (options.json !== undefined) {
@@ -452,6 +459,7 @@ async function main(argv: string[]): Promise<number> {
         batchedReceipt,
         anchoring,
         batchedAnchoring,
+        bulk,
         broken,
       };
       await Bun.write(options.json, JSON.stringify(results, null, 2) + "\n");

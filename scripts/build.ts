@@ -8,6 +8,7 @@
  * executable: without it every entry point is one module, whose pages are all read at start, and a
  * lazy import() saves only the evaluation (docs/benchmarks.md, "Idle memory").
  * Beside it, docverify-verify.mjs: the standalone receipt verifier (scripts/build-verifier.ts),
+ * docverify-client.mjs: the bulk commands for Node.js 20 (scripts/build-client.ts),
  * and verify-receipt.html: the receipt page, the same bytes the executable serves at
  * GET /verify-receipt (src/http/pages/bundle.ts builds both).
  */
@@ -15,6 +16,7 @@ import { $ } from "bun";
 import { writeFileSync } from "node:fs";
 import { receiptPageHtml } from "../src/http/pages/bundle.ts";
 import { dirname, join, relative, sep } from "node:path";
+import { buildClient } from "./build-client.ts";
 import { buildVerifier } from "./build-verifier.ts";
 
 const root = join(import.meta.dir, "..");
@@ -47,6 +49,10 @@ console.log(`built ${outfile} (commit ${commit}) in ${Math.round(performance.now
 const verifier = join(dirname(outfile), "docverify-verify.mjs");
 await buildVerifier(verifier);
 console.log(`built ${verifier}`);
+
+const client = join(dirname(outfile), "docverify-client.mjs");
+await buildClient(client);
+console.log(`built ${client}`);
 
 const page = join(dirname(outfile), "verify-receipt.html");
 writeFileSync(page, receiptPageHtml());

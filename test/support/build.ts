@@ -1,6 +1,6 @@
 /**
  * `npm run build` (scripts/build.ts) once per `bun test` run, for every test of the product as
- * shipped: the executable, docverify-verify.mjs and verify-receipt.html in a folder that holds
+ * shipped: the executable, docverify-verify.mjs, docverify-client.mjs and verify-receipt.html in a folder that holds
  * nothing else. The build takes seconds, and the files that test the executable (binary.test.ts,
  * receipts/e2e-binary.test.ts, admin/tui.test.ts, ops/notify.test.ts) each made their own of the
  * same checkout. Test files share this module in one run (as e2e-rig.ts's standalone verifier
@@ -16,7 +16,7 @@ import { BUN, ROOT } from "./env.ts";
 import { atRunEnd } from "./run-end.ts";
 
 export interface ProductBuild {
-  /** The folder `npm run build` wrote into: `docverify`, `docverify-verify.mjs`, `verify-receipt.html`. */
+  /** The folder `npm run build` wrote into: `docverify`, `docverify-verify.mjs`, `docverify-client.mjs`, `verify-receipt.html`. */
   readonly dist: string;
   /** The executable, `dist/docverify`. */
   readonly binary: string;
