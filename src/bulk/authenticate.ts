@@ -175,8 +175,7 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
     `${plural(c.files, "file")}: ${done} authenticated (${c.created} new, ${c.existing} already held by the service, ${c.skipped} already in the manifest), ${c.failed} failed, in ${seconds} s\n` +
     (needsLedger ? `on the ledger: ${c.anchored} anchored${wait ? `, ${c.verified} verified` : ""}${receiptsDir === undefined ? "" : `, ${plural(c.receipts, "receipt")} saved now in ${receiptsDir}`}${c.notFinal > 0 ? `, ${c.notFinal} not final within ${waitSeconds} s` : ""}\n` : "") +
     `manifest: ${manifestPath}\n` +
-    (session.pace.rateLimited > 0 ? `the service asked to slow down ${plural(session.pace.rateLimited, "time")} (429); the run paused for it\n` : "") +
-    (session.pace.unavailable > 0 ? `the service asked to wait ${plural(session.pace.unavailable, "time")} (503: pacing records to its ledger, or starting); the run paused for it\n` : "");
+    (session.pace.rateLimited > 0 ? `the service asked to slow down ${plural(session.pace.rateLimited, "time")} (429); the run paused for it\n` : "");
   reporter.finish(summary, text);
   if (interrupted !== null) return interrupted;
   return fatal !== null || c.failed > 0 || c.notFinal > 0 || done + c.failed < c.files ? EXIT.someFailed : EXIT.ok;
