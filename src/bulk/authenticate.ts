@@ -7,7 +7,7 @@
  * a hash is never authenticated twice for one organisation.
  */
 import { mkdirSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { DocverifyError } from "../../packages/client/src/index.ts";
 import { apiKey, CannotStart, EXIT, flag, integerFlag, list, parse, refuseTestKey, serviceUrl, SPECS, str, UsageError } from "./args.ts";
 import { hashFile } from "./hash.ts";
@@ -41,6 +41,7 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
   } catch (e) {
     throw new UsageError(`cannot read --manifest ${JSON.stringify(manifestPath)}: ${errorCode(e)}`);
   }
+  if (!isFolder(dirname(resolve(manifestPath)))) throw new UsageError(`--manifest ${JSON.stringify(manifestPath)}: its folder does not exist`);
   if (receiptsDir !== undefined && existsAsFile(receiptsDir)) throw new UsageError(`--receipts ${JSON.stringify(receiptsDir)} is a file, not a folder`);
 
   // Before anything is hashed, sent or written: the key may create records, and the service answers.
@@ -188,6 +189,14 @@ async function create(session: Session, hash: string, filename: string | undefin
   } catch (e) {
     if (filename === undefined || !(e instanceof DocverifyError && e.code === "VALIDATION_FAILED" && e.details?.filename !== undefined)) throw e;
     return await patiently(session, signal, () => session.client.createRecord({ originalDocHash: hash }));
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

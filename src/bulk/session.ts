@@ -15,6 +15,8 @@ export interface ClientIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readonly stderrIsTTY: boolean;
+  /** The terminal's width, when stderr is one: the progress line is cut to it (a wrapped line cannot be redrawn in place). */
+  readonly columns?: number;
   readonly env: Env;
   /** Aborted at SIGINT or SIGTERM, with the signal's name as its reason. */
   readonly signal?: AbortSignal;

@@ -244,6 +244,8 @@ describe("bad input", () => {
       [["authenticate", "--key-file", "key"], "docverify authenticate: give at least one PATH: a file or a folder"],
       [["authenticate", "docs", "--key-file", "key", "--concurrency", "0"], "docverify authenticate: --concurrency must be a whole number from 1 to 64"],
       [["check", "docs", "--url", "ftp://example.org"], "docverify check: --url must be http:// or https://"],
+      [["authenticate", "docs", "--key-file", "key", "--manifest", "nowhere/m.jsonl"], 'docverify authenticate: --manifest "nowhere/m.jsonl": its folder does not exist'],
+      [["authenticate", "docs", "--key-file", "missing-key"], 'docverify authenticate: cannot read --key-file "missing-key": ENOENT'],
       [["revoke", "--reason", "OTHER", "--key-file", "key"], "docverify revoke: --manifest FILE is required"],
     ];
     for (const [args, says] of cases) {

@@ -1,11 +1,13 @@
 /**
- * The two pieces of the bulk commands whose rules are easiest to state alone: the manifest (what a
- * resume believes, whatever a kill left) and the pace every request of a run waits on.
+ * The pieces of the bulk commands whose rules are easiest to state alone: the manifest (what a
+ * resume believes, whatever a kill left), the pace every request of a run waits on, and the
+ * progress line's fit to the terminal.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ManifestIndex, ManifestWriter, readManifest, type ManifestLine } from "../../src/bulk/manifest.ts";
+import { Reporter } from "../../src/bulk/output.ts";
 import { Pace } from "../../src/bulk/pool.ts";
 import { cleanup, tempDir } from "../support/env.ts";
 
@@ -94,5 +96,17 @@ describe("the pace", () => {
     const free = performance.now();
     for (let i = 0; i < 6; i++) await pace.ready();
     expect(performance.now() - free).toBeLessThan(49);
+  });
+});
+
+describe("the progress line", () => {
+  test("is cut to the terminal's width (a wrapped line cannot be redrawn in place), then ended with a newline", () => {
+    const written: string[] = [];
+    const io = { stdout: () => {}, stderr: (t: string) => void written.push(t), stderrIsTTY: true, columns: 30, env: {} };
+    const reporter = new Reporter(io, "authenticate", false, false, () => "hashed 1200/2000 · created 1150 · already 40 · failed 2");
+    reporter.progress.update();
+    reporter.finish({}, "");
+    expect(written).toEqual(["\rhashed 1200/2000 · created 1…\x1b[K", "\rhashed 1200/2000 · created 1…\x1b[K", "\n"]);
+    expect(written[0]!.length - "\r\x1b[K".length).toBeLessThan(30);
   });
 });
