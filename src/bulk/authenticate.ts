@@ -63,13 +63,19 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
   const startedAt = Date.now();
   let phase: "create" | "wait" = "create";
   let waiting = 0;
+  let settledBefore = 0;
+  let waitingSince = 0;
   let fatal: string | null = null;
   const json = flag(p, "json");
   const reporter = new Reporter(io, "authenticate", json, flag(p, "no-progress"), () => {
     const c = counts;
     const done = c.created + c.existing + c.skipped + c.failed;
     const head = `hashed ${c.hashed}/${c.files} · created ${c.created} · already ${c.existing + c.skipped} · ${wait ? `verified ${c.verified}` : `anchored ${c.anchored}`} · failed ${c.failed}`;
-    if (phase === "wait") return `${head} · waiting for the ledger: ${wait ? c.verified : c.receipts}/${waiting} · ${rateText(c.receipts + c.verified, waiting, startedAt, Date.now()).replace(/^[^·]*· /, "")}`;
+    if (phase === "wait") {
+      // Those this phase follows: records final before it (in the manifest already) are not among them.
+      const settled = (wait ? c.verified : c.receipts) - settledBefore;
+      return `${head} · waiting for the ledger: ${settled}/${waiting} · ${rateText(settled, waiting, waitingSince, Date.now()).replace(/^[^·]*· /, "")}`;
+    }
     return `${head} · ${rateText(done, c.files, startedAt, Date.now())}`;
   });
   const stopRun = (e: unknown) => {
@@ -147,8 +153,10 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
 
     if (needsLedger && !stop.signal.aborted) {
       const follow = tracked.filter((t): t is Tracked => t !== undefined && pending(t, { wait, receiptsDir }));
-      phase = "wait";
       waiting = follow.length;
+      settledBefore = wait ? counts.verified : counts.receipts;
+      waitingSince = Date.now();
+      phase = "wait";
       await waitForLedger(follow, { session, manifest, index, reporter, counts, wait, receiptsDir, deadline: Date.now() + waitSeconds * 1000, concurrency, signal: stop.signal, fatal: stopRun });
     }
   } finally {
