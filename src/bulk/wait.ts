@@ -91,11 +91,10 @@ export async function waitForLedger(items: readonly Tracked[], ctx: WaitContext)
       renameSync(`${file}.partial`, file);
       t.receipt = file;
       ctx.counts.receipts++;
-      if (!t.anchored) {
-        t.anchored = true;
-        ctx.counts.anchored++;
-        line(t, "anchored", { anchorState: "anchored", receipt: file });
-      }
+      if (!t.anchored) ctx.counts.anchored++;
+      t.anchored = true;
+      // Also for a record already anchored when it was made: the line names its receipt.
+      line(t, "anchored", { anchorState: "anchored", receipt: file });
     }
     if (ctx.wait && !t.anchored) {
       const { record, created } = await patiently(ctx.session, ctx.signal, () => client.createRecord({ originalDocHash: t.hash }));
