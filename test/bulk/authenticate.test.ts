@@ -106,7 +106,9 @@ describe("docverify authenticate, 2,000 files", () => {
     for (const l of lines) if (l.recordId !== undefined) recordOf.set(l.path, { recordId: l.recordId, hash: l.hash! });
     expect(recordOf.size).toBe(FILES);
     expect(new Set([...recordOf.values()].map((r) => r.recordId)).size).toBe(FILES);
-    expect(lines.filter((l) => l.state === "anchored").length).toBe(FILES);
+    const anchored = lines.filter((l) => l.state === "anchored");
+    expect(anchored.length).toBe(FILES);
+    expect(anchored.filter((l) => l.receipt !== join("receipts", `${l.recordId}.json`))).toEqual([]);
 
     const saved = readdirSync(join(cwd, "receipts")).sort();
     expect(saved).toEqual([...recordOf.values()].map((r) => `${r.recordId}.json`).sort());
