@@ -28,16 +28,12 @@ const HEADER = `/**
 /* eslint-disable */
 `;
 
-/** The served document, as its text. */
+/** The served document, as its text. The app stays open until the caller's cleanup(). */
 async function servedDocument(): Promise<string> {
-  try {
-    const { request } = await testApp();
-    const res = await request("/v1/openapi.json");
-    if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`);
-    return await res.text();
-  } finally {
-    await cleanup();
-  }
+  const { request } = await testApp();
+  const res = await request("/v1/openapi.json");
+  if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`);
+  return await res.text();
 }
 
 /** openapi-typescript over `document`, under node with TypeScript 5 for `typescript`. */
@@ -64,7 +60,7 @@ register("data:text/javascript," + encodeURIComponent(\`export async function re
   }
 }
 
-/** The file's whole text, as it would be written now. */
+/** The file's whole text, as it would be written now. Call cleanup() (test/support/env.ts) after. */
 export async function generateClientTypes(): Promise<string> {
   const generated = openapiTypescript(await servedDocument());
   // openapi-typescript opens with its own comment block; ours replaces it (it names the command).
@@ -74,6 +70,7 @@ export async function generateClientTypes(): Promise<string> {
 
 if (import.meta.main) {
   const text = await generateClientTypes();
+  await cleanup();
   if (process.argv.includes("--check")) {
     const current = readFileSync(OPENAPI_TS, "utf8");
     if (current !== text) {

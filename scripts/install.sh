@@ -210,6 +210,8 @@ if [ ! -f "$env_file" ]; then
 #DOCVERIFY_PORT=8080
 # Base of the verify links handed out (default: http(s)://HOST:PORT as bound).
 #DOCVERIFY_PUBLIC_URL=https://verify.example.org
+# Whom integrators ask about this service (an email address or a URL), in the API document at /docs.
+#DOCVERIFY_CONTACT=api-support@example.org
 # Database and local files; the unit sets /var/lib/docverify (StateDirectory=).
 #DOCVERIFY_DATA_DIR=/var/lib/docverify
 # Under systemd the master key is the credential master-key (/etc/docverify/credentials/master-key).

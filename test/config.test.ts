@@ -85,6 +85,7 @@ describe("settings", () => {
       DOCVERIFY_DATABASE_URL: "postgres://docverify@db.internal/docverify",
       DOCVERIFY_NODE_NAME: "dv-1",
       DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "90",
+      DOCVERIFY_CONTACT: "api-support@example.org",
     });
     expect(c.host).toBe("0.0.0.0");
     expect(c.port).toBe(9000);
@@ -106,7 +107,8 @@ describe("settings", () => {
     expect(c.databaseUrl).toBe("postgres://docverify@db.internal/docverify");
     expect(c.nodeName).toBe("dv-1");
     expect(c.ledgerStepDownSeconds).toBe(90);
-    expect(SETTINGS.length).toBe(30);
+    expect(c.contact).toEqual({ email: "api-support@example.org" });
+    expect(SETTINGS.length).toBe(31);
   });
 
   test("DOCVERIFY_MIRROR_NODES: unset is null (the network's default); bad lists are refused with the setting's name", () => {
@@ -210,6 +212,10 @@ describe("settings", () => {
     ["DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "4" }, /out of range; allowed: 5 to 3600/],
     ["DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "3601" }, /out of range; allowed: 5 to 3600/],
     ["DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", { DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "30s" }, /not a whole number; allowed: 5 to 3600/],
+    ["DOCVERIFY_CONTACT", { DOCVERIFY_CONTACT: "support" }, /neither an email address nor an http:\/\/ or https:\/\/ URL/],
+    ["DOCVERIFY_CONTACT", { DOCVERIFY_CONTACT: "a@b" }, /neither an email address/],
+    ["DOCVERIFY_CONTACT", { DOCVERIFY_CONTACT: "ftp://example.org/help" }, /neither an email address/],
+    ["DOCVERIFY_CONTACT", { DOCVERIFY_CONTACT: "https://example.org/help?x=1" }, /must not carry a query/],
   ];
   for (const [setting, env, message] of bad) {
     test(`refuses ${JSON.stringify(env)} naming ${setting}`, () => {
@@ -260,6 +266,12 @@ describe("settings", () => {
     expect(parse({ DOCVERIFY_DATABASE_URL: "postgres://u@db/x" }).ledgerStepDownSeconds).toBe(30);
     expect(parse({ DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "5" }).ledgerStepDownSeconds).toBe(5);
     expect(parse({ DOCVERIFY_DATABASE_URL: "postgres://u@db/x", DOCVERIFY_LEDGER_STEP_DOWN_SECONDS: "3600" }).ledgerStepDownSeconds).toBe(3600);
+  });
+
+  test("DOCVERIFY_CONTACT: unset is null; an email address or an http(s) URL", () => {
+    expect(parse({}).contact).toBeNull();
+    expect(parse({ DOCVERIFY_CONTACT: "api@dv.example.org" }).contact).toEqual({ email: "api@dv.example.org" });
+    expect(parse({ DOCVERIFY_CONTACT: "https://intranet.example.org/docverify/" }).contact).toEqual({ url: "https://intranet.example.org/docverify" });
   });
 
   test("DOCVERIFY_NODE_NAME: the host name by default, or as given", () => {

@@ -316,6 +316,7 @@ export async function assemble(core: ServiceCore, engine: EngineParts, options: 
     addresses,
     log: options.log,
     version: `${VERSION} (${COMMIT})`,
+    documentation: { publicUrl: options.publicUrl ?? (() => core.config.publicUrl), contact: core.config.contact },
     storageFaults,
     readiness: {
       storage: () => storageFaults.readiness(engine.storageCheck, probe),

@@ -80,5 +80,5 @@ export const REVOKE_USAGE =
   "Exit codes: 0 every record revoked (now or before); 1 some not; 2 usage error; 3 nothing could\n" +
   "start (server unreachable, key refused or without records:revoke); 130/143 interrupted. docs/bulk.md.\n";
 
-/** Keyed by command, for src/main.ts's USAGES. */
+/** Keyed by command, for src/usage.ts's USAGES. */
 export const BULK_USAGES = { authenticate: AUTHENTICATE_USAGE, check: CHECK_USAGE, revoke: REVOKE_USAGE } as const;

@@ -15,7 +15,7 @@
  *   device (not a regular file). The caller reports it and goes on with the rest.
  * Yielded paths are the argument joined with the relative path (`docs` + `a/b.pdf` → `docs/a/b.pdf`).
  */
-import { constants, promises as fs, type Stats } from "node:fs";
+import { constants, promises as fs, type Dirent, type Stats } from "node:fs";
 import { join, normalize } from "node:path";
 import { compileGlob, type Glob } from "./glob.ts";
 
@@ -60,17 +60,23 @@ interface Filters {
 
 async function* walkFolder(root: string, rel: string, ancestors: string[], filters: Filters): AsyncGenerator<WalkEntry> {
   const folder = rel === "" ? root : join(root, rel);
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = await fs.readdir(folder);
+    entries = await fs.readdir(folder, { withFileTypes: true });
   } catch (e) {
     yield { path: folder, error: `cannot list this folder: ${reason(e)}` };
     return;
   }
-  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const name of names) {
-    const childRel = rel === "" ? name : `${rel}/${name}`;
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
     const path = join(root, childRel);
+    // A regular file (not a link) needs no stat: the listing said what it is. A file not wanted
+    // costs nothing more.
+    if (entry.isFile()) {
+      if (filters.wanted(childRel)) yield await readable(path);
+      continue;
+    }
     const { stats, error } = await statOf(path);
     if (stats?.isDirectory()) {
       if (filters.prune.some((g) => g.matches(childRel))) continue;
@@ -110,7 +116,11 @@ function identity(stats: Stats): string {
 }
 
 async function fileEntry(path: string, stats: Stats): Promise<WalkEntry> {
-  if (!stats.isFile()) return { path, error: `not a regular file (${kindOf(stats)})` };
+  return stats.isFile() ? await readable(path) : { path, error: `not a regular file (${kindOf(stats)})` };
+}
+
+/** A regular file, with an error when this process may not read it. */
+async function readable(path: string): Promise<WalkEntry> {
   try {
     await fs.access(path, constants.R_OK);
   } catch (e) {

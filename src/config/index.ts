@@ -85,6 +85,12 @@ export interface Config {
    * its first failed call; then it steps down so that a node that reaches the ledger leads.
    */
   readonly ledgerStepDownSeconds: number;
+  /**
+   * DOCVERIFY_CONTACT: whom integrators ask about this service, an email address or an http(s)
+   * URL, shown as the API document's `info.contact`; null: the document names the operator of the
+   * service at its public URL.
+   */
+  readonly contact: { readonly email: string } | { readonly url: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -129,6 +135,7 @@ export const SETTINGS = [
   "DOCVERIFY_DATABASE_PASSWORD_FILE",
   "DOCVERIFY_NODE_NAME",
   "DOCVERIFY_LEDGER_STEP_DOWN_SECONDS",
+  "DOCVERIFY_CONTACT",
 ] as const;
 
 /**
@@ -288,6 +295,7 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     throw new ConfigError("DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", "only allowed with DOCVERIFY_DATABASE_URL: a single node has no other node to hand the lead to");
   }
   const ledgerStepDownSeconds = integer(stepDownRaw, "DOCVERIFY_LEDGER_STEP_DOWN_SECONDS", 30, 5, 3600);
+  const contact = contactOf(get("DOCVERIFY_CONTACT"));
 
   return deepFreeze({
     host,
@@ -311,7 +319,16 @@ export function parseConfig(env: Env, options: ParseOptions = {}): Config {
     databasePasswordCredential,
     nodeName,
     ledgerStepDownSeconds,
+    contact,
   });
+}
+
+/** An email address (one `@`, no spaces, a dotted domain) or an http(s) URL. */
+function contactOf(raw: string | undefined): Config["contact"] {
+  if (raw === undefined) return null;
+  if (/^[^\s@<>()",;:]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(raw) && raw.length <= 254) return { email: raw };
+  if (!/^https?:\/\//i.test(raw)) throw new ConfigError("DOCVERIFY_CONTACT", `"${raw}" is neither an email address nor an http:// or https:// URL`);
+  return { url: httpUrl(raw, "DOCVERIFY_CONTACT") };
 }
 
 /**

@@ -9,7 +9,7 @@ import { DomainError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { errorResponse, internalError } from "./errors.ts";
 import { faultRetrySeconds, storageFault, type StorageFaults } from "../lib/storage-faults.ts";
-import { docsRoutes } from "./docs.ts";
+import { docsRoutes, type DocsOptions } from "./docs.ts";
 import { healthRoutes, type HealthDeps } from "./routes/health.ts";
 import { createRequestContexts, type RequestContext, type RequestContextsOwner } from "./request-context.ts";
 import { createAddresses, type Addresses } from "./routable.ts";
@@ -27,6 +27,8 @@ export interface HttpDeps extends HealthDeps {
   readonly requests?: RequestContextsOwner;
   /** How a request's address is made routable (default: one of its own). */
   readonly addresses?: Addresses;
+  /** The service's public URL and contact, for the API document (docs.ts). */
+  readonly documentation?: Omit<DocsOptions, "version">;
 }
 
 // Elysia's generic parameters are not useful across plugin boundaries here.
@@ -101,7 +103,7 @@ export function createHttp(deps: HttpDeps): Http {
       return errorResponse(internalError());
     })
     .use(healthRoutes(deps))
-    .use(docsRoutes({ version: deps.version }));
+    .use(docsRoutes({ ...deps.documentation, version: deps.version }));
   for (const plugin of deps.plugins ?? []) app = app.use(plugin);
   app.compile();
 

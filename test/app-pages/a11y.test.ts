@@ -12,16 +12,14 @@
  * state can be reached; e2e.test.ts runs the same pages against the real service.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { cleanup, ROOT, tempDir } from "../support/env.ts";
+import { expectClean } from "../support/axe.ts";
+import { cleanup, tempDir } from "../support/env.ts";
 import { makeTestPdf } from "../support/pdf.ts";
 import { CHROMIUM_ARGS, requireProgram } from "../support/programs.ts";
 import { GOOD_TOKEN, PERSON, recordOf, startFakeApp, type FakeApp } from "./fake-app.ts";
-
-const AXE_SOURCE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
-const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 
 let browser: Browser;
 beforeAll(async () => {
@@ -50,20 +48,6 @@ async function open(fake: FakeApp, path: string, colorScheme: "light" | "dark" =
   page.on("pageerror", (e) => problems.push(String(e)));
   await page.goto(`${fake.base}${path}`);
   return { page, problems };
-}
-
-/** axe-core's WCAG 2.1 AA violations on the page as it is now, one line each. */
-async function violations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's policy (scripts from 'self' only) does not govern.
-  if (!(await page.evaluate("typeof axe !== 'undefined'"))) await page.evaluate(AXE_SOURCE);
-  const result = (await page.evaluate(`axe.run(document, { runOnly: { type: "tag", values: ${JSON.stringify(WCAG_TAGS)} }, resultTypes: ["violations"] })`)) as {
-    violations: { id: string; help: string; nodes: { target: string[] }[] }[];
-  };
-  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
-}
-
-async function expectClean(page: Page, what: string): Promise<void> {
-  expect([what, await violations(page)]).toEqual([what, []]);
 }
 
 interface Stop {

@@ -99,7 +99,8 @@ describe("the document", () => {
 
   test("operations have stable ids; public ones say security: [], path ids are uuids, POST bodies state their limit, every operation documents 405 and its headers", async () => {
     const doc = await servedDocument();
-    expect(doc.servers).toEqual([expect.objectContaining({ url: "/" })]);
+    // The service's own URL: test/openapi/site.test.ts.
+    expect(doc.servers).toEqual([expect.objectContaining({ url: expect.stringMatching(/^https?:\/\//) })]);
     expect(doc.info.license.name).toBeString();
     const publicOps: string[] = [];
     for (const [path, ops] of Object.entries(doc.paths as Json)) {
@@ -115,16 +116,20 @@ describe("the document", () => {
     const ids = Object.values(doc.paths as Json).flatMap((ops) => Object.values(ops as Json).map((op) => op.operationId as string));
     expect(ids.sort()).toEqual([
       "createRecord", "enrol", "enrolmentOptions", "getHealth", "getIdentity", "getPublicReceipt", "getReadiness", "getReceiptVerifierPage", "getRecordReceipt", "getSession",
-      "getVerification", "getVerifyPage", "listPersonRecords", "listVerifications", "revokePersonRecord", "revokeRecord", "sessionOptions", "sign", "signIn", "signOut",
-      "signatureOptions", "verifyDocument",
+      "getVerification", "getVerifyPage", "headHealth", "headIdentity", "headPersonRecords", "headPublicReceipt", "headReadiness", "headReceiptVerifierPage", "headRecordReceipt",
+      "headSession", "headVerification", "headVerifications", "headVerifyPage", "listPersonRecords", "listVerifications", "revokePersonRecord", "revokeRecord", "sessionOptions",
+      "sign", "signIn", "signOut", "signatureOptions", "verifyDocument",
     ]);
     expect(publicOps.sort()).toEqual([
       "get /.well-known/docverify.json", "get /healthz", "get /readyz", "get /verify-receipt", "get /verify/{recordId}", "get /verify/{recordId}/receipt",
+      "head /.well-known/docverify.json", "head /healthz", "head /readyz", "head /verify-receipt", "head /verify/{recordId}", "head /verify/{recordId}/receipt",
       // The person application's steps before a session exists (docs/persons.md).
       "post /app/enrol/{token}", "post /app/enrol/{token}/options", "post /app/session", "post /app/session/options",
     ]);
     const session = Object.entries(doc.paths as Json).flatMap(([path, ops]) => Object.entries(ops as Json).filter(([, op]) => JSON.stringify(op.security) === '[{"session":[]}]').map(([m]) => `${m} ${path}`));
-    expect(session.sort()).toEqual(["delete /app/session", "get /app/records", "get /app/session", "post /app/records/{recordId}/revoke", "post /app/signatures", "post /app/signatures/options"]);
+    expect(session.sort()).toEqual([
+      "delete /app/session", "get /app/records", "get /app/session", "head /app/records", "head /app/session", "post /app/records/{recordId}/revoke", "post /app/signatures", "post /app/signatures/options",
+    ]);
     expect(Object.keys(doc.paths["/app/session"].delete.responses)).toContain("204");
     expect(doc.paths["/v1/records"].post.requestBody.description).toContain("8,192 bytes");
     expect(doc.paths["/v1/records/{recordId}/revoke"].post.requestBody.description).toContain("4,096 bytes");
@@ -190,7 +195,8 @@ describe("real answers conform to the document", () => {
         const media = response.content?.[type];
         if (response.content !== undefined && media === undefined) problems.push(`${at}: content-type ${type} not documented`);
         let parsed: unknown = text;
-        if (type.endsWith("json")) {
+        if (method === "HEAD" && text !== "") problems.push(`${at}: a body of ${text.length} characters`);
+        if (type.endsWith("json") && method !== "HEAD") {
           parsed = JSON.parse(text);
           if (media !== undefined) problems.push(...check(doc, media.schema, parsed).map((p) => `${at}: ${p}`));
         }
@@ -207,6 +213,11 @@ describe("real answers conform to the document", () => {
         }
         for (const name of ["x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "allow"]) {
           if (res.headers.has(name) && declared[name] === undefined) problems.push(`${at}: header ${name} sent, not declared`);
+        }
+        // Every GET path answers HEAD too, as the document declares: the same status, no body.
+        if (method === "GET") {
+          const head = await call("HEAD", path, init);
+          if (head.status !== res.status) problems.push(`${at}: HEAD answered ${head.status}`);
         }
         return { status: res.status, body: parsed, cookie: /docverify_session=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1] ?? null };
       }

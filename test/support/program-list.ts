@@ -37,7 +37,9 @@ export const PROGRAMS = [
   { name: "pdfinfo", pkg: "poppler-utils", usedBy: "test/pdf/stamp.test.ts" },
   { name: "pdftotext", pkg: "poppler-utils", usedBy: "test/pdf/stamp.test.ts" },
   { name: "openssl", pkg: "openssl", usedBy: "test/support/test-ca.ts (the tests' own CA), test/ops/tls.test.ts" },
-  { name: "python3", pkg: "python3-minimal", paths: ["/usr/bin/python3"], usedBy: "test/ops/notify.test.ts: the sd_notify listener, an implementation not ours" },
+  // python3, not python3-minimal: examples/python needs the standard library's json and http.client (libpython3-stdlib).
+  { name: "python3", pkg: "python3", paths: ["/usr/bin/python3"], usedBy: "test/ops/notify.test.ts: the sd_notify listener, an implementation not ours; test/examples/examples.test.ts: examples/python" },
+  { name: "go", pkg: "golang-go", paths: ["/usr/bin/go"], usedBy: "test/examples/examples.test.ts: examples/go, run with go run (Debian 12's Go 1.19)" },
   { name: "systemd-analyze", pkg: "systemd", usedBy: "test/systemd.test.ts, test/ops/install.test.ts: the unit verified and its exposure scored" },
   { name: "tmux", pkg: "tmux", usedBy: "test/support/terminal.ts: the terminal UI driven as a person would" },
   pg("initdb"),
@@ -45,15 +47,15 @@ export const PROGRAMS = [
   pg("psql"),
   pg("pg_isready"),
   { name: "git", pkg: "git", usedBy: "scripts/build.ts (the commit in --version), test/readme-quickstart.test.ts (git ls-files)" },
-  { name: "curl", pkg: "curl", usedBy: "test/readme-quickstart.test.ts: the README's quick start, run in bash" },
+  { name: "curl", pkg: "curl", usedBy: "test/readme-quickstart.test.ts: the README's quick start, run in bash; test/examples/examples.test.ts: examples/curl" },
   // In every Debian system (Essential or required packages), listed so the list is whole.
   { name: "setpriv", pkg: "util-linux", usedBy: "test/ops/install.test.ts (the installer as nobody), test/support/postgres.ts (the cluster as postgres)" },
-  { name: "bash", pkg: "bash", usedBy: "test/readme-quickstart.test.ts, test/lib/log-stdout.test.ts" },
+  { name: "bash", pkg: "bash", usedBy: "test/readme-quickstart.test.ts, test/lib/log-stdout.test.ts, test/examples/examples.test.ts" },
   { name: "dash", pkg: "dash", usedBy: "test/ops/install.test.ts: scripts/install.sh under a strict POSIX shell" },
   { name: "sh", pkg: "dash", usedBy: "test/support/engine.ts" },
   { name: "find", pkg: "findutils", usedBy: "test/ops/install.test.ts" },
   { name: "getent", pkg: "libc-bin", usedBy: "src/admin/actor.ts (the audit's OS user), scripts/install.sh" },
-  { name: "sha256sum", pkg: "coreutils", usedBy: "test/readme-quickstart.test.ts, test/bulk/hash.test.ts, scripts/bench/bulk.ts" },
+  { name: "sha256sum", pkg: "coreutils", usedBy: "test/readme-quickstart.test.ts, test/examples/examples.test.ts (examples/curl runs it), test/bulk/hash.test.ts, scripts/bench/bulk.ts" },
 ] as const satisfies readonly Program[];
 
 export type ProgramName = (typeof PROGRAMS)[number]["name"];

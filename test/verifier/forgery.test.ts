@@ -19,20 +19,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildVerifier } from "../../scripts/build-verifier.ts";
-import { runVerifyReceipt, nodeIo } from "../../src/verifier/cli.ts";
 import { builtinMirrors } from "../../src/verifier/trust.ts";
-import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { cleanup, tempDir } from "../support/env.ts";
 import { startDnsServer } from "../support/dns-server.ts";
 import { announcementOf, forgeReceipt, hideRevocation, openForgerTopic, relabel, startForgerMirrors, startRelay, type Forgery, type ForgerMirrors } from "../support/forgery.ts";
 import { startLyingMirror } from "../support/lying-mirror.ts";
 import { authenticate, deploy, type Deployment, type Held } from "../receipts/e2e-rig.ts";
+import { runInShell, SHELLS, standaloneVerifier, type Shell, type ShellRun } from "./shells.ts";
 
 afterAll(cleanup);
 
-const MAIN = join(ROOT, "src", "main.ts");
-const SHELLS = ["in-process", "bun", "node"] as const;
-type Shell = (typeof SHELLS)[number];
 
 interface Identity {
   status: "confirmed" | "unconfirmed" | "mismatch";
@@ -52,49 +48,15 @@ interface Report {
   suggestedMirrors: string[];
   checks: { name: string; status: string; detail: string; evidence?: Record<string, unknown> }[];
 }
-interface Run {
-  shell: Shell;
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  report: Report | null;
-}
+type Run = ShellRun<Report>;
 
 let standalone: string;
 
 beforeAll(async () => {
-  // The standalone verifier as `npm run build` makes it, alone in a folder (no node_modules near it).
-  standalone = join(tempDir("docverify-standalone-"), "docverify-verify.mjs");
-  await buildVerifier(standalone);
+  standalone = await standaloneVerifier();
 }, 30_000);
 
-const baseEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" });
-
-async function spawned(shell: Shell, cmd: string[]): Promise<Omit<Run, "report">> {
-  const p = Bun.spawn(cmd, { cwd: tempDir("docverify-cwd-"), env: baseEnv(), stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { shell, code, stdout, stderr };
-}
-
-async function runIn(shell: Shell, args: readonly string[]): Promise<Run> {
-  let r: Omit<Run, "report">;
-  if (shell === "in-process") {
-    let stdout = "";
-    let stderr = "";
-    const code = await runVerifyReceipt(args, { ...nodeIo(), stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-    r = { shell, code, stdout, stderr };
-  } else if (shell === "bun") r = await spawned(shell, [BUN, MAIN, "verify-receipt", ...args]);
-  else r = await spawned(shell, ["node", standalone, ...args]);
-  let report: Report | null = null;
-  if (args.includes("--json")) {
-    try {
-      report = JSON.parse(r.stdout) as Report;
-    } catch {
-      throw new Error(`${shell}: no JSON report (exit ${r.code}): ${r.stderr}`);
-    }
-  }
-  return { ...r, report };
-}
+const runIn = (shell: Shell, args: readonly string[]): Promise<Run> => runInShell<Report>(shell, args, standalone);
 
 /** The same arguments in every shell, at once. */
 const inEveryShell = (args: readonly string[]): Promise<Run[]> => Promise.all(SHELLS.map((s) => runIn(s, args)));

@@ -12,58 +12,28 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildVerifier } from "../../scripts/build-verifier.ts";
-import { nodeIo, runVerifyReceipt } from "../../src/verifier/cli.ts";
-import { BUN, ROOT, cleanup, tempDir } from "../support/env.ts";
+import { cleanup, tempDir } from "../support/env.ts";
 import { mirrorsFor, SCENARIOS, type Lifecycle, type ScenarioName } from "./lifecycle.ts";
+import { runInShell, SHELLS, standaloneVerifier, type Shell, type ShellRun } from "./shells.ts";
+import { nodeIo, runVerifyReceipt } from "../../src/verifier/cli.ts";
 
 afterAll(cleanup);
 
-const MAIN = join(ROOT, "src", "main.ts");
-const SHELLS = ["in-process", "bun", "node"] as const;
-type Shell = (typeof SHELLS)[number];
 
 interface Report {
   verdict: string;
   revocation: { reason: string; revokedAt: string; sequenceNumber: number; consensusAt: string } | null;
   checks: { name: string; status: string; detail: string; evidence?: Record<string, any> }[];
 }
-interface Run {
-  shell: Shell;
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  report: Report | null;
-}
+type Run = ShellRun<Report>;
 
 let standalone: string;
 
 beforeAll(async () => {
-  standalone = join(tempDir("docverify-standalone-"), "docverify-verify.mjs");
-  await buildVerifier(standalone);
+  standalone = await standaloneVerifier();
 }, 30_000);
 
-async function runIn(shell: Shell, args: readonly string[]): Promise<Run> {
-  let r: Omit<Run, "report">;
-  if (shell === "in-process") {
-    let stdout = "";
-    let stderr = "";
-    const code = await runVerifyReceipt(args, { ...nodeIo(), stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-    r = { shell, code, stdout, stderr };
-  } else {
-    const cmd = shell === "bun" ? [BUN, MAIN, "verify-receipt", ...args] : ["node", standalone, ...args];
-    const p = Bun.spawn(cmd, { cwd: tempDir("docverify-cwd-"), env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" }, stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    r = { shell, code, stdout, stderr };
-  }
-  let report: Report | null = null;
-  try {
-    report = JSON.parse(r.stdout) as Report;
-  } catch {
-    throw new Error(`${shell}: no JSON report (exit ${r.code}): ${r.stderr}`);
-  }
-  return { ...r, report };
-}
+const runIn = (shell: Shell, args: readonly string[]): Promise<Run> => runInShell<Report>(shell, args, standalone);
 
 /** The receipt and the document as files, and the two mirror nodes named; the same arguments in every shell. */
 async function inEveryShell(l: Lifecycle, ...more: string[]): Promise<Run[]> {

@@ -67,8 +67,13 @@ const FINAL: readonly Verdict[] = ["revoked", "signature_invalid"];
 /** When a still-pending verification gives no retryAfterSeconds, poll this often. */
 const DEFAULT_POLL_MS = 1000;
 
+/** A success's body. One that is not JSON came from something other than the service (a proxy's page). */
 function parse<T>(answer: Answer): T {
-  return JSON.parse(answer.text) as T;
+  try {
+    return JSON.parse(answer.text) as T;
+  } catch {
+    throw new Error(`${answer.method} ${answer.path}: ${answer.status} with a body that is not JSON (${JSON.stringify(answer.text.slice(0, 80))})`);
+  }
 }
 
 const enc = encodeURIComponent;
@@ -150,17 +155,27 @@ export function createClient(options: ClientOptions): DocverifyClient {
     async waitForVerdict(originalDocHash, o = {}) {
       const until = o.until ?? ["verified_org", "verified"];
       const timeoutMs = o.timeoutMs ?? 120_000;
-      const deadline = Date.now() + timeoutMs;
-      const signal = o.signal ?? transport.policy.signal;
+      // The deadline bounds everything, the verifications' own retries and waits included.
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), timeoutMs);
+      const caller = o.signal ?? transport.policy.signal;
+      const onAbort = () => deadline.abort(caller!.reason);
+      if (caller?.aborted) onAbort();
+      caller?.addEventListener("abort", onAbort, { once: true });
       let last: Verification | undefined;
-      for (;;) {
-        last = await verify(originalDocHash, { ...(o.reference === undefined ? {} : { reference: o.reference }), ...(signal === undefined ? {} : { signal }) });
-        if (until.includes(last.verdict) || FINAL.includes(last.verdict)) return last;
-        const left = deadline - Date.now();
-        if (left <= 0) throw new DocverifyTimeoutError(originalDocHash, until, timeoutMs, last.verdict);
-        // The service says when anchoring should be done; polling sooner only adds log rows.
-        const wait = last.retryAfterSeconds === undefined ? DEFAULT_POLL_MS : last.retryAfterSeconds * 1000;
-        await sleep(Math.min(wait, left), signal);
+      try {
+        for (;;) {
+          last = await verify(originalDocHash, { ...(o.reference === undefined ? {} : { reference: o.reference }), signal: deadline.signal });
+          if (until.includes(last.verdict) || FINAL.includes(last.verdict)) return last;
+          // The service says when anchoring should be done; polling sooner only adds log rows.
+          await sleep(last.retryAfterSeconds === undefined ? DEFAULT_POLL_MS : last.retryAfterSeconds * 1000, deadline.signal);
+        }
+      } catch (e) {
+        if (deadline.signal.aborted && !caller?.aborted) throw new DocverifyTimeoutError(originalDocHash, until, timeoutMs, last?.verdict);
+        throw e;
+      } finally {
+        clearTimeout(timer);
+        caller?.removeEventListener("abort", onAbort);
       }
     },
   };

@@ -100,7 +100,7 @@ export class DocverifyConnectionError extends Error {
   override readonly cause: unknown;
   readonly attempts: number;
 
-  constructor(url: string, cause: unknown, attempts: number) {
+  constructor(url: string, cause: unknown, attempts = 1) {
     super(`cannot reach ${url} (${attempts} attempt${attempts === 1 ? "" : "s"}): ${describe(cause)}`);
     this.url = url;
     this.cause = cause;

@@ -19,7 +19,7 @@ export interface paths {
          * @description From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/healthz'
+         *     curl -s 'http://127.0.0.1:0/healthz'
          *     ```
          */
         get: operations["getHealth"];
@@ -27,7 +27,17 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Liveness: the process answers (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/healthz'
+         *     ```
+         */
+        head: operations["headHealth"];
         patch?: never;
         trace?: never;
     };
@@ -43,7 +53,7 @@ export interface paths {
          * @description From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/readyz'
+         *     curl -s 'http://127.0.0.1:0/readyz'
          *     ```
          */
         get: operations["getReadiness"];
@@ -51,7 +61,17 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Readiness: storage writable and the ledger reachable (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/readyz'
+         *     ```
+         */
+        head: operations["headReadiness"];
         patch?: never;
         trace?: never;
     };
@@ -69,7 +89,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/v1/verifications' \
+         *     curl -s 'http://127.0.0.1:0/v1/verifications' \
          *       -H "authorization: Bearer $DOCVERIFY_KEY"
          *     ```
          */
@@ -82,7 +102,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/v1/verifications' \
+         *     curl -s 'http://127.0.0.1:0/v1/verifications' \
          *       -H 'content-type: application/json' \
          *       -d '{"originalDocHash":"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}'
          *     ```
@@ -90,7 +110,20 @@ export interface paths {
         post: operations["verifyDocument"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The calling organisation's verification log, newest first (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     Scoped to the key's organisation and environment. Filters: `verdict`, `originalDocHash`, `from`, `to` (RFC 3339); `limit` 1–100 (default 25); `after` is the previous page's `pagination.nextCursor`, valid only with the same filters. Unknown or repeated parameters are refused. Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining` (the tightest applicable limit). A request carrying an `Origin` header is refused with 403.
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/v1/verifications' \
+         *       -H "authorization: Bearer $DOCVERIFY_KEY"
+         *     ```
+         */
+        head: operations["headVerifications"];
         patch?: never;
         trace?: never;
     };
@@ -108,7 +141,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/v1/verifications/<verificationId>' \
+         *     curl -s 'http://127.0.0.1:0/v1/verifications/<verificationId>' \
          *       -H "authorization: Bearer $DOCVERIFY_KEY"
          *     ```
          */
@@ -117,7 +150,20 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * One verification as it was recorded (`matches` always empty) (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     404 alike for a missing, malformed, other organisation's or other environment's id. Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining` (the tightest applicable limit). A request carrying an `Origin` header is refused with 403.
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/v1/verifications/<verificationId>' \
+         *       -H "authorization: Bearer $DOCVERIFY_KEY"
+         *     ```
+         */
+        head: operations["headVerification"];
         patch?: never;
         trace?: never;
     };
@@ -137,7 +183,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/v1/records' \
+         *     curl -s 'http://127.0.0.1:0/v1/records' \
          *       -H "authorization: Bearer $DOCVERIFY_KEY" \
          *       -H 'content-type: application/json' \
          *       -d '{"originalDocHash":"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}'
@@ -166,7 +212,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/v1/records/<recordId>/revoke' \
+         *     curl -s 'http://127.0.0.1:0/v1/records/<recordId>/revoke' \
          *       -H "authorization: Bearer $DOCVERIFY_KEY" \
          *       -H 'content-type: application/json' \
          *       -d '{"reason":"SUPERSEDED"}'
@@ -193,7 +239,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/verify/<recordId>'
+         *     curl -s 'http://127.0.0.1:0/verify/<recordId>'
          *     ```
          */
         get: operations["getVerifyPage"];
@@ -201,7 +247,19 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Public verification page of a record (HTML) (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     The page a Record's `verifyUrl` points to. Needs no credential. Shows the filename, the hash, the organisation's registered name, the signed time, the status in the words every page uses (Valid, Awaiting the ledger, or Revoked with its reason; times in UTC to the second), the anchor state and ledger links, and hashes a dropped file in the browser to compare (of a docverify-signed PDF, the original inside it). Once the record is anchored it links to its receipt (GET /verify/{recordId}/receipt). An unknown, malformed or abandoned id gets a 404 page.
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/verify/<recordId>'
+         *     ```
+         */
+        head: operations["headVerifyPage"];
         patch?: never;
         trace?: never;
     };
@@ -219,7 +277,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/verify-receipt'
+         *     curl -s 'http://127.0.0.1:0/verify-receipt'
          *     ```
          */
         get: operations["getReceiptVerifierPage"];
@@ -227,7 +285,19 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The receipt verifier (HTML) (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     A self-contained page that checks a receipt (GET /verify/{recordId}/receipt) against the document and the ledger's mirror nodes, in the browser: the document is hashed locally and never uploaded; the only requests go to the mirror nodes listed (starting from the verifier's built-in ones for the receipt's network, never the receipt's own) and to the well-known document of a domain the organisation announces, to confirm its identity. The same file is dist/verify-receipt.html. Needs no credential; limited per client IP like anonymous verification.
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/verify-receipt'
+         *     ```
+         */
+        head: operations["headReceiptVerifierPage"];
         patch?: never;
         trace?: never;
     };
@@ -245,7 +315,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/v1/records/<recordId>/receipt' \
+         *     curl -s 'http://127.0.0.1:0/v1/records/<recordId>/receipt' \
          *       -H "authorization: Bearer $DOCVERIFY_KEY"
          *     ```
          */
@@ -254,7 +324,20 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * A record's receipt, for the organisation that authenticated it (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     A receipt proves the record with the document and two independent mirror nodes, without this service (check it with `docverify verify-receipt`). Issued afresh on every request (`issuedAt`, the revocation as known then); every other field is fixed. Holds no filename. Needs `verifications:read`; only the key's own organisation's records (another's is a 404, like an unknown id). Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining` (the tightest applicable limit). A request carrying an `Origin` header is refused with 403.
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/v1/records/<recordId>/receipt' \
+         *       -H "authorization: Bearer $DOCVERIFY_KEY"
+         *     ```
+         */
+        head: operations["headRecordReceipt"];
         patch?: never;
         trace?: never;
     };
@@ -272,7 +355,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/verify/<recordId>/receipt'
+         *     curl -s 'http://127.0.0.1:0/verify/<recordId>/receipt'
          *     ```
          */
         get: operations["getPublicReceipt"];
@@ -280,7 +363,19 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * A record's receipt, public (the verify page's download) (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     A receipt proves the record with the document and two independent mirror nodes, without this service (check it with `docverify verify-receipt`). Issued afresh on every request (`issuedAt`, the revocation as known then); every other field is fixed. Holds no filename. Needs no credential (one sent is ignored) and accepts any Origin; limited per client IP like anonymous verification, whose budget it shares. Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/verify/<recordId>/receipt'
+         *     ```
+         */
+        head: operations["headPublicReceipt"];
         patch?: never;
         trace?: never;
     };
@@ -298,7 +393,7 @@ export interface paths {
          *     From a terminal:
          *
          *     ```sh
-         *     curl -s 'http://127.0.0.1:8080/.well-known/docverify.json'
+         *     curl -s 'http://127.0.0.1:0/.well-known/docverify.json'
          *     ```
          */
         get: operations["getIdentity"];
@@ -306,7 +401,19 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This service's organisations, their ledger topics and keys (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     Binds each organisation's registered name to its ledger topic and key fingerprints, for a verifier who trusts this service's web address. Needs no credential; limited per client IP like anonymous verification. Every response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining`, and `Access-Control-Allow-Origin: *` (a page on another origin may read it).
+         *
+         *     From a terminal:
+         *
+         *     ```sh
+         *     curl -sI 'http://127.0.0.1:0/.well-known/docverify.json'
+         *     ```
+         */
+        head: operations["headIdentity"];
         patch?: never;
         trace?: never;
     };
@@ -406,7 +513,15 @@ export interface paths {
          */
         delete: operations["signOut"];
         options?: never;
-        head?: never;
+        /**
+         * Who is signed in (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     Needs the session cookie `docverify_session` (401 without one, or after 15 minutes unused).
+         *
+         *     A step of the enrolment or signing page, where a person signs with a passkey: the passkey, in a browser, answers it, so there is no terminal example. docs/persons.md gives the whole sequence.
+         */
+        head: operations["headSession"];
         patch?: never;
         trace?: never;
     };
@@ -472,7 +587,15 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The signed-in person's records, newest first (at most 100) (headers only)
+         * @description The status and headers the `GET` answers, without its body (to learn whether something exists without downloading it).
+         *
+         *     Needs the session cookie `docverify_session` (401 without one, or after 15 minutes unused).
+         *
+         *     A step of the enrolment or signing page, where a person signs with a passkey: the passkey, in a browser, answers it, so there is no terminal example. docs/persons.md gives the whole sequence.
+         */
+        head: operations["headPersonRecords"];
         patch?: never;
         trace?: never;
     };
@@ -1144,6 +1267,34 @@ export interface operations {
             };
         };
     };
+    headHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getReadiness: {
         parameters: {
             query?: never;
@@ -1184,6 +1335,43 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["NotReady"];
                 };
+            };
+        };
+    };
+    headReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every check passes */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not ready; `checks` names what failed (with `Retry-After`) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1457,6 +1645,119 @@ export interface operations {
             };
         };
     };
+    headVerifications: {
+        parameters: {
+            query?: {
+                verdict?: "verified" | "verified_org" | "revoked" | "signature_invalid" | "pending_anchor" | "no_record";
+                originalDocHash?: string;
+                from?: string;
+                to?: string;
+                /** @description 1–100, written in digits without sign or leading zero (`05`, `+5`, `5.0` are refused with 400) */
+                limit?: number;
+                /** @description The previous page's `pagination.nextCursor` */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request; `error.details` names each offending field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing where required, or unusable: malformed, unknown, revoked or expired (cause not distinguished) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description PAYMENT_REQUIRED: API access off; ADDON_REQUIRED: the organisation lacks the add-on */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description FORBIDDEN (Origin header, or no verifications:read), TEST_ENVIRONMENT, SCOPE_REQUIRED, NOT_REVOCABLE */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RATE_LIMITED; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After-Required"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failure on the service side; nothing was modified */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getVerification: {
         parameters: {
             query?: never;
@@ -1579,6 +1880,113 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    headVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; a malformed one is answered like an unknown one (404) */
+                verificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing where required, or unusable: malformed, unknown, revoked or expired (cause not distinguished) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description PAYMENT_REQUIRED: API access off; ADDON_REQUIRED: the organisation lacks the add-on */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description FORBIDDEN (Origin header, or no verifications:read), TEST_ENVIRONMENT, SCOPE_REQUIRED, NOT_REVOCABLE */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found for this organisation and environment (causes not distinguished) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RATE_LIMITED; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After-Required"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failure on the service side; nothing was modified */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1945,6 +2353,45 @@ export interface operations {
             };
         };
     };
+    headVerifyPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; a malformed one is answered like an unknown one (404) */
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record's page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such record */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getReceiptVerifierPage: {
         parameters: {
             query?: never;
@@ -1978,6 +2425,49 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+            /** @description Too many requests from this client's address (the anonymous tier's limit); error envelope `RATE_LIMITED` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After-Required"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    headReceiptVerifierPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Too many requests from this client's address (the anonymous tier's limit); error envelope `RATE_LIMITED` */
             429: {
@@ -2130,6 +2620,124 @@ export interface operations {
             };
         };
     };
+    headRecordReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; a malformed one is answered like an unknown one (404) */
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt, as a download (`Content-Disposition: attachment; filename="docverify-receipt-<recordId>.json"`, `Cache-Control: no-store`) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing where required, or unusable: malformed, unknown, revoked or expired (cause not distinguished) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description PAYMENT_REQUIRED: API access off; ADDON_REQUIRED: the organisation lacks the add-on */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description FORBIDDEN (Origin header, or no verifications:read), TEST_ENVIRONMENT, SCOPE_REQUIRED, NOT_REVOCABLE */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_FOUND: unknown, malformed, abandoned or another organisation's record (not distinguished) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description ANCHOR_NOT_FINAL: the record's message or its organisation's key announcement has not reached consensus; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RATE_LIMITED; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After-Required"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failure on the service side; nothing was modified */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getPublicReceipt: {
         parameters: {
             query?: never;
@@ -2232,6 +2840,94 @@ export interface operations {
             };
         };
     };
+    headPublicReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID; a malformed one is answered like an unknown one (404) */
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt, as a download (`Content-Disposition: attachment; filename="docverify-receipt-<recordId>.json"`, `Cache-Control: no-store`) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_FOUND: unknown, malformed or abandoned record (not distinguished) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description ANCHOR_NOT_FINAL: the record's message or its organisation's key announcement has not reached consensus; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RATE_LIMITED; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After-Required"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failure on the service side; nothing was modified */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getIdentity: {
         parameters: {
             query?: never;
@@ -2307,6 +3003,74 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    headIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RATE_LIMITED; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After-Required"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failure on the service side; nothing was modified */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2964,6 +3728,58 @@ export interface operations {
             };
         };
     };
+    headSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing where required, or unusable: malformed, unknown, revoked or expired (cause not distinguished) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failure on the service side; nothing was modified */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     signatureOptions: {
         parameters: {
             query?: never;
@@ -3239,6 +4055,50 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    headPersonRecords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing where required, or unusable: malformed, unknown, revoked or expired (cause not distinguished) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description METHOD_NOT_ALLOWED: the path does not accept the request's method; `Allow` lists those it does */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failure on the service side; nothing was modified */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -42,6 +42,8 @@ export interface Call {
 }
 
 export interface Answer {
+  method: string;
+  path: string;
   status: number;
   headers: Headers;
   /** The body exactly as served. */
@@ -118,7 +120,7 @@ async function attempt(t: Transport, call: Call, url: string, signal: AbortSigna
     if (call.body !== undefined) init.body = JSON.stringify(call.body);
     const res = await t.fetch(url, init);
     const text = await res.text();
-    return { status: res.status, headers: res.headers, text };
+    return { method: call.method, path: call.path, status: res.status, headers: res.headers, text };
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
     throw new NetworkFailure(controller.signal.aborted ? controller.signal.reason : e);

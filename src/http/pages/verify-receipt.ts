@@ -39,7 +39,7 @@ export function receiptPage(deps: ReceiptPageDeps) {
     },
     {
       detail: {
-        tags: ["pages"],
+        tags: ["Pages"],
         operationId: "getReceiptVerifierPage",
         summary: "The receipt verifier (HTML)",
         description:

@@ -241,7 +241,7 @@ export function verifyPages(deps: VerifyPageDeps) {
     },
     {
       detail: {
-        tags: ["pages"],
+        tags: ["Pages"],
         operationId: "getVerifyPage",
         summary: "Public verification page of a record (HTML)",
         description:

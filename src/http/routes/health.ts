@@ -42,7 +42,7 @@ export function healthRoutes(deps: HealthDeps) {
   }
   return new Elysia({ name: "health" })
     .get("/healthz", () => json(200, { status: "ok" }), {
-      detail: { tags: ["health"], operationId: "getHealth", summary: "Liveness: the process answers" },
+      detail: { tags: ["Service"], operationId: "getHealth", summary: "Liveness: the process answers" },
       response: { 200: t.Object({ status: t.Literal("ok") }, { title: "Health", description: "The process answers" }) },
     })
     .get(
@@ -64,7 +64,7 @@ export function healthRoutes(deps: HealthDeps) {
         return ready ? json(200, { status: "ready", checks }) : json(503, { status: "not_ready", checks }, { "retry-after": "5" });
       },
       {
-        detail: { tags: ["health"], operationId: "getReadiness", summary: "Readiness: storage writable and the ledger reachable" },
+        detail: { tags: ["Service"], operationId: "getReadiness", summary: "Readiness: storage writable and the ledger reachable" },
         response: {
           200: t.Object({ status: t.Literal("ready"), checks: Checks }, { title: "Ready", description: "Every check passes" }),
           503: t.Object({ status: t.Literal("not_ready"), checks: Checks }, { title: "NotReady", description: "Not ready; `checks` names what failed (with `Retry-After`)" }),

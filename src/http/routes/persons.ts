@@ -105,7 +105,7 @@ const TOKEN_PARAM = [{ name: "token", in: "path", required: true, description: "
 const RECORD_PARAM = [{ name: "recordId", in: "path", required: true, description: "The record's id (UUID); a malformed one is answered 404", schema: { type: "string", format: "uuid" } }];
 const SESSION = [{ session: [] }];
 const doc = (operationId: string, summary: string, description: string, extra: Record<string, unknown> = {}) => ({
-  detail: { tags: ["app"], operationId, summary, description, ...extra },
+  detail: { tags: ["Person application"], operationId, summary, description, ...extra },
 });
 
 export function appRoutes(deps: AppRoutesDeps) {

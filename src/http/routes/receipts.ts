@@ -142,7 +142,7 @@ export function receiptRoutes(deps: ReceiptRouteDeps) {
         ),
       {
         detail: {
-          tags: ["records"],
+          tags: ["Receipts"],
           operationId: "getRecordReceipt",
           summary: "A record's receipt, for the organisation that authenticated it",
           description: `${RECEIPT_NOTE} Needs \`verifications:read\`; only the key's own organisation's records (another's is a 404, like an unknown id). ${RATE_LIMIT_NOTE}`,
@@ -162,7 +162,7 @@ export function receiptRoutes(deps: ReceiptRouteDeps) {
         ),
       {
         detail: {
-          tags: ["pages"],
+          tags: ["Receipts"],
           operationId: "getPublicReceipt",
           summary: "A record's receipt, public (the verify page's download)",
           description:

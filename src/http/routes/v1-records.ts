@@ -100,7 +100,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
         parse: "none",
         detail: {
           requestBody: jsonBody(RecordRequest, RECORD_BODY_LIMIT),
-          tags: ["records"],
+          tags: ["Records"],
           operationId: "createRecord",
           summary: "Authenticate a document as the calling organisation",
           description:
@@ -135,7 +135,7 @@ export function recordsRoutes(deps: RecordsRouteDeps) {
         detail: {
           requestBody: jsonBody(RevokeRequest, REVOKE_BODY_LIMIT),
           parameters: [{ name: "recordId", in: "path", required: true, description: "The record's id (UUID); a malformed one is answered 404", schema: { type: "string", format: "uuid" } }],
-          tags: ["records"],
+          tags: ["Records"],
           operationId: "revokeRecord",
           summary: "Revoke a record this organisation authenticated",
           description:

@@ -181,7 +181,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
       {
         parse: "none",
         detail: {
-          tags: ["verifications"],
+          tags: ["Verifications"],
           operationId: "verifyDocument",
           summary: "Verify a document hash",
           description:
@@ -203,7 +203,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
         }),
       {
         detail: {
-          tags: ["verifications"],
+          tags: ["Verifications"],
           operationId: "listVerifications",
           summary: "The calling organisation's verification log, newest first",
           description:
@@ -240,7 +240,7 @@ export function verificationRoutes(deps: VerificationRouteDeps) {
         }),
       {
         detail: {
-          tags: ["verifications"],
+          tags: ["Verifications"],
           operationId: "getVerification",
           summary: "One verification as it was recorded (`matches` always empty)",
           description: "404 alike for a missing, malformed, other organisation's or other environment's id. " + RATE_LIMIT_NOTE,

@@ -73,7 +73,7 @@ export function wellKnownRoutes(deps: WellKnownDeps) {
     },
     {
       detail: {
-        tags: ["pages"],
+        tags: ["Identity"],
         operationId: "getIdentity",
         summary: "This service's organisations, their ledger topics and keys",
         description:

@@ -1,0 +1,3 @@
+module example.com/docverify-scenario
+
+go 1.19
