@@ -5,9 +5,9 @@
  * nothing is created or written.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createClient } from "../../packages/client/src/index.ts";
 import { BUN, cleanup, ROOT, tempDir } from "../support/env.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
@@ -191,6 +191,18 @@ describe("docverify revoke", () => {
 });
 
 describe("bad input", () => {
+  test("--include and --exclude choose the files of a folder by their path below it; a file named on the line always counts", async () => {
+    const cwd = folder(0);
+    for (const f of ["docs/a.pdf", "docs/b.txt", "docs/old/c.pdf", "docs/new/d.pdf", "e.txt"]) {
+      mkdirSync(dirname(join(cwd, f)), { recursive: true });
+      writeFileSync(join(cwd, f), `${f}\n`);
+    }
+    const r = await runBulk(["check", "docs", "e.txt", "--include", "*.pdf", "--exclude", "old/**", "--json"], cwd, env);
+    expect(r.code).toBe(1); // no_record: nothing was authenticated
+    // Lines come as each file finishes, several at once.
+    expect(jsonOutput(r.stdout).files.map((f) => f.path as string).sort()).toEqual(["docs/a.pdf", "docs/new/d.pdf", "e.txt"]);
+  }, 20_000);
+
   test("files that cannot be read fail one by one, named with their reason; the rest are authenticated (exit 1)", async () => {
     const cwd = folder(3);
     symlinkSync(join(cwd, "nowhere.txt"), join(cwd, "docs", "dangling.txt"));
