@@ -7,7 +7,7 @@
  * a hash is never authenticated twice for one organisation.
  */
 import { mkdirSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { DocverifyError } from "../../packages/client/src/index.ts";
 import { apiKey, CannotStart, EXIT, flag, integerFlag, list, parse, refuseTestKey, serviceUrl, SPECS, str, UsageError } from "./args.ts";
 import { hashFile } from "./hash.ts";
@@ -15,7 +15,7 @@ import { ManifestIndex, ManifestWriter, readManifest, type ManifestLine } from "
 import { plural, Reporter } from "./output.ts";
 import { runPool } from "./pool.ts";
 import { rateText } from "./progress.ts";
-import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, preflightCreate, type ClientIo, type Session } from "./session.ts";
+import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, patiently, preflightCreate, type ClientIo, type Session } from "./session.ts";
 import { pending, result, waitForLedger, type Counts, type Tracked } from "./wait.ts";
 import { walk } from "./walk.ts";
 
@@ -41,6 +41,7 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
   } catch (e) {
     throw new UsageError(`cannot read --manifest ${JSON.stringify(manifestPath)}: ${errorCode(e)}`);
   }
+  if (!isFolder(dirname(resolve(manifestPath)))) throw new UsageError(`--manifest ${JSON.stringify(manifestPath)}: its folder does not exist`);
   if (receiptsDir !== undefined && existsAsFile(receiptsDir)) throw new UsageError(`--receipts ${JSON.stringify(receiptsDir)} is a file, not a folder`);
 
   // Before anything is hashed, sent or written: the key may create records, and the service answers.
@@ -62,13 +63,19 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
   const startedAt = Date.now();
   let phase: "create" | "wait" = "create";
   let waiting = 0;
+  let settledBefore = 0;
+  let waitingSince = 0;
   let fatal: string | null = null;
   const json = flag(p, "json");
   const reporter = new Reporter(io, "authenticate", json, flag(p, "no-progress"), () => {
     const c = counts;
     const done = c.created + c.existing + c.skipped + c.failed;
     const head = `hashed ${c.hashed}/${c.files} · created ${c.created} · already ${c.existing + c.skipped} · ${wait ? `verified ${c.verified}` : `anchored ${c.anchored}`} · failed ${c.failed}`;
-    if (phase === "wait") return `${head} · waiting for the ledger: ${wait ? c.verified : c.receipts}/${waiting} · ${rateText(c.receipts + c.verified, waiting, startedAt, Date.now()).replace(/^[^·]*· /, "")}`;
+    if (phase === "wait") {
+      // Those this phase follows: records final before it (in the manifest already) are not among them.
+      const settled = (wait ? c.verified : c.receipts) - settledBefore;
+      return `${head} · waiting for the ledger: ${settled}/${waiting} · ${rateText(settled, waiting, waitingSince, Date.now()).replace(/^[^·]*· /, "")}`;
+    }
     return `${head} · ${rateText(done, c.files, startedAt, Date.now())}`;
   });
   const stopRun = (e: unknown) => {
@@ -146,8 +153,10 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
 
     if (needsLedger && !stop.signal.aborted) {
       const follow = tracked.filter((t): t is Tracked => t !== undefined && pending(t, { wait, receiptsDir }));
-      phase = "wait";
       waiting = follow.length;
+      settledBefore = wait ? counts.verified : counts.receipts;
+      waitingSince = Date.now();
+      phase = "wait";
       await waitForLedger(follow, { session, manifest, index, reporter, counts, wait, receiptsDir, deadline: Date.now() + waitSeconds * 1000, concurrency, signal: stop.signal, fatal: stopRun });
     }
   } finally {
@@ -181,24 +190,21 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
   return fatal !== null || c.failed > 0 || c.notFinal > 0 || done + c.failed < c.files ? EXIT.someFailed : EXIT.ok;
 }
 
-/** Rounds of the client's retries a busy service (429, 503) gets before a file counts as failed. */
-const BUSY_ROUNDS = 4;
-
-/**
- * Creates the record; a file name the service refuses is left out rather than failing the file,
- * and a service still busy after the client's retries is waited for (the pool's pace) and asked again.
- */
+/** Creates the record; a file name the service refuses is left out rather than failing the file. */
 async function create(session: Session, hash: string, filename: string | undefined, signal: AbortSignal) {
-  for (let round = 1; ; round++) {
-    try {
-      return await session.client.createRecord(filename === undefined ? { originalDocHash: hash } : { originalDocHash: hash, filename });
-    } catch (e) {
-      if (!(e instanceof DocverifyError)) throw e;
-      if (filename !== undefined && e.code === "VALIDATION_FAILED" && e.details?.filename !== undefined) filename = undefined;
-      else if ((e.code !== "RATE_LIMITED" && e.code !== "SERVICE_UNAVAILABLE") || round >= BUSY_ROUNDS) throw e;
-      await session.pace.ready(signal);
-      if (signal.aborted) throw e;
-    }
+  try {
+    return await patiently(session, signal, () => session.client.createRecord(filename === undefined ? { originalDocHash: hash } : { originalDocHash: hash, filename }));
+  } catch (e) {
+    if (filename === undefined || !(e instanceof DocverifyError && e.code === "VALIDATION_FAILED" && e.details?.filename !== undefined)) throw e;
+    return await patiently(session, signal, () => session.client.createRecord({ originalDocHash: hash }));
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

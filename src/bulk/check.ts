@@ -8,7 +8,7 @@ import { hashFile } from "./hash.ts";
 import { plural, Reporter } from "./output.ts";
 import { runPool } from "./pool.ts";
 import { rateText } from "./progress.ts";
-import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, preflightVerify, type ClientIo } from "./session.ts";
+import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, patiently, preflightVerify, type ClientIo } from "./session.ts";
 import { walk } from "./walk.ts";
 
 const PROVEN = ["verified_org", "verified"];
@@ -67,7 +67,7 @@ export async function runCheck(argv: readonly string[], io: ClientIo): Promise<n
       if (stop.signal.aborted) return;
       let v;
       try {
-        v = await session.client.verify(hash);
+        v = await patiently(session, stop.signal, () => session.client.verify(hash));
       } catch (e) {
         if (stop.signal.aborted) return;
         if (isFatal(e)) {

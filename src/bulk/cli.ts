@@ -95,6 +95,7 @@ export function nodeClientIo(): ClientIo {
     stderr: (text) => void (err = write(process.stderr, text)),
     flush: async () => void (await Promise.all([out, err])),
     stderrIsTTY: process.stderr.isTTY === true,
+    ...(process.stderr.isTTY === true && process.stderr.columns > 0 ? { columns: process.stderr.columns } : {}),
     env: process.env,
     signal: controller.signal,
   };

@@ -21,7 +21,13 @@ export class Reporter {
     noProgress: boolean,
     render: () => string,
   ) {
-    this.progress = new ProgressLine((t) => io.stderr(t), io.stderrIsTTY && !noProgress && !json, render);
+    const width = io.columns ?? 80;
+    // One column short of the width: a line that fills it wraps on some terminals, and a wrapped line is not redrawn in place.
+    const fit = () => {
+      const text = render();
+      return text.length < width ? text : `${text.slice(0, Math.max(1, width - 2))}…`;
+    };
+    this.progress = new ProgressLine((t) => io.stderr(t), io.stderrIsTTY && !noProgress && !json, fit);
   }
 
   /** A file (or record) is finished: its JSON line with --json; the progress line otherwise. */

@@ -10,7 +10,7 @@ import { ManifestIndex, ManifestWriter, readManifest, type ManifestLine } from "
 import { plural, Reporter } from "./output.ts";
 import { runPool, sleep } from "./pool.ts";
 import { rateText } from "./progress.ts";
-import { errorCode, errorMessage, interruptedCode, isFatal, openSession, preflightRevoke, type ClientIo } from "./session.ts";
+import { errorCode, errorMessage, interruptedCode, isFatal, openSession, patiently, preflightRevoke, type ClientIo } from "./session.ts";
 
 /** How many times a record whose anchor is not final is waited for and asked again. */
 const NOT_FINAL_ATTEMPTS = 30;
@@ -56,7 +56,7 @@ export async function runRevoke(argv: readonly string[], io: ClientIo): Promise<
     for (let attempt = 1; ; attempt++) {
       await session.pace.ready(stop.signal);
       try {
-        await session.client.revokeRecord(r.recordId!, reason);
+        await patiently(session, stop.signal, () => session.client.revokeRecord(r.recordId!, reason));
         return "revoked";
       } catch (e) {
         if (e instanceof DocverifyError && e.code === "ALREADY_REVOKED") return "already";

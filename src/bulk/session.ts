@@ -15,6 +15,8 @@ export interface ClientIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readonly stderrIsTTY: boolean;
+  /** The terminal's width, when stderr is one: the progress line is cut to it (a wrapped line cannot be redrawn in place). */
+  readonly columns?: number;
   readonly env: Env;
   /** Aborted at SIGINT or SIGTERM, with the signal's name as its reason. */
   readonly signal?: AbortSignal;
@@ -132,6 +134,26 @@ export async function preflightVerify(url: string, key: string | undefined, io: 
   const answer = await ask(url, "/v1/verifications?limit=1", { method: "GET", headers: { authorization: `Bearer ${key}` } }, io);
   if (answer.status === 200) return;
   throw refusal(answer, key, url, "verify");
+}
+
+/** Rounds of the client's retries a busy service (429, 503) gets before the call counts as failed. */
+const BUSY_ROUNDS = 4;
+
+/**
+ * `call`, asked again while the service is still busy (429 or 503) after the client's own
+ * retries: each round waits on the run's pace first, which that answer has just paused.
+ */
+export async function patiently<T>(session: Session, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  for (let round = 1; ; round++) {
+    try {
+      return await call();
+    } catch (e) {
+      const busy = e instanceof DocverifyError && (e.code === "RATE_LIMITED" || e.code === "SERVICE_UNAVAILABLE");
+      if (!busy || round >= BUSY_ROUNDS) throw e;
+      await session.pace.ready(signal);
+      if (signal.aborted) throw e;
+    }
+  }
 }
 
 /** An error's code for the manifest and the output: the service's, the file system's, or NETWORK. */

@@ -13,7 +13,7 @@ import { DocverifyError } from "../../packages/client/src/index.ts";
 import type { ManifestIndex, ManifestLine, ManifestWriter } from "./manifest.ts";
 import type { Reporter } from "./output.ts";
 import { Pace, runPool } from "./pool.ts";
-import { errorCode, errorMessage, isFatal, type Session } from "./session.ts";
+import { errorCode, errorMessage, isFatal, patiently, type Session } from "./session.ts";
 
 export interface Counts {
   files: number;
@@ -78,7 +78,7 @@ export async function waitForLedger(items: readonly Tracked[], ctx: WaitContext)
     if (ctx.receiptsDir !== undefined && t.receipt === null) {
       let text: string;
       try {
-        text = (await client.receipt(t.recordId)).text;
+        text = (await patiently(ctx.session, ctx.signal, () => client.receipt(t.recordId))).text;
       } catch (e) {
         if (e instanceof DocverifyError && e.code === "ANCHOR_NOT_FINAL") return { done: false, retryAfterSeconds: e.retryAfterSeconds ?? 1 };
         // 404: the record was abandoned (the ledger never confirmed it); the hash is authenticated anew below.
@@ -91,14 +91,13 @@ export async function waitForLedger(items: readonly Tracked[], ctx: WaitContext)
       renameSync(`${file}.partial`, file);
       t.receipt = file;
       ctx.counts.receipts++;
-      if (!t.anchored) {
-        t.anchored = true;
-        ctx.counts.anchored++;
-        line(t, "anchored", { anchorState: "anchored", receipt: file });
-      }
+      if (!t.anchored) ctx.counts.anchored++;
+      t.anchored = true;
+      // Also for a record already anchored when it was made: the line names its receipt.
+      line(t, "anchored", { anchorState: "anchored", receipt: file });
     }
     if (ctx.wait && !t.anchored) {
-      const { record, created } = await client.createRecord({ originalDocHash: t.hash });
+      const { record, created } = await patiently(ctx.session, ctx.signal, () => client.createRecord({ originalDocHash: t.hash }));
       if (created || record.recordId !== t.recordId) return await renewed(t, record.recordId, created);
       if (record.anchorState !== "anchored") return { done: false, retryAfterSeconds: record.retryAfterSeconds ?? 1 };
       t.anchored = true;
@@ -106,7 +105,7 @@ export async function waitForLedger(items: readonly Tracked[], ctx: WaitContext)
       line(t, "anchored", { anchorState: "anchored" });
     }
     if (ctx.wait && !t.verified) {
-      const v = await client.verify(t.hash);
+      const v = await patiently(ctx.session, ctx.signal, () => client.verify(t.hash));
       if (v.verdict === "pending_anchor") return { done: false, retryAfterSeconds: v.retryAfterSeconds ?? 1 };
       // At most 100 matches are listed: beyond that the verdict alone vouches.
       const ours = v.matches.some((m) => m.recordId === t.recordId && m.status === "active") || v.matches.length >= 100;
@@ -126,7 +125,7 @@ export async function waitForLedger(items: readonly Tracked[], ctx: WaitContext)
     return { done: false, retryAfterSeconds: 1 };
   };
   const renew = async (t: Tracked): Promise<Step> => {
-    const { record, created } = await ctx.session.client.createRecord({ originalDocHash: t.hash });
+    const { record, created } = await patiently(ctx.session, ctx.signal, () => ctx.session.client.createRecord({ originalDocHash: t.hash }));
     return renewed(t, record.recordId, created);
   };
 

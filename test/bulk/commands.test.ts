@@ -5,14 +5,15 @@
  * nothing is created or written.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createClient } from "../../packages/client/src/index.ts";
 import { BUN, cleanup, ROOT, tempDir } from "../support/env.ts";
 import { startServiceWithOrg, type ServiceWithOrg } from "../support/service-with-org.ts";
 import { paneEnv, Terminal } from "../support/terminal.ts";
-import { firstRecord, jsonOutput, MAIN, makeFiles, readManifestLines, recordCount, runBulk } from "./run.ts";
+import { waitFor } from "../support/wait.ts";
+import { firstRecord, jsonOutput, MAIN, makeFiles, readManifestLines, recordCount, runBulk, spawnBulk } from "./run.ts";
 
 afterAll(cleanup);
 
@@ -42,7 +43,7 @@ async function mint(options: { environment?: "live" | "test"; revoke?: boolean; 
   return minted.key;
 }
 
-describe("the progress line", () => {
+describe("the progress line, and an interrupted run", () => {
   test("in a terminal: one line redrawn in place with the counters while it runs, then the summary below it", async () => {
     const cwd = folder(20);
     const t = new Terminal(
@@ -58,6 +59,22 @@ describe("the progress line", () => {
     expect(screen).toMatch(/^hashed 20\/20 · created 20 · already 0 · verified 20 · failed 0 · waiting for the ledger: 20\/20 · done\n20 files: 20 authenticated \(20 new, 0 already held by the service, 0 already in the manifest\), 0 failed, in [\d.]+ s\non the ledger: 20 anchored, 20 verified\nmanifest: .*m\.jsonl\n/m);
     // Redrawn in place: one line of it in the whole scrollback.
     expect(screen.match(/hashed /g)?.length).toBe(1);
+  }, 40_000);
+
+  test("SIGINT stops the run cleanly: no new request, the manifest closed, the summary, exit 130; the same command then finishes it", async () => {
+    const cwd = folder(10);
+    const manifest = join(cwd, "docverify-manifest.jsonl");
+    // --wait: the run is still waiting for the ledger when the signal comes.
+    const child = spawnBulk(["authenticate", "docs", "--key-file", "key", "--wait"], cwd, env);
+    await waitFor("the records to be made", () => (readManifestLines(manifest).length >= 10 ? true : undefined), 20_000, 10);
+    child.kill("SIGINT");
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect({ code, stderr }).toEqual({ code: 130, stderr: "docverify authenticate: interrupted; the manifest is complete up to here: run the same command again to resume\n" });
+    expect(stdout).toStartWith("10 files: 10 authenticated (10 new, 0 already held by the service, 0 already in the manifest), 0 failed");
+    const again = await runBulk(["authenticate", "docs", "--key-file", "key", "--wait"], cwd, env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("10 files: 10 authenticated (0 new, 0 already held by the service, 10 already in the manifest), 0 failed");
+    expect(again.stdout).toContain("on the ledger: 10 anchored, 10 verified\n");
   }, 40_000);
 
   test("not on a terminal: no progress line at all", async () => {
@@ -174,6 +191,18 @@ describe("docverify revoke", () => {
 });
 
 describe("bad input", () => {
+  test("--include and --exclude choose the files of a folder by their path below it; a file named on the line always counts", async () => {
+    const cwd = folder(0);
+    for (const f of ["docs/a.pdf", "docs/b.txt", "docs/old/c.pdf", "docs/new/d.pdf", "e.txt"]) {
+      mkdirSync(dirname(join(cwd, f)), { recursive: true });
+      writeFileSync(join(cwd, f), `${f}\n`);
+    }
+    const r = await runBulk(["check", "docs", "e.txt", "--include", "*.pdf", "--exclude", "old/**", "--json"], cwd, env);
+    expect(r.code).toBe(1); // no_record: nothing was authenticated
+    // Lines come as each file finishes, several at once.
+    expect(jsonOutput(r.stdout).files.map((f) => f.path as string).sort()).toEqual(["docs/a.pdf", "docs/new/d.pdf", "e.txt"]);
+  }, 20_000);
+
   test("files that cannot be read fail one by one, named with their reason; the rest are authenticated (exit 1)", async () => {
     const cwd = folder(3);
     symlinkSync(join(cwd, "nowhere.txt"), join(cwd, "docs", "dangling.txt"));
@@ -227,6 +256,8 @@ describe("bad input", () => {
       [["authenticate", "--key-file", "key"], "docverify authenticate: give at least one PATH: a file or a folder"],
       [["authenticate", "docs", "--key-file", "key", "--concurrency", "0"], "docverify authenticate: --concurrency must be a whole number from 1 to 64"],
       [["check", "docs", "--url", "ftp://example.org"], "docverify check: --url must be http:// or https://"],
+      [["authenticate", "docs", "--key-file", "key", "--manifest", "nowhere/m.jsonl"], 'docverify authenticate: --manifest "nowhere/m.jsonl": its folder does not exist'],
+      [["authenticate", "docs", "--key-file", "missing-key"], 'docverify authenticate: cannot read --key-file "missing-key": ENOENT'],
       [["revoke", "--reason", "OTHER", "--key-file", "key"], "docverify revoke: --manifest FILE is required"],
     ];
     for (const [args, says] of cases) {

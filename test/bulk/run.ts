@@ -56,6 +56,7 @@ export interface ManifestEntry {
   recordId?: string;
   state: string;
   error?: string;
+  receipt?: string;
 }
 
 /** The manifest's lines that parse (a torn last line is left out, as the commands do). */
