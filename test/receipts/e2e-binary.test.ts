@@ -1,6 +1,6 @@
 /**
  * Receipts through the product as shipped: `npm run build` (scripts/build.ts) writes the
- * executable, docverify-verify.mjs and verify-receipt.html side by side; the executable serves the
+ * executable, docverify-verify.mjs, docverify-client.mjs and verify-receipt.html side by side; the executable serves the
  * page it embeds and the receipts; with it stopped (its ledger brought back alone by the same
  * executable), its own `verify-receipt`, the standalone beside it and the page beside it all say
  * verified_org given two witnesses of the ledger on two hosts (e2e-rig.ts), and unverifiable given
@@ -50,8 +50,8 @@ async function standaloneBeside(args: string[]): Promise<ShellResult> {
   return { code, stdout, stderr, report };
 }
 
-test("npm run build writes the executable, the standalone verifier and the page, the page as committed", () => {
-  expect(readdirSync(dist).sort()).toEqual(["docverify", "docverify-verify.mjs", "verify-receipt.html"]);
+test("npm run build writes the executable, the standalone verifier, the standalone client and the page, the page as committed", () => {
+  expect(readdirSync(dist).sort()).toEqual(["docverify", "docverify-client.mjs", "docverify-verify.mjs", "verify-receipt.html"]);
   expect(readFileSync(join(dist, "verify-receipt.html"), "utf8")).toBe(PAGE_HTML);
 });
 
