@@ -1,5 +1,5 @@
 /**
- * `npm run build` (scripts/build.ts) once per `bun test` run, for every test of the product as
+ * `npm run build` (scripts/build.ts) once per `bun test` run (per worker process under `--parallel`), for every test of the product as
  * shipped: the executable, docverify-verify.mjs, docverify-client.mjs and verify-receipt.html in a folder that holds
  * nothing else. The build takes seconds, and the files that test the executable (binary.test.ts,
  * receipts/e2e-binary.test.ts, admin/tui.test.ts, ops/notify.test.ts) each made their own of the
