@@ -35,6 +35,8 @@ export async function runRevoke(argv: readonly string[], io: ClientIo): Promise<
   const records = new ManifestIndex(lines).records();
   const todo = records.filter((r) => r.state !== "revoked");
   const counts = { records: records.length, revoked: 0, alreadyRevoked: records.length - todo.length, failed: 0 };
+  // How often a record's anchor was not final yet and its Retry-After was waited out (--json only).
+  let notFinalWaits = 0;
 
   if (todo.length > 0) await preflightRevoke(url, key, todo[0]!.recordId!, io);
 
@@ -62,6 +64,7 @@ export async function runRevoke(argv: readonly string[], io: ClientIo): Promise<
         if (e instanceof DocverifyError && e.code === "ALREADY_REVOKED") return "already";
         // Revocation waits for the record's own anchor to be final; the service says how long.
         if (!(e instanceof DocverifyError && e.code === "ANCHOR_NOT_FINAL") || attempt >= NOT_FINAL_ATTEMPTS) throw e;
+        notFinalWaits++;
         await sleep((e.retryAfterSeconds ?? 1) * 1000, stop.signal);
         if (stop.signal.aborted) throw e;
       }
@@ -104,7 +107,7 @@ export async function runRevoke(argv: readonly string[], io: ClientIo): Promise<
   if (interrupted !== null) reporter.note("interrupted; run the same command again to go on");
   const c = counts;
   const seconds = Math.round((Date.now() - startedAt) / 100) / 10;
-  const summary = { ...c, reason, manifest: manifestPath, rateLimited: session.pace.rateLimited, retries: session.retries.count, seconds, stopped: fatal ?? undefined, interrupted: interrupted === null ? undefined : true };
+  const summary = { ...c, reason, manifest: manifestPath, rateLimited: session.pace.rateLimited, retries: session.retries.count, notFinalWaits, seconds, stopped: fatal ?? undefined, interrupted: interrupted === null ? undefined : true };
   const text = `${plural(c.records, "record")}: ${c.revoked} revoked now (${reason}), ${c.alreadyRevoked} already revoked, ${c.failed} failed, in ${seconds} s\nmanifest: ${manifestPath}\n`;
   reporter.finish(summary, text);
   if (interrupted !== null) return interrupted;

@@ -170,6 +170,22 @@ describe("docverify revoke", () => {
     expect(recordCount(s.admin, s.org.id).revoked).toBe(before.revoked + 5);
   }, 60_000);
 
+  test("records revoked before their anchor is final: each 409 ANCHOR_NOT_FINAL waited out as its Retry-After says, then revoked", async () => {
+    // A service of its own whose ledger takes 4 s to reach consensus, so that a revocation sent
+    // right after the records were made finds them not final.
+    const slow = await startServiceWithOrg({ revoke: true, orgName: "Slow Ledger Ltd", env: { DOCVERIFY_LOCAL_LEDGER_CONSENSUS_MS: "4000" } });
+    await firstRecord(slow);
+    const cwd = folder(3, slow.key);
+    const env = { DOCVERIFY_URL: slow.svc.url };
+    expect((await runBulk(["authenticate", "docs", "--key-file", "key"], cwd, env)).code).toBe(0);
+    const revoked = await runBulk(["revoke", "--manifest", "docverify-manifest.jsonl", "--reason", "ERROR_IN_DOCUMENT", "--key-file", "key", "--json"], cwd, env);
+    expect({ code: revoked.code, stderr: revoked.stderr }).toEqual({ code: 0, stderr: "" });
+    const summary = jsonOutput(revoked.stdout).summary;
+    expect(summary).toMatchObject({ records: 3, revoked: 3, alreadyRevoked: 0, failed: 0 });
+    expect(summary.notFinalWaits as number).toBeGreaterThanOrEqual(1);
+    expect(recordCount(slow.admin, slow.org.id).revoked).toBe(3);
+  }, 90_000);
+
   test("a bad reason, and a key without records:revoke, are refused before any record is revoked", async () => {
     const cwd = folder(3);
     expect((await runBulk(["authenticate", "docs", "--key-file", "key"], cwd, env)).code).toBe(0);
