@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { isRevocationReason, REVOCATION_REASONS, type RevocationReason } from "../../packages/client/src/index.ts";
 
 /** Exit codes (docs/bulk.md). */
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, cannotStart: 3 } as const;
@@ -15,18 +16,7 @@ export class UsageError extends Error {}
 export class CannotStart extends Error {}
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
-const REVOCATION_REASONS = [
-  "SUPERSEDED",
-  "ERROR_IN_DOCUMENT",
-  "KEY_COMPROMISE",
-  "PRIVILEGE_WITHDRAWN",
-  "AFFILIATION_CHANGED",
-  "CESSATION_OF_OPERATION",
-  "CERTIFICATE_HOLD",
-  "UNSPECIFIED",
-  "OTHER",
-] as const;
-export type Reason = (typeof REVOCATION_REASONS)[number];
+export type Reason = RevocationReason;
 
 type Spec = Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -82,8 +72,8 @@ export function integerFlag(p: Parsed, name: string, fallback: number, min: numb
 export function reasonFlag(p: Parsed): Reason {
   const reason = str(p, "reason");
   if (reason === undefined) throw new UsageError("--reason REASON is required");
-  if (!(REVOCATION_REASONS as readonly string[]).includes(reason)) throw new UsageError(`--reason must be one of ${REVOCATION_REASONS.join(", ")}, not ${JSON.stringify(reason)}`);
-  return reason as Reason;
+  if (!isRevocationReason(reason)) throw new UsageError(`--reason must be one of ${REVOCATION_REASONS.join(", ")}, not ${JSON.stringify(reason)}`);
+  return reason;
 }
 
 /** The service's base URL: --url, else DOCVERIFY_URL, else the local default. */

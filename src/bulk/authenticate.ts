@@ -10,12 +10,11 @@ import { mkdirSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { DocverifyError } from "../../packages/client/src/index.ts";
 import { apiKey, CannotStart, EXIT, flag, integerFlag, list, parse, refuseTestKey, serviceUrl, SPECS, str, UsageError } from "./args.ts";
-import { hashFile } from "./hash.ts";
 import { ManifestIndex, ManifestWriter, readManifest, type ManifestLine } from "./manifest.ts";
 import { plural, Reporter } from "./output.ts";
 import { runPool } from "./pool.ts";
 import { rateText } from "./progress.ts";
-import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, patiently, preflightCreate, type ClientIo, type Session } from "./session.ts";
+import { errorCode, errorMessage, interruptedCode, isFatal, hashEntry, openSession, patiently, preflightCreate, type ClientIo, type Session } from "./session.ts";
 import { pending, result, waitForLedger, type Counts, type Tracked } from "./wait.ts";
 import { walk } from "./walk.ts";
 
@@ -110,13 +109,8 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
       entries,
       concurrency,
       async (entry, i) => {
-        if (entry.error !== undefined) return fail(entry.path, undefined, walkErrorCode(entry.error), entry.error);
-        let hash: string;
-        try {
-          hash = await hashFile(entry.path);
-        } catch (e) {
-          return fail(entry.path, undefined, errorCode(e), errorMessage(e));
-        }
+        const hash = await hashEntry(entry, fail);
+        if (hash === null) return;
         counts.hashed++;
         const held = index.held(entry.path, hash);
         if (held !== undefined) {

@@ -4,11 +4,10 @@
  * verifications are the organisation's (its verification log); without one, public.
  */
 import { apiKey, EXIT, flag, integerFlag, list, parse, serviceUrl, SPECS, UsageError } from "./args.ts";
-import { hashFile } from "./hash.ts";
 import { plural, Reporter } from "./output.ts";
 import { runPool } from "./pool.ts";
 import { rateText } from "./progress.ts";
-import { errorCode, errorMessage, interruptedCode, isFatal, walkErrorCode, openSession, patiently, preflightVerify, type ClientIo } from "./session.ts";
+import { errorCode, errorMessage, interruptedCode, isFatal, hashEntry, openSession, patiently, preflightVerify, type ClientIo } from "./session.ts";
 import { walk } from "./walk.ts";
 
 const PROVEN = ["verified_org", "verified"];
@@ -55,13 +54,8 @@ export async function runCheck(argv: readonly string[], io: ClientIo): Promise<n
     entries,
     concurrency,
     async (entry) => {
-      if (entry.error !== undefined) return fail(entry.path, undefined, walkErrorCode(entry.error), entry.error);
-      let hash: string;
-      try {
-        hash = await hashFile(entry.path);
-      } catch (e) {
-        return fail(entry.path, undefined, errorCode(e), errorMessage(e));
-      }
+      const hash = await hashEntry(entry, fail);
+      if (hash === null) return;
       counts.hashed++;
       await session.pace.ready(stop.signal);
       if (stop.signal.aborted) return;

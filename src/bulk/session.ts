@@ -8,7 +8,9 @@
  */
 import { createClient, DocverifyConnectionError, DocverifyError, type DocverifyClient } from "../../packages/client/src/index.ts";
 import { CannotStart, keyPrefix, type Env } from "./args.ts";
+import { hashFile } from "./hash.ts";
 import { Pace, sleep } from "./pool.ts";
+import type { WalkEntry } from "./walk.ts";
 
 /** The world a bulk command runs in; `nodeClientIo()` (cli.ts) builds the real one. */
 export interface ClientIo {
@@ -171,6 +173,20 @@ export function walkErrorCode(error: string): string {
 
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** A walked file's hash; null once `fail` was told why it has none (the walk could not read it, or its read failed). */
+export async function hashEntry(entry: WalkEntry, fail: (path: string, hash: undefined, code: string, message: string) => void): Promise<string | null> {
+  if (entry.error !== undefined) {
+    fail(entry.path, undefined, walkErrorCode(entry.error), entry.error);
+    return null;
+  }
+  try {
+    return await hashFile(entry.path);
+  } catch (e) {
+    fail(entry.path, undefined, errorCode(e), errorMessage(e));
+    return null;
+  }
 }
 
 /**
