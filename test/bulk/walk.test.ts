@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { compileGlob, expandBraces } from "../../src/bulk/glob.ts";
 import { walk, type WalkEntry, type WalkOptions } from "../../src/bulk/walk.ts";
 import { cleanup, onCleanup, tempDir } from "../support/env.ts";
+import { requireProgram } from "../support/programs.ts";
 import { bulkForNode, runNode } from "./node-bundle.ts";
 
 afterAll(cleanup);
@@ -29,7 +30,8 @@ async function tree(): Promise<string> {
   symlinkSync("..", join(root, "sub", "up"));
   symlinkSync("sub/2024", join(root, "linkdir"));
   symlinkSync("self.pdf", join(root, "self.pdf"));
-  Bun.spawnSync({ cmd: ["mkfifo", join(root, "fifo.pdf")] });
+  const fifo = Bun.spawnSync({ cmd: [requireProgram("mkfifo"), join(root, "fifo.pdf")] });
+  if (fifo.exitCode !== 0) throw new Error(`mkfifo failed: ${fifo.stderr.toString()}`);
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(join(root, "socket.pdf"), resolve));
   onCleanup(() => new Promise((resolve) => server.close(resolve)));

@@ -54,6 +54,7 @@ export const PROGRAMS = [
   { name: "dash", pkg: "dash", usedBy: "test/ops/install.test.ts: scripts/install.sh under a strict POSIX shell" },
   { name: "sh", pkg: "dash", usedBy: "test/support/engine.ts" },
   { name: "find", pkg: "findutils", usedBy: "test/ops/install.test.ts" },
+  { name: "mkfifo", pkg: "coreutils", usedBy: "test/bulk/walk.test.ts: a FIFO, which the bulk commands' walk refuses as not a regular file" },
   { name: "getent", pkg: "libc-bin", usedBy: "src/admin/actor.ts (the audit's OS user), scripts/install.sh" },
   { name: "sha256sum", pkg: "coreutils", usedBy: "test/readme-quickstart.test.ts, test/examples/examples.test.ts (examples/curl runs it), test/bulk/hash.test.ts, scripts/bench/bulk.ts" },
 ] as const satisfies readonly Program[];
