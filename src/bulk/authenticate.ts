@@ -16,7 +16,7 @@ import { runPool } from "./pool.ts";
 import { rateText } from "./progress.ts";
 import { errorCode, errorMessage, interruptedCode, isFatal, hashEntry, openSession, patiently, preflightCreate, type ClientIo, type Session } from "./session.ts";
 import { pending, result, waitForLedger, type Counts, type Tracked } from "./wait.ts";
-import { walk } from "./walk.ts";
+import { walk, type WalkEntry } from "./walk.ts";
 
 export const DEFAULT_MANIFEST = "docverify-manifest.jsonl";
 
@@ -82,11 +82,9 @@ export async function runAuthenticate(argv: readonly string[], io: ClientIo): Pr
     stop.abort("fatal");
   };
 
-  const entries: { path: string; error?: string }[] = [];
-  const seen = new Set<string>();
+  // walk() yields each path once.
+  const entries: WalkEntry[] = [];
   for await (const entry of walk(p.positionals, { include: list(p, "include"), exclude: list(p, "exclude") })) {
-    if (seen.has(entry.path)) continue;
-    seen.add(entry.path);
     entries.push(entry);
     counts.files++;
     reporter.progress.update();

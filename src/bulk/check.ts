@@ -8,7 +8,7 @@ import { plural, Reporter } from "./output.ts";
 import { runPool } from "./pool.ts";
 import { rateText } from "./progress.ts";
 import { errorCode, errorMessage, interruptedCode, isFatal, hashEntry, openSession, patiently, preflightVerify, type ClientIo } from "./session.ts";
-import { walk } from "./walk.ts";
+import { walk, type WalkEntry } from "./walk.ts";
 
 const PROVEN = ["verified_org", "verified"];
 
@@ -36,11 +36,9 @@ export async function runCheck(argv: readonly string[], io: ClientIo): Promise<n
     return `hashed ${c.hashed}/${c.files} · verified ${c.verified} · not verified ${c.notVerified} · failed ${c.failed} · ${rateText(c.verified + c.notVerified + c.failed, c.files, startedAt, Date.now())}`;
   });
 
-  const entries: { path: string; error?: string }[] = [];
-  const seen = new Set<string>();
+  // walk() yields each path once.
+  const entries: WalkEntry[] = [];
   for await (const entry of walk(p.positionals, { include: list(p, "include"), exclude: list(p, "exclude") })) {
-    if (seen.has(entry.path)) continue;
-    seen.add(entry.path);
     entries.push(entry);
     counts.files++;
   }

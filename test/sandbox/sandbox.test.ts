@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { BUN, ROOT, cleanup, onCleanup, tempDir } from "../support/env.ts";
+import { BUN, ROOT, cleanup, onCleanup, spawnCollecting, tempDir } from "../support/env.ts";
 import { builtBinary } from "../support/build.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -39,26 +39,12 @@ interface Sandbox {
 /** Starts `docverify sandbox ARGS` with TMPDIR a folder of its own; nothing is awaited. */
 function spawnSandbox(args: string[], options: { cmd?: string[]; env?: Record<string, string> } = {}): Sandbox {
   const tmp = tempDir("docverify-sandbox-tmp-");
-  const proc = Bun.spawn([...(options.cmd ?? [BUN, MAIN]), "sandbox", ...args], {
-    cwd: tempDir(),
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", TMPDIR: tmp, ...options.env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let out = "";
-  let err = "";
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
-    for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
-  };
-  void pump(proc.stdout, (s) => (out += s));
-  void pump(proc.stderr, (s) => (err += s));
+  const { proc, stdout, stderr } = spawnCollecting([...(options.cmd ?? [BUN, MAIN]), "sandbox", ...args], { cwd: tempDir(), env: { TMPDIR: tmp, ...options.env } });
   onCleanup(async () => {
     proc.kill("SIGKILL");
     await proc.exited;
   });
-  return { proc, tmp, stdout: () => out, stderr: () => err };
+  return { proc, tmp, stdout, stderr };
 }
 
 /** The --json announcement, once the sandbox has printed it. */

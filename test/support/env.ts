@@ -64,23 +64,9 @@ export interface ServiceProcess {
 export async function startService(options: { cmd?: string[]; env?: Record<string, string>; cwd?: string; args?: string[] } = {}): Promise<ServiceProcess> {
   const cmd = options.cmd ?? [BUN, join(ROOT, "src", "main.ts")];
   const cwd = options.cwd ?? tempDir();
-  const proc = Bun.spawn([...cmd, "serve", ...(options.args ?? [])], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", DOCVERIFY_PORT: "0", ...options.env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let out = "";
-  let err = "";
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
-    for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
-  };
-  void pump(proc.stdout, (s) => (out += s));
-  void pump(proc.stderr, (s) => (err += s));
+  const { proc, stdout, stderr } = spawnCollecting([...cmd, "serve", ...(options.args ?? [])], { cwd, env: { DOCVERIFY_PORT: "0", ...options.env } });
   const logLines = () =>
-    out
+    stdout()
       .split("\n")
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -96,13 +82,36 @@ export async function startService(options: { cmd?: string[]; env?: Record<strin
     () => {
       const started = logLines().find((l) => l.msg === "docverify started");
       if (started !== undefined && logLines().some((l) => l.msg === "ledger ready")) return String(started.url);
-      if (exited) throw new Error(`service exited with ${proc.exitCode} before starting:\n${err}\n${out}`);
+      if (exited) throw new Error(`service exited with ${proc.exitCode} before starting:\n${stderr()}\n${stdout()}`);
       return undefined;
     },
     15_000,
     20,
   ).catch((e: unknown) => {
-    throw exited ? e : new Error(`service did not start within 15 s:\n${err}\n${out}`);
+    throw exited ? e : new Error(`service did not start within 15 s:\n${stderr()}\n${stdout()}`);
   });
-  return { url, proc, logLines, stderr: () => err, stop };
+  return { url, proc, logLines, stderr, stop };
+}
+
+/**
+ * A child process with nothing of the test runner's environment but PATH and HOME (and `env`),
+ * its stdout and stderr collected as they come: what it has printed so far, at any moment.
+ */
+export function spawnCollecting(cmd: string[], options: { cwd: string; env?: Record<string, string> }): { proc: Subprocess<"ignore", "pipe", "pipe">; stdout(): string; stderr(): string } {
+  const proc = Bun.spawn(cmd, {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...options.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  let err = "";
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
+    for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
+  };
+  void pump(proc.stdout, (s) => (out += s));
+  void pump(proc.stderr, (s) => (err += s));
+  return { proc, stdout: () => out, stderr: () => err };
 }
